@@ -1,0 +1,150 @@
+"""Builds each curated table for one UTC day: bind the inputs, run `sql/<table>.sql`, write one file.
+
+Plain library code (no Dagster): the assets in `defs/` call these, and so do tests and benchmarks.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .lake import duck
+from .lake.parquet_io import assert_day_writable, write_parquet
+from .lake.paths import LakePaths
+from .lake.schemas import DAILY_STATUS, QUARANTINE, RAW_PROBES, RAW_REGISTRY, SERVER_HISTORY, conform
+from .rules.methods import HISTORY_METHOD, HISTORY_PARAMS, STATUS_METHOD, STATUS_PARAMS
+
+
+@dataclass
+class BuildResult:
+    table: str
+    day: dt.date
+    path: Path
+    rows: int
+    seconds: float
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+def _days_back(day: dt.date, n: int) -> list[dt.date]:
+    return [day - dt.timedelta(days=i) for i in range(n, -1, -1)]
+
+
+def _rel(lake: LakePaths, path: Path) -> str:
+    return path.relative_to(lake.root).as_posix()
+
+
+def _unreadable(path: Path, spec_schema: pa.Schema) -> str | None:
+    """Why a landed raw file cannot be used, or None. Reads it whole: corrupt pages show only then."""
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:  # noqa: BLE001 - any reader failure is a classified refusal
+        return f"unreadable Parquet: {type(exc).__name__}: {str(exc)[:300]}"
+    required = [f.name for f in spec_schema if not f.nullable]
+    missing = [c for c in required if c not in table.column_names]
+    if missing:
+        return f"missing required columns: {', '.join(missing)}"
+    return None
+
+
+def quarantine_unreadable_files(lake: LakePaths, day: dt.date) -> list[dict[str, Any]]:
+    """Move raw files of `day` that cannot be read out of the lake's raw area, and describe each one."""
+    refused: list[dict[str, Any]] = []
+    for source, spec in (("probes", RAW_PROBES), ("registry", RAW_REGISTRY)):
+        for path in lake.raw_files(source, day):
+            problem = _unreadable(path, spec.schema)
+            if problem is None:
+                continue
+            assert_day_writable(lake, day)
+            target = lake.quarantine_dir / path.relative_to(lake.root)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(path), target)
+            refused.append({"day": day, "source": source, "source_file": _rel(lake, path), "row_number": None,
+                            "server_key": None, "problem": f"{problem} (moved to {_rel(lake, target)})",
+                            "row_json": None})
+    return refused
+
+
+def registry_in_force(lake: LakePaths, day: dt.date) -> Path | None:
+    for d in reversed(_days_back(day, STATUS_PARAMS["lookback_days"])):
+        path = lake.registry_file(d)
+        if path.is_file():
+            return path
+    return None
+
+
+def _probe_files(lake: LakePaths, days: list[dt.date]) -> list[Path]:
+    return [f for d in days for f in lake.raw_files("probes", d)]
+
+
+def build_quarantine(lake: LakePaths, day: dt.date) -> BuildResult:
+    """Validate what landed for `day`: refuse unreadable files and invalid rows, with reasons."""
+    started = time.perf_counter()
+    refused_files = quarantine_unreadable_files(lake, day)
+    with duck.session() as con:
+        duck.bind_input(con, "raw_probes", lake.raw_files("probes", day), RAW_PROBES.schema)
+        con.execute("CREATE TEMP VIEW probe_validation AS " + duck.load_sql("probe_validation"))
+        rows = con.sql(duck.load_sql("quarantine"),
+                           params={"day": day, "lake_prefix": str(lake.root) + "/"}).to_arrow_table()
+        landed = con.execute("SELECT count(*) FROM raw_probes").fetchone()[0]
+    table = pa.concat_tables([conform(pa.Table.from_pylist(refused_files, QUARANTINE.schema), QUARANTINE),
+                              conform(rows, QUARANTINE)])
+    path = write_parquet(lake, lake.curated_file("quarantine", day), table)
+    return BuildResult("quarantine", day, path, table.num_rows, time.perf_counter() - started,
+                       {"landed_probe_rows": landed, "refused_files": len(refused_files),
+                        "refused_rows": rows.num_rows})
+
+
+def build_daily_status(lake: LakePaths, day: dt.date) -> BuildResult:
+    started = time.perf_counter()
+    days = _days_back(day, STATUS_PARAMS["lookback_days"])
+    registry = registry_in_force(lake, day)
+    with duck.session() as con:
+        duck.bind_input(con, "raw_probes", _probe_files(lake, days), RAW_PROBES.schema)
+        duck.bind_input(con, "registry", [registry] if registry else [], RAW_REGISTRY.schema)
+        con.execute("CREATE TEMP VIEW probe_validation AS " + duck.load_sql("probe_validation"))
+        params = {
+            "day": day,
+            "method_version": STATUS_METHOD,
+            "mass_min_checks": STATUS_PARAMS["mass_failure_min_checks"],
+            "mass_min_origins": STATUS_PARAMS["mass_failure_min_origins"],
+            "mass_share": STATUS_PARAMS["mass_failure_share"],
+        }
+        result = conform(con.sql(duck.load_sql("daily_status"), params=params).to_arrow_table(), DAILY_STATUS)
+    path = write_parquet(lake, lake.curated_file("daily_status", day), result)
+    codes = result.column("code").value_counts().to_pylist()
+    return BuildResult("daily_status", day, path, result.num_rows, time.perf_counter() - started,
+                       {"codes": {c["values"]: c["counts"] for c in codes},
+                        "registry_snapshot": _rel(lake, registry) if registry else None})
+
+
+def build_server_history(lake: LakePaths, day: dt.date) -> BuildResult:
+    started = time.perf_counter()
+    window = HISTORY_PARAMS["window_days"]
+    files = [lake.curated_file("daily_status", d) for d in _days_back(day, window - 1)]
+    today = lake.curated_file("daily_status", day)
+    if not today.is_file():
+        raise FileNotFoundError(f"daily_status for {day} is missing ({today}); materialise it first")
+    with duck.session() as con:
+        duck.bind_input(con, "daily_status", [f for f in files if f.is_file()], DAILY_STATUS.schema)
+        params = {
+            "day": day,
+            "method_version": HISTORY_METHOD,
+            "window_days": window,
+            "label_min": HISTORY_PARAMS["label_min_checked_days"],
+            "half_life": HISTORY_PARAMS["half_life_days"],
+            "prior_alpha": HISTORY_PARAMS["prior_alpha"],
+            "prior_beta": HISTORY_PARAMS["prior_beta"],
+            "q_low": HISTORY_PARAMS["interval_low"],
+            "q_high": HISTORY_PARAMS["interval_high"],
+        }
+        result = conform(con.sql(duck.load_sql("server_history"), params=params).to_arrow_table(), SERVER_HISTORY)
+    path = write_parquet(lake, lake.curated_file("server_history", day), result)
+    return BuildResult("server_history", day, path, result.num_rows, time.perf_counter() - started,
+                       {"window_files": sum(f.is_file() for f in files)})

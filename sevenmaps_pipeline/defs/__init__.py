@@ -1,0 +1,1 @@
+"""The Dagster layer: thin assets, checks, jobs and schedules over the library."""

@@ -1,0 +1,45 @@
+"""Jobs and schedules: build the map for the open UTC day, sign the day that just ended."""
+
+
+import datetime as dt
+
+import dagster as dg
+
+from .integrity_assets import daily_root
+from .map_assets import daily_status, raw_probes, server_history
+from .partitions import daily_partitions
+
+map_job = dg.define_asset_job(
+    "daily_map_job",
+    selection=dg.AssetSelection.assets(raw_probes, daily_status, server_history),
+    partitions_def=daily_partitions,
+    description="Validate the day's landed probes, then daily_status and server_history for that UTC day.",
+)
+
+sign_job = dg.define_asset_job(
+    "sign_day_job",
+    selection=dg.AssetSelection.assets(daily_root),
+    partitions_def=daily_partitions,
+    description="Sign the day (and any unsigned earlier day first, in chain order).",
+)
+
+full_job = dg.define_asset_job(
+    "map_and_sign_job",
+    selection=dg.AssetSelection.assets(raw_probes, daily_status, server_history, daily_root),
+    partitions_def=daily_partitions,
+    description="Everything for finished days: the map, then the signed root. Use it to backfill missed days.",
+)
+
+
+@dg.schedule(job=map_job, cron_schedule="30 23 * * *", execution_timezone="UTC",
+             description="Builds the map for the current UTC day late in the day, after the scan has landed.")
+def daily_map_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
+    day = context.scheduled_execution_time.astimezone(dt.UTC).date().isoformat()
+    return dg.RunRequest(run_key=f"map-{day}", partition_key=day)
+
+
+@dg.schedule(job=sign_job, cron_schedule="30 0 * * *", execution_timezone="UTC",
+             description="Signs the UTC day that just ended (catching up any unsigned earlier day first).")
+def sign_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
+    yesterday = (context.scheduled_execution_time.astimezone(dt.UTC).date() - dt.timedelta(days=1)).isoformat()
+    return dg.RunRequest(run_key=f"sign-{yesterday}", partition_key=yesterday)

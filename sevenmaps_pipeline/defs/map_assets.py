@@ -1,0 +1,109 @@
+"""The map's day partitions: landed raw probes -> daily_status -> server_history.
+
+Each asset is a thin loop over the run's days calling `sevenmaps_pipeline.curated`; the SQL behind every
+figure is in `sql/<asset>.sql`.
+"""
+
+
+import dagster as dg
+
+from .. import curated
+from ..lake.parquet_io import SignedDayError, assert_day_writable
+from ..lake.warehouse import publish_warehouse
+from .partitions import daily_partitions, last_30_days
+from .resources import LakeResource, partition_days
+
+SINGLE_RUN = dg.BackfillPolicy.single_run()
+
+
+def _refuse_signed(lake, days) -> None:
+    """Fail before writing anything when any day of the run is signed (its files are frozen)."""
+    problems = []
+    for day in days:
+        try:
+            assert_day_writable(lake, day)
+        except SignedDayError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise dg.Failure(description="refusing to write into signed days:\n" + "\n".join(problems))
+
+
+@dg.asset(
+    partitions_def=daily_partitions,
+    backfill_policy=SINGLE_RUN,
+    group_name="map",
+    kinds={"parquet", "duckdb"},
+    description="The raw probe checks landed for the UTC day (raw/probes/day=D/), validated: unreadable "
+    "files and invalid rows are refused into curated/quarantine with a reason (sql/quarantine.sql), "
+    "never counted and never silently dropped.",
+)
+def raw_probes(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
+    paths = lake.paths
+    days = partition_days(context)
+    _refuse_signed(paths, days)
+    landed = refused_rows = refused_files = 0
+    for day in days:
+        result = curated.build_quarantine(paths, day)
+        landed += result.stats["landed_probe_rows"]
+        refused_rows += result.stats["refused_rows"]
+        refused_files += result.stats["refused_files"]
+        if result.rows:
+            context.log.warning(f"{day}: {result.rows} raw rows/files quarantined (see the quarantine view)")
+        context.log.info(f"{day}: {result.stats['landed_probe_rows']:,} probe rows landed")
+    return dg.MaterializeResult(metadata={
+        "days": len(days), "landed_rows": landed, "quarantined_rows": refused_rows,
+        "quarantined_files": refused_files,
+    })
+
+
+@dg.asset(
+    partitions_def=daily_partitions,
+    backfill_policy=SINGLE_RUN,
+    group_name="map",
+    kinds={"parquet", "duckdb"},
+    deps=[dg.AssetDep(raw_probes, partition_mapping=last_30_days)],
+    description="One row per endpoint on the map that UTC day: day code o/a/p/d/n, reason, shown status "
+    "(incl. 'answers, but not as a standard MCP endpoint'), handshake, protocol, tool count and size, "
+    "tokens estimate, tools_hash. A day without a valid daily check is n, never d. sql/daily_status.sql",
+)
+def daily_status(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
+    paths = lake.paths
+    days = partition_days(context)
+    _refuse_signed(paths, days)
+    totals: dict[str, int] = {}
+    rows = 0
+    for day in days:
+        result = curated.build_daily_status(paths, day)
+        rows += result.rows
+        for code, count in result.stats["codes"].items():
+            totals[code] = totals.get(code, 0) + count
+        context.log.info(f"{day}: {result.rows:,} endpoints {result.stats['codes']} in {result.seconds:.2f}s")
+    publish_warehouse(paths)
+    return dg.MaterializeResult(metadata={
+        "days": len(days), "rows": rows,
+        **{f"code_{c}": totals.get(c, 0) for c in "oapdn"},
+        "dagster/row_count": rows,
+    })
+
+
+@dg.asset(
+    partitions_def=daily_partitions,
+    backfill_policy=SINGLE_RUN,
+    group_name="map",
+    kinds={"parquet", "duckdb"},
+    deps=[dg.AssetDep(daily_status, partition_mapping=last_30_days)],
+    description="Per endpoint on the map: its 30 day codes oldest first, checked/answered days, uptime "
+    "(floored, never 100% unless every checked day answered; '30-day uptime' from 14 checked days), "
+    "success chance with a 90% credible interval, stability of the tool list. sql/server_history.sql",
+)
+def server_history(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
+    paths = lake.paths
+    days = partition_days(context)
+    _refuse_signed(paths, days)
+    rows = 0
+    for day in days:
+        result = curated.build_server_history(paths, day)
+        rows += result.rows
+        context.log.info(f"{day}: {result.rows:,} histories in {result.seconds:.2f}s")
+    publish_warehouse(paths)
+    return dg.MaterializeResult(metadata={"days": len(days), "rows": rows, "dagster/row_count": rows})

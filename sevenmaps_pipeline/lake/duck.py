@@ -1,0 +1,63 @@
+"""DuckDB sessions for computations: in-memory, over Parquet files, never over warehouse.duckdb."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from .paths import PROJECT_ROOT
+
+SQL_DIR = PROJECT_ROOT / "sql"
+
+
+def load_sql(name: str) -> str:
+    path = SQL_DIR / f"{name}.sql"
+    if not path.is_file():
+        raise FileNotFoundError(f"no SQL file for {name!r} at {path}")
+    return path.read_text()
+
+
+@contextlib.contextmanager
+def session(threads: int | None = None, memory_limit: str | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+    """An in-memory DuckDB connection (timestamps are UTC: no ICU time zones are loaded), closed on exit whatever happens."""
+    config: dict[str, str | int] = {}
+    if threads:
+        config["threads"] = threads
+    if memory_limit:
+        config["memory_limit"] = memory_limit
+    con = duckdb.connect(":memory:", config=config)
+    try:
+        _register_functions(con)
+        yield con
+    finally:
+        con.close()
+
+
+def _sql_literal_list(paths: Sequence[Path]) -> str:
+    return "[" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths) + "]"
+
+
+def bind_input(con: duckdb.DuckDBPyConnection, view: str, files: Sequence[Path], schema: pa.Schema) -> None:
+    """Create temp view `view` over `files` with every column of `schema` (nulls where a file lacks one;
+    an empty, typed relation when there are no files). Adds `source_file`."""
+    empty = pa.schema(list(schema) + [pa.field("source_file", pa.string())]).empty_table()
+    con.register(f"__empty_{view}", empty)
+    if files:
+        con.execute(
+            f"CREATE OR REPLACE TEMP VIEW {view} AS "
+            f"SELECT * FROM __empty_{view} UNION ALL BY NAME "
+            f"SELECT * RENAME (filename AS source_file) FROM read_parquet({_sql_literal_list(files)}, "
+            f"union_by_name = true, hive_partitioning = false, filename = true)"
+        )
+    else:
+        con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM __empty_{view}")
+
+
+def _register_functions(con: duckdb.DuckDBPyConnection) -> None:
+    from ..rules.estimators import register_estimators
+
+    register_estimators(con)

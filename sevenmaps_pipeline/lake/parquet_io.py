@@ -1,0 +1,110 @@
+"""Atomic Parquet writes into day partitions, and the rule that signed days are frozen.
+
+A write goes to a hidden temp file in the target folder and is renamed over the target, so a reader (or
+a crash) never sees half a file; rewriting a partition replaces it whole. Every writer in the project
+goes through `write_parquet`, so no code path can change a signed day.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import uuid
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .paths import DAY_DIR, LakePaths, day_str
+
+_ROOT_NAME = re.compile(r"^day=(\d{4}-\d{2}-\d{2})\.json$")
+
+
+class SignedDayError(RuntimeError):
+    """A write into a day whose files are covered by a signed root (or that precedes one)."""
+
+
+def last_signed_day(lake: LakePaths) -> dt.date | None:
+    if not lake.roots_dir.is_dir():
+        return None
+    days = [m.group(1) for p in lake.roots_dir.iterdir() if (m := _ROOT_NAME.match(p.name))]
+    return dt.date.fromisoformat(max(days)) if days else None
+
+
+def assert_day_writable(lake: LakePaths, day: dt.date | str) -> None:
+    day = dt.date.fromisoformat(day_str(day))
+    last = last_signed_day(lake)
+    if last is None or day > last:
+        return
+    if lake.root_file(day).exists():
+        raise SignedDayError(
+            f"day {day} is signed ({lake.root_file(day).relative_to(lake.root)}); its files are frozen "
+            "and can never be written again"
+        )
+    raise SignedDayError(
+        f"day {day} precedes the last signed day {last}; signed history is closed and cannot gain files"
+    )
+
+
+def _day_of(path: Path) -> str | None:
+    for part in path.parts:
+        m = DAY_DIR.match(part)
+        if m:
+            return m.group(1)
+    return None
+
+
+def write_parquet(
+    lake: LakePaths,
+    path: Path,
+    table: pa.Table,
+    *,
+    compression: str = "zstd",
+    dictionary_pagesize_limit: int | None = None,
+) -> Path:
+    """Write `table` to `path` inside the lake atomically; refuse if the path's day is signed."""
+    path = Path(path)
+    day = _day_of(path.relative_to(lake.root))
+    if day is not None:
+        assert_day_writable(lake, day)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.{uuid.uuid4().hex}.tmp"
+    try:
+        kwargs = {}
+        if dictionary_pagesize_limit:
+            kwargs["dictionary_pagesize_limit"] = dictionary_pagesize_limit
+        pq.write_table(table, tmp, compression=compression, **kwargs)
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _remove_stale_temps(path.parent)
+    return path
+
+
+def _remove_stale_temps(folder: Path) -> None:
+    """Temp files left by a crashed writer are hidden from readers; the next write sweeps them."""
+    for stale in folder.glob(".*.tmp"):
+        try:
+            if stale.stat().st_mtime < (dt.datetime.now().timestamp() - 3600):
+                stale.unlink()
+        except FileNotFoundError:
+            pass
+
+
+def write_bytes_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.{uuid.uuid4().hex}.tmp"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

@@ -1,0 +1,103 @@
+"""Where everything lives in the lake (DESIGN §3). One place builds every path."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_LAKE = PROJECT_ROOT / "data_lake"
+LAKE_ENV = "SEVENMAPS_LAKE"
+
+# Raw inputs that a day's signed root covers; raw/hourly, raw/five_minute and raw/sensors are not covered.
+COVERED_RAW = ("registry", "probes", "origins", "agent_reports")
+DAY_DIR = re.compile(r"^day=(\d{4}-\d{2}-\d{2})$")
+
+
+def default_lake_root() -> Path:
+    return Path(os.environ.get(LAKE_ENV) or DEFAULT_LAKE).resolve()
+
+
+def day_str(day: dt.date | str) -> str:
+    return day if isinstance(day, str) else day.isoformat()
+
+
+def parse_day(value: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError as exc:
+        raise ValueError(f"not a UTC day in YYYY-MM-DD form: {value!r}") from exc
+
+
+@dataclass(frozen=True)
+class LakePaths:
+    """The fixed layout of one lake root."""
+
+    root: Path
+
+    @classmethod
+    def at(cls, root: str | os.PathLike[str] | None = None) -> LakePaths:
+        return cls(Path(root).resolve() if root else default_lake_root())
+
+    # raw -------------------------------------------------------------------------------------------
+    def raw_dir(self, kind: str, day: dt.date | str) -> Path:
+        return self.root / "raw" / kind / f"day={day_str(day)}"
+
+    def raw_files(self, kind: str, day: dt.date | str) -> list[Path]:
+        folder = self.raw_dir(kind, day)
+        if not folder.is_dir():
+            return []
+        return sorted(p for p in folder.glob("*.parquet") if not p.name.startswith("."))
+
+    def registry_file(self, day: dt.date | str) -> Path:
+        return self.raw_dir("registry", day) / "servers.parquet"
+
+    # curated ---------------------------------------------------------------------------------------
+    def curated_dir(self, table: str, day: dt.date | str) -> Path:
+        return self.root / "curated" / table / f"day={day_str(day)}"
+
+    def curated_file(self, table: str, day: dt.date | str) -> Path:
+        return self.curated_dir(table, day) / "part-0.parquet"
+
+    def curated_glob(self, table: str) -> str:
+        return str(self.root / "curated" / table / "day=*" / "part-0.parquet")
+
+    # integrity -------------------------------------------------------------------------------------
+    @property
+    def roots_dir(self) -> Path:
+        return self.root / "roots"
+
+    def root_file(self, day: dt.date | str) -> Path:
+        return self.roots_dir / f"day={day_str(day)}.json"
+
+    @property
+    def well_known(self) -> Path:
+        return self.root / ".well-known" / "7maps.json"
+
+    # serving ---------------------------------------------------------------------------------------
+    @property
+    def warehouse(self) -> Path:
+        return self.root / "warehouse.duckdb"
+
+    @property
+    def quarantine_dir(self) -> Path:
+        return self.root / "quarantine"
+
+    def days_with_data(self) -> list[dt.date]:
+        """Every day that has a covered raw or curated partition folder."""
+        days: set[dt.date] = set()
+        parents = [self.root / "raw" / k for k in COVERED_RAW]
+        curated = self.root / "curated"
+        if curated.is_dir():
+            parents += [p for p in curated.iterdir() if p.is_dir()]
+        for parent in parents:
+            if not parent.is_dir():
+                continue
+            for child in parent.iterdir():
+                m = DAY_DIR.match(child.name)
+                if m and child.is_dir():
+                    days.add(dt.date.fromisoformat(m.group(1)))
+        return sorted(days)

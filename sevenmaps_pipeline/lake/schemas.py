@@ -1,0 +1,248 @@
+"""Arrow schemas of every lake table: the one contract for raw inputs and curated outputs.
+
+Each column carries its documentation in the field metadata; the README's data dictionary is generated
+from here (`sevenmaps data-dictionary`) and a test keeps the two in step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+UTC_TS = pa.timestamp("us", tz="UTC")
+
+
+def col(name: str, type_: pa.DataType, doc: str, nullable: bool = True) -> pa.Field:
+    return pa.field(name, type_, nullable=nullable, metadata={"doc": doc})
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    name: str
+    layer: str  # "raw" or "curated"
+    location: str  # path pattern below the lake root
+    grain: str
+    schema: pa.Schema
+    view: str  # the warehouse.duckdb view over it
+
+    def doc(self, column: str) -> str:
+        meta = self.schema.field(column).metadata or {}
+        return meta.get(b"doc", b"").decode()
+
+
+RAW_PROBES = TableSpec(
+    name="probes",
+    layer="raw",
+    location="raw/probes/day=YYYY-MM-DD/<run_id>.parquet",
+    grain="one row per check of one endpoint (a run may check an endpoint again; the last completed "
+    "daily check of the day counts)",
+    view="probes",
+    schema=pa.schema(
+        [
+            col("day", pa.date32(), "UTC day of the check (equals the folder's day=)", False),
+            col("check_kind", pa.string(), "daily | hourly | five_minute | control (a check of an endpoint "
+                "we run ourselves, proving the run's own network worked)", False),
+            col("run_id", pa.string(), "the scan run that made the check", False),
+            col("server_key", pa.string(), "the endpoint: normalised URL (lower-case host without www. and "
+                "port, path without trailing slash, no query or fragment)", False),
+            col("server_id", pa.string(), "first 12 hex of SHA-256(server_key), as 7Maps publishes it", False),
+            col("server_name", pa.string(), "registry name of the listing (reverse-DNS/name)"),
+            col("server_version", pa.string(), "registry version of the listing"),
+            col("remote_type", pa.string(), "registry remote type: streamable-http | sse"),
+            col("url", pa.string(), "the URL as listed"),
+            col("origin", pa.string(), "scheme://host[:port] of the URL"),
+            col("started_at", UTC_TS, "when the check started (UTC)", False),
+            col("handshake_ms", pa.int32(), "wall time of the whole check (initialize, "
+                "notifications/initialized, tools/list), ms"),
+            col("outcome", pa.string(), "ok | needs_auth | http_402 | timeout | unreachable | redirect | "
+                "http_NNN | rpc_error | not_mcp | no_tool_list | skipped", False),
+            col("outcome_detail", pa.string(), "human-readable detail of the outcome"),
+            col("http_status", pa.int32(), "HTTP status of the decisive response"),
+            col("protocol_version", pa.string(), "protocol version the server answered with"),
+            col("server_info_name", pa.string(), "serverInfo.name from the server"),
+            col("server_info_version", pa.string(), "serverInfo.version from the server"),
+            col("tools_json", pa.string(), "the tools array as returned (pages concatenated), compact JSON"),
+            col("tool_count", pa.int32(), "number of tools listed"),
+            col("tool_list_size", pa.int64(), "length in UTF-8 bytes of the compact JSON of the tools array"),
+            col("tools_hash", pa.string(), "SHA-256 over the sorted tool fingerprints (order-free)"),
+            col("pages_read", pa.int32(), "tools/list pages read"),
+            col("tool_list_complete", pa.bool_(), "false when pagination was cut off"),
+            col("redirect_location", pa.string(), "Location of a redirect that was not followed"),
+            col("www_authenticate", pa.string(), "WWW-Authenticate header of a 401/403"),
+            col("resource_metadata_url", pa.string(), "RFC 9728 resource_metadata URL, when given"),
+            col("payment_json", pa.string(), "body of an HTTP 402 answer (payment details)"),
+            col("skip_reason", pa.string(), "why the listing was not probed (outcome skipped)"),
+            col("discover_supported", pa.bool_(), "server/discover answered (protocol 2026-07-28)"),
+            col("ttl_ms", pa.int64(), "ttlMs of the 2026-07-28 tools/list result"),
+            col("cache_scope", pa.string(), "cacheScope of the 2026-07-28 tools/list result"),
+            col("prober_version", pa.string(), "version of the prober (or generator) that wrote the row"),
+        ]
+    ),
+)
+
+RAW_REGISTRY = TableSpec(
+    name="registry",
+    layer="raw",
+    location="raw/registry/day=YYYY-MM-DD/servers.parquet",
+    grain="one row per remote of each registry entry (latest version) in that day's snapshot",
+    view="registry_servers",
+    schema=pa.schema(
+        [
+            col("day", pa.date32(), "UTC day of the snapshot", False),
+            col("fetched_at", UTC_TS, "when the snapshot was taken (UTC)"),
+            col("server_name", pa.string(), "registry name"),
+            col("server_version", pa.string(), "registry version (the latest)"),
+            col("status", pa.string(), "registry status: active | deprecated"),
+            col("published_at", UTC_TS, "registry publishedAt"),
+            col("updated_at", UTC_TS, "registry updatedAt"),
+            col("remote_type", pa.string(), "streamable-http | sse"),
+            col("url", pa.string(), "remote URL as listed"),
+            col("server_key", pa.string(), "the endpoint key (see probes.server_key); null when the URL "
+                "cannot be normalised"),
+            col("server_id", pa.string(), "first 12 hex of SHA-256(server_key)"),
+            col("listing", pa.string(), "probe | skip | malformed: the listing rules' decision", False),
+            col("skip_reason", pa.string(), "why the listing is skipped or malformed"),
+            col("entry_json", pa.string(), "the registry entry as received"),
+        ]
+    ),
+)
+
+QUARANTINE = TableSpec(
+    name="quarantine",
+    layer="curated",
+    location="curated/quarantine/day=YYYY-MM-DD/part-0.parquet",
+    grain="one row per landed raw row or file of the day that failed validation",
+    view="quarantine",
+    schema=pa.schema(
+        [
+            col("day", pa.date32(), "the partition the row or file landed in", False),
+            col("source", pa.string(), "the raw input: probes | registry", False),
+            col("source_file", pa.string(), "the file, relative to the lake root", False),
+            col("row_number", pa.int64(), "0-based row in the file; null when the whole file was refused"),
+            col("server_key", pa.string(), "the row's server_key, if readable"),
+            col("problem", pa.string(), "why it was refused", False),
+            col("row_json", pa.string(), "the refused row, as JSON (null for a refused file)"),
+        ]
+    ),
+)
+
+DAILY_STATUS = TableSpec(
+    name="daily_status",
+    layer="curated",
+    location="curated/daily_status/day=YYYY-MM-DD/part-0.parquet",
+    grain="one row per endpoint on the map that day (checked, or listed and not skipped)",
+    view="daily_status",
+    schema=pa.schema(
+        [
+            col("day", pa.date32(), "UTC day", False),
+            col("server_key", pa.string(), "the endpoint (normalised URL)", False),
+            col("server_id", pa.string(), "first 12 hex of SHA-256(server_key)", False),
+            col("server_name", pa.string(), "registry name"),
+            col("server_version", pa.string(), "registry version"),
+            col("url", pa.string(), "URL as listed"),
+            col("code", pa.string(), "day code: o answered with tools, a asked for sign-in (401/403), p asked "
+                "for payment (402), d not answering, n no (valid) daily check", False),
+            col("outcome", pa.string(), "outcome of the deciding check (null for n)"),
+            col("reason", pa.string(), "why: the outcome's detail, or why the day is n"),
+            col("shown_status", pa.string(), "what the map shows: answers with tools | answers, asks for "
+                "sign-in | answers, asks for payment | answers, but not as a standard MCP endpoint | down | "
+                "no data", False),
+            col("http_status", pa.int32(), "HTTP status of the deciding check"),
+            col("handshake_ms", pa.int32(), "wall time of the deciding check, ms"),
+            col("protocol_version", pa.string(), "protocol version answered"),
+            col("server_info_name", pa.string(), "serverInfo.name"),
+            col("server_info_version", pa.string(), "serverInfo.version"),
+            col("tool_count", pa.int32(), "tools listed"),
+            col("tool_list_size", pa.int64(), "UTF-8 bytes of the compact JSON of the tools array"),
+            col("tokens_estimate", pa.int64(), "tool_list_size / 4, rounded half up"),
+            col("tools_hash", pa.string(), "SHA-256 over the sorted tool fingerprints"),
+            col("checked_at", UTC_TS, "start of the deciding check"),
+            col("run_id", pa.string(), "run of the deciding check"),
+            col("method_version", pa.string(), "version of the day-status rules", False),
+        ]
+    ),
+)
+
+SERVER_HISTORY = TableSpec(
+    name="server_history",
+    layer="curated",
+    location="curated/server_history/day=YYYY-MM-DD/part-0.parquet",
+    grain="one row per endpoint on the map that day: its last 30 UTC days ending that day",
+    view="server_history",
+    schema=pa.schema(
+        [
+            col("day", pa.date32(), "UTC day the window ends on", False),
+            col("server_key", pa.string(), "the endpoint", False),
+            col("server_id", pa.string(), "first 12 hex of SHA-256(server_key)", False),
+            col("server_name", pa.string(), "registry name"),
+            col("url", pa.string(), "URL as listed"),
+            col("history", pa.string(), "30 day codes, oldest first, the last one is `day`", False),
+            col("checked_days", pa.int32(), "days in the window that are not n", False),
+            col("answered_days", pa.int32(), "o + a + p days", False),
+            col("ok_days", pa.int32(), "o days", False),
+            col("down_days", pa.int32(), "d days", False),
+            col("uptime_pct", pa.float64(), "answered / checked in percent, floored to one decimal (never "
+                "shows 100.0 unless every checked day answered); null with no checked day"),
+            col("uptime_label", pa.string(), "'30-day uptime' from 14 checked days, else 'over N days "
+                "observed'", False),
+            col("success_chance", pa.float64(), "posterior mean chance the next handshake works: Beta(1,1) "
+                "updated with checked days weighted 0.5^(age/7)"),
+            col("success_chance_low", pa.float64(), "5% quantile of that posterior (90% credible interval)"),
+            col("success_chance_high", pa.float64(), "95% quantile of that posterior"),
+            col("tool_list_comparisons", pa.int32(), "day-to-day comparisons of consecutive tool lists in "
+                "the window", False),
+            col("tool_list_change_days", pa.int32(), "comparisons where the tool list changed", False),
+            col("stability", pa.float64(), "share of comparisons without a change (1.0 never changed); null "
+                "without a comparison"),
+            col("median_handshake_ms", pa.float64(), "median handshake_ms over the window's o days"),
+            col("method_version", pa.string(), "version of the history and estimator rules", False),
+        ]
+    ),
+)
+
+RAW_TABLES = (RAW_PROBES, RAW_REGISTRY)
+CURATED_TABLES = (QUARANTINE, DAILY_STATUS, SERVER_HISTORY)
+ALL_TABLES = RAW_TABLES + CURATED_TABLES
+BY_NAME = {t.name: t for t in ALL_TABLES}
+
+DAILY_ROOTS_DOC = {
+    "day": "the signed UTC day",
+    "previous_day": "the day whose root this one chains to (null for the first)",
+    "previous_root": "that day's root ('' for the first)",
+    "root": "sha256 hex of previous_root + '\\n' + the day's lines joined by '\\n'",
+    "signature": "base64 Ed25519 signature over the 32 bytes of root",
+    "lines": "'<sha256>  <path>' for every covered file of the day, sorted by path",
+    "signed_at": "when it was signed (UTC)",
+    "method": "version of the root format",
+}
+
+
+def conform(table: pa.Table, spec: TableSpec) -> pa.Table:
+    """Select and cast columns into the spec's schema (missing nullable columns become nulls)."""
+    columns = []
+    for field in spec.schema:
+        if field.name in table.column_names:
+            columns.append(table.column(field.name).cast(field.type))
+        elif field.nullable:
+            columns.append(pa.nulls(table.num_rows, field.type))
+        else:
+            raise ValueError(f"{spec.name}: required column {field.name!r} is missing")
+    return pa.Table.from_arrays(columns, schema=spec.schema)
+
+
+def data_dictionary_markdown() -> str:
+    out: list[str] = []
+    for spec in ALL_TABLES:
+        out.append(f"### `{spec.view}` — {spec.layer} `{spec.location}`\n")
+        out.append(f"Grain: {spec.grain}.\n")
+        out.append("| column | type | meaning |\n|---|---|---|")
+        for field in spec.schema:
+            out.append(f"| `{field.name}` | {field.type} | {spec.doc(field.name)} |")
+        out.append("")
+    out.append("### `daily_roots` — `roots/day=YYYY-MM-DD.json`\n")
+    out.append("Grain: one row per signed day.\n")
+    out.append("| column | meaning |\n|---|---|")
+    for name, doc in DAILY_ROOTS_DOC.items():
+        out.append(f"| `{name}` | {doc} |")
+    return "\n".join(out) + "\n"

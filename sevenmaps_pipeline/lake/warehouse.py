@@ -1,0 +1,83 @@
+"""`warehouse.duckdb`: documented views over the Parquet lake, and nothing else.
+
+It is rebuilt in a new file and renamed over the old one: no pipeline step ever holds it open, so an
+analyst's read-only session can never stall a run (DuckDB lets one writer *or* many readers at a time).
+Views use absolute paths, so they resolve from any working directory.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import uuid
+
+import duckdb
+import pyarrow as pa
+
+from .paths import LakePaths
+from .schemas import ALL_TABLES, DAILY_ROOTS_DOC, TableSpec
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _glob(lake: LakePaths, spec: TableSpec) -> str:
+    pattern = spec.location.replace("YYYY-MM-DD", "*").replace("<run_id>", "*").replace("<batch>", "*")
+    return str(lake.root / pattern)
+
+
+def _empty_select(con: duckdb.DuckDBPyConnection, schema: pa.Schema) -> str:
+    con.register("__schema_probe", schema.empty_table())
+    cols = con.execute("DESCRIBE SELECT * FROM __schema_probe").fetchall()
+    con.unregister("__schema_probe")
+    return "SELECT " + ", ".join(f'CAST(NULL AS {ctype}) AS "{name}"' for name, ctype, *_ in cols) + " WHERE false"
+
+
+def view_statements(lake: LakePaths, con: duckdb.DuckDBPyConnection) -> list[str]:
+    statements = []
+    for spec in ALL_TABLES:
+        pattern = _glob(lake, spec)
+        if glob.glob(pattern):
+            body = (f"SELECT * FROM read_parquet({_quote(pattern)}, union_by_name = true, "
+                    "hive_partitioning = false)")
+        else:
+            body = _empty_select(con, spec.schema)
+        statements.append(f"CREATE VIEW {spec.view} AS {body}")
+        for field in spec.schema:
+            statements.append(f"COMMENT ON COLUMN {spec.view}.{field.name} IS {_quote(spec.doc(field.name))}")
+        statements.append(f"COMMENT ON VIEW {spec.view} IS {_quote(f'{spec.grain}. Files: {spec.location}')}")
+    roots = str(lake.roots_dir / "day=*.json")
+    if glob.glob(roots):
+        body = (f"SELECT day::DATE AS day, previous_day::DATE AS previous_day, previous_root, root, signature, "
+                f"lines, signed_at::TIMESTAMPTZ AS signed_at, method FROM read_json({_quote(roots)}, "
+                "format = 'auto', columns = {day: 'VARCHAR', previous_day: 'VARCHAR', previous_root: 'VARCHAR', "
+                "root: 'VARCHAR', signature: 'VARCHAR', lines: 'VARCHAR[]', signed_at: 'VARCHAR', "
+                "method: 'VARCHAR'})")
+    else:
+        body = ("SELECT NULL::DATE AS day, NULL::DATE AS previous_day, NULL::VARCHAR AS previous_root, "
+                "NULL::VARCHAR AS root, NULL::VARCHAR AS signature, NULL::VARCHAR[] AS lines, "
+                "NULL::TIMESTAMPTZ AS signed_at, NULL::VARCHAR AS method WHERE false")
+    statements.append(f"CREATE VIEW daily_roots AS {body}")
+    for name, doc in DAILY_ROOTS_DOC.items():
+        statements.append(f"COMMENT ON COLUMN daily_roots.{name} IS {_quote(doc)}")
+    return statements
+
+
+def publish_warehouse(lake: LakePaths) -> str:
+    """Build a fresh warehouse.duckdb next to the old one and atomically rename it into place."""
+    lake.root.mkdir(parents=True, exist_ok=True)
+    tmp = lake.root / f".warehouse.{uuid.uuid4().hex}.duckdb"
+    try:
+        con = duckdb.connect(str(tmp))
+        try:
+            for statement in view_statements(lake, con):
+                con.execute(statement)
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
+        os.replace(tmp, lake.warehouse)
+    finally:
+        tmp.unlink(missing_ok=True)
+        (tmp.parent / (tmp.name + ".wal")).unlink(missing_ok=True)
+    return str(lake.warehouse)

@@ -1,0 +1,34 @@
+"""Method versions and the parameters of every rule that can change a published figure.
+
+A change to anything here changes published numbers: bump the matching version, which is stored with
+every row the rule produces.
+"""
+
+from __future__ import annotations
+
+# Day codes, shown status and which checks count (sql/daily_status.sql).
+STATUS_METHOD = "status-1.0"
+STATUS_PARAMS = {
+    # A minute of one run in which most checks of unrelated origins failed at the network level is our
+    # own outage, not theirs: those failures are voided (the day becomes n, never d).
+    "mass_failure_min_checks": 20,
+    "mass_failure_min_origins": 10,
+    "mass_failure_share": 0.8,
+    # How far back an unchecked, still-listed endpoint's last check is looked up (to keep it off the map
+    # if that check skipped it).
+    "lookback_days": 29,
+}
+
+# 30-day history, uptime, success chance and stability (sql/server_history.sql).
+HISTORY_METHOD = "history-1.0"
+HISTORY_PARAMS = {
+    "window_days": 30,
+    "label_min_checked_days": 14,
+    "half_life_days": 7.0,
+    "prior_alpha": 1.0,
+    "prior_beta": 1.0,
+    "interval_low": 0.05,
+    "interval_high": 0.95,
+}
+
+ROOT_METHOD = "7maps-roots-1.0"

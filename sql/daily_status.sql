@@ -1,0 +1,146 @@
+-- daily_status: one row per endpoint on the map on day $day, with its day code.
+-- Inputs:
+--   probe_validation  raw probe rows of $day and of the $lookback_days days before (sql/probe_validation.sql);
+--                     rows with a problem never count
+--   registry          the registry snapshot in force on $day (the latest one on or before it)
+-- Method ($method_version, parameters in sevenmaps_pipeline/rules/methods.py):
+--   * only daily checks count (hourly, five-minute and control checks never decide a day code);
+--   * the last completed valid daily check of the UTC day decides: ok -> o, needs_auth -> a,
+--     http_402 -> p, any other outcome -> d;
+--   * a run whose control check failed is voided, and so are the network failures (timeout/unreachable)
+--     in any minute of a run where most checks of many unrelated origins failed that way: our outage, not
+--     theirs. An endpoint left with no valid check is n, never d;
+--   * on the map: endpoints checked today and not skipped, plus endpoints listed in the registry in force
+--     (listing 'probe') whose last check in the lookback was not a skip; without a valid check they are n;
+--   * HTTP 400/405 and non-MCP answers keep code d but show "answers, but not as a standard MCP endpoint".
+WITH valid AS (
+    SELECT * FROM probe_validation WHERE problem IS NULL
+),
+today AS (
+    SELECT * FROM valid WHERE day = $day::DATE
+),
+voided_runs AS (
+    SELECT run_id,
+           'run voided: its control check failed (' || any_value(coalesce(outcome_detail, outcome)) || ')'
+               AS void_reason
+    FROM today
+    WHERE check_kind = 'control' AND outcome <> 'ok'
+    GROUP BY run_id
+),
+minutes AS (
+    SELECT run_id, date_trunc('minute', started_at) AS minute,
+           count(*) AS checks,
+           count(DISTINCT origin) AS origins,
+           count(*) FILTER (WHERE outcome IN ('timeout', 'unreachable')) AS network_failures
+    FROM today
+    WHERE check_kind = 'daily'
+    GROUP BY ALL
+),
+voided_minutes AS (
+    SELECT run_id, minute,
+           'check voided: ' || network_failures || ' of ' || checks || ' checks across ' || origins
+               || ' origins failed in the same minute' AS void_reason
+    FROM minutes
+    WHERE checks >= $mass_min_checks AND origins >= $mass_min_origins
+      AND network_failures >= $mass_share * checks
+),
+daily_checks AS (
+    SELECT t.*,
+           coalesce(vr.void_reason,
+                    CASE WHEN t.outcome IN ('timeout', 'unreachable') THEN vm.void_reason END) AS void_reason
+    FROM today AS t
+    LEFT JOIN voided_runs AS vr USING (run_id)
+    LEFT JOIN voided_minutes AS vm
+        ON vm.run_id = t.run_id AND vm.minute = date_trunc('minute', t.started_at)
+    WHERE t.check_kind = 'daily'
+),
+deciding AS (
+    SELECT * FROM daily_checks
+    WHERE void_reason IS NULL
+    QUALIFY row_number() OVER (PARTITION BY server_key ORDER BY started_at DESC, run_id DESC) = 1
+),
+voided_only AS (
+    SELECT server_key, arg_max(void_reason, started_at) AS void_reason,
+           arg_max(server_name, started_at) AS server_name, arg_max(server_version, started_at) AS server_version,
+           arg_max(url, started_at) AS url
+    FROM daily_checks
+    WHERE server_key NOT IN (SELECT server_key FROM deciding)
+    GROUP BY server_key
+),
+listed AS (
+    SELECT server_key, min(server_name) AS server_name, arg_min(server_version, server_name) AS server_version,
+           arg_min(url, server_name) AS url
+    FROM registry
+    WHERE listing = 'probe' AND server_key IS NOT NULL
+    GROUP BY server_key
+),
+last_earlier_check AS (
+    SELECT server_key, arg_max(outcome, started_at) AS outcome
+    FROM valid
+    WHERE check_kind = 'daily' AND day < $day::DATE
+    GROUP BY server_key
+),
+unchecked_listed AS (
+    SELECT l.*
+    FROM listed AS l
+    LEFT JOIN last_earlier_check AS e USING (server_key)
+    WHERE l.server_key NOT IN (SELECT server_key FROM deciding)
+      AND l.server_key NOT IN (SELECT server_key FROM voided_only)
+      AND coalesce(e.outcome, '') <> 'skipped'
+),
+on_map AS (
+    SELECT server_key, server_name, server_version, url, outcome, outcome_detail AS reason, http_status,
+           handshake_ms, protocol_version, server_info_name, server_info_version, tool_count, tool_list_size,
+           tools_hash, started_at AS checked_at, run_id
+    FROM deciding
+    WHERE outcome <> 'skipped'
+    UNION ALL BY NAME
+    SELECT server_key, server_name, server_version, url, void_reason AS reason
+    FROM voided_only
+    UNION ALL BY NAME
+    SELECT server_key, server_name, server_version, url, 'no daily check' AS reason
+    FROM unchecked_listed
+),
+coded AS (
+    SELECT *,
+           CASE
+               WHEN outcome IS NULL THEN 'n'
+               WHEN outcome = 'ok' THEN 'o'
+               WHEN outcome = 'needs_auth' THEN 'a'
+               WHEN outcome = 'http_402' THEN 'p'
+               ELSE 'd'
+           END AS code
+    FROM on_map
+)
+SELECT
+    $day::DATE AS day,
+    server_key,
+    left(sha256(server_key), 12) AS server_id,
+    server_name,
+    server_version,
+    url,
+    code,
+    outcome,
+    reason,
+    CASE code
+        WHEN 'o' THEN 'answers with tools'
+        WHEN 'a' THEN 'answers, asks for sign-in'
+        WHEN 'p' THEN 'answers, asks for payment'
+        WHEN 'n' THEN 'no data'
+        ELSE CASE WHEN http_status IN (400, 405) OR outcome = 'not_mcp'
+                  THEN 'answers, but not as a standard MCP endpoint' ELSE 'down' END
+    END AS shown_status,
+    http_status,
+    handshake_ms,
+    protocol_version,
+    server_info_name,
+    server_info_version,
+    tool_count,
+    tool_list_size,
+    round(tool_list_size / 4.0)::BIGINT AS tokens_estimate,
+    tools_hash,
+    checked_at,
+    run_id,
+    $method_version AS method_version
+FROM coded
+ORDER BY server_key
