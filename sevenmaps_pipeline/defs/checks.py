@@ -12,7 +12,6 @@ from ..integrity.roots import read_root
 from ..lake.paths import LakePaths
 from .integrity_assets import daily_root
 from .map_assets import daily_status, server_history
-from .partitions import daily_partitions
 from .resources import LakeResource, partition_days
 
 
@@ -21,7 +20,7 @@ def _query(sql: str, path) -> list[tuple]:
         return con.execute(sql.replace("$file", "'" + str(path).replace("'", "''") + "'")).fetchall()
 
 
-@dg.asset_check(asset=daily_status, blocking=True, partitions_def=daily_partitions,
+@dg.asset_check(asset=daily_status, blocking=True,
                 description="Codes are o/a/p/d/n, one row per endpoint, n rows carry no outcome, d/o/a/p rows do.")
 def daily_status_codes_valid(context: dg.AssetCheckExecutionContext, lake: LakeResource) -> dg.AssetCheckResult:
     bad: dict[str, int] = {}
@@ -39,7 +38,7 @@ def daily_status_codes_valid(context: dg.AssetCheckExecutionContext, lake: LakeR
     return dg.AssetCheckResult(passed=not bad, metadata={"violations": bad or "none"})
 
 
-@dg.asset_check(asset=server_history, blocking=True, partitions_def=daily_partitions,
+@dg.asset_check(asset=server_history, blocking=True,
                 description="Histories are 30 codes of o/a/p/d/n; day counts match the codes; the last code is "
                 "the day's daily_status code; uptime is 100 only when every checked day answered.")
 def server_history_windows_valid(context: dg.AssetCheckExecutionContext,
@@ -64,7 +63,7 @@ def server_history_windows_valid(context: dg.AssetCheckExecutionContext,
     return dg.AssetCheckResult(passed=not bad, metadata={"violations": bad or "none"})
 
 
-@dg.asset_check(asset=daily_root, blocking=True, partitions_def=daily_partitions,
+@dg.asset_check(asset=daily_root, blocking=True,
                 description="The root chains to the previous day's root, matches the day's files now, and its "
                 "signature verifies against the published public key.")
 def daily_root_chain_intact(context: dg.AssetCheckExecutionContext, lake: LakeResource) -> dg.AssetCheckResult:

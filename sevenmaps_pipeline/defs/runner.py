@@ -16,8 +16,8 @@ from ..definitions import defs
 
 def run_days(job_name: str, first: dt.date, last: dt.date, instance: dg.DagsterInstance,
              lake_root: Path, signing_key: Path | None = None,
-             raise_on_error: bool = True) -> dg.ExecuteInProcessResult:
-    job = defs.get_job_def(job_name)
+             raise_on_error: bool = True, log_level: str = "INFO") -> dg.ExecuteInProcessResult:
+    job = defs.resolve_job_def(job_name)
     lake_config = {"root": str(lake_root)}
     if signing_key:
         lake_config["signing_key"] = str(signing_key)
@@ -27,6 +27,7 @@ def run_days(job_name: str, first: dt.date, last: dt.date, instance: dg.DagsterI
     return job.execute_in_process(
         instance=instance,
         tags=tags,
-        run_config={"resources": {"lake": {"config": lake_config}}},
+        run_config={"resources": {"lake": {"config": lake_config}},
+                    "loggers": {"console": {"config": {"log_level": log_level}}}},
         raise_on_error=raise_on_error,
     )

@@ -22,8 +22,11 @@ def load_sql(name: str) -> str:
 
 
 @contextlib.contextmanager
-def session(threads: int | None = None, memory_limit: str | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
-    """An in-memory DuckDB connection (timestamps are UTC: no ICU time zones are loaded), closed on exit whatever happens."""
+def session(threads: int | None = None,
+            memory_limit: str | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+    """An in-memory DuckDB connection, closed on exit whatever happens.
+
+    Timestamps are UTC: the ICU time-zone extension is not loaded (and is never downloaded)."""
     config: dict[str, str | int] = {}
     if threads:
         config["threads"] = threads

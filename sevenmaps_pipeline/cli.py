@@ -1,0 +1,176 @@
+"""The `sevenmaps` command line."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import sys
+import time
+from pathlib import Path
+
+from .lake.paths import PROJECT_ROOT, LakePaths, parse_day
+
+EPILOG = """\
+examples:
+  sevenmaps demo                              30 synthetic days through Dagster, signed and verified
+  sevenmaps synth --servers 100000 --days 30 --seed 1 --lake /tmp/lake
+  sevenmaps verify                            check every signed day of ./data_lake
+  sevenmaps sql "SELECT code, count(*) FROM daily_status GROUP BY code"
+  sevenmaps ui                                the Dagster UI (backfills: Assets > select > Materialize)
+"""
+
+
+def _lake(args: argparse.Namespace) -> LakePaths:
+    return LakePaths.at(args.lake)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import run_demo
+
+    return run_demo(_lake(args), args.servers, args.days, args.seed,
+                    Path(args.signing_key).resolve() if args.signing_key else None)
+
+
+def cmd_synth(args: argparse.Namespace) -> int:
+    from .synth import synthesize
+
+    lake = _lake(args)
+    end = parse_day(args.end_day) if args.end_day else dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
+    started = time.perf_counter()
+    print(f"synthesising {args.servers:,} endpoints x {args.days} days ending {end} into {lake.root}", flush=True)
+    result = synthesize(lake, args.servers, args.days, args.seed, end, args.missing_days,
+                        progress=lambda msg: print(f"  {msg}", flush=True))
+    print(f"done in {time.perf_counter() - started:.1f}s: {result.probe_rows:,} probe rows, "
+          f"{result.registry_rows:,} registry rows, {result.distinct_tool_lists:,} distinct tool lists")
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from .integrity.verify import verify_lake
+
+    report = verify_lake(_lake(args))
+    print(report.summary())
+    return 0 if report.ok else 1
+
+
+def cmd_keygen(args: argparse.Namespace) -> int:
+    from .integrity.keys import SigningKeyError, generate_key
+
+    try:
+        path = generate_key(Path(args.out), _lake(args))
+    except SigningKeyError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote Ed25519 signing key {path} (mode 0600). Keep it out of the lake and out of git.")
+    return 0
+
+
+def cmd_sql(args: argparse.Namespace) -> int:
+    import duckdb
+
+    lake = _lake(args)
+    if not lake.warehouse.exists():
+        print(f"error: no warehouse at {lake.warehouse}; run `sevenmaps warehouse` or a pipeline run first",
+              file=sys.stderr)
+        return 2
+    with duckdb.connect(str(lake.warehouse), read_only=True) as con:
+        con.sql(args.query).show(max_rows=args.max_rows, max_width=200)
+    return 0
+
+
+def cmd_warehouse(args: argparse.Namespace) -> int:
+    from .lake.warehouse import publish_warehouse
+
+    print(f"published {publish_warehouse(_lake(args))}")
+    return 0
+
+
+def cmd_data_dictionary(args: argparse.Namespace) -> int:
+    from .lake.schemas import data_dictionary_markdown
+
+    sys.stdout.write(data_dictionary_markdown())
+    return 0
+
+
+def cmd_ui(args: argparse.Namespace) -> int:
+    from .demo import ensure_dagster_home
+
+    home = ensure_dagster_home()
+    os.environ.setdefault("SEVENMAPS_LAKE", str(_lake(args).root))
+    print(f"Dagster UI on http://127.0.0.1:{args.port} (Dagster home {home}, lake {os.environ['SEVENMAPS_LAKE']})")
+    os.chdir(PROJECT_ROOT)
+    dagster = Path(sys.executable).with_name("dagster")
+    os.execv(str(dagster), [str(dagster), "dev", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(args.port)])
+    return 0  # not reached
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from .bench import run_bench
+
+    return run_bench(args.servers, args.days, args.seed)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sevenmaps", description="A daily, signed map of every remote MCP server in the official registry.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--lake", help="lake root (default: $SEVENMAPS_LAKE, else ./data_lake)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("demo", help="synthesise 30 days, materialise them through Dagster, sign, verify, summarise")
+    p.add_argument("--servers", type=int, default=400)
+    p.add_argument("--days", type=int, default=30)
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--signing-key", help="private key path (created if missing; never inside the lake)")
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("synth", help="land deterministic synthetic raw probes and registry snapshots")
+    p.add_argument("--servers", type=int, required=True, help="number of endpoints")
+    p.add_argument("--days", type=int, required=True, help="number of UTC days")
+    p.add_argument("--seed", type=int, required=True, help="same seed, same lake")
+    p.add_argument("--end-day", help="last day, YYYY-MM-DD (default: yesterday, UTC)")
+    p.add_argument("--missing-days", type=int, help="days with no run at all (default: days // 15)")
+    p.set_defaults(func=cmd_synth)
+
+    p = sub.add_parser("verify", help="recompute every signed day from the files and the published public key; "
+                       "exit 1 naming the first bad day and file")
+    p.set_defaults(func=cmd_verify)
+
+    p = sub.add_parser("keygen", help="create an Ed25519 signing key (mode 0600)")
+    p.add_argument("--out", required=True, help="where to write the private key (outside the lake)")
+    p.set_defaults(func=cmd_keygen)
+
+    p = sub.add_parser("sql", help="run a query on warehouse.duckdb, read-only")
+    p.add_argument("query")
+    p.add_argument("--max-rows", type=int, default=40)
+    p.set_defaults(func=cmd_sql)
+
+    p = sub.add_parser("warehouse", help="rebuild warehouse.duckdb (views only) and swap it in atomically")
+    p.set_defaults(func=cmd_warehouse)
+
+    p = sub.add_parser("data-dictionary", help="print the data dictionary (Markdown) from the schemas")
+    p.set_defaults(func=cmd_data_dictionary)
+
+    p = sub.add_parser("ui", help="the Dagster UI over this project's Dagster home")
+    p.add_argument("--port", type=int, default=3000)
+    p.set_defaults(func=cmd_ui)
+
+    p = sub.add_parser("bench", help="100,000 endpoints x 30 days through Dagster: figures and ratios")
+    p.add_argument("--servers", type=int, default=100_000)
+    p.add_argument("--days", type=int, default=30)
+    p.add_argument("--seed", type=int, default=1)
+    p.set_defaults(func=cmd_bench)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    import warnings
+
+    warnings.filterwarnings("ignore", message=".*is currently in beta.*")
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

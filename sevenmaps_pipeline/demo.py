@@ -1,0 +1,132 @@
+"""`sevenmaps demo`: synthesise 30 days, run them through the real Dagster assets, sign, verify, summarise.
+
+(Until the loopback fleet and the prober land, the raw probes come from the synthetic generator.)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+import time
+from pathlib import Path
+
+import duckdb
+
+from .integrity.keys import default_key_path, generate_key
+from .integrity.verify import verify_lake
+from .lake.paths import PROJECT_ROOT, LakePaths
+from .synth import synthesize
+
+DEMO_MARKER = ".sevenmaps-demo-lake"
+DAGSTER_HOME = PROJECT_ROOT / ".dagster_home"
+DAGSTER_YAML = """\
+# Dagster instance of `make demo` and `make ui` (created by sevenmaps).
+telemetry:
+  enabled: false
+concurrency:
+  runs:
+    # One run at a time: runs write the same lake (and signing must keep chain order).
+    max_concurrent_runs: 1
+"""
+
+
+def ensure_dagster_home(home: Path = DAGSTER_HOME) -> Path:
+    home.mkdir(parents=True, exist_ok=True)
+    yaml = home / "dagster.yaml"
+    if not yaml.exists():
+        yaml.write_text(DAGSTER_YAML)
+    os.environ["DAGSTER_HOME"] = str(home)
+    return home
+
+
+def reset_demo_lake(lake: LakePaths) -> None:
+    """Empty a lake for the demo, refusing any lake the demo did not make itself."""
+    lake.root.mkdir(parents=True, exist_ok=True)
+    contents = [p for p in lake.root.iterdir() if p.name not in ("README.md", DEMO_MARKER)]
+    if contents and not (lake.root / DEMO_MARKER).exists():
+        raise SystemExit(f"{lake.root} holds a lake the demo did not create; refusing to replace it. "
+                         "Pass --lake PATH for the demo, or move that lake away.")
+    for p in contents:
+        shutil.rmtree(p) if p.is_dir() else p.unlink()
+    (lake.root / DEMO_MARKER).write_text("This lake was made by `sevenmaps demo`; the next demo replaces it.\n")
+
+
+def say(msg: str) -> None:
+    print(f"[demo] {msg}", flush=True)
+
+
+def run_demo(lake: LakePaths, servers: int, days: int, seed: int, key_path: Path | None = None) -> int:
+    import dagster as dg
+
+    from .defs.runner import run_days
+
+    t0 = time.perf_counter()
+    end = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
+    say(f"lake {lake.root}; {days} UTC days ending {end}; {servers} endpoints (synthetic, seed {seed})")
+    reset_demo_lake(lake)
+    home = ensure_dagster_home()
+    if (home / "storage").exists() or (home / "history").exists():
+        for sub in ("storage", "history", "schedules", "logs"):
+            shutil.rmtree(home / sub, ignore_errors=True)
+    key_path = key_path or default_key_path()
+    if not key_path.exists():
+        generate_key(key_path, lake)
+        say(f"created signing key {key_path} (mode 0600, outside the lake)")
+    result = synthesize(lake, servers, days, seed, end, progress=None)
+    say(f"landed {result.probe_rows:,} probe rows and {result.registry_rows:,} registry rows; "
+        f"no run on {', '.join(map(str, result.missing_days)) or 'no day'} (those days stay n)")
+    say(f"materialising {result.days[0]} .. {result.days[-1]} through Dagster (Dagster home {home}) ...")
+    t = time.perf_counter()
+    with dg.DagsterInstance.get() as instance:
+        run = run_days("map_and_sign_job", result.days[0], result.days[-1], instance, lake.root, key_path,
+                       raise_on_error=False)
+    if not run.success:
+        failures = [e.event_specific_data.error.message for e in run.all_events if e.is_step_failure]
+        say("the run FAILED:\n" + "\n".join(failures))
+        return 1
+    say(f"run {run.run_id} succeeded in {time.perf_counter() - t:.1f}s (all checks passed: "
+        f"{all(e.passed for e in run.get_asset_check_evaluations())})")
+    report = verify_lake(lake)
+    say(f"verify: {report.summary()}")
+    print()
+    print(summary(lake))
+    say(f"done in {time.perf_counter() - t0:.1f}s. `make ui` shows the runs.")
+    return 0 if report.ok else 1
+
+
+def summary(lake: LakePaths) -> str:
+    con = duckdb.connect(str(lake.warehouse), read_only=True)
+    try:
+        last = con.execute("SELECT max(day) FROM daily_status").fetchone()[0]
+        lines = [f"== The map on {last} (UTC) =="]
+        for status, count in con.execute(
+                "SELECT shown_status, count(*) FROM daily_status WHERE day = $d GROUP BY ALL ORDER BY 2 DESC",
+                {"d": last}).fetchall():
+            lines.append(f"  {count:>7,}  {status}")
+        ranked = ("SELECT server_name, history, uptime_pct, uptime_label, success_chance, success_chance_low, "
+                  "success_chance_high, median_handshake_ms FROM server_history WHERE day = $d "
+                  "AND checked_days >= 14 ORDER BY {order} LIMIT 5")
+        for title, order in (("Most reliable (>= 14 checked days)",
+                              "uptime_pct DESC, success_chance DESC, median_handshake_ms NULLS LAST, server_name"),
+                             ("Least reliable", "uptime_pct ASC, success_chance ASC, server_name")):
+            lines.append(f"\n{title}: history oldest..newest, uptime, success chance [90% interval]")
+            for name, hist, up, label, sc, lo, hi, ms in con.execute(ranked.format(order=order),
+                                                                     {"d": last}).fetchall():
+                speed = f", median {ms:.0f} ms" if ms is not None else ""
+                lines.append(f"  {name:<34} {hist}  {up:5.1f}% {label}, "
+                             f"{sc:.2f} [{lo:.2f}-{hi:.2f}]{speed}")
+        quarantined = con.execute("SELECT count(*) FROM quarantine").fetchone()[0]
+        lines.append(f"\nQuarantined raw rows/files: {quarantined}")
+        day, root, sig = con.execute(
+            "SELECT day, root, signature FROM daily_roots ORDER BY day DESC LIMIT 1").fetchone()
+        lines.append(f"Latest signed root: {day}  {root}\n  signature {sig[:44]}...")
+    finally:
+        con.close()
+    rel = os.path.relpath(lake.warehouse)
+    lines.append("\nQuery it (read-only; views over the Parquet lake):")
+    lines.append(f"  .venv/bin/sevenmaps sql \"SELECT * FROM server_history WHERE day = '{last}' LIMIT 10\"")
+    lines.append(f"  .venv/bin/python -c \"import duckdb; duckdb.connect('{rel}', read_only=True)"
+                 f".sql('FROM daily_status LIMIT 5').show()\"")
+    lines.append("Verify every signed day yourself:  .venv/bin/sevenmaps verify")
+    return "\n".join(lines)

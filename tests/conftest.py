@@ -1,0 +1,78 @@
+"""Shared fixtures: a lake in a temp dir, a real Ed25519 key, and writers for hand-made raw rows."""
+
+from __future__ import annotations
+
+import datetime as dt
+import warnings
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from sevenmaps_pipeline.integrity.keys import generate_key
+from sevenmaps_pipeline.lake.keys import origin, server_id, server_key
+from sevenmaps_pipeline.lake.parquet_io import write_parquet
+from sevenmaps_pipeline.lake.paths import LakePaths
+from sevenmaps_pipeline.lake.schemas import DAILY_STATUS, RAW_PROBES, RAW_REGISTRY, conform
+from sevenmaps_pipeline.rules.fingerprints import summarize_tools
+
+warnings.filterwarnings("ignore", message=".*is currently in beta.*")
+
+DAY = dt.date(2026, 11, 10)
+TOOLS = [{"name": "get_weather", "description": "Read the forecast", "inputSchema": {"type": "object"}}]
+
+
+@pytest.fixture
+def lake(tmp_path: Path) -> LakePaths:
+    return LakePaths.at(tmp_path / "lake")
+
+
+@pytest.fixture
+def signing_key(tmp_path: Path) -> Path:
+    return generate_key(tmp_path / "keys" / "signing.pem")
+
+
+def probe(url: str, outcome: str, *, day: dt.date = DAY, hour: int = 3, minute: int = 0, second: int = 0,
+          run_id: str = "run-1", check_kind: str = "daily", tools: list | None = None, **extra) -> dict:
+    key = server_key(url)
+    row = {
+        "day": day, "check_kind": check_kind, "run_id": run_id, "server_key": key, "server_id": server_id(key),
+        "server_name": f"io.test/{key.split('.')[0]}", "server_version": "1.0.0", "remote_type": "streamable-http",
+        "url": url, "origin": origin(url),
+        "started_at": dt.datetime.combine(day, dt.time(hour, minute, second), dt.UTC),
+        "handshake_ms": 250, "outcome": outcome, "prober_version": "test",
+    }
+    if outcome == "ok":
+        summary = summarize_tools(tools if tools is not None else TOOLS)
+        row.update(tools_json=summary.tools_json, tool_count=summary.tool_count,
+                   tool_list_size=summary.tool_list_size, tools_hash=summary.tools_hash, http_status=200,
+                   protocol_version="2025-06-18")
+    row.update(extra)
+    return row
+
+
+def land_probes(lake: LakePaths, rows: list[dict], day: dt.date = DAY, run_id: str = "run-1") -> Path:
+    table = conform(pa.Table.from_pylist(rows, RAW_PROBES.schema), RAW_PROBES)
+    return write_parquet(lake, lake.raw_dir("probes", day) / f"{run_id}.parquet", table)
+
+
+def land_registry(lake: LakePaths, urls: list[str], day: dt.date = DAY, skip: dict[str, str] | None = None) -> Path:
+    skip = skip or {}
+    rows = [{"day": day, "server_name": f"io.test/{i}", "server_version": "1.0.0", "status": "active",
+             "remote_type": "streamable-http", "url": u, "server_key": server_key(u),
+             "server_id": server_id(server_key(u)), "listing": "skip" if u in skip else "probe",
+             "skip_reason": skip.get(u)} for i, u in enumerate(urls)]
+    return write_parquet(lake, lake.registry_file(day), conform(pa.Table.from_pylist(rows, RAW_REGISTRY.schema),
+                                                                 RAW_REGISTRY))
+
+
+def land_status(lake: LakePaths, day: dt.date, codes: dict[str, str], hashes: dict[str, str | None] | None = None,
+                handshake: dict[str, int] | None = None) -> Path:
+    """Write a daily_status partition by hand (for history tests)."""
+    hashes, handshake = hashes or {}, handshake or {}
+    rows = [{"day": day, "server_key": k, "server_id": server_id(k), "code": c,
+             "outcome": None if c == "n" else {"o": "ok", "a": "needs_auth", "p": "http_402", "d": "timeout"}[c],
+             "shown_status": "x", "tools_hash": hashes.get(k), "handshake_ms": handshake.get(k),
+             "method_version": "test"} for k, c in codes.items()]
+    return write_parquet(lake, lake.curated_file("daily_status", day),
+                         conform(pa.Table.from_pylist(rows, DAILY_STATUS.schema), DAILY_STATUS))

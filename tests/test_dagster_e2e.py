@@ -1,0 +1,142 @@
+"""End to end through a real Dagster instance: partitions, a range backfill, the CLI backfill, schedules."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+from conftest import land_probes, probe
+
+from sevenmaps_pipeline.defs.jobs import daily_map_schedule, sign_schedule
+from sevenmaps_pipeline.defs.runner import run_days
+from sevenmaps_pipeline.integrity.verify import verify_lake
+from sevenmaps_pipeline.synth import synthesize
+
+END = dt.date(2026, 11, 20)
+
+
+@pytest.fixture
+def instance(tmp_path):
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    with dg.instance_for_test(temp_dir=str(home)) as inst:
+        yield inst
+
+
+def failures(result) -> list[str]:
+    return [e.event_specific_data.error.message for e in result.all_events if e.is_step_failure]
+
+
+def test_range_backfill_with_a_missed_day_gives_n_never_d(lake, signing_key, instance):
+    synth = synthesize(lake, 120, 20, seed=5, end_day=END, missing_days=2)
+    assert len(synth.missing_days) == 2
+    result = run_days("map_and_sign_job", synth.days[0], synth.days[-1], instance, lake.root, signing_key)
+    assert result.success
+    checks = result.get_asset_check_evaluations()
+    assert {c.check_name for c in checks} == {"daily_status_codes_valid", "server_history_windows_valid",
+                                              "daily_root_chain_intact"}
+    assert all(c.passed for c in checks)
+    keys = [d.isoformat() for d in synth.days]
+    for asset in ("raw_probes", "daily_status", "server_history", "daily_root"):
+        assert sorted(instance.get_materialized_partitions(dg.AssetKey(asset))) == keys
+
+    for missed in synth.missing_days:
+        codes = pq.read_table(lake.curated_file("daily_status", missed), columns=["code"]).column("code").to_pylist()
+        assert codes and set(codes) == {"n"}
+    con = duckdb.connect(str(lake.warehouse), read_only=True)
+    histories = [h for (h,) in con.execute("SELECT history FROM server_history WHERE day = $d",
+                                           {"d": synth.days[-1]}).fetchall()]
+    con.close()
+    offset = 30 - len(synth.days)
+    for m in synth.missing_days:
+        pos = offset + (m - synth.days[0]).days
+        assert {h[pos] for h in histories} == {"n"}, f"{m} must be n for every endpoint"
+    assert verify_lake(lake).ok
+
+
+def test_open_day_builds_but_is_not_signed(lake, signing_key, instance):
+    today = dt.datetime.now(dt.UTC).date()
+    land_probes(lake, [probe("https://a.example.com/mcp", "ok", day=today, hour=0)], day=today)
+    result = run_days("daily_map_job", today, today, instance, lake.root, signing_key)
+    assert result.success
+    assert lake.curated_file("daily_status", today).exists()
+    result = run_days("sign_day_job", today, today, instance, lake.root, signing_key, raise_on_error=False)
+    assert not result.success
+    assert any(f"day {today} has not ended" in msg for msg in failures(result))
+    assert not lake.root_file(today).exists()
+
+
+def test_signing_a_day_catches_up_earlier_days_in_chain_order(lake, signing_key, instance):
+    synth = synthesize(lake, 40, 4, seed=2, end_day=END, missing_days=0)
+    assert run_days("daily_map_job", synth.days[0], synth.days[-1], instance, lake.root, signing_key).success
+    result = run_days("sign_day_job", synth.days[-1], synth.days[-1], instance, lake.root, signing_key)
+    assert result.success
+    signed = sorted(instance.get_materialized_partitions(dg.AssetKey("daily_root")))
+    assert signed == [d.isoformat() for d in synth.days]
+    assert [d.isoformat() for d in verify_lake(lake).days_verified] == [d.isoformat() for d in synth.days]
+    again = run_days("sign_day_job", synth.days[-1], synth.days[-1], instance, lake.root, signing_key,
+                     raise_on_error=False)
+    assert not again.success
+    assert any("already signed" in msg for msg in failures(again))
+
+
+def test_rematerialising_a_signed_day_fails_loudly_and_changes_nothing(lake, signing_key, instance):
+    synth = synthesize(lake, 30, 2, seed=3, end_day=END, missing_days=0)
+    assert run_days("map_and_sign_job", synth.days[0], synth.days[-1], instance, lake.root, signing_key).success
+    before = lake.curated_file("daily_status", synth.days[0]).read_bytes()
+    result = run_days("daily_map_job", synth.days[0], synth.days[0], instance, lake.root, signing_key,
+                      raise_on_error=False)
+    assert not result.success
+    assert any("refusing to write into signed days" in m and str(synth.days[0]) in m for m in failures(result))
+    assert lake.curated_file("daily_status", synth.days[0]).read_bytes() == before
+    assert verify_lake(lake).ok
+
+
+def test_cli_backfill_with_dagster_asset_materialize(lake, signing_key, tmp_path):
+    """The documented operator path: one synchronous run over a partition range, no daemon needed."""
+    synth = synthesize(lake, 50, 5, seed=9, end_day=END, missing_days=1)
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, "DAGSTER_HOME": str(home), "SEVENMAPS_LAKE": str(lake.root),
+           "SEVENMAPS_SIGNING_KEY": str(signing_key)}
+    dagster = Path(sys.executable).with_name("dagster")
+    proc = subprocess.run(
+        [str(dagster), "asset", "materialize", "-m", "sevenmaps_pipeline.definitions",
+         "--select", "raw_probes,daily_status,server_history,daily_root",
+         "--partition-range", f"{synth.days[0]}...{synth.days[-1]}"],
+        env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = verify_lake(lake)
+    assert report.ok and len(report.days_verified) == 5
+    (missed,) = synth.missing_days
+    codes = set(pq.read_table(lake.curated_file("daily_status", missed), columns=["code"]).column("code").to_pylist())
+    assert codes == {"n"}
+
+
+def test_schedules_request_the_open_day_and_sign_the_day_that_ended():
+    at = dt.datetime(2026, 11, 30, 0, 30, tzinfo=dt.UTC)
+    req = sign_schedule(dg.build_schedule_context(scheduled_execution_time=at))
+    assert (req.partition_key, req.run_key) == ("2026-11-29", "sign-2026-11-29")
+    at = dt.datetime(2026, 11, 30, 23, 30, tzinfo=dt.UTC)
+    req = daily_map_schedule(dg.build_schedule_context(scheduled_execution_time=at))
+    assert req.partition_key == "2026-11-30"
+
+
+def test_definitions_load_with_descriptions():
+    from sevenmaps_pipeline.definitions import defs
+
+    repo = defs.get_repository_def()
+    for node in repo.asset_graph.asset_nodes:
+        assert node.description, node.key
+    for job in repo.get_all_jobs():
+        if not job.name.startswith("__"):
+            assert job.description, job.name
+    for schedule in repo.schedule_defs:
+        assert schedule.description, schedule.name

@@ -1,0 +1,142 @@
+"""daily_status on hand-made raw probes: codes, the deciding check, voided runs, skips, quarantine."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pyarrow.parquet as pq
+import pytest
+from conftest import DAY, land_probes, land_registry, probe
+
+from sevenmaps_pipeline import curated
+
+
+def status_rows(lake, day=DAY) -> dict[str, dict]:
+    curated.build_quarantine(lake, day)
+    curated.build_daily_status(lake, day)
+    rows = pq.read_table(lake.curated_file("daily_status", day)).to_pylist()
+    return {r["server_key"]: r for r in rows}
+
+
+@pytest.mark.parametrize(
+    ("outcome", "http", "code", "shown"),
+    [
+        ("ok", 200, "o", "answers with tools"),
+        ("needs_auth", 401, "a", "answers, asks for sign-in"),
+        ("needs_auth", 403, "a", "answers, asks for sign-in"),
+        ("http_402", 402, "p", "answers, asks for payment"),
+        ("timeout", None, "d", "down"),
+        ("unreachable", None, "d", "down"),
+        ("redirect", 302, "d", "down"),
+        ("http_500", 500, "d", "down"),
+        ("rpc_error", 200, "d", "down"),
+        ("no_tool_list", 200, "d", "down"),
+        ("http_400", 400, "d", "answers, but not as a standard MCP endpoint"),
+        ("http_405", 405, "d", "answers, but not as a standard MCP endpoint"),
+        ("not_mcp", 200, "d", "answers, but not as a standard MCP endpoint"),
+    ],
+)
+def test_outcome_gives_day_code_and_shown_status(lake, outcome, http, code, shown):
+    land_probes(lake, [probe("https://a.example.com/mcp", outcome, http_status=http)])
+    row = status_rows(lake)["a.example.com/mcp"]
+    assert (row["code"], row["shown_status"], row["outcome"]) == (code, shown, outcome)
+    assert row["method_version"] == "status-1.0"
+
+
+def test_last_completed_daily_check_decides_and_hourly_checks_never_do(lake):
+    url = "https://a.example.com/mcp"
+    land_probes(lake, [probe(url, "timeout", hour=2, run_id="early")], run_id="early")
+    land_probes(lake, [probe(url, "ok", hour=9, run_id="late"),
+                       probe(url, "timeout", hour=10, run_id="late", check_kind="hourly"),
+                       probe(url, "unreachable", hour=11, run_id="late", check_kind="five_minute")], run_id="late")
+    row = status_rows(lake)["a.example.com/mcp"]
+    assert row["code"] == "o"
+    assert row["run_id"] == "late"
+
+
+def test_failed_control_check_voids_the_run_so_the_day_is_n_never_d(lake):
+    land_probes(lake, [probe("https://a.example.com/mcp", "timeout"),
+                       probe("https://control.7maps.test/mcp", "unreachable", check_kind="control")])
+    row = status_rows(lake)["a.example.com/mcp"]
+    assert row["code"] == "n"
+    assert row["outcome"] is None
+    assert "control check failed" in row["reason"]
+
+
+def test_mass_network_failure_in_one_minute_is_our_outage(lake):
+    # 24 unrelated origins fail in the same minute of one run: voided (n). One real answer stays o, and a
+    # failure in a calm minute stays d.
+    rows = [probe(f"https://s{i}.example{i}.com/mcp", "unreachable", hour=4, minute=7, second=i) for i in range(24)]
+    rows.append(probe("https://up.example.org/mcp", "ok", hour=4, minute=7, second=30))
+    rows.append(probe("https://calm.example.net/mcp", "timeout", hour=5, minute=0))
+    land_probes(lake, rows)
+    status = status_rows(lake)
+    assert {status[f"s{i}.example{i}.com/mcp"]["code"] for i in range(24)} == {"n"}
+    assert "failed in the same minute" in status["s0.example0.com/mcp"]["reason"]
+    assert status["up.example.org/mcp"]["code"] == "o"
+    assert status["calm.example.net/mcp"]["code"] == "d"
+
+
+def test_a_few_failures_in_one_minute_are_not_voided(lake):
+    rows = [probe(f"https://s{i}.example{i}.com/mcp", "unreachable", minute=7, second=i) for i in range(5)]
+    land_probes(lake, rows)
+    assert {r["code"] for r in status_rows(lake).values()} == {"d"}
+
+
+def test_listed_but_unchecked_is_n_and_skips_are_off_the_map(lake):
+    land_registry(lake, ["https://checked.example.com/mcp", "https://unchecked.example.com/mcp",
+                         "http://plain.example.com/mcp", "https://robots.example.com/mcp"],
+                  skip={"http://plain.example.com/mcp": "non-https URL"})
+    land_probes(lake, [probe("https://checked.example.com/mcp", "ok"),
+                       probe("https://robots.example.com/mcp", "skipped", skip_reason="robots.txt disallows")])
+    status = status_rows(lake)
+    assert set(status) == {"checked.example.com/mcp", "unchecked.example.com/mcp"}
+    assert status["unchecked.example.com/mcp"]["code"] == "n"
+    assert status["unchecked.example.com/mcp"]["reason"] == "no daily check"
+
+
+def test_an_endpoint_skipped_at_its_last_check_stays_off_the_map_on_a_day_without_a_run(lake):
+    before = DAY - dt.timedelta(days=1)
+    land_registry(lake, ["https://robots.example.com/mcp", "https://fine.example.com/mcp"], day=before)
+    land_probes(lake, [probe("https://robots.example.com/mcp", "skipped", day=before),
+                       probe("https://fine.example.com/mcp", "ok", day=before)], day=before)
+    status = status_rows(lake, DAY)  # nothing landed on DAY at all
+    assert set(status) == {"fine.example.com/mcp"}
+    assert status["fine.example.com/mcp"]["code"] == "n"
+
+
+def test_tokens_estimate_rounds_size_over_four(lake):
+    tools = [{"name": "x" * 9}]  # [{"name":"xxxxxxxxx"}] = 22 bytes -> 5.5 -> 6
+    land_probes(lake, [probe("https://a.example.com/mcp", "ok", tools=tools)])
+    row = status_rows(lake)["a.example.com/mcp"]
+    assert row["tool_list_size"] == 22
+    assert row["tokens_estimate"] == 6
+    assert row["tool_count"] == 1
+
+
+def test_invalid_rows_are_quarantined_with_a_reason_and_never_counted(lake):
+    land_probes(lake, [probe("https://good.example.com/mcp", "ok"),
+                       probe("https://bad.example.com/mcp", "exploded"),
+                       probe("https://neg.example.com/mcp", "timeout", handshake_ms=-5),
+                       probe("https://late.example.com/mcp", "ok",
+                             started_at=dt.datetime(2026, 11, 11, 1, tzinfo=dt.UTC))])
+    status = status_rows(lake)
+    assert set(status) == {"good.example.com/mcp"}
+    refused = {r["server_key"]: r for r in pq.read_table(lake.curated_file("quarantine", DAY)).to_pylist()}
+    assert refused["bad.example.com/mcp"]["problem"] == "unknown outcome 'exploded'"
+    assert refused["neg.example.com/mcp"]["problem"] == "negative handshake_ms"
+    assert refused["late.example.com/mcp"]["problem"] == "started_at lies outside its day"
+    assert refused["bad.example.com/mcp"]["source_file"] == "raw/probes/day=2026-11-10/run-1.parquet"
+
+
+def test_a_corrupt_parquet_file_is_moved_out_and_quarantined(lake):
+    land_probes(lake, [probe("https://good.example.com/mcp", "ok")])
+    bad = lake.raw_dir("probes", DAY) / "broken.parquet"
+    bad.write_bytes(b"PAR1 this is not parquet")
+    status = status_rows(lake)
+    assert set(status) == {"good.example.com/mcp"}
+    assert not bad.exists()
+    assert (lake.quarantine_dir / "raw/probes/day=2026-11-10/broken.parquet").exists()
+    refused = pq.read_table(lake.curated_file("quarantine", DAY)).to_pylist()
+    assert refused[0]["source_file"] == "raw/probes/day=2026-11-10/broken.parquet"
+    assert refused[0]["problem"].startswith("unreadable Parquet")

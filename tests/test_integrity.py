@@ -1,0 +1,285 @@
+"""Signed, chained roots: the DESIGN formula by hand, signing rules, frozen days, verify, atomic writes."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from conftest import DAY, land_probes, land_status, probe
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from sevenmaps_pipeline import curated
+from sevenmaps_pipeline.integrity import keys
+from sevenmaps_pipeline.integrity.manifest import compute_root, day_lines
+from sevenmaps_pipeline.integrity.roots import AlreadySignedError, SigningError, read_root, sign_through
+from sevenmaps_pipeline.integrity.verify import verify_lake
+from sevenmaps_pipeline.lake.parquet_io import SignedDayError, write_parquet
+from sevenmaps_pipeline.lake.paths import LakePaths
+
+NOW = dt.datetime(2026, 11, 20, 12, tzinfo=dt.UTC)
+
+
+def build_day(lake: LakePaths, day: dt.date, outcome: str = "ok") -> None:
+    land_probes(lake, [probe("https://a.example.com/mcp", outcome, day=day)], day=day)
+    curated.build_quarantine(lake, day)
+    curated.build_daily_status(lake, day)
+    curated.build_server_history(lake, day)
+
+
+def test_root_of_a_tiny_lake_equals_the_design_formula_by_hand(lake, signing_key):
+    # Two hand-written files in day D (content does not have to be Parquet for the root).
+    d1 = lake.root / "curated/daily_status/day=2026-11-10"
+    d2 = lake.root / "curated/server_history/day=2026-11-10"
+    d3 = lake.root / "raw/probes/day=2026-11-10"
+    for folder in (d1, d2, d3):
+        folder.mkdir(parents=True)
+    (d1 / "part-0.parquet").write_bytes(b"status")
+    (d2 / "part-0.parquet").write_bytes(b"history")
+    (d3 / "run-1.parquet").write_bytes(b"probes")
+    (lake.root / "raw/hourly/day=2026-11-10").mkdir(parents=True)
+    (lake.root / "raw/hourly/day=2026-11-10/h.parquet").write_bytes(b"not covered")
+    (d3 / ".run-2.parquet.abc.tmp").write_bytes(b"in flight")
+
+    def h(b: bytes) -> str:
+        return hashlib.sha256(b).hexdigest()
+
+    expected_lines = [
+        f"{h(b'status')}  curated/daily_status/day=2026-11-10/part-0.parquet",
+        f"{h(b'history')}  curated/server_history/day=2026-11-10/part-0.parquet",
+        f"{h(b'probes')}  raw/probes/day=2026-11-10/run-1.parquet",
+    ]
+    expected_root = hashlib.sha256(("" + "\n" + "\n".join(expected_lines)).encode()).hexdigest()
+    (signed,) = sign_through(lake, DAY, signing_key, now=NOW)
+    doc = read_root(lake, DAY)
+    assert doc["lines"] == expected_lines
+    assert signed.root == doc["root"] == expected_root
+    assert doc["previous_root"] == "" and doc["previous_day"] is None
+    public = keys.read_published_key(lake)
+    public.verify(base64.b64decode(doc["signature"]), bytes.fromhex(expected_root))
+
+    # The next day chains: its root includes this one.
+    nxt = DAY + dt.timedelta(days=1)
+    d4 = lake.root / f"curated/daily_status/day={nxt}"
+    d4.mkdir(parents=True)
+    (d4 / "part-0.parquet").write_bytes(b"next")
+    (lake.root / f"curated/server_history/day={nxt}").mkdir(parents=True)
+    (lake.root / f"curated/server_history/day={nxt}/part-0.parquet").write_bytes(b"nexth")
+    sign_through(lake, nxt, signing_key, now=NOW)
+    lines2 = [f"{h(b'next')}  curated/daily_status/day={nxt}/part-0.parquet",
+              f"{h(b'nexth')}  curated/server_history/day={nxt}/part-0.parquet"]
+    expected_next = hashlib.sha256((expected_root + "\n" + "\n".join(lines2)).encode()).hexdigest()
+    assert read_root(lake, nxt)["root"] == expected_next
+
+
+def test_ed25519_known_answer_rfc8032_test_1():
+    # RFC 8032 section 7.1, TEST 1: empty message. sign_root signs the bytes of the hex root ("" -> b"").
+    secret = bytes.fromhex("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60")
+    expected = bytes.fromhex(
+        "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b")
+    key = Ed25519PrivateKey.from_private_bytes(secret)
+    assert base64.b64decode(keys.sign_root(key, "")) == expected
+
+
+def test_earlier_unsigned_days_are_signed_first_in_chain_order(lake, signing_key):
+    days = [DAY + dt.timedelta(days=i) for i in range(3)]
+    for d in days:
+        build_day(lake, d)
+    signed = sign_through(lake, days[2], signing_key, now=NOW)
+    assert [s.day for s in signed] == days
+    assert read_root(lake, days[1])["previous_root"] == read_root(lake, days[0])["root"]
+    assert read_root(lake, days[2])["previous_day"] == days[1].isoformat()
+    assert verify_lake(lake).ok
+
+
+def test_resigning_is_refused(lake, signing_key):
+    build_day(lake, DAY)
+    sign_through(lake, DAY, signing_key, now=NOW)
+    before = lake.root_file(DAY).read_bytes()
+    with pytest.raises(AlreadySignedError, match="2026-11-10 is already signed"):
+        sign_through(lake, DAY, signing_key, now=NOW)
+    assert lake.root_file(DAY).read_bytes() == before
+
+
+def test_a_day_is_signed_only_after_it_ended(lake, signing_key):
+    build_day(lake, DAY)
+    with pytest.raises(SigningError, match="has not ended"):
+        sign_through(lake, DAY, signing_key, now=dt.datetime(2026, 11, 10, 23, 59, tzinfo=dt.UTC))
+    assert not lake.root_file(DAY).exists()
+
+
+def test_a_day_without_its_tables_is_not_signed_and_nothing_later_is_either(lake, signing_key):
+    build_day(lake, DAY)
+    later = DAY + dt.timedelta(days=2)
+    build_day(lake, later)  # the day between has raw data only
+    land_probes(lake, [probe("https://a.example.com/mcp", "ok", day=DAY + dt.timedelta(days=1))],
+                day=DAY + dt.timedelta(days=1))
+    with pytest.raises(SigningError, match="2026-11-11 cannot be signed: daily_status, server_history"):
+        sign_through(lake, later, signing_key, now=NOW)
+    assert not lake.roots_dir.exists() or not any(lake.roots_dir.iterdir())
+
+
+def test_writing_into_a_signed_day_is_refused_naming_the_day(lake, signing_key):
+    build_day(lake, DAY)
+    sign_through(lake, DAY, signing_key, now=NOW)
+    table = pa.table({"x": [1]})
+    with pytest.raises(SignedDayError, match="day 2026-11-10 is signed"):
+        write_parquet(lake, lake.curated_file("daily_status", DAY), table)
+    with pytest.raises(SignedDayError, match="2026-11-10 is signed"):
+        curated.build_daily_status(lake, DAY)
+    with pytest.raises(SignedDayError, match="precedes the last signed day 2026-11-10"):
+        write_parquet(lake, lake.curated_file("daily_status", DAY - dt.timedelta(days=3)), table)
+    assert verify_lake(lake).ok
+
+
+def test_signing_key_rules(lake, tmp_path):
+    with pytest.raises(keys.SigningKeyError, match="must not live inside the lake"):
+        keys.generate_key(lake.root / "k.pem", lake)
+    path = keys.generate_key(tmp_path / "k.pem")
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    os.chmod(path, 0o644)
+    with pytest.raises(keys.SigningKeyError, match="readable by others"):
+        keys.load_private_key(path, lake)
+    with pytest.raises(keys.SigningKeyError, match="no signing key"):
+        keys.load_private_key(tmp_path / "absent.pem", lake)
+
+
+def test_another_key_than_the_published_one_is_refused(lake, signing_key, tmp_path):
+    build_day(lake, DAY)
+    sign_through(lake, DAY, signing_key, now=NOW)
+    build_day(lake, DAY + dt.timedelta(days=1))
+    other = keys.generate_key(tmp_path / "other.pem")
+    with pytest.raises(keys.SigningKeyError, match="does not match the public key published"):
+        sign_through(lake, DAY + dt.timedelta(days=1), other, now=NOW)
+
+
+@pytest.fixture
+def signed_lake(lake, signing_key):
+    for i in range(3):
+        build_day(lake, DAY + dt.timedelta(days=i))
+    sign_through(lake, DAY + dt.timedelta(days=2), signing_key, now=NOW)
+    assert verify_lake(lake).ok
+    return lake
+
+
+def test_verify_catches_a_flipped_byte(signed_lake):
+    path = signed_lake.curated_file("daily_status", DAY + dt.timedelta(days=1))
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    path.write_bytes(bytes(data))
+    report = verify_lake(signed_lake)
+    assert not report.ok
+    assert report.bad_day == DAY + dt.timedelta(days=1)
+    assert report.problem.startswith("file changed: curated/daily_status/day=2026-11-11/part-0.parquet")
+
+
+def test_verify_catches_a_deleted_file(signed_lake):
+    (signed_lake.raw_dir("probes", DAY) / "run-1.parquet").unlink()
+    report = verify_lake(signed_lake)
+    assert (report.ok, report.bad_day) == (False, DAY)
+    assert report.problem == "file missing: raw/probes/day=2026-11-10/run-1.parquet"
+
+
+def test_verify_catches_an_added_file(signed_lake):
+    extra = signed_lake.raw_dir("probes", DAY + dt.timedelta(days=2)) / "sneaky.parquet"
+    extra.write_bytes(b"PAR1")
+    report = verify_lake(signed_lake)
+    assert (report.ok, report.bad_day) == (False, DAY + dt.timedelta(days=2))
+    assert report.problem == "file added after signing: raw/probes/day=2026-11-12/sneaky.parquet"
+
+
+def test_verify_catches_swapped_signatures(signed_lake):
+    a, b = signed_lake.root_file(DAY), signed_lake.root_file(DAY + dt.timedelta(days=1))
+    da, db = json.loads(a.read_text()), json.loads(b.read_text())
+    da["signature"], db["signature"] = db["signature"], da["signature"]
+    a.write_text(json.dumps(da))
+    b.write_text(json.dumps(db))
+    report = verify_lake(signed_lake)
+    assert (report.ok, report.bad_day) == (False, DAY)
+    assert report.problem == "bad signature in roots/day=2026-11-10.json"
+
+
+def test_verify_catches_a_rewritten_root_and_a_broken_chain(signed_lake, tmp_path):
+    # Recompute day 2 honestly over changed files with a forged signature: the chain still holds the old root.
+    path = signed_lake.root_file(DAY + dt.timedelta(days=1))
+    doc = json.loads(path.read_text())
+    doc["lines"][0] = "0" * 64 + doc["lines"][0][64:]
+    path.write_text(json.dumps(doc))
+    report = verify_lake(signed_lake)
+    assert report.bad_day == DAY + dt.timedelta(days=1) and report.problem.startswith("file changed")
+
+    signed_lake.root_file(DAY + dt.timedelta(days=1)).unlink()
+    report = verify_lake(signed_lake)
+    assert report.bad_day == DAY + dt.timedelta(days=2)
+    assert report.problem == "broken chain: no root for 2026-11-11 (roots/day=2026-11-11.json missing)"
+
+
+def test_verify_cli_exit_codes(signed_lake):
+    from sevenmaps_pipeline.cli import main
+
+    assert main(["--lake", str(signed_lake.root), "verify"]) == 0
+    (signed_lake.raw_dir("probes", DAY) / "run-1.parquet").unlink()
+    assert main(["--lake", str(signed_lake.root), "verify"]) == 1
+
+
+def test_a_failed_write_leaves_no_file_and_no_temp(lake, monkeypatch):
+    target = lake.curated_file("daily_status", DAY)
+
+    def explode(table, where, **kwargs):
+        with open(where, "wb") as fh:
+            fh.write(b"PAR1 half a file")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(pq, "write_table", explode)
+    with pytest.raises(OSError, match="disk full"):
+        write_parquet(lake, target, pa.table({"x": [1, 2, 3]}))
+    assert not target.exists()
+    assert list(target.parent.iterdir()) == []
+
+
+def test_a_killed_writer_leaves_no_visible_partial_file(lake):
+    target = lake.curated_file("daily_status", DAY)
+    write_parquet(lake, target, pa.table({"x": [1]}))
+    old = target.read_bytes()
+    script = textwrap.dedent(f"""
+        import os, pyarrow as pa, pyarrow.parquet as pq
+        from sevenmaps_pipeline.lake.parquet_io import write_parquet
+        from sevenmaps_pipeline.lake.paths import LakePaths
+        real = pq.write_table
+        def dying(table, where, **kw):
+            real(table, where, **kw)
+            os._exit(9)  # killed after the temp file is written, before the rename
+        pq.write_table = dying
+        write_parquet(LakePaths.at({str(lake.root)!r}), __import__("pathlib").Path({str(target)!r}),
+                      pa.table({{"x": list(range(100000))}}))
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True)
+    assert proc.returncode == 9
+    assert target.read_bytes() == old  # the old partition is whole and untouched
+    leftovers = [p.name for p in target.parent.iterdir() if p.name != "part-0.parquet"]
+    assert len(leftovers) == 1 and leftovers[0].startswith(".") and leftovers[0].endswith(".tmp")
+    expected = f"{hashlib.sha256(old).hexdigest()}  curated/daily_status/day=2026-11-10/part-0.parquet"
+    assert day_lines(lake, DAY) == [expected]
+
+
+def test_compute_root_formula():
+    assert compute_root("", []) == hashlib.sha256(b"\n").hexdigest()
+    assert compute_root("ab", ["x  y"]) == hashlib.sha256(b"ab\nx  y").hexdigest()
+
+
+def test_build_status_refuses_before_touching_a_signed_day(lake, signing_key):
+    build_day(lake, DAY)
+    sign_through(lake, DAY, signing_key, now=NOW)
+    land_status_path = lake.curated_file("daily_status", DAY)
+    before = land_status_path.read_bytes()
+    with pytest.raises(SignedDayError):
+        land_status(lake, DAY, {"x": "o"})
+    assert land_status_path.read_bytes() == before

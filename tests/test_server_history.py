@@ -1,0 +1,126 @@
+"""server_history on hand-made daily_status partitions, against figures computed by hand."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+
+import pyarrow.parquet as pq
+import pytest
+from conftest import land_status
+from scipy.stats import beta as beta_dist
+
+from sevenmaps_pipeline import curated
+
+END = dt.date(2026, 11, 30)
+DAYS = [END - dt.timedelta(days=29 - i) for i in range(30)]  # oldest first
+KEY = "a.example.com/mcp"
+
+
+def history_for(lake, codes: str, hashes: list[str | None] | None = None, handshakes: list[int] | None = None):
+    assert len(codes) == 30
+    for i, day in enumerate(DAYS):
+        if codes[i] == "-":  # no partition at all that day
+            continue
+        land_status(lake, day, {KEY: codes[i]},
+                    hashes={KEY: hashes[i]} if hashes else None,
+                    handshake={KEY: handshakes[i]} if handshakes else None)
+    curated.build_server_history(lake, END)
+    (row,) = pq.read_table(lake.curated_file("server_history", END)).to_pylist()
+    return row
+
+
+def test_29_of_30_answering_is_never_shown_as_100(lake):
+    row = history_for(lake, "o" * 14 + "d" + "o" * 15)
+    assert (row["checked_days"], row["answered_days"]) == (30, 29)
+    assert row["uptime_pct"] == 96.6  # 96.666... floored, never rounded up
+    assert row["uptime_label"] == "30-day uptime"
+
+
+def test_every_checked_day_answering_is_100_and_a_p_count_as_answering(lake):
+    row = history_for(lake, "oaop" * 7 + "nn")
+    assert row["uptime_pct"] == 100.0
+    assert (row["checked_days"], row["answered_days"], row["ok_days"]) == (28, 28, 14)
+
+
+def test_999_of_1000_style_floor_near_100(lake):
+    # 27 of 28 checked: 96.428... -> 96.4 (not 96.5)
+    row = history_for(lake, "nn" + "o" * 27 + "d")
+    assert row["uptime_pct"] == 96.4
+
+
+def test_fewer_than_14_checked_days_are_labelled_as_observed(lake):
+    row = history_for(lake, "n" * 17 + "o" * 12 + "d")
+    assert row["checked_days"] == 13
+    assert row["uptime_label"] == "over 13 days observed"
+    assert row["uptime_pct"] == 92.3  # 12/13 = 92.307...
+
+
+def test_exactly_14_checked_days_earn_the_30_day_label(lake):
+    row = history_for(lake, "n" * 16 + "o" * 14)
+    assert row["uptime_label"] == "30-day uptime"
+
+
+def test_all_n_window_has_no_uptime_and_a_prior_only_success_chance(lake):
+    row = history_for(lake, "n" * 30)
+    assert row["history"] == "n" * 30
+    assert (row["checked_days"], row["uptime_pct"]) == (0, None)
+    assert row["uptime_label"] == "over 0 days observed"
+    assert row["success_chance"] == pytest.approx(0.5)
+    assert row["success_chance_low"] == pytest.approx(0.05)
+    assert row["success_chance_high"] == pytest.approx(0.95)
+
+
+def test_missing_partitions_count_as_n_and_history_is_oldest_first(lake):
+    codes = "d" + "-" * 3 + "o" * 26
+    row = history_for(lake, codes)
+    assert row["history"] == "dnnn" + "o" * 26
+    assert row["checked_days"] == 27
+
+
+def test_success_chance_is_the_recency_weighted_beta_posterior(lake):
+    codes = "o" * 10 + "d" * 5 + "n" * 5 + "oapdo" * 2
+    row = history_for(lake, codes)
+    alpha, beta = 1.0, 1.0
+    for i, c in enumerate(codes):
+        w = 0.5 ** ((29 - i) / 7)
+        if c in "oap":
+            alpha += w
+        elif c == "d":
+            beta += w
+    assert row["success_chance"] == pytest.approx(alpha / (alpha + beta))
+    assert row["success_chance_low"] == pytest.approx(beta_dist.ppf(0.05, alpha, beta))
+    assert row["success_chance_high"] == pytest.approx(beta_dist.ppf(0.95, alpha, beta))
+    assert row["success_chance_low"] < row["success_chance"] < row["success_chance_high"]
+
+
+def test_recent_days_weigh_more(lake, tmp_path):
+    from sevenmaps_pipeline.lake.paths import LakePaths
+
+    recent_down = history_for(lake, "o" * 25 + "d" * 5)
+    old_down = history_for(LakePaths.at(tmp_path / "other"), "d" * 5 + "o" * 25)
+    assert old_down["uptime_pct"] == recent_down["uptime_pct"]
+    assert old_down["success_chance"] > recent_down["success_chance"]
+
+
+def test_stability_counts_tool_list_changes_between_consecutive_listed_days(lake):
+    codes = "n" * 24 + "oodooo"
+    hashes = [None] * 24 + ["A", "A", None, "B", "B", "A"]  # A->A same, A->B change, B->B same, B->A change
+    row = history_for(lake, codes, hashes=hashes)
+    assert (row["tool_list_comparisons"], row["tool_list_change_days"]) == (4, 2)
+    assert row["stability"] == pytest.approx(0.5)
+
+
+def test_stability_is_unknown_without_a_comparison_and_1_when_never_changed(lake, tmp_path):
+    from sevenmaps_pipeline.lake.paths import LakePaths
+
+    assert history_for(lake, "a" * 30)["stability"] is None
+    same = history_for(LakePaths.at(tmp_path / "same"), "o" * 30, hashes=["H"] * 30)
+    assert same["stability"] == 1.0
+
+
+def test_median_handshake_uses_ok_days_only(lake):
+    handshakes = [100] * 27 + [300, 9000, 50]
+    row = history_for(lake, "o" * 27 + "oda", handshakes=handshakes)
+    assert row["median_handshake_ms"] == 100
+    assert not math.isnan(row["success_chance"])
