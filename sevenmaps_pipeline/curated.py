@@ -41,13 +41,16 @@ def _rel(lake: LakePaths, path: Path) -> str:
 
 
 def _unreadable(path: Path, spec_schema: pa.Schema) -> str | None:
-    """Why a landed raw file cannot be used, or None. Reads it whole: corrupt pages show only then."""
+    """Why a landed raw file cannot be used, or None. Decodes every page (corrupt pages show only then),
+    a batch at a time so memory stays flat."""
     try:
-        table = pq.read_table(path)
+        with pq.ParquetFile(path) as parquet:
+            names = parquet.schema_arrow.names
+            for _ in parquet.iter_batches(batch_size=16_384):
+                pass
     except Exception as exc:  # noqa: BLE001 - any reader failure is a classified refusal
         return f"unreadable Parquet: {type(exc).__name__}: {str(exc)[:300]}"
-    required = [f.name for f in spec_schema if not f.nullable]
-    missing = [c for c in required if c not in table.column_names]
+    missing = [f.name for f in spec_schema if not f.nullable and f.name not in names]
     if missing:
         return f"missing required columns: {', '.join(missing)}"
     return None

@@ -3,7 +3,6 @@
 -- Rows with a problem never count toward any figure; they land in curated/quarantine with the reason.
 SELECT
     p.*,
-    row_number() OVER (PARTITION BY p.source_file) - 1 AS row_number,
     CASE
         WHEN p.server_key IS NULL OR p.server_key = '' THEN 'missing server_key'
         WHEN p.day IS NULL THEN 'missing day'

@@ -5,7 +5,7 @@ SELECT
     $day::DATE AS day,
     'probes' AS source,
     substr(source_file, length($lake_prefix) + 1) AS source_file,
-    row_number,
+    source_row AS row_number,
     server_key,
     problem,
     to_json(struct_pack(day, check_kind, run_id, server_key, url, started_at, outcome, handshake_ms))::VARCHAR
@@ -13,4 +13,4 @@ SELECT
 FROM probe_validation
 WHERE problem IS NOT NULL
   AND regexp_extract(source_file, 'day=(\d{4}-\d{2}-\d{2})', 1) = $day::VARCHAR
-ORDER BY source_file, row_number
+ORDER BY source_file, source_row

@@ -127,6 +127,7 @@ def test_invalid_rows_are_quarantined_with_a_reason_and_never_counted(lake):
     assert refused["neg.example.com/mcp"]["problem"] == "negative handshake_ms"
     assert refused["late.example.com/mcp"]["problem"] == "started_at lies outside its day"
     assert refused["bad.example.com/mcp"]["source_file"] == "raw/probes/day=2026-11-10/run-1.parquet"
+    assert [refused[k]["row_number"] for k in ("bad.example.com/mcp", "neg.example.com/mcp")] == [1, 2]
 
 
 def test_a_corrupt_parquet_file_is_moved_out_and_quarantined(lake):

@@ -222,6 +222,16 @@ def test_verify_catches_a_rewritten_root_and_a_broken_chain(signed_lake, tmp_pat
     assert report.problem == "broken chain: no root for 2026-11-11 (roots/day=2026-11-11.json missing)"
 
 
+def test_verify_catches_a_day_signed_before_it_ended(signed_lake):
+    path = signed_lake.root_file(DAY)
+    doc = json.loads(path.read_text())
+    doc["signed_at"] = "2026-11-10T23:00:00+00:00"
+    path.write_text(json.dumps(doc))
+    report = verify_lake(signed_lake)
+    assert (report.ok, report.bad_day) == (False, DAY)
+    assert report.problem == "signed at 2026-11-10T23:00:00+00:00, before the day ended"
+
+
 def test_verify_cli_exit_codes(signed_lake):
     from sevenmaps_pipeline.cli import main
 

@@ -73,6 +73,12 @@ def verify_lake(lake: LakePaths) -> VerifyReport:
             return fail(day, f"root file unreadable: {path.relative_to(lake.root)} ({exc})")
         if doc.get("day") != name:
             return fail(day, f"root file {path.relative_to(lake.root)} names day {doc.get('day')}")
+        try:
+            signed_at = dt.datetime.fromisoformat(doc["signed_at"])
+        except (KeyError, TypeError, ValueError):
+            return fail(day, f"root file {path.relative_to(lake.root)} has no valid signed_at")
+        if signed_at < dt.datetime.combine(day + dt.timedelta(days=1), dt.time(), dt.UTC):
+            return fail(day, f"signed at {doc['signed_at']}, before the day ended")
         if previous_day is not None and day != previous_day + dt.timedelta(days=1):
             gap = previous_day + dt.timedelta(days=1)
             return fail(day, f"broken chain: no root for {gap} (roots/day={gap}.json missing)")

@@ -46,15 +46,17 @@ def _sql_literal_list(paths: Sequence[Path]) -> str:
 
 def bind_input(con: duckdb.DuckDBPyConnection, view: str, files: Sequence[Path], schema: pa.Schema) -> None:
     """Create temp view `view` over `files` with every column of `schema` (nulls where a file lacks one;
-    an empty, typed relation when there are no files). Adds `source_file`."""
-    empty = pa.schema(list(schema) + [pa.field("source_file", pa.string())]).empty_table()
+    an empty, typed relation when there are no files). Adds `source_file` and `source_row` (0-based)."""
+    empty = pa.schema(list(schema) + [pa.field("source_file", pa.string()),
+                                      pa.field("source_row", pa.int64())]).empty_table()
     con.register(f"__empty_{view}", empty)
     if files:
         con.execute(
             f"CREATE OR REPLACE TEMP VIEW {view} AS "
             f"SELECT * FROM __empty_{view} UNION ALL BY NAME "
-            f"SELECT * RENAME (filename AS source_file) FROM read_parquet({_sql_literal_list(files)}, "
-            f"union_by_name = true, hive_partitioning = false, filename = true)"
+            f"SELECT * RENAME (filename AS source_file, file_row_number AS source_row) "
+            f"FROM read_parquet({_sql_literal_list(files)}, union_by_name = true, hive_partitioning = false, "
+            f"filename = true, file_row_number = true)"
         )
     else:
         con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM __empty_{view}")

@@ -1,0 +1,175 @@
+"""`make bench`: 100,000 endpoints x 30 days (synthetic) through the real Dagster assets.
+
+Figures: wall time and peak memory of materialising one day (status + history + root) and of a 30-day
+backfill, each in a fresh process as an operator would run them; and the ratio of that day's compute
+(the run itself, without Python's and Dagster's process start) to a bare DuckDB scan of every file the
+day's run reads. Nothing here asserts a time: it prints figures and writes .bench/results.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .lake.paths import PROJECT_ROOT, LakePaths
+
+BENCH_DIR = PROJECT_ROOT / ".bench"
+
+
+def _say(msg: str) -> None:
+    print(f"[bench] {msg}", flush=True)
+
+
+def _clone(src: LakePaths, dst: Path, *, drop_day: dt.date | None = None, curated: bool = True) -> LakePaths:
+    """Copy a lake with hard links (writes replace files by rename, so the source is never touched)."""
+    if dst.exists():
+        shutil.rmtree(dst)
+    dst.mkdir(parents=True)
+    for part in ("raw", "curated", "roots", ".well-known"):
+        if (src.root / part).exists() and (curated or part == "raw"):
+            subprocess.run(["cp", "-al", str(src.root / part), str(dst / part)], check=True)
+    lake = LakePaths.at(dst)
+    if drop_day:
+        for table_dir in (dst / "curated").glob("*"):
+            shutil.rmtree(table_dir / f"day={drop_day}", ignore_errors=True)
+        lake.root_file(drop_day).unlink(missing_ok=True)
+    return lake
+
+
+def _child_run(job: str, first: dt.date, last: dt.date, lake: Path, key: Path) -> dict:
+    """Runs inside the measured process."""
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    import dagster as dg
+
+    from .defs.runner import run_days
+
+    home = tempfile.mkdtemp(prefix="sevenmaps-bench-home-")
+    with dg.instance_for_test(temp_dir=home) as instance:
+        started = time.perf_counter()
+        result = run_days(job, first, last, instance, lake, key, log_level="WARNING")
+        in_run = time.perf_counter() - started
+    shutil.rmtree(home, ignore_errors=True)
+    return {"success": result.success, "in_run_seconds": in_run,
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def _measure(job: str, first: dt.date, last: dt.date, lake: LakePaths, key: Path) -> dict:
+    started = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "sevenmaps_pipeline.bench", "--child", job, first.isoformat(), last.isoformat(),
+         str(lake.root), str(key)], capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise RuntimeError(f"bench run failed:\n{proc.stderr[-4000:]}")
+    figures = json.loads(proc.stdout.strip().splitlines()[-1])
+    figures["wall_seconds"] = wall
+    if not figures["success"]:
+        raise RuntimeError("the Dagster run did not succeed")
+    return figures
+
+
+def _bare_scan_seconds(lake: LakePaths, day: dt.date) -> tuple[float, int]:
+    """A bare DuckDB scan (every column) of every file the day's run reads."""
+    import duckdb
+
+    from .curated import registry_in_force
+    from .integrity.manifest import day_files
+
+    window = [day - dt.timedelta(days=i) for i in range(29, -1, -1)]
+    groups = [
+        [f for d in window for f in lake.raw_files("probes", d)],
+        [p for p in [registry_in_force(lake, day)] if p],
+        [lake.curated_file("daily_status", d) for d in window if lake.curated_file("daily_status", d).exists()],
+        [p for p in day_files(lake, day) if "curated/server_history" in p.as_posix()],
+    ]
+    con = duckdb.connect()
+    started = time.perf_counter()
+    files = 0
+    for group in groups:
+        if not group:
+            continue
+        files += len(group)
+        listing = "[" + ", ".join(f"'{p}'" for p in group) + "]"
+        con.execute(f"SELECT count(*), sum(hash(COLUMNS(*))) FROM read_parquet({listing}, union_by_name = true)"
+                    ).fetchall()
+    return time.perf_counter() - started, files
+
+
+def run_bench(servers: int, days: int, seed: int) -> int:
+    from .integrity.keys import generate_key
+    from .synth import synthesize
+
+    BENCH_DIR.mkdir(exist_ok=True)
+    source = LakePaths.at(BENCH_DIR / f"raw-{servers}x{days}-seed{seed}")
+    marker = source.root / ".complete.json"
+    if marker.exists():
+        meta = json.loads(marker.read_text())
+        end = dt.date.fromisoformat(meta["end"])
+        _say(f"reusing synthetic lake {source.root} ({meta['probe_rows']:,} probe rows, ends {end})")
+    else:
+        shutil.rmtree(source.root, ignore_errors=True)
+        end = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
+        _say(f"synthesising {servers:,} endpoints x {days} days ...")
+        started = time.perf_counter()
+        result = synthesize(source, servers, days, seed, end)
+        seconds = time.perf_counter() - started
+        meta = {"end": end.isoformat(), "probe_rows": result.probe_rows, "synth_seconds": seconds}
+        marker.write_text(json.dumps(meta))
+        _say(f"synth: {result.probe_rows:,} probe rows in {seconds:.1f}s")
+    key = BENCH_DIR / "bench-signing-key.pem"
+    if not key.exists():
+        generate_key(key)
+    first = end - dt.timedelta(days=days - 1)
+
+    _say(f"30-day backfill {first} .. {end} (map + sign, one single-run backfill, fresh process) ...")
+    backfill_lake = _clone(source, BENCH_DIR / "work-backfill", curated=False)
+    backfill = _measure("map_and_sign_job", first, end, backfill_lake, key)
+
+    _say(f"one day {end} (status + history + root; the 29 days before already done) ...")
+    day_lake = _clone(backfill_lake, BENCH_DIR / "work-day", drop_day=end)
+    one_day = _measure("map_and_sign_job", end, end, day_lake, key)
+    scan_seconds, scan_files = _bare_scan_seconds(day_lake, end)
+
+    results = {
+        "endpoints": servers, "days": days, "probe_rows": meta["probe_rows"],
+        "synth_seconds": meta.get("synth_seconds"),
+        "one_day": one_day, "backfill_30_days": backfill,
+        "bare_scan_seconds": scan_seconds, "bare_scan_files": scan_files,
+        "one_day_compute_to_bare_scan": one_day["in_run_seconds"] / scan_seconds,
+        "cores": os.cpu_count(),
+    }
+    (BENCH_DIR / "results.json").write_text(json.dumps(results, indent=2))
+    print()
+    print(f"sevenmaps bench: {servers:,} endpoints x {days} days ({meta['probe_rows']:,} probe rows), "
+          f"{os.cpu_count()} cores")
+    if meta.get("synth_seconds"):
+        print(f"  synth (raw probes + registry)          {meta['synth_seconds']:8.1f} s")
+    print(f"  one day through Dagster: wall          {one_day['wall_seconds']:8.1f} s   "
+          f"(in-run {one_day['in_run_seconds']:.1f} s)   peak RSS {one_day['peak_rss_mb']:,.0f} MB")
+    print(f"  30-day backfill through Dagster: wall  {backfill['wall_seconds']:8.1f} s   "
+          f"(in-run {backfill['in_run_seconds']:.1f} s)   peak RSS {backfill['peak_rss_mb']:,.0f} MB")
+    print(f"  bare DuckDB scan of the day's inputs   {scan_seconds:8.2f} s   ({scan_files} files)")
+    print(f"  ratio one-day compute / bare scan      {results['one_day_compute_to_bare_scan']:8.1f} x")
+    print(f"  backfill per day (in-run)              {backfill['in_run_seconds'] / days:8.2f} s")
+    print(f"figures written to {BENCH_DIR / 'results.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--child", nargs=5, metavar=("JOB", "FIRST", "LAST", "LAKE", "KEY"))
+    args = parser.parse_args()
+    job, first, last, lake, key = args.child
+    print(json.dumps(_child_run(job, dt.date.fromisoformat(first), dt.date.fromisoformat(last), Path(lake),
+                                Path(key))))

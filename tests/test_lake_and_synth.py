@@ -1,0 +1,128 @@
+"""The lake contracts: schemas and README in step, warehouse views, endpoint keys; the synthetic generator."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import subprocess
+import sys
+import textwrap
+from collections import Counter
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+
+from sevenmaps_pipeline.lake.keys import server_id, server_key
+from sevenmaps_pipeline.lake.paths import PROJECT_ROOT, LakePaths
+from sevenmaps_pipeline.lake.schemas import RAW_PROBES, data_dictionary_markdown
+from sevenmaps_pipeline.lake.warehouse import publish_warehouse
+from sevenmaps_pipeline.rules.fingerprints import summarize_tools, tool_fingerprint
+from sevenmaps_pipeline.synth import synthesize
+
+END = dt.date(2026, 11, 20)
+
+
+def test_readme_data_dictionary_is_generated_from_the_schemas():
+    readme = (PROJECT_ROOT / "README.md").read_text()
+    start, end = "<!-- data-dictionary:start -->\n", "<!-- data-dictionary:end -->"
+    assert start in readme and end in readme
+    assert readme.split(start)[1].split(end)[0] == data_dictionary_markdown(), \
+        "README data dictionary is stale: regenerate it with `sevenmaps data-dictionary`"
+
+
+@pytest.mark.parametrize(("url", "key"), [
+    ("https://WWW.Example.com:443/mcp/", "example.com/mcp"),
+    ("https://api.example.com/v1/mcp?token=x#frag", "api.example.com/v1/mcp"),
+    ("https://example.com", "example.com"),
+    ("https://example.com./mcp", "example.com/mcp"),
+])
+def test_server_key_normalises_urls(url, key):
+    assert server_key(url) == key
+    assert server_id(key) == hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
+def test_tools_hash_is_order_free_and_fingerprint_keeps_absent_apart_from_null():
+    a = {"name": "a", "description": "x", "inputSchema": {"type": "object", "properties": {}}}
+    b = {"name": "b", "annotations": {"readOnlyHint": True}}
+    assert summarize_tools([a, b]).tools_hash == summarize_tools([b, a]).tools_hash
+    assert summarize_tools([a]).tools_hash != summarize_tools([b]).tools_hash
+    assert tool_fingerprint({"name": "a"}) != tool_fingerprint({"name": "a", "description": None})
+    # Key order inside a schema does not change the fingerprint; fields outside the four do not either.
+    assert tool_fingerprint({"inputSchema": {"b": 1, "a": 2}, "name": "n"}) == \
+        tool_fingerprint({"name": "n", "inputSchema": {"a": 2, "b": 1}, "title": "ignored"})
+    expected = hashlib.sha256(b'{"name":"n"}').hexdigest()
+    assert tool_fingerprint({"name": "n"}) == expected
+
+
+def _file_digests(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*.parquet"))}
+
+
+def test_synth_is_deterministic_per_seed(tmp_path):
+    a, b, c = (LakePaths.at(tmp_path / n) for n in "abc")
+    synthesize(a, 200, 6, seed=11, end_day=END)
+    synthesize(b, 200, 6, seed=11, end_day=END)
+    synthesize(c, 200, 6, seed=12, end_day=END)
+    assert _file_digests(a.root) == _file_digests(b.root)
+    assert _file_digests(a.root) != _file_digests(c.root)
+
+
+def test_synth_lands_a_realistic_mix_the_way_the_prober_will(tmp_path):
+    lake = LakePaths.at(tmp_path / "lake")
+    result = synthesize(lake, 3000, 30, seed=4, end_day=END)
+    assert len(result.missing_days) == 2
+    for missed in result.missing_days:
+        assert lake.raw_files("probes", missed) == [] and not lake.registry_file(missed).exists()
+    table = pq.read_table(lake.raw_files("probes", END)[0])
+    assert table.schema.equals(RAW_PROBES.schema, check_metadata=False)
+    daily = [r for r in table.to_pylist() if r["check_kind"] == "daily"]
+    share = {k: v / len(daily) for k, v in Counter(r["outcome"] for r in daily).items()}
+    assert 0.40 < share["ok"] < 0.60
+    assert 0.15 < share["needs_auth"] < 0.25
+    assert 0.005 < share["http_402"] < 0.04
+    downs = {o for o in share if o not in ("ok", "needs_auth", "http_402", "skipped")}
+    assert len(downs) >= 8
+    ok = [r for r in daily if r["outcome"] == "ok"]
+    assert all(summarize_tools(json.loads(r["tools_json"])).tools_hash == r["tools_hash"] for r in ok[:200])
+    # Tool lists change for some endpoints between the first and the last day; endpoints come and go.
+    con = duckdb.connect()
+    changed, appeared = con.execute(
+        f"""WITH p AS (SELECT * FROM read_parquet('{lake.root}/raw/probes/*/*.parquet') WHERE check_kind = 'daily')
+            SELECT (SELECT count(*) FROM (SELECT server_key FROM p WHERE tools_hash IS NOT NULL
+                                          GROUP BY server_key HAVING count(DISTINCT tools_hash) > 1)),
+                   (SELECT count(*) FROM (SELECT server_key FROM p GROUP BY server_key
+                                          HAVING min(day) > DATE '{result.days[0]}'))""").fetchone()
+    assert changed > 20 and appeared > 50
+
+
+def test_warehouse_views_resolve_from_any_directory_and_readers_never_block_publishing(tmp_path):
+    lake = LakePaths.at(tmp_path / "lake")
+    synthesize(lake, 50, 2, seed=1, end_day=END)
+    publish_warehouse(lake)
+    reader = textwrap.dedent(f"""
+        import duckdb, sys, time
+        con = duckdb.connect({str(lake.warehouse)!r}, read_only=True)
+        print(con.execute("SELECT count(*) FROM probes").fetchone()[0], flush=True)
+        sys.stdin.readline()  # hold the read-only connection open until told
+        print(con.execute("SELECT count(*) FROM probes").fetchone()[0], flush=True)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", reader], cwd="/", stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        first = int(proc.stdout.readline())
+        assert first > 50
+        publish_warehouse(lake)  # an analyst's open session must not stall the pipeline
+        con = duckdb.connect(str(lake.warehouse), read_only=True)
+        assert con.execute("SELECT count(*) FROM probes").fetchone()[0] == first
+        assert con.execute("SELECT count(*) FROM daily_status").fetchone()[0] == 0  # typed, empty
+        con.close()
+        proc.stdin.write("\n")
+        proc.stdin.flush()
+        assert int(proc.stdout.readline()) == first
+    finally:
+        proc.kill()
+        proc.wait()
