@@ -13,11 +13,13 @@
 --   * on the map: endpoints checked today and not skipped, plus endpoints listed in the registry in force
 --     (listing 'probe') whose last check in the lookback was not a skip; without a valid check they are n;
 --   * HTTP 400/405 and non-MCP answers keep code d but show "answers, but not as a standard MCP endpoint".
-WITH valid AS (
-    SELECT * FROM probe_validation WHERE problem IS NULL
-),
-today AS (
-    SELECT * FROM valid WHERE day = $day::DATE
+WITH today AS (
+    -- Named columns: this CTE is used several times, so DuckDB materialises it; tools_json is not needed.
+    SELECT day, check_kind, run_id, server_key, server_name, server_version, url, origin, started_at,
+           handshake_ms, outcome, outcome_detail, http_status, protocol_version, server_info_name,
+           server_info_version, tool_count, tool_list_size, tools_hash
+    FROM probe_validation
+    WHERE problem IS NULL AND day = $day::DATE
 ),
 voided_runs AS (
     SELECT run_id,
@@ -76,8 +78,8 @@ listed AS (
 ),
 last_earlier_check AS (
     SELECT server_key, arg_max(outcome, started_at) AS outcome
-    FROM valid
-    WHERE check_kind = 'daily' AND day < $day::DATE
+    FROM probe_validation
+    WHERE problem IS NULL AND check_kind = 'daily' AND day < $day::DATE
     GROUP BY server_key
 ),
 unchecked_listed AS (

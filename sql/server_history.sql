@@ -17,17 +17,17 @@ spine AS (
     FROM range(0, $window_days) AS t(i)
 ),
 grid AS (
-    SELECT t.server_key, s.day, s.age,
-           coalesce(ds.code, 'n') AS code, ds.tools_hash, ds.handshake_ms
+    SELECT t.server_key, s.day, s.age, coalesce(ds.code, 'n') AS code, ds.handshake_ms
     FROM today AS t
     CROSS JOIN spine AS s
     LEFT JOIN daily_status AS ds ON ds.server_key = t.server_key AND ds.day = s.day
 ),
 listed_days AS (
-    SELECT server_key, day, tools_hash,
-           lag(tools_hash) OVER (PARTITION BY server_key ORDER BY day) AS previous_hash
-    FROM grid
-    WHERE tools_hash IS NOT NULL
+    SELECT ds.server_key, ds.day, ds.tools_hash,
+           lag(ds.tools_hash) OVER (PARTITION BY ds.server_key ORDER BY ds.day) AS previous_hash
+    FROM daily_status AS ds
+    SEMI JOIN today AS t ON t.server_key = ds.server_key
+    WHERE ds.tools_hash IS NOT NULL AND ds.day BETWEEN $day::DATE - ($window_days - 1)::INTEGER AND $day::DATE
 ),
 tool_churn AS (
     SELECT server_key,
