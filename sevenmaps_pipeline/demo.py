@@ -80,13 +80,17 @@ def run_demo(lake: LakePaths, servers: int, days: int, seed: int, key_path: Path
     t = time.perf_counter()
     with dg.DagsterInstance.get() as instance:
         run = run_days("map_and_sign_job", result.days[0], result.days[-1], instance, lake.root, key_path,
-                       raise_on_error=False)
+                       raise_on_error=False, log_level="WARNING")
     if not run.success:
         failures = [e.event_specific_data.error.message for e in run.all_events if e.is_step_failure]
         say("the run FAILED:\n" + "\n".join(failures))
         return 1
-    say(f"run {run.run_id} succeeded in {time.perf_counter() - t:.1f}s (all checks passed: "
-        f"{all(e.passed for e in run.get_asset_check_evaluations())})")
+    for event in run.all_events:
+        if event.event_type_value == "STEP_SUCCESS":
+            say(f"  {event.step_key:<40} {event.event_specific_data.duration_ms / 1000:6.2f}s")
+    checks = run.get_asset_check_evaluations()
+    say(f"run {run.run_id} succeeded in {time.perf_counter() - t:.1f}s; "
+        f"{sum(c.passed for c in checks)}/{len(checks)} blocking checks passed")
     report = verify_lake(lake)
     say(f"verify: {report.summary()}")
     print()
