@@ -50,44 +50,43 @@ def test_ui_backfill_of_missed_days_through_the_daemon(lake, signing_key, tmp_pa
     env = {**os.environ, "DAGSTER_HOME": str(home), "SEVENMAPS_LAKE": str(lake.root),
            "SEVENMAPS_SIGNING_KEY": str(signing_key)}
     dagster = Path(sys.executable).with_name("dagster")
-    log = open(tmp_path / "dagster-dev.log", "w")
-    proc = subprocess.Popen([str(dagster), "dev", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(port)],
-                            cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}/graphql"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/server_info", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "dagster dev did not come up"
-            time.sleep(1)
-        params = {"partitionNames": [d.isoformat() for d in synth.days],
-                  "assetSelection": [{"path": [a]} for a in ("raw_probes", "daily_status", "server_history",
-                                                             "daily_root")],
-                  "fromFailure": False}
-        answer = httpx.post(url, json={"query": LAUNCH, "variables": {"params": params}}, timeout=60).json()
-        launched = answer["data"]["launchPartitionBackfill"]
-        assert launched["__typename"] == "LaunchBackfillSuccess", json.dumps(answer)
-        deadline = time.monotonic() + 300
-        status, seen = "REQUESTED", []
-        while status not in TERMINAL:
-            assert time.monotonic() < deadline, f"backfill still {status}"
-            time.sleep(2)
-            reply = httpx.post(url, json={"query": STATUS, "variables": {"id": launched["backfillId"]}},
-                               timeout=30).json()
-            status = reply["data"]["partitionBackfillOrError"]["status"]
-            seen.append(status)
-        assert status in ("COMPLETED", "COMPLETED_SUCCESS"), f"backfill ended {status} (statuses seen: {seen})"
-    finally:
-        os.killpg(proc.pid, signal.SIGINT)
+    with open(tmp_path / "dagster-dev.log", "w") as log:
+        proc = subprocess.Popen([str(dagster), "dev", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(port)],
+                                cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        url = f"http://127.0.0.1:{port}/graphql"
         try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-        log.close()
+            deadline = time.monotonic() + 120
+            while True:
+                try:
+                    if httpx.get(f"http://127.0.0.1:{port}/server_info", timeout=2).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                assert time.monotonic() < deadline, "dagster dev did not come up"
+                time.sleep(1)
+            params = {"partitionNames": [d.isoformat() for d in synth.days],
+                      "assetSelection": [{"path": [a]} for a in ("raw_probes", "daily_status", "server_history",
+                                                                 "daily_root")],
+                      "fromFailure": False}
+            answer = httpx.post(url, json={"query": LAUNCH, "variables": {"params": params}}, timeout=60).json()
+            launched = answer["data"]["launchPartitionBackfill"]
+            assert launched["__typename"] == "LaunchBackfillSuccess", json.dumps(answer)
+            deadline = time.monotonic() + 300
+            status, seen = "REQUESTED", []
+            while status not in TERMINAL:
+                assert time.monotonic() < deadline, f"backfill still {status}"
+                time.sleep(2)
+                reply = httpx.post(url, json={"query": STATUS, "variables": {"id": launched["backfillId"]}},
+                                   timeout=30).json()
+                status = reply["data"]["partitionBackfillOrError"]["status"]
+                seen.append(status)
+            assert status in ("COMPLETED", "COMPLETED_SUCCESS"), f"backfill ended {status} (statuses seen: {seen})"
+        finally:
+            os.killpg(proc.pid, signal.SIGINT)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
     report = verify_lake(lake)
     assert report.ok and report.days_verified == synth.days
     (missed,) = synth.missing_days
