@@ -1,0 +1,2 @@
+"""The loopback fleet: real MCP servers (official `mcp` SDK) and misbehaving Starlette apps over HTTPS,
+plus a registry, for the demo and the integration tests (DESIGN §6)."""

@@ -1,0 +1,50 @@
+"""A registry on loopback serving the official list API envelope (`/v0.1/servers`, cursor pagination)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+if TYPE_CHECKING:
+    from .run import Fleet
+
+PUBLISHED = "2026-09-01T00:00:00Z"
+
+
+def _official(status: str = "active", latest: bool = True) -> dict:
+    return {"io.modelcontextprotocol.registry/official": {
+        "status": status, "publishedAt": PUBLISHED, "updatedAt": PUBLISHED, "isLatest": latest}}
+
+
+def registry_entries(fleet: Fleet) -> list[dict[str, Any]]:
+    entries = []
+    for h in fleet.hosts:
+        if not h.listed:
+            continue
+        entries.append({"server": {
+            "$schema": "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json",
+            "name": h.registry_name, "description": f"Fleet server {h.name}", "version": "1.0.0",
+            "remotes": [{"type": h.remote_type, "url": h.url}]}, "_meta": _official()})
+    entries += fleet.timeline.get("extra_listings", [])
+    return entries
+
+
+def registry_app(fleet: Fleet) -> Starlette:
+    async def servers(request: Request) -> JSONResponse:
+        entries = registry_entries(fleet)
+        try:
+            limit = min(int(request.query_params.get("limit", "30")), 100)
+            start = int(request.query_params.get("cursor") or 0)
+        except ValueError:
+            return JSONResponse({"title": "Bad Request", "status": 400, "detail": "invalid cursor"}, status_code=400)
+        page = entries[start:start + limit]
+        metadata: dict[str, Any] = {"count": len(page)}
+        if start + limit < len(entries):
+            metadata["nextCursor"] = str(start + limit)
+        return JSONResponse({"servers": page, "metadata": metadata})
+
+    return Starlette(routes=[Route("/v0.1/servers", servers), Route("/v0/servers", servers)])

@@ -1,0 +1,221 @@
+"""Start the fleet: every app behind one HTTPS uvicorn server on a loopback port, routed by Host.
+
+The prober reaches fleet names only through the host map the fleet hands out (demo and test
+configuration); a host that is down today maps to port 0, so its connection is refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import socket
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+
+from ..lake.paths import PROJECT_ROOT
+from . import apps
+from .registry_app import registry_app
+from .tls import FleetTLS, make_tls
+
+TIMELINE = PROJECT_ROOT / "assets" / "fleet_timeline.json"
+REGISTRY_HOST = "registry.test"
+CONTROL_HOST = "control.sevenmaps.test"
+
+
+def parse_days(spec: str, total: int) -> set[int]:
+    if spec == "all":
+        return set(range(total))
+    days: set[int] = set()
+    for part in spec.split(","):
+        if "-" in part:
+            a, b = part.split("-")
+            days |= set(range(int(a), int(b) + 1))
+        else:
+            days.add(int(part))
+    return days
+
+
+@dataclass
+class FleetHost:
+    name: str
+    host: str
+    kind: str
+    registry_name: str
+    remote_type: str = "streamable-http"
+    path: str = "/mcp"
+    listed: bool = True
+    robots: str | None = None
+    well_known: dict[str, Any] = field(default_factory=dict)
+    redirect_to: str | None = None
+    timeline: list[dict] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return f"https://{self.host}{'/sse' if self.kind == 'legacy_sse' else self.path}"
+
+
+def load_timeline(path: Path = TIMELINE) -> dict:
+    return json.loads(path.read_text())
+
+
+class Fleet:
+    """`with Fleet() as fleet:` — the servers run in a background thread until the block ends."""
+
+    def __init__(self, timeline: dict | None = None, slow_seconds: float = 12.0, workdir: Path | None = None):
+        self.timeline = timeline or load_timeline()
+        self.days = int(self.timeline["days"])
+        self.toolsets: dict[str, list[dict]] = self.timeline["toolsets"]
+        self.hosts = [FleetHost(**h) for h in self.timeline["servers"]]
+        self.state = apps.FleetState(slow_seconds=slow_seconds)
+        self._workdir = workdir
+        self._tmp: tempfile.TemporaryDirectory | None = None
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self.port = 0
+        self.tls: FleetTLS | None = None
+        self._down: set[str] = set()
+        self.set_day(0)
+
+    # ---------------------------------------------------------------- timeline
+    def set_day(self, day: int) -> None:
+        """Put every server into its state for timeline day `day` (0-based)."""
+        self.state.day = day
+        self._down = set()
+        for h in self.hosts:
+            today = apps.ServerDay()
+            for entry in h.timeline:
+                if day not in parse_days(str(entry.get("days", "all")), self.days):
+                    continue
+                if "state" in entry:
+                    today.state = entry["state"]
+                if "tools" in entry:
+                    today.tools = self.toolsets[entry["tools"]]
+                if "version" in entry:
+                    today.version = entry["version"]
+            self.state.by_server[h.name] = today
+            if today.state == "down":
+                self._down.add(h.host)
+
+    @property
+    def host_map(self) -> dict[str, int]:
+        names = [h.host for h in self.hosts] + [REGISTRY_HOST, CONTROL_HOST]
+        return {n: (0 if n in self._down else self.port) for n in names}
+
+    @property
+    def ca_file(self) -> Path:
+        assert self.tls is not None
+        return self.tls.ca_file
+
+    @property
+    def registry_url(self) -> str:
+        return f"https://{REGISTRY_HOST}"
+
+    @property
+    def control_url(self) -> str:
+        return f"https://{CONTROL_HOST}/mcp"
+
+    def host(self, name: str) -> FleetHost:
+        return next(h for h in self.hosts if h.name == name)
+
+    # ---------------------------------------------------------------- serving
+    def _build(self) -> Callable:
+        routes: dict[str, Any] = {}
+        children: list[Any] = []
+        for h in self.hosts:
+            if h.kind in apps.MCP_KINDS:
+                app = apps.mcp_app(h.name, h.host, h.kind, self.state, h.path)
+                children.append(app)
+                routes[h.host] = apps.modern_only(app) if h.kind == "mcp_modern" else app
+            elif h.kind == "legacy_sse":
+                app = apps.legacy_sse_app(h.name, h.host, self.state)
+                children.append(app)
+                routes[h.host] = app
+            else:
+                routes[h.host] = apps.static_app(h.kind, h.host, h.redirect_to, self.state.slow_seconds)
+        control = apps.mcp_app("control", CONTROL_HOST, "mcp_json", self.state)
+        self.state.by_server["control"] = apps.ServerDay(tools=[{"name": "ping", "inputSchema": {"type": "object"}}])
+        children.append(control)
+        routes[CONTROL_HOST] = control
+        routes[REGISTRY_HOST] = registry_app(self)
+        by_host = {h.host: h for h in self.hosts}
+        state = self.state
+
+        async def router(scope: dict, receive: Callable, send: Callable) -> None:
+            if scope["type"] == "lifespan":
+                async with contextlib.AsyncExitStack() as stack:
+                    for child in children:
+                        await stack.enter_async_context(child.router.lifespan_context(child))
+                    message = await receive()
+                    assert message["type"] == "lifespan.startup"
+                    await send({"type": "lifespan.startup.complete"})
+                    message = await receive()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+            headers = {k.decode().lower(): v.decode() for k, v in scope.get("headers", [])}
+            host = headers.get("host", "").split(":")[0].lower()
+            fleet_host = by_host.get(host)
+            path = scope.get("path", "")
+            if fleet_host is not None:
+                if path == "/robots.txt":
+                    text = fleet_host.robots
+                    response: Response = PlainTextResponse(text) if text is not None else Response(status_code=404)
+                    await response(scope, receive, send)
+                    return
+                if path.startswith("/.well-known/"):
+                    doc = fleet_host.well_known.get(path)
+                    response = JSONResponse(doc) if doc is not None else Response(status_code=404)
+                    await response(scope, receive, send)
+                    return
+                today = state.today(fleet_host.name)
+                if await apps.respond_for_state(today.state, host, scope, receive, send, state.slow_seconds):
+                    return
+            app = routes.get(host)
+            if app is None:
+                await Response("unknown host", status_code=421)(scope, receive, send)
+                return
+            await app(scope, receive, send)
+
+        return router
+
+    def __enter__(self) -> Fleet:
+        # The SDK logs every session at INFO and every server-side error with a traceback; the fleet's
+        # failures are on purpose.
+        for noisy in ("mcp", "uvicorn", "uvicorn.error", "httpx"):
+            logging.getLogger(noisy).setLevel(logging.CRITICAL)
+        if self._workdir is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="sevenmaps-fleet-")
+            self._workdir = Path(self._tmp.name)
+        names = [h.host for h in self.hosts] + [REGISTRY_HOST, CONTROL_HOST]
+        self.tls = make_tls(self._workdir / "tls", names)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        config = uvicorn.Config(self._build(), host="127.0.0.1", port=self.port, log_level="critical",
+                                ssl_certfile=str(self.tls.cert_file), ssl_keyfile=str(self.tls.key_file),
+                                lifespan="on", timeout_graceful_shutdown=1)
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, name="sevenmaps-fleet", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 20
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the fleet did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        if self._tmp is not None:
+            self._tmp.cleanup()

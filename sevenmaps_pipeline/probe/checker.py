@@ -1,0 +1,372 @@
+"""One check of one endpoint, the 7Maps way, with every answer classified into an outcome.
+
+POST initialize (protocol 2025-06-18), POST notifications/initialized, POST tools/list following
+nextCursor for at most `max_pages` pages, then the session is ended. Never a tool call. Servers of the
+2026-07-28 revision (no initialize) are recognised by their modern JSON-RPC error and read through
+`server/discover` and a modern tools/list. Legacy SSE-only endpoints are only opened, and wait for the
+`endpoint` event. Outcomes: ok, needs_auth, http_402, timeout, unreachable, redirect, http_NNN,
+rpc_error, not_mcp, no_tool_list, skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+
+from ..registry.psl import registrable_domain
+from .config import MODERN_PROTOCOL_VERSION, PROTOCOL_VERSION, ProbeConfig
+from .wire import Reply, loads, read_body, read_endpoint_event, read_reply
+
+MODERN_ERROR_CODES = {-32020, -32021, -32022}
+CLIENT_INFO = {"name": "7maps-prober", "version": "0.2"}
+_RESOURCE_METADATA = re.compile(r'resource_metadata="([^"]+)"')
+
+
+@dataclass
+class CheckResult:
+    url: str
+    started_at: dt.datetime
+    outcome: str = "unreachable"
+    outcome_detail: str = ""
+    http_status: int | None = None
+    handshake_ms: int | None = None
+    protocol_version: str | None = None
+    server_info_name: str | None = None
+    server_info_version: str | None = None
+    tools: list[Any] | None = None
+    pages_read: int = 0
+    tool_list_complete: bool | None = None
+    redirect_location: str | None = None
+    www_authenticate: str | None = None
+    resource_metadata_url: str | None = None
+    payment_json: str | None = None
+    skip_reason: str | None = None
+    discover_supported: bool | None = None
+    ttl_ms: int | None = None
+    cache_scope: str | None = None
+    session_id: str | None = None
+    transcript: list[str] = field(default_factory=list)
+
+    def note(self, line: str) -> None:
+        self.transcript.append(line)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What one POST came back with: a parsed JSON-RPC reply for a 2xx, else the capped raw body."""
+
+    status_code: int
+    headers: httpx.Headers
+    reply: Reply | None
+    body: bytes
+
+
+class _Outcome(Exception):
+    """Ends a check early with a classified outcome."""
+
+    def __init__(self, outcome: str, detail: str, status: int | None = None) -> None:
+        super().__init__(detail)
+        self.outcome, self.detail, self.status = outcome, detail, status
+
+
+def _rpc(method: str, request_id: int | str | None, params: dict | None = None) -> dict:
+    body: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if request_id is not None:
+        body["id"] = request_id
+    if params is not None:
+        body["params"] = params
+    return body
+
+
+def _modern_meta() -> dict:
+    return {"io.modelcontextprotocol/protocolVersion": MODERN_PROTOCOL_VERSION,
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": CLIENT_INFO}
+
+
+class EndpointCheck:
+    """A single check; `run()` never raises for anything the server does."""
+
+    def __init__(self, client: httpx.AsyncClient, config: ProbeConfig, url: str, started_at: dt.datetime,
+                 remote_type: str = "streamable-http") -> None:
+        self.client, self.config, self.url, self.remote_type = client, config, url, remote_type
+        self.result = CheckResult(url=url, started_at=started_at)
+        self.redirects_followed = 0
+
+    async def run(self) -> CheckResult:
+        t0 = time.monotonic()
+        try:
+            async with asyncio.timeout(self.config.timeouts.check_overall):
+                if self.remote_type == "sse":
+                    await self._legacy_sse()
+                else:
+                    await self._check()
+        except _Outcome as done:
+            self.result.outcome, self.result.outcome_detail = done.outcome, done.detail
+            if done.status is not None:
+                self.result.http_status = done.status
+        except TimeoutError:
+            self.result.outcome = "timeout"
+            self.result.outcome_detail = f"the whole check exceeded {self.config.timeouts.check_overall:g} s"
+        if self.result.handshake_ms is None:
+            self.result.handshake_ms = round((time.monotonic() - t0) * 1000)
+        if self.result.session_id:
+            await self._end_session()
+        return self.result
+
+    # ------------------------------------------------------------------ requests
+    async def _post(self, payload: dict, timeout: float, step: str, headers: dict[str, str] | None = None,
+                    request_id: Any = None, cap: int | None = None) -> Answer:
+        """POST one JSON-RPC message; follow one same-registrable-domain redirect; retry once after a
+        broken connection. A 2xx answer to a request comes back parsed; any other body, raw and capped."""
+        attempt = 0
+        while True:
+            try:
+                async with asyncio.timeout(timeout):
+                    return await self._post_once(payload, step, headers or {}, request_id, cap)
+            except TimeoutError as exc:
+                raise _Outcome("timeout", f"no complete answer to {step} within {timeout:g} s") from exc
+            except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
+                if attempt == 0:
+                    attempt += 1
+                    self.result.note(f"{step}: connection broken ({type(exc).__name__}), retrying once")
+                    continue
+                raise _Outcome("unreachable", f"{step}: connection broken twice ({exc})") from exc
+            except httpx.TimeoutException as exc:
+                raise _Outcome("timeout", f"{step}: {type(exc).__name__}") from exc
+            except httpx.ConnectError as exc:
+                raise _Outcome("unreachable", f"{step}: {exc or type(exc).__name__}") from exc
+            except httpx.HTTPError as exc:
+                raise _Outcome("unreachable", f"{step}: {type(exc).__name__}: {exc}") from exc
+
+    async def _post_once(self, payload: dict, step: str, headers: dict[str, str], request_id: Any,
+                         cap: int | None) -> Answer:
+        request_headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+                           **headers}
+        async with self.client.stream("POST", self.url, json=payload, headers=request_headers) as response:
+            self.result.note(f"POST {step} -> HTTP {response.status_code} "
+                             f"{response.headers.get('content-type', '')}".rstrip())
+            if response.is_redirect:
+                await self._redirect(response, step)
+                return await self._post_once(payload, step, headers, request_id, cap)
+            if 200 <= response.status_code < 300 and request_id is not None:
+                reply = await read_reply(response, request_id, cap or self.config.max_body_bytes)
+                return Answer(response.status_code, response.headers, reply, b"")
+            body, _ = await read_body(response, self.config.max_small_body_bytes)
+            return Answer(response.status_code, response.headers, None, body)
+
+    async def _redirect(self, response: httpx.Response, step: str) -> None:
+        location = response.headers.get("location")
+        if not location:
+            raise _Outcome("redirect", f"{step}: HTTP {response.status_code} without a Location",
+                           response.status_code)
+        target = urljoin(self.url, location)
+        self.result.redirect_location = target
+        same_site = (urlsplit(target).scheme == "https" and registrable_domain(urlsplit(target).hostname or "")
+                     == registrable_domain(urlsplit(self.url).hostname or ""))
+        if not same_site:
+            raise _Outcome("redirect", f"{step}: redirects to another domain ({target}); not followed",
+                           response.status_code)
+        if self.redirects_followed >= 1:
+            raise _Outcome("redirect", f"{step}: a second redirect ({target}); only one is followed",
+                           response.status_code)
+        self.redirects_followed += 1
+        self.result.note(f"following redirect within the registrable domain to {target}")
+        self.url = target
+
+    # ------------------------------------------------------------------ the check
+    async def _check(self) -> None:
+        t = self.config.timeouts
+        started = time.monotonic()
+        init = _rpc("initialize", 1, {"protocolVersion": PROTOCOL_VERSION, "capabilities": {},
+                                      "clientInfo": CLIENT_INFO})
+        response = await self._post(init, t.initialize, "initialize", request_id=1,
+                                    cap=self.config.max_handshake_bytes)
+        reply = response.reply
+        self.result.http_status = response.status_code
+        status = response.status_code
+        if status in (401, 403):
+            self._auth(response)
+            raise _Outcome("needs_auth", f"HTTP {status} on initialize, before any tool was listed", status)
+        if status == 402:
+            self.result.payment_json = response.body.decode("utf-8", "replace")[:65536] or None
+            raise _Outcome("http_402", "HTTP 402 on initialize (asks for payment)", status)
+        modern_error = self._modern_error(response, reply)
+        if modern_error is not None:
+            self.result.note(f"initialize refused with JSON-RPC {modern_error}: trying server/discover (2026-07-28)")
+            if await self._modern(started):
+                return
+        if not 200 <= status < 300:
+            body = response.body.decode("utf-8", "replace").strip()[:120]
+            raise _Outcome(f"http_{status}", f"HTTP {status} on initialize" + (f": {body}" if body else ""), status)
+        assert reply is not None
+        if reply.kind == "error":
+            err = reply.error
+            raise _Outcome("rpc_error", f"initialize answered JSON-RPC error {err.get('code')}: "
+                                        f"{str(err.get('message'))[:200]}", status)
+        if reply.kind != "result" or not isinstance(reply.result, dict):
+            raise _Outcome("not_mcp", f"initialize: {reply.detail or 'no JSON-RPC result'}", status)
+        result = reply.result
+        if not isinstance(result.get("protocolVersion"), str) or not isinstance(result.get("serverInfo"), dict):
+            raise _Outcome("not_mcp", "initialize result lacks protocolVersion or serverInfo", status)
+        self.result.protocol_version = result["protocolVersion"][:40]
+        self._server_info(result["serverInfo"])
+        self.result.session_id = response.headers.get("mcp-session-id")
+        headers = {"MCP-Protocol-Version": self.result.protocol_version}
+        if self.result.session_id:
+            headers["Mcp-Session-Id"] = self.result.session_id
+        ack = await self._post(_rpc("notifications/initialized", None), t.notifications_initialized,
+                                  "notifications/initialized", headers=headers)
+        if ack.status_code >= 400:
+            self.result.note(f"notifications/initialized refused with HTTP {ack.status_code}; listing tools anyway")
+        await self._list_tools(headers, modern=False)
+        self.result.handshake_ms = round((time.monotonic() - started) * 1000)
+        self.result.outcome = "ok"
+        self.result.outcome_detail = (f"initialize and tools/list answered: {len(self.result.tools or [])} tools"
+                                      f" in {self.result.pages_read} page(s)")
+
+    def _modern_error(self, response: Answer, reply: Reply | None) -> int | None:
+        """The JSON-RPC code that marks a 2026-07-28 server refusing the handshake, if this is one."""
+        if response.status_code in (400, 404):
+            obj, _ = loads(response.body or b"{}")
+            code = obj.get("error", {}).get("code") if isinstance(obj, dict) and isinstance(obj.get("error"),
+                                                                                               dict) else None
+            if code in MODERN_ERROR_CODES or (response.status_code == 404 and code == -32601):
+                return code
+        if reply is not None and reply.kind == "error" and reply.error.get("code") in MODERN_ERROR_CODES:
+            return reply.error.get("code")
+        return None
+
+    async def _modern(self, started: float) -> bool:
+        t = self.config.timeouts
+        headers = {"MCP-Protocol-Version": MODERN_PROTOCOL_VERSION, "Mcp-Method": "server/discover"}
+        response = await self._post(_rpc("server/discover", "discover-1", {"_meta": _modern_meta()}),
+                                    t.initialize, "server/discover", headers=headers,
+                                    request_id="discover-1", cap=self.config.max_handshake_bytes)
+        reply = response.reply
+        if reply is None or reply.kind != "result" or not isinstance(reply.result, dict):
+            self.result.discover_supported = False
+            self.result.note("server/discover did not answer with a result")
+            return False
+        result = reply.result
+        versions = result.get("supportedVersions") or []
+        if MODERN_PROTOCOL_VERSION not in versions:
+            self.result.discover_supported = False
+            return False
+        self.result.discover_supported = True
+        self.result.protocol_version = MODERN_PROTOCOL_VERSION
+        info = (result.get("_meta") or {}).get("io.modelcontextprotocol/serverInfo")
+        if isinstance(info, dict):
+            self._server_info(info)
+        self.result.http_status = response.status_code
+        await self._list_tools({"MCP-Protocol-Version": MODERN_PROTOCOL_VERSION, "Mcp-Method": "tools/list"},
+                               modern=True)
+        self.result.handshake_ms = round((time.monotonic() - started) * 1000)
+        self.result.outcome = "ok"
+        self.result.outcome_detail = (f"2026-07-28 server: server/discover and tools/list answered: "
+                                      f"{len(self.result.tools or [])} tools in {self.result.pages_read} page(s)")
+        return True
+
+    async def _list_tools(self, headers: dict[str, str], modern: bool) -> None:
+        t = self.config.timeouts
+        tools: list[Any] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        complete = False
+        for page in range(self.config.max_pages):
+            params: dict[str, Any] = {"cursor": cursor} if cursor else {}
+            if modern:
+                params["_meta"] = _modern_meta()
+            request_id = 2 + page
+            response = await self._post(_rpc("tools/list", request_id, params or None),
+                                        t.tools_list_per_page, f"tools/list page {page + 1}",
+                                        headers=headers, request_id=request_id)
+            reply = response.reply
+            status = response.status_code
+            if status in (401, 403) and not tools:
+                self._auth(response)
+                raise _Outcome("needs_auth", f"HTTP {status} on tools/list, before any tool was listed", status)
+            problem = None
+            if not 200 <= status < 300:
+                problem = f"HTTP {status}"
+            elif reply is None or reply.kind != "result":
+                problem = (f"JSON-RPC error {reply.error.get('code')}: {str(reply.error.get('message'))[:120]}"
+                           if reply is not None and reply.kind == "error" else (reply.detail if reply else "no body"))
+            elif not isinstance(reply.result, dict) or not isinstance(reply.result.get("tools"), list):
+                problem = "result has no tools array"
+            if problem:
+                if page == 0:
+                    raise _Outcome("no_tool_list", f"tools/list: {problem}", status)
+                self.result.note(f"tools/list page {page + 1}: {problem}; keeping the pages read")
+                break
+            result = reply.result
+            tools += result["tools"]
+            self.result.pages_read = page + 1
+            if modern and page == 0:
+                ttl = result.get("ttlMs")
+                self.result.ttl_ms = max(int(ttl), 0) if isinstance(ttl, int | float) else 0
+                scope = result.get("cacheScope")
+                self.result.cache_scope = scope if isinstance(scope, str) else None
+            nxt = result.get("nextCursor")
+            if not nxt:
+                complete = True
+                break
+            if not isinstance(nxt, str) or nxt in seen:
+                self.result.note(f"tools/list cursor {str(nxt)[:40]!r} repeats: stopping (a cursor cycle)")
+                break
+            seen.add(nxt)
+            cursor = nxt
+        self.result.tools = tools
+        self.result.tool_list_complete = complete
+        if not complete and self.result.pages_read == self.config.max_pages:
+            self.result.note(f"stopped after {self.config.max_pages} pages; the list may be longer")
+
+    async def _end_session(self) -> None:
+        try:
+            async with asyncio.timeout(self.config.timeouts.session_end):
+                await self.client.delete(self.url, headers={"Mcp-Session-Id": self.result.session_id or "",
+                                                            "MCP-Protocol-Version": self.result.protocol_version or ""})
+        except (TimeoutError, httpx.HTTPError):
+            pass
+
+    # ------------------------------------------------------------------ legacy SSE
+    async def _legacy_sse(self) -> None:
+        """Open a legacy HTTP+SSE endpoint and wait for its `endpoint` event; SSE-only remotes are skipped
+        from the map, so this records what was seen without a handshake."""
+        self.result.skip_reason = "sse-only remote"
+        wait = self.config.timeouts.legacy_sse_endpoint_event
+        t0 = time.monotonic()
+        try:
+            async with asyncio.timeout(wait):
+                async with self.client.stream("GET", self.url, headers={"Accept": "text/event-stream"}) as response:
+                    self.result.http_status = response.status_code
+                    if response.status_code != 200:
+                        raise _Outcome("skipped", f"legacy SSE endpoint answered HTTP {response.status_code}")
+                    endpoint = await read_endpoint_event(response, self.config.max_small_body_bytes)
+        except TimeoutError as exc:
+            raise _Outcome("skipped", f"legacy SSE endpoint sent no endpoint event within {wait:g} s") from exc
+        except httpx.HTTPError as exc:
+            raise _Outcome("skipped", f"legacy SSE endpoint unreachable: {type(exc).__name__}") from exc
+        ms = round((time.monotonic() - t0) * 1000)
+        if endpoint is None:
+            raise _Outcome("skipped", "legacy SSE stream ended without an endpoint event")
+        raise _Outcome("skipped", f"legacy SSE endpoint event after {ms} ms: {endpoint[:200]}")
+
+    # ------------------------------------------------------------------ helpers
+    def _auth(self, response: Answer) -> None:
+        header = response.headers.get("www-authenticate")
+        self.result.www_authenticate = header[:2000] if header else None
+        match = _RESOURCE_METADATA.search(header or "")
+        self.result.resource_metadata_url = match.group(1) if match else None
+
+    def _server_info(self, info: dict) -> None:
+        name, version = info.get("name"), info.get("version")
+        self.result.server_info_name = str(name)[:200] if name is not None else None
+        self.result.server_info_version = str(version)[:100] if version is not None else None

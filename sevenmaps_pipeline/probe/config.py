@@ -1,0 +1,45 @@
+"""What a scan may do and how long it may wait: seed 000 `client` and `timeouts_ms`, in one place."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import __version__
+
+USER_AGENT = "7Maps-bot/0.2 (+https://7it.co.il/7maps/bot/)"
+ROBOTS_TOKEN = "7Maps-bot"  # the bare product token handed to the robots.txt parser
+PROTOCOL_VERSION = "2025-06-18"
+MODERN_PROTOCOL_VERSION = "2026-07-28"
+PROBER_VERSION = f"sevenmaps-prober/{__version__}"
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """Seconds, from seed 000 `timeouts_ms`."""
+
+    robots_txt: float = 3.0
+    initialize: float = 8.0
+    notifications_initialized: float = 5.0
+    tools_list_per_page: float = 8.0
+    well_known_per_origin: float = 4.0
+    check_overall: float = 30.0
+    legacy_sse_endpoint_event: float = 10.0
+    session_end: float = 2.0
+
+
+@dataclass(frozen=True)
+class ProbeConfig:
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    max_pages: int = 5
+    max_body_bytes: int = 8 << 20  # a tools list larger than this is not a tool list
+    max_handshake_bytes: int = 1 << 20  # initialize / server/discover answers
+    max_small_body_bytes: int = 64 << 10  # error bodies, 402 payment bodies, well-known documents
+    robots_max_bytes: int = 512 << 10
+    concurrency: int = 64
+    # Demo and test configuration only: names sent to loopback ports, and the CA that signs them.
+    host_map: dict[str, int] = field(default_factory=dict)
+    ca_file: Path | None = None
+    allow_private: bool = False  # `sevenmaps probe --allow-private`: an owner checking their own server
+    opted_out_hosts: frozenset[str] = frozenset()
+    user_agent: str = USER_AGENT

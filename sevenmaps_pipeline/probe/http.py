@@ -1,0 +1,42 @@
+"""The prober's HTTP client: guarded connections, no cookies, no credentials, no proxies from the
+environment, no automatic redirects (the checker applies the redirect rule itself)."""
+
+from __future__ import annotations
+
+import ssl
+from http.cookiejar import CookieJar, DefaultCookiePolicy
+
+import httpcore
+import httpx
+
+from .config import ProbeConfig
+from .netguard import GuardedBackend
+
+
+def _ssl_context(config: ProbeConfig) -> ssl.SSLContext:
+    if config.ca_file is not None:  # the fleet's CA: demo and test configuration only
+        return ssl.create_default_context(cafile=str(config.ca_file))
+    import certifi
+
+    return ssl.create_default_context(cafile=certifi.where())
+
+
+def build_client(config: ProbeConfig) -> httpx.AsyncClient:
+    context = _ssl_context(config)
+    transport = httpx.AsyncHTTPTransport(verify=context, trust_env=False)
+    # httpx exposes no network-backend argument; its transport wraps an httpcore pool, which does.
+    transport._pool = httpcore.AsyncConnectionPool(  # noqa: SLF001
+        ssl_context=context,
+        max_connections=config.concurrency * 2,
+        max_keepalive_connections=config.concurrency,
+        keepalive_expiry=5.0,
+        network_backend=GuardedBackend(config.host_map, allow_private=config.allow_private),
+    )
+    return httpx.AsyncClient(
+        transport=transport,
+        headers={"User-Agent": config.user_agent},
+        cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),  # never store a cookie
+        follow_redirects=False,
+        trust_env=False,
+        timeout=httpx.Timeout(30.0),
+    )

@@ -1,0 +1,166 @@
+"""A client for the official registry's list API, tolerant of what real registry data holds.
+
+`/v0.1/servers` (falling back to `/v0/servers`), cursor pagination (`nextCursor`, or the older
+`next_cursor`), the latest version of each entry, deleted entries left out, older snake_case records
+read, and every malformed entry recorded with a reason instead of aborting the snapshot.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from ..lake.keys import server_id, server_key
+from .listing import listing_decision
+
+MAX_PAGES = 2000  # 100 per page: 200,000 entries before we call the registry broken
+PAGE_LIMIT = 100
+
+
+class RegistryError(RuntimeError):
+    pass
+
+
+@dataclass
+class Snapshot:
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    pages: int = 0
+    entries: int = 0
+    api: str = ""
+
+
+def _official(entry: dict) -> dict:
+    meta = entry.get("_meta") or {}
+    return meta.get("io.modelcontextprotocol.registry/official") or {}
+
+
+def _parse_time(value: Any) -> dt.datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _server_of(entry: Any) -> tuple[dict | None, str | None]:
+    if not isinstance(entry, dict):
+        return None, f"entry is not an object ({type(entry).__name__})"
+    server = entry.get("server", entry)
+    if not isinstance(server, dict):
+        return None, "entry.server is not an object"
+    return server, None
+
+
+def _version(server: dict) -> str | None:
+    if isinstance(server.get("version"), str):
+        return server["version"]
+    detail = server.get("version_detail")  # pre-2025-09-16 snake_case records
+    return detail.get("version") if isinstance(detail, dict) else None
+
+
+def _is_latest(entry: dict, server: dict) -> bool:
+    official = _official(entry)
+    if "isLatest" in official:
+        return bool(official["isLatest"])
+    detail = server.get("version_detail")
+    if isinstance(detail, dict) and "is_latest" in detail:
+        return bool(detail["is_latest"])
+    return True
+
+
+def rows_for_entry(entry: Any, day: dt.date, fetched_at: dt.datetime, *, opted_out: Collection[str] = (),
+                   host_map: Mapping[str, int] | None = None) -> list[dict[str, Any]]:
+    """One snapshot row per remote of a registry entry (or one 'malformed' row saying why)."""
+    raw = json.dumps(entry, ensure_ascii=False, default=str)[:100_000]
+    base = {"day": day, "fetched_at": fetched_at, "entry_json": raw}
+    server, problem = _server_of(entry)
+    if server is None:
+        return [{**base, "listing": "malformed", "skip_reason": problem}]
+    name = server.get("name")
+    official = _official(entry) if isinstance(entry, dict) else {}
+    base.update(server_name=name if isinstance(name, str) else None, server_version=_version(server),
+                status=official.get("status", "active"), published_at=_parse_time(official.get("publishedAt")),
+                updated_at=_parse_time(official.get("updatedAt")))
+    if not isinstance(name, str) or "/" not in name:
+        return [{**base, "listing": "malformed", "skip_reason": "entry has no valid name"}]
+    remotes = server.get("remotes") or []
+    if not isinstance(remotes, list):
+        return [{**base, "listing": "malformed", "skip_reason": "remotes is not a list"}]
+    rows = []
+    for remote in remotes:
+        if not isinstance(remote, dict):
+            rows.append({**base, "listing": "malformed", "skip_reason": "remote is not an object"})
+            continue
+        remote_type = remote.get("type") or remote.get("transport_type")
+        url = remote.get("url")
+        listing, reason = listing_decision(url, remote_type, opted_out=opted_out, host_map=host_map)
+        row = {**base, "remote_type": remote_type, "url": url, "listing": listing, "skip_reason": reason}
+        if isinstance(url, str):
+            try:
+                key = server_key(url)
+                row.update(server_key=key, server_id=server_id(key))
+            except ValueError as exc:
+                row.update(listing="malformed", skip_reason=f"URL cannot be keyed: {exc}")
+        rows.append(row)
+    return rows
+
+
+async def fetch_snapshot(client: httpx.AsyncClient, base_url: str, day: dt.date, now: dt.datetime, *,
+                         opted_out: Collection[str] = (), host_map: Mapping[str, int] | None = None,
+                         timeout: float = 30.0) -> Snapshot:
+    """Read every page of the registry and keep the latest, non-deleted version of each entry."""
+    snapshot = Snapshot()
+    api = "/v0.1/servers"
+    cursor: str | None = None
+    latest: dict[str, tuple[Any, dict]] = {}
+    broken: list[Any] = []
+    seen_cursors: set[str] = set()
+    while True:
+        params = {"limit": str(PAGE_LIMIT)}
+        if cursor:
+            params["cursor"] = cursor
+        response = await client.get(base_url.rstrip("/") + api, params=params, timeout=timeout)
+        if response.status_code == 404 and api == "/v0.1/servers" and snapshot.pages == 0:
+            api = "/v0/servers"
+            continue
+        if response.status_code != 200:
+            raise RegistryError(f"registry {api} answered HTTP {response.status_code}: {response.text[:200]}")
+        try:
+            page = response.json()
+        except ValueError as exc:
+            raise RegistryError(f"registry {api} answered non-JSON: {exc}") from exc
+        snapshot.pages += 1
+        entries = page.get("servers") if isinstance(page, dict) else None
+        if not isinstance(entries, list):
+            raise RegistryError(f"registry {api} page {snapshot.pages} has no servers list")
+        for entry in entries:
+            snapshot.entries += 1
+            server, problem = _server_of(entry)
+            if server is None or not isinstance(server.get("name"), str):
+                broken.append(entry)
+                continue
+            if str(_official(entry).get("status", "active")).lower() == "deleted":
+                continue
+            if not _is_latest(entry, server) and server["name"] in latest:
+                continue
+            if _is_latest(entry, server) or server["name"] not in latest:
+                latest[server["name"]] = (entry, server)
+        metadata = page.get("metadata") or {}
+        cursor = metadata.get("nextCursor") or metadata.get("next_cursor")
+        if not cursor:
+            break
+        if cursor in seen_cursors or snapshot.pages >= MAX_PAGES:
+            raise RegistryError(f"registry pagination does not end (cursor {cursor!r} after {snapshot.pages} pages)")
+        seen_cursors.add(cursor)
+    snapshot.api = api
+    for entry, _server in latest.values():
+        snapshot.rows += rows_for_entry(entry, day, now, opted_out=opted_out, host_map=host_map)
+    for entry in broken:
+        snapshot.rows += rows_for_entry(entry, day, now, opted_out=opted_out, host_map=host_map)
+    return snapshot

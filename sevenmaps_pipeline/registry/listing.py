@@ -1,0 +1,75 @@
+"""The listing rules: which registry remotes may be probed, and why each other one is skipped.
+
+Seed 000 `scope.skipped`: sse-only remotes, templated addresses, non-https addresses, IP addresses,
+localhost and private names, opted-out hosts (robots.txt is read per origin by the prober). A public
+name that resolves to a private address is refused later, at connect time (probe/netguard.py).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Collection, Mapping
+from urllib.parse import urlsplit
+
+# Names that never denote a public host (RFC 6761/6762/8375 and common private zones).
+PRIVATE_SUFFIXES = (".localhost", ".local", ".internal", ".intranet", ".lan", ".home", ".corp", ".private",
+                    ".home.arpa", ".test", ".example", ".invalid", ".onion")
+
+SKIP_SSE_ONLY = "sse-only remote"
+SKIP_TEMPLATED = "templated URL"
+SKIP_NOT_HTTPS = "non-https URL"
+SKIP_IP = "IP address"
+SKIP_PRIVATE = "localhost or private name"
+SKIP_OPTED_OUT = "host opted out"
+SKIP_ROBOTS = "robots.txt disallows 7Maps-bot"
+
+
+def host_of(url: str) -> str:
+    return (urlsplit(url).hostname or "").lower().rstrip(".")
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]").split("%", 1)[0])
+    except ValueError:
+        return False
+    return True
+
+
+def is_private_name(host: str) -> bool:
+    if host in ("localhost", "") or "." not in host:
+        return True
+    return any(host.endswith(s) or host == s[1:] for s in PRIVATE_SUFFIXES)
+
+
+def listing_decision(url: str | None, remote_type: str | None, *, opted_out: Collection[str] = (),
+                     host_map: Mapping[str, int] | None = None) -> tuple[str, str | None]:
+    """('probe', None) or ('skip', reason) or ('malformed', reason) for one registry remote.
+
+    Names in `host_map` (demo and test configuration only) are the fleet's, so they are not private."""
+    if not isinstance(url, str) or not url.strip():
+        return "malformed", "remote has no URL"
+    if remote_type not in ("streamable-http", "sse"):
+        return "malformed", f"unknown remote type {remote_type!r}"
+    if "{" in url or "}" in url:
+        return "skip", SKIP_TEMPLATED
+    if remote_type == "sse":
+        return "skip", SKIP_SSE_ONLY
+    try:
+        parts = urlsplit(url.strip())
+        parts.port  # noqa: B018 - raises on a malformed port
+    except ValueError as exc:
+        return "malformed", f"unparseable URL: {exc}"
+    if parts.scheme.lower() != "https":
+        return "skip", SKIP_NOT_HTTPS
+    host = (parts.hostname or "").lower().rstrip(".")
+    if not host:
+        return "malformed", "URL has no host"
+    if _is_ip(host):
+        return "skip", SKIP_IP
+    mapped = host_map is not None and host in {h.lower() for h in host_map}
+    if not mapped and is_private_name(host):
+        return "skip", SKIP_PRIVATE
+    if any(host == h or host.endswith("." + h) for h in opted_out):
+        return "skip", SKIP_OPTED_OUT
+    return "probe", None
