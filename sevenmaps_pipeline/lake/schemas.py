@@ -108,6 +108,34 @@ RAW_REGISTRY = TableSpec(
     ),
 )
 
+RAW_ORIGINS = TableSpec(
+    name="origins",
+    layer="raw",
+    location="raw/origins/day=YYYY-MM-DD/<run_id>.parquet",
+    grain="one row per origin contacted by a daily scan: robots.txt and the three well-known documents",
+    view="origins",
+    schema=pa.schema(
+        [
+            col("day", pa.date32(), "UTC day of the scan", False),
+            col("run_id", pa.string(), "the scan run", False),
+            col("origin", pa.string(), "scheme://host[:port]", False),
+            col("fetched_at", UTC_TS, "when robots.txt was requested (UTC)"),
+            col("robots_status", pa.int32(), "HTTP status of /robots.txt (null: no answer)"),
+            col("robots_policy", pa.string(), "rules (2xx, parsed) | allow_all (4xx) | disallow_all (5xx or no "
+                "answer, RFC 9309)", False),
+            col("robots_txt", pa.string(), "robots.txt as served (first 512 KiB)"),
+            col("robots_detail", pa.string(), "what happened fetching robots.txt"),
+            col("oauth_protected_resource_status", pa.int32(), "HTTP status of /.well-known/oauth-protected-resource"),
+            col("oauth_protected_resource_json", pa.string(), "its body when 200 (first 64 KiB)"),
+            col("agent_card_status", pa.int32(), "HTTP status of /.well-known/agent-card.json"),
+            col("agent_card_json", pa.string(), "its body when 200 (first 64 KiB)"),
+            col("agent_json_status", pa.int32(), "HTTP status of /.well-known/agent.json (pre-0.3 A2A path)"),
+            col("agent_json_json", pa.string(), "its body when 200 (first 64 KiB)"),
+            col("prober_version", pa.string(), "version of the prober"),
+        ]
+    ),
+)
+
 QUARANTINE = TableSpec(
     name="quarantine",
     layer="curated",
@@ -201,7 +229,7 @@ SERVER_HISTORY = TableSpec(
     ),
 )
 
-RAW_TABLES = (RAW_PROBES, RAW_REGISTRY)
+RAW_TABLES = (RAW_PROBES, RAW_ORIGINS, RAW_REGISTRY)
 CURATED_TABLES = (QUARANTINE, DAILY_STATUS, SERVER_HISTORY)
 ALL_TABLES = RAW_TABLES + CURATED_TABLES
 BY_NAME = {t.name: t for t in ALL_TABLES}

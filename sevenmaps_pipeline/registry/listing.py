@@ -53,8 +53,6 @@ def listing_decision(url: str | None, remote_type: str | None, *, opted_out: Col
         return "malformed", f"unknown remote type {remote_type!r}"
     if "{" in url or "}" in url:
         return "skip", SKIP_TEMPLATED
-    if remote_type == "sse":
-        return "skip", SKIP_SSE_ONLY
     try:
         parts = urlsplit(url.strip())
         parts.port  # noqa: B018 - raises on a malformed port
@@ -72,4 +70,6 @@ def listing_decision(url: str | None, remote_type: str | None, *, opted_out: Col
         return "skip", SKIP_PRIVATE
     if any(host == h or host.endswith("." + h) for h in opted_out):
         return "skip", SKIP_OPTED_OUT
+    if remote_type == "sse":  # last: only a public, permitted SSE endpoint is opened (and kept off the map)
+        return "skip", SKIP_SSE_ONLY
     return "probe", None

@@ -1,0 +1,99 @@
+"""Once a day per origin: robots.txt (RFC 9309) and the three well-known documents of seed 000."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+from protego import Protego
+
+from .config import ROBOTS_TOKEN, ProbeConfig
+from .wire import read_body
+
+WELL_KNOWN = {
+    "oauth_protected_resource": "/.well-known/oauth-protected-resource",
+    "agent_card": "/.well-known/agent-card.json",
+    "agent_json": "/.well-known/agent.json",
+}
+
+
+@dataclass
+class OriginResult:
+    origin: str
+    fetched_at: dt.datetime
+    robots_status: int | None = None
+    robots_policy: str = "disallow_all"
+    robots_txt: str | None = None
+    robots_detail: str = ""
+    documents: dict[str, tuple[int | None, str | None]] = field(default_factory=dict)
+    _rules: Protego | None = None
+
+    def allows(self, url: str) -> bool:
+        if self.robots_policy == "allow_all":
+            return True
+        if self.robots_policy == "disallow_all" or self._rules is None:
+            return False
+        return self._rules.can_fetch(url, ROBOTS_TOKEN)
+
+    def row(self) -> dict[str, Any]:
+        row = {"origin": self.origin, "fetched_at": self.fetched_at, "robots_status": self.robots_status,
+               "robots_policy": self.robots_policy, "robots_txt": self.robots_txt, "robots_detail": self.robots_detail}
+        for name, (status, body) in self.documents.items():
+            row[f"{name}_status"], row[f"{name}_json"] = status, body
+        return row
+
+
+async def _get(client: httpx.AsyncClient, url: str, timeout: float, cap: int,
+               follow: bool) -> tuple[int | None, bytes, str]:
+    try:
+        async with asyncio.timeout(timeout):
+            async with client.stream("GET", url, follow_redirects=follow) as response:
+                body, cut = await read_body(response, cap)
+                return response.status_code, body, "truncated" if cut else ""
+    except TimeoutError:
+        return None, b"", f"no answer within {timeout:g} s"
+    except httpx.HTTPError as exc:
+        return None, b"", f"{type(exc).__name__}: {exc}"[:300]
+
+
+async def check_origin(client: httpx.AsyncClient, config: ProbeConfig, origin: str,
+                       fetched_at: dt.datetime) -> OriginResult:
+    result = OriginResult(origin=origin, fetched_at=fetched_at)
+    # RFC 9309 §2.3.1: follow redirects (rules stay those of this authority); 4xx: no rules; 5xx or no
+    # answer: assume complete disallow.
+    status, body, detail = await _get(client, origin + "/robots.txt", config.timeouts.robots_txt,
+                                      config.robots_max_bytes, follow=True)
+    result.robots_status = status
+    if status is None:
+        result.robots_policy, result.robots_detail = "disallow_all", f"robots.txt unreachable: {detail}"
+    elif 200 <= status < 300:
+        text = body.decode("utf-8", "replace")
+        result.robots_txt = text
+        try:
+            result._rules = Protego.parse(text)
+            result.robots_policy, result.robots_detail = "rules", detail or "parsed"
+        except Exception as exc:  # noqa: BLE001 - an unparseable file is treated as no rules
+            result.robots_policy, result.robots_detail = "allow_all", f"unparseable robots.txt: {exc}"[:300]
+    elif 400 <= status < 500:
+        result.robots_policy, result.robots_detail = "allow_all", f"HTTP {status}: no robots.txt"
+    else:
+        result.robots_policy, result.robots_detail = "disallow_all", f"HTTP {status}: assumed complete disallow"
+    for name, path in WELL_KNOWN.items():
+        url = origin + path
+        if not result.allows(url):
+            result.documents[name] = (None, None)
+            continue
+        status, body, _ = await _get(client, url, config.timeouts.well_known_per_origin,
+                                     config.max_small_body_bytes, follow=False)
+        text = body.decode("utf-8", "replace") if status == 200 and body else None
+        result.documents[name] = (status, text)
+    return result
+
+
+def origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme.lower()}://{parts.netloc.lower()}"
