@@ -13,7 +13,8 @@ from .lake.paths import PROJECT_ROOT, LakePaths, parse_day
 
 EPILOG = """\
 examples:
-  sevenmaps demo                              30 synthetic days through Dagster, signed and verified
+  sevenmaps demo                              30 days of the loopback fleet through Dagster, signed, verified
+  sevenmaps probe https://mcp.example.com/mcp  check one endpoint and show what it answered
   sevenmaps synth --servers 100000 --days 30 --seed 1 --lake /tmp/lake
   sevenmaps verify                            check every signed day of ./data_lake
   sevenmaps sql "SELECT code, count(*) FROM daily_status GROUP BY code"
@@ -26,10 +27,12 @@ def _lake(args: argparse.Namespace) -> LakePaths:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from .demo import run_demo
+    from .demo import run_demo, run_fleet_demo
 
-    return run_demo(_lake(args), args.servers, args.days, args.seed,
-                    Path(args.signing_key).resolve() if args.signing_key else None)
+    key = Path(args.signing_key).resolve() if args.signing_key else None
+    if args.synthetic:
+        return run_demo(_lake(args), args.servers, args.days, args.seed, key)
+    return run_fleet_demo(_lake(args), args.days, key)
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
@@ -43,6 +46,46 @@ def cmd_synth(args: argparse.Namespace) -> int:
                         progress=lambda msg: print(f"  {msg}", flush=True))
     print(f"done in {time.perf_counter() - started:.1f}s: {result.probe_rows:,} probe rows, "
           f"{result.registry_rows:,} registry rows, {result.distinct_tool_lists:,} distinct tool lists")
+    return 0
+
+
+def cmd_probe(args: argparse.Namespace) -> int:
+    from .probe.config import ProbeConfig
+    from .probe.report import run_probe
+
+    host_map = {}
+    for item in args.resolve or []:
+        host, _, port = item.rpartition(":")
+        if not host or not port.isdigit():
+            print(f"error: --resolve takes HOST:PORT, got {item!r}", file=sys.stderr)
+            return 2
+        host_map[host.lower()] = int(port)
+    config = ProbeConfig(allow_private=args.allow_private, host_map=host_map,
+                         ca_file=Path(args.ca_file) if args.ca_file else None)
+    text, code = run_probe(args.url, config, args.remote_type, args.json)
+    print(text)
+    return code
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import dagster as dg
+
+    from .defs.runner import run_days
+    from .demo import ensure_dagster_home
+
+    day = parse_day(args.day)
+    lake = _lake(args)
+    ensure_dagster_home()
+    print(f"scanning {args.registry} for {day} into {lake.root} (Dagster home {os.environ['DAGSTER_HOME']})")
+    with dg.DagsterInstance.get() as instance:
+        run = run_days("daily_map_job", day, day, instance, lake.root, prober={"registry_url": args.registry},
+                       raise_on_error=False)
+    if not run.success:
+        for event in run.all_events:
+            if event.is_step_failure:
+                print(event.event_specific_data.error.message, file=sys.stderr)
+        return 1
+    print(f"run {run.run_id} succeeded")
     return 0
 
 
@@ -118,7 +161,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--lake", help="lake root (default: $SEVENMAPS_LAKE, else ./data_lake)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("demo", help="synthesise 30 days, materialise them through Dagster, sign, verify, summarise")
+    p = sub.add_parser("demo", help="replay 30 days of the loopback fleet through the prober and Dagster, "
+                       "sign, verify, summarise")
+    p.add_argument("--synthetic", action="store_true",
+                   help="use the synthetic generator instead of the fleet (with --servers and --seed)")
     p.add_argument("--servers", type=int, default=400)
     p.add_argument("--days", type=int, default=30)
     p.add_argument("--seed", type=int, default=7)
@@ -132,6 +178,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--end-day", help="last day, YYYY-MM-DD (default: yesterday, UTC)")
     p.add_argument("--missing-days", type=int, help="days with no run at all (default: days // 15)")
     p.set_defaults(func=cmd_synth)
+
+    p = sub.add_parser("run", help="scan the registry for the open UTC day and build its map (the daily job, "
+                       "outside the UI); a day that has passed is never probed")
+    p.add_argument("--day", required=True, help="the UTC day, YYYY-MM-DD (must be today to scan)")
+    p.add_argument("--registry", default="https://registry.modelcontextprotocol.io", help="registry base URL")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("probe", help="check one endpoint the 7Maps way and print everything seen "
+                       "(exit 0 when it answers with tools, 3 otherwise)")
+    p.add_argument("url")
+    p.add_argument("--json", action="store_true", help="one JSON object instead of text")
+    p.add_argument("--allow-private", action="store_true",
+                   help="an owner checking their own server: allow localhost, private addresses and plain http")
+    p.add_argument("--remote-type", default="streamable-http", choices=["streamable-http", "sse"])
+    p.add_argument("--resolve", action="append", metavar="HOST:PORT",
+                   help="connect HOST to 127.0.0.1:PORT (like curl --resolve); TLS still checks HOST")
+    p.add_argument("--ca-file", help="trust this CA bundle (e.g. a test server's)")
+    p.set_defaults(func=cmd_probe)
 
     p = sub.add_parser("verify", help="recompute every signed day from the files and the published public key; "
                        "exit 1 naming the first bad day and file")

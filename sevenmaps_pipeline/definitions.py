@@ -1,19 +1,25 @@
 """The one Definitions object of the code location."""
 
+import os
+
 import dagster as dg
 
 from .defs.checks import daily_root_chain_intact, daily_status_codes_valid, server_history_windows_valid
 from .defs.integrity_assets import daily_root
 from .defs.jobs import daily_map_schedule, full_job, map_job, sign_job, sign_schedule
 from .defs.map_assets import daily_status, raw_probes, server_history
-from .defs.resources import LakeResource
+from .defs.resources import LakeResource, ProberResource
 
 defs = dg.Definitions(
     assets=[raw_probes, daily_status, server_history, daily_root],
     asset_checks=[daily_status_codes_valid, server_history_windows_valid, daily_root_chain_intact],
     jobs=[map_job, sign_job, full_job],
     schedules=[daily_map_schedule, sign_schedule],
-    resources={"lake": LakeResource()},
+    resources={
+        "lake": LakeResource(),
+        "prober": ProberResource(registry_url=os.environ.get("SEVENMAPS_REGISTRY_URL", ""),
+                                 control_url=os.environ.get("SEVENMAPS_CONTROL_URL", "")),
+    },
     # One process per run: on 2 cores it is faster than a process per step, and a run's DuckDB work is
     # serialised (reference: 1.8 s vs 5.0 s for three trivial assets).
     executor=dg.in_process_executor,

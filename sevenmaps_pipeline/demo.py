@@ -1,6 +1,5 @@
-"""`sevenmaps demo`: synthesise 30 days, run them through the real Dagster assets, sign, verify, summarise.
-
-(Until the loopback fleet and the prober land, the raw probes come from the synthetic generator.)
+"""`sevenmaps demo`: 30 days of the loopback fleet through the real prober and the real Dagster assets,
+then sign, verify and summarise. `--synthetic` uses the synthetic generator instead of the fleet.
 """
 
 from __future__ import annotations
@@ -56,7 +55,91 @@ def say(msg: str) -> None:
     print(f"[demo] {msg}", flush=True)
 
 
+def _prepare(lake: LakePaths, key_path: Path | None) -> Path:
+    reset_demo_lake(lake)
+    home = ensure_dagster_home()
+    for sub in ("storage", "history", "schedules", "logs"):
+        shutil.rmtree(home / sub, ignore_errors=True)
+    key_path = key_path or default_key_path()
+    if not key_path.exists():
+        generate_key(key_path, lake)
+        say(f"created signing key {key_path} (mode 0600, outside the lake)")
+    return key_path
+
+
+def _finish(lake: LakePaths, t0: float) -> int:
+    report = verify_lake(lake)
+    say(f"verify: {report.summary()}")
+    print()
+    print(summary(lake))
+    say(f"done in {time.perf_counter() - t0:.1f}s. `make ui` shows the runs.")
+    return 0 if report.ok else 1
+
+
+def _failures(run) -> str:
+    return "\n".join(e.event_specific_data.error.message for e in run.all_events if e.is_step_failure)
+
+
+def run_fleet_demo(lake: LakePaths, days: int, key_path: Path | None = None) -> int:
+    """Replay the fleet's timeline through the production prober, one Dagster run per day."""
+    import json
+
+    import dagster as dg
+
+    from .defs.runner import run_days
+    from .fleet.run import Fleet
+
+    t0 = time.perf_counter()
+    end = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
+    day_list = [end - dt.timedelta(days=days - 1 - i) for i in range(days)]
+    say(f"lake {lake.root}; {days} UTC days {day_list[0]} .. {end}, replayed from the loopback fleet")
+    key_path = _prepare(lake, key_path)
+    with Fleet() as fleet, dg.DagsterInstance.get() as instance:
+        missed = {day_list[i] for i in fleet.timeline.get("missed_days", []) if i < days}
+        say(f"fleet: {len(fleet.hosts)} servers over HTTPS on 127.0.0.1:{fleet.port} (CA made at start), "
+            f"registry {fleet.registry_url}; no scan on {', '.join(map(str, sorted(missed))) or 'no day'}")
+
+        def prober(today: dt.date) -> dict:
+            return {"registry_url": fleet.registry_url, "control_url": fleet.control_url,
+                    "host_map_json": json.dumps(fleet.host_map), "ca_file": str(fleet.ca_file),
+                    "replay_day": today.isoformat(), "opted_out_hosts": fleet.timeline.get("opted_out_hosts", [])}
+
+        for i, day in enumerate(day_list):
+            if day in missed:
+                continue
+            fleet.set_day(i % fleet.days)
+            t = time.perf_counter()
+            run = run_days("daily_map_job", day, day, instance, lake.root, key_path, raise_on_error=False,
+                           log_level="WARNING", prober=prober(day))
+            if not run.success:
+                say(f"{day}: the run FAILED:\n{_failures(run)}")
+                return 1
+            say(f"{day} (timeline day {i:>2}): {_codes(lake, day)}  [{time.perf_counter() - t:.1f}s]")
+        for day in sorted(missed):  # the operator backfills the missed day later: the past is never probed
+            run = run_days("daily_map_job", day, day, instance, lake.root, key_path, raise_on_error=False,
+                           log_level="WARNING", prober=prober(end))
+            if not run.success:
+                say(f"{day}: the backfill FAILED:\n{_failures(run)}")
+                return 1
+            say(f"{day} (backfilled after the fact, not probed): {_codes(lake, day)}")
+        run = run_days("sign_day_job", end, end, instance, lake.root, key_path, raise_on_error=False,
+                       log_level="WARNING")
+        if not run.success:
+            say(f"signing FAILED:\n{_failures(run)}")
+            return 1
+        say(f"signed {days} days in chain order (one run)")
+    return _finish(lake, t0)
+
+
+def _codes(lake: LakePaths, day: dt.date) -> str:
+    with duckdb.connect() as con:
+        rows = dict(con.execute(f"SELECT code, count(*) FROM read_parquet('{lake.curated_file('daily_status', day)}')"
+                                " GROUP BY code").fetchall())
+    return " ".join(f"{c}={rows.get(c, 0):<3}" for c in "oapdn")
+
+
 def run_demo(lake: LakePaths, servers: int, days: int, seed: int, key_path: Path | None = None) -> int:
+    """The synthetic demo: the generator lands raw probes, then one Dagster backfill over every day."""
     import dagster as dg
 
     from .defs.runner import run_days
@@ -64,26 +147,17 @@ def run_demo(lake: LakePaths, servers: int, days: int, seed: int, key_path: Path
     t0 = time.perf_counter()
     end = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
     say(f"lake {lake.root}; {days} UTC days ending {end}; {servers} endpoints (synthetic, seed {seed})")
-    reset_demo_lake(lake)
-    home = ensure_dagster_home()
-    if (home / "storage").exists() or (home / "history").exists():
-        for sub in ("storage", "history", "schedules", "logs"):
-            shutil.rmtree(home / sub, ignore_errors=True)
-    key_path = key_path or default_key_path()
-    if not key_path.exists():
-        generate_key(key_path, lake)
-        say(f"created signing key {key_path} (mode 0600, outside the lake)")
+    key_path = _prepare(lake, key_path)
     result = synthesize(lake, servers, days, seed, end, progress=None)
     say(f"landed {result.probe_rows:,} probe rows and {result.registry_rows:,} registry rows; "
         f"no run on {', '.join(map(str, result.missing_days)) or 'no day'} (those days stay n)")
-    say(f"materialising {result.days[0]} .. {result.days[-1]} through Dagster (Dagster home {home}) ...")
+    say(f"materialising {result.days[0]} .. {result.days[-1]} through Dagster (Dagster home {DAGSTER_HOME}) ...")
     t = time.perf_counter()
     with dg.DagsterInstance.get() as instance:
         run = run_days("map_and_sign_job", result.days[0], result.days[-1], instance, lake.root, key_path,
                        raise_on_error=False, log_level="WARNING")
     if not run.success:
-        failures = [e.event_specific_data.error.message for e in run.all_events if e.is_step_failure]
-        say("the run FAILED:\n" + "\n".join(failures))
+        say("the run FAILED:\n" + _failures(run))
         return 1
     for event in run.all_events:
         if event.event_type_value == "STEP_SUCCESS":
@@ -91,12 +165,7 @@ def run_demo(lake: LakePaths, servers: int, days: int, seed: int, key_path: Path
     checks = run.get_asset_check_evaluations()
     say(f"run {run.run_id} succeeded in {time.perf_counter() - t:.1f}s; "
         f"{sum(c.passed for c in checks)}/{len(checks)} blocking checks passed")
-    report = verify_lake(lake)
-    say(f"verify: {report.summary()}")
-    print()
-    print(summary(lake))
-    say(f"done in {time.perf_counter() - t0:.1f}s. `make ui` shows the runs.")
-    return 0 if report.ok else 1
+    return _finish(lake, t0)
 
 
 def summary(lake: LakePaths) -> str:

@@ -10,8 +10,9 @@ import dagster as dg
 from .. import curated
 from ..lake.parquet_io import SignedDayError, assert_day_writable
 from ..lake.warehouse import publish_warehouse
+from ..probe.run import scan_day
 from .partitions import daily_partitions, last_30_days
-from .resources import LakeResource, partition_days
+from .resources import LakeResource, ProberResource, partition_days
 
 SINGLE_RUN = dg.BackfillPolicy.single_run()
 
@@ -33,16 +34,29 @@ def _refuse_signed(lake, days) -> None:
     backfill_policy=SINGLE_RUN,
     group_name="map",
     kinds={"parquet", "duckdb"},
-    description="The raw probe checks landed for the UTC day (raw/probes/day=D/), validated: unreadable "
-    "files and invalid rows are refused into curated/quarantine with a reason (sql/quarantine.sql), "
-    "never counted and never silently dropped.",
+    description="The day's scan, landed: on the open UTC day the prober reads the registry and checks every "
+    "listed endpoint (initialize, notifications/initialized, tools/list; never a tool call) into raw/registry, "
+    "raw/probes and raw/origins. A day that has passed is never probed (it stays n). Then whatever landed "
+    "is validated: unreadable files and invalid rows go to curated/quarantine with a reason "
+    "(sql/quarantine.sql), never counted and never silently dropped.",
 )
-def raw_probes(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
+def raw_probes(context: dg.AssetExecutionContext, lake: LakeResource,
+               prober: ProberResource) -> dg.MaterializeResult:
     paths = lake.paths
     days = partition_days(context)
     _refuse_signed(paths, days)
-    landed = refused_rows = refused_files = 0
+    landed = refused_rows = refused_files = scanned = 0
+    clock = prober.clock()
     for day in days:
+        if prober.registry_url and day == clock().date():
+            context.log.info(f"{day}: scanning the registry at {prober.registry_url} ...")
+            report = scan_day(paths, day, prober.registry_url, prober.probe_config(), clock,
+                              control_url=prober.control_url or None)
+            scanned += report.probe_rows
+            context.log.info(f"{day}: {report.registry_rows:,} listings, {report.probe_rows:,} checks "
+                             f"{dict(sorted(report.outcomes.items()))} in {report.seconds:.1f}s")
+        elif prober.registry_url:
+            context.log.info(f"{day}: has passed ({clock().date()} UTC now): never probed, nothing lands")
         result = curated.build_quarantine(paths, day)
         landed += result.stats["landed_probe_rows"]
         refused_rows += result.stats["refused_rows"]
@@ -51,7 +65,7 @@ def raw_probes(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Mate
             context.log.warning(f"{day}: {result.rows} raw rows/files quarantined (see the quarantine view)")
         context.log.info(f"{day}: {result.stats['landed_probe_rows']:,} probe rows landed")
     return dg.MaterializeResult(metadata={
-        "days": len(days), "landed_rows": landed, "quarantined_rows": refused_rows,
+        "days": len(days), "scanned_checks": scanned, "landed_rows": landed, "quarantined_rows": refused_rows,
         "quarantined_files": refused_files,
     })
 

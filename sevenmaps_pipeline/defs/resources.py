@@ -31,3 +31,36 @@ class LakeResource(dg.ConfigurableResource):
 def partition_days(context: dg.AssetExecutionContext | dg.AssetCheckExecutionContext) -> list[dt.date]:
     """The UTC days of this run: one for a single partition, several for a single-run backfill."""
     return [dt.date.fromisoformat(k) for k in context.partition_keys]
+
+
+class ProberResource(dg.ConfigurableResource):
+    """How the daily scan reaches the registry and the endpoints.
+
+    With no registry URL the scan is off and `raw_probes` only validates what landed (synthetic lakes,
+    tests). Production sets $SEVENMAPS_REGISTRY_URL to https://registry.modelcontextprotocol.io."""
+
+    registry_url: str = Field(default="", description="Registry base URL; empty turns the scan off.")
+    control_url: str = Field(default="", description="An MCP endpoint we run: if it fails, the run is voided.")
+    concurrency: int = Field(default=64, description="Endpoints checked at once (one request per host).")
+    opted_out_hosts: list[str] = Field(default_factory=list, description="Hosts that opted out by form.")
+    # Demo and test configuration only: never set these in production.
+    host_map_json: str = Field(default="", description="Demo/test only: JSON {hostname: loopback port}.")
+    ca_file: str = Field(default="", description="Demo/test only: CA bundle of the loopback fleet.")
+    replay_day: str = Field(default="", description="Demo only: the fleet timeline's day is 'today'.")
+
+    def probe_config(self):
+        import json
+
+        from ..probe.config import ProbeConfig
+
+        return ProbeConfig(
+            concurrency=self.concurrency,
+            host_map={k: int(v) for k, v in json.loads(self.host_map_json).items()} if self.host_map_json else {},
+            ca_file=Path(self.ca_file) if self.ca_file else None,
+            opted_out_hosts=frozenset(h.lower() for h in self.opted_out_hosts),
+        )
+
+    def clock(self):
+        from ..probe.run import ReplayClock, utc_now
+
+        return ReplayClock(dt.date.fromisoformat(self.replay_day)) if self.replay_day else utc_now

@@ -16,7 +16,8 @@ from ..definitions import defs
 
 def run_days(job_name: str, first: dt.date, last: dt.date, instance: dg.DagsterInstance,
              lake_root: Path, signing_key: Path | None = None,
-             raise_on_error: bool = True, log_level: str = "INFO") -> dg.ExecuteInProcessResult:
+             raise_on_error: bool = True, log_level: str = "INFO",
+             prober: dict | None = None) -> dg.ExecuteInProcessResult:
     job = defs.resolve_job_def(job_name)
     lake_config = {"root": str(lake_root)}
     if signing_key:
@@ -24,10 +25,12 @@ def run_days(job_name: str, first: dt.date, last: dt.date, instance: dg.DagsterI
     tags = ({"dagster/partition": first.isoformat()} if first == last else
             {"dagster/asset_partition_range_start": first.isoformat(),
              "dagster/asset_partition_range_end": last.isoformat()})
+    resources = {"lake": {"config": lake_config}}
+    if prober:
+        resources["prober"] = {"config": prober}
     return job.execute_in_process(
         instance=instance,
         tags=tags,
-        run_config={"resources": {"lake": {"config": lake_config}},
-                    "loggers": {"console": {"config": {"log_level": log_level}}}},
+        run_config={"resources": resources, "loggers": {"console": {"config": {"log_level": log_level}}}},
         raise_on_error=raise_on_error,
     )

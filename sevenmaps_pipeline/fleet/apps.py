@@ -129,7 +129,7 @@ def modern_only(app: ASGIApp) -> ASGIApp:
 
 
 def legacy_sse_app(name: str, host: str, state: FleetState) -> Starlette:
-    server = MCPServer(name, version=state.today(name).version)
+    server = MCPServer(name, version=state.today(name).version, log_level="CRITICAL")
 
     @server.tool(description="Echo a message back (legacy SSE transport).")
     def echo(message: str) -> str:

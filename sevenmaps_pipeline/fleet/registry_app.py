@@ -36,15 +36,20 @@ def registry_entries(fleet: Fleet) -> list[dict[str, Any]]:
 def registry_app(fleet: Fleet) -> Starlette:
     async def servers(request: Request) -> JSONResponse:
         entries = registry_entries(fleet)
+        if fleet.registry_mode == "legacy_only" and request.url.path.startswith("/v0.1/"):
+            return JSONResponse({"title": "Not Found", "status": 404}, status_code=404)
         try:
-            limit = min(int(request.query_params.get("limit", "30")), 100)
+            limit = min(int(request.query_params.get("limit", "30")), 100, fleet.registry_page_size)
             start = int(request.query_params.get("cursor") or 0)
         except ValueError:
             return JSONResponse({"title": "Bad Request", "status": 400, "detail": "invalid cursor"}, status_code=400)
         page = entries[start:start + limit]
         metadata: dict[str, Any] = {"count": len(page)}
-        if start + limit < len(entries):
-            metadata["nextCursor"] = str(start + limit)
+        if fleet.registry_mode == "cursor_loop":
+            metadata["nextCursor"] = "0"
+        elif start + limit < len(entries):
+            # older registries spelled it next_cursor; a fleet day with an odd number answers that way
+            metadata["nextCursor" if (start // limit) % 2 == 0 else "next_cursor"] = str(start + limit)
         return JSONResponse({"servers": page, "metadata": metadata})
 
     return Starlette(routes=[Route("/v0.1/servers", servers), Route("/v0/servers", servers)])

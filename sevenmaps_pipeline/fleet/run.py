@@ -70,7 +70,11 @@ def load_timeline(path: Path = TIMELINE) -> dict:
 class Fleet:
     """`with Fleet() as fleet:` — the servers run in a background thread until the block ends."""
 
-    def __init__(self, timeline: dict | None = None, slow_seconds: float = 12.0, workdir: Path | None = None):
+    def __init__(self, timeline: dict | None = None, slow_seconds: float = 12.0, workdir: Path | None = None,
+                 registry_page_size: int = 100, registry_mode: str = "normal"):
+        """`registry_mode`: normal | legacy_only (no /v0.1, answers /v0) | cursor_loop (never ends)."""
+        self.registry_page_size = registry_page_size
+        self.registry_mode = registry_mode
         self.timeline = timeline or load_timeline()
         self.days = int(self.timeline["days"])
         self.toolsets: dict[str, list[dict]] = self.timeline["toolsets"]
@@ -167,7 +171,10 @@ class Fleet:
             if fleet_host is not None:
                 if path == "/robots.txt":
                     text = fleet_host.robots
-                    response: Response = PlainTextResponse(text) if text is not None else Response(status_code=404)
+                    if text is not None and text.startswith("HTTP "):  # e.g. "HTTP 503": robots.txt errors
+                        response: Response = Response("unavailable", status_code=int(text[5:]))
+                    else:
+                        response = PlainTextResponse(text) if text is not None else Response(status_code=404)
                     await response(scope, receive, send)
                     return
                 if path.startswith("/.well-known/"):

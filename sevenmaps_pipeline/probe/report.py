@@ -1,0 +1,91 @@
+"""`sevenmaps probe URL`: one endpoint, checked and shown as a person (or a program) wants to read it."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+from dataclasses import replace
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..registry.listing import listing_decision
+from .checker import CheckResult, EndpointCheck
+from .config import ProbeConfig
+from .http import build_client
+from .origins import OriginResult, check_origin, origin_of
+
+
+async def probe_one(url: str, config: ProbeConfig, remote_type: str = "streamable-http",
+                    ) -> tuple[CheckResult, OriginResult | None, str | None]:
+    """Apply the listing rules (relaxed by --allow-private), robots.txt, then check the endpoint."""
+    now = dt.datetime.now(dt.UTC)
+    if config.allow_private:
+        listing, reason = "probe", None
+        if urlsplit(url).scheme not in ("http", "https"):
+            listing, reason = "malformed", "not an http(s) URL"
+    else:
+        listing, reason = listing_decision(url, remote_type, opted_out=config.opted_out_hosts,
+                                           host_map=config.host_map or None)
+    if listing != "probe" and not (listing == "skip" and remote_type == "sse" and reason == "sse-only remote"):
+        return CheckResult(url=url, started_at=now, outcome="skipped", outcome_detail=reason or "",
+                           skip_reason=reason, handshake_ms=0), None, reason
+    async with build_client(config) as client:
+        origin = await check_origin(client, config, origin_of(url), now)
+        if not origin.allows(url):
+            reason = f"robots.txt disallows 7Maps-bot ({origin.robots_detail})"
+            return CheckResult(url=url, started_at=now, outcome="skipped", outcome_detail=reason,
+                               skip_reason=reason, handshake_ms=0), origin, reason
+        check = await EndpointCheck(client, config, url, now, remote_type).run()
+    return check, origin, None
+
+
+def as_json(check: CheckResult, origin: OriginResult | None) -> dict[str, Any]:
+    return {
+        "url": check.url, "outcome": check.outcome, "outcome_detail": check.outcome_detail,
+        "http_status": check.http_status, "protocol_version": check.protocol_version,
+        "server_info": {"name": check.server_info_name, "version": check.server_info_version}
+        if check.server_info_name is not None else None,
+        "tool_count": len(check.tools) if check.tools is not None else None, "tools": check.tools,
+        "pages_read": check.pages_read, "tool_list_complete": check.tool_list_complete,
+        "handshake_ms": check.handshake_ms, "redirect_location": check.redirect_location,
+        "www_authenticate": check.www_authenticate, "resource_metadata_url": check.resource_metadata_url,
+        "payment_json": check.payment_json, "skip_reason": check.skip_reason,
+        "discover_supported": check.discover_supported, "ttl_ms": check.ttl_ms, "cache_scope": check.cache_scope,
+        "robots_policy": origin.robots_policy if origin else None, "transcript": check.transcript,
+    }
+
+
+def as_text(check: CheckResult, origin: OriginResult | None) -> str:
+    lines = [f"{check.url}", f"  outcome       {check.outcome}  {check.outcome_detail}"]
+    if origin:
+        lines.append(f"  robots.txt    {origin.robots_policy} ({origin.robots_detail})")
+    for step in check.transcript:
+        lines.append(f"  . {step}")
+    facts = [("HTTP status", check.http_status), ("protocol", check.protocol_version),
+             ("server", f"{check.server_info_name} {check.server_info_version}" if check.server_info_name else None),
+             ("handshake", f"{check.handshake_ms} ms" if check.handshake_ms is not None else None),
+             ("redirect to", check.redirect_location), ("WWW-Authenticate", check.www_authenticate),
+             ("resource metadata", check.resource_metadata_url), ("payment", check.payment_json),
+             ("2026-07-28", f"discover {check.discover_supported}, ttlMs {check.ttl_ms}, cacheScope "
+                            f"{check.cache_scope}" if check.discover_supported else None)]
+    lines += [f"  {k:<13} {v}" for k, v in facts if v is not None]
+    if check.tools is not None:
+        state = "complete" if check.tool_list_complete else "INCOMPLETE"
+        lines.append(f"  tools         {len(check.tools)} in {check.pages_read} page(s), {state}")
+        for tool in check.tools:
+            if isinstance(tool, dict):
+                desc = str(tool.get("description") or "").replace("\n", " ")
+                ann = tool.get("annotations")
+                lines.append(f"    - {tool.get('name')}: {desc[:90]}" + (f"  {json.dumps(ann)}" if ann else ""))
+    return "\n".join(lines)
+
+
+def run_probe(url: str, config: ProbeConfig, remote_type: str, want_json: bool) -> tuple[str, int]:
+    check, origin, _ = asyncio.run(probe_one(url, config, remote_type))
+    text = json.dumps(as_json(check, origin), indent=2, default=str) if want_json else as_text(check, origin)
+    return text, 0 if check.outcome == "ok" else 3
+
+
+def config_with(config: ProbeConfig, **changes: Any) -> ProbeConfig:
+    return replace(config, **changes)
