@@ -75,6 +75,9 @@ class Fleet:
         """`registry_mode`: normal | legacy_only (no /v0.1, answers /v0) | cursor_loop (never ends)."""
         self.registry_page_size = registry_page_size
         self.registry_mode = registry_mode
+        # The most requests each host had in flight at once: the prober promises one at a time per host.
+        self.max_in_flight: dict[str, int] = {}
+        self._in_flight: dict[str, int] = {}
         self.timeline = timeline or load_timeline()
         self.days = int(self.timeline["days"])
         self.toolsets: dict[str, list[dict]] = self.timeline["toolsets"]
@@ -191,7 +194,20 @@ class Fleet:
                 return
             await app(scope, receive, send)
 
-        return router
+        async def counting_router(scope: dict, receive: Callable, send: Callable) -> None:
+            if scope["type"] != "http":
+                await router(scope, receive, send)
+                return
+            headers = {k.decode().lower(): v.decode() for k, v in scope.get("headers", [])}
+            host = headers.get("host", "").split(":")[0].lower()
+            self._in_flight[host] = self._in_flight.get(host, 0) + 1
+            self.max_in_flight[host] = max(self.max_in_flight.get(host, 0), self._in_flight[host])
+            try:
+                await router(scope, receive, send)
+            finally:
+                self._in_flight[host] -= 1
+
+        return counting_router
 
     def __enter__(self) -> Fleet:
         # The SDK logs every session at INFO and every server-side error with a traceback; the fleet's

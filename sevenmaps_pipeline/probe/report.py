@@ -18,7 +18,9 @@ from .origins import OriginResult, check_origin, origin_of
 
 async def probe_one(url: str, config: ProbeConfig, remote_type: str = "streamable-http",
                     ) -> tuple[CheckResult, OriginResult | None, str | None]:
-    """Apply the listing rules (relaxed by --allow-private), robots.txt, then check the endpoint."""
+    """Apply the listing rules and robots.txt, then check the endpoint. With --allow-private an owner asks
+    for a check of their own server: private names and plain http are allowed and, as for the owner-asked
+    five-minute checks of seed 000, robots.txt is not read."""
     now = dt.datetime.now(dt.UTC)
     if config.allow_private:
         listing, reason = "probe", None
@@ -31,8 +33,8 @@ async def probe_one(url: str, config: ProbeConfig, remote_type: str = "streamabl
         return CheckResult(url=url, started_at=now, outcome="skipped", outcome_detail=reason or "",
                            skip_reason=reason, handshake_ms=0), None, reason
     async with build_client(config) as client:
-        origin = await check_origin(client, config, origin_of(url), now)
-        if not origin.allows(url):
+        origin = None if config.allow_private else await check_origin(client, config, origin_of(url), now)
+        if origin is not None and not origin.allows(url):
             reason = f"robots.txt disallows 7Maps-bot ({origin.robots_detail})"
             return CheckResult(url=url, started_at=now, outcome="skipped", outcome_detail=reason,
                                skip_reason=reason, handshake_ms=0), origin, reason

@@ -1,0 +1,114 @@
+"""Registry client and listing rules: pagination, fallbacks, malformed entries, every skip reason."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+
+import pytest
+
+from sevenmaps_pipeline.fleet.run import Fleet
+from sevenmaps_pipeline.probe.config import ProbeConfig
+from sevenmaps_pipeline.probe.http import build_client
+from sevenmaps_pipeline.registry.client import RegistryError, fetch_snapshot, rows_for_entry
+from sevenmaps_pipeline.registry.listing import listing_decision
+from sevenmaps_pipeline.registry.psl import registrable_domain
+
+DAY = dt.date(2026, 11, 20)
+NOW = dt.datetime(2026, 11, 20, 3, tzinfo=dt.UTC)
+
+
+@pytest.mark.parametrize(("url", "remote_type", "decision"), [
+    ("https://mcp.example.com/mcp", "streamable-http", ("probe", None)),
+    ("https://mcp.example.com/sse", "sse", ("skip", "sse-only remote")),
+    ("https://{tenant}.example.com/mcp", "streamable-http", ("skip", "templated URL")),
+    ("{baseUrl}/mcp", "streamable-http", ("skip", "templated URL")),
+    ("http://mcp.example.com/mcp", "streamable-http", ("skip", "non-https URL")),
+    ("http://localhost/sse", "sse", ("skip", "non-https URL")),
+    ("https://203.0.113.9/mcp", "streamable-http", ("skip", "IP address")),
+    ("https://[2001:db8::1]:8443/mcp", "streamable-http", ("skip", "IP address")),
+    ("https://[::1]/mcp", "streamable-http", ("skip", "IP address")),
+    ("https://[fe80::1%25eth0]/mcp", "streamable-http", ("skip", "IP address")),
+    ("https://localhost/mcp", "streamable-http", ("skip", "localhost or private name")),
+    ("https://localhost./mcp", "streamable-http", ("skip", "localhost or private name")),
+    ("https://api.localhost/mcp", "streamable-http", ("skip", "localhost or private name")),
+    ("https://intranet/mcp", "streamable-http", ("skip", "localhost or private name")),
+    ("https://mcp.corp.internal/mcp", "streamable-http", ("skip", "localhost or private name")),
+    ("https://printer.local/mcp", "streamable-http", ("skip", "localhost or private name")),
+    ("https://router.home.arpa/mcp", "streamable-http", ("skip", "localhost or private name")),
+    ("https://mcp.weather.test/mcp", "streamable-http", ("skip", "localhost or private name")),
+    ("https://mcp.optout.example.com/mcp", "streamable-http", ("skip", "host opted out")),
+    ("https://optout.example.com/mcp", "sse", ("skip", "host opted out")),
+    ("https://mcp.example.com:99999/mcp", "streamable-http", ("malformed", None)),
+    (None, "streamable-http", ("malformed", "remote has no URL")),
+    ("https://mcp.example.com/mcp", "stdio", ("malformed", "unknown remote type 'stdio'")),
+])
+def test_listing_rules(url, remote_type, decision):
+    got = listing_decision(url, remote_type, opted_out={"optout.example.com"})
+    assert got[0] == decision[0]
+    if decision[1] is not None:
+        assert got[1] == decision[1]
+
+
+def test_fleet_names_are_public_only_through_the_host_map():
+    assert listing_decision("https://mcp.weather.test/mcp", "streamable-http",
+                            host_map={"mcp.weather.test": 1}) == ("probe", None)
+
+
+def test_registrable_domains_come_from_the_shipped_public_suffix_list():
+    assert registrable_domain("api.example.co.uk") == "example.co.uk"
+    assert registrable_domain("a.b.github.io") == "b.github.io"  # a private-section suffix
+    assert registrable_domain("mcp.hop.test") == registrable_domain("api.hop.test") == "hop.test"
+    assert registrable_domain("co.uk") is None
+
+
+def snapshot(fleet: Fleet):
+    config = ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file)
+
+    async def go():
+        async with build_client(config) as client:
+            return await fetch_snapshot(client, fleet.registry_url, DAY, NOW,
+                                        opted_out=fleet.timeline["opted_out_hosts"], host_map=fleet.host_map)
+
+    return asyncio.run(go())
+
+
+def test_paginated_snapshot_keeps_latest_drops_deleted_and_records_malformed():
+    with Fleet(registry_page_size=4) as fleet:
+        snap = snapshot(fleet)
+    listed = [h for h in fleet.hosts if h.listed]
+    extra = fleet.timeline["extra_listings"]
+    assert snap.pages == -(-(len(listed) + len(extra)) // 4)  # every page, nextCursor and next_cursor alike
+    assert snap.api == "/v0.1/servers"
+    by_name = {}
+    for row in snap.rows:
+        by_name.setdefault(row.get("server_name"), []).append(row)
+    assert "test.deleted/gone" not in by_name
+    (weather,) = by_name["test.weather/weather"]
+    assert weather["url"] == "https://mcp.weather.test/mcp" and weather["server_version"] == "1.0.0"
+    assert by_name["test.snake/legacy-record"][0]["server_version"] == "0.1.0"  # snake_case record read
+    assert by_name["test.snake/legacy-record"][0]["listing"] == "probe"
+    malformed = sorted(r["skip_reason"] for r in snap.rows if r["listing"] == "malformed")
+    assert malformed == ["entry has no valid name", "entry is not an object (str)", "remote has no URL"]
+    skips = {r.get("server_name"): r["skip_reason"] for r in snap.rows if r["listing"] == "skip"}
+    assert skips["test.optout/optout"] == "host opted out"
+    assert skips["test.legacy/legacy"] == "sse-only remote"
+    assert skips["test.ipv6/ip"] == "IP address"
+    assert all(r["server_key"] for r in snap.rows if r["listing"] == "probe")
+
+
+def test_falls_back_to_v0_and_refuses_endless_pagination():
+    with Fleet(registry_mode="legacy_only") as fleet:
+        snap = snapshot(fleet)
+    assert snap.api == "/v0/servers" and snap.rows
+    with Fleet(registry_mode="cursor_loop", registry_page_size=5) as fleet, \
+            pytest.raises(RegistryError, match="pagination does not end"):
+        snapshot(fleet)
+
+
+def test_a_malformed_entry_never_aborts_and_is_kept_with_its_reason():
+    rows = rows_for_entry({"server": {"name": "x/y", "remotes": "nope"}}, DAY, NOW)
+    assert rows[0]["listing"] == "malformed" and rows[0]["skip_reason"] == "remotes is not a list"
+    rows = rows_for_entry({"server": {"name": "x/y", "remotes": [{"type": "streamable-http",
+                                                                   "url": "https://a.example.com/mcp"}, 7]}}, DAY, NOW)
+    assert [r["listing"] for r in rows] == ["probe", "malformed"]

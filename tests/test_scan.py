@@ -1,0 +1,99 @@
+"""A day's scan of the fleet through the production path, and the scan asset in Dagster."""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import json
+
+import dagster as dg
+import pyarrow.parquet as pq
+import pytest
+
+from sevenmaps_pipeline import curated
+from sevenmaps_pipeline.defs.runner import run_days
+from sevenmaps_pipeline.fleet.run import Fleet, load_timeline
+from sevenmaps_pipeline.probe.config import ProbeConfig, Timeouts
+from sevenmaps_pipeline.probe.run import PastDayError, ReplayClock, scan_day
+
+DAY = dt.date(2026, 11, 20)
+FAST = Timeouts(robots_txt=2, initialize=1.5, notifications_initialized=1.5, tools_list_per_page=1.5,
+                well_known_per_origin=2, check_overall=4, legacy_sse_endpoint_event=1.5)
+EXPECTED = {  # endpoint -> day code on timeline day 0
+    "mcp.weather.test/mcp": "o", "mcp.notes.test/mcp": "o", "mcp.calendar.test/mcp": "o",
+    "mcp.catalog.test/mcp": "o", "mcp.loop.test/mcp": "o", "mcp.brokenlist.test/mcp": "d",
+    "mcp.secure.test/mcp": "a", "mcp.plainauth.test/mcp": "a", "mcp.scoped.test/mcp": "a",
+    "mcp.paywall.test/mcp": "p", "mcp.badreq.test/mcp": "d", "mcp.getonly.test/mcp": "d",
+    "mcp.crash.test/mcp": "d", "mcp.htmlpage.test/mcp": "d", "mcp.rpcfail.test/mcp": "d",
+    "mcp.hop.test/mcp": "o", "mcp.away.test/mcp": "d", "mcp.ops.test/mcp": "o", "mcp.deploy.test/mcp": "o",
+    "mcp.shop.test/mcp": "o", "mcp.outage.test/mcp": "o", "mcp.agentcard.test/mcp": "o",
+    "mcp.weather.test/v2/mcp": "d",
+}
+
+
+@pytest.fixture(scope="module")
+def fleet():
+    timeline = copy.deepcopy(load_timeline())
+    # A second endpoint on one host: the scan must still send that host one request at a time.
+    timeline["extra_listings"].append({"server": {"name": "test.weather/v2", "version": "2.0.0", "remotes": [
+        {"type": "streamable-http", "url": "https://mcp.weather.test/v2/mcp"}]}})
+    with Fleet(timeline=timeline, slow_seconds=3) as running:
+        yield running
+
+
+def config_for(fleet: Fleet) -> ProbeConfig:
+    return ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file, timeouts=FAST,
+                       opted_out_hosts=frozenset(fleet.timeline["opted_out_hosts"]))
+
+
+def test_a_day_scan_lands_registry_probes_and_origins_and_maps_every_endpoint(fleet, lake):
+    report = scan_day(lake, DAY, fleet.registry_url, config_for(fleet), ReplayClock(DAY),
+                      control_url=fleet.control_url)
+    assert lake.registry_file(DAY).exists() and lake.raw_files("probes", DAY) and lake.raw_files("origins", DAY)
+    probes = pq.read_table(lake.raw_files("probes", DAY)[0]).to_pylist()
+    assert all(p["day"] == DAY and p["started_at"].date() == DAY for p in probes)
+    (control,) = [p for p in probes if p["check_kind"] == "control"]
+    assert control["outcome"] == "ok"
+    skipped = {p["server_key"]: p["skip_reason"] for p in probes if p["outcome"] == "skipped"}
+    assert skipped["mcp.robots.test/mcp"].startswith("robots.txt disallows 7Maps-bot")
+    assert skipped["mcp.optout.test/mcp"] == "host opted out"
+    assert skipped["mcp.legacy.test/sse"] == "sse-only remote"
+    assert report.outcomes["ok"] >= 12
+
+    curated.build_quarantine(lake, DAY)
+    curated.build_daily_status(lake, DAY)
+    status = {r["server_key"]: r for r in pq.read_table(lake.curated_file("daily_status", DAY)).to_pylist()}
+    assert {k: r["code"] for k, r in status.items()} == EXPECTED
+    assert status["mcp.badreq.test/mcp"]["shown_status"] == "answers, but not as a standard MCP endpoint"
+    assert status["mcp.catalog.test/mcp"]["tool_count"] == 7
+    assert pq.read_table(lake.curated_file("quarantine", DAY)).num_rows == 0
+    assert fleet.max_in_flight["mcp.weather.test"] == 1  # one request at a time per host
+
+
+def test_the_past_is_never_probed(fleet, lake):
+    with pytest.raises(PastDayError, match="never probed"):
+        scan_day(lake, DAY, fleet.registry_url, config_for(fleet), ReplayClock(DAY + dt.timedelta(days=1)))
+    assert not lake.raw_dir("probes", DAY).exists() and not lake.registry_file(DAY).exists()
+
+
+def test_the_scan_asset_probes_the_open_day_only(fleet, lake, signing_key, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    prober = {"registry_url": fleet.registry_url, "host_map_json": json.dumps(fleet.host_map),
+              "ca_file": str(fleet.ca_file), "replay_day": DAY.isoformat(),
+              "opted_out_hosts": fleet.timeline["opted_out_hosts"]}
+    with dg.instance_for_test(temp_dir=str(home)) as instance:
+        run = run_days("daily_map_job", DAY, DAY, instance, lake.root, signing_key, prober=prober)
+        assert run.success
+        codes = {r["server_key"]: r["code"] for r in
+                 pq.read_table(lake.curated_file("daily_status", DAY)).to_pylist()}
+        assert codes == EXPECTED
+        # The next day, materialised once it has passed (a late backfill): nothing is probed, nothing lands,
+        # and every endpoint still listed is n, never d.
+        missed = DAY + dt.timedelta(days=1)
+        later = {**prober, "replay_day": (DAY + dt.timedelta(days=2)).isoformat()}
+        run = run_days("daily_map_job", missed, missed, instance, lake.root, signing_key, prober=later)
+        assert run.success
+    assert not lake.raw_dir("probes", missed).exists() and not lake.registry_file(missed).exists()
+    codes = pq.read_table(lake.curated_file("daily_status", missed)).column("code").to_pylist()
+    assert len(codes) == len(EXPECTED) and set(codes) == {"n"}
