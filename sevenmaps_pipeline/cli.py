@@ -132,7 +132,15 @@ def cmd_warehouse(args: argparse.Namespace) -> int:
 def cmd_data_dictionary(args: argparse.Namespace) -> int:
     from .lake.schemas import data_dictionary_markdown
 
-    sys.stdout.write(data_dictionary_markdown())
+    text = data_dictionary_markdown()
+    if not args.write_readme:
+        sys.stdout.write(text)
+        return 0
+    readme = PROJECT_ROOT / "README.md"
+    start, end = "<!-- data-dictionary:start -->\n", "<!-- data-dictionary:end -->"
+    before, rest = readme.read_text().split(start, 1)
+    readme.write_text(before + start + text + end + rest.split(end, 1)[1])
+    print(f"updated the data dictionary in {readme}")
     return 0
 
 
@@ -214,6 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_warehouse)
 
     p = sub.add_parser("data-dictionary", help="print the data dictionary (Markdown) from the schemas")
+    p.add_argument("--write-readme", action="store_true", help="replace the dictionary in README.md")
     p.set_defaults(func=cmd_data_dictionary)
 
     p = sub.add_parser("ui", help="the Dagster UI over this project's Dagster home")
