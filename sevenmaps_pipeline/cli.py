@@ -75,7 +75,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     day = parse_day(args.day)
     lake = _lake(args)
-    ensure_dagster_home()
+    ensure_dagster_home(respect_env=True)
     print(f"scanning {args.registry} for {day} into {lake.root} (Dagster home {os.environ['DAGSTER_HOME']})")
     with dg.DagsterInstance.get() as instance:
         run = run_days("daily_map_job", day, day, instance, lake.root, prober={"registry_url": args.registry},
@@ -147,7 +147,7 @@ def cmd_data_dictionary(args: argparse.Namespace) -> int:
 def cmd_ui(args: argparse.Namespace) -> int:
     from .demo import ensure_dagster_home
 
-    home = ensure_dagster_home()
+    home = ensure_dagster_home(respect_env=True)
     os.environ.setdefault("SEVENMAPS_LAKE", str(_lake(args).root))
     print(f"Dagster UI on http://127.0.0.1:{args.port} (Dagster home {home}, lake {os.environ['SEVENMAPS_LAKE']})")
     os.chdir(PROJECT_ROOT)
@@ -158,8 +158,16 @@ def cmd_ui(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from .bench import run_bench
+    from .bench_probe import print_probe_bench, run_probe_bench
 
-    return run_bench(args.servers, args.days, args.seed)
+    code = 0
+    if args.only in (None, "lake"):
+        code = run_bench(args.servers, args.days, args.seed)
+        print()
+    if args.only in (None, "probe"):
+        print("[bench] prober: 2,000 fleet endpoints with injected latency, and the naive SDK baseline ...", flush=True)
+        print_probe_bench(run_probe_bench(endpoints=args.endpoints))
+    return code
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -233,6 +241,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--servers", type=int, default=100_000)
     p.add_argument("--days", type=int, default=30)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--endpoints", type=int, default=2000, help="fleet endpoints for the prober benchmark")
+    p.add_argument("--only", choices=["lake", "probe"], help="run one of the two benchmarks")
     p.set_defaults(func=cmd_bench)
     return parser
 

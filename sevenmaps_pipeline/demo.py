@@ -30,7 +30,11 @@ concurrency:
 """
 
 
-def ensure_dagster_home(home: Path = DAGSTER_HOME) -> Path:
+def ensure_dagster_home(home: Path = DAGSTER_HOME, respect_env: bool = False) -> Path:
+    """Create (and select) a Dagster home. The demo always uses the project's own; `run` and `ui` use
+    $DAGSTER_HOME when the operator set one."""
+    if respect_env and os.environ.get("DAGSTER_HOME"):
+        home = Path(os.environ["DAGSTER_HOME"])
     home.mkdir(parents=True, exist_ok=True)
     yaml = home / "dagster.yaml"
     if not yaml.exists():

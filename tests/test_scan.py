@@ -97,3 +97,15 @@ def test_the_scan_asset_probes_the_open_day_only(fleet, lake, signing_key, tmp_p
     assert not lake.raw_dir("probes", missed).exists() and not lake.registry_file(missed).exists()
     codes = pq.read_table(lake.curated_file("daily_status", missed)).column("code").to_pylist()
     assert len(codes) == len(EXPECTED) and set(codes) == {"n"}
+
+
+def test_sevenmaps_run_never_probes_a_past_day(lake, tmp_path, monkeypatch, capsys):
+    from sevenmaps_pipeline.cli import main
+
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
+    past = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=3)
+    # The official registry URL: if the past day were probed, this test would try the internet.
+    assert main(["--lake", str(lake.root), "run", "--day", past.isoformat()]) == 0
+    assert "succeeded" in capsys.readouterr().out
+    assert not lake.raw_dir("probes", past).exists() and not lake.registry_file(past).exists()
+    assert lake.curated_file("daily_status", past).exists()

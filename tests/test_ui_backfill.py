@@ -14,6 +14,7 @@ from pathlib import Path
 
 import httpx
 import pyarrow.parquet as pq
+import pytest
 
 from sevenmaps_pipeline.demo import DAGSTER_YAML
 from sevenmaps_pipeline.integrity.verify import verify_lake
@@ -80,7 +81,11 @@ def test_ui_backfill_of_missed_days_through_the_daemon(lake, signing_key, tmp_pa
                                    timeout=30).json()
                 status = reply["data"]["partitionBackfillOrError"]["status"]
                 seen.append(status)
-            assert status in ("COMPLETED", "COMPLETED_SUCCESS"), f"backfill ended {status} (statuses seen: {seen})"
+            if status not in ("COMPLETED", "COMPLETED_SUCCESS"):
+                log.flush()
+                lines = (tmp_path / "dagster-dev.log").read_text().splitlines()
+                interesting = [ln for ln in lines if any(w in ln for w in ("ERROR", "Failure", "Error:", "failed"))]
+                pytest.fail(f"backfill ended {status} (statuses seen: {seen})\n" + "\n".join(interesting[-40:]))
         finally:
             os.killpg(proc.pid, signal.SIGINT)
             try:

@@ -6,6 +6,7 @@ configuration); a host that is down today maps to port 0, so its connection is r
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -78,6 +79,9 @@ class Fleet:
         # The most requests each host had in flight at once: the prober promises one at a time per host.
         self.max_in_flight: dict[str, int] = {}
         self._in_flight: dict[str, int] = {}
+        self.requests: dict[str, int] = {}
+        # Injected per-host latency (seconds) before every answer: the benchmark's servers.
+        self.latency: dict[str, float] = {}
         self.timeline = timeline or load_timeline()
         self.days = int(self.timeline["days"])
         self.toolsets: dict[str, list[dict]] = self.timeline["toolsets"]
@@ -137,8 +141,15 @@ class Fleet:
     def _build(self) -> Callable:
         routes: dict[str, Any] = {}
         children: list[Any] = []
+        shared: Any = None
         for h in self.hosts:
-            if h.kind in apps.MCP_KINDS:
+            if h.kind == "bench":  # many hosts, one SDK server: the benchmark's fleet
+                if shared is None:
+                    self.state.by_server["bench"] = self.state.today(h.name)
+                    shared = apps.mcp_app("bench", "*", "mcp_json", self.state, h.path)
+                    children.append(shared)
+                routes[h.host] = shared
+            elif h.kind in apps.MCP_KINDS:
                 app = apps.mcp_app(h.name, h.host, h.kind, self.state, h.path)
                 children.append(app)
                 routes[h.host] = apps.modern_only(app) if h.kind == "mcp_modern" else app
@@ -202,7 +213,10 @@ class Fleet:
             host = headers.get("host", "").split(":")[0].lower()
             self._in_flight[host] = self._in_flight.get(host, 0) + 1
             self.max_in_flight[host] = max(self.max_in_flight.get(host, 0), self._in_flight[host])
+            self.requests[host] = self.requests.get(host, 0) + 1
             try:
+                if host in self.latency:
+                    await asyncio.sleep(self.latency[host])
                 await router(scope, receive, send)
             finally:
                 self._in_flight[host] -= 1

@@ -13,7 +13,7 @@ from .config import ProbeConfig
 from .netguard import GuardedBackend
 
 
-def _ssl_context(config: ProbeConfig) -> ssl.SSLContext:
+def ssl_context(config: ProbeConfig) -> ssl.SSLContext:
     if config.ca_file is not None:  # the fleet's CA: demo and test configuration only
         return ssl.create_default_context(cafile=str(config.ca_file))
     import certifi
@@ -21,14 +21,19 @@ def _ssl_context(config: ProbeConfig) -> ssl.SSLContext:
     return ssl.create_default_context(cafile=certifi.where())
 
 
-def build_client(config: ProbeConfig) -> httpx.AsyncClient:
-    context = _ssl_context(config)
+def build_client(config: ProbeConfig, context: ssl.SSLContext | None = None,
+                 max_connections: int | None = None) -> httpx.AsyncClient:
+    """A client; the scan makes one per host (a host gets one request at a time, so a small pool of its
+    own is all it needs, and a pool shared by thousands of hosts costs a scan of every idle connection
+    on each request)."""
+    context = context or ssl_context(config)
+    connections = max_connections or config.concurrency * 2
     transport = httpx.AsyncHTTPTransport(verify=context, trust_env=False)
     # httpx exposes no network-backend argument; its transport wraps an httpcore pool, which does.
     transport._pool = httpcore.AsyncConnectionPool(  # noqa: SLF001
         ssl_context=context,
-        max_connections=config.concurrency * 2,
-        max_keepalive_connections=config.concurrency,
+        max_connections=connections,
+        max_keepalive_connections=connections,
         keepalive_expiry=5.0,
         network_backend=GuardedBackend(config.host_map, allow_private=config.allow_private),
     )

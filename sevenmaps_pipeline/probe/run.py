@@ -68,7 +68,7 @@ def scan_day(lake: LakePaths, day: dt.date, registry_url: str, config: ProbeConf
             registry = conform(pa.Table.from_pylist(snapshot.rows, RAW_REGISTRY.schema), RAW_REGISTRY)
             write_parquet(lake, lake.registry_file(day), registry)
             report.registry_rows = registry.num_rows
-            result = await scan(snapshot.rows, day, run_id, config, clock, control_url, progress, client=client)
+        result = await scan(snapshot.rows, day, run_id, config, clock, control_url, progress)
         probes = conform(pa.Table.from_pylist(result.probe_rows, RAW_PROBES.schema), RAW_PROBES)
         write_parquet(lake, lake.raw_dir("probes", day) / f"{run_id}.parquet", probes)
         origins = conform(pa.Table.from_pylist(result.origin_rows, RAW_ORIGINS.schema), RAW_ORIGINS)

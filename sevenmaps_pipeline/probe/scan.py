@@ -15,15 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
-
 from ..lake.keys import origin as origin_of
 from ..lake.keys import server_id, server_key
 from ..registry.listing import SKIP_ROBOTS, SKIP_SSE_ONLY
 from ..rules.fingerprints import summarize_tools
 from .checker import CheckResult, EndpointCheck
 from .config import PROBER_VERSION, ProbeConfig
-from .http import build_client
+from .http import build_client, ssl_context
 from .origins import OriginResult, check_origin
 
 Clock = Callable[[], dt.datetime]
@@ -66,8 +64,7 @@ def _skip_row(listing: dict[str, Any], day: dt.date, run_id: str, now: dt.dateti
 
 
 async def scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, config: ProbeConfig, clock: Clock,
-               control_url: str | None = None, progress: Callable[[int, int], None] | None = None,
-               client: httpx.AsyncClient | None = None) -> ScanResult:
+               control_url: str | None = None, progress: Callable[[int, int], None] | None = None) -> ScanResult:
     """Check every endpoint of the snapshot once. Listings that are not to be contacted are recorded as
     skips; sse-only remotes are only opened (seed 004) and recorded as skips too."""
     out = ScanResult()
@@ -83,15 +80,14 @@ async def scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, co
     by_host: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for listing in to_check.values():
         by_host[(urlsplit(listing["url"]).hostname or "").lower()].append(listing)
-    owns_client = client is None
-    client = client or build_client(config)
+    context = ssl_context(config)
     semaphore = asyncio.Semaphore(config.concurrency)
     done = 0
     total = len(to_check)
 
     async def host_worker(listings_of_host: list[dict[str, Any]]) -> None:
         nonlocal done
-        async with semaphore:
+        async with semaphore, build_client(config, context, max_connections=2) as client:
             origins: dict[str, OriginResult] = {}
             for listing in listings_of_host:
                 origin = origin_of(listing["url"])
@@ -112,15 +108,12 @@ async def scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, co
                 if progress:
                     progress(done, total)
 
-    try:
-        if control_url:
+    if control_url:
+        async with build_client(config, context, max_connections=2) as client:
             check = await EndpointCheck(client, config, control_url, clock()).run()
-            out.probe_rows.append(probe_row(check, {"url": control_url, "server_name": "control"}, day, run_id,
-                                            check_kind="control"))
-        await asyncio.gather(*(host_worker(group) for group in by_host.values()))
-    finally:
-        if owns_client:
-            await client.aclose()
+        out.probe_rows.append(probe_row(check, {"url": control_url, "server_name": "control"}, day, run_id,
+                                        check_kind="control"))
+    await asyncio.gather(*(host_worker(group) for group in by_host.values()))
     return out
 
 
