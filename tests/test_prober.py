@@ -81,6 +81,15 @@ def test_unreachable_when_the_host_refuses_connections(fleet):
     assert "refused" in result.outcome_detail
 
 
+def test_a_broken_connection_is_retried_once_and_cookies_never_come_back():
+    with Fleet() as own:  # a fresh fleet: the flaky server breaks only its first connection
+        flaky = check(own, "flaky")
+        severed = check(own, "severed")
+    assert flaky.outcome == "ok", flaky.outcome_detail  # the server refuses any request carrying a cookie
+    assert any("retrying once" in line for line in flaky.transcript)
+    assert severed.outcome == "unreachable" and "connection broken twice" in severed.outcome_detail
+
+
 def test_sse_and_json_answers_of_the_handshake_era(fleet):
     sse, js = check(fleet, "weather"), check(fleet, "notes")
     assert any("text/event-stream" in line for line in sse.transcript)

@@ -26,7 +26,8 @@ ASGIApp = Callable[[dict, Callable, Callable], Awaitable[None]]
 
 # Base behaviours: a real SDK server (by transport), or a fixed misbehaviour.
 MCP_KINDS = ("mcp_sse", "mcp_json", "mcp_modern", "mcp_paginated", "mcp_cursor_cycle", "mcp_no_tool_list")
-STATIC_KINDS = ("auth401_prm", "auth401_plain", "auth403", "pay402", "http400", "http405", "http500", "html200",
+STATIC_KINDS = ("broken_once", "broken_always",
+                "auth401_prm", "auth401_plain", "auth403", "pay402", "http400", "http405", "http500", "html200",
                 "rpc_error", "slow", "endless_sse", "oversized", "nested_json", "bad_utf8", "slow_drip",
                 "redirect_same", "redirect_cross")
 LEGACY_KINDS = ("legacy_sse",)
@@ -151,8 +152,52 @@ async def _drain(request: Request) -> None:
     await request.body()
 
 
-def static_app(kind: str, host: str, redirect_to: str | None = None, slow_seconds: float = 12.0) -> Starlette:
+def _broken_connection_app(always: bool) -> ASGIApp:
+    """Cuts the first initialize's connection mid-answer (or every request's, when `always`); otherwise a
+    minimal MCP server that also sets a cookie and refuses any request that sends one back."""
+    calls = {"initialize": 0}
+
+    async def app(scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            return
+        body = b""
+        more = True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        try:
+            method = json.loads(body).get("method")
+        except ValueError:
+            method = None
+        if method == "initialize":
+            calls["initialize"] += 1
+        if always or (method == "initialize" and calls["initialize"] == 1):
+            await send({"type": "http.response.start", "status": 200,
+                        "headers": [(b"content-type", b"application/json"), (b"content-length", b"500")]})
+            await send({"type": "http.response.body", "body": b'{"jsonrpc":"2.0"', "more_body": False})
+            return
+        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        if "cookie" in headers:
+            response: Response = JSONResponse(_rpc(error={"code": -32000, "message": "a cookie came back"}))
+        elif method == "initialize":
+            response = JSONResponse(_rpc({"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                                          "serverInfo": {"name": "flaky", "version": "1.0.0"}}),
+                                    headers={"set-cookie": "session=tracking; Path=/; Secure"})
+        elif method == "tools/list":
+            response = JSONResponse({"jsonrpc": "2.0", "id": json.loads(body).get("id"), "result": {
+                "tools": [{"name": "ping", "inputSchema": {"type": "object"}}]}})
+        else:
+            response = Response(status_code=202)
+        await response(scope, receive, send)
+
+    return app
+
+
+def static_app(kind: str, host: str, redirect_to: str | None = None, slow_seconds: float = 12.0) -> ASGIApp:
     """Plain Starlette apps for behaviour the SDK would never produce."""
+    if kind in ("broken_once", "broken_always"):
+        return _broken_connection_app(always=kind == "broken_always")
 
     async def handler(request: Request) -> Response:
         await _drain(request)
