@@ -70,6 +70,22 @@ def test_a_day_scan_lands_registry_probes_and_origins_and_maps_every_endpoint(fl
     assert fleet.max_in_flight["mcp.weather.test"] == 1  # one request at a time per host
 
 
+def test_a_host_that_is_down_is_d_not_skipped(fleet, lake):
+    fleet.set_day(2)  # "notes" is down (connection refused) on day 2
+    try:
+        scan_day(lake, DAY, fleet.registry_url, config_for(fleet), ReplayClock(DAY))
+    finally:
+        fleet.set_day(0)
+    probes = {p["server_key"]: p for p in pq.read_table(lake.raw_files("probes", DAY)[0]).to_pylist()}
+    notes = probes["mcp.notes.test/mcp"]
+    assert notes["outcome"] == "unreachable" and notes["skip_reason"] is None
+    assert "origin not reachable" in notes["outcome_detail"]
+    curated.build_quarantine(lake, DAY)
+    curated.build_daily_status(lake, DAY)
+    status = {r["server_key"]: r["code"] for r in pq.read_table(lake.curated_file("daily_status", DAY)).to_pylist()}
+    assert status["mcp.notes.test/mcp"] == "d"
+
+
 def test_the_past_is_never_probed(fleet, lake):
     with pytest.raises(PastDayError, match="never probed"):
         scan_day(lake, DAY, fleet.registry_url, config_for(fleet), ReplayClock(DAY + dt.timedelta(days=1)))

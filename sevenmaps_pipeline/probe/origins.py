@@ -30,6 +30,9 @@ class OriginResult:
     robots_txt: str | None = None
     robots_detail: str = ""
     documents: dict[str, tuple[int | None, str | None]] = field(default_factory=dict)
+    # When robots.txt got no HTTP answer at all, the origin itself is unreachable (or timing out): its
+    # endpoints get that outcome without being contacted, rather than being called "skipped".
+    network_outcome: str | None = None
     _rules: Protego | None = None
 
     def allows(self, url: str) -> bool:
@@ -48,28 +51,34 @@ class OriginResult:
 
 
 async def _get(client: httpx.AsyncClient, url: str, timeout: float, cap: int,
-               follow: bool) -> tuple[int | None, bytes, str]:
+               follow: bool) -> tuple[int | None, bytes, str, str | None]:
+    """(status, body, detail, network outcome): the last is 'timeout' or 'unreachable' without an answer."""
     try:
         async with asyncio.timeout(timeout):
             async with client.stream("GET", url, follow_redirects=follow) as response:
                 body, cut = await read_body(response, cap)
-                return response.status_code, body, "truncated" if cut else ""
+                return response.status_code, body, "truncated" if cut else "", None
     except TimeoutError:
-        return None, b"", f"no answer within {timeout:g} s"
+        return None, b"", f"no answer within {timeout:g} s", "timeout"
+    except httpx.TimeoutException as exc:
+        return None, b"", f"{type(exc).__name__}", "timeout"
     except httpx.HTTPError as exc:
-        return None, b"", f"{type(exc).__name__}: {exc}"[:300]
+        return None, b"", f"{type(exc).__name__}: {exc}"[:300], "unreachable"
 
 
 async def check_origin(client: httpx.AsyncClient, config: ProbeConfig, origin: str,
                        fetched_at: dt.datetime) -> OriginResult:
     result = OriginResult(origin=origin, fetched_at=fetched_at)
     # RFC 9309 §2.3.1: follow redirects (rules stay those of this authority); 4xx: no rules; 5xx or no
-    # answer: assume complete disallow.
-    status, body, detail = await _get(client, origin + "/robots.txt", config.timeouts.robots_txt,
-                                      config.robots_max_bytes, follow=True)
+    # answer: assume complete disallow. No answer at all also means the origin cannot be reached: its
+    # endpoints are recorded with that outcome (d), never contacted, never called skipped.
+    status, body, detail, network = await _get(client, origin + "/robots.txt", config.timeouts.robots_txt,
+                                               config.robots_max_bytes, follow=True)
     result.robots_status = status
     if status is None:
         result.robots_policy, result.robots_detail = "disallow_all", f"robots.txt unreachable: {detail}"
+        result.network_outcome = network
+        return result
     elif 200 <= status < 300:
         text = body.decode("utf-8", "replace")
         result.robots_txt = text
@@ -87,8 +96,8 @@ async def check_origin(client: httpx.AsyncClient, config: ProbeConfig, origin: s
         if not result.allows(url):
             result.documents[name] = (None, None)
             continue
-        status, body, _ = await _get(client, url, config.timeouts.well_known_per_origin,
-                                     config.max_small_body_bytes, follow=False)
+        status, body, _, _ = await _get(client, url, config.timeouts.well_known_per_origin,
+                                        config.max_small_body_bytes, follow=False)
         text = body.decode("utf-8", "replace") if status == 200 and body else None
         result.documents[name] = (status, text)
     return result

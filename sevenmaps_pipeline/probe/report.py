@@ -34,7 +34,7 @@ async def probe_one(url: str, config: ProbeConfig, remote_type: str = "streamabl
                            skip_reason=reason, handshake_ms=0), None, reason
     async with build_client(config) as client:
         origin = None if config.allow_private else await check_origin(client, config, origin_of(url), now)
-        if origin is not None and not origin.allows(url):
+        if origin is not None and origin.network_outcome is None and not origin.allows(url):
             reason = f"robots.txt disallows 7Maps-bot ({origin.robots_detail})"
             return CheckResult(url=url, started_at=now, outcome="skipped", outcome_detail=reason,
                                skip_reason=reason, handshake_ms=0), origin, reason

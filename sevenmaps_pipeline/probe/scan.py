@@ -95,12 +95,18 @@ async def scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, co
                     origins[origin] = await check_origin(client, config, origin, clock())
                     out.origin_rows.append({"day": day, "run_id": run_id, "prober_version": PROBER_VERSION,
                                             **origins[origin].row()})
-                if not origins[origin].allows(listing["url"]):
+                seen = origins[origin]
+                if seen.network_outcome is not None:
+                    check = CheckResult(url=listing["url"], started_at=clock(), outcome=seen.network_outcome,
+                                        outcome_detail=f"origin not reachable: {seen.robots_detail}; "
+                                                       "the endpoint was not contacted")
+                    out.probe_rows.append(probe_row(check, listing, day, run_id))
+                elif not seen.allows(listing["url"]):
                     reason = SKIP_ROBOTS
                     if origins[origin].robots_policy == "disallow_all":
                         reason += f" ({origins[origin].robots_detail})"
                     out.probe_rows.append(_skip_row(listing, day, run_id, clock(), reason))
-                else:
+                else:  # robots.txt answered and allows it
                     check = await EndpointCheck(client, config, listing["url"], clock(),
                                                 listing.get("remote_type") or "streamable-http").run()
                     out.probe_rows.append(probe_row(check, listing, day, run_id))
