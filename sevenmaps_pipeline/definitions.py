@@ -6,14 +6,14 @@ import dagster as dg
 
 from .defs.checks import daily_root_chain_intact, daily_status_codes_valid, server_history_windows_valid
 from .defs.integrity_assets import daily_root
-from .defs.jobs import daily_map_schedule, full_job, map_job, sign_job, sign_schedule
+from .defs.jobs import daily_map_schedule, map_job, sign_job, sign_schedule
 from .defs.map_assets import daily_status, raw_probes, server_history
 from .defs.resources import LakeResource, ProberResource
 
 defs = dg.Definitions(
     assets=[raw_probes, daily_status, server_history, daily_root],
     asset_checks=[daily_status_codes_valid, server_history_windows_valid, daily_root_chain_intact],
-    jobs=[map_job, sign_job, full_job],
+    jobs=[map_job, sign_job],
     schedules=[daily_map_schedule, sign_schedule],
     resources={
         "lake": LakeResource(),

@@ -146,7 +146,7 @@ def run_demo(lake: LakePaths, servers: int, days: int, seed: int, key_path: Path
     """The synthetic demo: the generator lands raw probes, then one Dagster backfill over every day."""
     import dagster as dg
 
-    from .defs.runner import run_days
+    from .defs.runner import run_map_and_sign
 
     t0 = time.perf_counter()
     end = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
@@ -158,16 +158,17 @@ def run_demo(lake: LakePaths, servers: int, days: int, seed: int, key_path: Path
     say(f"materialising {result.days[0]} .. {result.days[-1]} through Dagster (Dagster home {DAGSTER_HOME}) ...")
     t = time.perf_counter()
     with dg.DagsterInstance.get() as instance:
-        run = run_days("map_and_sign_job", result.days[0], result.days[-1], instance, lake.root, key_path,
-                       raise_on_error=False, log_level="WARNING")
-    if not run.success:
-        say("the run FAILED:\n" + _failures(run))
-        return 1
-    for event in run.all_events:
-        if event.event_type_value == "STEP_SUCCESS":
-            say(f"  {event.step_key:<40} {event.event_specific_data.duration_ms / 1000:6.2f}s")
-    checks = run.get_asset_check_evaluations()
-    say(f"run {run.run_id} succeeded in {time.perf_counter() - t:.1f}s; "
+        runs = run_map_and_sign(result.days[0], result.days[-1], instance, lake.root, key_path,
+                                raise_on_error=False, log_level="WARNING")
+    for run in runs:
+        if not run.success:
+            say("the run FAILED:\n" + _failures(run))
+            return 1
+        for event in run.all_events:
+            if event.event_type_value == "STEP_SUCCESS":
+                say(f"  {event.step_key:<40} {event.event_specific_data.duration_ms / 1000:6.2f}s")
+    checks = [c for run in runs for c in run.get_asset_check_evaluations()]
+    say(f"runs {', '.join(r.run_id[:8] for r in runs)} succeeded in {time.perf_counter() - t:.1f}s; "
         f"{sum(c.passed for c in checks)}/{len(checks)} blocking checks passed")
     return _finish(lake, t0)
 

@@ -15,7 +15,7 @@ import pytest
 from conftest import land_probes, probe
 
 from sevenmaps_pipeline.defs.jobs import daily_map_schedule, sign_schedule
-from sevenmaps_pipeline.defs.runner import run_days
+from sevenmaps_pipeline.defs.runner import run_days, run_map_and_sign
 from sevenmaps_pipeline.integrity.verify import verify_lake
 from sevenmaps_pipeline.synth import synthesize
 
@@ -37,9 +37,9 @@ def failures(result) -> list[str]:
 def test_range_backfill_with_a_missed_day_gives_n_never_d(lake, signing_key, instance):
     synth = synthesize(lake, 120, 20, seed=5, end_day=END, missing_days=2)
     assert len(synth.missing_days) == 2
-    result = run_days("map_and_sign_job", synth.days[0], synth.days[-1], instance, lake.root, signing_key)
-    assert result.success
-    checks = result.get_asset_check_evaluations()
+    runs = run_map_and_sign(synth.days[0], synth.days[-1], instance, lake.root, signing_key)
+    assert [r.success for r in runs] == [True, True]
+    checks = [c for r in runs for c in r.get_asset_check_evaluations()]
     assert {c.check_name for c in checks} == {"daily_status_codes_valid", "server_history_windows_valid",
                                               "daily_root_chain_intact"}
     assert all(c.passed for c in checks)
@@ -81,22 +81,44 @@ def test_signing_a_day_catches_up_earlier_days_in_chain_order(lake, signing_key,
     signed = sorted(instance.get_materialized_partitions(dg.AssetKey("daily_root")))
     assert signed == [d.isoformat() for d in synth.days]
     assert [d.isoformat() for d in verify_lake(lake).days_verified] == [d.isoformat() for d in synth.days]
-    again = run_days("sign_day_job", synth.days[-1], synth.days[-1], instance, lake.root, signing_key,
-                     raise_on_error=False)
-    assert not again.success
-    assert any("already signed" in msg for msg in failures(again))
+    root_before = lake.root_file(synth.days[-1]).read_bytes()
+    again = run_days("sign_day_job", synth.days[-1], synth.days[-1], instance, lake.root, signing_key)
+    assert again.success  # asked again, a signed day is checked against its root, never signed twice
+    assert lake.root_file(synth.days[-1]).read_bytes() == root_before
+    (materialization,) = again.asset_materializations_for_node("daily_root")
+    assert materialization.metadata["already_signed_days"].value == [synth.days[-1].isoformat()]
+    path = lake.curated_file("server_history", synth.days[-1])
+    path.write_bytes(path.read_bytes() + b"tampered")
+    tampered = run_days("sign_day_job", synth.days[-1], synth.days[-1], instance, lake.root, signing_key,
+                        raise_on_error=False)
+    assert not tampered.success
+    assert any("no longer match its root" in msg for msg in failures(tampered))
 
 
-def test_rematerialising_a_signed_day_fails_loudly_and_changes_nothing(lake, signing_key, instance):
-    synth = synthesize(lake, 30, 2, seed=3, end_day=END, missing_days=0)
-    assert run_days("map_and_sign_job", synth.days[0], synth.days[-1], instance, lake.root, signing_key).success
-    before = lake.curated_file("daily_status", synth.days[0]).read_bytes()
+def test_rematerialising_a_signed_day_changes_nothing_or_fails_naming_it(lake, signing_key, instance):
+    """A backfill over frozen days (Dagster includes downstream days of a backfilled day) passes when the
+    days come out the same, leaving their files untouched, and fails loudly when they would not."""
+    synth = synthesize(lake, 30, 3, seed=3, end_day=END, missing_days=0)
+    assert all(r.success for r in run_map_and_sign(synth.days[0], synth.days[-1], instance, lake.root, signing_key))
+    files = {p: p.read_bytes() for d in synth.days for p in lake.root.glob(f"curated/*/day={d}/*.parquet")}
+    result = run_days("daily_map_job", synth.days[0], synth.days[-1], instance, lake.root, signing_key)
+    assert result.success
+    assert {p: p.read_bytes() for p in files} == files
+    assert verify_lake(lake).ok
+    # The same days computed from a changed input: the first frozen day that would change stops the run.
+    registry = lake.registry_file(synth.days[0])
+    rows = pq.read_table(registry).slice(0, 10)
+    import pyarrow as pa  # noqa: PLC0415
+
+    (lake.root / "elsewhere").mkdir()
+    pq.write_table(pa.table(rows), lake.root / "elsewhere" / "servers.parquet")
+    (lake.root / "elsewhere" / "servers.parquet").replace(registry)  # a tampered input, as an attacker would
     result = run_days("daily_map_job", synth.days[0], synth.days[0], instance, lake.root, signing_key,
                       raise_on_error=False)
     assert not result.success
-    assert any("refusing to write into signed days" in m and str(synth.days[0]) in m for m in failures(result))
-    assert lake.curated_file("daily_status", synth.days[0]).read_bytes() == before
-    assert verify_lake(lake).ok
+    assert any(f"day {synth.days[0]} is signed" in m for m in failures(result))
+    assert {p: p.read_bytes() for p in files if "curated/daily_status" in str(p)} == \
+        {p: b for p, b in files.items() if "curated/daily_status" in str(p)}
 
 
 def test_cli_backfill_with_dagster_asset_materialize(lake, signing_key, tmp_path):
@@ -107,12 +129,12 @@ def test_cli_backfill_with_dagster_asset_materialize(lake, signing_key, tmp_path
     env = {**os.environ, "DAGSTER_HOME": str(home), "SEVENMAPS_LAKE": str(lake.root),
            "SEVENMAPS_SIGNING_KEY": str(signing_key)}
     dagster = Path(sys.executable).with_name("dagster")
-    proc = subprocess.run(
-        [str(dagster), "asset", "materialize", "-m", "sevenmaps_pipeline.definitions",
-         "--select", "raw_probes,daily_status,server_history,daily_root",
-         "--partition-range", f"{synth.days[0]}...{synth.days[-1]}"],
-        env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    for selection in ("raw_probes,daily_status,server_history", "daily_root"):
+        proc = subprocess.run(
+            [str(dagster), "asset", "materialize", "-m", "sevenmaps_pipeline.definitions",
+             "--select", selection, "--partition-range", f"{synth.days[0]}...{synth.days[-1]}"],
+            env=env, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-3000:]
     report = verify_lake(lake)
     assert report.ok and len(report.days_verified) == 5
     (missed,) = synth.missing_days

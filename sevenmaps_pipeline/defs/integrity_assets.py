@@ -4,31 +4,39 @@
 import dagster as dg
 
 from ..integrity.keys import SigningKeyError
-from ..integrity.roots import SigningError, sign_through
+from ..integrity.manifest import day_lines
+from ..integrity.roots import SigningError, read_root, sign_through
 from ..lake.warehouse import publish_warehouse
 from .map_assets import SINGLE_RUN, daily_status, raw_probes, server_history
-from .partitions import daily_partitions
+from .partitions import finished_days
 from .resources import LakeResource, partition_days
 
 
 @dg.asset(
-    partitions_def=daily_partitions,
+    partitions_def=finished_days,
     backfill_policy=SINGLE_RUN,
     group_name="integrity",
     kinds={"json"},
     deps=[raw_probes, daily_status, server_history],
     description="roots/day=D.json: one line '<sha256>  <path>' per covered file of the day, root = "
     "sha256(previous_root + '\\n' + lines), Ed25519 signature. Signed only after the day ended; earlier "
-    "unsigned days are signed first, in chain order; a signed day is never signed again and its files "
-    "are frozen.",
+    "unsigned days are signed first, in chain order; a signed day is never signed again (asked again, its "
+    "files are checked against its root instead) and its files are frozen. Partitions are finished days only.",
 )
 def daily_root(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
     paths = lake.paths
     requested = partition_days(context)
     signed = []
+    already = []
     for day in requested:
-        if paths.root_file(day).exists() and any(s.day == day for s in signed):
-            continue  # signed earlier in this run, as the catch-up of an earlier requested day
+        if paths.root_file(day).exists():
+            if any(s.day == day for s in signed):
+                continue  # signed a moment ago, as the catch-up of an earlier requested day
+            if read_root(paths, day)["lines"] != day_lines(paths, day):
+                raise dg.Failure(description=f"day {day} is signed but its files no longer match its root; "
+                                 "run `sevenmaps verify`")
+            already.append(day.isoformat())  # never signed twice: checked, left as it is
+            continue
         try:
             signed += sign_through(paths, day, lake.key_path)
         except (SigningError, SigningKeyError) as exc:
@@ -41,8 +49,7 @@ def daily_root(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Mate
                 description="signed as the catch-up of a later day",
                 metadata={"root": s.root, "files": s.files}))
     publish_warehouse(paths)
-    last = signed[-1]
-    return dg.MaterializeResult(metadata={
-        "signed_days": [s.day.isoformat() for s in signed], "root": last.root,
-        "previous_root": last.previous_root, "files": last.files,
-    })
+    metadata: dict = {"signed_days": [s.day.isoformat() for s in signed], "already_signed_days": already}
+    if signed:
+        metadata.update(root=signed[-1].root, previous_root=signed[-1].previous_root, files=signed[-1].files)
+    return dg.MaterializeResult(metadata=metadata)

@@ -7,7 +7,7 @@ import dagster as dg
 
 from .integrity_assets import daily_root
 from .map_assets import daily_status, raw_probes, server_history
-from .partitions import daily_partitions
+from .partitions import daily_partitions, finished_days
 
 map_job = dg.define_asset_job(
     "daily_map_job",
@@ -19,17 +19,9 @@ map_job = dg.define_asset_job(
 sign_job = dg.define_asset_job(
     "sign_day_job",
     selection=dg.AssetSelection.assets(daily_root),
-    partitions_def=daily_partitions,
+    partitions_def=finished_days,
     description="Sign the day (and any unsigned earlier day first, in chain order).",
 )
-
-full_job = dg.define_asset_job(
-    "map_and_sign_job",
-    selection=dg.AssetSelection.assets(raw_probes, daily_status, server_history, daily_root),
-    partitions_def=daily_partitions,
-    description="Everything for finished days: the map, then the signed root. Use it to backfill missed days.",
-)
-
 
 @dg.schedule(job=map_job, cron_schedule="30 23 * * *", execution_timezone="UTC",
              description="Builds the map for the current UTC day late in the day, after the scan has landed.")

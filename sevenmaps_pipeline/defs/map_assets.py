@@ -5,10 +5,13 @@ figure is in `sql/<asset>.sql`.
 """
 
 
+import contextlib
+from collections.abc import Iterator
+
 import dagster as dg
 
 from .. import curated
-from ..lake.parquet_io import SignedDayError, assert_day_writable
+from ..lake.parquet_io import SignedDayError
 from ..lake.warehouse import publish_warehouse
 from ..probe.run import scan_day
 from .partitions import daily_partitions, last_30_days
@@ -17,16 +20,15 @@ from .resources import LakeResource, ProberResource, partition_days
 SINGLE_RUN = dg.BackfillPolicy.single_run()
 
 
-def _refuse_signed(lake, days) -> None:
-    """Fail before writing anything when any day of the run is signed (its files are frozen)."""
-    problems = []
-    for day in days:
-        try:
-            assert_day_writable(lake, day)
-        except SignedDayError as exc:
-            problems.append(str(exc))
-    if problems:
-        raise dg.Failure(description="refusing to write into signed days:\n" + "\n".join(problems))
+@contextlib.contextmanager
+def frozen_days_fail_loudly() -> Iterator[None]:
+    """A signed day that would come out different stops the run with the day's name (an unchanged one
+    passes silently: see lake.parquet_io.write_parquet)."""
+    try:
+        yield
+    except SignedDayError as exc:
+        raise dg.Failure(description=f"{exc}. Recomputing it would change it; signed history is never "
+                         "rewritten (backfill unsigned days only, or investigate with `sevenmaps verify`).") from exc
 
 
 @dg.asset(
@@ -44,26 +46,26 @@ def raw_probes(context: dg.AssetExecutionContext, lake: LakeResource,
                prober: ProberResource) -> dg.MaterializeResult:
     paths = lake.paths
     days = partition_days(context)
-    _refuse_signed(paths, days)
     landed = refused_rows = refused_files = scanned = 0
     clock = prober.clock()
-    for day in days:
-        if prober.registry_url and day == clock().date():
-            context.log.info(f"{day}: scanning the registry at {prober.registry_url} ...")
-            report = scan_day(paths, day, prober.registry_url, prober.probe_config(), clock,
-                              control_url=prober.control_url or None)
-            scanned += report.probe_rows
-            context.log.info(f"{day}: {report.registry_rows:,} listings, {report.probe_rows:,} checks "
-                             f"{dict(sorted(report.outcomes.items()))} in {report.seconds:.1f}s")
-        elif prober.registry_url:
-            context.log.info(f"{day}: has passed ({clock().date()} UTC now): never probed, nothing lands")
-        result = curated.build_quarantine(paths, day)
-        landed += result.stats["landed_probe_rows"]
-        refused_rows += result.stats["refused_rows"]
-        refused_files += result.stats["refused_files"]
-        if result.rows:
-            context.log.warning(f"{day}: {result.rows} raw rows/files quarantined (see the quarantine view)")
-        context.log.info(f"{day}: {result.stats['landed_probe_rows']:,} probe rows landed")
+    with frozen_days_fail_loudly():
+        for day in days:
+            if prober.registry_url and day == clock().date():
+                context.log.info(f"{day}: scanning the registry at {prober.registry_url} ...")
+                report = scan_day(paths, day, prober.registry_url, prober.probe_config(), clock,
+                                  control_url=prober.control_url or None)
+                scanned += report.probe_rows
+                context.log.info(f"{day}: {report.registry_rows:,} listings, {report.probe_rows:,} checks "
+                                 f"{dict(sorted(report.outcomes.items()))} in {report.seconds:.1f}s")
+            elif prober.registry_url:
+                context.log.info(f"{day}: has passed ({clock().date()} UTC now): never probed, nothing lands")
+            result = curated.build_quarantine(paths, day)
+            landed += result.stats["landed_probe_rows"]
+            refused_rows += result.stats["refused_rows"]
+            refused_files += result.stats["refused_files"]
+            if result.rows:
+                context.log.warning(f"{day}: {result.rows} raw rows/files quarantined (see the quarantine view)")
+            context.log.info(f"{day}: {result.stats['landed_probe_rows']:,} probe rows landed")
     return dg.MaterializeResult(metadata={
         "days": len(days), "scanned_checks": scanned, "landed_rows": landed, "quarantined_rows": refused_rows,
         "quarantined_files": refused_files,
@@ -83,15 +85,15 @@ def raw_probes(context: dg.AssetExecutionContext, lake: LakeResource,
 def daily_status(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
     paths = lake.paths
     days = partition_days(context)
-    _refuse_signed(paths, days)
     totals: dict[str, int] = {}
     rows = 0
-    for day in days:
-        result = curated.build_daily_status(paths, day)
-        rows += result.rows
-        for code, count in result.stats["codes"].items():
-            totals[code] = totals.get(code, 0) + count
-        context.log.info(f"{day}: {result.rows:,} endpoints {result.stats['codes']} in {result.seconds:.2f}s")
+    with frozen_days_fail_loudly():
+        for day in days:
+            result = curated.build_daily_status(paths, day)
+            rows += result.rows
+            for code, count in result.stats["codes"].items():
+                totals[code] = totals.get(code, 0) + count
+            context.log.info(f"{day}: {result.rows:,} endpoints {result.stats['codes']} in {result.seconds:.2f}s")
     publish_warehouse(paths)
     return dg.MaterializeResult(metadata={
         "days": len(days), "rows": rows,
@@ -113,11 +115,11 @@ def daily_status(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Ma
 def server_history(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
     paths = lake.paths
     days = partition_days(context)
-    _refuse_signed(paths, days)
     rows = 0
-    for day in days:
-        result = curated.build_server_history(paths, day)
-        rows += result.rows
-        context.log.info(f"{day}: {result.rows:,} histories in {result.seconds:.2f}s")
+    with frozen_days_fail_loudly():
+        for day in days:
+            result = curated.build_server_history(paths, day)
+            rows += result.rows
+            context.log.info(f"{day}: {result.rows:,} histories in {result.seconds:.2f}s")
     publish_warehouse(paths)
     return dg.MaterializeResult(metadata={"days": len(days), "rows": rows, "dagster/row_count": rows})

@@ -34,3 +34,15 @@ def run_days(job_name: str, first: dt.date, last: dt.date, instance: dg.DagsterI
         run_config={"resources": resources, "loggers": {"console": {"config": {"log_level": log_level}}}},
         raise_on_error=raise_on_error,
     )
+
+
+def run_map_and_sign(first: dt.date, last: dt.date, instance: dg.DagsterInstance, lake_root: Path,
+                     signing_key: Path | None = None, log_level: str = "INFO",
+                     raise_on_error: bool = True) -> list[dg.ExecuteInProcessResult]:
+    """Build the map for the days, then sign them: what a UI backfill of all four assets does."""
+    runs = [run_days("daily_map_job", first, last, instance, lake_root, signing_key, log_level=log_level,
+                     raise_on_error=raise_on_error)]
+    if runs[0].success:
+        runs.append(run_days("sign_day_job", first, last, instance, lake_root, signing_key, log_level=log_level,
+                             raise_on_error=raise_on_error))
+    return runs
