@@ -108,24 +108,25 @@ def run_fleet_demo(lake: LakePaths, days: int, key_path: Path | None = None) -> 
                     "host_map_json": json.dumps(fleet.host_map), "ca_file": str(fleet.ca_file),
                     "replay_day": today.isoformat(), "opted_out_hosts": fleet.timeline.get("opted_out_hosts", [])}
 
+        def map_day(day: dt.date, today: dt.date, label: str) -> bool:
+            t = time.perf_counter()
+            run = run_days("daily_map_job", day, day, instance, lake.root, key_path, raise_on_error=False,
+                           log_level="WARNING", prober=prober(today))
+            if not run.success:
+                say(f"{day}: the run FAILED:\n{_failures(run)}")
+                return False
+            say(f"{day} ({label}): {_codes(lake, day)}  [{time.perf_counter() - t:.1f}s]")
+            return True
+
         for i, day in enumerate(day_list):
             if day in missed:
                 continue
             fleet.set_day(i % fleet.days)
-            t = time.perf_counter()
-            run = run_days("daily_map_job", day, day, instance, lake.root, key_path, raise_on_error=False,
-                           log_level="WARNING", prober=prober(day))
-            if not run.success:
-                say(f"{day}: the run FAILED:\n{_failures(run)}")
+            if not map_day(day, day, f"timeline day {i:>2}"):
                 return 1
-            say(f"{day} (timeline day {i:>2}): {_codes(lake, day)}  [{time.perf_counter() - t:.1f}s]")
         for day in sorted(missed):  # the operator backfills the missed day later: the past is never probed
-            run = run_days("daily_map_job", day, day, instance, lake.root, key_path, raise_on_error=False,
-                           log_level="WARNING", prober=prober(end))
-            if not run.success:
-                say(f"{day}: the backfill FAILED:\n{_failures(run)}")
+            if not map_day(day, end, "backfilled later, not probed"):
                 return 1
-            say(f"{day} (backfilled after the fact, not probed): {_codes(lake, day)}")
         run = run_days("sign_day_job", end, end, instance, lake.root, key_path, raise_on_error=False,
                        log_level="WARNING")
         if not run.success:
