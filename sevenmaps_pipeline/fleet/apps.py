@@ -26,11 +26,7 @@ ASGIApp = Callable[[dict, Callable, Callable], Awaitable[None]]
 
 # Base behaviours: a real SDK server (by transport), or a fixed misbehaviour.
 MCP_KINDS = ("mcp_sse", "mcp_json", "mcp_modern", "mcp_paginated", "mcp_cursor_cycle", "mcp_no_tool_list")
-STATIC_KINDS = ("broken_once", "broken_always",
-                "auth401_prm", "auth401_plain", "auth403", "pay402", "http400", "http405", "http500", "html200",
-                "rpc_error", "slow", "endless_sse", "oversized", "nested_json", "bad_utf8", "slow_drip",
-                "redirect_same", "redirect_cross")
-LEGACY_KINDS = ("legacy_sse",)
+# Everything else (legacy_sse, and the misbehaviours of `static_app`) is served by plain Starlette apps.
 
 
 @dataclass

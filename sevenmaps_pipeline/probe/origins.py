@@ -6,7 +6,6 @@ import asyncio
 import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 from protego import Protego
@@ -102,7 +101,3 @@ async def check_origin(client: httpx.AsyncClient, config: ProbeConfig, origin: s
         result.documents[name] = (status, text)
     return result
 
-
-def origin_of(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme.lower()}://{parts.netloc.lower()}"

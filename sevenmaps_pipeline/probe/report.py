@@ -5,15 +5,15 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
-from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..lake.keys import origin as origin_of
 from ..registry.listing import listing_decision
 from .checker import CheckResult, EndpointCheck
 from .config import ProbeConfig
 from .http import build_client
-from .origins import OriginResult, check_origin, origin_of
+from .origins import OriginResult, check_origin
 
 
 async def probe_one(url: str, config: ProbeConfig, remote_type: str = "streamable-http",
@@ -88,6 +88,3 @@ def run_probe(url: str, config: ProbeConfig, remote_type: str, want_json: bool) 
     text = json.dumps(as_json(check, origin), indent=2, default=str) if want_json else as_text(check, origin)
     return text, 0 if check.outcome == "ok" else 3
 
-
-def config_with(config: ProbeConfig, **changes: Any) -> ProbeConfig:
-    return replace(config, **changes)

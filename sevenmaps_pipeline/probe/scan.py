@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -122,6 +121,3 @@ async def scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, co
     await asyncio.gather(*(host_worker(group) for group in by_host.values()))
     return out
 
-
-def tools_from_row(row: dict[str, Any]) -> list[Any] | None:
-    return json.loads(row["tools_json"]) if row.get("tools_json") else None
