@@ -89,6 +89,31 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_classify_tools(args: argparse.Namespace) -> int:
+    import json
+
+    from .rules.risk import classify
+
+    try:
+        tools = json.loads(Path(args.file).read_text() if args.file != "-" else sys.stdin.read())
+    except (OSError, ValueError) as exc:
+        print(f"error: cannot read a JSON array of tools from {args.file}: {exc}", file=sys.stderr)
+        return 2
+    if isinstance(tools, dict) and isinstance(tools.get("tools"), list):
+        tools = tools["tools"]  # a whole tools/list result
+    if not isinstance(tools, list):
+        print("error: expected a JSON array of MCP tool objects", file=sys.stderr)
+        return 2
+    for tool in tools:
+        if not isinstance(tool, dict):
+            print(json.dumps({"name": None, "risk": None, "rule": "not a tool object", "evidence": []}))
+            continue
+        result = classify(tool, ignore_annotations=args.ignore_annotations).as_dict()
+        print(json.dumps({k: result[k] for k in ("name", "risk", "rule", "evidence", "contradiction", "method")},
+                         ensure_ascii=False))
+    return 0
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     from .integrity.verify import verify_lake
 
@@ -212,6 +237,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="connect HOST to 127.0.0.1:PORT (like curl --resolve); TLS still checks HOST")
     p.add_argument("--ca-file", help="trust this CA bundle (e.g. a test server's)")
     p.set_defaults(func=cmd_probe)
+
+    p = sub.add_parser("classify-tools", help="risk level of each tool in a JSON array of MCP tools "
+                       "(one JSON line per tool: name, risk, rule, evidence)")
+    p.add_argument("file", help="a JSON array of tool objects (or a tools/list result); - for stdin")
+    p.add_argument("--ignore-annotations", action="store_true", help="decide from names and descriptions only")
+    p.set_defaults(func=cmd_classify_tools)
 
     p = sub.add_parser("verify", help="recompute every signed day from the files and the published public key; "
                        "exit 1 naming the first bad day and file")

@@ -1,0 +1,120 @@
+"""Risk levels on realistic tools: annotations first, then name and description (method 1.2)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from sevenmaps_pipeline.rules.risk import VOCABULARY, Vocabulary, classify, name_words
+
+RO = {"readOnlyHint": True}
+WRITE = {"readOnlyHint": False, "destructiveHint": False}
+DESTROY = {"readOnlyHint": False, "destructiveHint": True}
+
+
+def tool(name, description="", annotations=None):
+    t = {"name": name, "description": description, "inputSchema": {"type": "object"}}
+    if annotations is not None:
+        t["annotations"] = annotations
+    return t
+
+
+@pytest.mark.parametrize(("t", "risk"), [
+    # reads
+    (tool("get_weather", "Get the current weather for a city."), "green"),
+    (tool("list_issues", "List open issues in a repository."), "green"),
+    (tool("searchDocs", "Search the documentation."), "green"),
+    (tool("verify_signature", "Verify a webhook signature."), "green"),            # method 1.2
+    (tool("extract_tables", "Extract tables from a PDF."), "green"),                # method 1.2
+    (tool("convert_currency", "Convert an amount between currencies."), "green"),   # method 1.2
+    # writes
+    (tool("create_issue", "Create an issue in a repository."), "yellow"),
+    (tool("update_record", "Update fields of a CRM record."), "yellow"),
+    (tool("send_message", "Send a Slack message to a channel."), "yellow"),
+    (tool("book_table", "Reserve a table at a restaurant."), "yellow"),
+    # deletes, payments, grants, deploys, code execution
+    (tool("delete_file", "Delete a file."), "red"),
+    (tool("drop_table", "Drop a database table."), "red"),
+    (tool("pay_invoice", "Pay an invoice with the stored card."), "red"),
+    (tool("transfer", "Move money between accounts."), "red"),
+    (tool("grant_role", "Give a user a role in the organisation."), "red"),
+    (tool("deploy_service", "Deploy the service to an environment."), "red"),
+    (tool("run_python", "Run a Python snippet in a sandbox."), "red"),
+    (tool("execute_sql", "Execute a SQL statement."), "red"),
+    # mild names that do risky things
+    (tool("sync_folder", "Mirror a folder; deletes remote files missing locally."), "red"),
+    (tool("cleanup", "Permanently removes backups older than 30 days."), "red"),
+    (tool("get_user", "Get a user and update their last-seen time."), "yellow"),
+    (tool("helper", "Executes the given shell command on the host."), "red"),
+    # alarming names that only read
+    (tool("get_deleted_messages", "List messages that were deleted in the last 30 days."), "green"),
+    (tool("list_payments", "List payments received this month, free of charge."), "green"),
+    (tool("search_exploits", "Search a database of known exploits."), "green"),
+    (tool("payment_status", "Shows the status of a payment."), "green"),
+    # nothing to go on: caution
+    (tool("frobnicate", ""), "yellow"),
+])
+def test_words_decide_without_annotations(t, risk):
+    result = classify(t)
+    assert result.risk == risk, (t["name"], result.rule, result.evidence)
+    assert result.rule.startswith("words: ")
+    assert result.method == "risk-1.2"
+
+
+def test_annotations_count_first_and_unset_is_not_false():
+    assert classify(tool("delete_cache", "Delete the cache.", DESTROY)).rule == \
+        "annotations: readOnlyHint=false, destructiveHint=true"
+    assert classify(tool("create_note", "Create a note.", WRITE)).risk == "yellow"
+    assert classify(tool("get_x", "Get x.", RO)).risk == "green"
+    # readOnlyHint=false with destructiveHint unset: changes data, the words say how much
+    assert classify(tool("purge_queue", "Purge a queue.", {"readOnlyHint": False})).risk == "red"
+    assert classify(tool("tag_item", "Tag an item.", {"readOnlyHint": False})).risk == "yellow"
+    assert classify(tool("get_x", "Get x.", {"readOnlyHint": False})).risk == "yellow"
+    # destructiveHint alone still counts; an empty annotations object decides nothing
+    assert classify(tool("tidy", "Tidy up.", {"destructiveHint": True})).risk == "red"
+    assert classify(tool("get_x", "Get x.", {})).rule.startswith("words: ")
+
+
+def test_contradicting_annotations_are_reported_not_silently_overridden():
+    result = classify(tool("delete_user", "Delete a user account.", RO))
+    assert result.risk == "green" and result.rule == "annotations: readOnlyHint=true"
+    assert result.contradiction == "readOnlyHint=true, but the words say red (name:delete)"
+    mild = classify(tool("wipe_disk", "Wipe a disk.", WRITE))
+    assert mild.risk == "yellow" and "destructiveHint=false, but the words say red" in mild.contradiction
+    assert classify(tool("get_x", "Get x.", RO)).contradiction is None
+
+
+def test_ignore_annotations_decides_from_words_alone():
+    t = tool("delete_user", "Delete a user account.", RO)
+    assert classify(t, ignore_annotations=True).risk == "red"
+
+
+def test_a_vocabulary_change_is_a_method_change():
+    doc = json.loads(VOCABULARY.read_text())
+    doc["read_verbs"] = [v for v in doc["read_verbs"] if v != "verify"]
+    doc["method"] = "risk-1.1"
+    older = Vocabulary.from_dict(doc)
+    t = tool("verify_signature", "Verify a webhook signature.")
+    assert (classify(t, older).risk, classify(t, older).method) == ("yellow", "risk-1.1")
+    assert (classify(t).risk, classify(t).method) == ("green", "risk-1.2")
+
+
+def test_name_words_split_snake_kebab_and_camel_case():
+    assert name_words("getUserProfile") == ["get", "user", "profile"]
+    assert name_words("delete-file_v2") == ["delete", "file", "v2"]
+
+
+def test_classify_tools_cli_prints_one_json_line_per_tool(tmp_path):
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps({"tools": [tool("get_x", "Get x."), tool("delete_user", "Delete a user.", RO), 7]}))
+    out = subprocess.run([sys.executable, "-m", "sevenmaps_pipeline.cli", "classify-tools", str(path)],
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    rows = [json.loads(line) for line in out]
+    assert [(r["name"], r["risk"]) for r in rows] == [("get_x", "green"), ("delete_user", "green"), (None, None)]
+    assert rows[1]["contradiction"] and rows[1]["evidence"] == ["readOnlyHint=true"]
+    out = subprocess.run([sys.executable, "-m", "sevenmaps_pipeline.cli", "classify-tools", str(path),
+                          "--ignore-annotations"], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert json.loads(out[1])["risk"] == "red"
