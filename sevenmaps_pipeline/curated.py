@@ -18,8 +18,21 @@ import pyarrow.parquet as pq
 from .lake import duck
 from .lake.parquet_io import assert_day_writable, write_parquet
 from .lake.paths import LakePaths
-from .lake.schemas import DAILY_STATUS, QUARANTINE, RAW_PROBES, RAW_REGISTRY, SERVER_HISTORY, conform
+from .lake.schemas import (
+    DAILY_STATUS,
+    QUARANTINE,
+    RAW_PROBES,
+    RAW_REGISTRY,
+    SERVER_HISTORY,
+    TOKEN_COST,
+    TOOL_FACTS,
+    TOOL_LISTS,
+    TOOLS,
+    conform,
+)
 from .rules.methods import HISTORY_METHOD, HISTORY_PARAMS, STATUS_METHOD, STATUS_PARAMS
+from .rules.tokens import TOKENIZER_METHOD
+from .rules.tool_facts import facts_method, list_facts
 
 
 @dataclass
@@ -151,3 +164,68 @@ def build_server_history(lake: LakePaths, day: dt.date) -> BuildResult:
     path = write_parquet(lake, lake.curated_file("server_history", day), result)
     return BuildResult("server_history", day, path, result.num_rows, time.perf_counter() - started,
                        {"window_files": sum(f.is_file() for f in files)})
+
+
+def _partitions_through(lake: LakePaths, table: str, day: dt.date, *, before: bool = False) -> list[Path]:
+    """Every existing partition file of `table` up to `day` (or strictly before it)."""
+    folder = lake.root / "curated" / table
+    if not folder.is_dir():
+        return []
+    files = []
+    for child in sorted(folder.iterdir()):
+        if child.name.startswith("day=") and (child / "part-0.parquet").is_file():
+            d = dt.date.fromisoformat(child.name[4:])
+            if d < day or (d == day and not before):
+                files.append(child / "part-0.parquet")
+    return files
+
+
+def build_tool_facts(lake: LakePaths, day: dt.date) -> BuildResult:
+    """Facts for every tool list of the day that no earlier day computed under the current method."""
+    started = time.perf_counter()
+    method = facts_method()
+    status = lake.curated_file("daily_status", day)
+    if not status.is_file():
+        raise FileNotFoundError(f"daily_status for {day} is missing ({status}); materialise it first")
+    with duck.session() as con:
+        duck.bind_input(con, "raw_probes", lake.raw_files("probes", day), RAW_PROBES.schema)
+        duck.bind_input(con, "daily_status", [status], DAILY_STATUS.schema)
+        duck.bind_input(con, "tool_lists", _partitions_through(lake, "tool_lists", day, before=True),
+                        TOOL_LISTS.schema)
+        new = con.execute(
+            "WITH wanted AS (SELECT DISTINCT tools_hash FROM daily_status WHERE tools_hash IS NOT NULL "
+            "  EXCEPT SELECT tools_hash FROM tool_lists WHERE method_version = $method) "
+            "SELECT p.tools_hash, any_value(p.tools_json) FROM raw_probes p SEMI JOIN wanted USING (tools_hash) "
+            "WHERE p.tools_json IS NOT NULL GROUP BY p.tools_hash ORDER BY p.tools_hash",
+            {"method": method}).fetchall()
+    lists, tools = [], []
+    for tools_hash, tools_json in new:
+        facts = list_facts(tools_hash, tools_json)
+        lists.append({"day": day, "tools_hash": tools_hash, "tool_count": len(facts.tool_rows),
+                      "definition_tokens": facts.definition_tokens, "method_version": method})
+        tools += [{"day": day, **row} for row in facts.tool_rows]
+    write_parquet(lake, lake.curated_file("tool_lists", day),
+                  conform(pa.Table.from_pylist(lists, TOOL_LISTS.schema), TOOL_LISTS))
+    table = conform(pa.Table.from_pylist(tools, TOOL_FACTS.schema), TOOL_FACTS)
+    path = write_parquet(lake, lake.curated_file("tool_facts", day), table)
+    return BuildResult("tool_facts", day, path, table.num_rows, time.perf_counter() - started,
+                       {"new_lists": len(lists), "method": method})
+
+
+def _build_from_lists(lake: LakePaths, day: dt.date, spec, facts_table: str, facts_schema) -> BuildResult:
+    started = time.perf_counter()
+    with duck.session() as con:
+        duck.bind_input(con, "daily_status", [lake.curated_file("daily_status", day)], DAILY_STATUS.schema)
+        duck.bind_input(con, facts_table, _partitions_through(lake, facts_table, day), facts_schema)
+        result = conform(duck.run_sql(con, spec.name, {
+            "day": day, "method_version": facts_method(), "tokenizer": TOKENIZER_METHOD}), spec)
+    path = write_parquet(lake, lake.curated_file(spec.name, day), result)
+    return BuildResult(spec.name, day, path, result.num_rows, time.perf_counter() - started)
+
+
+def build_tools(lake: LakePaths, day: dt.date) -> BuildResult:
+    return _build_from_lists(lake, day, TOOLS, "tool_facts", TOOL_FACTS.schema)
+
+
+def build_token_cost(lake: LakePaths, day: dt.date) -> BuildResult:
+    return _build_from_lists(lake, day, TOKEN_COST, "tool_lists", TOOL_LISTS.schema)

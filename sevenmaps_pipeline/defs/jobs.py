@@ -8,12 +8,14 @@ import dagster as dg
 from .integrity_assets import daily_root
 from .map_assets import daily_status, raw_probes, server_history
 from .partitions import daily_partitions, finished_days
+from .tool_assets import token_cost, tool_facts, tools
 
 map_job = dg.define_asset_job(
     "daily_map_job",
-    selection=dg.AssetSelection.assets(raw_probes, daily_status, server_history),
+    selection=dg.AssetSelection.assets(raw_probes, daily_status, server_history, tool_facts, tools, token_cost),
     partitions_def=daily_partitions,
-    description="Validate the day's landed probes, then daily_status and server_history for that UTC day.",
+    description="The day's scan (on the open day) and validation, then daily_status, server_history and the "
+    "tool tables for that UTC day.",
 )
 
 sign_job = dg.define_asset_job(

@@ -21,6 +21,13 @@ def load_sql(name: str) -> str:
     return path.read_text()
 
 
+def run_sql(con: duckdb.DuckDBPyConnection, name: str, params: dict) -> pa.Table:
+    """Run `sql/<name>.sql` with the parameters it uses (DuckDB refuses unused ones)."""
+    sql = load_sql(name)
+    used = {k: v for k, v in params.items() if f"${k}" in sql}
+    return con.sql(sql, params=used).to_arrow_table()
+
+
 @contextlib.contextmanager
 def session(threads: int | None = None,
             memory_limit: str | None = None) -> Iterator[duckdb.DuckDBPyConnection]:

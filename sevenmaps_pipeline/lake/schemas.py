@@ -229,8 +229,115 @@ SERVER_HISTORY = TableSpec(
     ),
 )
 
+TOOL_LISTS = TableSpec(
+    name="tool_lists",
+    layer="curated",
+    location="curated/tool_lists/day=YYYY-MM-DD/part-0.parquet",
+    grain="one row per distinct tool list (tools_hash) first seen that day under the current method "
+    "(computed once per list, never per endpoint-day)",
+    view="tool_lists",
+    schema=pa.schema(
+        [
+            col("day", pa.date32(), "the day the list was first computed", False),
+            col("tools_hash", pa.string(), "SHA-256 over the sorted tool fingerprints", False),
+            col("tool_count", pa.int32(), "tools in the list", False),
+            col("definition_tokens", pa.int64(), "o200k_base tokens of the compact JSON of the tools array", False),
+            col("method_version", pa.string(), "risk method + tokenizer that produced the facts", False),
+        ]
+    ),
+)
+
+TOOL_FACTS = TableSpec(
+    name="tool_facts",
+    layer="curated",
+    location="curated/tool_facts/day=YYYY-MM-DD/part-0.parquet",
+    grain="one row per tool of each list in tool_lists (same day partition)",
+    view="tool_facts",
+    schema=pa.schema(
+        [
+            col("day", pa.date32(), "the day the list was first computed", False),
+            col("tools_hash", pa.string(), "the list the tool belongs to", False),
+            col("position", pa.int32(), "0-based position in the list as returned", False),
+            col("fingerprint", pa.string(), "SHA-256 of canonical JSON of name, description, inputSchema, "
+                "annotations", False),
+            col("name", pa.string(), "tool name"),
+            col("title", pa.string(), "tool title"),
+            col("description", pa.string(), "tool description"),
+            col("input_schema_json", pa.string(), "inputSchema, canonical JSON"),
+            col("output_schema_json", pa.string(), "outputSchema, canonical JSON"),
+            col("annotations_json", pa.string(), "annotations as published, canonical JSON (null: none)"),
+            col("read_only_hint", pa.bool_(), "readOnlyHint; null when unset (unset is not false)"),
+            col("destructive_hint", pa.bool_(), "destructiveHint; null when unset"),
+            col("idempotent_hint", pa.bool_(), "idempotentHint; null when unset"),
+            col("open_world_hint", pa.bool_(), "openWorldHint; null when unset"),
+            col("risk", pa.string(), "green read-only | yellow changes data | red deletes, pays, grants, "
+                "deploys or runs code", False),
+            col("risk_rule", pa.string(), "the rule that decided the level", False),
+            col("risk_evidence", pa.list_(pa.string()), "the annotations or words that decided it"),
+            col("annotation_contradiction", pa.string(), "annotations that contradict the name or description"),
+            col("description_tokens", pa.int64(), "o200k_base tokens of the description"),
+            col("method_version", pa.string(), "risk method + tokenizer", False),
+        ]
+    ),
+)
+
+TOOLS = TableSpec(
+    name="tools",
+    layer="curated",
+    location="curated/tools/day=YYYY-MM-DD/part-0.parquet",
+    grain="one row per endpoint, day and tool (endpoints that listed tools that day)",
+    view="tools",
+    schema=pa.schema(
+        [
+            col("day", pa.date32(), "UTC day", False),
+            col("server_key", pa.string(), "the endpoint", False),
+            col("server_id", pa.string(), "first 12 hex of SHA-256(server_key)", False),
+            col("tools_hash", pa.string(), "the endpoint's tool list that day", False),
+            col("position", pa.int32(), "position in the list", False),
+            col("name", pa.string(), "tool name"),
+            col("title", pa.string(), "tool title"),
+            col("description", pa.string(), "tool description"),
+            col("input_schema_json", pa.string(), "inputSchema, canonical JSON"),
+            col("annotations_json", pa.string(), "annotations, canonical JSON (null: none)"),
+            col("read_only_hint", pa.bool_(), "readOnlyHint; null when unset"),
+            col("destructive_hint", pa.bool_(), "destructiveHint; null when unset"),
+            col("idempotent_hint", pa.bool_(), "idempotentHint; null when unset"),
+            col("open_world_hint", pa.bool_(), "openWorldHint; null when unset"),
+            col("fingerprint", pa.string(), "tool fingerprint", False),
+            col("risk", pa.string(), "green | yellow | red", False),
+            col("risk_rule", pa.string(), "the rule that fired", False),
+            col("risk_evidence", pa.list_(pa.string()), "the words or annotations that decided it"),
+            col("annotation_contradiction", pa.string(), "annotations contradicting the words (a finding)"),
+            col("method_version", pa.string(), "risk method + tokenizer", False),
+        ]
+    ),
+)
+
+TOKEN_COST = TableSpec(
+    name="token_cost",
+    layer="curated",
+    location="curated/token_cost/day=YYYY-MM-DD/part-0.parquet",
+    grain="one row per endpoint and day with a tool list",
+    view="token_cost",
+    schema=pa.schema(
+        [
+            col("day", pa.date32(), "UTC day", False),
+            col("server_key", pa.string(), "the endpoint", False),
+            col("server_id", pa.string(), "first 12 hex of SHA-256(server_key)", False),
+            col("tools_hash", pa.string(), "the tool list", False),
+            col("tool_count", pa.int32(), "tools listed"),
+            col("tool_list_size", pa.int64(), "UTF-8 bytes of the compact JSON of the tools array"),
+            col("tokens_estimate", pa.int64(), "tool_list_size / 4, rounded half up (seed 000)"),
+            col("definition_tokens", pa.int64(), "o200k_base tokens of that JSON"),
+            col("definition_tokens_percentile", pa.float64(), "share of that day's endpoints with a list whose "
+                "definition_tokens are lower (0 = cheapest, 1 = dearest)"),
+            col("method_version", pa.string(), "tokenizer", False),
+        ]
+    ),
+)
+
 RAW_TABLES = (RAW_PROBES, RAW_ORIGINS, RAW_REGISTRY)
-CURATED_TABLES = (QUARANTINE, DAILY_STATUS, SERVER_HISTORY)
+CURATED_TABLES = (QUARANTINE, DAILY_STATUS, SERVER_HISTORY, TOOL_LISTS, TOOL_FACTS, TOOLS, TOKEN_COST)
 ALL_TABLES = RAW_TABLES + CURATED_TABLES
 BY_NAME = {t.name: t for t in ALL_TABLES}
 

@@ -1,0 +1,74 @@
+"""What each endpoint's tools can do and cost: facts once per distinct tool list, then per endpoint-day."""
+
+import dagster as dg
+
+from .. import curated
+from ..lake.warehouse import publish_warehouse
+from .map_assets import SINGLE_RUN, daily_status, frozen_days_fail_loudly
+from .partitions import daily_partitions
+from .resources import LakeResource, partition_days
+
+
+@dg.asset(
+    partitions_def=daily_partitions,
+    backfill_policy=SINGLE_RUN,
+    group_name="tools",
+    kinds={"parquet", "python"},
+    deps=[daily_status],
+    description="Facts of every tool list (tools_hash) first seen that day under the current method: one row "
+    "per tool in curated/tool_facts (fingerprint, hints with unset kept apart from false, risk with rule and "
+    "evidence, description tokens) and one per list in curated/tool_lists (o200k_base definition tokens). "
+    "Computed once per list, never per endpoint-day. sevenmaps_pipeline/rules/tool_facts.py",
+)
+def tool_facts(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
+    paths = lake.paths
+    new_lists = rows = 0
+    with frozen_days_fail_loudly():
+        for day in partition_days(context):
+            result = curated.build_tool_facts(paths, day)
+            new_lists += result.stats["new_lists"]
+            rows += result.rows
+            context.log.info(f"{day}: {result.stats['new_lists']:,} new tool lists, {result.rows:,} tools "
+                             f"({result.stats['method']}) in {result.seconds:.2f}s")
+    return dg.MaterializeResult(metadata={"new_lists": new_lists, "tool_rows": rows})
+
+
+@dg.asset(
+    partitions_def=daily_partitions,
+    backfill_policy=SINGLE_RUN,
+    group_name="tools",
+    kinds={"parquet", "duckdb"},
+    deps=[tool_facts, daily_status],
+    description="One row per endpoint, day and tool: name, description, schema, annotations (unset kept apart "
+    "from false), fingerprint, risk green/yellow/red with the rule that fired and its evidence, annotation "
+    "contradictions. sql/tools.sql",
+)
+def tools(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
+    paths = lake.paths
+    rows = 0
+    with frozen_days_fail_loudly():
+        for day in partition_days(context):
+            result = curated.build_tools(paths, day)
+            rows += result.rows
+            context.log.info(f"{day}: {result.rows:,} endpoint tools in {result.seconds:.2f}s")
+    publish_warehouse(paths)
+    return dg.MaterializeResult(metadata={"rows": rows, "dagster/row_count": rows})
+
+
+@dg.asset(
+    partitions_def=daily_partitions,
+    backfill_policy=SINGLE_RUN,
+    group_name="tools",
+    kinds={"parquet", "duckdb"},
+    deps=[tool_facts, daily_status],
+    description="Per endpoint and day: tool_list_size, tokens_estimate (size/4), definition_tokens (o200k_base) "
+    "and the endpoint's percentile among that day's endpoints. sql/token_cost.sql",
+)
+def token_cost(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
+    paths = lake.paths
+    rows = 0
+    with frozen_days_fail_loudly():
+        for day in partition_days(context):
+            rows += curated.build_token_cost(paths, day).rows
+    publish_warehouse(paths)
+    return dg.MaterializeResult(metadata={"rows": rows, "dagster/row_count": rows})

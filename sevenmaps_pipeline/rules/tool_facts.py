@@ -1,0 +1,74 @@
+"""What a tool list says, computed once per distinct tools_hash (never per endpoint-day).
+
+One row per tool (fingerprint, the four annotation hints with unset kept apart from false, risk with
+its rule and evidence, description tokens) and one summary per list (definition tokens). Every row
+carries the method versions that produced it, so a method change recomputes rather than mixes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from .fingerprints import canonical_json, tool_fingerprint
+from .risk import Vocabulary, classify, default_vocabulary
+from .tokens import TOKENIZER_METHOD, count_many
+
+HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+
+
+def facts_method(vocab: Vocabulary | None = None) -> str:
+    return f"{(vocab or default_vocabulary()).method}+{TOKENIZER_METHOD}"
+
+
+@dataclass
+class ListFacts:
+    tools_hash: str
+    definition_tokens: int
+    tool_rows: list[dict[str, Any]]
+
+
+def _hint(annotations: Any, key: str) -> bool | None:
+    if not isinstance(annotations, dict) or key not in annotations:
+        return None  # unset: not the same as false
+    value = annotations[key]
+    return value if isinstance(value, bool) else None
+
+
+def list_facts(tools_hash: str, tools_json: str, vocab: Vocabulary | None = None) -> ListFacts:
+    vocab = vocab or default_vocabulary()
+    method = facts_method(vocab)
+    try:
+        tools = json.loads(tools_json)
+    except ValueError:
+        tools = []
+    if not isinstance(tools, list):
+        tools = []
+    descriptions = [str(t.get("description") or "") if isinstance(t, dict) else "" for t in tools]
+    counts = count_many([tools_json] + descriptions)
+    rows = []
+    for position, (tool, description_tokens) in enumerate(zip(tools, counts[1:], strict=True)):
+        if not isinstance(tool, dict):
+            tool = {}
+        annotations = tool.get("annotations")
+        risk = classify(tool, vocab)
+        schema = tool.get("inputSchema")
+        rows.append({
+            "tools_hash": tools_hash, "position": position, "fingerprint": tool_fingerprint(tool),
+            "name": str(tool.get("name")) if tool.get("name") is not None else None,
+            "title": tool.get("title") if isinstance(tool.get("title"), str) else None,
+            "description": tool.get("description") if isinstance(tool.get("description"), str) else None,
+            "input_schema_json": canonical_json(schema) if schema is not None else None,
+            "output_schema_json": canonical_json(tool["outputSchema"]) if tool.get("outputSchema") is not None
+            else None,
+            "annotations_json": canonical_json(annotations) if annotations is not None else None,
+            "read_only_hint": _hint(annotations, "readOnlyHint"),
+            "destructive_hint": _hint(annotations, "destructiveHint"),
+            "idempotent_hint": _hint(annotations, "idempotentHint"),
+            "open_world_hint": _hint(annotations, "openWorldHint"),
+            "risk": risk.risk, "risk_rule": risk.rule, "risk_evidence": risk.evidence,
+            "annotation_contradiction": risk.contradiction, "description_tokens": description_tokens,
+            "method_version": method,
+        })
+    return ListFacts(tools_hash, counts[0], rows)
