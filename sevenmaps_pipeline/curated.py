@@ -20,6 +20,8 @@ from .lake.parquet_io import assert_day_writable, write_parquet
 from .lake.paths import LakePaths
 from .lake.schemas import (
     DAILY_STATUS,
+    FINDINGS,
+    INTERNAL_FINDINGS,
     QUARANTINE,
     RAW_PROBES,
     RAW_REGISTRY,
@@ -30,7 +32,14 @@ from .lake.schemas import (
     TOOLS,
     conform,
 )
-from .rules.methods import HISTORY_METHOD, HISTORY_PARAMS, STATUS_METHOD, STATUS_PARAMS
+from .rules.methods import (
+    FINDINGS_METHOD,
+    FINDINGS_PARAMS,
+    HISTORY_METHOD,
+    HISTORY_PARAMS,
+    STATUS_METHOD,
+    STATUS_PARAMS,
+)
 from .rules.tokens import TOKENIZER_METHOD
 from .rules.tool_facts import facts_method, list_facts
 
@@ -229,3 +238,31 @@ def build_tools(lake: LakePaths, day: dt.date) -> BuildResult:
 
 def build_token_cost(lake: LakePaths, day: dt.date) -> BuildResult:
     return _build_from_lists(lake, day, TOKEN_COST, "tool_lists", TOOL_LISTS.schema)
+
+
+INJECTION_PHRASES = Path(__file__).resolve().parents[1] / "assets" / "injection_phrases.json"
+
+
+def build_findings(lake: LakePaths, day: dt.date) -> BuildResult:
+    """Published findings (sql/findings.sql) and, apart, the internal-only pattern checks."""
+    import json
+
+    started = time.perf_counter()
+    phrases = json.loads(INJECTION_PHRASES.read_text())
+    with duck.session() as con:
+        duck.bind_input(con, "daily_status", [lake.curated_file("daily_status", day)], DAILY_STATUS.schema)
+        duck.bind_input(con, "tools", [lake.curated_file("tools", day)], TOOLS.schema)
+        findings = conform(duck.run_sql(con, "findings", {
+            "day": day, "method_version": FINDINGS_METHOD,
+            "token_heavy": FINDINGS_PARAMS["token_heavy_tokens"],
+            "huge_description": FINDINGS_PARAMS["huge_description_tokens"],
+            "old_protocol_before": FINDINGS_PARAMS["old_protocol_before"], "slow_ms": FINDINGS_PARAMS["slow_ms"],
+        }), FINDINGS)
+        con.register("phrases", pa.table({"phrase": [p.lower() for p in phrases["phrases"]]}))
+        internal = conform(duck.run_sql(con, "internal_findings", {"day": day, "method_version": phrases["method"]}),
+                           INTERNAL_FINDINGS)
+    write_parquet(lake, lake.curated_file("internal_findings", day), internal)
+    path = write_parquet(lake, lake.curated_file("findings", day), findings)
+    counts = findings.column("finding").value_counts().to_pylist()
+    return BuildResult("findings", day, path, findings.num_rows, time.perf_counter() - started,
+                       {"findings": {c["values"]: c["counts"] for c in counts}, "internal": internal.num_rows})

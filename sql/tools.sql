@@ -10,7 +10,7 @@ SELECT
     s.day, s.server_key, s.server_id, s.tools_hash, f.position, f.name, f.title, f.description,
     f.input_schema_json, f.annotations_json, f.read_only_hint, f.destructive_hint, f.idempotent_hint,
     f.open_world_hint, f.fingerprint, f.risk, f.risk_rule, f.risk_evidence, f.annotation_contradiction,
-    f.method_version
+    f.description_tokens, f.method_version
 FROM daily_status AS s
 JOIN facts AS f USING (tools_hash)
 WHERE s.day = $day::DATE AND s.tools_hash IS NOT NULL

@@ -72,3 +72,26 @@ def token_cost(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Mate
             rows += curated.build_token_cost(paths, day).rows
     publish_warehouse(paths)
     return dg.MaterializeResult(metadata={"rows": rows, "dagster/row_count": rows})
+
+
+@dg.asset(
+    partitions_def=daily_partitions,
+    backfill_policy=SINGLE_RUN,
+    group_name="tools",
+    kinds={"parquet", "duckdb"},
+    deps=[tools, daily_status],
+    description="Published findings per endpoint and day (token_heavy, huge_description, missing_descriptions, "
+    "no_annotations, missing_schema, duplicate_names, old_protocol, slow, annotation_contradiction; "
+    "sql/findings.sql) and, in a separate table never exported, internal-only pattern checks on descriptions "
+    "(sql/internal_findings.sql).",
+)
+def findings(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
+    paths = lake.paths
+    rows = 0
+    with frozen_days_fail_loudly():
+        for day in partition_days(context):
+            result = curated.build_findings(paths, day)
+            rows += result.rows
+            context.log.info(f"{day}: {result.stats['findings']} (+{result.stats['internal']} internal)")
+    publish_warehouse(paths)
+    return dg.MaterializeResult(metadata={"rows": rows, "dagster/row_count": rows})

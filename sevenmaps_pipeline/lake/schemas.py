@@ -308,7 +308,48 @@ TOOLS = TableSpec(
             col("risk_rule", pa.string(), "the rule that fired", False),
             col("risk_evidence", pa.list_(pa.string()), "the words or annotations that decided it"),
             col("annotation_contradiction", pa.string(), "annotations contradicting the words (a finding)"),
+            col("description_tokens", pa.int64(), "o200k_base tokens of the description"),
             col("method_version", pa.string(), "risk method + tokenizer", False),
+        ]
+    ),
+)
+
+FINDINGS = TableSpec(
+    name="findings",
+    layer="curated",
+    location="curated/findings/day=YYYY-MM-DD/part-0.parquet",
+    grain="one row per endpoint, day and published finding (per tool for annotation contradictions)",
+    view="findings",
+    schema=pa.schema(
+        [
+            col("day", pa.date32(), "UTC day", False),
+            col("server_key", pa.string(), "the endpoint", False),
+            col("server_id", pa.string(), "first 12 hex of SHA-256(server_key)", False),
+            col("finding", pa.string(), "token_heavy | huge_description | missing_descriptions | no_annotations | "
+                "missing_schema | duplicate_names | old_protocol | slow | annotation_contradiction", False),
+            col("tool_name", pa.string(), "the tool concerned, when one tool is"),
+            col("value", pa.float64(), "the measured figure (tokens, ms, count of tools)"),
+            col("threshold", pa.float64(), "the threshold it was held against"),
+            col("detail", pa.string(), "what was found, in words", False),
+            col("method_version", pa.string(), "findings method", False),
+        ]
+    ),
+)
+
+INTERNAL_FINDINGS = TableSpec(
+    name="internal_findings",
+    layer="curated",
+    location="curated/internal_findings/day=YYYY-MM-DD/part-0.parquet",
+    grain="one row per endpoint, day, tool and matched pattern; for a person to review, never exported",
+    view="internal_findings",
+    schema=pa.schema(
+        [
+            col("day", pa.date32(), "UTC day", False),
+            col("server_key", pa.string(), "the endpoint", False),
+            col("tool_name", pa.string(), "the tool whose description matched"),
+            col("check", pa.string(), "the internal check (prompt_injection_phrase)", False),
+            col("pattern", pa.string(), "the phrase that matched", False),
+            col("method_version", pa.string(), "version of the phrase list", False),
         ]
     ),
 )
@@ -337,7 +378,8 @@ TOKEN_COST = TableSpec(
 )
 
 RAW_TABLES = (RAW_PROBES, RAW_ORIGINS, RAW_REGISTRY)
-CURATED_TABLES = (QUARANTINE, DAILY_STATUS, SERVER_HISTORY, TOOL_LISTS, TOOL_FACTS, TOOLS, TOKEN_COST)
+CURATED_TABLES = (QUARANTINE, DAILY_STATUS, SERVER_HISTORY, TOOL_LISTS, TOOL_FACTS, TOOLS, TOKEN_COST, FINDINGS,
+                  INTERNAL_FINDINGS)
 ALL_TABLES = RAW_TABLES + CURATED_TABLES
 BY_NAME = {t.name: t for t in ALL_TABLES}
 

@@ -32,3 +32,12 @@ HISTORY_PARAMS = {
 }
 
 ROOT_METHOD = "7maps-roots-1.0"
+
+# Published findings (sql/findings.sql), seed 000 `findings.published`.
+FINDINGS_METHOD = "findings-1.0"
+FINDINGS_PARAMS = {
+    "token_heavy_tokens": 10_000,  # tokens_estimate at or above
+    "huge_description_tokens": 2_000,  # o200k_base tokens in one description, above
+    "old_protocol_before": "2025-03-26",  # protocol versions older than this
+    "slow_ms": 3_000,  # whole check, above
+}
