@@ -25,6 +25,7 @@ from .lake.schemas import (
     QUARANTINE,
     RAW_PROBES,
     RAW_REGISTRY,
+    SERVER_CATEGORIES,
     SERVER_HISTORY,
     TOKEN_COST,
     TOOL_FACTS,
@@ -33,6 +34,7 @@ from .lake.schemas import (
     conform,
 )
 from .rules.methods import (
+    CATEGORY_PARAMS,
     FINDINGS_METHOD,
     FINDINGS_PARAMS,
     HISTORY_METHOD,
@@ -266,3 +268,29 @@ def build_findings(lake: LakePaths, day: dt.date) -> BuildResult:
     counts = findings.column("finding").value_counts().to_pylist()
     return BuildResult("findings", day, path, findings.num_rows, time.perf_counter() - started,
                        {"findings": {c["values"]: c["counts"] for c in counts}, "internal": internal.num_rows})
+
+
+CATEGORIES = Path(__file__).resolve().parents[1] / "assets" / "categories.json"
+
+
+def build_server_categories(lake: LakePaths, day: dt.date) -> BuildResult:
+    import json
+
+    started = time.perf_counter()
+    doc = json.loads(CATEGORIES.read_text())
+    name_topics = set(doc["tool_name_topics"])
+    words = [(topic, w, topic in name_topics) for topic, ws in doc["topics"].items() for w in ws]
+    with duck.session() as con:
+        duck.bind_input(con, "tools", [lake.curated_file("tools", day)], TOOLS.schema)
+        con.register("topic_words", pa.table({"topic": [w[0] for w in words], "word": [w[1] for w in words],
+                                              "tool_name_topic": [w[2] for w in words]}))
+        con.register("generic_words", pa.table({"word": doc["generic_words"]}))
+        p = CATEGORY_PARAMS
+        table = conform(duck.run_sql(con, "server_categories", {
+            "day": day, "method_version": doc["method"], "shared_min": p["shared_toolset_min_endpoints"],
+            "min_names": p["tool_name_min_names"], "dominance": p["tool_name_dominance"],
+            "min_share": p["tool_name_min_share"], "words_min": p["words_min_score"]}), SERVER_CATEGORIES)
+    path = write_parquet(lake, lake.curated_file("server_categories", day), table)
+    counts = table.column("placed_by").value_counts().to_pylist()
+    return BuildResult("server_categories", day, path, table.num_rows, time.perf_counter() - started,
+                       {"placed_by": {c["values"]: c["counts"] for c in counts}})

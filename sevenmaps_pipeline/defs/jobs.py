@@ -8,12 +8,12 @@ import dagster as dg
 from .integrity_assets import daily_root
 from .map_assets import daily_status, raw_probes, server_history
 from .partitions import daily_partitions, finished_days
-from .tool_assets import findings, token_cost, tool_facts, tools
+from .tool_assets import findings, server_categories, token_cost, tool_facts, tools
 
 map_job = dg.define_asset_job(
     "daily_map_job",
     selection=dg.AssetSelection.assets(raw_probes, daily_status, server_history, tool_facts, tools, token_cost,
-                                       findings),
+                                       findings, server_categories),
     partitions_def=daily_partitions,
     description="The day's scan (on the open day) and validation, then daily_status, server_history and the "
     "tool tables for that UTC day.",

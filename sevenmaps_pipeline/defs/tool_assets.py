@@ -95,3 +95,26 @@ def findings(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Materi
             context.log.info(f"{day}: {result.stats['findings']} (+{result.stats['internal']} internal)")
     publish_warehouse(paths)
     return dg.MaterializeResult(metadata={"rows": rows, "dagster/row_count": rows})
+
+
+@dg.asset(
+    partitions_def=daily_partitions,
+    backfill_policy=SINGLE_RUN,
+    group_name="tools",
+    kinds={"parquet", "duckdb"},
+    deps=[tools],
+    description="A category per endpoint and day, with the rule that placed it: seed 004's tool-name rule (>= 3 "
+    "names on a topic, twice any other, >= a quarter of the tools, after dropping tools that >= 20 endpoints "
+    "list identically and generic words), else 7Maps' words in names and descriptions, else 'other'. "
+    "sql/server_categories.sql, words in assets/categories.json",
+)
+def server_categories(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
+    paths = lake.paths
+    rows = 0
+    with frozen_days_fail_loudly():
+        for day in partition_days(context):
+            result = curated.build_server_categories(paths, day)
+            rows += result.rows
+            context.log.info(f"{day}: {result.stats['placed_by']}")
+    publish_warehouse(paths)
+    return dg.MaterializeResult(metadata={"rows": rows, "dagster/row_count": rows})

@@ -354,6 +354,28 @@ INTERNAL_FINDINGS = TableSpec(
     ),
 )
 
+SERVER_CATEGORIES = TableSpec(
+    name="server_categories",
+    layer="curated",
+    location="curated/server_categories/day=YYYY-MM-DD/part-0.parquet",
+    grain="one row per endpoint with a tool list that day",
+    view="server_categories",
+    schema=pa.schema(
+        [
+            col("day", pa.date32(), "UTC day", False),
+            col("server_key", pa.string(), "the endpoint", False),
+            col("server_id", pa.string(), "first 12 hex of SHA-256(server_key)", False),
+            col("category", pa.string(), "a topic from assets/categories.json, or 'other' when nothing matches",
+                False),
+            col("placed_by", pa.string(), "tool_names (seed 004 rule) | words (7Maps rule) | none", False),
+            col("score", pa.int32(), "tool names (tool_names) or topic words (words) that placed it", False),
+            col("evidence", pa.list_(pa.string()), "the words that placed it"),
+            col("tool_count", pa.int32(), "tools the endpoint listed", False),
+            col("method_version", pa.string(), "categories method", False),
+        ]
+    ),
+)
+
 TOKEN_COST = TableSpec(
     name="token_cost",
     layer="curated",
@@ -379,7 +401,7 @@ TOKEN_COST = TableSpec(
 
 RAW_TABLES = (RAW_PROBES, RAW_ORIGINS, RAW_REGISTRY)
 CURATED_TABLES = (QUARANTINE, DAILY_STATUS, SERVER_HISTORY, TOOL_LISTS, TOOL_FACTS, TOOLS, TOKEN_COST, FINDINGS,
-                  INTERNAL_FINDINGS)
+                  INTERNAL_FINDINGS, SERVER_CATEGORIES)
 ALL_TABLES = RAW_TABLES + CURATED_TABLES
 BY_NAME = {t.name: t for t in ALL_TABLES}
 

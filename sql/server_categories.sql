@@ -1,0 +1,91 @@
+-- server_categories: one row per endpoint with a tool list on day $day, and the rule that placed it.
+-- Inputs: tools of $day; topic_words (topic, word) and generic_words (word) from assets/categories.json
+-- (method $method_version); parameters from sevenmaps_pipeline/rules/methods.py.
+-- Rules, in order:
+--   1. tool_names (seed 004): drop tools that >= $shared_min endpoints list identically that day (gateway and
+--      template tools) and generic words; a topic named by >= $min_names tool names, at least $dominance times
+--      as many as any other topic, and at least $min_share of all the endpoint's tools, places it;
+--   2. words (7Maps): topic words in tool names and descriptions; the top topic with >= $words_min words and
+--      more than any other topic places it;
+--   3. otherwise 'other'.
+-- Words are lower-case, split on non-alphanumerics and camelCase, with a trailing 's' dropped.
+WITH t AS (
+    SELECT server_key, server_id, name, coalesce(description, '') AS description, fingerprint
+    FROM tools WHERE day = $day::DATE
+),
+totals AS (
+    SELECT server_key, any_value(server_id) AS server_id, count(*) AS tool_count FROM t GROUP BY server_key
+),
+shared AS (
+    SELECT fingerprint FROM t GROUP BY fingerprint HAVING count(DISTINCT server_key) >= $shared_min
+),
+name_tokens AS (
+    SELECT t.server_key, t.name,
+           unnest(regexp_split_to_array(lower(regexp_replace(t.name, '([a-z0-9])([A-Z])', '\1_\2', 'g')),
+                                        '[^a-z0-9]+')) AS token
+    FROM t ANTI JOIN shared USING (fingerprint)
+),
+name_words AS (
+    SELECT server_key, name, CASE WHEN length(token) > 3 THEN regexp_replace(token, 's$', '') ELSE token END AS word
+    FROM name_tokens WHERE token <> ''
+),
+name_topics AS (
+    SELECT nw.server_key, tw.topic, count(DISTINCT nw.name) AS names, list(DISTINCT nw.word) AS words
+    FROM name_words AS nw
+    JOIN topic_words AS tw ON tw.word = nw.word AND tw.tool_name_topic
+    WHERE nw.word NOT IN (SELECT word FROM generic_words)
+    GROUP BY ALL
+),
+name_ranked AS (
+    SELECT *, row_number() OVER (PARTITION BY server_key ORDER BY names DESC, topic) AS rank,
+           coalesce(max(names) OVER (PARTITION BY server_key ORDER BY names DESC, topic
+                                     ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING), 0) AS runner_up
+    FROM name_topics
+),
+by_names AS (
+    SELECT r.server_key, r.topic, r.names AS score, r.words
+    FROM name_ranked AS r JOIN totals USING (server_key)
+    WHERE r.rank = 1 AND r.names >= $min_names AND r.names >= $dominance * r.runner_up
+      AND r.names >= $min_share * totals.tool_count
+),
+all_tokens AS (
+    SELECT server_key,
+           unnest(regexp_split_to_array(lower(regexp_replace(name || ' ' || description, '([a-z0-9])([A-Z])',
+                                                             '\1_\2', 'g')), '[^a-z0-9]+')) AS token
+    FROM t
+),
+all_words AS (
+    SELECT server_key, CASE WHEN length(token) > 3 THEN regexp_replace(token, 's$', '') ELSE token END AS word
+    FROM all_tokens WHERE token <> ''
+),
+word_topics AS (
+    SELECT aw.server_key, tw.topic, count(*) AS score, list(DISTINCT aw.word) AS words
+    FROM all_words AS aw JOIN topic_words AS tw USING (word)
+    WHERE aw.word NOT IN (SELECT word FROM generic_words)
+    GROUP BY ALL
+),
+word_ranked AS (
+    SELECT *, row_number() OVER (PARTITION BY server_key ORDER BY score DESC, topic) AS rank,
+           coalesce(max(score) OVER (PARTITION BY server_key ORDER BY score DESC, topic
+                                     ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING), 0) AS runner_up
+    FROM word_topics
+),
+by_words AS (
+    SELECT server_key, topic, score, words FROM word_ranked
+    WHERE rank = 1 AND score >= $words_min AND score > runner_up
+)
+SELECT
+    $day::DATE AS day,
+    totals.server_key,
+    totals.server_id,
+    coalesce(n.topic, w.topic, 'other') AS category,
+    CASE WHEN n.topic IS NOT NULL THEN 'tool_names' WHEN w.topic IS NOT NULL THEN 'words' ELSE 'none' END
+        AS placed_by,
+    coalesce(n.score, w.score, 0)::INTEGER AS score,
+    coalesce(list_sort(n.words), list_sort(w.words), []::VARCHAR[]) AS evidence,
+    totals.tool_count::INTEGER AS tool_count,
+    $method_version AS method_version
+FROM totals
+LEFT JOIN by_names AS n USING (server_key)
+LEFT JOIN by_words AS w USING (server_key)
+ORDER BY totals.server_key
