@@ -88,12 +88,20 @@ def _bare_scan_seconds(lake: LakePaths, day: dt.date) -> tuple[float, int]:
     from .integrity.manifest import day_files
 
     window = [day - dt.timedelta(days=i) for i in range(29, -1, -1)]
+    def through(table: str) -> list:
+        folder = lake.root / "curated" / table
+        return sorted(p for p in folder.glob("day=*/part-0.parquet") if p.parent.name[4:] <= day.isoformat())
+
     groups = [
-        [f for d in window for f in lake.raw_files("probes", d)],
+        [f for d in window for f in lake.raw_files("probes", d)],  # validation, status lookback, tool facts
         [p for p in [registry_in_force(lake, day)] if p],
         [lake.curated_file("daily_status", d) for d in window if lake.curated_file("daily_status", d).exists()],
+        through("tool_facts"),  # tools joins every day's facts so far
+        through("tool_lists"),  # token_cost likewise
+        [lake.curated_file("tools", day)],  # findings and categories read the day's tools
         [p for p in day_files(lake, day) if "curated/server_history" in p.as_posix()],
     ]
+    groups = [[p for p in group if p.exists()] for group in groups]
     con = duckdb.connect()
     started = time.perf_counter()
     files = 0

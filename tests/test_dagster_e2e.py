@@ -129,7 +129,8 @@ def test_cli_backfill_with_dagster_asset_materialize(lake, signing_key, tmp_path
     env = {**os.environ, "DAGSTER_HOME": str(home), "SEVENMAPS_LAKE": str(lake.root),
            "SEVENMAPS_SIGNING_KEY": str(signing_key)}
     dagster = Path(sys.executable).with_name("dagster")
-    for selection in ("raw_probes,daily_status,server_history", "daily_root"):
+    map_assets = "raw_probes,daily_status,server_history,tool_facts,tools,token_cost,findings,server_categories"
+    for selection in (map_assets, "daily_root"):
         proc = subprocess.run(
             [str(dagster), "asset", "materialize", "-m", "sevenmaps_pipeline.definitions",
              "--select", selection, "--partition-range", f"{synth.days[0]}...{synth.days[-1]}"],

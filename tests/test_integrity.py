@@ -20,7 +20,13 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sevenmaps_pipeline import curated
 from sevenmaps_pipeline.integrity import keys
 from sevenmaps_pipeline.integrity.manifest import compute_root, day_lines
-from sevenmaps_pipeline.integrity.roots import AlreadySignedError, SigningError, read_root, sign_through
+from sevenmaps_pipeline.integrity.roots import (
+    REQUIRED_TABLES,
+    AlreadySignedError,
+    SigningError,
+    read_root,
+    sign_through,
+)
 from sevenmaps_pipeline.integrity.verify import verify_lake
 from sevenmaps_pipeline.lake.parquet_io import SignedDayError, write_parquet
 from sevenmaps_pipeline.lake.paths import LakePaths
@@ -33,30 +39,37 @@ def build_day(lake: LakePaths, day: dt.date, outcome: str = "ok") -> None:
     curated.build_quarantine(lake, day)
     curated.build_daily_status(lake, day)
     curated.build_server_history(lake, day)
+    curated.build_tool_facts(lake, day)
+    curated.build_tools(lake, day)
+    curated.build_token_cost(lake, day)
+    curated.build_findings(lake, day)
+    curated.build_server_categories(lake, day)
+
+
+def _fake_day(lake: LakePaths, day: dt.date, tag: bytes) -> dict[str, bytes]:
+    """One hand-written file per table a signed day needs, plus a raw probe file (content need not be
+    Parquet for the root). Returns path -> bytes."""
+    files = {f"curated/{table}/day={day}/part-0.parquet": tag + table.encode() for table in REQUIRED_TABLES}
+    files[f"raw/probes/day={day}/run-1.parquet"] = tag + b"probes"
+    for rel, data in files.items():
+        (lake.root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (lake.root / rel).write_bytes(data)
+    return files
 
 
 def test_root_of_a_tiny_lake_equals_the_design_formula_by_hand(lake, signing_key):
-    # Two hand-written files in day D (content does not have to be Parquet for the root).
-    d1 = lake.root / "curated/daily_status/day=2026-11-10"
-    d2 = lake.root / "curated/server_history/day=2026-11-10"
-    d3 = lake.root / "raw/probes/day=2026-11-10"
-    for folder in (d1, d2, d3):
-        folder.mkdir(parents=True)
-    (d1 / "part-0.parquet").write_bytes(b"status")
-    (d2 / "part-0.parquet").write_bytes(b"history")
-    (d3 / "run-1.parquet").write_bytes(b"probes")
+    files = _fake_day(lake, DAY, b"d1-")
     (lake.root / "raw/hourly/day=2026-11-10").mkdir(parents=True)
     (lake.root / "raw/hourly/day=2026-11-10/h.parquet").write_bytes(b"not covered")
-    (d3 / ".run-2.parquet.abc.tmp").write_bytes(b"in flight")
+    (lake.root / "raw/probes/day=2026-11-10/.run-2.parquet.abc.tmp").write_bytes(b"in flight")
 
     def h(b: bytes) -> str:
         return hashlib.sha256(b).hexdigest()
 
-    expected_lines = [
-        f"{h(b'status')}  curated/daily_status/day=2026-11-10/part-0.parquet",
-        f"{h(b'history')}  curated/server_history/day=2026-11-10/part-0.parquet",
-        f"{h(b'probes')}  raw/probes/day=2026-11-10/run-1.parquet",
-    ]
+    # "<sha256 hex>  <path relative to the lake root>", sorted by path; root over "" + "\n" + the lines.
+    expected_lines = [f"{h(files[path])}  {path}" for path in sorted(files)]
+    assert expected_lines[0].endswith("curated/daily_status/day=2026-11-10/part-0.parquet")
+    assert expected_lines[-1].endswith("raw/probes/day=2026-11-10/run-1.parquet")
     expected_root = hashlib.sha256(("" + "\n" + "\n".join(expected_lines)).encode()).hexdigest()
     (signed,) = sign_through(lake, DAY, signing_key, now=NOW)
     doc = read_root(lake, DAY)
@@ -68,14 +81,9 @@ def test_root_of_a_tiny_lake_equals_the_design_formula_by_hand(lake, signing_key
 
     # The next day chains: its root includes this one.
     nxt = DAY + dt.timedelta(days=1)
-    d4 = lake.root / f"curated/daily_status/day={nxt}"
-    d4.mkdir(parents=True)
-    (d4 / "part-0.parquet").write_bytes(b"next")
-    (lake.root / f"curated/server_history/day={nxt}").mkdir(parents=True)
-    (lake.root / f"curated/server_history/day={nxt}/part-0.parquet").write_bytes(b"nexth")
+    files2 = _fake_day(lake, nxt, b"d2-")
     sign_through(lake, nxt, signing_key, now=NOW)
-    lines2 = [f"{h(b'next')}  curated/daily_status/day={nxt}/part-0.parquet",
-              f"{h(b'nexth')}  curated/server_history/day={nxt}/part-0.parquet"]
+    lines2 = [f"{h(files2[path])}  {path}" for path in sorted(files2)]
     expected_next = hashlib.sha256((expected_root + "\n" + "\n".join(lines2)).encode()).hexdigest()
     assert read_root(lake, nxt)["root"] == expected_next
 
@@ -122,7 +130,7 @@ def test_a_day_without_its_tables_is_not_signed_and_nothing_later_is_either(lake
     build_day(lake, later)  # the day between has raw data only
     land_probes(lake, [probe("https://a.example.com/mcp", "ok", day=DAY + dt.timedelta(days=1))],
                 day=DAY + dt.timedelta(days=1))
-    with pytest.raises(SigningError, match="2026-11-11 cannot be signed: daily_status, server_history"):
+    with pytest.raises(SigningError, match="2026-11-11 cannot be signed: daily_status, server_history, tool_lists"):
         sign_through(lake, later, signing_key, now=NOW)
     assert not lake.roots_dir.exists() or not any(lake.roots_dir.iterdir())
 

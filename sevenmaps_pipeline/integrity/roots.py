@@ -14,8 +14,9 @@ from ..rules.methods import ROOT_METHOD
 from .keys import load_private_key, publish_public_key, sign_root
 from .manifest import compute_root, day_lines
 
-# A day is signed only when the tables the map publishes for it exist.
-REQUIRED_TABLES = ("daily_status", "server_history")
+# A day is signed only when the tables the map publishes for it exist (a signed day can never gain one).
+REQUIRED_TABLES = ("daily_status", "server_history", "tool_lists", "tool_facts", "tools", "token_cost", "findings",
+                   "internal_findings", "server_categories")
 
 
 class SigningError(RuntimeError):
