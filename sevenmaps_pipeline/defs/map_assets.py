@@ -6,12 +6,14 @@ figure is in `sql/<asset>.sql`.
 
 
 import contextlib
-from collections.abc import Iterator
+import datetime as dt
+from collections.abc import Callable, Iterator
 
 import dagster as dg
 
 from .. import curated
 from ..lake.parquet_io import SignedDayError
+from ..lake.paths import LakePaths
 from ..lake.warehouse import publish_warehouse
 from ..probe.run import scan_day
 from .partitions import daily_partitions, last_30_days
@@ -29,6 +31,23 @@ def frozen_days_fail_loudly() -> Iterator[None]:
     except SignedDayError as exc:
         raise dg.Failure(description=f"{exc}. Recomputing it would change it; signed history is never "
                          "rewritten (backfill unsigned days only, or investigate with `sevenmaps verify`).") from exc
+
+
+def build_each_day(context: dg.AssetExecutionContext, lake: LakeResource,
+                   build: Callable[[LakePaths, dt.date], curated.BuildResult], publish: bool = True,
+                   ) -> dg.MaterializeResult:
+    """The body of a curated asset: build each day of the run (frozen days guarded), log, publish views."""
+    rows = 0
+    with frozen_days_fail_loudly():
+        for day in partition_days(context):
+            result = build(lake.paths, day)
+            rows += result.rows
+            extra = f" {result.stats}" if result.stats else ""
+            context.log.info(f"{day}: {result.rows:,} rows in {result.seconds:.2f}s{extra}")
+    if publish:
+        publish_warehouse(lake.paths)
+    return dg.MaterializeResult(metadata={"days": len(context.partition_keys), "rows": rows,
+                                          "dagster/row_count": rows})
 
 
 @dg.asset(
@@ -83,23 +102,7 @@ def raw_probes(context: dg.AssetExecutionContext, lake: LakeResource,
     "tokens estimate, tools_hash. A day without a valid daily check is n, never d. sql/daily_status.sql",
 )
 def daily_status(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
-    paths = lake.paths
-    days = partition_days(context)
-    totals: dict[str, int] = {}
-    rows = 0
-    with frozen_days_fail_loudly():
-        for day in days:
-            result = curated.build_daily_status(paths, day)
-            rows += result.rows
-            for code, count in result.stats["codes"].items():
-                totals[code] = totals.get(code, 0) + count
-            context.log.info(f"{day}: {result.rows:,} endpoints {result.stats['codes']} in {result.seconds:.2f}s")
-    publish_warehouse(paths)
-    return dg.MaterializeResult(metadata={
-        "days": len(days), "rows": rows,
-        **{f"code_{c}": totals.get(c, 0) for c in "oapdn"},
-        "dagster/row_count": rows,
-    })
+    return build_each_day(context, lake, curated.build_daily_status)
 
 
 @dg.asset(
@@ -113,13 +116,4 @@ def daily_status(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Ma
     "success chance with a 90% credible interval, stability of the tool list. sql/server_history.sql",
 )
 def server_history(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
-    paths = lake.paths
-    days = partition_days(context)
-    rows = 0
-    with frozen_days_fail_loudly():
-        for day in days:
-            result = curated.build_server_history(paths, day)
-            rows += result.rows
-            context.log.info(f"{day}: {result.rows:,} histories in {result.seconds:.2f}s")
-    publish_warehouse(paths)
-    return dg.MaterializeResult(metadata={"days": len(days), "rows": rows, "dagster/row_count": rows})
+    return build_each_day(context, lake, curated.build_server_history)

@@ -3,10 +3,9 @@
 import dagster as dg
 
 from .. import curated
-from ..lake.warehouse import publish_warehouse
-from .map_assets import SINGLE_RUN, daily_status, frozen_days_fail_loudly
+from .map_assets import SINGLE_RUN, build_each_day, daily_status
 from .partitions import daily_partitions
-from .resources import LakeResource, partition_days
+from .resources import LakeResource
 
 
 @dg.asset(
@@ -21,16 +20,7 @@ from .resources import LakeResource, partition_days
     "Computed once per list, never per endpoint-day. sevenmaps_pipeline/rules/tool_facts.py",
 )
 def tool_facts(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
-    paths = lake.paths
-    new_lists = rows = 0
-    with frozen_days_fail_loudly():
-        for day in partition_days(context):
-            result = curated.build_tool_facts(paths, day)
-            new_lists += result.stats["new_lists"]
-            rows += result.rows
-            context.log.info(f"{day}: {result.stats['new_lists']:,} new tool lists, {result.rows:,} tools "
-                             f"({result.stats['method']}) in {result.seconds:.2f}s")
-    return dg.MaterializeResult(metadata={"new_lists": new_lists, "tool_rows": rows})
+    return build_each_day(context, lake, curated.build_tool_facts, publish=False)
 
 
 @dg.asset(
@@ -44,15 +34,7 @@ def tool_facts(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Mate
     "contradictions. sql/tools.sql",
 )
 def tools(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
-    paths = lake.paths
-    rows = 0
-    with frozen_days_fail_loudly():
-        for day in partition_days(context):
-            result = curated.build_tools(paths, day)
-            rows += result.rows
-            context.log.info(f"{day}: {result.rows:,} endpoint tools in {result.seconds:.2f}s")
-    publish_warehouse(paths)
-    return dg.MaterializeResult(metadata={"rows": rows, "dagster/row_count": rows})
+    return build_each_day(context, lake, curated.build_tools)
 
 
 @dg.asset(
@@ -65,13 +47,7 @@ def tools(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Materiali
     "and the endpoint's percentile among that day's endpoints. sql/token_cost.sql",
 )
 def token_cost(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
-    paths = lake.paths
-    rows = 0
-    with frozen_days_fail_loudly():
-        for day in partition_days(context):
-            rows += curated.build_token_cost(paths, day).rows
-    publish_warehouse(paths)
-    return dg.MaterializeResult(metadata={"rows": rows, "dagster/row_count": rows})
+    return build_each_day(context, lake, curated.build_token_cost)
 
 
 @dg.asset(
@@ -86,15 +62,7 @@ def token_cost(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Mate
     "(sql/internal_findings.sql).",
 )
 def findings(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
-    paths = lake.paths
-    rows = 0
-    with frozen_days_fail_loudly():
-        for day in partition_days(context):
-            result = curated.build_findings(paths, day)
-            rows += result.rows
-            context.log.info(f"{day}: {result.stats['findings']} (+{result.stats['internal']} internal)")
-    publish_warehouse(paths)
-    return dg.MaterializeResult(metadata={"rows": rows, "dagster/row_count": rows})
+    return build_each_day(context, lake, curated.build_findings)
 
 
 @dg.asset(
@@ -109,12 +77,4 @@ def findings(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Materi
     "sql/server_categories.sql, words in assets/categories.json",
 )
 def server_categories(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
-    paths = lake.paths
-    rows = 0
-    with frozen_days_fail_loudly():
-        for day in partition_days(context):
-            result = curated.build_server_categories(paths, day)
-            rows += result.rows
-            context.log.info(f"{day}: {result.stats['placed_by']}")
-    publish_warehouse(paths)
-    return dg.MaterializeResult(metadata={"rows": rows, "dagster/row_count": rows})
+    return build_each_day(context, lake, curated.build_server_categories)
