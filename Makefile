@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $(STAMP)
 
-demo: $(STAMP)  ## synthesise 30 days, run them through Dagster, sign, verify, summarise
+demo: $(STAMP)  ## the loopback fleet, 30 days through the prober and Dagster, signed, verified, summarised
 	$(VENV)/bin/sevenmaps demo
 
 test: $(STAMP)  ## the test suite (pytest)
