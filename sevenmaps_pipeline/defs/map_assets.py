@@ -22,6 +22,12 @@ from .resources import LakeResource, ProberResource, partition_days
 SINGLE_RUN = dg.BackfillPolicy.single_run()
 
 
+def day_asset(group_name: str, kinds: tuple[str, ...] = ("parquet", "duckdb"), **kwargs):
+    """A curated asset partitioned by UTC day (open day included), built as one run per day range."""
+    return dg.asset(partitions_def=daily_partitions, backfill_policy=SINGLE_RUN, group_name=group_name,
+                    kinds=set(kinds), **kwargs)
+
+
 @contextlib.contextmanager
 def frozen_days_fail_loudly() -> Iterator[None]:
     """A signed day that would come out different stops the run with the day's name (an unchanged one
@@ -50,11 +56,8 @@ def build_each_day(context: dg.AssetExecutionContext, lake: LakeResource,
                                           "dagster/row_count": rows})
 
 
-@dg.asset(
-    partitions_def=daily_partitions,
-    backfill_policy=SINGLE_RUN,
-    group_name="map",
-    kinds={"parquet", "duckdb"},
+@day_asset(
+    "map",
     description="The day's scan, landed: on the open UTC day the prober reads the registry and checks every "
     "listed endpoint (initialize, notifications/initialized, tools/list; never a tool call) into raw/registry, "
     "raw/probes and raw/origins. A day that has passed is never probed (it stays n). Then whatever landed "
@@ -91,11 +94,8 @@ def raw_probes(context: dg.AssetExecutionContext, lake: LakeResource,
     })
 
 
-@dg.asset(
-    partitions_def=daily_partitions,
-    backfill_policy=SINGLE_RUN,
-    group_name="map",
-    kinds={"parquet", "duckdb"},
+@day_asset(
+    "map",
     deps=[dg.AssetDep(raw_probes, partition_mapping=last_30_days)],
     description="One row per endpoint on the map that UTC day: day code o/a/p/d/n, reason, shown status "
     "(incl. 'answers, but not as a standard MCP endpoint'), handshake, protocol, tool count and size, "
@@ -105,11 +105,8 @@ def daily_status(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Ma
     return build_each_day(context, lake, curated.build_daily_status)
 
 
-@dg.asset(
-    partitions_def=daily_partitions,
-    backfill_policy=SINGLE_RUN,
-    group_name="map",
-    kinds={"parquet", "duckdb"},
+@day_asset(
+    "map",
     deps=[dg.AssetDep(daily_status, partition_mapping=last_30_days)],
     description="Per endpoint on the map: its 30 day codes oldest first, checked/answered days, uptime "
     "(floored, never 100% unless every checked day answered; '30-day uptime' from 14 checked days), "

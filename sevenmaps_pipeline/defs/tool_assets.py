@@ -3,16 +3,13 @@
 import dagster as dg
 
 from .. import curated
-from .map_assets import SINGLE_RUN, build_each_day, daily_status
-from .partitions import daily_partitions
+from .map_assets import build_each_day, daily_status, day_asset
 from .resources import LakeResource
 
 
-@dg.asset(
-    partitions_def=daily_partitions,
-    backfill_policy=SINGLE_RUN,
-    group_name="tools",
-    kinds={"parquet", "python"},
+@day_asset(
+    "tools",
+    kinds=("parquet", "python"),
     deps=[daily_status],
     description="Facts of every tool list (tools_hash) first seen that day under the current method: one row "
     "per tool in curated/tool_facts (fingerprint, hints with unset kept apart from false, risk with rule and "
@@ -23,11 +20,8 @@ def tool_facts(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Mate
     return build_each_day(context, lake, curated.build_tool_facts, publish=False)
 
 
-@dg.asset(
-    partitions_def=daily_partitions,
-    backfill_policy=SINGLE_RUN,
-    group_name="tools",
-    kinds={"parquet", "duckdb"},
+@day_asset(
+    "tools",
     deps=[tool_facts, daily_status],
     description="One row per endpoint, day and tool: name, description, schema, annotations (unset kept apart "
     "from false), fingerprint, risk green/yellow/red with the rule that fired and its evidence, annotation "
@@ -37,11 +31,8 @@ def tools(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Materiali
     return build_each_day(context, lake, curated.build_tools)
 
 
-@dg.asset(
-    partitions_def=daily_partitions,
-    backfill_policy=SINGLE_RUN,
-    group_name="tools",
-    kinds={"parquet", "duckdb"},
+@day_asset(
+    "tools",
     deps=[tool_facts, daily_status],
     description="Per endpoint and day: tool_list_size, tokens_estimate (size/4), definition_tokens (o200k_base) "
     "and the endpoint's percentile among that day's endpoints. sql/token_cost.sql",
@@ -50,11 +41,8 @@ def token_cost(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Mate
     return build_each_day(context, lake, curated.build_token_cost)
 
 
-@dg.asset(
-    partitions_def=daily_partitions,
-    backfill_policy=SINGLE_RUN,
-    group_name="tools",
-    kinds={"parquet", "duckdb"},
+@day_asset(
+    "tools",
     deps=[tools, daily_status],
     description="Published findings per endpoint and day (token_heavy, huge_description, missing_descriptions, "
     "no_annotations, missing_schema, duplicate_names, old_protocol, slow, annotation_contradiction; "
@@ -65,11 +53,8 @@ def findings(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Materi
     return build_each_day(context, lake, curated.build_findings)
 
 
-@dg.asset(
-    partitions_def=daily_partitions,
-    backfill_policy=SINGLE_RUN,
-    group_name="tools",
-    kinds={"parquet", "duckdb"},
+@day_asset(
+    "tools",
     deps=[tools],
     description="A category per endpoint and day, with the rule that placed it: seed 004's tool-name rule (>= 3 "
     "names on a topic, twice any other, >= a quarter of the tools, after dropping tools that >= 20 endpoints "
