@@ -28,19 +28,24 @@ from .lake.schemas import (
     SERVER_CATEGORIES,
     SERVER_HISTORY,
     TOKEN_COST,
+    TOOL_CHANGES,
     TOOL_FACTS,
     TOOL_LISTS,
     TOOLS,
     conform,
 )
+from .registry.psl import site_of_url
 from .rules.methods import (
     CATEGORY_PARAMS,
+    CHANGES_METHOD,
+    CHANGES_PARAMS,
     FINDINGS_METHOD,
     FINDINGS_PARAMS,
     HISTORY_METHOD,
     HISTORY_PARAMS,
     STATUS_METHOD,
     STATUS_PARAMS,
+    TOOL_LIST_CHANGE_KINDS,
 )
 from .rules.tokens import TOKENIZER_METHOD
 from .rules.tool_facts import facts_method, list_facts
@@ -158,8 +163,13 @@ def build_server_history(lake: LakePaths, day: dt.date) -> BuildResult:
     today = lake.curated_file("daily_status", day)
     if not today.is_file():
         raise FileNotFoundError(f"daily_status for {day} is missing ({today}); materialise it first")
+    kept = CHANGES_PARAMS["lookback_days"]
+    change_files = [f for d in _days_back(day, kept - 1) if (f := lake.curated_file("tool_changes", d)).is_file()]
     with duck.session() as con:
         duck.bind_input(con, "daily_status", [f for f in files if f.is_file()], DAILY_STATUS.schema)
+        duck.bind_input(con, "tool_changes", change_files, TOOL_CHANGES.schema)
+        recorded = [d for d in _days_back(day, window - 1) if lake.curated_file("tool_changes", d).is_file()]
+        con.register("change_record_days", pa.table({"day": pa.array(recorded, pa.date32())}))
         params = {
             "day": day,
             "method_version": HISTORY_METHOD,
@@ -170,11 +180,14 @@ def build_server_history(lake: LakePaths, day: dt.date) -> BuildResult:
             "prior_beta": HISTORY_PARAMS["prior_beta"],
             "q_low": HISTORY_PARAMS["interval_low"],
             "q_high": HISTORY_PARAMS["interval_high"],
+            "change_days_kept": kept,
+            "list_change_kinds": list(TOOL_LIST_CHANGE_KINDS),
         }
-        result = conform(con.sql(duck.load_sql("server_history"), params=params).to_arrow_table(), SERVER_HISTORY)
+        result = conform(duck.run_sql(con, "server_history", params), SERVER_HISTORY)
     path = write_parquet(lake, lake.curated_file("server_history", day), result)
     return BuildResult("server_history", day, path, result.num_rows, time.perf_counter() - started,
-                       {"window_files": sum(f.is_file() for f in files)})
+                       {"window_files": sum(f.is_file() for f in files),
+                        "window_days_without_change_records": window - len(recorded)})
 
 
 def _partitions_through(lake: LakePaths, table: str, day: dt.date, *, before: bool = False) -> list[Path]:
@@ -191,24 +204,63 @@ def _partitions_through(lake: LakePaths, table: str, day: dt.date, *, before: bo
     return files
 
 
-def build_tool_facts(lake: LakePaths, day: dt.date) -> BuildResult:
-    """Facts for every tool list of the day that no earlier day computed under the current method."""
-    started = time.perf_counter()
-    method = facts_method()
+def _status_files(lake: LakePaths, day: dt.date, days_before: int) -> list[Path]:
+    """The daily_status partitions that exist for `day` and the `days_before` days before it."""
+    return [f for d in _days_back(day, days_before) if (f := lake.curated_file("daily_status", d)).is_file()]
+
+
+def _require_status(lake: LakePaths, day: dt.date) -> None:
     status = lake.curated_file("daily_status", day)
     if not status.is_file():
         raise FileNotFoundError(f"daily_status for {day} is missing ({status}); materialise it first")
+
+
+# The lists whose facts `day` needs under the current method: today's, and each endpoint's previous list
+# when it differs (tool_changes compares both under the same, current method).
+_WANTED_LISTS = """
+WITH today AS (
+    SELECT server_key, tools_hash FROM daily_status WHERE day = $day AND tools_hash IS NOT NULL
+),
+baseline AS (
+    SELECT s.server_key, s.day, s.tools_hash
+    FROM daily_status AS s SEMI JOIN today USING (server_key)
+    WHERE s.day < $day AND s.tools_hash IS NOT NULL
+    QUALIFY row_number() OVER (PARTITION BY s.server_key ORDER BY s.day DESC) = 1
+),
+needed AS (
+    SELECT tools_hash, $day AS day FROM today
+    UNION ALL
+    SELECT b.tools_hash, b.day FROM baseline AS b JOIN today AS t USING (server_key)
+    WHERE b.tools_hash <> t.tools_hash
+)
+SELECT tools_hash, max(day) AS day FROM needed
+WHERE tools_hash NOT IN (SELECT tools_hash FROM tool_lists WHERE method_version = $method)
+GROUP BY tools_hash
+"""
+
+
+def build_tool_facts(lake: LakePaths, day: dt.date) -> BuildResult:
+    """Facts for every tool list the day needs (its own, and the previous lists of endpoints whose list
+    changed) that no earlier day computed under the current method."""
+    started = time.perf_counter()
+    method = facts_method()
+    _require_status(lake, day)
     with duck.session() as con:
-        duck.bind_input(con, "raw_probes", lake.raw_files("probes", day), RAW_PROBES.schema)
-        duck.bind_input(con, "daily_status", [status], DAILY_STATUS.schema)
+        duck.bind_input(con, "daily_status", _status_files(lake, day, CHANGES_PARAMS["lookback_days"]),
+                        DAILY_STATUS.schema)
         duck.bind_input(con, "tool_lists", _partitions_through(lake, "tool_lists", day, before=True),
                         TOOL_LISTS.schema)
+        con.execute("CREATE TEMP TABLE wanted AS " + _WANTED_LISTS, {"day": day, "method": method})
+        source_days = [d for (d,) in con.execute("SELECT DISTINCT day FROM wanted ORDER BY day").fetchall()]
+        duck.bind_input(con, "raw_probes", _probe_files(lake, source_days), RAW_PROBES.schema)
         new = con.execute(
-            "WITH wanted AS (SELECT DISTINCT tools_hash FROM daily_status WHERE tools_hash IS NOT NULL "
-            "  EXCEPT SELECT tools_hash FROM tool_lists WHERE method_version = $method) "
-            "SELECT p.tools_hash, any_value(p.tools_json) FROM raw_probes p SEMI JOIN wanted USING (tools_hash) "
-            "WHERE p.tools_json IS NOT NULL GROUP BY p.tools_hash ORDER BY p.tools_hash",
-            {"method": method}).fetchall()
+            "SELECT w.tools_hash, any_value(p.tools_json) FROM wanted AS w "
+            "LEFT JOIN raw_probes AS p ON p.tools_hash = w.tools_hash AND p.day = w.day AND p.tools_json IS NOT NULL "
+            "GROUP BY w.tools_hash ORDER BY w.tools_hash").fetchall()
+    missing = [h for h, tools_json in new if tools_json is None]
+    if missing:
+        raise FileNotFoundError(f"{day}: the raw probes behind {len(missing)} tool list(s) are gone (e.g. "
+                                f"{missing[0]}); their facts cannot be computed under {method}")
     lists, tools = [], []
     for tools_hash, tools_json in new:
         facts = list_facts(tools_hash, tools_json)
@@ -294,3 +346,33 @@ def build_server_categories(lake: LakePaths, day: dt.date) -> BuildResult:
     counts = table.column("placed_by").value_counts().to_pylist()
     return BuildResult("server_categories", day, path, table.num_rows, time.perf_counter() - started,
                        {"placed_by": {c["values"]: c["counts"] for c in counts}})
+
+
+def changes_method() -> str:
+    return f"{CHANGES_METHOD}+{facts_method()}"
+
+
+def build_tool_changes(lake: LakePaths, day: dt.date) -> BuildResult:
+    """What each endpoint changed since its previous checked day (sql/tool_changes.sql)."""
+    import duckdb
+
+    started = time.perf_counter()
+    _require_status(lake, day)
+    with duck.session() as con:
+        con.create_function("site_of", site_of_url, [duckdb.sqltype("VARCHAR")], duckdb.sqltype("VARCHAR"),
+                            null_handling="special", side_effects=False)
+        duck.bind_input(con, "daily_status", _status_files(lake, day, CHANGES_PARAMS["lookback_days"]),
+                        DAILY_STATUS.schema)
+        duck.bind_input(con, "tool_facts", _partitions_through(lake, "tool_facts", day), TOOL_FACTS.schema)
+        duck.bind_input(con, "tool_lists", _partitions_through(lake, "tool_lists", day), TOOL_LISTS.schema)
+        unclassified = con.execute(_WANTED_LISTS, {"day": day, "method": facts_method()}).fetchall()
+        if unclassified:
+            raise FileNotFoundError(f"{day}: {len(unclassified)} tool list(s) have no facts under {facts_method()} "
+                                    f"(e.g. {unclassified[0][0]}); materialise tool_facts for {day} first")
+        table = conform(duck.run_sql(con, "tool_changes", {
+            "day": day, "lookback_days": CHANGES_PARAMS["lookback_days"], "facts_method": facts_method(),
+            "method_version": changes_method()}), TOOL_CHANGES)
+    path = write_parquet(lake, lake.curated_file("tool_changes", day), table)
+    counts = table.column("kind").value_counts().to_pylist()
+    return BuildResult("tool_changes", day, path, table.num_rows, time.perf_counter() - started,
+                       {"kinds": {c["values"]: c["counts"] for c in counts}})

@@ -195,6 +195,14 @@ def summary(lake: LakePaths) -> str:
                 speed = f", median {ms:.0f} ms" if ms is not None else ""
                 lines.append(f"  {name:<34} {hist}  {up:5.1f}% {label}, "
                              f"{sc:.2f} [{lo:.2f}-{hi:.2f}]{speed}")
+        changes = con.execute(
+            "SELECT kind, count(*), count(DISTINCT server_key), "
+            "arg_max(server_key || ' on ' || day || ': ' || detail, day) FROM tool_changes GROUP BY kind "
+            "ORDER BY 2 DESC, kind").fetchall()
+        if changes:
+            lines.append("\nChange records over the whole lake: kind, records, endpoints, latest example")
+            for kind, records, endpoints, example in changes:
+                lines.append(f"  {kind:<24} {records:>6,} {endpoints:>6,}  {example[:90]}")
         quarantined = con.execute("SELECT count(*) FROM quarantine").fetchone()[0]
         lines.append(f"\nQuarantined raw rows/files: {quarantined}")
         day, root, sig = con.execute(

@@ -12,12 +12,14 @@
 --     theirs. An endpoint left with no valid check is n, never d;
 --   * on the map: endpoints checked today and not skipped, plus endpoints listed in the registry in force
 --     (listing 'probe') whose last check in the lookback was not a skip; without a valid check they are n;
---   * HTTP 400/405 and non-MCP answers keep code d but show "answers, but not as a standard MCP endpoint".
+--   * HTTP 400/405 and non-MCP answers keep code d but show "answers, but not as a standard MCP endpoint";
+--   * the deciding check's unfollowed redirect target and the payTo addresses of a 402 body are kept for
+--     tool_changes (sql/tool_changes.sql).
 WITH today AS (
     -- Named columns: this CTE is used several times, so DuckDB materialises it; tools_json is not needed.
     SELECT day, check_kind, run_id, server_key, server_name, server_version, url, origin, started_at,
            handshake_ms, outcome, outcome_detail, http_status, protocol_version, server_info_name,
-           server_info_version, tool_count, tool_list_size, tools_hash
+           server_info_version, tool_count, tool_list_size, tools_hash, redirect_location, payment_json
     FROM probe_validation
     WHERE problem IS NULL AND day = $day::DATE
 ),
@@ -93,7 +95,7 @@ unchecked_listed AS (
 on_map AS (
     SELECT server_key, server_name, server_version, url, outcome, outcome_detail AS reason, http_status,
            handshake_ms, protocol_version, server_info_name, server_info_version, tool_count, tool_list_size,
-           tools_hash, started_at AS checked_at, run_id
+           tools_hash, redirect_location, payment_json, started_at AS checked_at, run_id
     FROM deciding
     WHERE outcome <> 'skipped'
     UNION ALL BY NAME
@@ -141,6 +143,15 @@ SELECT
     tool_list_size,
     round(tool_list_size / 4.0)::BIGINT AS tokens_estimate,
     tools_hash,
+    redirect_location,
+    -- x402 bodies list addresses under accepts[].payTo; a body that is not JSON gives an empty list.
+    CASE WHEN outcome = 'http_402' THEN
+        coalesce(list_sort(list_distinct(list_filter(
+            CASE WHEN json_valid(payment_json) THEN
+                list_concat(coalesce(json_extract_string(payment_json, '$.accepts[*].payTo'), []),
+                            [json_extract_string(payment_json, '$.payTo')])
+            END, lambda a: a IS NOT NULL AND a <> ''))), []::VARCHAR[])
+    END AS payment_addresses,
     checked_at,
     run_id,
     $method_version AS method_version

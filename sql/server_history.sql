@@ -1,6 +1,7 @@
 -- server_history: one row per endpoint on the map on $day, describing the $window_days UTC days that end
 -- on $day (oldest first).
--- Inputs: daily_status for $day and the days before it in the window (missing partitions count as n).
+-- Inputs: daily_status for $day and the days before it in the window (missing partitions count as n);
+--         tool_changes for $day and the $change_days_kept - 1 days before it (sql/tool_changes.sql).
 -- Method ($method_version, parameters in sevenmaps_pipeline/rules/methods.py):
 --   * history: one code per day, n where the endpoint had no row (not on the map, or no partition);
 --   * checked = not n; answered = o + a + p; uptime = answered / checked in percent, floored to one
@@ -8,7 +9,11 @@
 --   * label '30-day uptime' from $label_min checked days, else 'over N days observed';
 --   * success chance: Beta($prior_alpha, $prior_beta) updated with checked days, each weighted
 --     0.5^(age / $half_life) (age 0 = $day); mean and the $q_low/$q_high quantiles (90% interval);
---   * stability: 1 - changes / comparisons over consecutive days that had a tool list (tools_hash).
+--   * stability: 1 - change days / comparisons. A comparison is a day in the window with a tool list whose
+--     endpoint had a tool list on an earlier day in the window, and whose tool_changes were built
+--     (change_record_days: a day without change records cannot say whether the list changed); a change
+--     day is such a day on which tool_changes recorded one of $list_change_kinds against that earlier day;
+--   * change_days: the days of the last $change_days_kept with any tool_changes record (seed: kept 60 days).
 WITH today AS (
     SELECT server_key, server_id, server_name, url, code FROM daily_status WHERE day = $day::DATE
 ),
@@ -29,11 +34,25 @@ listed_days AS (
     SEMI JOIN today AS t ON t.server_key = ds.server_key
     WHERE ds.tools_hash IS NOT NULL AND ds.day BETWEEN $day::DATE - ($window_days - 1)::INTEGER AND $day::DATE
 ),
+list_change_days AS (
+    SELECT DISTINCT server_key, day
+    FROM tool_changes
+    WHERE list_contains($list_change_kinds, kind)
+      AND previous_day >= $day::DATE - ($window_days - 1)::INTEGER AND day <= $day::DATE
+),
 tool_churn AS (
-    SELECT server_key,
-           count(previous_hash)::INTEGER AS comparisons,
-           count(*) FILTER (WHERE previous_hash IS NOT NULL AND tools_hash <> previous_hash)::INTEGER AS changes
-    FROM listed_days
+    SELECT l.server_key,
+           count(l.previous_hash)::INTEGER AS comparisons,
+           count(c.day) FILTER (WHERE l.previous_hash IS NOT NULL)::INTEGER AS changes
+    FROM listed_days AS l
+    SEMI JOIN change_record_days AS r USING (day)
+    LEFT JOIN list_change_days AS c USING (server_key, day)
+    GROUP BY l.server_key
+),
+recent_change_days AS (
+    SELECT server_key, list(DISTINCT day ORDER BY day) AS change_days
+    FROM tool_changes
+    WHERE day BETWEEN $day::DATE - ($change_days_kept - 1)::INTEGER AND $day::DATE
     GROUP BY server_key
 ),
 per_server AS (
@@ -70,9 +89,11 @@ SELECT
     coalesce(c.comparisons, 0) AS tool_list_comparisons,
     coalesce(c.changes, 0) AS tool_list_change_days,
     CASE WHEN c.comparisons > 0 THEN 1.0 - c.changes / c.comparisons END AS stability,
+    coalesce(r.change_days, []::DATE[]) AS change_days,
     p.median_handshake_ms,
     $method_version AS method_version
 FROM today AS t
 JOIN per_server AS p USING (server_key)
 LEFT JOIN tool_churn AS c USING (server_key)
+LEFT JOIN recent_change_days AS r USING (server_key)
 ORDER BY t.server_key

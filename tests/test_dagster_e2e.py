@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import land_probes, probe
 
-from sevenmaps_pipeline.defs.jobs import daily_map_schedule, sign_schedule
+from sevenmaps_pipeline.defs.jobs import MAP_ASSET_NAMES, daily_map_schedule, sign_schedule
 from sevenmaps_pipeline.defs.runner import run_days, run_map_and_sign
 from sevenmaps_pipeline.integrity.verify import verify_lake
 from sevenmaps_pipeline.synth import synthesize
@@ -129,7 +129,7 @@ def test_cli_backfill_with_dagster_asset_materialize(lake, signing_key, tmp_path
     env = {**os.environ, "DAGSTER_HOME": str(home), "SEVENMAPS_LAKE": str(lake.root),
            "SEVENMAPS_SIGNING_KEY": str(signing_key)}
     dagster = Path(sys.executable).with_name("dagster")
-    map_assets = "raw_probes,daily_status,server_history,tool_facts,tools,token_cost,findings,server_categories"
+    map_assets = ",".join(MAP_ASSET_NAMES)
     for selection in (map_assets, "daily_root"):
         proc = subprocess.run(
             [str(dagster), "asset", "materialize", "-m", "sevenmaps_pipeline.definitions",

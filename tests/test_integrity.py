@@ -38,12 +38,13 @@ def build_day(lake: LakePaths, day: dt.date, outcome: str = "ok") -> None:
     land_probes(lake, [probe("https://a.example.com/mcp", outcome, day=day)], day=day)
     curated.build_quarantine(lake, day)
     curated.build_daily_status(lake, day)
-    curated.build_server_history(lake, day)
     curated.build_tool_facts(lake, day)
     curated.build_tools(lake, day)
     curated.build_token_cost(lake, day)
     curated.build_findings(lake, day)
     curated.build_server_categories(lake, day)
+    curated.build_tool_changes(lake, day)
+    curated.build_server_history(lake, day)
 
 
 def _fake_day(lake: LakePaths, day: dt.date, tag: bytes) -> dict[str, bytes]:

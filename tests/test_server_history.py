@@ -5,12 +5,16 @@ from __future__ import annotations
 import datetime as dt
 import math
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from conftest import land_status
 from scipy.stats import beta as beta_dist
 
 from sevenmaps_pipeline import curated
+from sevenmaps_pipeline.lake.keys import server_id
+from sevenmaps_pipeline.lake.parquet_io import write_parquet
+from sevenmaps_pipeline.lake.schemas import TOOL_CHANGES, conform
 
 END = dt.date(2026, 11, 30)
 DAYS = [END - dt.timedelta(days=29 - i) for i in range(30)]  # oldest first
@@ -103,19 +107,54 @@ def test_recent_days_weigh_more(lake, tmp_path):
     assert old_down["success_chance"] > recent_down["success_chance"]
 
 
-def test_stability_counts_tool_list_changes_between_consecutive_listed_days(lake):
+def land_changes(lake, changes: list[tuple[dt.date, str, dt.date]]) -> None:
+    """Hand-written tool_changes partitions: (day, kind, previous_day) for KEY."""
+    by_day: dict[dt.date, list[dict]] = {day: [] for day in DAYS}  # built days without a change: empty
+    for day, kind, previous in changes:
+        by_day.setdefault(day, []).append({"day": day, "server_key": KEY, "server_id": server_id(KEY), "kind": kind,
+                                           "detail": kind, "previous_day": previous, "method_version": "test"})
+    for day, rows in by_day.items():
+        write_parquet(lake, lake.curated_file("tool_changes", day),
+                      conform(pa.Table.from_pylist(rows, TOOL_CHANGES.schema), TOOL_CHANGES))
+
+
+def test_stability_counts_the_change_days_of_tool_changes(lake):
     codes = "n" * 24 + "oodooo"
     hashes = [None] * 24 + ["A", "A", None, "B", "B", "A"]  # A->A same, A->B change, B->B same, B->A change
+    a_to_b, b_to_a = DAYS[27], DAYS[29]
+    land_changes(lake, [
+        (a_to_b, "tool_added", DAYS[25]), (a_to_b, "tool_removed", DAYS[25]), (a_to_b, "silent", DAYS[25]),
+        (b_to_a, "tool_renamed", DAYS[28]),
+        (DAYS[26], "stopped_answering", DAYS[25]),  # a change day, but not a tool-list change
+        (DAYS[0], "tool_changed", DAYS[0] - dt.timedelta(days=3)),  # its baseline lies before the window
+        (END - dt.timedelta(days=59), "new_payment_address", END - dt.timedelta(days=61)),  # kept 60 days
+        (END - dt.timedelta(days=60), "new_payment_address", END - dt.timedelta(days=61)),  # too old
+    ])
     row = history_for(lake, codes, hashes=hashes)
     assert (row["tool_list_comparisons"], row["tool_list_change_days"]) == (4, 2)
     assert row["stability"] == pytest.approx(0.5)
+    assert row["change_days"] == [END - dt.timedelta(days=59), DAYS[0], DAYS[26], a_to_b, b_to_a]
+    assert row["method_version"] == "history-1.1"
+
+
+def test_days_without_change_records_are_not_counted_as_comparisons(lake):
+    # stability reads the change records; a day whose tool_changes were never built cannot say "unchanged"
+    row = history_for(lake, "o" * 30, hashes=["A", "B"] * 15)
+    assert (row["tool_list_comparisons"], row["tool_list_change_days"], row["stability"]) == (0, 0, None)
+    assert row["change_days"] == []
+    land_changes(lake, [(d, "tool_changed", d - dt.timedelta(days=1)) for d in DAYS[20:]])
+    curated.build_server_history(lake, END)
+    (row,) = pq.read_table(lake.curated_file("server_history", END)).to_pylist()
+    assert (row["tool_list_comparisons"], row["tool_list_change_days"]) == (29, 10)
 
 
 def test_stability_is_unknown_without_a_comparison_and_1_when_never_changed(lake, tmp_path):
     from sevenmaps_pipeline.lake.paths import LakePaths
 
     assert history_for(lake, "a" * 30)["stability"] is None
-    same = history_for(LakePaths.at(tmp_path / "same"), "o" * 30, hashes=["H"] * 30)
+    other = LakePaths.at(tmp_path / "same")
+    land_changes(other, [])
+    same = history_for(other, "o" * 30, hashes=["H"] * 30)
     assert same["stability"] == 1.0
 
 

@@ -16,6 +16,7 @@ import httpx
 import pyarrow.parquet as pq
 import pytest
 
+from sevenmaps_pipeline.defs.jobs import MAP_ASSET_NAMES
 from sevenmaps_pipeline.demo import DAGSTER_YAML
 from sevenmaps_pipeline.integrity.verify import verify_lake
 from sevenmaps_pipeline.lake.paths import PROJECT_ROOT
@@ -32,8 +33,6 @@ STATUS = """query($id: String!) {
 }"""
 
 
-MAP_ASSETS = ("raw_probes", "daily_status", "server_history", "tool_facts", "tools", "token_cost", "findings",
-              "server_categories")
 # The daemon takes each asset layer in turn (about 30 s a tick), so the backfill needs a few minutes at most.
 TERMINAL = {"COMPLETED", "COMPLETED_SUCCESS", "COMPLETED_FAILED", "FAILED", "CANCELED", "FAILING"}
 
@@ -68,7 +67,7 @@ def test_ui_backfill_of_missed_days_through_the_daemon(lake, signing_key, tmp_pa
                 assert time.monotonic() < deadline, "dagster dev did not come up"
                 time.sleep(1)
             params = {"partitionNames": [d.isoformat() for d in synth.days],
-                      "assetSelection": [{"path": [a]} for a in MAP_ASSETS + ("daily_root",)],
+                      "assetSelection": [{"path": [a]} for a in MAP_ASSET_NAMES + ("daily_root",)],
                       "fromFailure": False}
             answer = httpx.post(url, json={"query": LAUNCH, "variables": {"params": params}}, timeout=60).json()
             launched = answer["data"]["launchPartitionBackfill"]

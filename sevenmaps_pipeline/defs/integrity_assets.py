@@ -10,7 +10,7 @@ from ..lake.warehouse import publish_warehouse
 from .map_assets import SINGLE_RUN, daily_status, raw_probes, server_history
 from .partitions import finished_days
 from .resources import LakeResource, partition_days
-from .tool_assets import findings, server_categories, token_cost, tool_facts, tools
+from .tool_assets import findings, server_categories, token_cost, tool_changes, tool_facts, tools
 
 
 @dg.asset(
@@ -18,7 +18,8 @@ from .tool_assets import findings, server_categories, token_cost, tool_facts, to
     backfill_policy=SINGLE_RUN,
     group_name="integrity",
     kinds={"json"},
-    deps=[raw_probes, daily_status, server_history, tool_facts, tools, token_cost, findings, server_categories],
+    deps=[raw_probes, daily_status, server_history, tool_facts, tools, token_cost, findings, server_categories,
+          tool_changes],
     description="roots/day=D.json: one line '<sha256>  <path>' per covered file of the day, root = "
     "sha256(previous_root + '\\n' + lines), Ed25519 signature. Signed only after the day ended; earlier "
     "unsigned days are signed first, in chain order; a signed day is never signed again (asked again, its "

@@ -16,7 +16,7 @@ from ..lake.parquet_io import SignedDayError
 from ..lake.paths import LakePaths
 from ..lake.warehouse import publish_warehouse
 from ..probe.run import scan_day
-from .partitions import daily_partitions, last_30_days
+from .partitions import daily_partitions, last_30_days, last_60_days
 from .resources import LakeResource, ProberResource, partition_days
 
 SINGLE_RUN = dg.BackfillPolicy.single_run()
@@ -107,10 +107,12 @@ def daily_status(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Ma
 
 @day_asset(
     "map",
-    deps=[dg.AssetDep(daily_status, partition_mapping=last_30_days)],
+    deps=[dg.AssetDep(daily_status, partition_mapping=last_30_days),
+          dg.AssetDep("tool_changes", partition_mapping=last_60_days)],
     description="Per endpoint on the map: its 30 day codes oldest first, checked/answered days, uptime "
     "(floored, never 100% unless every checked day answered; '30-day uptime' from 14 checked days), "
-    "success chance with a 90% credible interval, stability of the tool list. sql/server_history.sql",
+    "success chance with a 90% credible interval, stability of the tool list from the change days of "
+    "tool_changes, and the change days of the last 60 days. sql/server_history.sql",
 )
 def server_history(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
     return build_each_day(context, lake, curated.build_server_history)

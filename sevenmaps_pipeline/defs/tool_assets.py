@@ -4,14 +4,16 @@ import dagster as dg
 
 from .. import curated
 from .map_assets import build_each_day, daily_status, day_asset
+from .partitions import last_60_days
 from .resources import LakeResource
 
 
 @day_asset(
     "tools",
     kinds=("parquet", "python"),
-    deps=[daily_status],
-    description="Facts of every tool list (tools_hash) first seen that day under the current method: one row "
+    deps=[dg.AssetDep(daily_status, partition_mapping=last_60_days)],
+    description="Facts of every tool list the day needs (its endpoints' lists, and the previous list of each "
+    "endpoint whose list changed) not yet computed under the current method: one row "
     "per tool in curated/tool_facts (fingerprint, hints with unset kept apart from false, risk with rule and "
     "evidence, description tokens) and one per list in curated/tool_lists (o200k_base definition tokens). "
     "Computed once per list, never per endpoint-day. sevenmaps_pipeline/rules/tool_facts.py",
@@ -63,3 +65,16 @@ def findings(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Materi
 )
 def server_categories(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
     return build_each_day(context, lake, curated.build_server_categories)
+
+
+@day_asset(
+    "tools",
+    deps=[tool_facts, dg.AssetDep(daily_status, partition_mapping=last_60_days)],
+    description="What each endpoint changed since its previous checked day (at most 60 days back): tools added, "
+    "removed, changed (which fields), renamed, a yellow/red tool rewritten, a rise in risk, 'silent' list "
+    "changes under the same serverInfo.version, stopped/started answering, now asks for sign-in, a new payment "
+    "address, a redirect to another domain. Both days' tools are classified with the current risk method, so a "
+    "method change is never a change by the server. sql/tool_changes.sql",
+)
+def tool_changes(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
+    return build_each_day(context, lake, curated.build_tool_changes)

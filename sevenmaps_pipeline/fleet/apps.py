@@ -271,6 +271,8 @@ async def respond_for_state(state: str, host: str, scope: dict, receive: Callabl
                                               "network": "base"}]}, status_code=402)
     elif state == "html":
         response = Response("<html>maintenance</html>", media_type="text/html")
+    elif state == "moved":
+        response = Response(status_code=308, headers={"Location": "https://mcp.newhome.test/mcp"})
     else:
         return False
     await response(scope, receive, send)

@@ -185,6 +185,11 @@ DAILY_STATUS = TableSpec(
             col("tool_list_size", pa.int64(), "UTF-8 bytes of the compact JSON of the tools array"),
             col("tokens_estimate", pa.int64(), "tool_list_size / 4, rounded half up"),
             col("tools_hash", pa.string(), "SHA-256 over the sorted tool fingerprints"),
+            col("redirect_location", pa.string(), "where a redirect that was not followed pointed (outcome "
+                "redirect)"),
+            col("payment_addresses", pa.list_(pa.string()), "payTo addresses of the HTTP 402 body (x402 "
+                "`accepts[].payTo`, or a top-level `payTo`), distinct and sorted; null unless the day's check "
+                "was a 402"),
             col("checked_at", UTC_TS, "start of the deciding check"),
             col("run_id", pa.string(), "run of the deciding check"),
             col("method_version", pa.string(), "version of the day-status rules", False),
@@ -219,10 +224,13 @@ SERVER_HISTORY = TableSpec(
             col("success_chance_low", pa.float64(), "5% quantile of that posterior (90% credible interval)"),
             col("success_chance_high", pa.float64(), "95% quantile of that posterior"),
             col("tool_list_comparisons", pa.int32(), "day-to-day comparisons of consecutive tool lists in "
-                "the window", False),
-            col("tool_list_change_days", pa.int32(), "comparisons where the tool list changed", False),
-            col("stability", pa.float64(), "share of comparisons without a change (1.0 never changed); null "
-                "without a comparison"),
+                "the window (each listed day against the endpoint's previous listed day in the window)", False),
+            col("tool_list_change_days", pa.int32(), "of those, the days tool_changes recorded a tool added, "
+                "removed, changed or renamed", False),
+            col("stability", pa.float64(), "1 - tool_list_change_days / tool_list_comparisons (1.0 never "
+                "changed); null without a comparison"),
+            col("change_days", pa.list_(pa.date32()), "the days in the 60 days ending on `day` on which "
+                "tool_changes recorded any change, oldest first (seed 000: change days kept 60 days)", False),
             col("median_handshake_ms", pa.float64(), "median handshake_ms over the window's o days"),
             col("method_version", pa.string(), "version of the history and estimator rules", False),
         ]
@@ -399,9 +407,44 @@ TOKEN_COST = TableSpec(
     ),
 )
 
+TOOL_CHANGES = TableSpec(
+    name="tool_changes",
+    layer="curated",
+    location="curated/tool_changes/day=YYYY-MM-DD/part-0.parquet",
+    grain="one row per change an endpoint showed that day against its previous checked day (tool-list "
+    "kinds: against its previous checked day with a tool list, at most 60 days back)",
+    view="tool_changes",
+    schema=pa.schema(
+        [
+            col("day", pa.date32(), "UTC day the change was seen", False),
+            col("server_key", pa.string(), "the endpoint", False),
+            col("server_id", pa.string(), "first 12 hex of SHA-256(server_key)", False),
+            col("kind", pa.string(), "tool_added | tool_removed | tool_changed | tool_renamed | "
+                "changing_tool_rewritten (a yellow or red tool's definition changed) | risk_rise (added as red, "
+                "or its level rose) | silent (the list changed, serverInfo.version did not) | stopped_answering "
+                "| started_answering | now_asks_sign_in | new_payment_address | redirects_other_domain", False),
+            col("tool_name", pa.string(), "the tool concerned (its new name for a rename)"),
+            col("previous_tool_name", pa.string(), "the old name of a renamed tool"),
+            col("changed_fields", pa.list_(pa.string()), "for tool_changed and changing_tool_rewritten: which of "
+                "description, inputSchema, annotations changed"),
+            col("risk", pa.string(), "the tool's level that day, under the current method"),
+            col("previous_risk", pa.string(), "its level on the previous day, under the same current method "
+                "(so a method change is never reported as a change by the server)"),
+            col("detail", pa.string(), "the change in words", False),
+            col("previous_day", pa.date32(), "the day compared against", False),
+            col("tools_hash", pa.string(), "the endpoint's tool list that day"),
+            col("previous_tools_hash", pa.string(), "its tool list on previous_day"),
+            col("server_info_version", pa.string(), "serverInfo.version that day"),
+            col("previous_server_info_version", pa.string(), "serverInfo.version on previous_day"),
+            col("method_version", pa.string(), "change rules + the risk method both days were classified with",
+                False),
+        ]
+    ),
+)
+
 RAW_TABLES = (RAW_PROBES, RAW_ORIGINS, RAW_REGISTRY)
 CURATED_TABLES = (QUARANTINE, DAILY_STATUS, SERVER_HISTORY, TOOL_LISTS, TOOL_FACTS, TOOLS, TOKEN_COST, FINDINGS,
-                  INTERNAL_FINDINGS, SERVER_CATEGORIES)
+                  INTERNAL_FINDINGS, SERVER_CATEGORIES, TOOL_CHANGES)
 ALL_TABLES = RAW_TABLES + CURATED_TABLES
 BY_NAME = {t.name: t for t in ALL_TABLES}
 

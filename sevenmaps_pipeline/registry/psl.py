@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import ipaddress
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import publicsuffixlist
 from publicsuffixlist import PublicSuffixList
@@ -35,3 +37,20 @@ def _psl() -> PublicSuffixList:
 def registrable_domain(host: str) -> str | None:
     """eTLD+1 of a host name (`api.example.co.uk` -> `example.co.uk`); None for a bare public suffix."""
     return _psl().privatesuffix(host.lower().rstrip("."))
+
+
+def site_of_url(url: str | None) -> str | None:
+    """The registrable domain of a URL's host (the host itself when it has none, e.g. an IP literal)."""
+    if not url:
+        return None
+    try:
+        host = (urlsplit(url).hostname or "").lower().rstrip(".")
+    except ValueError:
+        return None
+    if not host:
+        return None
+    try:
+        ipaddress.ip_address(host.split("%")[0])
+        return host  # an address has no registrable domain
+    except ValueError:
+        return registrable_domain(host) or host

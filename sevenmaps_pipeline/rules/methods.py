@@ -20,7 +20,7 @@ STATUS_PARAMS = {
 }
 
 # 30-day history, uptime, success chance and stability (sql/server_history.sql).
-HISTORY_METHOD = "history-1.0"
+HISTORY_METHOD = "history-1.1"  # 1.1: stability counts the change days of tool_changes
 HISTORY_PARAMS = {
     "window_days": 30,
     "label_min_checked_days": 14,
@@ -50,3 +50,13 @@ CATEGORY_PARAMS = {
     "tool_name_min_share": 0.25,  # ... and at least a quarter of all its tools
     "words_min_score": 2,  # 7Maps words rule: at least two topic words, and more than any other topic
 }
+
+# Change records (sql/tool_changes.sql), seed 000 `change_detection`.
+CHANGES_METHOD = "changes-1.0"
+CHANGES_PARAMS = {
+    # How far back an endpoint's previous checked day (and previous day with a tool list) is looked for;
+    # also how many days of change days server_history keeps (seed 000: change days kept 60 days).
+    "lookback_days": 60,
+}
+# Kinds that mean the tool list itself changed: these are the change days behind server_history.stability.
+TOOL_LIST_CHANGE_KINDS = ("tool_added", "tool_removed", "tool_changed", "tool_renamed")
