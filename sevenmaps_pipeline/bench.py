@@ -29,6 +29,18 @@ def _say(msg: str) -> None:
     print(f"[bench] {msg}", flush=True)
 
 
+def peak_rss_mb() -> float:
+    """This process's own peak resident set size. Linux keeps ru_maxrss across fork and exec, so a child of a
+    big parent would report the parent's peak; VmHWM belongs to the process's own address space."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def _clone(src: LakePaths, dst: Path, *, drop_day: dt.date | None = None, curated: bool = True) -> LakePaths:
     """Copy a lake with hard links (writes replace files by rename, so the source is never touched)."""
     if dst.exists():
@@ -62,7 +74,7 @@ def _child_run(job: str, first: dt.date, last: dt.date, lake: Path, key: Path) -
         in_run = time.perf_counter() - started
     shutil.rmtree(home, ignore_errors=True)
     return {"success": all(r.success for r in runs) and len(runs) == 2, "in_run_seconds": in_run,
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+            "peak_rss_mb": peak_rss_mb()}
 
 
 def _measure(job: str, first: dt.date, last: dt.date, lake: LakePaths, key: Path) -> dict:

@@ -184,10 +184,14 @@ def cmd_ui(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     from .bench import run_bench
     from .bench_probe import print_probe_bench, run_probe_bench
+    from .bench_tools import print_tools_bench, run_tools_bench
 
     code = 0
     if args.only in (None, "lake"):
         code = run_bench(args.servers, args.days, args.seed)
+        print()
+    if args.only in (None, "tools"):
+        print_tools_bench(run_tools_bench(args.servers, args.seed))
         print()
     if args.only in (None, "probe"):
         print("[bench] prober: 2,000 fleet endpoints with injected latency, and the naive SDK baseline ...", flush=True)
@@ -268,12 +272,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=3000)
     p.set_defaults(func=cmd_ui)
 
-    p = sub.add_parser("bench", help="100,000 endpoints x 30 days through Dagster: figures and ratios")
+    p = sub.add_parser("bench", help="100,000 endpoints: 30 days through Dagster, the tool tables at ~20 tools "
+                       "per list, and the prober against the fleet: figures and ratios")
     p.add_argument("--servers", type=int, default=100_000)
     p.add_argument("--days", type=int, default=30)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--endpoints", type=int, default=2000, help="fleet endpoints for the prober benchmark")
-    p.add_argument("--only", choices=["lake", "probe"], help="run one of the two benchmarks")
+    p.add_argument("--only", choices=["lake", "tools", "probe"], help="run one of the three benchmarks")
     p.set_defaults(func=cmd_bench)
     return parser
 

@@ -13,20 +13,30 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .lake import duck
 from .lake.parquet_io import assert_day_writable, write_parquet
 from .lake.paths import LakePaths
 from .lake.schemas import (
+    AGENT_REPORT_QUARANTINE,
+    AGENT_REPORTS,
     DAILY_STATUS,
+    FAIL_REASONS,
     FINDINGS,
+    INCIDENTS,
     INTERNAL_FINDINGS,
     QUARANTINE,
+    RATING_AGGREGATES,
+    RAW_AGENT_REPORTS,
     RAW_PROBES,
     RAW_REGISTRY,
+    RELIABLE_RANKINGS,
+    REPORT_SOURCES,
     SERVER_CATEGORIES,
     SERVER_HISTORY,
+    SURPRISES,
     TOKEN_COST,
     TOOL_CHANGES,
     TOOL_FACTS,
@@ -43,12 +53,20 @@ from .rules.methods import (
     FINDINGS_PARAMS,
     HISTORY_METHOD,
     HISTORY_PARAMS,
+    INCIDENTS_METHOD,
+    INCIDENTS_PARAMS,
+    RANKINGS_METHOD,
+    RANKINGS_PARAMS,
+    RATINGS_METHOD,
+    RATINGS_PARAMS,
+    REPORTS_METHOD,
+    REPORTS_PARAMS,
     STATUS_METHOD,
     STATUS_PARAMS,
     TOOL_LIST_CHANGE_KINDS,
 )
 from .rules.tokens import TOKENIZER_METHOD
-from .rules.tool_facts import facts_method, list_facts
+from .rules.tool_facts import facts_method, facts_of_lists
 
 
 @dataclass
@@ -262,8 +280,8 @@ def build_tool_facts(lake: LakePaths, day: dt.date) -> BuildResult:
         raise FileNotFoundError(f"{day}: the raw probes behind {len(missing)} tool list(s) are gone (e.g. "
                                 f"{missing[0]}); their facts cannot be computed under {method}")
     lists, tools = [], []
-    for tools_hash, tools_json in new:
-        facts = list_facts(tools_hash, tools_json)
+    for facts in facts_of_lists(new):
+        tools_hash = facts.tools_hash
         lists.append({"day": day, "tools_hash": tools_hash, "tool_count": len(facts.tool_rows),
                       "definition_tokens": facts.definition_tokens, "method_version": method})
         tools += [{"day": day, **row} for row in facts.tool_rows]
@@ -376,3 +394,119 @@ def build_tool_changes(lake: LakePaths, day: dt.date) -> BuildResult:
     counts = table.column("kind").value_counts().to_pylist()
     return BuildResult("tool_changes", day, path, table.num_rows, time.perf_counter() - started,
                        {"kinds": {c["values"]: c["counts"] for c in counts}})
+
+
+def _refuse_report_files(lake: LakePaths, day: dt.date) -> tuple[list[Path], list[dict[str, Any]]]:
+    """The day's report batches that can be read and carry only the fixed fields; the others are moved out
+    of the raw area (so no view ever shows their extra columns) and described."""
+    allowed = set(RAW_AGENT_REPORTS.schema.names)
+    usable, refused = [], []
+    for path in lake.raw_files("agent_reports", day):
+        problem = _unreadable(path, RAW_AGENT_REPORTS.schema)
+        if problem is None:
+            extra = sorted(set(pq.read_schema(path).names) - allowed)
+            if extra:
+                problem = (f"unexpected column(s) {', '.join(extra)[:200]}: reports carry the fixed fields only, "
+                           "never text in an agent's words")
+        if problem is None:
+            usable.append(path)
+            continue
+        assert_day_writable(lake, day)
+        target = lake.quarantine_dir / path.relative_to(lake.root)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(path), target)
+        refused.append({"day": day, "source_file": _rel(lake, path), "row_number": None,
+                        "problem": f"{problem} (moved to {_rel(lake, target)})", "method_version": REPORTS_METHOD})
+    return usable, refused
+
+
+def build_agent_reports(lake: LakePaths, day: dt.date) -> BuildResult:
+    """Validate the agent reports that arrived on `day`: valid ones resolved and compared with our own check
+    (curated/agent_reports), refused ones with their reason (curated/agent_report_quarantine)."""
+    started = time.perf_counter()
+    usable, refused_files = _refuse_report_files(lake, day)
+    p = REPORTS_PARAMS
+    status = _status_files(lake, day, p["max_age_days"])
+    params = {"day": day, "method_version": REPORTS_METHOD, "lake_prefix": str(lake.root) + "/",
+              "max_age_days": p["max_age_days"], "tool_pattern": p["tool_pattern"],
+              "checkable": p["checkable_failures"], "fail_reasons": list(FAIL_REASONS),
+              "surprises": list(SURPRISES), "sources": list(REPORT_SOURCES)}
+    with duck.session() as con:
+        duck.bind_input(con, "raw_agent_reports", usable, RAW_AGENT_REPORTS.schema)
+        duck.bind_input(con, "daily_status", status, DAILY_STATUS.schema)
+        con.execute("CREATE TEMP TABLE endpoints AS SELECT DISTINCT server_key, server_id FROM daily_status")
+        validation = duck.load_sql("agent_report_validation")
+        con.execute("CREATE TEMP TABLE agent_report_validation AS " + validation,
+                    duck.used_params(validation, params))
+        valid = conform(duck.run_sql(con, "agent_reports", params), AGENT_REPORTS)
+        refused_rows = duck.run_sql(con, "agent_report_quarantine", params)
+    quarantine = pa.concat_tables([
+        conform(pa.Table.from_pylist(refused_files, AGENT_REPORT_QUARANTINE.schema), AGENT_REPORT_QUARANTINE),
+        conform(refused_rows, AGENT_REPORT_QUARANTINE)])
+    write_parquet(lake, lake.curated_file("agent_report_quarantine", day), quarantine)
+    path = write_parquet(lake, lake.curated_file("agent_reports", day), valid)
+    agreement = valid.column("agreement").value_counts().to_pylist()
+    return BuildResult("agent_reports", day, path, valid.num_rows, time.perf_counter() - started,
+                       {"refused_rows": refused_rows.num_rows, "refused_files": len(refused_files),
+                        "agreement": {c["values"]: c["counts"] for c in agreement}})
+
+
+def _partitions_between(lake: LakePaths, table: str, day: dt.date, days: int) -> list[Path]:
+    """The existing partitions of `table` for `day` and the `days - 1` days before it."""
+    return [f for d in _days_back(day, days - 1) if (f := lake.curated_file(table, d)).is_file()]
+
+
+def build_rating_aggregates(lake: LakePaths, day: dt.date) -> BuildResult:
+    """Agents' reports about each endpoint and tool over the 30-day window (sql/rating_aggregates.sql)."""
+    started = time.perf_counter()
+    p = RATINGS_PARAMS
+    with duck.session() as con:
+        duck.bind_input(con, "agent_reports", _partitions_between(lake, "agent_reports", day, p["window_days"]),
+                        AGENT_REPORTS.schema)
+        table = conform(duck.run_sql(con, "rating_aggregates", {
+            "day": day, "method_version": RATINGS_METHOD, "window_days": p["window_days"],
+            "half_life": p["recency_half_life_days"], "paid_weight": p["paid_weight"],
+            "anonymous_weight": p["anonymous_weight"], "agrees": p["agrees_weight"],
+            "unchecked": p["unchecked_weight"], "disagrees": p["disagrees_weight"],
+            "cap": float(p["reporter_cap_reports_per_endpoint_day"]), "min_reporters": p["min_reporters"],
+            "min_paid": p["min_paid_reporters"]}), RATING_AGGREGATES)
+    path = write_parquet(lake, lake.curated_file("rating_aggregates", day), table)
+    rated = pc.sum(pc.is_valid(table.column("stars"))).as_py() or 0
+    return BuildResult("rating_aggregates", day, path, table.num_rows, time.perf_counter() - started,
+                       {"with_stars": rated, "not_enough_reports": table.num_rows - rated})
+
+
+def build_incidents(lake: LakePaths, day: dt.date) -> BuildResult:
+    """Live, closed and unconfirmed incidents of the day (sql/incidents.sql)."""
+    started = time.perf_counter()
+    p = INCIDENTS_PARAMS
+    with duck.session() as con:
+        duck.bind_input(con, "agent_reports", _partitions_between(lake, "agent_reports", day, p["lookback_days"]),
+                        AGENT_REPORTS.schema)
+        duck.bind_input(con, "daily_status", _status_files(lake, day, p["lookback_days"] - 1), DAILY_STATUS.schema)
+        table = conform(duck.run_sql(con, "incidents", {
+            "day": day, "method_version": INCIDENTS_METHOD, "lookback_days": p["lookback_days"],
+            "failures": p["failures"], "trusted_min": p["trusted_min_reporters"], "age_out": p["age_out_days"]}),
+            INCIDENTS)
+    path = write_parquet(lake, lake.curated_file("incidents", day), table)
+    counts = table.column("status").value_counts().to_pylist()
+    return BuildResult("incidents", day, path, table.num_rows, time.perf_counter() - started,
+                       {"status": {c["values"]: c["counts"] for c in counts}})
+
+
+def build_reliable_rankings(lake: LakePaths, day: dt.date) -> BuildResult:
+    """The reliable list of each category (sql/reliable_rankings.sql)."""
+    started = time.perf_counter()
+    inputs = {"daily_status": DAILY_STATUS, "server_history": SERVER_HISTORY, "server_categories": SERVER_CATEGORIES}
+    for name in inputs:
+        if not lake.curated_file(name, day).is_file():
+            raise FileNotFoundError(f"{name} for {day} is missing; materialise it first")
+    with duck.session() as con:
+        for name, spec in inputs.items():
+            duck.bind_input(con, name, [lake.curated_file(name, day)], spec.schema)
+        table = conform(duck.run_sql(con, "reliable_rankings", {
+            "day": day, "method_version": RANKINGS_METHOD,
+            "min_checked": RANKINGS_PARAMS["min_checked_days"]}), RELIABLE_RANKINGS)
+    path = write_parquet(lake, lake.curated_file("reliable_rankings", day), table)
+    return BuildResult("reliable_rankings", day, path, table.num_rows, time.perf_counter() - started,
+                       {"categories": len(set(table.column("category").to_pylist()))})

@@ -91,7 +91,9 @@ def run_fleet_demo(lake: LakePaths, days: int, key_path: Path | None = None) -> 
     import dagster as dg
 
     from .defs.runner import run_days
+    from .fleet.reports import fleet_reports
     from .fleet.run import Fleet
+    from .lake.parquet_io import write_parquet
 
     t0 = time.perf_counter()
     end = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
@@ -119,9 +121,12 @@ def run_fleet_demo(lake: LakePaths, days: int, key_path: Path | None = None) -> 
             return True
 
         for i, day in enumerate(day_list):
+            fleet.set_day(i % fleet.days)
+            # The reporting service lands agents' reports every day, whether or not our scan ran.
+            reports = fleet_reports(fleet, i % fleet.days, day)
+            write_parquet(lake, lake.raw_dir("agent_reports", day) / "fleet-reports.parquet", reports)
             if day in missed:
                 continue
-            fleet.set_day(i % fleet.days)
             if not map_day(day, day, f"timeline day {i:>2}"):
                 return 1
         for day in sorted(missed):  # the operator backfills the missed day later: the past is never probed
@@ -203,6 +208,26 @@ def summary(lake: LakePaths) -> str:
             lines.append("\nChange records over the whole lake: kind, records, endpoints, latest example")
             for kind, records, endpoints, example in changes:
                 lines.append(f"  {kind:<24} {records:>6,} {endpoints:>6,}  {example[:90]}")
+        top = con.execute(
+            "SELECT category, list(server_name || ' (' || uptime_pct || '%, ' || "
+            "coalesce(round(median_handshake_ms)::BIGINT || ' ms', 'no timing') || ')' ORDER BY rank, server_key) "
+            "FILTER (WHERE rank <= 3) FROM reliable_rankings WHERE day = $d GROUP BY category ORDER BY category",
+            {"d": last}).fetchall()
+        lines.append("\nReliable, per category (answering with tools now, >= 14 checked days; top 3):")
+        lines += [f"  {category:<14} {'; '.join(names)}" for category, names in top] or ["  (no endpoint yet)"]
+        rated = con.execute(
+            "SELECT server_key, rating_label, reports, reporters, paid_reporters, round(success_share, 3) "
+            "FROM rating_aggregates WHERE day = $d AND scope = 'endpoint' ORDER BY stars DESC NULLS LAST, "
+            "server_key LIMIT 6", {"d": last}).fetchall()
+        lines.append("\nAgent ratings over 30 days: label, reports, reporters (paying), weighted success share")
+        lines += [f"  {key:<28} {label:<20} {n:>5} {r:>3} ({p}) {share}" for key, label, n, r, p, share in rated]
+        live = con.execute(
+            "SELECT status, count(*), string_agg(DISTINCT server_key, ', ') FROM incidents GROUP BY status "
+            "ORDER BY status").fetchall()
+        lines.append("Incidents over the lake (live = shown; unconfirmed are never shown): "
+                     + "; ".join(f"{s} {n} ({keys[:80]})" for s, n, keys in live))
+        refused = con.execute("SELECT count(*) FROM agent_report_quarantine").fetchone()[0]
+        lines.append(f"Agent reports refused with a reason: {refused}")
         quarantined = con.execute("SELECT count(*) FROM quarantine").fetchone()[0]
         lines.append(f"\nQuarantined raw rows/files: {quarantined}")
         day, root, sig = con.execute(

@@ -24,6 +24,7 @@ from .lake.parquet_io import write_parquet
 from .lake.paths import LakePaths
 from .lake.schemas import RAW_PROBES, RAW_REGISTRY, conform
 from .rules.fingerprints import summarize_tools
+from .synth_reports import day_reports, land_day_reports, reporter_ids
 
 PROBER_VERSION = f"synth/{__version__}"
 
@@ -49,6 +50,7 @@ class SynthResult:
     probe_rows: int
     registry_rows: int
     distinct_tool_lists: int
+    report_rows: int = 0
 
 
 def _tool(rng: random.Random, i: int) -> dict:
@@ -91,8 +93,11 @@ def _mutate(tools: list[dict], seed: int) -> list[dict]:
 
 def synthesize(lake: LakePaths, servers: int, days: int, seed: int, end_day: dt.date,
                missing_days: int | None = None,
-               progress: Callable[[str], None] | None = None) -> SynthResult:
-    """Land `days` UTC days ending on `end_day` for `servers` endpoints into `lake`."""
+               progress: Callable[[str], None] | None = None, mean_tools: float = 11.0,
+               agent_reports: bool = True) -> SynthResult:
+    """Land `days` UTC days ending on `end_day` for `servers` endpoints into `lake`; tool lists have about
+    `mean_tools` tools (geometric, 1..60); with `agent_reports`, each day's batch of agent reports too
+    (synth_reports.py)."""
     if servers < 1 or days < 1:
         raise ValueError("servers and days must be at least 1")
     rng = np.random.default_rng(seed)
@@ -114,7 +119,7 @@ def synthesize(lake: LakePaths, servers: int, days: int, seed: int, end_day: dt.
     listing_skip = rng.integers(0, len(LISTING_SKIPS), servers)
 
     pool_size = max(50, min(5000, servers // 4))
-    tool_counts = np.clip(rng.geometric(0.09, pool_size), 1, 60)
+    tool_counts = np.clip(rng.geometric(1.0 / mean_tools, pool_size), 1, 60)
     toolset_of = rng.integers(0, pool_size, servers)
     # Some tool lists change on some days; 30% of those changes keep the same server version ("silent").
     changer = rng.random(servers) < 0.08
@@ -174,7 +179,8 @@ def synthesize(lake: LakePaths, servers: int, days: int, seed: int, end_day: dt.
             variant_cache[(i, variant)] = add_list(tools)
         return variant_cache[(i, variant)], variant
 
-    probe_rows = registry_rows = 0
+    probe_rows = registry_rows = report_rows = 0
+    reporters = reporter_ids(max(50, servers // 20))
     idx_all = np.arange(servers)
     for d_idx, day in enumerate(day_list):
         present = idx_all[(first <= d_idx) & (last >= d_idx)]
@@ -318,10 +324,15 @@ def synthesize(lake: LakePaths, servers: int, days: int, seed: int, end_day: dt.
         write_parquet(lake, lake.raw_dir("probes", day) / f"{run_id}.parquet", table,
                       dictionary_pagesize_limit=64 << 20)
         probe_rows += table.num_rows
+        if agent_reports:
+            checked = outcome != "skipped"
+            reports = day_reports(day, d_idx, seed, [k for k, c in zip(keys_today.to_pylist(), checked, strict=True)
+                                                     if c], outcome[checked].tolist(), reporters)
+            report_rows += land_day_reports(lake, day, reports, f"reports-{seed}")
         if progress:
             progress(f"{day}: {table.num_rows:,} checks, {reg.num_rows:,} listings")
     return SynthResult(day_list, sorted(day_list[i] for i in missing_idx), probe_rows, registry_rows,
-                       len(lists_json))
+                       len(lists_json), report_rows)
 
 
 def _detail(outcome: str, http: int | None) -> str:

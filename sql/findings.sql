@@ -59,4 +59,4 @@ found AS (
 SELECT $day::DATE AS day, f.server_key, left(sha256(f.server_key), 12) AS server_id, f.finding, f.tool_name,
        f.value, f.threshold, f.detail, $method_version AS method_version
 FROM found AS f
-ORDER BY f.server_key, f.finding, f.tool_name
+ORDER BY f.server_key, f.finding, f.tool_name, f.detail

@@ -22,7 +22,10 @@ spine AS (
     FROM range(0, $window_days) AS t(i)
 ),
 grid AS (
-    SELECT t.server_key, s.day, s.age, coalesce(ds.code, 'n') AS code, ds.handshake_ms
+    -- Day weights as exact integer units (1e-12): their sums do not depend on the order DuckDB's threads
+    -- add them in, so a day recomputed comes out byte for byte the same (signed days must).
+    SELECT t.server_key, s.day, s.age, coalesce(ds.code, 'n') AS code, ds.handshake_ms,
+           round(power(0.5, s.age / $half_life) * 1e12)::HUGEINT AS weight_units
     FROM today AS t
     CROSS JOIN spine AS s
     LEFT JOIN daily_status AS ds ON ds.server_key = t.server_key AND ds.day = s.day
@@ -62,9 +65,9 @@ per_server AS (
            count(*) FILTER (WHERE code IN ('o', 'a', 'p'))::INTEGER AS answered_days,
            count(*) FILTER (WHERE code = 'o')::INTEGER AS ok_days,
            count(*) FILTER (WHERE code = 'd')::INTEGER AS down_days,
-           $prior_alpha + coalesce(sum(power(0.5, age / $half_life)) FILTER (WHERE code IN ('o', 'a', 'p')), 0)
+           $prior_alpha + coalesce(sum(weight_units) FILTER (WHERE code IN ('o', 'a', 'p')), 0) / 1e12
                AS alpha,
-           $prior_beta + coalesce(sum(power(0.5, age / $half_life)) FILTER (WHERE code = 'd'), 0) AS beta,
+           $prior_beta + coalesce(sum(weight_units) FILTER (WHERE code = 'd'), 0) / 1e12 AS beta,
            median(handshake_ms) FILTER (WHERE code = 'o') AS median_handshake_ms
     FROM grid
     GROUP BY server_key

@@ -225,4 +225,4 @@ SELECT
 FROM all_changes AS c
 JOIN today AS t USING (server_key)
 JOIN earlier AS b ON b.server_key = c.server_key AND b.day = c.previous_day
-ORDER BY c.server_key, c.kind, c.tool_name, c.previous_tool_name
+ORDER BY c.server_key, c.kind, c.tool_name, c.previous_tool_name, c.detail

@@ -76,3 +76,28 @@ def land_status(lake: LakePaths, day: dt.date, codes: dict[str, str], hashes: di
              "method_version": "test"} for k, c in codes.items()]
     return write_parquet(lake, lake.curated_file("daily_status", day),
                          conform(pa.Table.from_pylist(rows, DAILY_STATUS.schema), DAILY_STATUS))
+
+
+def reporter(name: str) -> str:
+    """A reporter id as the reporting service makes it: a keyed hash, never an IP address."""
+    import hashlib
+    import hmac
+
+    return hmac.new(b"test-reporting-key", name.encode(), hashlib.sha256).hexdigest()
+
+
+def report(server: str, *, ok: bool = True, who: str = "r1", paid: bool = False, day: dt.date = DAY,
+           about_day: dt.date | None = None, **extra) -> dict:
+    """One raw agent report (fixed fields only) about `server` (a server_key or server_id)."""
+    row = {"day": day, "about_day": about_day or day, "received_at": dt.datetime.combine(day, dt.time(12), dt.UTC),
+           "source": "last_trip" if paid else "report_road", "server": server, "tool": "get_weather", "ok": ok,
+           "fail": None if ok else "server_error", "ms": 120, "reporter_id": reporter(who), "paid": paid}
+    row.update(extra)
+    return row
+
+
+def land_reports(lake: LakePaths, rows: list[dict], day: dt.date = DAY, batch: str = "batch-1") -> Path:
+    from sevenmaps_pipeline.lake.schemas import RAW_AGENT_REPORTS
+
+    table = conform(pa.Table.from_pylist(rows, RAW_AGENT_REPORTS.schema), RAW_AGENT_REPORTS)
+    return write_parquet(lake, lake.raw_dir("agent_reports", day) / f"{batch}.parquet", table)

@@ -45,6 +45,10 @@ def build_day(lake: LakePaths, day: dt.date, outcome: str = "ok") -> None:
     curated.build_server_categories(lake, day)
     curated.build_tool_changes(lake, day)
     curated.build_server_history(lake, day)
+    curated.build_agent_reports(lake, day)
+    curated.build_rating_aggregates(lake, day)
+    curated.build_incidents(lake, day)
+    curated.build_reliable_rankings(lake, day)
 
 
 def _fake_day(lake: LakePaths, day: dt.date, tag: bytes) -> dict[str, bytes]:
@@ -69,7 +73,7 @@ def test_root_of_a_tiny_lake_equals_the_design_formula_by_hand(lake, signing_key
 
     # "<sha256 hex>  <path relative to the lake root>", sorted by path; root over "" + "\n" + the lines.
     expected_lines = [f"{h(files[path])}  {path}" for path in sorted(files)]
-    assert expected_lines[0].endswith("curated/daily_status/day=2026-11-10/part-0.parquet")
+    assert expected_lines[0].endswith("curated/agent_report_quarantine/day=2026-11-10/part-0.parquet")
     assert expected_lines[-1].endswith("raw/probes/day=2026-11-10/run-1.parquet")
     expected_root = hashlib.sha256(("" + "\n" + "\n".join(expected_lines)).encode()).hexdigest()
     (signed,) = sign_through(lake, DAY, signing_key, now=NOW)

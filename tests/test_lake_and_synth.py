@@ -126,3 +126,35 @@ def test_warehouse_views_resolve_from_any_directory_and_readers_never_block_publ
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_synth_agent_reports_carry_every_kind_of_reporter_and_some_invalid_rows(tmp_path):
+    from sevenmaps_pipeline import curated
+    from sevenmaps_pipeline.lake.schemas import RAW_AGENT_REPORTS
+
+    lake = LakePaths.at(tmp_path / "lake")
+    result = synthesize(lake, 1500, 8, seed=5, end_day=END, missing_days=0)
+    assert result.report_rows > 1000
+    day = END - dt.timedelta(days=3)
+    days = {d: pq.read_table(lake.raw_files("agent_reports", d)[0]) for d in result.days}
+    for table in days.values():
+        assert table.schema.equals(RAW_AGENT_REPORTS.schema, check_metadata=False)
+    rows = [r for t in days.values() for r in t.to_pylist()]
+    by_reporter = Counter(r["reporter_id"] for r in rows)
+    assert by_reporter.most_common(1)[0][1] >= 2000  # the flooder
+    assert any(r["paid"] for r in rows) and any(not r["paid"] for r in rows)
+    assert any(r["about_day"] < r["day"] for r in rows)  # late reports about the day before
+    assert {"unreachable", "timeout", "auth", "args", "wrong_result", "server_error"} <= {r["fail"] for r in rows}
+    # Through validation: the invalid rows of every day are refused with reasons, the rest all count.
+    for d in result.days:
+        curated.build_quarantine(lake, d)
+        curated.build_daily_status(lake, d)
+        built = curated.build_agent_reports(lake, d)
+        assert built.stats["refused_rows"] == 5
+        assert built.rows + 5 == days[d].num_rows
+    refused = pq.read_table(lake.curated_file("agent_report_quarantine", day)).column("problem").to_pylist()
+    assert sorted(p.split(" ")[0] for p in refused) == ["negative", "reporter_id", "tool", "unknown", "unknown"]
+    # The anonymous complainers never confirm anything; the disputing paying reporters do.
+    curated.build_incidents(lake, END)
+    statuses = Counter(r["status"] for r in pq.read_table(lake.curated_file("incidents", END)).to_pylist())
+    assert statuses["unconfirmed"] >= 1 and statuses["live"] >= 1

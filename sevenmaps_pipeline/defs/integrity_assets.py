@@ -9,6 +9,7 @@ from ..integrity.roots import SigningError, read_root, sign_through
 from ..lake.warehouse import publish_warehouse
 from .map_assets import SINGLE_RUN, daily_status, raw_probes, server_history
 from .partitions import finished_days
+from .report_assets import agent_reports, incidents, rating_aggregates, reliable_rankings
 from .resources import LakeResource, partition_days
 from .tool_assets import findings, server_categories, token_cost, tool_changes, tool_facts, tools
 
@@ -19,7 +20,7 @@ from .tool_assets import findings, server_categories, token_cost, tool_changes, 
     group_name="integrity",
     kinds={"json"},
     deps=[raw_probes, daily_status, server_history, tool_facts, tools, token_cost, findings, server_categories,
-          tool_changes],
+          tool_changes, agent_reports, rating_aggregates, incidents, reliable_rankings],
     description="roots/day=D.json: one line '<sha256>  <path>' per covered file of the day, root = "
     "sha256(previous_root + '\\n' + lines), Ed25519 signature. Signed only after the day ended; earlier "
     "unsigned days are signed first, in chain order; a signed day is never signed again (asked again, its "

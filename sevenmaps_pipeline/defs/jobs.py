@@ -8,11 +8,12 @@ import dagster as dg
 from .integrity_assets import daily_root
 from .map_assets import daily_status, raw_probes, server_history
 from .partitions import daily_partitions, finished_days
+from .report_assets import agent_reports, incidents, rating_aggregates, reliable_rankings
 from .tool_assets import findings, server_categories, token_cost, tool_changes, tool_facts, tools
 
 # Every day-partitioned asset of the map, in graph order (a day is signed only once all of them exist).
 MAP_ASSETS = (raw_probes, daily_status, tool_facts, tools, token_cost, findings, server_categories, tool_changes,
-              server_history)
+              server_history, agent_reports, rating_aggregates, incidents, reliable_rankings)
 MAP_ASSET_NAMES = tuple(a.key.to_user_string() for a in MAP_ASSETS)
 
 map_job = dg.define_asset_job(
@@ -20,7 +21,8 @@ map_job = dg.define_asset_job(
     selection=dg.AssetSelection.assets(*MAP_ASSETS),
     partitions_def=daily_partitions,
     description="The day's scan (on the open day) and validation, then daily_status, the tool tables, "
-    "tool_changes and server_history for that UTC day.",
+    "tool_changes, server_history, the agent reports, ratings and incidents, and the reliable rankings for "
+    "that UTC day.",
 )
 
 sign_job = dg.define_asset_job(

@@ -15,3 +15,5 @@ finished_days = dg.DailyPartitionsDefinition(start_date=PARTITIONS_START, timezo
 last_30_days = dg.TimeWindowPartitionMapping(start_offset=-29, end_offset=0)
 # Change records look back 60 days for a baseline, and histories keep 60 days of change days.
 last_60_days = dg.TimeWindowPartitionMapping(start_offset=-59, end_offset=0)
+# Incidents read two weeks of reports and checks.
+last_14_days = dg.TimeWindowPartitionMapping(start_offset=-13, end_offset=0)

@@ -16,7 +16,8 @@ from .manifest import compute_root, day_lines
 
 # A day is signed only when the tables the map publishes for it exist (a signed day can never gain one).
 REQUIRED_TABLES = ("daily_status", "server_history", "tool_lists", "tool_facts", "tools", "token_cost", "findings",
-                   "internal_findings", "server_categories", "tool_changes")
+                   "internal_findings", "server_categories", "tool_changes", "agent_reports", "agent_report_quarantine",
+                   "rating_aggregates", "incidents", "reliable_rankings")
 
 
 class SigningError(RuntimeError):

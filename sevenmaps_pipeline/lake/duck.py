@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -21,11 +22,16 @@ def load_sql(name: str) -> str:
     return path.read_text()
 
 
+def used_params(sql: str, params: dict) -> dict:
+    """The parameters `sql` uses (DuckDB refuses unused ones); comments, which name them too, do not count."""
+    code = re.sub(r"--[^\n]*", "", sql)
+    return {k: v for k, v in params.items() if re.search(rf"\${re.escape(k)}\b", code)}
+
+
 def run_sql(con: duckdb.DuckDBPyConnection, name: str, params: dict) -> pa.Table:
-    """Run `sql/<name>.sql` with the parameters it uses (DuckDB refuses unused ones)."""
+    """Run `sql/<name>.sql` with the parameters it uses."""
     sql = load_sql(name)
-    used = {k: v for k, v in params.items() if f"${k}" in sql}
-    return con.sql(sql, params=used).to_arrow_table()
+    return con.sql(sql, params=used_params(sql, params)).to_arrow_table()
 
 
 @contextlib.contextmanager

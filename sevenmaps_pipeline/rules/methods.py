@@ -60,3 +60,47 @@ CHANGES_PARAMS = {
 }
 # Kinds that mean the tool list itself changed: these are the change days behind server_history.stability.
 TOOL_LIST_CHANGE_KINDS = ("tool_added", "tool_removed", "tool_changed", "tool_renamed")
+
+# Reliable rankings (sql/reliable_rankings.sql), seed 000 `reliable`. Nothing else may move a server: not
+# payment, plans, owner verification or agents' ratings (none of them is an input of that SQL).
+RANKINGS_METHOD = "reliable-1.0"
+RANKINGS_PARAMS = {
+    "min_checked_days": 14,  # checked days in the 30-day window to be eligible
+}
+
+# Agent reports: validation and agreement with our own check (sql/agent_report_validation.sql).
+REPORTS_METHOD = "reports-1.0"
+REPORTS_PARAMS = {
+    # A report about a day more than this many days before it arrived can no longer count anywhere (the
+    # ratings window is the 30 days ending on a day).
+    "max_age_days": 29,
+    # A tool name as MCP allows it; anything else in `tool` is free text, which reports never carry.
+    "tool_pattern": r"^[A-Za-z0-9_.\-/]{1,128}$",
+    # Failures our own check can see: the report agrees when our day code says the same.
+    "checkable_failures": ["unreachable", "timeout", "server_error"],
+}
+
+# Ratings (sql/rating_aggregates.sql), seed 000 `ratings`: every weight and threshold, in one place.
+RATINGS_METHOD = "ratings-1.0"
+RATINGS_PARAMS = {
+    "window_days": 30,  # reports about the 30 days ending on the day (and arrived by then)
+    "recency_half_life_days": 7.0,  # weight 0.5^(age / 7), age = day - about_day
+    "paid_weight": 3.0,  # a paying reporter's report ...
+    "anonymous_weight": 1.0,  # ... against an anonymous one
+    "agrees_weight": 1.5,  # the report says what our own check of that day said
+    "unchecked_weight": 1.0,  # we could not check (no check that day, or a failure we cannot see)
+    "disagrees_weight": 0.25,  # the report contradicts our own check of that day
+    # Each reporter counts for at most this many reports per endpoint and day (a flood is scaled down to it).
+    "reporter_cap_reports_per_endpoint_day": 3,
+    "min_reporters": 5,  # stars only from this many distinct reporters ...
+    "min_paid_reporters": 2,  # ... including this many paying ones
+}
+
+# Incidents (sql/incidents.sql), seed 000 `incidents`.
+INCIDENTS_METHOD = "incidents-1.0"
+INCIDENTS_PARAMS = {
+    "failures": ["unreachable", "timeout", "server_error"],  # reports of the endpoint itself failing
+    "trusted_min_reporters": 2,  # distinct paying reporters that confirm a failure without our own check
+    "age_out_days": 2,  # with no new confirmation for this many days, the reports have aged out
+    "lookback_days": 14,  # how far back an incident's confirmations are read
+}

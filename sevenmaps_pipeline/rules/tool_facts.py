@@ -36,19 +36,40 @@ def _hint(annotations: Any, key: str) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
-def list_facts(tools_hash: str, tools_json: str, vocab: Vocabulary | None = None) -> ListFacts:
-    vocab = vocab or default_vocabulary()
-    method = facts_method(vocab)
+def _parse(tools_json: str) -> list:
     try:
         tools = json.loads(tools_json)
     except ValueError:
-        tools = []
-    if not isinstance(tools, list):
-        tools = []
-    descriptions = [str(t.get("description") or "") if isinstance(t, dict) else "" for t in tools]
-    counts = count_many([tools_json] + descriptions)
+        return []
+    return tools if isinstance(tools, list) else []
+
+
+def _description(tool: Any) -> str:
+    return str(tool.get("description") or "") if isinstance(tool, dict) else ""
+
+
+def facts_of_lists(lists: list[tuple[str, str]], vocab: Vocabulary | None = None) -> list[ListFacts]:
+    """Facts of many (tools_hash, tools_json) lists; every text is tokenized in one batch."""
+    vocab = vocab or default_vocabulary()
+    parsed = [_parse(tools_json) for _, tools_json in lists]
+    texts = [tools_json for _, tools_json in lists]
+    for tools in parsed:
+        texts.extend(_description(t) for t in tools)
+    counts = count_many(texts)
+    described = iter(counts[len(lists):])
+    return [_list_facts(tools_hash, tools, counts[i], [next(described) for _ in tools], vocab)
+            for i, ((tools_hash, _), tools) in enumerate(zip(lists, parsed, strict=True))]
+
+
+def list_facts(tools_hash: str, tools_json: str, vocab: Vocabulary | None = None) -> ListFacts:
+    return facts_of_lists([(tools_hash, tools_json)], vocab)[0]
+
+
+def _list_facts(tools_hash: str, tools: list, definition_tokens: int, description_tokens: list[int],
+                vocab: Vocabulary) -> ListFacts:
+    method = facts_method(vocab)
     rows = []
-    for position, (tool, description_tokens) in enumerate(zip(tools, counts[1:], strict=True)):
+    for position, (tool, tokens) in enumerate(zip(tools, description_tokens, strict=True)):
         if not isinstance(tool, dict):
             tool = {}
         annotations = tool.get("annotations")
@@ -68,7 +89,7 @@ def list_facts(tools_hash: str, tools_json: str, vocab: Vocabulary | None = None
             "idempotent_hint": _hint(annotations, "idempotentHint"),
             "open_world_hint": _hint(annotations, "openWorldHint"),
             "risk": risk.risk, "risk_rule": risk.rule, "risk_evidence": risk.evidence,
-            "annotation_contradiction": risk.contradiction, "description_tokens": description_tokens,
+            "annotation_contradiction": risk.contradiction, "description_tokens": tokens,
             "method_version": method,
         })
-    return ListFacts(tools_hash, counts[0], rows)
+    return ListFacts(tools_hash, definition_tokens, rows)

@@ -1,0 +1,17 @@
+-- agent_report_quarantine: agent reports that arrived on $day and were refused, each with its reason.
+-- Whole batch files that could not be read, or that carry columns beyond the fixed fields, are added by
+-- the caller (they never reach SQL).
+-- Grain: one row per refused report.  Inputs: view agent_report_validation (sql/agent_report_validation.sql).
+SELECT
+    $day::DATE AS day,
+    substr(source_file, length($lake_prefix) + 1) AS source_file,
+    source_row AS row_number,
+    server,
+    reporter_id,
+    problem,
+    to_json(struct_pack(day, received_at, about_day, source, server, tool, ok, fail, ms, matched_description,
+                        result_tokens, charged_usd, surprise, tools_hash, reporter_id, paid))::VARCHAR AS row_json,
+    $method_version AS method_version
+FROM agent_report_validation
+WHERE problem IS NOT NULL
+ORDER BY source_file, source_row

@@ -1,0 +1,31 @@
+-- reliable_rankings: the reliable list of each category on $day.
+-- Grain: one row per eligible endpoint.  Inputs: daily_status, server_history and server_categories of $day.
+-- Method ($method_version, seed 000 `reliable`):
+--   * eligible: answering with tools now (today's day code o), a category other than 'other', and at least
+--     $min_checked checked days in the 30-day window;
+--   * order: the share of checked days answering (o, a or p) over the window, then the median handshake
+--     of the window's o days (faster first); equal on both, an equal rank;
+--   * nothing else enters: payment, plans, owner verification and agents' ratings are not inputs here.
+WITH eligible AS (
+    SELECT s.server_key, s.server_id, s.server_name, c.category, h.answered_days, h.checked_days, h.uptime_pct,
+           h.median_handshake_ms, h.answered_days::DOUBLE / h.checked_days AS answered_share
+    FROM daily_status AS s
+    JOIN server_history AS h ON h.server_key = s.server_key AND h.day = s.day
+    JOIN server_categories AS c ON c.server_key = s.server_key AND c.day = s.day
+    WHERE s.day = $day::DATE AND s.code = 'o' AND c.category <> 'other' AND h.checked_days >= $min_checked
+)
+SELECT
+    $day::DATE AS day,
+    category,
+    rank() OVER (PARTITION BY category ORDER BY answered_share DESC, median_handshake_ms ASC NULLS LAST) AS rank,
+    server_key,
+    server_id,
+    server_name,
+    answered_share,
+    answered_days,
+    checked_days,
+    uptime_pct,
+    median_handshake_ms,
+    $method_version AS method_version
+FROM eligible
+ORDER BY category, rank, server_key
