@@ -35,7 +35,7 @@ def _tokenizer_throughput(lake: LakePaths, day: dt.date) -> dict:
     """Time o200k_base alone over what tool_facts counted that day: each new list's JSON and descriptions."""
     import pyarrow.parquet as pq
 
-    from .curated import _probe_files
+    from .curated import probe_files
     from .rules.tokens import count_many, encoding
 
     new = set(pq.read_table(lake.curated_file("tool_lists", day), columns=["tools_hash"]).column(0).to_pylist())
@@ -43,7 +43,7 @@ def _tokenizer_throughput(lake: LakePaths, day: dt.date) -> dict:
                     .column(0).to_pylist() if d]
     seen: set[str] = set()
     lists: list[str] = []
-    for path in _probe_files(lake, [day - dt.timedelta(days=1), day]):
+    for path in probe_files(lake, [day - dt.timedelta(days=1), day]):
         table = pq.read_table(path, columns=["tools_hash", "tools_json"])
         for h, j in zip(table.column(0).to_pylist(), table.column(1).to_pylist(), strict=True):
             if h in new and h not in seen and j:

@@ -4,7 +4,13 @@ import os
 
 import dagster as dg
 
-from .defs.checks import daily_root_chain_intact, daily_status_codes_valid, server_history_windows_valid
+from .defs.checks import (
+    daily_root_chain_intact,
+    daily_status_codes_valid,
+    incidents_only_confirmed_are_shown,
+    reliable_rankings_eligible,
+    server_history_windows_valid,
+)
 from .defs.integrity_assets import daily_root
 from .defs.jobs import daily_map_schedule, map_job, sign_job, sign_schedule
 from .defs.map_assets import daily_status, raw_probes, server_history
@@ -15,7 +21,8 @@ from .defs.tool_assets import findings, server_categories, token_cost, tool_chan
 defs = dg.Definitions(
     assets=[raw_probes, daily_status, tool_facts, tools, token_cost, findings, server_categories, tool_changes,
             server_history, agent_reports, rating_aggregates, incidents, reliable_rankings, daily_root],
-    asset_checks=[daily_status_codes_valid, server_history_windows_valid, daily_root_chain_intact],
+    asset_checks=[daily_status_codes_valid, server_history_windows_valid, incidents_only_confirmed_are_shown,
+                  reliable_rankings_eligible, daily_root_chain_intact],
     jobs=[map_job, sign_job],
     schedules=[daily_map_schedule, sign_schedule],
     resources={

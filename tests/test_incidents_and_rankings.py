@@ -161,3 +161,23 @@ def test_the_ranking_sql_reads_nothing_that_could_buy_a_place():
     code = "\n".join(line.split("--")[0] for line in load_sql("reliable_rankings").splitlines()).lower()
     for word in ("payment", "paid", "plan", "verified", "owner", "rating", "stars", "agent_reports", "charged"):
         assert word not in code, word
+
+
+def test_the_blocking_checks_catch_a_shown_unconfirmed_incident_and_an_ineligible_rank(lake):
+    from sevenmaps_pipeline.defs.checks import incident_violations, ranking_violations
+    from sevenmaps_pipeline.lake.schemas import INCIDENTS, RELIABLE_RANKINGS
+
+    rows = incident_days(lake, "o", {0: [failing(f"anon{i}") for i in range(5)]})
+    assert rows[0]["status"] == "unconfirmed" and incident_violations(lake, DAY) == {}
+    forged = {**rows[0], "status": "live", "shown": True, "confirmed_by": "trusted_reports", "opened_day": DAY,
+              "last_confirmed_day": DAY}
+    write_parquet(lake, lake.curated_file("incidents", DAY), conform(pa.Table.from_pylist([forged]), INCIDENTS))
+    assert incident_violations(lake, DAY) == {"confirmed_by_anonymous_reports_alone": 1}
+
+    histories = {"a.example.com/mcp": "o" * 30, "b.example.com/mcp": "o" * 29 + "d"}
+    ranked = ranking_lake(lake, histories, dict.fromkeys(histories, 100), dict.fromkeys(histories, "search"))
+    assert ranking_violations(lake, END) == {}
+    forged = [*ranked, {**ranked[0], "server_key": "b.example.com/mcp", "rank": 1, "checked_days": 13}]
+    write_parquet(lake, lake.curated_file("reliable_rankings", END),
+                  conform(pa.Table.from_pylist(forged), RELIABLE_RANKINGS))
+    assert ranking_violations(lake, END) == {"not_answering_with_tools": 1, "too_few_checked_days": 1}

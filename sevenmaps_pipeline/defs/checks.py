@@ -10,8 +10,10 @@ from ..integrity.keys import read_published_key, signature_valid
 from ..integrity.manifest import compute_root, day_lines
 from ..integrity.roots import read_root
 from ..lake.paths import LakePaths
+from ..rules.methods import INCIDENTS_PARAMS, RANKINGS_PARAMS
 from .integrity_assets import daily_root
 from .map_assets import daily_status, server_history
+from .report_assets import incidents, reliable_rankings
 from .resources import LakeResource, partition_days
 
 
@@ -85,3 +87,55 @@ def daily_root_chain_intact(context: dg.AssetCheckExecutionContext, lake: LakeRe
         if not signature_valid(public, doc["root"], doc["signature"]):
             problems.append(f"{day}: bad signature")
     return dg.AssetCheckResult(passed=not problems, metadata={"problems": "\n".join(problems) or "none"})
+
+
+def incident_violations(paths: LakePaths, day: dt.date) -> dict[str, int]:
+    """Shown incidents that are not live, live ones without a confirmation, and any confirmed that day by
+    anonymous reports alone (neither our own d check nor enough paying reporters)."""
+    file = paths.curated_file("incidents", day)
+    (shown_not_live, unconfirmed, anonymous_only) = _query(
+        "SELECT count(*) FILTER (WHERE shown <> (status = 'live')), "
+        "count(*) FILTER (WHERE status = 'live' AND (confirmed_by IS NULL OR opened_day IS NULL)), "
+        "count(*) FILTER (WHERE status = 'live' AND last_confirmed_day = day AND coalesce(our_code, 'n') <> 'd' "
+        f"AND trusted_failure_reporters < {int(INCIDENTS_PARAMS['trusted_min_reporters'])}) "
+        "FROM read_parquet($file)", file)[0]
+    found = {"shown_but_not_live": shown_not_live, "live_without_confirmation": unconfirmed,
+             "confirmed_by_anonymous_reports_alone": anonymous_only}
+    return {name: n for name, n in found.items() if n}
+
+
+def ranking_violations(paths: LakePaths, day: dt.date) -> dict[str, int]:
+    """Ranked endpoints that were not answering with tools, sit in 'other', have too few checked days, or
+    whose rank does not follow the published order."""
+    ranks = "'" + str(paths.curated_file("reliable_rankings", day)) + "'"
+    status = "'" + str(paths.curated_file("daily_status", day)) + "'"
+    (not_answering, other, too_few, misordered) = _query(
+        f"WITH r AS (SELECT * FROM read_parquet({ranks})) SELECT "
+        f"(SELECT count(*) FROM r JOIN read_parquet({status}) s USING (server_key) WHERE s.code <> 'o'), "
+        f"(SELECT count(*) FROM r WHERE category = 'other'), "
+        f"(SELECT count(*) FROM r WHERE checked_days < {int(RANKINGS_PARAMS['min_checked_days'])}), "
+        f"(SELECT count(*) FROM (SELECT rank, rank() OVER (PARTITION BY category ORDER BY answered_share DESC, "
+        f"median_handshake_ms ASC NULLS LAST) AS expected FROM r) WHERE rank <> expected)", None)[0]
+    found = {"not_answering_with_tools": not_answering, "category_other": other, "too_few_checked_days": too_few,
+             "rank_out_of_order": misordered}
+    return {name: n for name, n in found.items() if n}
+
+
+def _check_days(context: dg.AssetCheckExecutionContext, lake: LakeResource, violations) -> dg.AssetCheckResult:
+    bad = {f"{day} {name}": n for day in partition_days(context) for name, n in violations(lake.paths, day).items()}
+    return dg.AssetCheckResult(passed=not bad, metadata={"violations": bad or "none"})
+
+
+@dg.asset_check(asset=incidents, blocking=True,
+                description="Only live incidents are shown, and every one was confirmed by our own d check or by "
+                "the trusted reporters the method asks for: never by anonymous reports alone.")
+def incidents_only_confirmed_are_shown(context: dg.AssetCheckExecutionContext,
+                                       lake: LakeResource) -> dg.AssetCheckResult:
+    return _check_days(context, lake, incident_violations)
+
+
+@dg.asset_check(asset=reliable_rankings, blocking=True,
+                description="Every ranked endpoint answered with tools that day, has a category other than "
+                "'other' and enough checked days; ranks start at 1 in each category and follow the order.")
+def reliable_rankings_eligible(context: dg.AssetCheckExecutionContext, lake: LakeResource) -> dg.AssetCheckResult:
+    return _check_days(context, lake, ranking_violations)

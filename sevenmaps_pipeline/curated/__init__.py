@@ -1,0 +1,24 @@
+"""Builds each curated table for one UTC day: bind the inputs, run `sql/<table>.sql`, write one file.
+
+Plain library code (no Dagster): the assets in `defs/` call these, and so do tests and benchmarks.
+"""
+
+from .common import BuildResult, probe_files, registry_in_force
+from .map_tables import build_daily_status, build_quarantine, build_server_history
+from .report_tables import build_agent_reports, build_incidents, build_rating_aggregates, build_reliable_rankings
+from .tool_tables import (
+    build_findings,
+    build_server_categories,
+    build_token_cost,
+    build_tool_changes,
+    build_tool_facts,
+    build_tools,
+    changes_method,
+)
+
+__all__ = [
+    "BuildResult", "build_agent_reports", "build_daily_status", "build_findings", "build_incidents",
+    "build_quarantine", "build_rating_aggregates", "build_reliable_rankings", "build_server_categories",
+    "build_server_history", "build_token_cost", "build_tool_changes", "build_tool_facts", "build_tools",
+    "changes_method", "probe_files", "registry_in_force",
+]

@@ -1,0 +1,117 @@
+"""What every curated builder shares: the result record, day windows, input discovery."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..lake.parquet_io import assert_day_writable
+from ..lake.paths import LakePaths
+from ..lake.schemas import RAW_PROBES, RAW_REGISTRY
+from ..rules.methods import STATUS_PARAMS
+
+
+@dataclass
+class BuildResult:
+    table: str
+    day: dt.date
+    path: Path
+    rows: int
+    seconds: float
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+def days_back(day: dt.date, n: int) -> list[dt.date]:
+    return [day - dt.timedelta(days=i) for i in range(n, -1, -1)]
+
+
+def rel(lake: LakePaths, path: Path) -> str:
+    return path.relative_to(lake.root).as_posix()
+
+
+def unreadable(path: Path, spec_schema: pa.Schema) -> str | None:
+    """Why a landed raw file cannot be used, or None. Decodes every page (corrupt pages show only then),
+    a batch at a time so memory stays flat."""
+    try:
+        with pq.ParquetFile(path) as parquet:
+            names = parquet.schema_arrow.names
+            for _ in parquet.iter_batches(batch_size=16_384):
+                pass
+    except Exception as exc:  # noqa: BLE001 - any reader failure is a classified refusal
+        return f"unreadable Parquet: {type(exc).__name__}: {str(exc)[:300]}"
+    missing = [f.name for f in spec_schema if not f.nullable and f.name not in names]
+    if missing:
+        return f"missing required columns: {', '.join(missing)}"
+    return None
+
+
+def move_to_quarantine(lake: LakePaths, day: dt.date, path: Path) -> Path:
+    """Move a refused raw file of `day` out of the raw area (views and signed roots never see it)."""
+    assert_day_writable(lake, day)
+    target = lake.quarantine_dir / path.relative_to(lake.root)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(path), target)
+    return target
+
+
+def quarantine_unreadable_files(lake: LakePaths, day: dt.date) -> list[dict[str, Any]]:
+    """Move raw files of `day` that cannot be read out of the lake's raw area, and describe each one."""
+    refused: list[dict[str, Any]] = []
+    for source, spec in (("probes", RAW_PROBES), ("registry", RAW_REGISTRY)):
+        for path in lake.raw_files(source, day):
+            problem = unreadable(path, spec.schema)
+            if problem is None:
+                continue
+            target = move_to_quarantine(lake, day, path)
+            refused.append({"day": day, "source": source, "source_file": rel(lake, path), "row_number": None,
+                            "server_key": None, "problem": f"{problem} (moved to {rel(lake, target)})",
+                            "row_json": None})
+    return refused
+
+
+def registry_in_force(lake: LakePaths, day: dt.date) -> Path | None:
+    for d in reversed(days_back(day, STATUS_PARAMS["lookback_days"])):
+        path = lake.registry_file(d)
+        if path.is_file():
+            return path
+    return None
+
+
+def probe_files(lake: LakePaths, days: list[dt.date]) -> list[Path]:
+    return [f for d in days for f in lake.raw_files("probes", d)]
+
+
+def partitions_through(lake: LakePaths, table: str, day: dt.date, *, before: bool = False) -> list[Path]:
+    """Every existing partition file of `table` up to `day` (or strictly before it)."""
+    folder = lake.root / "curated" / table
+    if not folder.is_dir():
+        return []
+    files = []
+    for child in sorted(folder.iterdir()):
+        if child.name.startswith("day=") and (child / "part-0.parquet").is_file():
+            d = dt.date.fromisoformat(child.name[4:])
+            if d < day or (d == day and not before):
+                files.append(child / "part-0.parquet")
+    return files
+
+
+def status_files(lake: LakePaths, day: dt.date, days_before: int) -> list[Path]:
+    """The daily_status partitions that exist for `day` and the `days_before` days before it."""
+    return [f for d in days_back(day, days_before) if (f := lake.curated_file("daily_status", d)).is_file()]
+
+
+def require_status(lake: LakePaths, day: dt.date) -> None:
+    status = lake.curated_file("daily_status", day)
+    if not status.is_file():
+        raise FileNotFoundError(f"daily_status for {day} is missing ({status}); materialise it first")
+
+
+def partitions_between(lake: LakePaths, table: str, day: dt.date, days: int) -> list[Path]:
+    """The existing partitions of `table` for `day` and the `days - 1` days before it."""
+    return [f for d in days_back(day, days - 1) if (f := lake.curated_file(table, d)).is_file()]

@@ -1,0 +1,97 @@
+"""The map's tables for one day: quarantine, daily_status, server_history."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+
+import pyarrow as pa
+
+from ..lake import duck
+from ..lake.parquet_io import write_parquet
+from ..lake.paths import LakePaths
+from ..lake.schemas import DAILY_STATUS, QUARANTINE, RAW_PROBES, RAW_REGISTRY, SERVER_HISTORY, TOOL_CHANGES, conform
+from ..rules.methods import (
+    CHANGES_PARAMS,
+    HISTORY_METHOD,
+    HISTORY_PARAMS,
+    STATUS_METHOD,
+    STATUS_PARAMS,
+    TOOL_LIST_CHANGE_KINDS,
+)
+from .common import BuildResult, days_back, probe_files, quarantine_unreadable_files, registry_in_force, rel
+
+
+def build_quarantine(lake: LakePaths, day: dt.date) -> BuildResult:
+    """Validate what landed for `day`: refuse unreadable files and invalid rows, with reasons."""
+    started = time.perf_counter()
+    refused_files = quarantine_unreadable_files(lake, day)
+    with duck.session() as con:
+        duck.bind_input(con, "raw_probes", lake.raw_files("probes", day), RAW_PROBES.schema)
+        con.execute("CREATE TEMP VIEW probe_validation AS " + duck.load_sql("probe_validation"))
+        rows = con.sql(duck.load_sql("quarantine"),
+                           params={"day": day, "lake_prefix": str(lake.root) + "/"}).to_arrow_table()
+        landed = con.execute("SELECT count(*) FROM raw_probes").fetchone()[0]
+    table = pa.concat_tables([conform(pa.Table.from_pylist(refused_files, QUARANTINE.schema), QUARANTINE),
+                              conform(rows, QUARANTINE)])
+    path = write_parquet(lake, lake.curated_file("quarantine", day), table)
+    return BuildResult("quarantine", day, path, table.num_rows, time.perf_counter() - started,
+                       {"landed_probe_rows": landed, "refused_files": len(refused_files),
+                        "refused_rows": rows.num_rows})
+
+
+def build_daily_status(lake: LakePaths, day: dt.date) -> BuildResult:
+    started = time.perf_counter()
+    days = days_back(day, STATUS_PARAMS["lookback_days"])
+    registry = registry_in_force(lake, day)
+    with duck.session() as con:
+        duck.bind_input(con, "raw_probes", probe_files(lake, days), RAW_PROBES.schema)
+        duck.bind_input(con, "registry", [registry] if registry else [], RAW_REGISTRY.schema)
+        con.execute("CREATE TEMP VIEW probe_validation AS " + duck.load_sql("probe_validation"))
+        params = {
+            "day": day,
+            "method_version": STATUS_METHOD,
+            "mass_min_checks": STATUS_PARAMS["mass_failure_min_checks"],
+            "mass_min_origins": STATUS_PARAMS["mass_failure_min_origins"],
+            "mass_share": STATUS_PARAMS["mass_failure_share"],
+        }
+        result = conform(con.sql(duck.load_sql("daily_status"), params=params).to_arrow_table(), DAILY_STATUS)
+    path = write_parquet(lake, lake.curated_file("daily_status", day), result)
+    codes = result.column("code").value_counts().to_pylist()
+    return BuildResult("daily_status", day, path, result.num_rows, time.perf_counter() - started,
+                       {"codes": {c["values"]: c["counts"] for c in codes},
+                        "registry_snapshot": rel(lake, registry) if registry else None})
+
+
+def build_server_history(lake: LakePaths, day: dt.date) -> BuildResult:
+    started = time.perf_counter()
+    window = HISTORY_PARAMS["window_days"]
+    files = [lake.curated_file("daily_status", d) for d in days_back(day, window - 1)]
+    today = lake.curated_file("daily_status", day)
+    if not today.is_file():
+        raise FileNotFoundError(f"daily_status for {day} is missing ({today}); materialise it first")
+    kept = CHANGES_PARAMS["lookback_days"]
+    change_files = [f for d in days_back(day, kept - 1) if (f := lake.curated_file("tool_changes", d)).is_file()]
+    with duck.session() as con:
+        duck.bind_input(con, "daily_status", [f for f in files if f.is_file()], DAILY_STATUS.schema)
+        duck.bind_input(con, "tool_changes", change_files, TOOL_CHANGES.schema)
+        recorded = [d for d in days_back(day, window - 1) if lake.curated_file("tool_changes", d).is_file()]
+        con.register("change_record_days", pa.table({"day": pa.array(recorded, pa.date32())}))
+        params = {
+            "day": day,
+            "method_version": HISTORY_METHOD,
+            "window_days": window,
+            "label_min": HISTORY_PARAMS["label_min_checked_days"],
+            "half_life": HISTORY_PARAMS["half_life_days"],
+            "prior_alpha": HISTORY_PARAMS["prior_alpha"],
+            "prior_beta": HISTORY_PARAMS["prior_beta"],
+            "q_low": HISTORY_PARAMS["interval_low"],
+            "q_high": HISTORY_PARAMS["interval_high"],
+            "change_days_kept": kept,
+            "list_change_kinds": list(TOOL_LIST_CHANGE_KINDS),
+        }
+        result = conform(duck.run_sql(con, "server_history", params), SERVER_HISTORY)
+    path = write_parquet(lake, lake.curated_file("server_history", day), result)
+    return BuildResult("server_history", day, path, result.num_rows, time.perf_counter() - started,
+                       {"window_files": sum(f.is_file() for f in files),
+                        "window_days_without_change_records": window - len(recorded)})

@@ -1,0 +1,151 @@
+"""What agents report and what the map ranks, for one day: agent reports, ratings, incidents,
+reliable rankings."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ..lake import duck
+from ..lake.parquet_io import write_parquet
+from ..lake.paths import LakePaths
+from ..lake.schemas import (
+    AGENT_REPORT_QUARANTINE,
+    AGENT_REPORTS,
+    DAILY_STATUS,
+    FAIL_REASONS,
+    INCIDENTS,
+    RATING_AGGREGATES,
+    RAW_AGENT_REPORTS,
+    RELIABLE_RANKINGS,
+    REPORT_SOURCES,
+    SERVER_CATEGORIES,
+    SERVER_HISTORY,
+    SURPRISES,
+    conform,
+)
+from ..rules.methods import (
+    INCIDENTS_METHOD,
+    INCIDENTS_PARAMS,
+    RANKINGS_METHOD,
+    RANKINGS_PARAMS,
+    RATINGS_METHOD,
+    RATINGS_PARAMS,
+    REPORTS_METHOD,
+    REPORTS_PARAMS,
+)
+from .common import BuildResult, move_to_quarantine, partitions_between, rel, status_files, unreadable
+
+
+def _refuse_report_files(lake: LakePaths, day: dt.date) -> tuple[list[Path], list[dict[str, Any]]]:
+    """The day's report batches that can be read and carry only the fixed fields; the others are moved out
+    of the raw area (so no view ever shows their extra columns) and described."""
+    allowed = set(RAW_AGENT_REPORTS.schema.names)
+    usable, refused = [], []
+    for path in lake.raw_files("agent_reports", day):
+        problem = unreadable(path, RAW_AGENT_REPORTS.schema)
+        if problem is None:
+            extra = sorted(set(pq.read_schema(path).names) - allowed)
+            if extra:
+                problem = (f"unexpected column(s) {', '.join(extra)[:200]}: reports carry the fixed fields only, "
+                           "never text in an agent's words")
+        if problem is None:
+            usable.append(path)
+            continue
+        target = move_to_quarantine(lake, day, path)
+        refused.append({"day": day, "source_file": rel(lake, path), "row_number": None,
+                        "problem": f"{problem} (moved to {rel(lake, target)})", "method_version": REPORTS_METHOD})
+    return usable, refused
+
+
+def build_agent_reports(lake: LakePaths, day: dt.date) -> BuildResult:
+    """Validate the agent reports that arrived on `day`: valid ones resolved and compared with our own check
+    (curated/agent_reports), refused ones with their reason (curated/agent_report_quarantine)."""
+    started = time.perf_counter()
+    usable, refused_files = _refuse_report_files(lake, day)
+    p = REPORTS_PARAMS
+    status = status_files(lake, day, p["max_age_days"])
+    params = {"day": day, "method_version": REPORTS_METHOD, "lake_prefix": str(lake.root) + "/",
+              "max_age_days": p["max_age_days"], "tool_pattern": p["tool_pattern"],
+              "checkable": p["checkable_failures"], "fail_reasons": list(FAIL_REASONS),
+              "surprises": list(SURPRISES), "sources": list(REPORT_SOURCES)}
+    with duck.session() as con:
+        duck.bind_input(con, "raw_agent_reports", usable, RAW_AGENT_REPORTS.schema)
+        duck.bind_input(con, "daily_status", status, DAILY_STATUS.schema)
+        con.execute("CREATE TEMP TABLE endpoints AS SELECT DISTINCT server_key, server_id FROM daily_status")
+        validation = duck.load_sql("agent_report_validation")
+        con.execute("CREATE TEMP TABLE agent_report_validation AS " + validation,
+                    duck.used_params(validation, params))
+        valid = conform(duck.run_sql(con, "agent_reports", params), AGENT_REPORTS)
+        refused_rows = duck.run_sql(con, "agent_report_quarantine", params)
+    quarantine = pa.concat_tables([
+        conform(pa.Table.from_pylist(refused_files, AGENT_REPORT_QUARANTINE.schema), AGENT_REPORT_QUARANTINE),
+        conform(refused_rows, AGENT_REPORT_QUARANTINE)])
+    write_parquet(lake, lake.curated_file("agent_report_quarantine", day), quarantine)
+    path = write_parquet(lake, lake.curated_file("agent_reports", day), valid)
+    agreement = valid.column("agreement").value_counts().to_pylist()
+    return BuildResult("agent_reports", day, path, valid.num_rows, time.perf_counter() - started,
+                       {"refused_rows": refused_rows.num_rows, "refused_files": len(refused_files),
+                        "agreement": {c["values"]: c["counts"] for c in agreement}})
+
+
+def build_rating_aggregates(lake: LakePaths, day: dt.date) -> BuildResult:
+    """Agents' reports about each endpoint and tool over the 30-day window (sql/rating_aggregates.sql)."""
+    started = time.perf_counter()
+    p = RATINGS_PARAMS
+    with duck.session() as con:
+        duck.bind_input(con, "agent_reports", partitions_between(lake, "agent_reports", day, p["window_days"]),
+                        AGENT_REPORTS.schema)
+        table = conform(duck.run_sql(con, "rating_aggregates", {
+            "day": day, "method_version": RATINGS_METHOD, "window_days": p["window_days"],
+            "half_life": p["recency_half_life_days"], "paid_weight": p["paid_weight"],
+            "anonymous_weight": p["anonymous_weight"], "agrees": p["agrees_weight"],
+            "unchecked": p["unchecked_weight"], "disagrees": p["disagrees_weight"],
+            "cap": float(p["reporter_cap_reports_per_endpoint_day"]), "min_reporters": p["min_reporters"],
+            "min_paid": p["min_paid_reporters"]}), RATING_AGGREGATES)
+    path = write_parquet(lake, lake.curated_file("rating_aggregates", day), table)
+    rated = pc.sum(pc.is_valid(table.column("stars"))).as_py() or 0
+    return BuildResult("rating_aggregates", day, path, table.num_rows, time.perf_counter() - started,
+                       {"with_stars": rated, "not_enough_reports": table.num_rows - rated})
+
+
+def build_incidents(lake: LakePaths, day: dt.date) -> BuildResult:
+    """Live, closed and unconfirmed incidents of the day (sql/incidents.sql)."""
+    started = time.perf_counter()
+    p = INCIDENTS_PARAMS
+    with duck.session() as con:
+        duck.bind_input(con, "agent_reports", partitions_between(lake, "agent_reports", day, p["lookback_days"]),
+                        AGENT_REPORTS.schema)
+        duck.bind_input(con, "daily_status", status_files(lake, day, p["lookback_days"] - 1), DAILY_STATUS.schema)
+        table = conform(duck.run_sql(con, "incidents", {
+            "day": day, "method_version": INCIDENTS_METHOD, "lookback_days": p["lookback_days"],
+            "failures": p["failures"], "trusted_min": p["trusted_min_reporters"], "age_out": p["age_out_days"]}),
+            INCIDENTS)
+    path = write_parquet(lake, lake.curated_file("incidents", day), table)
+    counts = table.column("status").value_counts().to_pylist()
+    return BuildResult("incidents", day, path, table.num_rows, time.perf_counter() - started,
+                       {"status": {c["values"]: c["counts"] for c in counts}})
+
+
+def build_reliable_rankings(lake: LakePaths, day: dt.date) -> BuildResult:
+    """The reliable list of each category (sql/reliable_rankings.sql)."""
+    started = time.perf_counter()
+    inputs = {"daily_status": DAILY_STATUS, "server_history": SERVER_HISTORY, "server_categories": SERVER_CATEGORIES}
+    for name in inputs:
+        if not lake.curated_file(name, day).is_file():
+            raise FileNotFoundError(f"{name} for {day} is missing; materialise it first")
+    with duck.session() as con:
+        for name, spec in inputs.items():
+            duck.bind_input(con, name, [lake.curated_file(name, day)], spec.schema)
+        table = conform(duck.run_sql(con, "reliable_rankings", {
+            "day": day, "method_version": RANKINGS_METHOD,
+            "min_checked": RANKINGS_PARAMS["min_checked_days"]}), RELIABLE_RANKINGS)
+    path = write_parquet(lake, lake.curated_file("reliable_rankings", day), table)
+    return BuildResult("reliable_rankings", day, path, table.num_rows, time.perf_counter() - started,
+                       {"categories": len(set(table.column("category").to_pylist()))})

@@ -1,0 +1,193 @@
+"""The tool tables for one day: tool facts once per list, tools, token cost, findings, categories,
+change records."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+
+import pyarrow as pa
+
+from ..lake import duck
+from ..lake.parquet_io import write_parquet
+from ..lake.paths import PROJECT_ROOT, LakePaths
+from ..lake.schemas import (
+    DAILY_STATUS,
+    FINDINGS,
+    INTERNAL_FINDINGS,
+    RAW_PROBES,
+    SERVER_CATEGORIES,
+    TOKEN_COST,
+    TOOL_CHANGES,
+    TOOL_FACTS,
+    TOOL_LISTS,
+    TOOLS,
+    conform,
+)
+from ..registry.psl import site_of_url
+from ..rules.methods import CATEGORY_PARAMS, CHANGES_METHOD, CHANGES_PARAMS, FINDINGS_METHOD, FINDINGS_PARAMS
+from ..rules.tokens import TOKENIZER_METHOD
+from ..rules.tool_facts import facts_method, facts_of_lists
+from .common import BuildResult, partitions_through, probe_files, require_status, status_files
+
+# The lists whose facts `day` needs under the current method: today's, and each endpoint's previous list
+# when it differs (tool_changes compares both under the same, current method).
+_WANTED_LISTS = """
+WITH today AS (
+    SELECT server_key, tools_hash FROM daily_status WHERE day = $day AND tools_hash IS NOT NULL
+),
+baseline AS (
+    SELECT s.server_key, s.day, s.tools_hash
+    FROM daily_status AS s SEMI JOIN today USING (server_key)
+    WHERE s.day < $day AND s.tools_hash IS NOT NULL
+    QUALIFY row_number() OVER (PARTITION BY s.server_key ORDER BY s.day DESC) = 1
+),
+needed AS (
+    SELECT tools_hash, $day AS day FROM today
+    UNION ALL
+    SELECT b.tools_hash, b.day FROM baseline AS b JOIN today AS t USING (server_key)
+    WHERE b.tools_hash <> t.tools_hash
+)
+SELECT tools_hash, max(day) AS day FROM needed
+WHERE tools_hash NOT IN (SELECT tools_hash FROM tool_lists WHERE method_version = $method)
+GROUP BY tools_hash
+"""
+
+
+def build_tool_facts(lake: LakePaths, day: dt.date) -> BuildResult:
+    """Facts for every tool list the day needs (its own, and the previous lists of endpoints whose list
+    changed) that no earlier day computed under the current method."""
+    started = time.perf_counter()
+    method = facts_method()
+    require_status(lake, day)
+    with duck.session() as con:
+        duck.bind_input(con, "daily_status", status_files(lake, day, CHANGES_PARAMS["lookback_days"]),
+                        DAILY_STATUS.schema)
+        duck.bind_input(con, "tool_lists", partitions_through(lake, "tool_lists", day, before=True),
+                        TOOL_LISTS.schema)
+        con.execute("CREATE TEMP TABLE wanted AS " + _WANTED_LISTS, {"day": day, "method": method})
+        source_days = [d for (d,) in con.execute("SELECT DISTINCT day FROM wanted ORDER BY day").fetchall()]
+        duck.bind_input(con, "raw_probes", probe_files(lake, source_days), RAW_PROBES.schema)
+        new = con.execute(
+            "SELECT w.tools_hash, any_value(p.tools_json) FROM wanted AS w "
+            "LEFT JOIN raw_probes AS p ON p.tools_hash = w.tools_hash AND p.day = w.day AND p.tools_json IS NOT NULL "
+            "GROUP BY w.tools_hash ORDER BY w.tools_hash").fetchall()
+    missing = [h for h, tools_json in new if tools_json is None]
+    if missing:
+        raise FileNotFoundError(f"{day}: the raw probes behind {len(missing)} tool list(s) are gone (e.g. "
+                                f"{missing[0]}); their facts cannot be computed under {method}")
+    lists, tools = [], []
+    for facts in facts_of_lists(new):
+        tools_hash = facts.tools_hash
+        lists.append({"day": day, "tools_hash": tools_hash, "tool_count": len(facts.tool_rows),
+                      "definition_tokens": facts.definition_tokens, "method_version": method})
+        tools += [{"day": day, **row} for row in facts.tool_rows]
+    write_parquet(lake, lake.curated_file("tool_lists", day),
+                  conform(pa.Table.from_pylist(lists, TOOL_LISTS.schema), TOOL_LISTS))
+    table = conform(pa.Table.from_pylist(tools, TOOL_FACTS.schema), TOOL_FACTS)
+    path = write_parquet(lake, lake.curated_file("tool_facts", day), table)
+    return BuildResult("tool_facts", day, path, table.num_rows, time.perf_counter() - started,
+                       {"new_lists": len(lists), "method": method})
+
+
+def _build_from_lists(lake: LakePaths, day: dt.date, spec, facts_table: str, facts_schema) -> BuildResult:
+    started = time.perf_counter()
+    with duck.session() as con:
+        duck.bind_input(con, "daily_status", [lake.curated_file("daily_status", day)], DAILY_STATUS.schema)
+        duck.bind_input(con, facts_table, partitions_through(lake, facts_table, day), facts_schema)
+        result = conform(duck.run_sql(con, spec.name, {
+            "day": day, "method_version": facts_method(), "tokenizer": TOKENIZER_METHOD}), spec)
+    path = write_parquet(lake, lake.curated_file(spec.name, day), result)
+    return BuildResult(spec.name, day, path, result.num_rows, time.perf_counter() - started)
+
+
+def build_tools(lake: LakePaths, day: dt.date) -> BuildResult:
+    return _build_from_lists(lake, day, TOOLS, "tool_facts", TOOL_FACTS.schema)
+
+
+def build_token_cost(lake: LakePaths, day: dt.date) -> BuildResult:
+    return _build_from_lists(lake, day, TOKEN_COST, "tool_lists", TOOL_LISTS.schema)
+
+
+INJECTION_PHRASES = PROJECT_ROOT / "assets" / "injection_phrases.json"
+
+
+def build_findings(lake: LakePaths, day: dt.date) -> BuildResult:
+    """Published findings (sql/findings.sql) and, apart, the internal-only pattern checks."""
+    import json
+
+    started = time.perf_counter()
+    phrases = json.loads(INJECTION_PHRASES.read_text())
+    with duck.session() as con:
+        duck.bind_input(con, "daily_status", [lake.curated_file("daily_status", day)], DAILY_STATUS.schema)
+        duck.bind_input(con, "tools", [lake.curated_file("tools", day)], TOOLS.schema)
+        findings = conform(duck.run_sql(con, "findings", {
+            "day": day, "method_version": FINDINGS_METHOD,
+            "token_heavy": FINDINGS_PARAMS["token_heavy_tokens"],
+            "huge_description": FINDINGS_PARAMS["huge_description_tokens"],
+            "old_protocol_before": FINDINGS_PARAMS["old_protocol_before"], "slow_ms": FINDINGS_PARAMS["slow_ms"],
+        }), FINDINGS)
+        con.register("phrases", pa.table({"phrase": [p.lower() for p in phrases["phrases"]]}))
+        internal = conform(duck.run_sql(con, "internal_findings", {"day": day, "method_version": phrases["method"]}),
+                           INTERNAL_FINDINGS)
+    write_parquet(lake, lake.curated_file("internal_findings", day), internal)
+    path = write_parquet(lake, lake.curated_file("findings", day), findings)
+    counts = findings.column("finding").value_counts().to_pylist()
+    return BuildResult("findings", day, path, findings.num_rows, time.perf_counter() - started,
+                       {"findings": {c["values"]: c["counts"] for c in counts}, "internal": internal.num_rows})
+
+
+CATEGORIES = PROJECT_ROOT / "assets" / "categories.json"
+
+
+def build_server_categories(lake: LakePaths, day: dt.date) -> BuildResult:
+    import json
+
+    started = time.perf_counter()
+    doc = json.loads(CATEGORIES.read_text())
+    name_topics = set(doc["tool_name_topics"])
+    words = [(topic, w, topic in name_topics) for topic, ws in doc["topics"].items() for w in ws]
+    with duck.session() as con:
+        duck.bind_input(con, "tools", [lake.curated_file("tools", day)], TOOLS.schema)
+        con.register("topic_words", pa.table({"topic": [w[0] for w in words], "word": [w[1] for w in words],
+                                              "tool_name_topic": [w[2] for w in words]}))
+        con.register("generic_words", pa.table({"word": doc["generic_words"]}))
+        p = CATEGORY_PARAMS
+        table = conform(duck.run_sql(con, "server_categories", {
+            "day": day, "method_version": doc["method"], "shared_min": p["shared_toolset_min_endpoints"],
+            "min_names": p["tool_name_min_names"], "dominance": p["tool_name_dominance"],
+            "min_share": p["tool_name_min_share"], "words_min": p["words_min_score"]}), SERVER_CATEGORIES)
+    path = write_parquet(lake, lake.curated_file("server_categories", day), table)
+    counts = table.column("placed_by").value_counts().to_pylist()
+    return BuildResult("server_categories", day, path, table.num_rows, time.perf_counter() - started,
+                       {"placed_by": {c["values"]: c["counts"] for c in counts}})
+
+
+def changes_method() -> str:
+    return f"{CHANGES_METHOD}+{facts_method()}"
+
+
+def build_tool_changes(lake: LakePaths, day: dt.date) -> BuildResult:
+    """What each endpoint changed since its previous checked day (sql/tool_changes.sql)."""
+    import duckdb
+
+    started = time.perf_counter()
+    require_status(lake, day)
+    with duck.session() as con:
+        con.create_function("site_of", site_of_url, [duckdb.sqltype("VARCHAR")], duckdb.sqltype("VARCHAR"),
+                            null_handling="special", side_effects=False)
+        duck.bind_input(con, "daily_status", status_files(lake, day, CHANGES_PARAMS["lookback_days"]),
+                        DAILY_STATUS.schema)
+        duck.bind_input(con, "tool_facts", partitions_through(lake, "tool_facts", day), TOOL_FACTS.schema)
+        duck.bind_input(con, "tool_lists", partitions_through(lake, "tool_lists", day), TOOL_LISTS.schema)
+        unclassified = con.execute(_WANTED_LISTS, {"day": day, "method": facts_method()}).fetchall()
+        if unclassified:
+            raise FileNotFoundError(f"{day}: {len(unclassified)} tool list(s) have no facts under {facts_method()} "
+                                    f"(e.g. {unclassified[0][0]}); materialise tool_facts for {day} first")
+        table = conform(duck.run_sql(con, "tool_changes", {
+            "day": day, "lookback_days": CHANGES_PARAMS["lookback_days"], "facts_method": facts_method(),
+            "method_version": changes_method()}), TOOL_CHANGES)
+    path = write_parquet(lake, lake.curated_file("tool_changes", day), table)
+    counts = table.column("kind").value_counts().to_pylist()
+    return BuildResult("tool_changes", day, path, table.num_rows, time.perf_counter() - started,
+                       {"kinds": {c["values"]: c["counts"] for c in counts}})
