@@ -22,7 +22,7 @@ test: $(STAMP)  ## the test suite (pytest)
 ui: $(STAMP)  ## the Dagster UI on http://127.0.0.1:3000 over the demo's Dagster home
 	$(VENV)/bin/sevenmaps ui
 
-bench: $(STAMP)  ## 100,000 endpoints x 30 days: one day and a 30-day backfill through Dagster
+bench: $(STAMP)  ## 100,000 endpoints: a day and a 30-day backfill through Dagster, the tool tables, the prober
 	$(VENV)/bin/sevenmaps bench
 
 lint: $(STAMP)

@@ -1,6 +1,6 @@
 """`make bench`: 100,000 endpoints x 30 days (synthetic) through the real Dagster assets.
 
-Figures: wall time and peak memory of materialising one day (status + history + root) and of a 30-day
+Figures: wall time and peak memory of materialising one day (every map asset, then the root) and of a 30-day
 backfill, each in a fresh process as an operator would run them; and the ratio of that day's compute
 (the run itself, without Python's and Dagster's process start) to a bare DuckDB scan of every file the
 day's run reads. Nothing here asserts a time: it prints figures and writes .bench/results.json.
@@ -112,6 +112,9 @@ def _bare_scan_seconds(lake: LakePaths, day: dt.date) -> tuple[float, int]:
         through("tool_lists"),  # token_cost likewise
         [lake.curated_file("tools", day)],  # findings and categories read the day's tools
         [p for p in day_files(lake, day) if "curated/server_history" in p.as_posix()],
+        [f for d in window for f in lake.raw_files("agent_reports", d)][-1:],  # the day's report batch
+        [lake.curated_file("agent_reports", d) for d in window],  # ratings (30 days), incidents (14)
+        [lake.curated_file("tool_changes", d) for d in window],  # stability and change days
     ]
     groups = [[p for p in group if p.exists()] for group in groups]
     con = duckdb.connect()
@@ -145,7 +148,8 @@ def run_bench(servers: int, days: int, seed: int) -> int:
         started = time.perf_counter()
         result = synthesize(source, servers, days, seed, end)
         seconds = time.perf_counter() - started
-        meta = {"end": end.isoformat(), "probe_rows": result.probe_rows, "synth_seconds": seconds}
+        meta = {"end": end.isoformat(), "probe_rows": result.probe_rows, "report_rows": result.report_rows,
+                "synth_seconds": seconds}
         marker.write_text(json.dumps(meta))
         _say(f"synth: {result.probe_rows:,} probe rows in {seconds:.1f}s")
     key = BENCH_DIR / "bench-signing-key.pem"
@@ -157,7 +161,7 @@ def run_bench(servers: int, days: int, seed: int) -> int:
     backfill_lake = _clone(source, BENCH_DIR / "work-backfill", curated=False)
     backfill = _measure("map_and_sign", first, end, backfill_lake, key)
 
-    _say(f"one day {end} (status + history + root; the 29 days before already done) ...")
+    _say(f"one day {end} (every map asset + root; the 29 days before already done) ...")
     day_lake = _clone(backfill_lake, BENCH_DIR / "work-day", drop_day=end)
     one_day = _measure("map_and_sign", end, end, day_lake, key)
     scan_seconds, scan_files = _bare_scan_seconds(day_lake, end)
@@ -172,10 +176,11 @@ def run_bench(servers: int, days: int, seed: int) -> int:
     }
     (BENCH_DIR / "results.json").write_text(json.dumps(results, indent=2))
     print()
-    print(f"sevenmaps bench: {servers:,} endpoints x {days} days ({meta['probe_rows']:,} probe rows), "
+    reports = f", {meta['report_rows']:,} agent reports" if meta.get("report_rows") else ""
+    print(f"sevenmaps bench: {servers:,} endpoints x {days} days ({meta['probe_rows']:,} probe rows{reports}), "
           f"{os.cpu_count()} cores")
     if meta.get("synth_seconds"):
-        print(f"  synth (raw probes + registry)          {meta['synth_seconds']:8.1f} s")
+        print(f"  synth (probes, registry, reports)      {meta['synth_seconds']:8.1f} s")
     print(f"  one day through Dagster: wall          {one_day['wall_seconds']:8.1f} s   "
           f"(in-run {one_day['in_run_seconds']:.1f} s)   peak RSS {one_day['peak_rss_mb']:,.0f} MB")
     print(f"  30-day backfill through Dagster: wall  {backfill['wall_seconds']:8.1f} s   "

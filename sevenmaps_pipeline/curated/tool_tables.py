@@ -30,29 +30,6 @@ from ..rules.tokens import TOKENIZER_METHOD
 from ..rules.tool_facts import facts_method, facts_of_lists
 from .common import BuildResult, partitions_through, probe_files, require_status, status_files
 
-# The lists whose facts `day` needs under the current method: today's, and each endpoint's previous list
-# when it differs (tool_changes compares both under the same, current method).
-_WANTED_LISTS = """
-WITH today AS (
-    SELECT server_key, tools_hash FROM daily_status WHERE day = $day AND tools_hash IS NOT NULL
-),
-baseline AS (
-    SELECT s.server_key, s.day, s.tools_hash
-    FROM daily_status AS s SEMI JOIN today USING (server_key)
-    WHERE s.day < $day AND s.tools_hash IS NOT NULL
-    QUALIFY row_number() OVER (PARTITION BY s.server_key ORDER BY s.day DESC) = 1
-),
-needed AS (
-    SELECT tools_hash, $day AS day FROM today
-    UNION ALL
-    SELECT b.tools_hash, b.day FROM baseline AS b JOIN today AS t USING (server_key)
-    WHERE b.tools_hash <> t.tools_hash
-)
-SELECT tools_hash, max(day) AS day FROM needed
-WHERE tools_hash NOT IN (SELECT tools_hash FROM tool_lists WHERE method_version = $method)
-GROUP BY tools_hash
-"""
-
 
 def build_tool_facts(lake: LakePaths, day: dt.date) -> BuildResult:
     """Facts for every tool list the day needs (its own, and the previous lists of endpoints whose list
@@ -65,7 +42,8 @@ def build_tool_facts(lake: LakePaths, day: dt.date) -> BuildResult:
                         DAILY_STATUS.schema)
         duck.bind_input(con, "tool_lists", partitions_through(lake, "tool_lists", day, before=True),
                         TOOL_LISTS.schema)
-        con.execute("CREATE TEMP TABLE wanted AS " + _WANTED_LISTS, {"day": day, "method": method})
+        needed = duck.load_sql("tool_lists_needed")
+        con.execute("CREATE TEMP TABLE wanted AS " + needed, duck.used_params(needed, {"day": day, "method": method}))
         source_days = [d for (d,) in con.execute("SELECT DISTINCT day FROM wanted ORDER BY day").fetchall()]
         duck.bind_input(con, "raw_probes", probe_files(lake, source_days), RAW_PROBES.schema)
         new = con.execute(
@@ -180,10 +158,10 @@ def build_tool_changes(lake: LakePaths, day: dt.date) -> BuildResult:
                         DAILY_STATUS.schema)
         duck.bind_input(con, "tool_facts", partitions_through(lake, "tool_facts", day), TOOL_FACTS.schema)
         duck.bind_input(con, "tool_lists", partitions_through(lake, "tool_lists", day), TOOL_LISTS.schema)
-        unclassified = con.execute(_WANTED_LISTS, {"day": day, "method": facts_method()}).fetchall()
+        unclassified = duck.run_sql(con, "tool_lists_needed", {"day": day, "method": facts_method()}).to_pylist()
         if unclassified:
             raise FileNotFoundError(f"{day}: {len(unclassified)} tool list(s) have no facts under {facts_method()} "
-                                    f"(e.g. {unclassified[0][0]}); materialise tool_facts for {day} first")
+                                    f"(e.g. {unclassified[0]['tools_hash']}); materialise tool_facts for {day} first")
         table = conform(duck.run_sql(con, "tool_changes", {
             "day": day, "lookback_days": CHANGES_PARAMS["lookback_days"], "facts_method": facts_method(),
             "method_version": changes_method()}), TOOL_CHANGES)
