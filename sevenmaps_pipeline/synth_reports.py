@@ -103,12 +103,9 @@ def _same(server: str, who: list[str], *, paid: bool, ok: bool, fail: str) -> di
 def _table(day: dt.date, rows: dict) -> pa.Table:
     n = len(rows["server"])
     about = [day - dt.timedelta(days=int(a)) for a in rows["about"]]
-    received = dt.datetime.combine(day, dt.time(12), dt.UTC)
     return pa.table({
         "day": pa.array([day] * n, pa.date32()),
-        "received_at": pa.array([received] * n, pa.timestamp("us", tz="UTC")),
         "about_day": pa.array(about, pa.date32()),
-        "source": pa.array(np.where(rows["paid"], "last_trip", "report_road").tolist(), pa.string()),
         "server": pa.array(rows["server"].tolist(), pa.string()),
         "tool": pa.array(rows["tool"].tolist(), pa.string()),
         "ok": pa.array(rows["ok"].tolist(), pa.bool_()),

@@ -9,7 +9,7 @@ SELECT
     server,
     reporter_id,
     problem,
-    to_json(struct_pack(day, received_at, about_day, source, server, tool, ok, fail, ms, matched_description,
+    to_json(struct_pack(day, about_day, server, tool, ok, fail, ms, matched_description,
                         result_tokens, charged_usd, surprise, tools_hash, reporter_id, paid))::VARCHAR AS row_json,
     $method_version AS method_version
 FROM agent_report_validation

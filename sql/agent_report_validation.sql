@@ -44,8 +44,6 @@ checked AS (
                WHEN NOT r.ok AND r.fail IS NULL THEN 'no fail reason for a call that failed'
                WHEN r.surprise IS NOT NULL AND NOT list_contains($surprises, r.surprise)
                    THEN 'unknown surprise ''' || left(r.surprise, 80) || ''''
-               WHEN r.source IS NOT NULL AND NOT list_contains($sources, r.source)
-                   THEN 'unknown source ''' || left(r.source, 80) || ''''
                WHEN r.tool IS NOT NULL AND NOT regexp_full_match(r.tool, $tool_pattern)
                    THEN 'tool is not a tool name (free text is never accepted): ''' || left(r.tool, 80) || ''''
                WHEN r.tools_hash IS NOT NULL AND NOT regexp_full_match(r.tools_hash, '[0-9a-f]{64}')

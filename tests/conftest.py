@@ -89,8 +89,7 @@ def reporter(name: str) -> str:
 def report(server: str, *, ok: bool = True, who: str = "r1", paid: bool = False, day: dt.date = DAY,
            about_day: dt.date | None = None, **extra) -> dict:
     """One raw agent report (fixed fields only) about `server` (a server_key or server_id)."""
-    row = {"day": day, "about_day": about_day or day, "received_at": dt.datetime.combine(day, dt.time(12), dt.UTC),
-           "source": "last_trip" if paid else "report_road", "server": server, "tool": "get_weather", "ok": ok,
+    row = {"day": day, "about_day": about_day or day, "server": server, "tool": "get_weather", "ok": ok,
            "fail": None if ok else "server_error", "ms": 120, "reporter_id": reporter(who), "paid": paid}
     row.update(extra)
     return row

@@ -51,7 +51,6 @@ def test_each_invalid_report_is_quarantined_with_its_reason(lake):
         "tools_hash is not a SHA-256 hex digest": report(UP, tools_hash="not-a-hash"),
         "negative or non-finite charged_usd": report(UP, charged_usd=-0.01),
         "negative result_tokens": report(UP, result_tokens=-1),
-        "unknown source 'email'": report(UP, source="email"),
     }
     good = [report(UP), report(server_id(DOWN), ok=False, fail="unreachable", who="r2", paid=True,
                                charged_usd=0.002, surprise="unexpected_cost", tools_hash="ab" * 32)]

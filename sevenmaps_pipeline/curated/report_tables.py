@@ -24,7 +24,6 @@ from ..lake.schemas import (
     RATING_AGGREGATES,
     RAW_AGENT_REPORTS,
     RELIABLE_RANKINGS,
-    REPORT_SOURCES,
     SERVER_CATEGORIES,
     SERVER_HISTORY,
     SURPRISES,
@@ -74,7 +73,7 @@ def build_agent_reports(lake: LakePaths, day: dt.date) -> BuildResult:
     params = {"day": day, "method_version": REPORTS_METHOD, "lake_prefix": str(lake.root) + "/",
               "max_age_days": p["max_age_days"], "tool_pattern": p["tool_pattern"],
               "checkable": p["checkable_failures"], "fail_reasons": list(FAIL_REASONS),
-              "surprises": list(SURPRISES), "sources": list(REPORT_SOURCES)}
+              "surprises": list(SURPRISES)}
     with duck.session() as con:
         duck.bind_input(con, "raw_agent_reports", usable, RAW_AGENT_REPORTS.schema)
         duck.bind_input(con, "daily_status", status, DAILY_STATUS.schema)

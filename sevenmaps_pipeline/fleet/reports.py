@@ -33,7 +33,6 @@ def fleet_reports(fleet: Fleet, day_index: int, day: dt.date) -> pa.Table:
     """The reports that arrive on `day` (timeline day `day_index`; the fleet must be set to that day)."""
     rows: list[dict] = []
     hosts = {h.name: h for h in fleet.hosts}
-    received = dt.datetime.combine(day, dt.time(12), dt.UTC)
     for scenario in fleet.timeline.get("agent_reports", {}).get("scenarios", []):
         if day_index not in parse_days(str(scenario.get("days", "all")), fleet.days):
             continue
@@ -54,8 +53,7 @@ def fleet_reports(fleet: Fleet, day_index: int, day: dt.date) -> pa.Table:
             else:  # "invalid": an agent writing in its own words where a tool name belongs (refused)
                 ok, fail, name, paid = True, None, f"chatty-{j}", False
                 tools = ["the search tool was slow today and returned the wrong city"]
-            rows.append({"day": day, "received_at": received, "about_day": day,
-                         "source": "last_trip" if paid else "report_road", "server": server_key(host.url),
+            rows.append({"day": day, "about_day": day, "server": server_key(host.url),
                          "tool": tools[j % len(tools)], "ok": ok, "fail": fail, "ms": 150 + 40 * j if ok else 8000,
                          "matched_description": True if ok else None,
                          "charged_usd": 0.01 if ok and today.state == "pay" else None,

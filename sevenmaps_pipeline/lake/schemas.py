@@ -444,21 +444,19 @@ TOOL_CHANGES = TableSpec(
 
 FAIL_REASONS = ("unreachable", "auth", "args", "server_error", "timeout", "rate_limited", "wrong_result")
 SURPRISES = ("side_effect", "unexpected_cost", "data_leak_suspected", "other")
-REPORT_SOURCES = ("report_road", "last_trip", "sensor")
 
 RAW_AGENT_REPORTS = TableSpec(
     name="agent_reports_raw",
     layer="raw",
     location="raw/agent_reports/day=YYYY-MM-DD/<batch>.parquet",
     grain="one row per agent report as the reporting service landed it, in the partition of the day it "
-    "arrived (about_day says which day the call was made); fixed fields only, never text in an agent's words",
+    "arrived (about_day says which day the call was made): the seed's fixed fields, the reporter's keyed hash "
+    "and the paid flag, nothing else (never text in an agent's words)",
     view="raw_agent_reports",
     schema=pa.schema(
         [
             col("day", pa.date32(), "UTC day the report arrived (equals the folder's day=)", False),
-            col("received_at", UTC_TS, "when the reporting service received it (UTC)"),
             col("about_day", pa.date32(), "UTC day of the call the report is about"),
-            col("source", pa.string(), "report_road | last_trip (a paid call's report) | sensor"),
             col("server", pa.string(), "the endpoint: its server_key, or its 12-hex server_id as 7Maps publishes it"),
             col("tool", pa.string(), "the tool called (an MCP tool name)"),
             col("ok", pa.bool_(), "the call worked"),
@@ -485,8 +483,6 @@ AGENT_REPORTS = TableSpec(
         [
             col("day", pa.date32(), "UTC day the report arrived", False),
             col("about_day", pa.date32(), "UTC day of the call", False),
-            col("received_at", UTC_TS, "when it was received"),
-            col("source", pa.string(), "report_road | last_trip | sensor"),
             col("server_key", pa.string(), "the endpoint", False),
             col("server_id", pa.string(), "first 12 hex of SHA-256(server_key)", False),
             col("tool", pa.string(), "the tool called"),
