@@ -150,7 +150,7 @@ def cmd_sql(args: argparse.Namespace) -> int:
 def cmd_warehouse(args: argparse.Namespace) -> int:
     from .lake.warehouse import publish_warehouse
 
-    print(f"published {publish_warehouse(_lake(args))}")
+    print(f"published {publish_warehouse(_lake(args), force=True)}")
     return 0
 
 

@@ -115,7 +115,7 @@ def test_warehouse_views_resolve_from_any_directory_and_readers_never_block_publ
     try:
         first = int(proc.stdout.readline())
         assert first > 50
-        publish_warehouse(lake)  # an analyst's open session must not stall the pipeline
+        publish_warehouse(lake, force=True)  # an analyst's open session must not stall the pipeline
         con = duckdb.connect(str(lake.warehouse), read_only=True)
         assert con.execute("SELECT count(*) FROM probes").fetchone()[0] == first
         assert con.execute("SELECT count(*) FROM daily_status").fetchone()[0] == 0  # typed, empty
@@ -126,6 +126,30 @@ def test_warehouse_views_resolve_from_any_directory_and_readers_never_block_publ
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_the_warehouse_is_rebuilt_only_when_a_view_changes(tmp_path):
+    from sevenmaps_pipeline import curated
+
+    lake = LakePaths.at(tmp_path / "lake")
+    result = synthesize(lake, 40, 3, seed=2, end_day=END, missing_days=0)
+    first, second, third = result.days
+    publish_warehouse(lake)
+    built = lake.warehouse.stat().st_ino
+    curated.build_quarantine(lake, first)
+    curated.build_daily_status(lake, first)
+    publish_warehouse(lake)  # daily_status's first file: its view changes from empty to the files
+    assert lake.warehouse.stat().st_ino != built
+    built = lake.warehouse.stat().st_ino
+    curated.build_quarantine(lake, second)
+    curated.build_daily_status(lake, second)
+    publish_warehouse(lake)  # another day of the same tables: the glob already covers it
+    assert lake.warehouse.stat().st_ino == built
+    with duckdb.connect(str(lake.warehouse), read_only=True) as con:
+        assert con.execute("SELECT count(DISTINCT day) FROM daily_status").fetchone()[0] == 2
+    (lake.root / ".warehouse.sha256").write_text("stale")
+    publish_warehouse(lake)
+    assert lake.warehouse.stat().st_ino != built
 
 
 def test_synth_agent_reports_carry_every_kind_of_reporter_and_some_invalid_rows(tmp_path):

@@ -8,6 +8,7 @@ Views use absolute paths, so they resolve from any working directory.
 from __future__ import annotations
 
 import glob
+import hashlib
 import os
 import uuid
 
@@ -64,19 +65,30 @@ def view_statements(lake: LakePaths, con: duckdb.DuckDBPyConnection) -> list[str
     return statements
 
 
-def publish_warehouse(lake: LakePaths) -> str:
-    """Build a fresh warehouse.duckdb next to the old one and atomically rename it into place."""
+def publish_warehouse(lake: LakePaths, force: bool = False) -> str:
+    """Build a fresh warehouse.duckdb next to the old one and atomically rename it into place.
+
+    Views read their tables through globs, so a new day's files show up without a new warehouse; it is
+    rebuilt only when a view itself changes (a table's first file, the lake moved, a schema changed), which
+    `.warehouse.sha256` (the digest of the view statements) tells."""
     lake.root.mkdir(parents=True, exist_ok=True)
+    with duckdb.connect() as scratch:
+        statements = view_statements(lake, scratch)
+    digest = hashlib.sha256("\n".join(statements).encode()).hexdigest()
+    marker = lake.root / ".warehouse.sha256"
+    if not force and lake.warehouse.exists() and marker.is_file() and marker.read_text() == digest:
+        return str(lake.warehouse)
     tmp = lake.root / f".warehouse.{uuid.uuid4().hex}.duckdb"
     try:
         con = duckdb.connect(str(tmp))
         try:
-            for statement in view_statements(lake, con):
+            for statement in statements:
                 con.execute(statement)
             con.execute("CHECKPOINT")
         finally:
             con.close()
         os.replace(tmp, lake.warehouse)
+        marker.write_text(digest)
     finally:
         tmp.unlink(missing_ok=True)
         (tmp.parent / (tmp.name + ".wal")).unlink(missing_ok=True)
