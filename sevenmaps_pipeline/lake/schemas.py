@@ -653,7 +653,8 @@ def data_dictionary_markdown() -> str:
         out.append(f"Grain: {spec.grain}.\n")
         out.append("| column | type | meaning |\n|---|---|---|")
         for field in spec.schema:
-            out.append(f"| `{field.name}` | {field.type} | {spec.doc(field.name)} |")
+            meaning = spec.doc(field.name).replace("|", "\\|")  # a pipe in a table cell must be escaped
+            out.append(f"| `{field.name}` | `{field.type}` | {meaning} |")
         out.append("")
     out.append("### `daily_roots` — `roots/day=YYYY-MM-DD.json`\n")
     out.append("Grain: one row per signed day.\n")
