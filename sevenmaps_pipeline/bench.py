@@ -41,6 +41,30 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def synthetic_lake(name: str, servers: int, days: int, seed: int, **options) -> tuple[LakePaths, dict]:
+    """The synthetic lake `.bench/<name>`, made once (ending yesterday) and reused while it is complete."""
+    from .synth import synthesize
+
+    BENCH_DIR.mkdir(exist_ok=True)
+    source = LakePaths.at(BENCH_DIR / name)
+    marker = source.root / ".complete.json"
+    if marker.exists():
+        meta = json.loads(marker.read_text())
+        _say(f"reusing synthetic lake {source.root} ({meta['probe_rows']:,} probe rows, ends {meta['end']})")
+        return source, meta
+    shutil.rmtree(source.root, ignore_errors=True)
+    end = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
+    _say(f"synthesising {servers:,} endpoints x {days} days into {source.root} ...")
+    started = time.perf_counter()
+    result = synthesize(source, servers, days, seed, end, **options)
+    meta = {"end": end.isoformat(), "probe_rows": result.probe_rows, "report_rows": result.report_rows,
+            "synth_seconds": time.perf_counter() - started}
+    marker.write_text(json.dumps(meta))
+    _say(f"synth: {result.probe_rows:,} probe rows, {result.report_rows:,} agent reports in "
+         f"{meta['synth_seconds']:.1f}s")
+    return source, meta
+
+
 def _clone(src: LakePaths, dst: Path, *, drop_day: dt.date | None = None, curated: bool = True) -> LakePaths:
     """Copy a lake with hard links (writes replace files by rename, so the source is never touched)."""
     if dst.exists():
@@ -132,32 +156,15 @@ def _bare_scan_seconds(lake: LakePaths, day: dt.date) -> tuple[float, int]:
 
 def run_bench(servers: int, days: int, seed: int) -> int:
     from .integrity.keys import generate_key
-    from .synth import synthesize
 
-    BENCH_DIR.mkdir(exist_ok=True)
-    source = LakePaths.at(BENCH_DIR / f"raw-{servers}x{days}-seed{seed}")
-    marker = source.root / ".complete.json"
-    if marker.exists():
-        meta = json.loads(marker.read_text())
-        end = dt.date.fromisoformat(meta["end"])
-        _say(f"reusing synthetic lake {source.root} ({meta['probe_rows']:,} probe rows, ends {end})")
-    else:
-        shutil.rmtree(source.root, ignore_errors=True)
-        end = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
-        _say(f"synthesising {servers:,} endpoints x {days} days ...")
-        started = time.perf_counter()
-        result = synthesize(source, servers, days, seed, end)
-        seconds = time.perf_counter() - started
-        meta = {"end": end.isoformat(), "probe_rows": result.probe_rows, "report_rows": result.report_rows,
-                "synth_seconds": seconds}
-        marker.write_text(json.dumps(meta))
-        _say(f"synth: {result.probe_rows:,} probe rows in {seconds:.1f}s")
+    source, meta = synthetic_lake(f"raw-{servers}x{days}-seed{seed}", servers, days, seed)
+    end = dt.date.fromisoformat(meta["end"])
     key = BENCH_DIR / "bench-signing-key.pem"
     if not key.exists():
         generate_key(key)
     first = end - dt.timedelta(days=days - 1)
 
-    _say(f"30-day backfill {first} .. {end} (map + sign, one single-run backfill, fresh process) ...")
+    _say(f"{days}-day backfill {first} .. {end} (map + sign, one single-run backfill, fresh process) ...")
     backfill_lake = _clone(source, BENCH_DIR / "work-backfill", curated=False)
     backfill = _measure("map_and_sign", first, end, backfill_lake, key)
 
@@ -183,7 +190,7 @@ def run_bench(servers: int, days: int, seed: int) -> int:
         print(f"  synth (probes, registry, reports)      {meta['synth_seconds']:8.1f} s")
     print(f"  one day through Dagster: wall          {one_day['wall_seconds']:8.1f} s   "
           f"(in-run {one_day['in_run_seconds']:.1f} s)   peak RSS {one_day['peak_rss_mb']:,.0f} MB")
-    print(f"  30-day backfill through Dagster: wall  {backfill['wall_seconds']:8.1f} s   "
+    print(f"  {days:>2}-day backfill through Dagster: wall  {backfill['wall_seconds']:8.1f} s   "
           f"(in-run {backfill['in_run_seconds']:.1f} s)   peak RSS {backfill['peak_rss_mb']:,.0f} MB")
     print(f"  bare DuckDB scan of the day's inputs   {scan_seconds:8.2f} s   ({scan_files} files)")
     print(f"  ratio one-day compute / bare scan      {results['one_day_compute_to_bare_scan']:8.1f} x")

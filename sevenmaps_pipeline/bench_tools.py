@@ -19,10 +19,9 @@ import sys
 import time
 from pathlib import Path
 
-from .bench import peak_rss_mb
-from .lake.paths import PROJECT_ROOT, LakePaths
+from .bench import BENCH_DIR, peak_rss_mb, synthetic_lake
+from .lake.paths import LakePaths
 
-BENCH_DIR = PROJECT_ROOT / ".bench"
 SETUP = ("quarantine", "daily_status")
 MEASURED = ("tool_facts", "tools", "token_cost", "findings", "server_categories", "tool_changes")
 
@@ -85,23 +84,8 @@ def _measure(step: str, day: dt.date, lake: LakePaths) -> dict:
 
 
 def run_tools_bench(servers: int = 100_000, seed: int = 1, mean_tools: float = 20.0) -> dict:
-    from .synth import synthesize
-
-    BENCH_DIR.mkdir(exist_ok=True)
-    source = LakePaths.at(BENCH_DIR / f"tools-{servers}x2-seed{seed}-t{mean_tools:g}")
-    marker = source.root / ".complete.json"
-    if marker.exists():
-        meta = json.loads(marker.read_text())
-        _say(f"reusing synthetic lake {source.root}")
-    else:
-        shutil.rmtree(source.root, ignore_errors=True)
-        end = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
-        _say(f"synthesising {servers:,} endpoints x 2 days, about {mean_tools:g} tools per list ...")
-        started = time.perf_counter()
-        result = synthesize(source, servers, 2, seed, end, missing_days=0, mean_tools=mean_tools)
-        meta = {"end": end.isoformat(), "probe_rows": result.probe_rows,
-                "synth_seconds": time.perf_counter() - started}
-        marker.write_text(json.dumps(meta))
+    source, meta = synthetic_lake(f"tools-{servers}x2-seed{seed}-t{mean_tools:g}", servers, 2, seed,
+                                  missing_days=0, mean_tools=mean_tools)
     end = dt.date.fromisoformat(meta["end"])
     days = (end - dt.timedelta(days=1), end)
     work = BENCH_DIR / "work-tools"

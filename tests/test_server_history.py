@@ -163,3 +163,22 @@ def test_median_handshake_uses_ok_days_only(lake):
     row = history_for(lake, "o" * 27 + "oda", handshakes=handshakes)
     assert row["median_handshake_ms"] == 100
     assert not math.isnan(row["success_chance"])
+
+
+def test_the_blocking_checks_catch_forged_status_and_history(lake):
+    from sevenmaps_pipeline.defs.checks import history_violations, status_violations
+    from sevenmaps_pipeline.lake.schemas import DAILY_STATUS, SERVER_HISTORY
+
+    history_for(lake, "o" * 29 + "d")
+    assert status_violations(lake, END) == {} and history_violations(lake, END) == {}
+    (status,) = pq.read_table(lake.curated_file("daily_status", END)).to_pylist()
+    forged = [{**status, "code": "x"}, {**status, "code": "n"}]  # a code that does not exist; the endpoint twice
+    write_parquet(lake, lake.curated_file("daily_status", END), conform(pa.Table.from_pylist(forged), DAILY_STATUS))
+    assert status_violations(lake, END) == {"bad_codes": 1, "duplicate_endpoints": 1, "n_with_outcome": 1}
+    land_status(lake, END, {KEY: "d"})
+    (row,) = pq.read_table(lake.curated_file("server_history", END)).to_pylist()
+    forged = {**row, "uptime_pct": 100.0, "history": row["history"][:-1] + "x"}
+    write_parquet(lake, lake.curated_file("server_history", END),
+                  conform(pa.Table.from_pylist([forged]), SERVER_HISTORY))
+    assert history_violations(lake, END) == {"bad_chars": 1, "counts_disagree": 1, "last_code_disagrees": 1,
+                                             "false_100": 1}

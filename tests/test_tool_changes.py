@@ -45,11 +45,13 @@ AFTER = [
 
 
 def build(lake, day):
+    """The tables tool_changes needs, then tool_changes; returns what tool_facts did."""
     curated.build_quarantine(lake, day)
     curated.build_daily_status(lake, day)
-    curated.build_tool_facts(lake, day)
+    facts = curated.build_tool_facts(lake, day)
     curated.build_tools(lake, day)
-    return curated.build_tool_changes(lake, day)
+    curated.build_tool_changes(lake, day)
+    return facts
 
 
 def changes(lake, day=DAY2) -> dict[str, list[dict]]:
@@ -231,7 +233,7 @@ def test_a_risk_method_change_is_never_reported_as_a_change_by_the_server(lake, 
     after = [tool("create_note", "Create a note in the notebook."), *BEFORE[2:]]
     land_probes(lake, [probe(url, "ok", day=DAY2, tools=[BEFORE[0], *after]),
                        probe(steady, "ok", day=DAY2, tools=BEFORE)], day=DAY2)
-    facts = build_facts_and_changes(lake, DAY2)
+    facts = build(lake, DAY2)
     assert facts.stats["new_lists"] == 2  # the new list, and the old one again under the new method
     rows = changes(lake)[server_key(url)]
     assert kinds(rows) == [("changing_tool_rewritten", "create_note"), ("tool_changed", "create_note")]
@@ -239,15 +241,6 @@ def test_a_risk_method_change_is_never_reported_as_a_change_by_the_server(lake, 
     assert (rewritten["previous_risk"], rewritten["risk"]) == ("red", "red")  # not yellow -> red
     assert {r["method_version"] for r in rows} == {"changes-1.0+risk-9.9-test+o200k_base"}
     assert server_key(steady) not in changes(lake)
-
-
-def build_facts_and_changes(lake, day):
-    curated.build_quarantine(lake, day)
-    curated.build_daily_status(lake, day)
-    facts = curated.build_tool_facts(lake, day)
-    curated.build_tools(lake, day)
-    curated.build_tool_changes(lake, day)
-    return facts
 
 
 def test_changes_refuse_to_run_without_the_facts_they_compare(lake):

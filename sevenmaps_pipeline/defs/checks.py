@@ -22,22 +22,46 @@ def _query(sql: str, path) -> list[tuple]:
         return con.execute(sql.replace("$file", "'" + str(path).replace("'", "''") + "'")).fetchall()
 
 
+def _check_days(context: dg.AssetCheckExecutionContext, lake: LakeResource, violations) -> dg.AssetCheckResult:
+    bad = {f"{day} {name}": n for day in partition_days(context) for name, n in violations(lake.paths, day).items()}
+    return dg.AssetCheckResult(passed=not bad, metadata={"violations": bad or "none"})
+
+
+def status_violations(paths: LakePaths, day: dt.date) -> dict[str, int]:
+    """Codes outside o/a/p/d/n, an endpoint twice, n rows with an outcome, coded rows without one."""
+    (bad_codes, dup_keys, n_with_outcome, coded_without) = _query(
+        "SELECT count(*) FILTER (WHERE code NOT IN ('o','a','p','d','n')), "
+        "count(*) - count(DISTINCT server_key), "
+        "count(*) FILTER (WHERE code = 'n' AND outcome IS NOT NULL), "
+        "count(*) FILTER (WHERE code <> 'n' AND outcome IS NULL) FROM read_parquet($file)",
+        paths.curated_file("daily_status", day))[0]
+    found = {"bad_codes": bad_codes, "duplicate_endpoints": dup_keys, "n_with_outcome": n_with_outcome,
+             "coded_without_outcome": coded_without}
+    return {name: n for name, n in found.items() if n}
+
+
+def history_violations(paths: LakePaths, day: dt.date) -> dict[str, int]:
+    """Histories that are not 30 codes of o/a/p/d/n, counts that disagree with the codes, a last code
+    that is not the day's code, and 100% shown while a checked day did not answer."""
+    hist = "'" + str(paths.curated_file("server_history", day)) + "'"
+    status = "'" + str(paths.curated_file("daily_status", day)) + "'"
+    (length, chars, counts, last, hundred) = _query(
+        f"SELECT count(*) FILTER (WHERE length(history) <> 30), "
+        f"count(*) FILTER (WHERE NOT regexp_full_match(history, '[oapdn]{{30}}')), "
+        f"count(*) FILTER (WHERE checked_days <> length(replace(history, 'n', '')) "
+        f"  OR answered_days <> length(regexp_replace(history, '[dn]', '', 'g'))), "
+        f"count(*) FILTER (WHERE right(h.history, 1) <> s.code), "
+        f"count(*) FILTER (WHERE uptime_pct = 100 AND answered_days <> checked_days) "
+        f"FROM read_parquet({hist}) h JOIN read_parquet({status}) s USING (server_key)", None)[0]
+    found = {"wrong_length": length, "bad_chars": chars, "counts_disagree": counts, "last_code_disagrees": last,
+             "false_100": hundred}
+    return {name: n for name, n in found.items() if n}
+
+
 @dg.asset_check(asset=daily_status, blocking=True,
                 description="Codes are o/a/p/d/n, one row per endpoint, n rows carry no outcome, d/o/a/p rows do.")
 def daily_status_codes_valid(context: dg.AssetCheckExecutionContext, lake: LakeResource) -> dg.AssetCheckResult:
-    bad: dict[str, int] = {}
-    for day in partition_days(context):
-        (rows, bad_codes, dup_keys, n_with_outcome, coded_without) = _query(
-            "SELECT count(*), count(*) FILTER (WHERE code NOT IN ('o','a','p','d','n')), "
-            "count(*) - count(DISTINCT server_key), "
-            "count(*) FILTER (WHERE code = 'n' AND outcome IS NOT NULL), "
-            "count(*) FILTER (WHERE code <> 'n' AND outcome IS NULL) FROM read_parquet($file)",
-            lake.paths.curated_file("daily_status", day))[0]
-        for name, value in (("bad_codes", bad_codes), ("duplicate_endpoints", dup_keys),
-                            ("n_with_outcome", n_with_outcome), ("coded_without_outcome", coded_without)):
-            if value:
-                bad[f"{day} {name}"] = value
-    return dg.AssetCheckResult(passed=not bad, metadata={"violations": bad or "none"})
+    return _check_days(context, lake, status_violations)
 
 
 @dg.asset_check(asset=server_history, blocking=True,
@@ -45,24 +69,7 @@ def daily_status_codes_valid(context: dg.AssetCheckExecutionContext, lake: LakeR
                 "the day's daily_status code; uptime is 100 only when every checked day answered.")
 def server_history_windows_valid(context: dg.AssetCheckExecutionContext,
                                  lake: LakeResource) -> dg.AssetCheckResult:
-    paths: LakePaths = lake.paths
-    bad: dict[str, int] = {}
-    for day in partition_days(context):
-        hist = "'" + str(paths.curated_file("server_history", day)) + "'"
-        status = "'" + str(paths.curated_file("daily_status", day)) + "'"
-        (length, chars, counts, last, hundred) = _query(
-            f"SELECT count(*) FILTER (WHERE length(history) <> 30), "
-            f"count(*) FILTER (WHERE NOT regexp_full_match(history, '[oapdn]{{30}}')), "
-            f"count(*) FILTER (WHERE checked_days <> length(replace(history, 'n', '')) "
-            f"  OR answered_days <> length(regexp_replace(history, '[dn]', '', 'g'))), "
-            f"count(*) FILTER (WHERE right(h.history, 1) <> s.code), "
-            f"count(*) FILTER (WHERE uptime_pct = 100 AND answered_days <> checked_days) "
-            f"FROM read_parquet({hist}) h JOIN read_parquet({status}) s USING (server_key)", None)[0]
-        for name, value in (("wrong_length", length), ("bad_chars", chars), ("counts_disagree", counts),
-                            ("last_code_disagrees", last), ("false_100", hundred)):
-            if value:
-                bad[f"{day} {name}"] = value
-    return dg.AssetCheckResult(passed=not bad, metadata={"violations": bad or "none"})
+    return _check_days(context, lake, history_violations)
 
 
 @dg.asset_check(asset=daily_root, blocking=True,
@@ -119,11 +126,6 @@ def ranking_violations(paths: LakePaths, day: dt.date) -> dict[str, int]:
     found = {"not_answering_with_tools": not_answering, "category_other": other, "too_few_checked_days": too_few,
              "rank_out_of_order": misordered}
     return {name: n for name, n in found.items() if n}
-
-
-def _check_days(context: dg.AssetCheckExecutionContext, lake: LakeResource, violations) -> dg.AssetCheckResult:
-    bad = {f"{day} {name}": n for day in partition_days(context) for name, n in violations(lake.paths, day).items()}
-    return dg.AssetCheckResult(passed=not bad, metadata={"violations": bad or "none"})
 
 
 @dg.asset_check(asset=incidents, blocking=True,
