@@ -103,7 +103,7 @@ def partitions_through(lake: LakePaths, table: str, day: dt.date, *, before: boo
 
 def status_files(lake: LakePaths, day: dt.date, days_before: int) -> list[Path]:
     """The daily_status partitions that exist for `day` and the `days_before` days before it."""
-    return [f for d in days_back(day, days_before) if (f := lake.curated_file("daily_status", d)).is_file()]
+    return partitions_between(lake, "daily_status", day, days_before + 1)
 
 
 def require_status(lake: LakePaths, day: dt.date) -> None:

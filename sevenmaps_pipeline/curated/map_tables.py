@@ -19,7 +19,16 @@ from ..rules.methods import (
     STATUS_PARAMS,
     TOOL_LIST_CHANGE_KINDS,
 )
-from .common import BuildResult, days_back, probe_files, quarantine_unreadable_files, registry_in_force, rel
+from .common import (
+    BuildResult,
+    days_back,
+    partitions_between,
+    probe_files,
+    quarantine_unreadable_files,
+    registry_in_force,
+    rel,
+    require_status,
+)
 
 
 def build_quarantine(lake: LakePaths, day: dt.date) -> BuildResult:
@@ -66,16 +75,16 @@ def build_daily_status(lake: LakePaths, day: dt.date) -> BuildResult:
 def build_server_history(lake: LakePaths, day: dt.date) -> BuildResult:
     started = time.perf_counter()
     window = HISTORY_PARAMS["window_days"]
-    files = [lake.curated_file("daily_status", d) for d in days_back(day, window - 1)]
-    today = lake.curated_file("daily_status", day)
-    if not today.is_file():
-        raise FileNotFoundError(f"daily_status for {day} is missing ({today}); materialise it first")
+    require_status(lake, day)
+    files = partitions_between(lake, "daily_status", day, window)
     kept = CHANGES_PARAMS["lookback_days"]
-    change_files = [f for d in days_back(day, kept - 1) if (f := lake.curated_file("tool_changes", d)).is_file()]
+    change_files = partitions_between(lake, "tool_changes", day, kept)
+    # The window's days whose change records were built (a day without them cannot say "unchanged").
+    built = set(change_files)
+    recorded = [d for d in days_back(day, window - 1) if lake.curated_file("tool_changes", d) in built]
     with duck.session() as con:
-        duck.bind_input(con, "daily_status", [f for f in files if f.is_file()], DAILY_STATUS.schema)
+        duck.bind_input(con, "daily_status", files, DAILY_STATUS.schema)
         duck.bind_input(con, "tool_changes", change_files, TOOL_CHANGES.schema)
-        recorded = [d for d in days_back(day, window - 1) if lake.curated_file("tool_changes", d).is_file()]
         con.register("change_record_days", pa.table({"day": pa.array(recorded, pa.date32())}))
         params = {
             "day": day,
@@ -93,5 +102,5 @@ def build_server_history(lake: LakePaths, day: dt.date) -> BuildResult:
         result = conform(duck.run_sql(con, "server_history", params), SERVER_HISTORY)
     path = write_parquet(lake, lake.curated_file("server_history", day), result)
     return BuildResult("server_history", day, path, result.num_rows, time.perf_counter() - started,
-                       {"window_files": sum(f.is_file() for f in files),
+                       {"window_files": len(files),
                         "window_days_without_change_records": window - len(recorded)})

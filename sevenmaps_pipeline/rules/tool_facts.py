@@ -61,10 +61,6 @@ def facts_of_lists(lists: list[tuple[str, str]], vocab: Vocabulary | None = None
             for i, ((tools_hash, _), tools) in enumerate(zip(lists, parsed, strict=True))]
 
 
-def list_facts(tools_hash: str, tools_json: str, vocab: Vocabulary | None = None) -> ListFacts:
-    return facts_of_lists([(tools_hash, tools_json)], vocab)[0]
-
-
 def _list_facts(tools_hash: str, tools: list, definition_tokens: int, description_tokens: list[int],
                 vocab: Vocabulary) -> ListFacts:
     method = facts_method(vocab)
