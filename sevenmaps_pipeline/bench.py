@@ -118,10 +118,9 @@ def _measure(job: str, first: dt.date, last: dt.date, lake: LakePaths, key: Path
 
 def _bare_scan_seconds(lake: LakePaths, day: dt.date) -> tuple[float, int]:
     """A bare DuckDB scan (every column) of every file the day's run reads."""
-    import duckdb
-
     from .curated import registry_in_force
     from .integrity.manifest import day_files
+    from .lake import duck
 
     window = [day - dt.timedelta(days=i) for i in range(29, -1, -1)]
     def through(table: str) -> list:
@@ -141,7 +140,7 @@ def _bare_scan_seconds(lake: LakePaths, day: dt.date) -> tuple[float, int]:
         [lake.curated_file("tool_changes", d) for d in window],  # stability and change days
     ]
     groups = [[p for p in group if p.exists()] for group in groups]
-    con = duckdb.connect()
+    con = duck.connect()
     started = time.perf_counter()
     files = 0
     for group in groups:

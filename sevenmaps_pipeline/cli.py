@@ -52,7 +52,12 @@ def cmd_synth(args: argparse.Namespace) -> int:
 def cmd_probe(args: argparse.Namespace) -> int:
     from .probe.config import ProbeConfig
     from .probe.report import run_probe
+    from .registry.listing import has_userinfo
 
+    if has_userinfo(args.url):  # the secret is not echoed back either
+        print("error: the URL carries credentials (user:password@host); 7Maps-bot never sends credentials, "
+              "so it never checks such a URL. Remove the userinfo and try again.", file=sys.stderr)
+        return 2
     host_map = {}
     for item in args.resolve or []:
         host, _, port = item.rpartition(":")
@@ -135,14 +140,14 @@ def cmd_keygen(args: argparse.Namespace) -> int:
 
 
 def cmd_sql(args: argparse.Namespace) -> int:
-    import duckdb
+    from .lake import duck
 
     lake = _lake(args)
     if not lake.warehouse.exists():
         print(f"error: no warehouse at {lake.warehouse}; run `sevenmaps warehouse` or a pipeline run first",
               file=sys.stderr)
         return 2
-    with duckdb.connect(str(lake.warehouse), read_only=True) as con:
+    with duck.connect(str(lake.warehouse), read_only=True) as con:
         con.sql(args.query).show(max_rows=args.max_rows, max_width=200)
     return 0
 

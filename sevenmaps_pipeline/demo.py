@@ -10,10 +10,9 @@ import shutil
 import time
 from pathlib import Path
 
-import duckdb
-
 from .integrity.keys import default_key_path, generate_key
 from .integrity.verify import verify_lake
+from .lake import duck
 from .lake.paths import PROJECT_ROOT, LakePaths
 from .synth import synthesize
 
@@ -142,7 +141,7 @@ def run_fleet_demo(lake: LakePaths, days: int, key_path: Path | None = None) -> 
 
 
 def _codes(lake: LakePaths, day: dt.date) -> str:
-    with duckdb.connect() as con:
+    with duck.connect() as con:
         rows = dict(con.execute(f"SELECT code, count(*) FROM read_parquet('{lake.curated_file('daily_status', day)}')"
                                 " GROUP BY code").fetchall())
     return " ".join(f"{c}={rows.get(c, 0):<3}" for c in "oapdn")
@@ -180,7 +179,7 @@ def run_demo(lake: LakePaths, servers: int, days: int, seed: int, key_path: Path
 
 
 def summary(lake: LakePaths) -> str:
-    con = duckdb.connect(str(lake.warehouse), read_only=True)
+    con = duck.connect(str(lake.warehouse), read_only=True)
     try:
         last = con.execute("SELECT max(day) FROM daily_status").fetchone()[0]
         lines = [f"== The map on {last} (UTC) =="]

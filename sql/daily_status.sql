@@ -9,7 +9,9 @@
 --     http_402 -> p, any other outcome -> d;
 --   * a run whose control check failed is voided, and so are the network failures (timeout/unreachable)
 --     in any minute of a run where most checks of many unrelated origins failed that way: our outage, not
---     theirs. An endpoint left with no valid check is n, never d;
+--     theirs; a prober_error check (our own code failed) is voided too. An endpoint left with no valid
+--     check is n, never d. A skip is a listing decision, not a network result: it is never voided, so a
+--     voided run never brings a skipped listing back onto the map;
 --   * on the map: endpoints checked today and not skipped, plus endpoints listed in the registry in force
 --     (listing 'probe') whose last check in the lookback was not a skip; without a valid check they are n;
 --   * HTTP 400/405 and non-MCP answers keep code d but show "answers, but not as a standard MCP endpoint";
@@ -50,8 +52,12 @@ voided_minutes AS (
 ),
 daily_checks AS (
     SELECT t.*,
-           coalesce(vr.void_reason,
-                    CASE WHEN t.outcome IN ('timeout', 'unreachable') THEN vm.void_reason END) AS void_reason
+           CASE
+               WHEN t.outcome = 'skipped' THEN NULL
+               WHEN t.outcome = 'prober_error' THEN 'our prober failed: ' || coalesce(t.outcome_detail, '')
+               ELSE coalesce(vr.void_reason,
+                             CASE WHEN t.outcome IN ('timeout', 'unreachable') THEN vm.void_reason END)
+           END AS void_reason
     FROM today AS t
     LEFT JOIN voided_runs AS vr USING (run_id)
     LEFT JOIN voided_minutes AS vm

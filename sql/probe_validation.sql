@@ -14,7 +14,7 @@ SELECT
             THEN 'unknown check_kind ' || coalesce('''' || p.check_kind || '''', 'NULL')
         WHEN p.outcome IS NULL
             OR NOT (p.outcome IN ('ok', 'needs_auth', 'http_402', 'timeout', 'unreachable', 'redirect',
-                                  'rpc_error', 'not_mcp', 'no_tool_list', 'skipped')
+                                  'rpc_error', 'not_mcp', 'no_tool_list', 'skipped', 'prober_error')
                     OR regexp_full_match(p.outcome, 'http_[1-5][0-9][0-9]'))
             THEN 'unknown outcome ' || coalesce('''' || p.outcome || '''', 'NULL')
         WHEN p.handshake_ms < 0 THEN 'negative handshake_ms'

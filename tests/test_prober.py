@@ -165,17 +165,19 @@ def test_hostile_servers_end_within_their_caps_with_an_outcome(fleet, name, outc
     assert detail in result.outcome_detail
 
 
-def test_the_whole_check_is_capped(fleet):
-    # Each step has 1.5 s but the whole check only 2 s: a server slow at every step ends at the cap.
+def test_the_five_minute_cap_applies_only_when_asked(fleet):
+    # Steps of 5 s and a server that needs 3 s: a daily check waits (and gets its not-MCP answer); the
+    # five-minute check's whole-check cap of 2 s ends it first.
     slow = Timeouts(initialize=5, notifications_initialized=5, tools_list_per_page=5, check_overall=2)
     host = fleet.host("sleepy")
     config = ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file, timeouts=slow)
 
-    async def go():
+    async def go(overall):
         async with build_client(config) as client:
-            return await EndpointCheck(client, config, host.url, dt.datetime.now(dt.UTC)).run()
+            return await EndpointCheck(client, config, host.url, dt.datetime.now(dt.UTC), overall=overall).run()
 
-    result = asyncio.run(go())
+    assert asyncio.run(go(None)).outcome == "not_mcp"
+    result = asyncio.run(go(slow.check_overall))
     assert result.outcome == "timeout" and "whole check exceeded 2 s" in result.outcome_detail
 
 
@@ -196,7 +198,7 @@ def test_a_name_resolving_to_loopback_is_refused_at_connect_time(fleet):
                                        dt.datetime.now(dt.UTC)).run()
 
     result = asyncio.run(go())
-    assert result.outcome == "unreachable" and "non-public address" in result.outcome_detail
+    assert result.outcome == "skipped" and "non-public address" in result.outcome_detail
 
 
 def test_fleet_names_resolve_only_through_the_host_map(fleet):

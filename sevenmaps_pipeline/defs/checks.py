@@ -4,11 +4,11 @@
 import datetime as dt
 
 import dagster as dg
-import duckdb
 
 from ..integrity.keys import read_published_key, signature_valid
 from ..integrity.manifest import compute_root, day_lines
 from ..integrity.roots import read_root
+from ..lake import duck
 from ..lake.paths import LakePaths
 from ..rules.methods import INCIDENTS_PARAMS, RANKINGS_PARAMS
 from .integrity_assets import daily_root
@@ -18,7 +18,7 @@ from .resources import LakeResource, partition_days
 
 
 def _query(sql: str, path) -> list[tuple]:
-    with duckdb.connect() as con:
+    with duck.connect() as con:
         return con.execute(sql.replace("$file", "'" + str(path).replace("'", "''") + "'")).fetchall()
 
 

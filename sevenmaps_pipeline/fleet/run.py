@@ -24,6 +24,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from ..lake.paths import PROJECT_ROOT
 from . import apps
+from .middleware import compressing, recording
 from .registry_app import registry_app
 from .tls import FleetTLS, make_tls
 
@@ -57,6 +58,7 @@ class FleetHost:
     robots: str | None = None
     well_known: dict[str, Any] = field(default_factory=dict)
     redirect_to: str | None = None
+    compress: str | None = None  # a mode of fleet.middleware.COMPRESSION_MODES: a compressing proxy in front
     timeline: list[dict] = field(default_factory=list)
 
     @property
@@ -72,8 +74,13 @@ class Fleet:
     """`with Fleet() as fleet:` — the servers run in a background thread until the block ends."""
 
     def __init__(self, timeline: dict | None = None, slow_seconds: float = 12.0, workdir: Path | None = None,
-                 registry_page_size: int = 100, registry_mode: str = "normal"):
-        """`registry_mode`: normal | legacy_only (no /v0.1, answers /v0) | cursor_loop (never ends)."""
+                 registry_page_size: int = 100, registry_mode: str = "normal",
+                 extra_apps: dict[str, Any] | None = None):
+        """`registry_mode`: normal | legacy_only (no /v0.1, answers /v0) | cursor_loop (never ends).
+        `extra_apps`: more hosts (name -> ASGI app) served as they are, e.g. a test's scripted server."""
+        self.extra_apps = dict(extra_apps or {})
+        # Every request every host received, in arrival order (fleet.middleware.recording).
+        self.recorded: list[dict[str, Any]] = []
         self.registry_page_size = registry_page_size
         self.registry_mode = registry_mode
         # The most requests each host had in flight at once: the prober promises one at a time per host.
@@ -117,9 +124,15 @@ class Fleet:
                 self._down.add(h.host)
 
     @property
+    def host_names(self) -> list[str]:
+        return [h.host for h in self.hosts] + [REGISTRY_HOST, CONTROL_HOST, *self.extra_apps]
+
+    @property
     def host_map(self) -> dict[str, int]:
-        names = [h.host for h in self.hosts] + [REGISTRY_HOST, CONTROL_HOST]
-        return {n: (0 if n in self._down else self.port) for n in names}
+        return {n: (0 if n in self._down else self.port) for n in self.host_names}
+
+    def requests_to(self, host: str) -> list[dict[str, Any]]:
+        return [r for r in self.recorded if r["host"] == host]
 
     @property
     def ca_file(self) -> Path:
@@ -164,6 +177,7 @@ class Fleet:
         children.append(control)
         routes[CONTROL_HOST] = control
         routes[REGISTRY_HOST] = registry_app(self)
+        routes.update(self.extra_apps)
         by_host = {h.host: h for h in self.hosts}
         state = self.state
 
@@ -178,7 +192,7 @@ class Fleet:
                     message = await receive()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
-            headers = {k.decode().lower(): v.decode() for k, v in scope.get("headers", [])}
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
             host = headers.get("host", "").split(":")[0].lower()
             fleet_host = by_host.get(host)
             path = scope.get("path", "")
@@ -205,11 +219,19 @@ class Fleet:
                 return
             await app(scope, receive, send)
 
+        # What stands in front of each host: a compressing proxy where the timeline says so; and a recorder
+        # of every request for all of them.
+        fronts: dict[str, Callable] = {}
+        for name in self.host_names:
+            fleet_host = by_host.get(name)
+            front = compressing(router, fleet_host.compress) if fleet_host and fleet_host.compress else router
+            fronts[name] = recording(front, self.recorded, name)
+
         async def counting_router(scope: dict, receive: Callable, send: Callable) -> None:
             if scope["type"] != "http":
                 await router(scope, receive, send)
                 return
-            headers = {k.decode().lower(): v.decode() for k, v in scope.get("headers", [])}
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
             host = headers.get("host", "").split(":")[0].lower()
             self._in_flight[host] = self._in_flight.get(host, 0) + 1
             self.max_in_flight[host] = max(self.max_in_flight.get(host, 0), self._in_flight[host])
@@ -217,7 +239,7 @@ class Fleet:
             try:
                 if host in self.latency:
                     await asyncio.sleep(self.latency[host])
-                await router(scope, receive, send)
+                await fronts.get(host, router)(scope, receive, send)
             finally:
                 self._in_flight[host] -= 1
 
@@ -231,8 +253,7 @@ class Fleet:
         if self._workdir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="sevenmaps-fleet-")
             self._workdir = Path(self._tmp.name)
-        names = [h.host for h in self.hosts] + [REGISTRY_HOST, CONTROL_HOST]
-        self.tls = make_tls(self._workdir / "tls", names)
+        self.tls = make_tls(self._workdir / "tls", self.host_names)
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]

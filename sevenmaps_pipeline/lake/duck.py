@@ -34,18 +34,28 @@ def run_sql(con: duckdb.DuckDBPyConnection, name: str, params: dict) -> pa.Table
     return con.sql(sql, params=used_params(sql, params)).to_arrow_table()
 
 
+def connect(database: str = ":memory:", *, read_only: bool = False,
+            config: dict[str, str | int] | None = None) -> duckdb.DuckDBPyConnection:
+    """Every DuckDB connection the project opens: its session time zone is UTC whatever the machine's.
+
+    DuckDB ships ICU built in, so `::TIMESTAMP`, `::DATE` and `date_trunc` on a TIMESTAMPTZ use the
+    session zone, which defaults to the machine's (TZ): a probe at 02:00 UTC would fall on the day before
+    in New York. The setting exists only once ICU is loaded, hence SET after connecting, not in `config`."""
+    con = duckdb.connect(database, read_only=read_only, config=config or {})
+    con.execute("SET TimeZone = 'UTC'")
+    return con
+
+
 @contextlib.contextmanager
 def session(threads: int | None = None,
             memory_limit: str | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
-    """An in-memory DuckDB connection, closed on exit whatever happens.
-
-    Timestamps are UTC: the ICU time-zone extension is not loaded (and is never downloaded)."""
+    """An in-memory DuckDB connection (UTC, see `connect`), closed on exit whatever happens."""
     config: dict[str, str | int] = {}
     if threads:
         config["threads"] = threads
     if memory_limit:
         config["memory_limit"] = memory_limit
-    con = duckdb.connect(":memory:", config=config)
+    con = connect(config=config)
     try:
         _register_functions(con)
         yield con

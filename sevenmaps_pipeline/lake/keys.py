@@ -25,5 +25,7 @@ def server_id(key: str) -> str:
 
 
 def origin(url: str) -> str:
+    """scheme://host[:port] — never the userinfo a listed URL may carry."""
     parts = urlsplit(url.strip())
-    return f"{parts.scheme.lower()}://{parts.netloc.lower()}"
+    host = parts.netloc.rpartition("@")[2].lower()
+    return f"{parts.scheme.lower()}://{host}"

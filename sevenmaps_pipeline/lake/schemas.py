@@ -50,13 +50,14 @@ RAW_PROBES = TableSpec(
             col("server_name", pa.string(), "registry name of the listing (reverse-DNS/name)"),
             col("server_version", pa.string(), "registry version of the listing"),
             col("remote_type", pa.string(), "registry remote type: streamable-http | sse"),
-            col("url", pa.string(), "the URL as listed"),
-            col("origin", pa.string(), "scheme://host[:port] of the URL"),
+            col("url", pa.string(), "the URL as listed (userinfo, if any, replaced by REDACTED: never stored)"),
+            col("origin", pa.string(), "scheme://host[:port] of the URL (never its userinfo)"),
             col("started_at", UTC_TS, "when the check started (UTC)", False),
             col("handshake_ms", pa.int32(), "wall time of the whole check (initialize, "
                 "notifications/initialized, tools/list), ms"),
             col("outcome", pa.string(), "ok | needs_auth | http_402 | timeout | unreachable | redirect | "
-                "http_NNN | rpc_error | not_mcp | no_tool_list | skipped", False),
+                "http_NNN | rpc_error | not_mcp | no_tool_list | skipped | prober_error (our own code failed: the "
+                "day code is n, never d)", False),
             col("outcome_detail", pa.string(), "human-readable detail of the outcome"),
             col("http_status", pa.int32(), "HTTP status of the decisive response"),
             col("protocol_version", pa.string(), "protocol version the server answered with"),
@@ -74,7 +75,8 @@ RAW_PROBES = TableSpec(
             col("payment_json", pa.string(), "body of an HTTP 402 answer (payment details)"),
             col("skip_reason", pa.string(), "why the listing was not probed (outcome skipped)"),
             col("discover_supported", pa.bool_(), "server/discover answered (protocol 2026-07-28)"),
-            col("ttl_ms", pa.int64(), "ttlMs of the 2026-07-28 tools/list result"),
+            col("ttl_ms", pa.int64(), "ttlMs of the 2026-07-28 tools/list result (null when absent or not a "
+                "non-negative integer)"),
             col("cache_scope", pa.string(), "cacheScope of the 2026-07-28 tools/list result"),
             col("prober_version", pa.string(), "version of the prober (or generator) that wrote the row"),
         ]
@@ -97,7 +99,7 @@ RAW_REGISTRY = TableSpec(
             col("published_at", UTC_TS, "registry publishedAt"),
             col("updated_at", UTC_TS, "registry updatedAt"),
             col("remote_type", pa.string(), "streamable-http | sse"),
-            col("url", pa.string(), "remote URL as listed"),
+            col("url", pa.string(), "remote URL as listed (userinfo replaced by REDACTED)"),
             col("server_key", pa.string(), "the endpoint key (see probes.server_key); null when the URL "
                 "cannot be normalised"),
             col("server_id", pa.string(), "first 12 hex of SHA-256(server_key)"),

@@ -15,6 +15,7 @@ import uuid
 import duckdb
 import pyarrow as pa
 
+from . import duck
 from .paths import LakePaths
 from .schemas import ALL_TABLES, DAILY_ROOTS_DOC, TableSpec
 
@@ -72,7 +73,7 @@ def publish_warehouse(lake: LakePaths, force: bool = False) -> str:
     rebuilt only when a view itself changes (a table's first file, the lake moved, a schema changed), which
     `.warehouse.sha256` (the digest of the view statements) tells."""
     lake.root.mkdir(parents=True, exist_ok=True)
-    with duckdb.connect() as scratch:
+    with duck.connect() as scratch:
         statements = view_statements(lake, scratch)
     digest = hashlib.sha256("\n".join(statements).encode()).hexdigest()
     marker = lake.root / ".warehouse.sha256"
@@ -80,7 +81,7 @@ def publish_warehouse(lake: LakePaths, force: bool = False) -> str:
         return str(lake.warehouse)
     tmp = lake.root / f".warehouse.{uuid.uuid4().hex}.duckdb"
     try:
-        con = duckdb.connect(str(tmp))
+        con = duck.connect(str(tmp))
         try:
             for statement in statements:
                 con.execute(statement)

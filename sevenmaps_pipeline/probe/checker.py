@@ -5,28 +5,65 @@ nextCursor for at most `max_pages` pages, then the session is ended. Never a too
 2026-07-28 revision (no initialize) are recognised by their modern JSON-RPC error and read through
 `server/discover` and a modern tools/list. Legacy SSE-only endpoints are only opened, and wait for the
 `endpoint` event. Outcomes: ok, needs_auth, http_402, timeout, unreachable, redirect, http_NNN,
-rpc_error, not_mcp, no_tool_list, skipped.
+rpc_error, not_mcp, no_tool_list, skipped, and prober_error when our own code failed (a day code n,
+never d). Every field read from a server is type-checked before use; nothing a server sends raises.
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import math
 import re
 import time
+import traceback
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import httpx
 
+from ..registry.listing import SKIP_CREDENTIALS, SKIP_NON_PUBLIC, has_userinfo, redact_userinfo
 from ..registry.psl import registrable_domain
 from .config import MODERN_PROTOCOL_VERSION, PROTOCOL_VERSION, ProbeConfig
+from .netguard import refused_address
 from .wire import Reply, loads, read_body, read_endpoint_event, read_reply
 
 MODERN_ERROR_CODES = {-32020, -32021, -32022}
 CLIENT_INFO = {"name": "7maps-prober", "version": "0.2"}
 _RESOURCE_METADATA = re.compile(r'resource_metadata="([^"]+)"')
+# What may be sent back in a header: visible ASCII (the spec's rule for Mcp-Session-Id), bounded.
+_HEADER_TOKEN = re.compile(r"[\x21-\x7e]{1,1024}")
+
+
+def invalid_location(exc: BaseException) -> bool:
+    """httpx raises RemoteProtocolError for a Location header it cannot parse (it builds the redirect
+    request even when redirects are not followed): the server answered, with a bad redirect."""
+    return isinstance(exc, httpx.RemoteProtocolError) and str(exc).startswith("Invalid URL in location header")
+
+
+def header_token(value: Any) -> str | None:
+    return value if isinstance(value, str) and _HEADER_TOKEN.fullmatch(value) else None
+
+
+def json_int(value: Any) -> int | None:
+    """A JSON integer (never a bool, never a float that is not whole or not finite)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    return None
+
+
+def scalar_text(value: Any, limit: int) -> str | None:
+    """A name or version as stored: strings as they are, numbers as text, anything else not at all."""
+    if isinstance(value, str):
+        return value[:limit]
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)[:limit]
+    return None
 
 
 @dataclass
@@ -92,34 +129,48 @@ def _modern_meta() -> dict:
 
 
 class EndpointCheck:
-    """A single check; `run()` never raises for anything the server does."""
+    """A single check; `run()` never raises, whatever the server does (and whatever our code does).
+
+    A daily check is bounded by the seed's per-step timeouts only (initialize 8 s, initialized 5 s,
+    tools/list 8 s a page); `overall` (the five-minute check's 30 s) caps the whole check when given."""
 
     def __init__(self, client: httpx.AsyncClient, config: ProbeConfig, url: str, started_at: dt.datetime,
-                 remote_type: str = "streamable-http") -> None:
+                 remote_type: str = "streamable-http", overall: float | None = None) -> None:
         self.client, self.config, self.url, self.remote_type = client, config, url, remote_type
-        self.result = CheckResult(url=url, started_at=started_at)
+        self.overall = overall
+        self.result = CheckResult(url=redact_userinfo(url), started_at=started_at)
         self.redirects_followed = 0
 
     async def run(self) -> CheckResult:
         t0 = time.monotonic()
         try:
-            async with asyncio.timeout(self.config.timeouts.check_overall):
+            if has_userinfo(self.url):
+                raise _Outcome("skipped", f"{SKIP_CREDENTIALS}: never contacted (7Maps-bot never sends credentials)")
+            async with asyncio.timeout(self.overall):
                 if self.remote_type == "sse":
                     await self._legacy_sse()
                 else:
                     await self._check()
         except _Outcome as done:
-            self.result.outcome, self.result.outcome_detail = done.outcome, done.detail
-            if done.status is not None:
-                self.result.http_status = done.status
+            self._finish(done.outcome, done.detail, done.status)
         except TimeoutError:
-            self.result.outcome = "timeout"
-            self.result.outcome_detail = f"the whole check exceeded {self.config.timeouts.check_overall:g} s"
+            self._finish("timeout", f"the whole check exceeded {self.overall:g} s")
+        except Exception as exc:  # noqa: BLE001 - our own fault: classified, kept, and a day code n
+            frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+            where = f" at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}" if frame else ""
+            self._finish("prober_error", f"{type(exc).__name__}: {str(exc)[:300]}{where}")
         if self.result.handshake_ms is None:
             self.result.handshake_ms = round((time.monotonic() - t0) * 1000)
         if self.result.session_id:
             await self._end_session()
         return self.result
+
+    def _finish(self, outcome: str, detail: str, status: int | None = None) -> None:
+        self.result.outcome, self.result.outcome_detail = outcome, detail
+        if outcome == "skipped" and not self.result.skip_reason:
+            self.result.skip_reason = detail.split(":", 1)[0]
+        if status is not None:
+            self.result.http_status = status
 
     # ------------------------------------------------------------------ requests
     async def _post(self, payload: dict, timeout: float, step: str, headers: dict[str, str] | None = None,
@@ -127,24 +178,30 @@ class EndpointCheck:
         """POST one JSON-RPC message; follow one same-registrable-domain redirect; retry once after a
         broken connection. A 2xx answer to a request comes back parsed; any other body, raw and capped."""
         attempt = 0
-        while True:
-            try:
-                async with asyncio.timeout(timeout):
-                    return await self._post_once(payload, step, headers or {}, request_id, cap)
-            except TimeoutError as exc:
-                raise _Outcome("timeout", f"no complete answer to {step} within {timeout:g} s") from exc
-            except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
-                if attempt == 0:
-                    attempt += 1
-                    self.result.note(f"{step}: connection broken ({type(exc).__name__}), retrying once")
-                    continue
-                raise _Outcome("unreachable", f"{step}: connection broken twice ({exc})") from exc
-            except httpx.TimeoutException as exc:
-                raise _Outcome("timeout", f"{step}: {type(exc).__name__}") from exc
-            except httpx.ConnectError as exc:
-                raise _Outcome("unreachable", f"{step}: {exc or type(exc).__name__}") from exc
-            except httpx.HTTPError as exc:
-                raise _Outcome("unreachable", f"{step}: {type(exc).__name__}: {exc}") from exc
+        try:
+            async with asyncio.timeout(timeout):  # the step's budget covers its one retry and redirect
+                while True:
+                    try:
+                        return await self._post_once(payload, step, headers or {}, request_id, cap)
+                    except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
+                        if invalid_location(exc):  # httpx parses Location itself, even when not following
+                            self.result.redirect_location = None
+                            raise _Outcome("redirect", f"{step}: a redirect to an invalid Location ({exc})") from exc
+                        if attempt == 0:
+                            attempt += 1
+                            self.result.note(f"{step}: connection broken ({type(exc).__name__}), retrying once")
+                            continue
+                        raise _Outcome("unreachable", f"{step}: connection broken twice ({exc})") from exc
+        except TimeoutError as exc:
+            raise _Outcome("timeout", f"no complete answer to {step} within {timeout:g} s") from exc
+        except httpx.TimeoutException as exc:
+            raise _Outcome("timeout", f"{step}: {type(exc).__name__}") from exc
+        except httpx.ConnectError as exc:
+            if refused_address(exc):
+                raise _Outcome("skipped", f"{SKIP_NON_PUBLIC}: {exc}") from exc
+            raise _Outcome("unreachable", f"{step}: {exc or type(exc).__name__}") from exc
+        except httpx.HTTPError as exc:
+            raise _Outcome("unreachable", f"{step}: {type(exc).__name__}: {exc}") from exc
 
     async def _post_once(self, payload: dict, step: str, headers: dict[str, str], request_id: Any,
                          cap: int | None) -> Answer:
@@ -167,10 +224,22 @@ class EndpointCheck:
         if not location:
             raise _Outcome("redirect", f"{step}: HTTP {response.status_code} without a Location",
                            response.status_code)
-        target = urljoin(self.url, location)
-        self.result.redirect_location = target
-        same_site = (urlsplit(target).scheme == "https" and registrable_domain(urlsplit(target).hostname or "")
-                     == registrable_domain(urlsplit(self.url).hostname or ""))
+        try:
+            target = urljoin(self.url, location.strip())
+            parts = urlsplit(target)
+            host = (parts.hostname or "").lower().rstrip(".")
+            parts.port  # noqa: B018 - raises on a malformed port
+            httpx.URL(target)
+        except (ValueError, httpx.InvalidURL) as exc:
+            self.result.redirect_location = redact_userinfo(location)[:2000]
+            raise _Outcome("redirect", f"{step}: HTTP {response.status_code} to an invalid Location ({exc})",
+                           response.status_code) from exc
+        self.result.redirect_location = redact_userinfo(target)[:2000]
+        if has_userinfo(target):
+            raise _Outcome("redirect", f"{step}: redirects to a URL carrying credentials; not followed",
+                           response.status_code)
+        same_site = (parts.scheme == "https" and bool(host)
+                     and registrable_domain(host) == registrable_domain(urlsplit(self.url).hostname or ""))
         if not same_site:
             raise _Outcome("redirect", f"{step}: redirects to another domain ({target}); not followed",
                            response.status_code)
@@ -196,7 +265,7 @@ class EndpointCheck:
             self._auth(response)
             raise _Outcome("needs_auth", f"HTTP {status} on initialize, before any tool was listed", status)
         if status == 402:
-            self.result.payment_json = response.body.decode("utf-8", "replace")[:65536] or None
+            self.result.payment_json = redact_userinfo(response.body.decode("utf-8", "replace"))[:65536] or None
             raise _Outcome("http_402", "HTTP 402 on initialize (asks for payment)", status)
         modern_error = self._modern_error(response, reply)
         if modern_error is not None:
@@ -206,19 +275,22 @@ class EndpointCheck:
         if not 200 <= status < 300:
             body = response.body.decode("utf-8", "replace").strip()[:120]
             raise _Outcome(f"http_{status}", f"HTTP {status} on initialize" + (f": {body}" if body else ""), status)
-        assert reply is not None
+        if reply is None:
+            raise _Outcome("not_mcp", "initialize: no JSON-RPC answer", status)
         if reply.kind == "error":
-            err = reply.error
-            raise _Outcome("rpc_error", f"initialize answered JSON-RPC error {err.get('code')}: "
-                                        f"{str(err.get('message'))[:200]}", status)
+            raise _Outcome("rpc_error", f"initialize answered JSON-RPC error {_error_text(reply.error)}", status)
         if reply.kind != "result" or not isinstance(reply.result, dict):
             raise _Outcome("not_mcp", f"initialize: {reply.detail or 'no JSON-RPC result'}", status)
         result = reply.result
-        if not isinstance(result.get("protocolVersion"), str) or not isinstance(result.get("serverInfo"), dict):
-            raise _Outcome("not_mcp", "initialize result lacks protocolVersion or serverInfo", status)
-        self.result.protocol_version = result["protocolVersion"][:40]
+        version = header_token(result.get("protocolVersion"))
+        if version is None or len(version) > 40 or not isinstance(result.get("serverInfo"), dict):
+            raise _Outcome("not_mcp", "initialize result lacks a valid protocolVersion or serverInfo", status)
+        self.result.protocol_version = version
         self._server_info(result["serverInfo"])
-        self.result.session_id = response.headers.get("mcp-session-id")
+        session = response.headers.get("mcp-session-id")
+        self.result.session_id = header_token(session)
+        if session is not None and self.result.session_id is None:
+            self.result.note("Mcp-Session-Id is not visible ASCII (or too long): not sent back")
         headers = {"MCP-Protocol-Version": self.result.protocol_version}
         if self.result.session_id:
             headers["Mcp-Session-Id"] = self.result.session_id
@@ -236,13 +308,12 @@ class EndpointCheck:
         """The JSON-RPC code that marks a 2026-07-28 server refusing the handshake, if this is one."""
         if response.status_code in (400, 404):
             obj, _ = loads(response.body or b"{}")
-            code = obj.get("error", {}).get("code") if isinstance(obj, dict) and isinstance(obj.get("error"),
-                                                                                               dict) else None
+            error = obj.get("error") if isinstance(obj, dict) else None
+            code = json_int(error.get("code")) if isinstance(error, dict) else None
             if code in MODERN_ERROR_CODES or (response.status_code == 404 and code == -32601):
                 return code
-        if reply is not None and reply.kind == "error" and reply.error.get("code") in MODERN_ERROR_CODES:
-            return reply.error.get("code")
-        return None
+        code = json_int(reply.error.get("code")) if reply is not None and reply.kind == "error" else None
+        return code if code in MODERN_ERROR_CODES else None
 
     async def _modern(self, started: float) -> bool:
         t = self.config.timeouts
@@ -256,13 +327,14 @@ class EndpointCheck:
             self.result.note("server/discover did not answer with a result")
             return False
         result = reply.result
-        versions = result.get("supportedVersions") or []
-        if MODERN_PROTOCOL_VERSION not in versions:
+        versions = result.get("supportedVersions")
+        if not isinstance(versions, list) or MODERN_PROTOCOL_VERSION not in versions:
             self.result.discover_supported = False
             return False
         self.result.discover_supported = True
         self.result.protocol_version = MODERN_PROTOCOL_VERSION
-        info = (result.get("_meta") or {}).get("io.modelcontextprotocol/serverInfo")
+        meta = result.get("_meta")
+        info = meta.get("io.modelcontextprotocol/serverInfo") if isinstance(meta, dict) else None
         if isinstance(info, dict):
             self._server_info(info)
         self.result.http_status = response.status_code
@@ -297,7 +369,7 @@ class EndpointCheck:
             if not 200 <= status < 300:
                 problem = f"HTTP {status}"
             elif reply is None or reply.kind != "result":
-                problem = (f"JSON-RPC error {reply.error.get('code')}: {str(reply.error.get('message'))[:120]}"
+                problem = (f"JSON-RPC error {_error_text(reply.error)}"
                            if reply is not None and reply.kind == "error" else (reply.detail if reply else "no body"))
             elif not isinstance(reply.result, dict) or not isinstance(reply.result.get("tools"), list):
                 problem = "result has no tools array"
@@ -309,11 +381,11 @@ class EndpointCheck:
             result = reply.result
             tools += result["tools"]
             self.result.pages_read = page + 1
-            if modern and page == 0:
-                ttl = result.get("ttlMs")
-                self.result.ttl_ms = max(int(ttl), 0) if isinstance(ttl, int | float) else 0
+            if modern and page == 0:  # absent or malformed: null, never a made-up 0
+                ttl = json_int(result.get("ttlMs"))
+                self.result.ttl_ms = ttl if ttl is not None and 0 <= ttl < 2**63 else None
                 scope = result.get("cacheScope")
-                self.result.cache_scope = scope if isinstance(scope, str) else None
+                self.result.cache_scope = scope[:40] if isinstance(scope, str) and scope else None
             nxt = result.get("nextCursor")
             if not nxt:
                 complete = True
@@ -329,11 +401,13 @@ class EndpointCheck:
             self.result.note(f"stopped after {self.config.max_pages} pages; the list may be longer")
 
     async def _end_session(self) -> None:
+        headers = {"Mcp-Session-Id": self.result.session_id or ""}
+        if self.result.protocol_version:
+            headers["MCP-Protocol-Version"] = self.result.protocol_version
         try:
             async with asyncio.timeout(self.config.timeouts.session_end):
-                await self.client.delete(self.url, headers={"Mcp-Session-Id": self.result.session_id or "",
-                                                            "MCP-Protocol-Version": self.result.protocol_version or ""})
-        except (TimeoutError, httpx.HTTPError):
+                await self.client.delete(self.url, headers=headers)
+        except Exception:  # noqa: BLE001 - ending the session is a courtesy; its failure changes nothing
             pass
 
     # ------------------------------------------------------------------ legacy SSE
@@ -362,11 +436,17 @@ class EndpointCheck:
     # ------------------------------------------------------------------ helpers
     def _auth(self, response: Answer) -> None:
         header = response.headers.get("www-authenticate")
-        self.result.www_authenticate = header[:2000] if header else None
+        self.result.www_authenticate = redact_userinfo(header)[:2000] if header else None
         match = _RESOURCE_METADATA.search(header or "")
-        self.result.resource_metadata_url = match.group(1) if match else None
+        self.result.resource_metadata_url = redact_userinfo(match.group(1))[:2000] if match else None
 
     def _server_info(self, info: dict) -> None:
-        name, version = info.get("name"), info.get("version")
-        self.result.server_info_name = str(name)[:200] if name is not None else None
-        self.result.server_info_version = str(version)[:100] if version is not None else None
+        self.result.server_info_name = scalar_text(info.get("name"), 200)
+        self.result.server_info_version = scalar_text(info.get("version"), 100)
+
+
+def _error_text(error: dict) -> str:
+    code = json_int(error.get("code"))
+    message = error.get("message")
+    return (f"{code if code is not None else '(code not an integer)'}: "
+            f"{message[:200] if isinstance(message, str) else '(no message)'}")

@@ -1,5 +1,6 @@
 """The prober's HTTP client: guarded connections, no cookies, no credentials, no proxies from the
-environment, no automatic redirects (the checker applies the redirect rule itself)."""
+environment, no automatic redirects (the checker applies the redirect rule itself), and bodies read
+raw so that probe/wire.py decodes them within its caps."""
 
 from __future__ import annotations
 
@@ -11,6 +12,20 @@ import httpx
 
 from .config import ProbeConfig
 from .netguard import GuardedBackend
+from .wire import ACCEPT_ENCODING
+
+
+class CredentialsRefused(RuntimeError):
+    """A request would carry credentials (userinfo, Authorization, a cookie): it is never sent. Reaching
+    this is our bug, not the server's, so a check ends as prober_error (day code n)."""
+
+
+async def _refuse_credentials(request: httpx.Request) -> None:
+    # The last gate before the wire (httpx turns URL userinfo into Authorization: Basic by itself): the
+    # listing rules already skip such URLs; this keeps any other path (a redirect, a new caller) honest.
+    if request.url.userinfo or "authorization" in request.headers or "cookie" in request.headers:
+        raise CredentialsRefused(f"refused to send credentials to {request.url.host} "
+                                 "(userinfo, Authorization or Cookie)")
 
 
 def ssl_context(config: ProbeConfig) -> ssl.SSLContext:
@@ -39,7 +54,8 @@ def build_client(config: ProbeConfig, context: ssl.SSLContext | None = None,
     )
     return httpx.AsyncClient(
         transport=transport,
-        headers={"User-Agent": config.user_agent},
+        headers={"User-Agent": config.user_agent, "Accept-Encoding": ACCEPT_ENCODING},
+        event_hooks={"request": [_refuse_credentials]},
         cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),  # never store a cookie
         follow_redirects=False,
         trust_env=False,

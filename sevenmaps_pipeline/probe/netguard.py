@@ -17,14 +17,52 @@ import httpcore
 
 
 class RefusedAddress(httpcore.ConnectError):
-    """The name resolves to an address the prober must not reach."""
+    """The name resolves to an address the prober must not reach: the listing is skipped, never d."""
+
+
+def refused_address(exc: BaseException | None) -> bool:
+    """Whether an error (as httpx re-raises it, from httpcore's) is our refusal of a non-public address."""
+    while exc is not None:
+        if isinstance(exc, RefusedAddress):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+# Every IANA special-purpose block (the IPv4 and IPv6 Special-Purpose Address Registries) that is not
+# globally reachable, plus multicast and the deprecated ranges; kept explicit rather than trusting
+# `ipaddress.is_global`, whose answers vary by Python version (3.11 calls NAT64, 6to4, 3fff::/20 and
+# fec0::/10 global). Blocks that embed an IPv4 address are judged by the address they embed.
+NON_PUBLIC_V4 = tuple(ipaddress.IPv4Network(n) for n in (
+    "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
+    "192.0.0.0/24", "192.0.2.0/24", "192.31.196.0/24", "192.52.193.0/24", "192.88.99.0/24", "192.168.0.0/16",
+    "192.175.48.0/24", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4",
+    "255.255.255.255/32"))
+NON_PUBLIC_V6 = tuple(ipaddress.IPv6Network(n) for n in (
+    "::/128", "::1/128", "::/96", "64:ff9b:1::/48", "100::/64", "2001::/23", "2001:db8::/32", "3fff::/20",
+    "5f00::/16", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8"))
+# (block, how to find the IPv4 address it carries)
+EMBEDDING_V6 = (
+    (ipaddress.IPv6Network("::ffff:0:0/96"), lambda ip: ip.ipv4_mapped),
+    (ipaddress.IPv6Network("64:ff9b::/96"), lambda ip: ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)),
+    (ipaddress.IPv6Network("2002::/16"), lambda ip: ip.sixtofour),
+)
 
 
 def is_public_address(address: str) -> bool:
-    ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
-        ip = ip.ipv4_mapped
-    return ip.is_global and not ip.is_multicast
+    """True only for a globally reachable unicast address; an IPv6 address that carries an IPv4 one
+    (IPv4-mapped, NAT64 64:ff9b::/96, 6to4 2002::/16) is as public as the address it carries, and Teredo
+    (2001::/32, inside 2001::/23) and local-use NAT64 (64:ff9b:1::/48) never are."""
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address):
+        for block, embedded in EMBEDDING_V6:
+            if ip in block:
+                return is_public_address(str(embedded(ip)))
+        return not any(ip in block for block in NON_PUBLIC_V6)
+    return not any(ip in block for block in NON_PUBLIC_V4)
 
 
 class GuardedBackend(httpcore.AsyncNetworkBackend):
@@ -52,7 +90,8 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
         addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
         allowed = [a for a in addresses if self._allow_private or is_public_address(a)]
         if not allowed:
-            raise RefusedAddress(f"{name} resolves to non-public address {', '.join(addresses)}; refused")
+            raise RefusedAddress(f"{name} resolves to a non-public address ({', '.join(addresses)[:200]}); "
+                                 "not contacted")
         last: Exception | None = None
         for address in allowed:
             try:

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import time
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urljoin, urlsplit
 
 import httpx
 from protego import Protego
 
+from ..registry.listing import SKIP_NON_PUBLIC, has_userinfo
+from ..registry.psl import registrable_domain
+from .checker import invalid_location
 from .config import ROBOTS_TOKEN, ProbeConfig
+from .netguard import refused_address
 from .wire import read_body
 
 WELL_KNOWN = {
@@ -32,6 +38,8 @@ class OriginResult:
     # When robots.txt got no HTTP answer at all, the origin itself is unreachable (or timing out): its
     # endpoints get that outcome without being contacted, rather than being called "skipped".
     network_outcome: str | None = None
+    # When its name resolves to a non-public address: its endpoints are skipped (off the map, never d).
+    skip_reason: str | None = None
     _rules: Protego | None = None
 
     def allows(self, url: str) -> bool:
@@ -49,35 +57,79 @@ class OriginResult:
         return row
 
 
+def _same_site_target(url: str, location: str) -> tuple[str | None, str]:
+    """Where a redirect may be followed under seed 000's rule (https, the same registrable domain), or
+    None and why not."""
+    try:
+        target = urljoin(url, location.strip())
+        parts = urlsplit(target)
+        host = (parts.hostname or "").lower().rstrip(".")
+        httpx.URL(target)
+    except (ValueError, httpx.InvalidURL):
+        return None, "an invalid Location"
+    if has_userinfo(target):
+        return None, "a URL carrying credentials"
+    if parts.scheme != "https":
+        return None, f"plain {parts.scheme or 'non-https'} ({host})"
+    if not host or registrable_domain(host) != registrable_domain(urlsplit(url).hostname or ""):
+        return None, f"another domain ({host})"
+    return target, ""
+
+
 async def _get(client: httpx.AsyncClient, url: str, timeout: float, cap: int,
                follow: bool) -> tuple[int | None, bytes, str, str | None]:
-    """(status, body, detail, network outcome): the last is 'timeout' or 'unreachable' without an answer."""
+    """(status, body, detail, network outcome): the last is 'timeout', 'unreachable' or 'skipped' (the
+    name resolves to a non-public address) without an answer. With `follow`, one redirect within the
+    same registrable domain over https is followed (seed 000's redirect rule); any other redirect comes
+    back as its 3xx status, with the reason in `detail`."""
     try:
         async with asyncio.timeout(timeout):
-            async with client.stream("GET", url, follow_redirects=follow) as response:
-                body, cut = await read_body(response, cap)
-                return response.status_code, body, "truncated" if cut else "", None
+            for hop in range(2):
+                async with client.stream("GET", url) as response:
+                    location = response.headers.get("location")
+                    if follow and response.is_redirect and location:
+                        target, why = _same_site_target(url, location)
+                        if target is not None and hop == 0:
+                            url = target
+                            continue
+                        why = why or "a second redirect"
+                        return response.status_code, b"", f"redirects to {why}; not followed", None
+                    body, problem = await read_body(response, cap)
+                    return response.status_code, body, problem or "", None
+            raise AssertionError("unreachable: the loop returns or continues once")
     except TimeoutError:
         return None, b"", f"no answer within {timeout:g} s", "timeout"
     except httpx.TimeoutException as exc:
         return None, b"", f"{type(exc).__name__}", "timeout"
     except httpx.HTTPError as exc:
+        if invalid_location(exc):
+            return 302, b"", "redirects to an invalid Location; not followed", None
+        if refused_address(exc):
+            return None, b"", f"{SKIP_NON_PUBLIC}: {exc}"[:300], "skipped"
         return None, b"", f"{type(exc).__name__}: {exc}"[:300], "unreachable"
 
 
 async def check_origin(client: httpx.AsyncClient, config: ProbeConfig, origin: str,
                        fetched_at: dt.datetime) -> OriginResult:
     result = OriginResult(origin=origin, fetched_at=fetched_at)
-    # RFC 9309 §2.3.1: follow redirects (rules stay those of this authority); 4xx: no rules; 5xx or no
+    # RFC 9309 §2.3.1: follow redirects (rules stay those of this authority) — here only as seed 000's
+    # redirect rule allows, once, to the same registrable domain over https; a redirect that may not be
+    # followed leaves robots.txt unavailable (§2.3.1.2: like a 4xx, no rules). 4xx: no rules; 5xx or no
     # answer: assume complete disallow. No answer at all also means the origin cannot be reached: its
-    # endpoints are recorded with that outcome (d), never contacted, never called skipped.
+    # endpoints are recorded with that outcome (d), never contacted, never called skipped. A name that
+    # resolves to a non-public address is a skip for all its endpoints.
     status, body, detail, network = await _get(client, origin + "/robots.txt", config.timeouts.robots_txt,
                                                config.robots_max_bytes, follow=True)
     result.robots_status = status
     if status is None:
         result.robots_policy, result.robots_detail = "disallow_all", f"robots.txt unreachable: {detail}"
-        result.network_outcome = network
+        if network == "skipped":
+            result.skip_reason = SKIP_NON_PUBLIC
+        else:
+            result.network_outcome = network
         return result
+    elif 300 <= status < 400:
+        result.robots_policy, result.robots_detail = "allow_all", f"HTTP {status}: {detail}; robots.txt unavailable"
     elif 200 <= status < 300:
         text = body.decode("utf-8", "replace")
         result.robots_txt = text
@@ -90,13 +142,15 @@ async def check_origin(client: httpx.AsyncClient, config: ProbeConfig, origin: s
         result.robots_policy, result.robots_detail = "allow_all", f"HTTP {status}: no robots.txt"
     else:
         result.robots_policy, result.robots_detail = "disallow_all", f"HTTP {status}: assumed complete disallow"
+    # Seed 000: 4 s per origin for the well-known documents, all three together.
+    deadline = time.monotonic() + config.timeouts.well_known_per_origin
     for name, path in WELL_KNOWN.items():
         url = origin + path
-        if not result.allows(url):
+        left = deadline - time.monotonic()
+        if not result.allows(url) or left <= 0:
             result.documents[name] = (None, None)
             continue
-        status, body, _, _ = await _get(client, url, config.timeouts.well_known_per_origin,
-                                        config.max_small_body_bytes, follow=False)
+        status, body, _, _ = await _get(client, url, left, config.max_small_body_bytes, follow=False)
         text = body.decode("utf-8", "replace") if status == 200 and body else None
         result.documents[name] = (status, text)
     return result

@@ -39,6 +39,92 @@ class PastDayError(RuntimeError):
     """The past cannot be checked: a day that has passed is never probed."""
 
 
+class PartWriter:
+    """The scan's sink: rows land as part files `<run_id>-<part>.parquet` every `flush_rows` rows or
+    `flush_seconds` seconds (atomic writes), so a crash or kill mid-scan loses no finished check. A row
+    that cannot be stored as it is (a value our schema cannot take) is stored as prober_error instead."""
+
+    def __init__(self, lake: LakePaths, day: dt.date, run_id: str, flush_rows: int = 500,
+                 flush_seconds: float = 20.0) -> None:
+        self.lake, self.day, self.run_id = lake, day, run_id
+        self.flush_rows, self.flush_seconds = flush_rows, flush_seconds
+        self._probes: list[dict] = []
+        self._origins: list[dict] = []
+        self._part = 0
+        self._last = time.monotonic()
+        self.probe_rows = self.origin_rows = 0
+        self.outcomes: dict[str, int] = {}
+
+    def add_probe(self, row: dict) -> None:
+        self._probes.append(row)
+        self.outcomes[row["outcome"]] = self.outcomes.get(row["outcome"], 0) + 1
+        self._maybe_flush()
+
+    def add_origin(self, row: dict) -> None:
+        self._origins.append(row)
+        self._maybe_flush()
+
+    def _maybe_flush(self) -> None:
+        if (len(self._probes) >= self.flush_rows
+                or time.monotonic() - self._last >= self.flush_seconds):
+            self.flush()
+
+    def flush(self) -> None:
+        self._last = time.monotonic()
+        if not self._probes and not self._origins:
+            return
+        name = f"{self.run_id}-{self._part:05d}.parquet"
+        # Origins first: a probe row that names a robots.txt decision never lands without it.
+        if self._origins:
+            write_parquet(self.lake, self.lake.raw_dir("origins", self.day) / name,
+                          _table(self._origins, RAW_ORIGINS))
+            self.origin_rows += len(self._origins)
+        if self._probes:
+            write_parquet(self.lake, self.lake.raw_dir("probes", self.day) / name, _probe_table(self._probes))
+            self.probe_rows += len(self._probes)
+        self._probes, self._origins = [], []
+        self._part += 1
+
+
+def _table(rows: list[dict], spec) -> pa.Table:
+    return conform(pa.Table.from_pylist(rows, spec.schema), spec)
+
+
+def _probe_table(rows: list[dict]) -> pa.Table:
+    try:
+        return _table(rows, RAW_PROBES)
+    except (pa.ArrowException, ValueError, TypeError, OverflowError):
+        kept = []
+        for row in rows:
+            try:
+                _table([row], RAW_PROBES)
+                kept.append(row)
+            except (pa.ArrowException, ValueError, TypeError, OverflowError) as exc:
+                safe = {k: row.get(k) for k in ("day", "check_kind", "run_id", "server_key", "server_id",
+                                                 "server_name", "server_version", "remote_type", "url", "origin",
+                                                 "started_at", "prober_version")}
+                kept.append({**safe, "outcome": "prober_error", "handshake_ms": 0,
+                             "outcome_detail": f"the check could not be stored: {type(exc).__name__}: "
+                                               f"{str(exc)[:300]}"})
+        return _table(kept, RAW_PROBES)
+
+
+def completed_checks(lake: LakePaths, day: dt.date) -> set[str]:
+    """server_keys with a completed daily check landed on `day` (a prober_error is not one: ours to redo)."""
+    import pyarrow.parquet as pq
+
+    keys: set[str] = set()
+    for path in lake.raw_files("probes", day):
+        try:
+            table = pq.read_table(path, columns=["server_key", "check_kind", "outcome"])
+        except Exception:  # noqa: BLE001 - an unreadable part is quarantined later; its checks are redone
+            continue
+        for key, kind, outcome in zip(*(table.column(c).to_pylist() for c in table.column_names), strict=True):
+            if kind == "daily" and key and outcome != "prober_error":
+                keys.add(key)
+    return keys
+
+
 @dataclass
 class DayScan:
     day: dt.date
@@ -48,11 +134,15 @@ class DayScan:
     origin_rows: int = 0
     outcomes: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    resumed_from: int = 0  # endpoints that already had a completed check today (a resumed scan)
+    registry_reused: bool = False
 
 
 def scan_day(lake: LakePaths, day: dt.date, registry_url: str, config: ProbeConfig, clock: Clock = utc_now,
              control_url: str | None = None,
-             progress: Callable[[int, int], None] | None = None) -> DayScan:
+             progress: Callable[[int, int], None] | None = None, flush_rows: int = 500) -> DayScan:
+    """Scan the open day. Run again on the same day, it reuses the day's registry snapshot and checks
+    only the endpoints that have no completed check yet."""
     today = clock().date()
     if day != today:
         raise PastDayError(f"{day} is not today ({today} UTC): a day that has passed is never probed, "
@@ -60,23 +150,30 @@ def scan_day(lake: LakePaths, day: dt.date, registry_url: str, config: ProbeConf
     started = time.perf_counter()
     run_id = f"scan-{clock().strftime('%H%M%S')}-{uuid.uuid4().hex[:8]}"
     report = DayScan(day, run_id)
+    done = completed_checks(lake, day)
+    report.resumed_from = len(done)
+    writer = PartWriter(lake, day, run_id, flush_rows=flush_rows)
 
     async def go() -> None:
-        async with build_client(config) as client:
-            snapshot = await fetch_snapshot(client, registry_url, day, clock(), opted_out=config.opted_out_hosts,
-                                            host_map=config.host_map or None)
-            registry = conform(pa.Table.from_pylist(snapshot.rows, RAW_REGISTRY.schema), RAW_REGISTRY)
-            write_parquet(lake, lake.registry_file(day), registry)
-            report.registry_rows = registry.num_rows
-        result = await scan(snapshot.rows, day, run_id, config, clock, control_url, progress)
-        probes = conform(pa.Table.from_pylist(result.probe_rows, RAW_PROBES.schema), RAW_PROBES)
-        write_parquet(lake, lake.raw_dir("probes", day) / f"{run_id}.parquet", probes)
-        origins = conform(pa.Table.from_pylist(result.origin_rows, RAW_ORIGINS.schema), RAW_ORIGINS)
-        write_parquet(lake, lake.raw_dir("origins", day) / f"{run_id}.parquet", origins)
-        report.probe_rows, report.origin_rows = probes.num_rows, origins.num_rows
-        for row in result.probe_rows:
-            report.outcomes[row["outcome"]] = report.outcomes.get(row["outcome"], 0) + 1
+        registry_path = lake.registry_file(day)
+        if registry_path.is_file():
+            import pyarrow.parquet as pq
+
+            rows = pq.read_table(registry_path).to_pylist()
+            report.registry_reused = True
+        else:
+            async with build_client(config) as client:
+                snapshot = await fetch_snapshot(client, registry_url, day, clock(),
+                                                opted_out=config.opted_out_hosts, host_map=config.host_map or None)
+            rows = snapshot.rows
+            write_parquet(lake, registry_path, _table(rows, RAW_REGISTRY))
+        report.registry_rows = len(rows)
+        try:
+            await scan(rows, day, run_id, config, clock, control_url, progress, sink=writer, already_checked=done)
+        finally:
+            writer.flush()
 
     asyncio.run(go())
+    report.probe_rows, report.origin_rows, report.outcomes = writer.probe_rows, writer.origin_rows, writer.outcomes
     report.seconds = time.perf_counter() - started
     return report

@@ -2,16 +2,22 @@
 
 Per host, in order: robots.txt and the well-known documents of its origin, then its endpoints; a
 robots.txt that disallows 7Maps-bot (or `*`) turns the endpoint into a skip with that reason.
+
+Nothing one endpoint or host does can take the scan down: each endpoint's check, and each host's
+worker as a whole, is isolated, and whatever escapes becomes a `prober_error` row (our fault: day code
+n). Rows go to a `sink` as they are made; the caller lands them in part files during the scan, so a
+crash or a kill keeps every check already made (see probe/run.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import traceback
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from ..lake.keys import origin as origin_of
@@ -26,20 +32,35 @@ from .origins import OriginResult, check_origin
 Clock = Callable[[], dt.datetime]
 
 
+class Sink(Protocol):
+    def add_probe(self, row: dict[str, Any]) -> None: ...
+
+    def add_origin(self, row: dict[str, Any]) -> None: ...
+
+
 @dataclass
 class ScanResult:
+    """A sink that keeps everything in memory (`sevenmaps probe`, tests)."""
+
     probe_rows: list[dict[str, Any]] = field(default_factory=list)
     origin_rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def add_probe(self, row: dict[str, Any]) -> None:
+        self.probe_rows.append(row)
+
+    def add_origin(self, row: dict[str, Any]) -> None:
+        self.origin_rows.append(row)
 
 
 def probe_row(check: CheckResult, listing: dict[str, Any], day: dt.date, run_id: str,
               check_kind: str = "daily") -> dict[str, Any]:
     key = listing.get("server_key") or server_key(check.url)
+    url = listing.get("url") or check.url
     row: dict[str, Any] = {
         "day": day, "check_kind": check_kind, "run_id": run_id, "server_key": key, "server_id": server_id(key),
         "server_name": listing.get("server_name"), "server_version": listing.get("server_version"),
-        "remote_type": listing.get("remote_type"), "url": listing.get("url") or check.url,
-        "origin": origin_of(listing.get("url") or check.url), "started_at": check.started_at,
+        "remote_type": listing.get("remote_type"), "url": url,
+        "origin": origin_of(url), "started_at": check.started_at,
         "handshake_ms": check.handshake_ms, "outcome": check.outcome, "outcome_detail": check.outcome_detail[:2000],
         "http_status": check.http_status, "protocol_version": check.protocol_version,
         "server_info_name": check.server_info_name, "server_info_version": check.server_info_version,
@@ -56,68 +77,108 @@ def probe_row(check: CheckResult, listing: dict[str, Any], day: dt.date, run_id:
     return row
 
 
+def prober_error_row(listing: dict[str, Any], day: dt.date, run_id: str, now: dt.datetime,
+                     exc: BaseException, where: str) -> dict[str, Any]:
+    """The row for a check our own code could not finish: kept, classified, and a day code n."""
+    frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    at = f" at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}" if frame else ""
+    check = CheckResult(url=listing.get("url") or "", started_at=now, outcome="prober_error",
+                        outcome_detail=f"{where}: {type(exc).__name__}: {str(exc)[:300]}{at}", handshake_ms=0)
+    return probe_row(check, listing, day, run_id)
+
+
 def _skip_row(listing: dict[str, Any], day: dt.date, run_id: str, now: dt.datetime, reason: str) -> dict:
     check = CheckResult(url=listing["url"], started_at=now, outcome="skipped", outcome_detail=reason,
                         skip_reason=reason, handshake_ms=0)
     return probe_row(check, listing, day, run_id)
 
 
-async def scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, config: ProbeConfig, clock: Clock,
-               control_url: str | None = None, progress: Callable[[int, int], None] | None = None) -> ScanResult:
-    """Check every endpoint of the snapshot once. Listings that are not to be contacted are recorded as
-    skips; sse-only remotes are only opened (seed 004) and recorded as skips too."""
-    out = ScanResult()
+def endpoints_to_check(listings: Iterable[dict[str, Any]]) -> tuple[dict[str, dict], list[dict]]:
+    """(endpoints to contact by server_key, listings skipped by the listing rules): one per server_key."""
     to_check: dict[str, dict[str, Any]] = {}
+    skipped: dict[str, dict[str, Any]] = {}
     for listing in listings:
         key = listing.get("server_key")
+        if not key:
+            continue
         if listing.get("listing") == "probe" or (listing.get("listing") == "skip"
                                                   and listing.get("skip_reason") == SKIP_SSE_ONLY):
-            if key and key not in to_check:
+            if key not in to_check:
                 to_check[key] = listing
-        elif listing.get("listing") == "skip" and key and key not in to_check:
-            out.probe_rows.append(_skip_row(listing, day, run_id, clock(), listing["skip_reason"]))
+                skipped.pop(key, None)
+        elif listing.get("listing") == "skip" and key not in to_check and key not in skipped:
+            skipped[key] = listing
+    return to_check, list(skipped.values())
+
+
+async def scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, config: ProbeConfig, clock: Clock,
+               control_url: str | None = None, progress: Callable[[int, int], None] | None = None,
+               sink: Sink | None = None, already_checked: Collection[str] = ()) -> Sink:
+    """Check every endpoint of the snapshot once (except those in `already_checked`: a resumed scan).
+    Listings that are not to be contacted are recorded as skips; sse-only remotes are only opened (seed
+    004) and recorded as skips too."""
+    out: Sink = sink if sink is not None else ScanResult()
+    to_check, skipped = endpoints_to_check(listings)
+    for listing in skipped:
+        if listing["server_key"] not in already_checked:
+            out.add_probe(_skip_row(listing, day, run_id, clock(), listing["skip_reason"]))
     by_host: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for listing in to_check.values():
-        by_host[(urlsplit(listing["url"]).hostname or "").lower()].append(listing)
+    for key, listing in to_check.items():
+        if key not in already_checked:
+            by_host[(urlsplit(listing["url"]).hostname or "").lower()].append(listing)
     context = ssl_context(config)
     semaphore = asyncio.Semaphore(config.concurrency)
     done = 0
-    total = len(to_check)
+    total = sum(len(group) for group in by_host.values())
+
+    async def check_one(client: Any, origins: dict[str, OriginResult], listing: dict[str, Any]) -> dict:
+        origin = origin_of(listing["url"])
+        if origin not in origins:
+            origins[origin] = await check_origin(client, config, origin, clock())
+            out.add_origin({"day": day, "run_id": run_id, "prober_version": PROBER_VERSION,
+                            **origins[origin].row()})
+        seen = origins[origin]
+        if seen.skip_reason is not None:
+            return _skip_row(listing, day, run_id, clock(), f"{seen.skip_reason} ({seen.robots_detail})")
+        if seen.network_outcome is not None:
+            check = CheckResult(url=listing["url"], started_at=clock(), outcome=seen.network_outcome,
+                                outcome_detail=f"origin not reachable: {seen.robots_detail}; "
+                                               "the endpoint was not contacted")
+            return probe_row(check, listing, day, run_id)
+        if not seen.allows(listing["url"]):
+            reason = SKIP_ROBOTS
+            if seen.robots_policy == "disallow_all":
+                reason += f" ({seen.robots_detail})"
+            return _skip_row(listing, day, run_id, clock(), reason)
+        check = await EndpointCheck(client, config, listing["url"], clock(),
+                                    listing.get("remote_type") or "streamable-http").run()
+        return probe_row(check, listing, day, run_id)
 
     async def host_worker(listings_of_host: list[dict[str, Any]]) -> None:
         nonlocal done
-        async with semaphore, build_client(config, context, max_connections=2) as client:
-            origins: dict[str, OriginResult] = {}
-            for listing in listings_of_host:
-                origin = origin_of(listing["url"])
-                if origin not in origins:
-                    origins[origin] = await check_origin(client, config, origin, clock())
-                    out.origin_rows.append({"day": day, "run_id": run_id, "prober_version": PROBER_VERSION,
-                                            **origins[origin].row()})
-                seen = origins[origin]
-                if seen.network_outcome is not None:
-                    check = CheckResult(url=listing["url"], started_at=clock(), outcome=seen.network_outcome,
-                                        outcome_detail=f"origin not reachable: {seen.robots_detail}; "
-                                                       "the endpoint was not contacted")
-                    out.probe_rows.append(probe_row(check, listing, day, run_id))
-                elif not seen.allows(listing["url"]):
-                    reason = SKIP_ROBOTS
-                    if origins[origin].robots_policy == "disallow_all":
-                        reason += f" ({origins[origin].robots_detail})"
-                    out.probe_rows.append(_skip_row(listing, day, run_id, clock(), reason))
-                else:  # robots.txt answered and allows it
-                    check = await EndpointCheck(client, config, listing["url"], clock(),
-                                                listing.get("remote_type") or "streamable-http").run()
-                    out.probe_rows.append(probe_row(check, listing, day, run_id))
+        finished = 0
+        try:
+            async with semaphore, build_client(config, context, max_connections=2) as client:
+                origins: dict[str, OriginResult] = {}
+                for listing in listings_of_host:
+                    try:
+                        row = await check_one(client, origins, listing)
+                    except Exception as exc:  # noqa: BLE001 - one endpoint never takes its host or the day down
+                        row = prober_error_row(listing, day, run_id, clock(), exc, "checking the endpoint")
+                    out.add_probe(row)
+                    finished += 1
+                    done += 1
+                    if progress:
+                        progress(done, total)
+        except Exception as exc:  # noqa: BLE001 - the host's client itself failed: its other endpoints
+            for listing in listings_of_host[finished:]:
+                out.add_probe(prober_error_row(listing, day, run_id, clock(), exc, "the host's worker"))
                 done += 1
-                if progress:
-                    progress(done, total)
 
     if control_url:
         async with build_client(config, context, max_connections=2) as client:
             check = await EndpointCheck(client, config, control_url, clock()).run()
-        out.probe_rows.append(probe_row(check, {"url": control_url, "server_name": "control"}, day, run_id,
-                                        check_kind="control"))
+        out.add_probe(probe_row(check, {"url": control_url, "server_name": "control"}, day, run_id,
+                                check_kind="control"))
     await asyncio.gather(*(host_worker(group) for group in by_host.values()))
     return out
-

@@ -1,17 +1,38 @@
 """Reading JSON-RPC answers that arrive as JSON or as Server-Sent Events, within a byte cap.
 
-Time caps are the caller's (asyncio.timeout around the whole request); here only sizes and shapes.
-Whatever a server sends — huge, endless, malformed, deeply nested, not UTF-8 — this yields a
-classified `Reply`, never an exception.
+Time caps are the caller's (asyncio.timeout around the whole request); here only sizes, encodings and
+shapes. Bodies are read raw and decoded here (gzip, deflate — zlib-wrapped or raw, as servers send both —
+in any chain the server names, and gzip sent without saying so), a bounded piece at a time, so every cap
+applies to the *decoded* size and a decompression bomb ends as "too large" after at most the cap.
+Whatever a server sends — huge, endless, malformed, deeply nested, not UTF-8, non-finite numbers, lone
+surrogates, an unknown encoding — this yields a classified `Reply` (or a flagged body), never an exception.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
+import zlib
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
+
+# What the prober asks for; every response is decoded by what it says it is, asked for or not.
+ACCEPT_ENCODING = "gzip, deflate"
+_PIECE = 64 << 10  # the most one decompression step may produce
+_GZIP_MAGIC = b"\x1f\x8b"
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+class BodyError(Exception):
+    """A body that cannot be read as sent: too large once decoded, or an encoding we cannot decode."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(detail)
+        self.kind, self.detail = kind, detail
 
 
 @dataclass
@@ -31,21 +52,49 @@ class Reply:
         return error if isinstance(error, dict) else {}
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text[:20]} is out of range")
+    return value
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def loads(text: bytes | str) -> tuple[Any, str | None]:
+    """Strict JSON (RFC 8259): NaN, Infinity and numbers that overflow to infinity are malformed (Python's
+    json would accept them and write them back out as invalid JSON), and so are lone UTF-16 surrogates
+    (they cannot be stored as UTF-8)."""
     try:
-        return json.loads(text), None
+        obj = json.loads(text, parse_float=_finite_float, parse_constant=_no_constants)
     except RecursionError:
         return None, "JSON nested too deeply"
     except UnicodeDecodeError:
         return None, "body is not valid UTF-8"
     except ValueError as exc:
         return None, f"malformed JSON ({str(exc)[:80]})"
+    raw = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+    if _SURROGATE_ESCAPE.search(raw):
+        try:
+            json.dumps(obj, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            return None, "JSON holds a lone UTF-16 surrogate"
+        except RecursionError:
+            return None, "JSON nested too deeply"
+    return obj, None
+
+
+def same_id(received: Any, sent: Any) -> bool:
+    """JSON-RPC ids match by type and value (Python would take `true` or `1.0` for `1`)."""
+    return type(received) is type(sent) and received == sent
 
 
 def _match(obj: Any, request_id: Any) -> Reply | None:
     if not isinstance(obj, dict) or obj.get("jsonrpc") != "2.0":
         return None
-    if "id" in obj and obj["id"] != request_id and obj["id"] is not None:
+    if "id" in obj and obj["id"] is not None and not same_id(obj["id"], request_id):
         return None
     if isinstance(obj.get("error"), dict):
         return Reply("error", obj)
@@ -54,25 +103,125 @@ def _match(obj: Any, request_id: Any) -> Reply | None:
     return None
 
 
-async def read_body(response: httpx.Response, cap: int) -> tuple[bytes, bool]:
-    """Up to `cap` bytes of the body; True when the body was longer (reading stops there)."""
+# ---------------------------------------------------------------------------------------------- decoding
+class _Stage:
+    """One content coding, decoded incrementally with bounded output per step."""
+
+    def __init__(self, coding: str) -> None:
+        self.coding = coding
+        self._raw_deflate = False
+        self._started = False
+        self._new()
+
+    def _new(self) -> None:
+        if self.coding == "gzip":
+            self._d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif self._raw_deflate:
+            self._d = zlib.decompressobj(-zlib.MAX_WBITS)
+        else:
+            self._d = zlib.decompressobj(zlib.MAX_WBITS)
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        while data:
+            if self._d.eof:  # a further gzip member (concatenated members are one body); else trailing bytes
+                if self.coding != "gzip" or not data.lstrip(b"\0"):
+                    return
+                self._new()
+            try:
+                out = self._d.decompress(data, _PIECE)
+            except zlib.error as exc:
+                if self.coding == "deflate" and not self._started and not self._raw_deflate:
+                    self._raw_deflate = True  # "deflate" sent as a raw DEFLATE stream (no zlib header)
+                    self._new()
+                    continue
+                raise BodyError("bad_encoding", f"{self.coding} body cannot be decoded ({exc})") from exc
+            self._started = True
+            if out:
+                yield out
+            data = self._d.unconsumed_tail or (self._d.unused_data if self._d.eof else b"")
+            if self._d.eof and self.coding != "gzip":
+                return
+
+    def finish(self) -> Iterator[bytes]:
+        out = self._d.flush()
+        if out:
+            yield out
+
+
+def _codings(response: httpx.Response) -> list[str]:
+    header = response.headers.get("content-encoding", "")
+    codings = [c.strip().lower() for c in header.split(",") if c.strip()]
+    codings = ["gzip" if c == "x-gzip" else c for c in codings if c != "identity"]
+    unknown = [c for c in codings if c not in ("gzip", "deflate")]
+    if unknown:
+        raise BodyError("bad_encoding", f"Content-Encoding {', '.join(unknown)} is not one we accept "
+                                        f"(we ask for {ACCEPT_ENCODING})")
+    return codings
+
+
+async def decoded_chunks(response: httpx.Response, cap: int) -> AsyncIterator[bytes]:
+    """The body as sent, decoded, never more than `cap` decoded bytes: past that, BodyError('too_large')."""
+    codings = _codings(response)
+    stages: list[_Stage] | None = [_Stage(c) for c in reversed(codings)] if codings else None
+    size = 0
+
+    def through(data: bytes, index: int = 0) -> Iterator[bytes]:
+        if stages is None or index == len(stages):
+            yield data
+            return
+        for piece in stages[index].feed(data):
+            yield from through(piece, index + 1)
+
+    async for raw in response.aiter_raw():
+        if not raw:
+            continue
+        if stages is None and not codings:
+            # Compressed without saying so: gzip's magic cannot begin JSON, SSE or HTML.
+            stages = [_Stage("gzip")] if raw[:2] == _GZIP_MAGIC else []
+        for piece in through(raw):
+            size += len(piece)
+            if size > cap:
+                raise BodyError("too_large", f"answer exceeds {cap:,} bytes" + (" once decoded" if stages else ""))
+            yield piece
+    for index, stage in enumerate(stages or []):
+        for tail in stage.finish():
+            for piece in through(tail, index + 1):
+                size += len(piece)
+                if size > cap:
+                    raise BodyError("too_large", f"answer exceeds {cap:,} bytes once decoded")
+                yield piece
+
+
+async def read_body(response: httpx.Response, cap: int) -> tuple[bytes, str | None]:
+    """Up to `cap` decoded bytes of the body, and what cut it short: None, 'truncated' (longer than the
+    cap; reading stops there) or why it could not be decoded (the body is then empty)."""
     chunks: list[bytes] = []
     size = 0
-    async for chunk in response.aiter_raw():
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > cap:
-            return b"".join(chunks)[:cap], True
-    return b"".join(chunks), False
+    try:
+        async for chunk in decoded_chunks(response, cap):
+            chunks.append(chunk)
+            size += len(chunk)
+    except BodyError as exc:
+        if exc.kind == "too_large":
+            return b"".join(chunks)[:cap], "truncated"
+        return b"", exc.detail
+    return b"".join(chunks), None
+
+
+def _content_type(response: httpx.Response) -> str:
+    return response.headers.get("content-type", "").split(";")[0].strip().lower()
 
 
 async def read_reply(response: httpx.Response, request_id: Any, cap: int) -> Reply:
-    ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
-    if ctype == "text/event-stream":
-        return await _read_sse(response, request_id, cap)
-    body, too_large = await read_body(response, cap)
-    if too_large:
-        return Reply("too_large", detail=f"answer exceeds {cap:,} bytes", content_type=ctype)
+    ctype = _content_type(response)
+    try:
+        if ctype == "text/event-stream":
+            return await _read_sse(response, request_id, cap)
+        body = b"".join([chunk async for chunk in decoded_chunks(response, cap)])
+    except BodyError as exc:
+        if exc.kind == "too_large":
+            return Reply("too_large", detail=exc.detail, content_type=ctype)
+        return Reply("not_jsonrpc", detail=exc.detail, content_type=ctype)
     if not body.strip():
         return Reply("empty", detail=f"empty body ({ctype or 'no content type'})", content_type=ctype)
     obj, problem = loads(body)
@@ -87,65 +236,57 @@ async def read_reply(response: httpx.Response, request_id: Any, cap: int) -> Rep
     return matched
 
 
-async def _read_sse(response: httpx.Response, request_id: Any, cap: int) -> Reply:
-    """Parse SSE events as they arrive; return the message answering `request_id`."""
-    size = 0
+async def _sse_events(response: httpx.Response, cap: int) -> AsyncIterator[tuple[bytes, list[bytes]]]:
+    """(event name, data lines) of each complete event, as it arrives; a last unterminated event too."""
     buffer = b""
+    event = b"message"
     data: list[bytes] = []
-    async for chunk in response.aiter_raw():
-        size += len(chunk)
-        if size > cap:
-            return Reply("too_large", detail=f"event stream exceeds {cap:,} bytes without an answer",
-                         content_type="text/event-stream")
+    async for chunk in decoded_chunks(response, cap):
         buffer += chunk
         while b"\n" in buffer:
             line, buffer = buffer.split(b"\n", 1)
             line = line.rstrip(b"\r")  # CRLF line endings
             if line == b"":
                 if data:
-                    obj, _problem = loads(b"\n".join(data))
-                    data = []
-                    matched = _match(obj, request_id)
-                    if matched is not None:
-                        matched.content_type = "text/event-stream"
-                        return matched
+                    yield event, data
+                event, data = b"message", []
                 continue
             if line.startswith(b":"):
                 continue  # keep-alive comment
-            field, _, value = line.partition(b":")
-            if field == b"data":
-                data.append(value[1:] if value.startswith(b" ") else value)
+            name, _, value = line.partition(b":")
+            value = value[1:] if value.startswith(b" ") else value
+            if name == b"data":
+                data.append(value)
+            elif name == b"event":
+                event = value
     if data:
-        obj, _problem = loads(b"\n".join(data))
-        matched = _match(obj, request_id)
-        if matched is not None:
-            return matched
+        yield event, data
+
+
+async def _read_sse(response: httpx.Response, request_id: Any, cap: int) -> Reply:
+    """Parse SSE events as they arrive; return the message answering `request_id`."""
+    try:
+        async for _event, data in _sse_events(response, cap):
+            obj, _problem = loads(b"\n".join(data))
+            matched = _match(obj, request_id)
+            if matched is not None:
+                matched.content_type = "text/event-stream"
+                return matched
+    except BodyError as exc:
+        if exc.kind == "too_large":
+            return Reply("too_large", detail=f"event stream exceeds {cap:,} bytes without an answer",
+                         content_type="text/event-stream")
+        return Reply("not_jsonrpc", detail=exc.detail, content_type="text/event-stream")
     return Reply("empty", detail="event stream ended without an answer", content_type="text/event-stream")
 
 
 async def read_endpoint_event(response: httpx.Response, cap: int) -> str | None:
-    """Legacy HTTP+SSE: the data of the first `endpoint` event, or None when the stream ends first."""
-    size = 0
-    buffer = b""
-    event = b"message"
-    data: list[bytes] = []
-    async for chunk in response.aiter_raw():
-        size += len(chunk)
-        if size > cap:
-            return None
-        buffer += chunk
-        while b"\n" in buffer:
-            line, buffer = buffer.split(b"\n", 1)
-            line = line.rstrip(b"\r")
-            if line == b"":
-                if event == b"endpoint" and data:
-                    return b"\n".join(data).decode("utf-8", "replace")
-                event, data = b"message", []
-            elif not line.startswith(b":"):
-                field, _, value = line.partition(b":")
-                value = value[1:] if value.startswith(b" ") else value
-                if field == b"event":
-                    event = value
-                elif field == b"data":
-                    data.append(value)
+    """Legacy HTTP+SSE: the data of the first `endpoint` event, or None when the stream ends first (or
+    grows past `cap`, or cannot be decoded)."""
+    try:
+        async for event, data in _sse_events(response, cap):
+            if event == b"endpoint":
+                return b"\n".join(data).decode("utf-8", "replace")
+    except BodyError:
+        return None
     return None

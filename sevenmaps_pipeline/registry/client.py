@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 
 from ..lake.keys import server_id, server_key
-from .listing import listing_decision
+from .listing import has_userinfo, listing_decision, redact_userinfo
 
 MAX_PAGES = 2000  # 100 per page: 200,000 entries before we call the registry broken
 PAGE_LIMIT = 100
@@ -34,9 +34,10 @@ class Snapshot:
     api: str = ""
 
 
-def _official(entry: dict) -> dict:
-    meta = entry.get("_meta") or {}
-    return meta.get("io.modelcontextprotocol.registry/official") or {}
+def _official(entry: Any) -> dict:
+    meta = entry.get("_meta") if isinstance(entry, dict) else None
+    official = meta.get("io.modelcontextprotocol.registry/official") if isinstance(meta, dict) else None
+    return official if isinstance(official, dict) else {}
 
 
 def _parse_time(value: Any) -> dt.datetime | None:
@@ -67,25 +68,29 @@ def _version(server: dict) -> str | None:
 def _is_latest(entry: dict, server: dict) -> bool:
     official = _official(entry)
     if "isLatest" in official:
-        return bool(official["isLatest"])
+        return official["isLatest"] is True
     detail = server.get("version_detail")
     if isinstance(detail, dict) and "is_latest" in detail:
-        return bool(detail["is_latest"])
+        return detail["is_latest"] is True
     return True
 
 
 def rows_for_entry(entry: Any, day: dt.date, fetched_at: dt.datetime, *, opted_out: Collection[str] = (),
                    host_map: Mapping[str, int] | None = None) -> list[dict[str, Any]]:
     """One snapshot row per remote of a registry entry (or one 'malformed' row saying why)."""
-    raw = json.dumps(entry, ensure_ascii=False, default=str)[:100_000]
+    raw = redact_userinfo(json.dumps(entry, ensure_ascii=False, default=str))[:100_000]
     base = {"day": day, "fetched_at": fetched_at, "entry_json": raw}
     server, problem = _server_of(entry)
     if server is None:
         return [{**base, "listing": "malformed", "skip_reason": problem}]
     name = server.get("name")
-    official = _official(entry) if isinstance(entry, dict) else {}
-    base.update(server_name=name if isinstance(name, str) else None, server_version=_version(server),
-                status=official.get("status", "active"), published_at=_parse_time(official.get("publishedAt")),
+    official = _official(entry)
+    status = official.get("status", "active")
+    version = _version(server)
+    base.update(server_name=name if isinstance(name, str) else None,
+                server_version=version if isinstance(version, str) else None,
+                status=status if isinstance(status, str) else None,
+                published_at=_parse_time(official.get("publishedAt")),
                 updated_at=_parse_time(official.get("updatedAt")))
     if not isinstance(name, str) or "/" not in name:
         return [{**base, "listing": "malformed", "skip_reason": "entry has no valid name"}]
@@ -100,7 +105,10 @@ def rows_for_entry(entry: Any, day: dt.date, fetched_at: dt.datetime, *, opted_o
         remote_type = remote.get("type") or remote.get("transport_type")
         url = remote.get("url")
         listing, reason = listing_decision(url, remote_type, opted_out=opted_out, host_map=host_map)
-        row = {**base, "remote_type": remote_type, "url": url, "listing": listing, "skip_reason": reason}
+        if isinstance(url, str) and has_userinfo(url):
+            url = redact_userinfo(url)  # never stored, never printed: the listing is skipped for it
+        row = {**base, "remote_type": remote_type if isinstance(remote_type, str) else None,
+               "url": url if isinstance(url, str) else None, "listing": listing, "skip_reason": reason}
         if isinstance(url, str):
             try:
                 key = server_key(url)
@@ -119,6 +127,7 @@ async def fetch_snapshot(client: httpx.AsyncClient, base_url: str, day: dt.date,
     api = "/v0.1/servers"
     cursor: str | None = None
     latest: dict[str, tuple[Any, dict]] = {}
+    deleted: set[str] = set()  # names whose latest version is deleted: the entry leaves the map
     broken: list[Any] = []
     seen_cursors: set[str] = set()
     while True:
@@ -146,19 +155,26 @@ async def fetch_snapshot(client: httpx.AsyncClient, base_url: str, day: dt.date,
                 broken.append(entry)
                 continue
             if str(_official(entry).get("status", "active")).lower() == "deleted":
+                if _is_latest(entry, server):
+                    deleted.add(server["name"])
                 continue
             if not _is_latest(entry, server) and server["name"] in latest:
                 continue
             if _is_latest(entry, server) or server["name"] not in latest:
                 latest[server["name"]] = (entry, server)
-        metadata = page.get("metadata") or {}
+        metadata = page.get("metadata")
+        metadata = metadata if isinstance(metadata, dict) else {}
         cursor = metadata.get("nextCursor") or metadata.get("next_cursor")
         if not cursor:
             break
+        if not isinstance(cursor, str):
+            raise RegistryError(f"registry {api} page {snapshot.pages} has a cursor that is not a string")
         if cursor in seen_cursors or snapshot.pages >= MAX_PAGES:
             raise RegistryError(f"registry pagination does not end (cursor {cursor!r} after {snapshot.pages} pages)")
         seen_cursors.add(cursor)
     snapshot.api = api
+    for name in deleted:
+        latest.pop(name, None)  # an older version never comes back in place of a deleted latest one
     for entry, _server in latest.values():
         snapshot.rows += rows_for_entry(entry, day, now, opted_out=opted_out, host_map=host_map)
     for entry in broken:

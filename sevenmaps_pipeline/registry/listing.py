@@ -1,13 +1,16 @@
 """The listing rules: which registry remotes may be probed, and why each other one is skipped.
 
 Seed 000 `scope.skipped`: sse-only remotes, templated addresses, non-https addresses, IP addresses,
-localhost and private names, opted-out hosts (robots.txt is read per origin by the prober). A public
-name that resolves to a private address is refused later, at connect time (probe/netguard.py).
+localhost and private names, opted-out hosts (robots.txt is read per origin by the prober); and URLs
+that carry credentials (userinfo), since 7Maps-bot never sends credentials: such a URL is never
+contacted and is stored redacted. A public name that resolves to a non-public address is refused later,
+at connect time (probe/netguard.py), and skipped with SKIP_NON_PUBLIC.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Collection, Mapping
 from urllib.parse import urlsplit
 
@@ -22,6 +25,25 @@ SKIP_IP = "IP address"
 SKIP_PRIVATE = "localhost or private name"
 SKIP_OPTED_OUT = "host opted out"
 SKIP_ROBOTS = "robots.txt disallows 7Maps-bot"
+SKIP_CREDENTIALS = "credentials in URL"
+SKIP_NON_PUBLIC = "resolves to a non-public address"
+REDACTED = "REDACTED"
+# userinfo (`user:secret@`) in any http(s) URL inside a text: what is stored in its place.
+_USERINFO = re.compile(r"(?i)\b(https?:(?://|\\/\\/))[^/\\\s\"'?#]*@")
+
+
+def has_userinfo(url: str) -> bool:
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return "@" in url
+    return "@" in parts.netloc
+
+
+def redact_userinfo(text: str) -> str:
+    """The text with the userinfo of every http(s) URL in it replaced by REDACTED (a URL in a registry
+    entry's JSON included, slashes escaped or not): credentials are never stored (seed 000 `never`)."""
+    return _USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", text)
 
 
 def host_of(url: str) -> str:
@@ -58,6 +80,8 @@ def listing_decision(url: str | None, remote_type: str | None, *, opted_out: Col
         parts.port  # noqa: B018 - raises on a malformed port
     except ValueError as exc:
         return "malformed", f"unparseable URL: {exc}"
+    if "@" in parts.netloc:  # before anything else is read from it: this URL is never contacted
+        return "skip", SKIP_CREDENTIALS
     if parts.scheme.lower() != "https":
         return "skip", SKIP_NOT_HTTPS
     host = (parts.hostname or "").lower().rstrip(".")

@@ -1,0 +1,312 @@
+"""The prober against what real deployments do: compressing proxies in front of real SDK servers, odd
+JSON types, credentials in listed URLs, names resolving to non-public addresses, slow but valid servers,
+and — asserted from the server's side — exactly what the prober sends."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import gzip
+import json
+import subprocess
+import sys
+
+import pytest
+
+from sevenmaps_pipeline.fleet.middleware import rpc_method
+from sevenmaps_pipeline.fleet.run import Fleet
+from sevenmaps_pipeline.fleet.scripted import Scripted, ScriptedApp, initialize_result, json_answer, tools_result
+from sevenmaps_pipeline.probe.checker import EndpointCheck
+from sevenmaps_pipeline.probe.config import USER_AGENT, ProbeConfig, Timeouts
+from sevenmaps_pipeline.probe.http import build_client
+from sevenmaps_pipeline.probe.netguard import is_public_address
+from sevenmaps_pipeline.probe.origins import check_origin
+from sevenmaps_pipeline.registry.client import rows_for_entry
+
+FAST = Timeouts(robots_txt=2, initialize=2, notifications_initialized=2, tools_list_per_page=2,
+                well_known_per_origin=2, check_overall=4, legacy_sse_endpoint_event=1.5)
+SCRIPTED = "mcp.scripted.test"
+TOOLS = [{"name": "list_items", "description": "List the items", "inputSchema": {"type": "object"}}]
+
+
+@pytest.fixture(scope="module")
+def scripted() -> ScriptedApp:
+    return ScriptedApp()
+
+
+@pytest.fixture(scope="module")
+def fleet(scripted):
+    with Fleet(slow_seconds=3, extra_apps={SCRIPTED: scripted}) as running:
+        yield running
+
+
+def config_for(fleet: Fleet, timeouts: Timeouts = FAST) -> ProbeConfig:
+    return ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file, timeouts=timeouts)
+
+
+def run_check(fleet: Fleet, url: str, *, remote_type: str = "streamable-http", overall: float | None = None,
+              timeouts: Timeouts = FAST, accept_encoding: str | None = None):
+    config = config_for(fleet, timeouts)
+
+    async def go():
+        async with build_client(config) as client:
+            if accept_encoding is not None:
+                client.headers["Accept-Encoding"] = accept_encoding
+            return await asyncio.wait_for(EndpointCheck(client, config, url, dt.datetime.now(dt.UTC), remote_type,
+                                                        overall=overall).run(), 60)
+
+    return asyncio.run(go())
+
+
+# ------------------------------------------------------------------------------------------ compression
+@pytest.mark.parametrize(("name", "toolset"), [
+    ("zipjson", "notes_v1"),       # gzip JSON answers from the SDK's json_response server
+    ("zipsse", "weather_v1"),      # gzip SSE streams, flushed event by event
+    ("zippages", "catalog"),       # zlib deflate, tools/list over several pages
+    ("rawdeflate", "single"),      # "deflate" sent as a raw DEFLATE stream
+    ("zipalways", "single"),       # gzip although the client asked for no compression
+])
+def test_compressed_answers_are_read_like_plain_ones(fleet, name, toolset):
+    host = fleet.host(name)
+    result = run_check(fleet, host.url, accept_encoding="identity" if host.compress == "gzip-unasked" else None)
+    assert result.outcome == "ok", result.outcome_detail
+    assert [t["name"] for t in result.tools] == [t["name"] for t in fleet.toolsets[toolset]]
+    assert result.tool_list_complete is True
+    if name == "zippages":
+        assert result.pages_read > 1
+    encodings = {h[1] for r in fleet.requests_to(host.host) for h in r["headers"] if h[0] == "accept-encoding"}
+    assert encodings == ({"identity"} if host.compress == "gzip-unasked" else {"gzip, deflate"})
+
+
+def test_compressed_robots_txt_and_well_knowns_are_decoded(fleet):
+    config = config_for(fleet)
+
+    async def go(origin):
+        async with build_client(config) as client:
+            return await check_origin(client, config, origin, dt.datetime.now(dt.UTC))
+
+    robots = asyncio.run(go("https://mcp.zipsse.test"))
+    assert robots.robots_policy == "rules" and robots.robots_txt == "User-agent: *\nAllow: /\n"
+    cards = asyncio.run(go("https://mcp.zipjson.test"))
+    status, text = cards.documents["agent_card"]
+    assert status == 200 and json.loads(text)["name"] == "zipjson"
+
+
+def test_a_decompression_bomb_ends_at_the_decoded_cap(fleet, scripted):
+    bomb = gzip.compress(b'{"jsonrpc":"2.0","id":1,"result":{"pad":"' + b" " * (64 << 20) + b'"}}')
+    assert len(bomb) < 200_000  # 64 MiB once decoded
+    scripted.reset({"initialize": Scripted(headers=[("content-type", "application/json"),
+                                                    ("content-encoding", "gzip")], body=bomb, chunks=8)})
+    result = run_check(fleet, f"https://{SCRIPTED}/mcp")
+    assert result.outcome == "not_mcp"
+    assert "exceeds 1,048,576 bytes once decoded" in result.outcome_detail
+
+
+@pytest.mark.parametrize(("encoding", "detail"), [
+    ("br", "Content-Encoding br is not one we accept"),
+    ("gzip", "gzip body cannot be decoded"),  # says gzip, is not
+])
+def test_an_encoding_we_cannot_decode_is_not_mcp(fleet, scripted, encoding, detail):
+    scripted.reset({"initialize": Scripted(headers=[("content-type", "application/json"),
+                                                    ("content-encoding", encoding)], body=b"\x00\x01garbage")})
+    result = run_check(fleet, f"https://{SCRIPTED}/mcp")
+    assert result.outcome == "not_mcp" and detail in result.outcome_detail
+
+
+def test_gzip_without_content_encoding_is_still_read(fleet, scripted):
+    init = initialize_result()
+    scripted.reset({"initialize": Scripted(headers=init.headers, body=gzip.compress(init.body)),
+                    "tools/list": tools_result(TOOLS)})
+    result = run_check(fleet, f"https://{SCRIPTED}/mcp")
+    assert result.outcome == "ok" and result.tools == TOOLS
+
+
+# ------------------------------------------------------------------------- what the prober sends
+def test_what_the_prober_sends_seen_from_the_server(fleet):
+    host = fleet.host("weather")  # the SDK's stateful SSE server: it hands out a session id
+    before = len(fleet.requests_to(host.host))
+    result = run_check(fleet, host.url)
+    assert result.outcome == "ok" and result.session_id
+    sent = fleet.requests_to(host.host)[before:]
+    assert [(r["method"], rpc_method(r)) for r in sent] == [
+        ("POST", "initialize"), ("POST", "notifications/initialized"), ("POST", "tools/list"), ("DELETE", None)]
+    for i, request in enumerate(sent):
+        headers = dict(request["headers"])
+        assert headers["user-agent"] == USER_AGENT
+        assert "authorization" not in headers and "cookie" not in headers
+        if i == 0:  # nothing of a session before initialize has answered
+            assert "mcp-session-id" not in headers and "mcp-protocol-version" not in headers
+            assert json.loads(request["body"])["params"]["protocolVersion"] == "2025-06-18"
+        else:
+            assert headers["mcp-session-id"] == result.session_id
+            assert headers["mcp-protocol-version"] == result.protocol_version
+    assert all(rpc_method(r) != "tools/call" for r in fleet.recorded)
+
+
+def test_a_cookie_a_server_sets_is_never_sent_back(fleet):
+    host = fleet.host("flaky")  # sets a cookie on initialize (and cuts the first connection)
+    before = len(fleet.requests_to(host.host))
+    result = run_check(fleet, host.url)
+    assert result.outcome == "ok"
+    assert all("cookie" not in dict(r["headers"]) for r in fleet.requests_to(host.host)[before:])
+
+
+# --------------------------------------------------------------------------------------- credentials
+def test_a_url_with_credentials_is_never_contacted_and_never_stored(fleet):
+    host = fleet.host("weather")
+    before = len(fleet.requests_to(host.host))
+    result = run_check(fleet, f"https://probe-user:s3cret-token@{host.host}/mcp")
+    assert result.outcome == "skipped" and result.skip_reason == "credentials in URL"
+    assert len(fleet.requests_to(host.host)) == before
+    assert "s3cret" not in json.dumps(result.__dict__, default=str)
+
+
+def test_registry_rows_redact_credentials_everywhere():
+    entry = {"server": {"name": "io.test/creds", "version": "1.0.0", "remotes": [
+        {"type": "streamable-http", "url": "https://admin:hunter2@mcp.example.com/mcp"}]}}
+    [row] = rows_for_entry(entry, dt.date(2026, 11, 10), dt.datetime.now(dt.UTC))
+    assert row["listing"] == "skip" and row["skip_reason"] == "credentials in URL"
+    assert row["url"] == "https://REDACTED@mcp.example.com/mcp" and row["server_key"] == "mcp.example.com/mcp"
+    assert "hunter2" not in json.dumps(row, default=str)
+
+
+def test_a_redirect_to_a_url_with_credentials_is_not_followed(fleet, scripted):
+    scripted.reset({"initialize": Scripted(307, [("location", f"https://u:topsecret@{SCRIPTED}/other")])})
+    result = run_check(fleet, f"https://{SCRIPTED}/mcp")
+    assert result.outcome == "redirect" and "carrying credentials" in result.outcome_detail
+    assert result.redirect_location == f"https://REDACTED@{SCRIPTED}/other"
+    assert len(scripted.received) == 1 and "authorization" not in scripted.received[0]["headers"]
+
+
+def test_sevenmaps_probe_refuses_a_url_with_credentials():
+    proc = subprocess.run([sys.executable, "-m", "sevenmaps_pipeline.cli", "probe",
+                           "https://me:pa55word@mcp.example.com/mcp"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "credentials" in proc.stderr and "pa55word" not in proc.stderr + proc.stdout
+    assert "Traceback" not in proc.stderr
+
+
+# ------------------------------------------------------------------------------- non-public addresses
+@pytest.mark.parametrize(("address", "public"), [
+    ("8.8.8.8", True), ("1.1.1.1", True), ("2606:4700:4700::1111", True),
+    ("0.1.2.3", False), ("10.1.2.3", False), ("100.64.0.1", False), ("127.0.0.1", False),
+    ("169.254.169.254", False), ("172.16.0.1", False), ("172.31.255.255", False), ("192.0.0.8", False),
+    ("192.0.2.1", False), ("192.31.196.1", False), ("192.52.193.1", False), ("192.88.99.1", False),
+    ("192.168.1.1", False), ("192.175.48.1", False), ("198.18.0.1", False), ("198.51.100.1", False),
+    ("203.0.113.1", False), ("224.0.0.1", False), ("240.0.0.1", False), ("255.255.255.255", False),
+    ("::", False), ("::1", False), ("::a00:1", False), ("::ffff:10.0.0.1", False), ("::ffff:8.8.8.8", True),
+    ("64:ff9b::a00:1", False), ("64:ff9b::7f00:1", False), ("64:ff9b::808:808", True),
+    ("64:ff9b:1::808:808", False), ("100::1", False), ("2001::1", False),
+    ("2001:0:4136:e378:8000:63bf:3fff:fdd2", False), ("2001:db8::1", False), ("2002:a00:1::1", False),
+    ("2002:7f00:1::1", False), ("2002:808:808::1", True), ("3fff::1", False), ("5f00::1", False),
+    ("fc00::1", False), ("fd12:3456::1", False), ("fe80::1", False), ("fe80::1%eth0", False),
+    ("fec0::1", False), ("ff02::1", False), ("not an address", False),
+])
+def test_every_special_purpose_range_is_non_public(address, public):
+    assert is_public_address(address) is public
+
+
+def test_a_name_resolving_to_a_non_public_address_is_skipped_never_down(fleet):
+    config = ProbeConfig(timeouts=FAST, ca_file=fleet.ca_file)  # no host map: localhost really resolves
+
+    async def go():
+        async with build_client(config) as client:
+            check = await EndpointCheck(client, config, f"https://localhost:{fleet.port}/mcp",
+                                        dt.datetime.now(dt.UTC)).run()
+            origin = await check_origin(client, config, f"https://localhost:{fleet.port}", dt.datetime.now(dt.UTC))
+            return check, origin
+
+    check, origin = asyncio.run(go())
+    assert check.outcome == "skipped" and check.skip_reason == "resolves to a non-public address"
+    assert origin.skip_reason == "resolves to a non-public address" and origin.network_outcome is None
+
+
+# ------------------------------------------------------------------------------------- timing rules
+def _slow_but_valid(step: float) -> dict:
+    return {"initialize": initialize_result(delay=step), "notifications/initialized": Scripted(202, delay=step),
+            "tools/list": [json_answer({"jsonrpc": "2.0", "id": 2, "result": {"tools": TOOLS[:1], "nextCursor": "p2"}},
+                                       delay=step),
+                           json_answer({"jsonrpc": "2.0", "id": 3, "result": {"tools": TOOLS[:1]}}, delay=step)]}
+
+
+def test_a_daily_check_is_bounded_by_its_steps_not_by_the_five_minute_cap(fleet, scripted):
+    # Four steps of 0.6 s each (2.4 s) against per-step limits of 2 s: valid although 4 x 0.6 > the
+    # five-minute check's whole-check cap of 1.5 s used below.
+    scripted.reset(_slow_but_valid(0.6))
+    daily = run_check(fleet, f"https://{SCRIPTED}/mcp")
+    assert daily.outcome == "ok" and daily.pages_read == 2 and daily.handshake_ms >= 2400
+    scripted.reset(_slow_but_valid(0.6))
+    five_minute = run_check(fleet, f"https://{SCRIPTED}/mcp", overall=1.5)
+    assert five_minute.outcome == "timeout" and "whole check exceeded 1.5 s" in five_minute.outcome_detail
+
+
+def test_robots_txt_redirects_follow_the_seed_redirect_rule(fleet, scripted):
+    config = config_for(fleet)
+
+    def origin_with(location: str):
+        scripted.reset({"GET /robots.txt": Scripted(301, [("location", location)]),
+                        "GET /elsewhere.txt": Scripted(200, [("content-type", "text/plain")],
+                                                       b"User-agent: *\nDisallow: /\n")})
+
+        async def go():
+            async with build_client(config) as client:
+                return await check_origin(client, config, f"https://{SCRIPTED}", dt.datetime.now(dt.UTC))
+
+        return asyncio.run(go())
+
+    same = origin_with(f"https://{SCRIPTED}/elsewhere.txt")  # same host, https: followed, its rules apply
+    assert same.robots_policy == "rules" and not same.allows(f"https://{SCRIPTED}/mcp")
+    plain = origin_with(f"http://{SCRIPTED}/elsewhere.txt")  # never to plain http
+    assert plain.robots_policy == "allow_all" and "plain http" in plain.robots_detail
+    other = origin_with("https://robots.elsewhere.test/robots.txt")  # never to another domain
+    assert other.robots_policy == "allow_all" and "another domain" in other.robots_detail
+    assert [r["path"] for r in scripted.received if r["path"].endswith(".txt")] == ["/robots.txt"]
+
+
+# --------------------------------------------------------------------------------- odd JSON types
+@pytest.mark.parametrize(("script", "outcome", "detail"), [
+    ({"initialize": json_answer({"jsonrpc": "2.0", "id": 1, "error": {"code": [1, 2], "message": {"x": 1}}})},
+     "rpc_error", "(code not an integer)"),
+    ({"initialize": json_answer({"jsonrpc": "2.0", "id": 1, "error": {"code": -32022, "message": "x"}}),
+      "server/discover": json_answer({"jsonrpc": "2.0", "id": "discover-1", "result": {
+          "supportedVersions": 20260728, "_meta": ["x"]}})}, "rpc_error", "-32022"),
+    ({"initialize": Scripted(302, [("location", "https://[::1/mcp")])}, "redirect", "invalid Location"),
+    ({"initialize": Scripted(302, [("location", "https://x.scripted.test:99999/")])}, "redirect",
+     "invalid Location"),
+    ({"initialize": Scripted(200, [("content-type", "application/json")],
+                             b'{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":NaN}}')}, "not_mcp", "NaN"),
+    ({"initialize": Scripted(200, [("content-type", "application/json")],
+                             b'{"jsonrpc":"2.0","id":1,"result":{"n":1e999}}')}, "not_mcp", "out of range"),
+    ({"initialize": initialize_result(request_id=True)}, "not_mcp", "not a JSON-RPC answer"),
+    ({"initialize": json_answer({"jsonrpc": "2.0", "id": 1, "result": {
+        "protocolVersion": "2025-06-18\u00e9", "serverInfo": {}}})}, "not_mcp", "valid protocolVersion"),
+    ({"initialize": initialize_result(headers=[("content-type", "application/json"),
+                                               ("mcp-session-id", "caf\u00e9 id")]),
+      "tools/list": tools_result(TOOLS)}, "ok", "1 tools"),
+    ({"initialize": initialize_result(), "tools/list": json_answer({"jsonrpc": "2.0", "id": 2, "result": {
+        "tools": TOOLS, "nextCursor": ["not", "a", "string"]}})}, "ok", "1 tools"),
+    ({"initialize": Scripted(401, [("www-authenticate", 'Bearer resource_metadata="https://a:b@x.test/prm"')])},
+     "needs_auth", "HTTP 401"),
+])
+def test_odd_json_types_get_an_outcome(fleet, scripted, script, outcome, detail):
+    scripted.reset(script)
+    result = run_check(fleet, f"https://{SCRIPTED}/mcp")
+    assert result.outcome == outcome and detail in result.outcome_detail, result.outcome_detail
+    if result.resource_metadata_url:
+        assert result.resource_metadata_url == "https://REDACTED@x.test/prm"
+
+
+@pytest.mark.parametrize(("ttl", "expected"), [
+    (3600000, 3600000), (None, None), ("60", None), (-5, None), (1.5, None), (True, None), (10.0, 10)])
+def test_ttl_ms_is_null_when_absent_or_malformed(fleet, scripted, ttl, expected):
+    result_body: dict = {"tools": TOOLS, "cacheScope": ["public"]}
+    if ttl is not None:
+        result_body["ttlMs"] = ttl
+    scripted.reset({
+        "initialize": json_answer({"jsonrpc": "2.0", "id": 1, "error": {"code": -32022, "message": "modern only"}}),
+        "server/discover": json_answer({"jsonrpc": "2.0", "id": "discover-1", "result": {
+            "supportedVersions": ["2026-07-28"], "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "m"}}}}),
+        "tools/list": json_answer({"jsonrpc": "2.0", "id": 2, "result": result_body})})
+    result = run_check(fleet, f"https://{SCRIPTED}/mcp")
+    assert result.outcome == "ok" and result.discover_supported is True
+    assert result.ttl_ms == expected and result.cache_scope is None
