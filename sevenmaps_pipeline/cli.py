@@ -22,12 +22,16 @@ examples:
 """
 
 
+# Packages that only the devtools (fleet, demo, benches) need: the `devtools` extra.
+DEVTOOLS_ONLY = ("mcp", "uvicorn", "starlette")
+
+
 def _lake(args: argparse.Namespace) -> LakePaths:
     return LakePaths.at(args.lake)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from .demo import run_demo, run_fleet_demo
+    from .devtools.demo import run_demo, run_fleet_demo
 
     key = Path(args.signing_key).resolve() if args.signing_key else None
     if args.synthetic:
@@ -36,7 +40,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
-    from .synth import synthesize
+    from .devtools.synth import synthesize
 
     lake = _lake(args)
     end = parse_day(args.end_day) if args.end_day else dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
@@ -75,8 +79,8 @@ def cmd_probe(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     import dagster as dg
 
+    from .defs.home import ensure_dagster_home
     from .defs.runner import run_days
-    from .demo import ensure_dagster_home
 
     day = parse_day(args.day)
     lake = _lake(args)
@@ -175,7 +179,7 @@ def cmd_data_dictionary(args: argparse.Namespace) -> int:
 
 
 def cmd_ui(args: argparse.Namespace) -> int:
-    from .demo import ensure_dagster_home
+    from .defs.home import ensure_dagster_home
 
     home = ensure_dagster_home(respect_env=True)
     os.environ.setdefault("SEVENMAPS_LAKE", str(_lake(args).root))
@@ -187,11 +191,16 @@ def cmd_ui(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from .bench import run_bench
-    from .bench_probe import print_probe_bench, run_probe_bench
-    from .bench_tools import print_tools_bench, run_tools_bench
+    from .devtools.bench import run_bench
+    from .devtools.bench_probe import print_probe_bench, run_probe_bench
+    from .devtools.bench_tools import print_tools_bench, run_tools_bench
 
     code = 0
+    if args.only in (None, "risk"):
+        from .devtools.risk_corpus import measure, report
+
+        print(report(measure()))
+        print()
     if args.only in (None, "lake"):
         code = run_bench(args.servers, args.days, args.seed)
         print()
@@ -283,7 +292,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--days", type=int, default=30)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--endpoints", type=int, default=2000, help="fleet endpoints for the prober benchmark")
-    p.add_argument("--only", choices=["lake", "tools", "probe"], help="run one of the three benchmarks")
+    p.add_argument("--only", choices=["risk", "lake", "tools", "probe"],
+                   help="run one benchmark: risk (the words-only estimate on real tools), lake, tools or probe")
     p.set_defaults(func=cmd_bench)
     return parser
 
@@ -293,7 +303,14 @@ def main(argv: list[str] | None = None) -> int:
 
     warnings.filterwarnings("ignore", message=".*is currently in beta.*")
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except ModuleNotFoundError as exc:
+        if exc.name not in DEVTOOLS_ONLY:
+            raise
+        print(f"error: `sevenmaps {args.command}` needs the devtools extra ({exc.name} is not installed): "
+              "pip install 'sevenmaps-pipeline[devtools]'", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -28,7 +28,8 @@ defs = dg.Definitions(
     resources={
         "lake": LakeResource(),
         "prober": ProberResource(registry_url=os.environ.get("SEVENMAPS_REGISTRY_URL", ""),
-                                 control_url=os.environ.get("SEVENMAPS_CONTROL_URL", "")),
+                                 control_url=os.environ.get("SEVENMAPS_CONTROL_URL", ""),
+                                 no_scan=os.environ.get("SEVENMAPS_NO_SCAN", "") in ("1", "true", "yes")),
     },
     # One process per run: on 2 cores it is faster than a process per step, and a run's DuckDB work is
     # serialised (reference: 1.8 s vs 5.0 s for three trivial assets).

@@ -3,17 +3,39 @@ generic words, the 7Maps words rule, and 'other'."""
 
 from __future__ import annotations
 
+import json
+
+import pyarrow as pa
 import pyarrow.parquet as pq
 from conftest import DAY, land_probes, probe
 
 from sevenmaps_pipeline import curated
+from sevenmaps_pipeline.curated.tool_tables import word_forms
+from sevenmaps_pipeline.lake.keys import server_id, server_key
+from sevenmaps_pipeline.lake.parquet_io import write_parquet
+from sevenmaps_pipeline.lake.schemas import RAW_REGISTRY, conform
 
 
 def t(name, description=""):
     return {"name": name, "description": description, "inputSchema": {"type": "object"}}
 
 
-def categories(lake, lists: dict[str, list[dict]]):
+def land_listings(lake, listings: dict[str, tuple[str, str]]):
+    """Registry entries (name, description) for `<key>.example.com/mcp`."""
+    rows = []
+    for key, (name, description) in listings.items():
+        url = f"https://{key}.example.com/mcp"
+        entry = {"server": {"name": name, "description": description, "version": "1.0.0",
+                            "remotes": [{"type": "streamable-http", "url": url}]}}
+        rows.append({"day": DAY, "server_name": name, "server_version": "1.0.0", "status": "active",
+                     "remote_type": "streamable-http", "url": url, "server_key": server_key(url),
+                     "server_id": server_id(server_key(url)), "listing": "probe", "entry_json": json.dumps(entry)})
+    write_parquet(lake, lake.registry_file(DAY), conform(pa.Table.from_pylist(rows, RAW_REGISTRY.schema), RAW_REGISTRY))
+
+
+def categories(lake, lists: dict[str, list[dict]], listings: dict[str, tuple[str, str]] | None = None):
+    if listings:
+        land_listings(lake, listings)
     land_probes(lake, [probe(f"https://{key}.example.com/mcp", "ok", tools=tools) for key, tools in lists.items()])
     curated.build_quarantine(lake, DAY)
     curated.build_daily_status(lake, DAY)
@@ -74,4 +96,52 @@ def test_words_rule_reads_descriptions_and_other_when_nothing_matches(lake):
     assert (cats["weather"]["category"], cats["weather"]["placed_by"]) == ("weather", "words")
     assert cats["tie"]["category"] == "other"  # two topics with two words each: no winner
     assert (cats["blank"]["category"], cats["blank"]["placed_by"]) == ("other", "none")
-    assert {c["method_version"] for c in cats.values()} == {"categories-1.0"}
+    assert {c["method_version"] for c in cats.values()} == {"categories-1.1"}
+
+
+def test_the_servers_own_name_and_summary_come_first(lake):
+    cats = categories(lake, {"flights": TRAVEL3, "plain": TRAVEL3, "ns": [t("lookup")]}, listings={
+        "flights": ("io.github.acme/recipe-box", "Recipes and meal plans for the week."),
+        "plain": ("io.github.acme/thing", "A server."),
+        "ns": ("io.github.weather/x", "A server."),  # the namespace is not the server's name
+    })
+    assert (cats["flights"]["category"], cats["flights"]["placed_by"]) == ("food_and_delivery", "name_and_summary")
+    assert cats["flights"]["evidence"] == ["meal", "recipe", "recipes"]
+    assert (cats["plain"]["category"], cats["plain"]["placed_by"]) == ("travel", "tool_names")
+    assert cats["ns"]["category"] == "other"
+
+
+def test_plural_topic_words_and_words_ending_in_s_match_as_written(lake):
+    cats = categories(lake, {
+        "news": [t("headlines", "Latest news from newsrooms"), t("top_news", "Breaking news")],
+        "teams": [t("post", "Post to Microsoft Teams channels"), t("teams_chat", "Chat in Teams")],
+        "flights": [t("book_flights"), t("find_hotels"), t("cancel_trips")],
+    })
+    assert cats["news"]["category"] == "search_and_web" and "news" in cats["news"]["evidence"]
+    assert cats["teams"]["category"] == "communication" and "teams" in cats["teams"]["evidence"]
+    assert (cats["flights"]["category"], cats["flights"]["placed_by"]) == ("travel", "tool_names")
+
+
+def test_two_word_entries_match_and_word_forms_are_exact():
+    assert "new" not in word_forms("news") and "team" not in word_forms("teams")  # never stripped
+    assert word_forms("real estate") == {"real_estate", "real_estates"}
+    assert word_forms("property") == {"property", "properties"}
+
+
+def test_a_two_word_topic_entry_places_a_server(lake, tmp_path, monkeypatch):
+    from sevenmaps_pipeline.curated import tool_tables
+
+    doc = json.loads(tool_tables.CATEGORIES.read_text())
+    doc["topics"]["finance"].append("credit score")
+    path = tmp_path / "categories.json"
+    path.write_text(json.dumps(doc))
+    monkeypatch.setattr(tool_tables, "CATEGORIES", path)
+    cats = categories(lake, {"credit": [t("credit_score_check", "Your credit score"), t("credit_score_history")]})
+    assert cats["credit"]["category"] == "finance" and cats["credit"]["evidence"] == ["credit_score"]
+
+
+def test_shared_tools_inside_differing_toolsets_still_count(lake):
+    # Seed 004 drops whole toolsets listed identically by >= 20 servers, not single tools they share.
+    lists = {f"gw{i}": TRAVEL3 + [t(f"own_tool_{i}")] for i in range(20)}
+    cats = categories(lake, lists)
+    assert {c["placed_by"] for c in cats.values()} == {"tool_names"}

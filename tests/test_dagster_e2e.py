@@ -16,8 +16,8 @@ from conftest import land_probes, probe
 
 from sevenmaps_pipeline.defs.jobs import MAP_ASSET_NAMES, daily_map_schedule, sign_schedule
 from sevenmaps_pipeline.defs.runner import run_days, run_map_and_sign
+from sevenmaps_pipeline.devtools.synth import synthesize
 from sevenmaps_pipeline.integrity.verify import verify_lake
-from sevenmaps_pipeline.synth import synthesize
 
 END = dt.date(2026, 11, 20)
 
@@ -65,7 +65,8 @@ def test_range_backfill_with_a_missed_day_gives_n_never_d(lake, signing_key, ins
 def test_open_day_builds_but_is_not_signed(lake, signing_key, instance):
     today = dt.datetime.now(dt.UTC).date()
     land_probes(lake, [probe("https://a.example.com/mcp", "ok", day=today, hour=0)], day=today)
-    result = run_days("daily_map_job", today, today, instance, lake.root, signing_key)
+    # No scan is configured here, so building the open day must be asked for explicitly (no_scan).
+    result = run_days("daily_map_job", today, today, instance, lake.root, signing_key, prober={"no_scan": True})
     assert result.success
     assert lake.curated_file("daily_status", today).exists()
     result = run_days("sign_day_job", today, today, instance, lake.root, signing_key, raise_on_error=False)

@@ -15,12 +15,12 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
+from sevenmaps_pipeline.devtools.synth import synthesize
 from sevenmaps_pipeline.lake.keys import server_id, server_key
 from sevenmaps_pipeline.lake.paths import PROJECT_ROOT, LakePaths
 from sevenmaps_pipeline.lake.schemas import RAW_PROBES, data_dictionary_markdown
 from sevenmaps_pipeline.lake.warehouse import publish_warehouse
 from sevenmaps_pipeline.rules.fingerprints import summarize_tools, tool_fingerprint
-from sevenmaps_pipeline.synth import synthesize
 
 END = dt.date(2026, 11, 20)
 

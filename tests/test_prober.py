@@ -10,7 +10,7 @@ import json
 import httpcore
 import pytest
 
-from sevenmaps_pipeline.fleet.run import Fleet
+from sevenmaps_pipeline.devtools.fleet.run import Fleet
 from sevenmaps_pipeline.probe.checker import EndpointCheck
 from sevenmaps_pipeline.probe.config import ProbeConfig, Timeouts
 from sevenmaps_pipeline.probe.http import build_client

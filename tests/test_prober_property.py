@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sevenmaps_pipeline.fleet.run import Fleet
-from sevenmaps_pipeline.fleet.scripted import Scripted, ScriptedApp
+from sevenmaps_pipeline.devtools.fleet.run import Fleet
+from sevenmaps_pipeline.devtools.fleet.scripted import Scripted, ScriptedApp
 from sevenmaps_pipeline.lake.schemas import RAW_ORIGINS, RAW_PROBES, conform
 from sevenmaps_pipeline.probe.checker import EndpointCheck
 from sevenmaps_pipeline.probe.config import ProbeConfig, Timeouts
@@ -175,7 +175,8 @@ def test_no_server_answer_crashes_a_check(replay, behaviour):
     SEEN[result.outcome if not result.outcome.startswith("http_") or result.outcome == "http_402" else "http_NNN"] += 1
     assert KNOWN.fullmatch(result.outcome), (result.outcome, result.outcome_detail)
     assert all(r["rpc"] != "tools/call" for r in app.received)
-    row = probe_row(result, {"url": f"https://{HOST}/mcp", "server_name": "io.test/replay"}, dt.datetime.now(dt.UTC).date(), "p")
+    listing = {"url": f"https://{HOST}/mcp", "server_name": "io.test/replay"}
+    row = probe_row(result, listing, dt.datetime.now(dt.UTC).date(), "p")
     conform(pa.Table.from_pylist([row], RAW_PROBES.schema), RAW_PROBES)  # it lands
 
 

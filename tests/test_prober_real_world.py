@@ -13,9 +13,15 @@ import sys
 
 import pytest
 
-from sevenmaps_pipeline.fleet.middleware import rpc_method
-from sevenmaps_pipeline.fleet.run import Fleet
-from sevenmaps_pipeline.fleet.scripted import Scripted, ScriptedApp, initialize_result, json_answer, tools_result
+from sevenmaps_pipeline.devtools.fleet.middleware import rpc_method
+from sevenmaps_pipeline.devtools.fleet.run import Fleet
+from sevenmaps_pipeline.devtools.fleet.scripted import (
+    Scripted,
+    ScriptedApp,
+    initialize_result,
+    json_answer,
+    tools_result,
+)
 from sevenmaps_pipeline.probe.checker import EndpointCheck
 from sevenmaps_pipeline.probe.config import USER_AGENT, ProbeConfig, Timeouts
 from sevenmaps_pipeline.probe.http import build_client

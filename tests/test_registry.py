@@ -7,7 +7,7 @@ import datetime as dt
 
 import pytest
 
-from sevenmaps_pipeline.fleet.run import Fleet
+from sevenmaps_pipeline.devtools.fleet.run import Fleet
 from sevenmaps_pipeline.probe.config import ProbeConfig
 from sevenmaps_pipeline.probe.http import build_client
 from sevenmaps_pipeline.registry.client import RegistryError, fetch_snapshot, rows_for_entry

@@ -56,12 +56,33 @@ def tool(name, description="", annotations=None):
     (tool("payment_status", "Shows the status of a payment."), "green"),
     # nothing to go on: caution
     (tool("frobnicate", ""), "yellow"),
+    # real names (method 1.3): the verb wherever it stands, in any case style
+    (tool("items_list", "Items in the store."), "green"),
+    (tool("API-get-user", "Notion | Retrieve a user"), "green"),
+    (tool("listOpenIssues", "Open issues of a repository."), "green"),
+    (tool("firecrawl_research_search_papers", "Semantic search over arXiv abstracts."), "green"),
+    (tool("message_list", "Messages of a channel."), "green"),
+    (tool("tag_write", "Perform write operations on tags."), "yellow"),
+    (tool("widgets_create_or_update", "Create or update a widget."), "yellow"),
+    (tool("widgets_get_or_delete", "Get or delete a widget."), "red"),
+    (tool("pages-update", "Update a page."), "yellow"),
+    (tool("actions_run_trigger", "Trigger workflow runs."), "red"),
+    (tool("scale_deployment", "Set the replica count."), "red"),
+    (tool("format_text", "Format a paragraph as Markdown."), "green"),
+    (tool("format_disk", "Format a volume."), "red"),
+    (tool("generate_key", "A new API key for the account."), "yellow"),
+    (tool("db-stats", "Returns statistics of a database"), "green"),
+    (tool("console_messages", "Returns all console messages"), "green"),
+    (tool("lighthouse_audit", "Get scores. Full reports are saved to disk."), "yellow"),
+    (tool("search_feedback", "Send feedback on a previous search result."), "yellow"),
+    (tool("list_notifications", "Lists notifications, including mentions, assignments and updates."), "green"),
+    (tool("find_duplicate", "Find duplicates. This is read-only and does not modify anything."), "green"),
 ])
 def test_words_decide_without_annotations(t, risk):
     result = classify(t)
     assert result.risk == risk, (t["name"], result.rule, result.evidence)
     assert result.rule.startswith("words: ")
-    assert result.method == "risk-1.2"
+    assert result.method == "risk-1.3"
 
 
 def test_annotations_count_first_and_unset_is_not_false():
@@ -99,7 +120,7 @@ def test_a_vocabulary_change_is_a_method_change():
     older = Vocabulary.from_dict(doc)
     t = tool("verify_signature", "Verify a webhook signature.")
     assert (classify(t, older).risk, classify(t, older).method) == ("yellow", "risk-1.1")
-    assert (classify(t).risk, classify(t).method) == ("green", "risk-1.2")
+    assert (classify(t).risk, classify(t).method) == ("green", "risk-1.3")
 
 
 def test_name_words_split_snake_kebab_and_camel_case():

@@ -12,7 +12,7 @@ import pytest
 
 from sevenmaps_pipeline import curated
 from sevenmaps_pipeline.defs.runner import run_days
-from sevenmaps_pipeline.fleet.run import Fleet, load_timeline
+from sevenmaps_pipeline.devtools.fleet.run import Fleet, load_timeline
 from sevenmaps_pipeline.probe.config import ProbeConfig, Timeouts
 from sevenmaps_pipeline.probe.run import PastDayError, ReplayClock, scan_day
 

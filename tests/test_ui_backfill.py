@@ -1,8 +1,11 @@
-"""A backfill launched the way the UI launches it: GraphQL against `dagster dev`, carried out by its daemon."""
+"""A backfill launched the way the UI launches it: GraphQL against `dagster dev`, carried out by its daemon,
+over a lake built the way the demo builds it (a missed day backfilled late, then signing): the signed days
+come out unchanged, byte for byte, and the day not yet built is built and signed."""
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import os
 import signal
@@ -12,15 +15,19 @@ import sys
 import time
 from pathlib import Path
 
+import dagster as dg
 import httpx
 import pyarrow.parquet as pq
 import pytest
+from conftest import land_reports, report
 
+from sevenmaps_pipeline.defs.home import DAGSTER_YAML
 from sevenmaps_pipeline.defs.jobs import MAP_ASSET_NAMES
-from sevenmaps_pipeline.demo import DAGSTER_YAML
+from sevenmaps_pipeline.defs.runner import run_days
+from sevenmaps_pipeline.devtools.demo import signing_rebuilds
+from sevenmaps_pipeline.devtools.synth import synthesize
 from sevenmaps_pipeline.integrity.verify import verify_lake
 from sevenmaps_pipeline.lake.paths import PROJECT_ROOT
-from sevenmaps_pipeline.synth import synthesize
 
 END = dt.date(2026, 11, 20)
 LAUNCH = """mutation($params: LaunchBackfillParams!) {
@@ -43,11 +50,43 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_ui_backfill_of_missed_days_through_the_daemon(lake, signing_key, tmp_path):
+def _digests(root: Path) -> dict[str, str]:
+    files = [*root.glob("raw/**/*.parquet"), *root.glob("curated/**/*.parquet"), *root.glob("roots/*.json")]
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(files)}
+
+
+def _demo_sequence(lake, signing_key, synth, home: Path) -> dict[str, str]:
+    """What `make demo` does: each day built as it comes, the missed day built late, then one sign run of
+    every finished day but the last (left for the UI backfill to build). Returns the days rebuilt."""
+    (missed,) = synth.missing_days
+    after = missed + dt.timedelta(days=1)
+    # The reporting service lands reports on the missed day as on any other (our scan did not run).
+    key = pq.read_table(lake.registry_file(after), columns=["server_key"]).column("server_key")[0].as_py()
+    land_reports(lake, [report(key, who=f"r{i}", paid=i < 2, day=missed) for i in range(6)], day=missed,
+                 batch="late-day")
+    with dg.DagsterInstance.local_temp(str(home)) as instance:
+        for day in synth.days[:-1]:
+            if day != missed:
+                assert run_days("daily_map_job", day, day, instance, lake.root, signing_key).success
+        assert run_days("daily_map_job", missed, missed, instance, lake.root, signing_key).success
+        before = lake.curated_file("rating_aggregates", after).read_bytes()
+        sign = run_days("sign_day_job", synth.days[-2], synth.days[-2], instance, lake.root, signing_key)
+    assert sign.success
+    rebuilt = signing_rebuilds(sign)
+    # Every unsigned day after the late one was rebuilt before it was signed, and its ratings now read the
+    # reports that landed on the missed day.
+    assert sorted(rebuilt) == [d.isoformat() for d in synth.days[:-1] if d > missed]
+    assert lake.curated_file("rating_aggregates", after).read_bytes() != before
+    return rebuilt
+
+
+def test_ui_backfill_over_the_demo_sequence_through_the_daemon(lake, signing_key, tmp_path):
     synth = synthesize(lake, 60, 6, seed=21, end_day=END, missing_days=1)
     home = tmp_path / "home"
     home.mkdir()
     (home / "dagster.yaml").write_text(DAGSTER_YAML)
+    _demo_sequence(lake, signing_key, synth, home)
+    signed_before = {k: v for k, v in _digests(lake.root).items() if END.isoformat() not in k}
     port = _free_port()
     env = {**os.environ, "DAGSTER_HOME": str(home), "SEVENMAPS_LAKE": str(lake.root),
            "SEVENMAPS_SIGNING_KEY": str(signing_key)}
@@ -92,11 +131,20 @@ def test_ui_backfill_of_missed_days_through_the_daemon(lake, signing_key, tmp_pa
                 proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
-    # Dagster also rebuilds the map of days downstream of the ones asked for (later histories include
-    # them); every day asked for is built and signed, in chain order.
-    report = verify_lake(lake)
-    assert report.ok
-    assert report.days_verified[:len(synth.days)] == synth.days
+    # Every signed day came out of the UI backfill unchanged, byte for byte; the last day was built and
+    # signed in chain order.
+    after_ui = _digests(lake.root)
+    assert {k: v for k, v in after_ui.items() if k in signed_before} == signed_before
+    assert f"roots/day={END.isoformat()}.json" in after_ui
+    verified = verify_lake(lake)
+    assert verified.ok
+    assert verified.days_verified[:len(synth.days)] == synth.days
+    # And a shell backfill of the signed days (the job run in-process, as `sevenmaps` and the demo run it).
+    (tmp_path / "shell-home").mkdir()
+    with dg.DagsterInstance.local_temp(str(tmp_path / "shell-home")) as instance:
+        assert run_days("daily_map_job", synth.days[0], END, instance, lake.root, signing_key).success
+        assert run_days("sign_day_job", synth.days[0], END, instance, lake.root, signing_key).success
+    assert _digests(lake.root) == after_ui
     (missed,) = synth.missing_days
     codes = set(pq.read_table(lake.curated_file("daily_status", missed), columns=["code"]).column("code").to_pylist())
     assert codes == {"n"}

@@ -10,12 +10,13 @@ import pyarrow as pa
 
 from ..lake import duck
 from ..lake.parquet_io import write_parquet
-from ..lake.paths import PROJECT_ROOT, LakePaths
+from ..lake.paths import LakePaths
 from ..lake.schemas import (
     DAILY_STATUS,
     FINDINGS,
     INTERNAL_FINDINGS,
     RAW_PROBES,
+    RAW_REGISTRY,
     SERVER_CATEGORIES,
     TOKEN_COST,
     TOOL_CHANGES,
@@ -24,11 +25,12 @@ from ..lake.schemas import (
     TOOLS,
     conform,
 )
+from ..packaged import shipped
 from ..registry.psl import site_of_url
 from ..rules.methods import CATEGORY_PARAMS, CHANGES_METHOD, CHANGES_PARAMS, FINDINGS_METHOD, FINDINGS_PARAMS
 from ..rules.tokens import TOKENIZER_METHOD
 from ..rules.tool_facts import facts_method, facts_of_lists
-from .common import BuildResult, partitions_through, probe_files, require_status, status_files
+from .common import BuildResult, partitions_through, probe_files, registry_in_force, require_status, status_files
 
 
 def build_tool_facts(lake: LakePaths, day: dt.date) -> BuildResult:
@@ -87,7 +89,7 @@ def build_token_cost(lake: LakePaths, day: dt.date) -> BuildResult:
     return _build_from_lists(lake, day, TOKEN_COST, "tool_lists", TOOL_LISTS.schema)
 
 
-INJECTION_PHRASES = PROJECT_ROOT / "assets" / "injection_phrases.json"
+INJECTION_PHRASES = shipped("assets", "injection_phrases.json")
 
 
 def build_findings(lake: LakePaths, day: dt.date) -> BuildResult:
@@ -115,7 +117,41 @@ def build_findings(lake: LakePaths, day: dt.date) -> BuildResult:
                        {"findings": {c["values"]: c["counts"] for c in counts}, "internal": internal.num_rows})
 
 
-CATEGORIES = PROJECT_ROOT / "assets" / "categories.json"
+CATEGORIES = shipped("assets", "categories.json")
+
+
+def word_forms(word: str) -> set[str]:
+    """Every form of a topic word that matches as written: the word and its plural, with spaces in
+    two-word entries as '_' (words are matched raw: no trailing 's' is ever stripped, so "news" and
+    "teams" stay themselves and never become "new" or "team")."""
+    w = word.lower().strip().replace(" ", "_")
+    forms = {w}
+    if w.endswith(("s", "x", "z", "ch", "sh")):
+        forms.add(w + "es")
+    elif w.endswith("y") and w[-2:-1] not in ("a", "e", "i", "o", "u"):
+        forms.add(w[:-1] + "ies")
+    else:
+        forms.add(w + "s")
+    return forms
+
+
+def listing_text_table(lake: LakePaths, day: dt.date) -> pa.Table:
+    """(server_key, text) of each listing in force on `day`: the registry name after its namespace
+    (`io.github.acme/flight-search` -> `flight-search`), its title and its description."""
+    registry = registry_in_force(lake, day)
+    with duck.session() as con:
+        duck.bind_input(con, "registry", [registry] if registry else [], RAW_REGISTRY.schema)
+        return con.sql("""
+            SELECT server_key,
+                   concat_ws(' ', regexp_replace(coalesce(any_value(server_name), ''), '^.*/', ''),
+                             any_value(coalesce(json_extract_string(entry_json, '$.server.title'),
+                                                json_extract_string(entry_json, '$.title'))),
+                             any_value(coalesce(json_extract_string(entry_json, '$.server.description'),
+                                                json_extract_string(entry_json, '$.description')))) AS text
+            FROM registry
+            WHERE server_key IS NOT NULL AND json_valid(entry_json)
+            GROUP BY server_key
+        """).to_arrow_table()
 
 
 def build_server_categories(lake: LakePaths, day: dt.date) -> BuildResult:
@@ -124,12 +160,16 @@ def build_server_categories(lake: LakePaths, day: dt.date) -> BuildResult:
     started = time.perf_counter()
     doc = json.loads(CATEGORIES.read_text())
     name_topics = set(doc["tool_name_topics"])
-    words = [(topic, w, topic in name_topics) for topic, ws in doc["topics"].items() for w in ws]
+    words = sorted({(topic, form, topic in name_topics) for topic, ws in doc["topics"].items() for w in ws
+                    for form in word_forms(w)})
+    listing_text = listing_text_table(lake, day)
     with duck.session() as con:
         duck.bind_input(con, "tools", [lake.curated_file("tools", day)], TOOLS.schema)
+        con.register("listing_text", listing_text)
         con.register("topic_words", pa.table({"topic": [w[0] for w in words], "word": [w[1] for w in words],
                                               "tool_name_topic": [w[2] for w in words]}))
-        con.register("generic_words", pa.table({"word": doc["generic_words"]}))
+        # Generic words as listed (their plurals are listed where they are generic: "new" is, "news" is not).
+        con.register("generic_words", pa.table({"word": sorted(doc["generic_words"])}))
         p = CATEGORY_PARAMS
         table = conform(duck.run_sql(con, "server_categories", {
             "day": day, "method_version": doc["method"], "shared_min": p["shared_toolset_min_endpoints"],

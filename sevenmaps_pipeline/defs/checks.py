@@ -12,9 +12,9 @@ from ..lake import duck
 from ..lake.paths import LakePaths
 from ..rules.methods import INCIDENTS_PARAMS, RANKINGS_PARAMS
 from .integrity_assets import daily_root
-from .map_assets import daily_status, server_history
+from .map_assets import daily_status, open_day_without_scan, server_history
 from .report_assets import incidents, reliable_rankings
-from .resources import LakeResource, partition_days
+from .resources import LakeResource, ProberResource, partition_days
 
 
 def _query(sql: str, path) -> list[tuple]:
@@ -22,9 +22,12 @@ def _query(sql: str, path) -> list[tuple]:
         return con.execute(sql.replace("$file", "'" + str(path).replace("'", "''") + "'")).fetchall()
 
 
-def _check_days(context: dg.AssetCheckExecutionContext, lake: LakeResource, violations) -> dg.AssetCheckResult:
-    bad = {f"{day} {name}": n for day in partition_days(context) for name, n in violations(lake.paths, day).items()}
-    return dg.AssetCheckResult(passed=not bad, metadata={"violations": bad or "none"})
+def _check_days(context: dg.AssetCheckExecutionContext, lake: LakeResource, prober: ProberResource,
+                violations) -> dg.AssetCheckResult:
+    """Run `violations` on each day of the run; the open day not built for want of a scan has nothing to check."""
+    days = [d for d in partition_days(context) if not open_day_without_scan(lake, prober, d)]
+    bad = {f"{day} {name}": n for day in days for name, n in violations(lake.paths, day).items()}
+    return dg.AssetCheckResult(passed=not bad, metadata={"violations": bad or "none", "days_checked": len(days)})
 
 
 def status_violations(paths: LakePaths, day: dt.date) -> dict[str, int]:
@@ -60,16 +63,18 @@ def history_violations(paths: LakePaths, day: dt.date) -> dict[str, int]:
 
 @dg.asset_check(asset=daily_status, blocking=True,
                 description="Codes are o/a/p/d/n, one row per endpoint, n rows carry no outcome, d/o/a/p rows do.")
-def daily_status_codes_valid(context: dg.AssetCheckExecutionContext, lake: LakeResource) -> dg.AssetCheckResult:
-    return _check_days(context, lake, status_violations)
+def daily_status_codes_valid(context: dg.AssetCheckExecutionContext, lake: LakeResource,
+        prober: ProberResource) -> dg.AssetCheckResult:
+    return _check_days(context, lake, prober, status_violations)
 
 
 @dg.asset_check(asset=server_history, blocking=True,
                 description="Histories are 30 codes of o/a/p/d/n; day counts match the codes; the last code is "
                 "the day's daily_status code; uptime is 100 only when every checked day answered.")
 def server_history_windows_valid(context: dg.AssetCheckExecutionContext,
-                                 lake: LakeResource) -> dg.AssetCheckResult:
-    return _check_days(context, lake, history_violations)
+                                 lake: LakeResource,
+        prober: ProberResource) -> dg.AssetCheckResult:
+    return _check_days(context, lake, prober, history_violations)
 
 
 @dg.asset_check(asset=daily_root, blocking=True,
@@ -132,12 +137,14 @@ def ranking_violations(paths: LakePaths, day: dt.date) -> dict[str, int]:
                 description="Only live incidents are shown, and every one was confirmed by our own d check or by "
                 "the trusted reporters the method asks for: never by anonymous reports alone.")
 def incidents_only_confirmed_are_shown(context: dg.AssetCheckExecutionContext,
-                                       lake: LakeResource) -> dg.AssetCheckResult:
-    return _check_days(context, lake, incident_violations)
+                                       lake: LakeResource,
+        prober: ProberResource) -> dg.AssetCheckResult:
+    return _check_days(context, lake, prober, incident_violations)
 
 
 @dg.asset_check(asset=reliable_rankings, blocking=True,
                 description="Every ranked endpoint answered with tools that day, has a category other than "
                 "'other' and enough checked days; ranks start at 1 in each category and follow the order.")
-def reliable_rankings_eligible(context: dg.AssetCheckExecutionContext, lake: LakeResource) -> dg.AssetCheckResult:
-    return _check_days(context, lake, ranking_violations)
+def reliable_rankings_eligible(context: dg.AssetCheckExecutionContext, lake: LakeResource,
+        prober: ProberResource) -> dg.AssetCheckResult:
+    return _check_days(context, lake, prober, ranking_violations)

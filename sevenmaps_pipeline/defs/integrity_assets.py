@@ -3,6 +3,7 @@
 
 import dagster as dg
 
+from ..curated.day import refresh_day
 from ..integrity.keys import SigningKeyError
 from ..integrity.manifest import day_lines
 from ..integrity.roots import SigningError, read_root, sign_through
@@ -24,13 +25,24 @@ from .tool_assets import findings, server_categories, token_cost, tool_changes, 
     description="roots/day=D.json: one line '<sha256>  <path>' per covered file of the day, root = "
     "sha256(previous_root + '\\n' + lines), Ed25519 signature. Signed only after the day ended; earlier "
     "unsigned days are signed first, in chain order; a signed day is never signed again (asked again, its "
-    "files are checked against its root instead) and its files are frozen. Partitions are finished days only.",
+    "files are checked against its root instead) and its files are frozen. Before a day is signed its "
+    "tables are rebuilt if they were built before the day ended or before an input changed (a missed day "
+    "backfilled late, a report batch at 23:59): signed days are what their closed inputs say, so a "
+    "backfill over them is a no-op. Partitions are finished days only.",
 )
 def daily_root(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
     paths = lake.paths
     requested = partition_days(context)
     signed = []
     already = []
+    rebuilt: dict[str, str] = {}
+
+    def refresh(day):
+        done = refresh_day(paths, day)
+        if done.reason is not None:
+            rebuilt[day.isoformat()] = done.reason
+            context.log.info(f"{day}: rebuilt {len(done.results)} tables before signing ({done.reason})")
+
     for day in requested:
         if paths.root_file(day).exists():
             if any(s.day == day for s in signed):
@@ -41,7 +53,7 @@ def daily_root(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Mate
             already.append(day.isoformat())  # never signed twice: checked, left as it is
             continue
         try:
-            signed += sign_through(paths, day, lake.key_path)
+            signed += sign_through(paths, day, lake.key_path, refresh=refresh)
         except (SigningError, SigningKeyError) as exc:
             raise dg.Failure(description=str(exc)) from exc
     for s in signed:
@@ -52,7 +64,8 @@ def daily_root(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Mate
                 description="signed as the catch-up of a later day",
                 metadata={"root": s.root, "files": s.files}))
     publish_warehouse(paths)
-    metadata: dict = {"signed_days": [s.day.isoformat() for s in signed], "already_signed_days": already}
+    metadata: dict = {"signed_days": [s.day.isoformat() for s in signed], "already_signed_days": already,
+                      "rebuilt_before_signing": rebuilt or "none"}
     if signed:
         metadata.update(root=signed[-1].root, previous_root=signed[-1].previous_root, files=signed[-1].files)
     return dg.MaterializeResult(metadata=metadata)

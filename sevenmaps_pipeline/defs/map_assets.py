@@ -39,13 +39,24 @@ def frozen_days_fail_loudly() -> Iterator[None]:
                          "rewritten (backfill unsigned days only, or investigate with `sevenmaps verify`).") from exc
 
 
-def build_each_day(context: dg.AssetExecutionContext, lake: LakeResource,
+def open_day_without_scan(lake: LakeResource, prober: ProberResource, day: dt.date) -> bool:
+    """The open UTC day before its scan has landed anything: building it would publish an all-n map (what
+    a UI backfill's downstream days reach up to). It is built once its scan lands, or when `no_scan`."""
+    return (day == prober.clock()().date() and not prober.no_scan and not lake.paths.registry_file(day).exists()
+            and not lake.paths.raw_files("probes", day))
+
+
+def build_each_day(context: dg.AssetExecutionContext, lake: LakeResource, prober: ProberResource,
                    build: Callable[[LakePaths, dt.date], curated.BuildResult], publish: bool = True,
                    ) -> dg.MaterializeResult:
     """The body of a curated asset: build each day of the run (frozen days guarded), log, publish views."""
     rows = 0
     with frozen_days_fail_loudly():
         for day in partition_days(context):
+            if open_day_without_scan(lake, prober, day):
+                context.log.warning(f"{day}: the open day has no scan yet; not built (it is built once its "
+                                    "scan lands, or with SEVENMAPS_NO_SCAN=1)")
+                continue
             result = build(lake.paths, day)
             rows += result.rows
             extra = f" {result.stats}" if result.stats else ""
@@ -70,6 +81,12 @@ def raw_probes(context: dg.AssetExecutionContext, lake: LakeResource,
     days = partition_days(context)
     landed = refused_rows = refused_files = scanned = 0
     clock = prober.clock()
+    today = clock().date()
+    if today in days and not prober.registry_url and not prober.no_scan:
+        raise dg.Failure(description=f"{today} is the open UTC day and no registry URL is set: its scan "
+                         "cannot run, and building it from nothing would put every endpoint at n. Set "
+                         "SEVENMAPS_REGISTRY_URL (the prober resource's registry_url), leave the open day out "
+                         "of the backfill, or set SEVENMAPS_NO_SCAN=1 to build it from what has landed.")
     with frozen_days_fail_loudly():
         for day in days:
             if prober.registry_url and day == clock().date():
@@ -101,8 +118,9 @@ def raw_probes(context: dg.AssetExecutionContext, lake: LakeResource,
     "(incl. 'answers, but not as a standard MCP endpoint'), handshake, protocol, tool count and size, "
     "tokens estimate, tools_hash. A day without a valid daily check is n, never d. sql/daily_status.sql",
 )
-def daily_status(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
-    return build_each_day(context, lake, curated.build_daily_status)
+def daily_status(context: dg.AssetExecutionContext, lake: LakeResource,
+        prober: ProberResource) -> dg.MaterializeResult:
+    return build_each_day(context, lake, prober, curated.build_daily_status)
 
 
 @day_asset(
@@ -114,5 +132,6 @@ def daily_status(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Ma
     "success chance with a 90% credible interval, stability of the tool list from the change days of "
     "tool_changes, and the change days of the last 60 days. sql/server_history.sql",
 )
-def server_history(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
-    return build_each_day(context, lake, curated.build_server_history)
+def server_history(context: dg.AssetExecutionContext, lake: LakeResource,
+        prober: ProberResource) -> dg.MaterializeResult:
+    return build_each_day(context, lake, prober, curated.build_server_history)

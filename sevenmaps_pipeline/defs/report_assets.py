@@ -5,7 +5,7 @@ import dagster as dg
 from .. import curated
 from .map_assets import build_each_day, daily_status, day_asset, server_history
 from .partitions import last_14_days, last_30_days
-from .resources import LakeResource
+from .resources import LakeResource, ProberResource
 from .tool_assets import server_categories
 
 
@@ -18,8 +18,9 @@ from .tool_assets import server_categories
     "agent_report_quarantine, never counted), resolved to the endpoint and compared with our own check of the "
     "day each is about. sql/agent_report_validation.sql, sql/agent_reports.sql",
 )
-def agent_reports(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
-    return build_each_day(context, lake, curated.build_agent_reports)
+def agent_reports(context: dg.AssetExecutionContext, lake: LakeResource,
+        prober: ProberResource) -> dg.MaterializeResult:
+    return build_each_day(context, lake, prober, curated.build_agent_reports)
 
 
 @day_asset(
@@ -30,8 +31,9 @@ def agent_reports(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.M
     "reasons, median ms, surprises; stars only from enough independent reporters including paying ones, "
     "otherwise 'not enough reports'. Weights in rules/methods.py RATINGS_PARAMS. sql/rating_aggregates.sql",
 )
-def rating_aggregates(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
-    return build_each_day(context, lake, curated.build_rating_aggregates)
+def rating_aggregates(context: dg.AssetExecutionContext, lake: LakeResource,
+        prober: ProberResource) -> dg.MaterializeResult:
+    return build_each_day(context, lake, prober, curated.build_rating_aggregates)
 
 
 @day_asset(
@@ -42,8 +44,9 @@ def rating_aggregates(context: dg.AssetExecutionContext, lake: LakeResource) -> 
     "anonymous reports alone), incidents closed that day (a check works again, or the reports aged out), and "
     "unconfirmed failure reports kept for a person to review (never shown). sql/incidents.sql",
 )
-def incidents(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
-    return build_each_day(context, lake, curated.build_incidents)
+def incidents(context: dg.AssetExecutionContext, lake: LakeResource,
+        prober: ProberResource) -> dg.MaterializeResult:
+    return build_each_day(context, lake, prober, curated.build_incidents)
 
 
 @day_asset(
@@ -54,5 +57,6 @@ def incidents(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Mater
     "median handshake. Payment, plans, owner verification and ratings never enter the order. "
     "sql/reliable_rankings.sql",
 )
-def reliable_rankings(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
-    return build_each_day(context, lake, curated.build_reliable_rankings)
+def reliable_rankings(context: dg.AssetExecutionContext, lake: LakeResource,
+        prober: ProberResource) -> dg.MaterializeResult:
+    return build_each_day(context, lake, prober, curated.build_reliable_rankings)

@@ -36,10 +36,14 @@ def partition_days(context: dg.AssetExecutionContext | dg.AssetCheckExecutionCon
 class ProberResource(dg.ConfigurableResource):
     """How the daily scan reaches the registry and the endpoints.
 
-    With no registry URL the scan is off and `raw_probes` only validates what landed (synthetic lakes,
-    tests). Production sets $SEVENMAPS_REGISTRY_URL to https://registry.modelcontextprotocol.io."""
+    Production sets $SEVENMAPS_REGISTRY_URL to the official registry's base URL. Past days are never
+    scanned, so without it `raw_probes` only validates what landed; building the open day without it
+    fails, naming the setting, unless `no_scan` ($SEVENMAPS_NO_SCAN=1) says the open day is to be built
+    from what landed (synthetic lakes, tests): an all-n open day is never built by accident."""
 
-    registry_url: str = Field(default="", description="Registry base URL; empty turns the scan off.")
+    registry_url: str = Field(default="", description="Registry base URL ($SEVENMAPS_REGISTRY_URL).")
+    no_scan: bool = Field(default=False, description="Build the open day without scanning it "
+                          "($SEVENMAPS_NO_SCAN=1); otherwise an open day without a registry URL is an error.")
     control_url: str = Field(default="", description="An MCP endpoint we run: if it fails, the run is voided.")
     concurrency: int = Field(default=64, description="Endpoints checked at once (one request per host).")
     opted_out_hosts: list[str] = Field(default_factory=list, description="Hosts that opted out by form.")

@@ -5,7 +5,7 @@ import dagster as dg
 from .. import curated
 from .map_assets import build_each_day, daily_status, day_asset
 from .partitions import last_60_days
-from .resources import LakeResource
+from .resources import LakeResource, ProberResource
 
 
 @day_asset(
@@ -18,8 +18,9 @@ from .resources import LakeResource
     "evidence, description tokens) and one per list in curated/tool_lists (o200k_base definition tokens). "
     "Computed once per list, never per endpoint-day. sevenmaps_pipeline/rules/tool_facts.py",
 )
-def tool_facts(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
-    return build_each_day(context, lake, curated.build_tool_facts, publish=False)
+def tool_facts(context: dg.AssetExecutionContext, lake: LakeResource,
+        prober: ProberResource) -> dg.MaterializeResult:
+    return build_each_day(context, lake, prober, curated.build_tool_facts, publish=False)
 
 
 @day_asset(
@@ -29,8 +30,9 @@ def tool_facts(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Mate
     "from false), fingerprint, risk green/yellow/red with the rule that fired and its evidence, annotation "
     "contradictions. sql/tools.sql",
 )
-def tools(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
-    return build_each_day(context, lake, curated.build_tools)
+def tools(context: dg.AssetExecutionContext, lake: LakeResource,
+        prober: ProberResource) -> dg.MaterializeResult:
+    return build_each_day(context, lake, prober, curated.build_tools)
 
 
 @day_asset(
@@ -39,8 +41,9 @@ def tools(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Materiali
     description="Per endpoint and day: tool_list_size, tokens_estimate (size/4), definition_tokens (o200k_base) "
     "and the endpoint's percentile among that day's endpoints. sql/token_cost.sql",
 )
-def token_cost(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
-    return build_each_day(context, lake, curated.build_token_cost)
+def token_cost(context: dg.AssetExecutionContext, lake: LakeResource,
+        prober: ProberResource) -> dg.MaterializeResult:
+    return build_each_day(context, lake, prober, curated.build_token_cost)
 
 
 @day_asset(
@@ -51,20 +54,23 @@ def token_cost(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Mate
     "sql/findings.sql) and, in a separate table never exported, internal-only pattern checks on descriptions "
     "(sql/internal_findings.sql).",
 )
-def findings(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
-    return build_each_day(context, lake, curated.build_findings)
+def findings(context: dg.AssetExecutionContext, lake: LakeResource,
+        prober: ProberResource) -> dg.MaterializeResult:
+    return build_each_day(context, lake, prober, curated.build_findings)
 
 
 @day_asset(
     "tools",
     deps=[tools],
-    description="A category per endpoint and day, with the rule that placed it: seed 004's tool-name rule (>= 3 "
-    "names on a topic, twice any other, >= a quarter of the tools, after dropping tools that >= 20 endpoints "
-    "list identically and generic words), else 7Maps' words in names and descriptions, else 'other'. "
+    description="A category per endpoint and day, with the rule that placed it, in seed 004's order: the "
+    "server's own registry name and description; else seed 004's tool-name rule (>= 3 names on a topic, twice "
+    "any other, >= a quarter of the tools, after dropping whole toolsets that >= 20 endpoints list identically "
+    "and generic words); else 7Maps' words in names and descriptions; else 'other'. "
     "sql/server_categories.sql, words in assets/categories.json",
 )
-def server_categories(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
-    return build_each_day(context, lake, curated.build_server_categories)
+def server_categories(context: dg.AssetExecutionContext, lake: LakeResource,
+        prober: ProberResource) -> dg.MaterializeResult:
+    return build_each_day(context, lake, prober, curated.build_server_categories)
 
 
 @day_asset(
@@ -76,5 +82,6 @@ def server_categories(context: dg.AssetExecutionContext, lake: LakeResource) -> 
     "address, a redirect to another domain. Both days' tools are classified with the current risk method, so a "
     "method change is never a change by the server. sql/tool_changes.sql",
 )
-def tool_changes(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
-    return build_each_day(context, lake, curated.build_tool_changes)
+def tool_changes(context: dg.AssetExecutionContext, lake: LakeResource,
+        prober: ProberResource) -> dg.MaterializeResult:
+    return build_each_day(context, lake, prober, curated.build_tool_changes)

@@ -13,10 +13,11 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from ..lake.parquet_io import write_bytes_atomic
-from ..lake.paths import PROJECT_ROOT, LakePaths
+from ..lake.paths import LakePaths
+from ..packaged import workplace
 
 KEY_ENV = "SEVENMAPS_SIGNING_KEY"
-DEFAULT_KEY = PROJECT_ROOT / ".secrets" / "7maps-signing-key.pem"
+DEFAULT_KEY = Path(".secrets") / "7maps-signing-key.pem"  # under the workplace (packaged.workplace)
 
 
 class SigningKeyError(RuntimeError):
@@ -24,7 +25,7 @@ class SigningKeyError(RuntimeError):
 
 
 def default_key_path() -> Path:
-    return Path(os.environ.get(KEY_ENV) or DEFAULT_KEY).resolve()
+    return Path(os.environ.get(KEY_ENV) or workplace() / DEFAULT_KEY).resolve()
 
 
 def generate_key(path: Path, lake: LakePaths | None = None) -> Path:

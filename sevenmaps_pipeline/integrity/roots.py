@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,10 +62,12 @@ def days_to_sign(lake: LakePaths, through: dt.date) -> list[dt.date]:
     return [first + dt.timedelta(days=i) for i in range((through - first).days + 1)]
 
 
-def sign_through(lake: LakePaths, through: dt.date, key_path: Path,
-                 now: dt.datetime | None = None) -> list[SignedDay]:
+def sign_through(lake: LakePaths, through: dt.date, key_path: Path, now: dt.datetime | None = None,
+                 refresh: Callable[[dt.date], Any] | None = None) -> list[SignedDay]:
     """Sign every unsigned day up to `through`, oldest first. Refuses, before signing anything, when a
-    day has not ended, lacks a required table, or `through` is already signed."""
+    day has not ended, was never built, or `through` is already signed. `refresh(day)` runs just before a
+    day is hashed, once every earlier day is signed: it rebuilds the day's tables if they are not what
+    its (now final) inputs say (curated.day.refresh_day)."""
     now = now or dt.datetime.now(dt.UTC)
     pending = days_to_sign(lake, through)
     for day in pending:
@@ -73,7 +76,7 @@ def sign_through(lake: LakePaths, through: dt.date, key_path: Path,
             raise SigningError(f"day {day} has not ended (it ends at {ends.isoformat()}); "
                                "a day is signed only after it has ended")
         missing = [t for t in REQUIRED_TABLES if not lake.curated_file(t, day).is_file()]
-        if missing:
+        if missing and (refresh is None or not lake.curated_file("daily_status", day).is_file()):
             raise SigningError(f"day {day} cannot be signed: {', '.join(missing)} not materialised for it; "
                                f"backfill {day} first (signing keeps chain order)")
     key = load_private_key(key_path, lake)
@@ -82,6 +85,8 @@ def sign_through(lake: LakePaths, through: dt.date, key_path: Path,
     previous_root = read_root(lake, last)["root"] if last else ""
     signed: list[SignedDay] = []
     for day in pending:
+        if refresh is not None:
+            refresh(day)
         lines = day_lines(lake, day)
         root = compute_root(previous_root, lines)
         doc = {

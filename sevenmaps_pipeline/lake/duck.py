@@ -10,16 +10,11 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from .paths import PROJECT_ROOT
-
-SQL_DIR = PROJECT_ROOT / "sql"
+from ..packaged import shipped
 
 
 def load_sql(name: str) -> str:
-    path = SQL_DIR / f"{name}.sql"
-    if not path.is_file():
-        raise FileNotFoundError(f"no SQL file for {name!r} at {path}")
-    return path.read_text()
+    return shipped("sql", f"{name}.sql").read_text()
 
 
 def used_params(sql: str, params: dict) -> dict:

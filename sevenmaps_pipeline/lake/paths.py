@@ -8,8 +8,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_LAKE = PROJECT_ROOT / "data_lake"
+from ..packaged import workplace
+
+# The source checkout when run from source (the devtools and tests use it), else the working directory.
+PROJECT_ROOT = workplace()
 LAKE_ENV = "SEVENMAPS_LAKE"
 
 # Raw inputs that a day's signed root covers; raw/hourly, raw/five_minute and raw/sensors are not covered.
@@ -18,7 +20,7 @@ DAY_DIR = re.compile(r"^day=(\d{4}-\d{2}-\d{2})$")
 
 
 def default_lake_root() -> Path:
-    return Path(os.environ.get(LAKE_ENV) or DEFAULT_LAKE).resolve()
+    return Path(os.environ.get(LAKE_ENV) or workplace() / "data_lake").resolve()
 
 
 def day_str(day: dt.date | str) -> str:

@@ -377,8 +377,11 @@ SERVER_CATEGORIES = TableSpec(
             col("server_id", pa.string(), "first 12 hex of SHA-256(server_key)", False),
             col("category", pa.string(), "a topic from assets/categories.json, or 'other' when nothing matches",
                 False),
-            col("placed_by", pa.string(), "tool_names (seed 004 rule) | words (7Maps rule) | none", False),
-            col("score", pa.int32(), "tool names (tool_names) or topic words (words) that placed it", False),
+            col("placed_by", pa.string(), "name_and_summary (seed 004: the server's own registry name and "
+                "description) | tool_names (seed 004: its tool names, only when its name and summary fit no "
+                "category) | words (7Maps: words in tool names and descriptions) | none", False),
+            col("score", pa.int32(), "tool names (tool_names) or topic words (name_and_summary, words) that "
+                "placed it", False),
             col("evidence", pa.list_(pa.string()), "the words that placed it"),
             col("tool_count", pa.int32(), "tools the endpoint listed", False),
             col("method_version", pa.string(), "categories method", False),

@@ -44,7 +44,7 @@ FINDINGS_PARAMS = {
 
 # Server categories (sql/server_categories.sql); the words live in assets/categories.json.
 CATEGORY_PARAMS = {
-    "shared_toolset_min_endpoints": 20,  # seed 004: tools that 20 or more servers list identically are dropped
+    "shared_toolset_min_endpoints": 20,  # seed 004: toolsets that 20 or more servers list identically are dropped
     "tool_name_min_names": 3,  # seed 004: at least three tool names on one topic ...
     "tool_name_dominance": 2,  # ... twice as many as name any other topic ...
     "tool_name_min_share": 0.25,  # ... and at least a quarter of all its tools

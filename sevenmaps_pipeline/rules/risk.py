@@ -2,9 +2,13 @@
 
 Seed 000 `tool_risk` and DESIGN §4: a server's annotations count first (an unset hint is not false);
 without a decisive annotation the tool's name and description decide, from the vocabulary in
-`assets/risk_vocabulary.json`. Method 1.2: a tool whose name starts with a reading verb is green when
-nothing in its description suggests a change. Annotations that contradict the words are reported as a
-contradiction (a finding), never silently overridden either way.
+`assets/risk_vocabulary.json`. Method 1.2: a tool whose name's verb reads is green when nothing in its
+description suggests a change. Method 1.3 reads real tool names: the verb wherever it stands (snake,
+kebab, dotted or camel case; resource first as in `items_list`; an API prefix as in `API-get-user`),
+the riskier side of an `x_or_y` compound, two-word entries, and a description's leading verb when the
+name has none; measured on real servers' tool lists against their own annotations (README, "Tool risk").
+Annotations that contradict the words are reported as a contradiction (a finding), never silently
+overridden either way.
 """
 
 from __future__ import annotations
@@ -15,9 +19,9 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..lake.paths import PROJECT_ROOT
+from ..packaged import shipped
 
-VOCABULARY = PROJECT_ROOT / "assets" / "risk_vocabulary.json"
+VOCABULARY = shipped("assets", "risk_vocabulary.json")
 LEVELS = ("green", "yellow", "red")
 _SPLIT = re.compile(r"[^A-Za-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -32,12 +36,18 @@ class Vocabulary:
     red_phrases: tuple[str, ...]
     description_red: frozenset[str]
     description_change: frozenset[str]
+    read_nouns: frozenset[str] = frozenset()
+    description_read_leads: frozenset[str] = frozenset()
+    noun_like: frozenset[str] = frozenset()
+    change_phrases: tuple[str, ...] = ()
 
     @classmethod
     def from_dict(cls, doc: dict[str, Any]) -> Vocabulary:
         return cls(doc["method"], frozenset(doc["red_verbs"]), frozenset(doc["yellow_verbs"]),
                    frozenset(doc["read_verbs"]), tuple(p.lower() for p in doc["red_phrases"]),
-                   frozenset(doc["description_red_verbs"]), frozenset(doc["description_change_verbs"]))
+                   frozenset(doc["description_red_verbs"]), frozenset(doc["description_change_verbs"]),
+                   frozenset(doc.get("read_nouns", ())), frozenset(doc.get("description_read_leads", ())),
+                   frozenset(doc.get("noun_like_verbs", ())), tuple(doc.get("change_phrases", ())))
 
 
 @functools.cache
@@ -59,12 +69,62 @@ class RiskResult:
 
 
 def name_words(name: str) -> list[str]:
+    """A tool name's words, lower case: snake_case, kebab-case, dotted, camelCase and PascalCase alike."""
     return [w.lower() for part in _SPLIT.split(name or "") for w in _CAMEL.split(part) if w]
 
 
 def _present_forms(word: str) -> set[str]:
-    """A reading verb as an instruction or in the present tense ("list", "lists", "queries")."""
-    return {word, word + "s", word + "es", word[:-1] + "ies" if word.endswith("y") else word + "s"}
+    """A verb as an instruction or in the present tense ("list", "lists", "queries", "searches")."""
+    forms = {word, word + "s", word + "es"}
+    if word.endswith("y"):
+        forms.add(word[:-1] + "ies")
+    return forms
+
+
+def _levels(vocab: Vocabulary) -> tuple[tuple[str, frozenset[str]], ...]:
+    return (("red", vocab.red), ("yellow", vocab.yellow), ("green", vocab.read))
+
+
+def _verb_at(tokens: list[str], i: int, vocab: Vocabulary) -> tuple[str, str, int] | None:
+    """(level, verb, words it spans) of the vocabulary entry starting at token i: two-word entries
+    (`format_text`, `generate_key`) before one-word ones, so `format_text` reads and `format` alone does not."""
+    for span in (2, 1):
+        if i + span > len(tokens):
+            continue
+        word = "_".join(tokens[i:i + span])
+        for level, verbs in _levels(vocab):
+            if word in verbs or (span == 1 and level == "green" and word in vocab.read_nouns):
+                return level, word, span
+    return None
+
+
+_RANK = {"green": 0, "yellow": 1, "red": 2}
+
+
+def name_verb(name: str, vocab: Vocabulary) -> tuple[str, str] | None:
+    """(level, verb) the name says, wherever its verb stands: the first verb (`get_update_status` reads,
+    `items_list`, `API-get-user`, `firecrawl_research_search_papers`), passing over words that are nouns as
+    often as verbs when a later verb follows (`message_list`); in an `x_or_y` / `x_and_y` compound the
+    riskier of the two (`widgets_create_or_update`, `get_or_delete`)."""
+    tokens = name_words(name)
+    found: list[tuple[str, str]] = []
+    i = 0
+    while i < len(tokens):
+        hit = _verb_at(tokens, i, vocab)
+        if hit is None:
+            i += 1
+            continue
+        found.append(hit[:2])
+        i += hit[2]
+    if not found:
+        return None
+    if any(t in ("or", "and") for t in tokens):
+        return max(found, key=lambda f: _RANK[f[0]])
+    # Words that are verbs and nouns alike (`message_list`, `label_write`) give way to a later verb.
+    for level, word in found:
+        if word not in vocab.noun_like:
+            return level, word
+    return found[0]
 
 
 def _description_verbs(description: str, verbs: frozenset[str]) -> list[str]:
@@ -73,39 +133,84 @@ def _description_verbs(description: str, verbs: frozenset[str]) -> list[str]:
     return sorted(set(re.findall(r"[a-z]+", description.lower())) & verbs)
 
 
+_LEAD_PREFIX = re.compile(r"^\W*(?:[\w .-]{1,40}\s\|\s*)?")  # "Notion | Retrieve a page" -> "retrieve a page"
+_FIRST_SENTENCE = re.compile(r"^[^.\n]*")
+
+
+def _description_lead(desc: str) -> str:
+    match = re.match(r"([a-z]+)", _LEAD_PREFIX.sub("", desc))
+    return match.group(1) if match else ""
+
+
+def _lead_level(lead: str, vocab: Vocabulary) -> tuple[str, str] | None:
+    """(level, the verb in its base form) of a description's first word."""
+    for level, verbs in _levels(vocab):
+        for verb in verbs:
+            if "_" not in verb and lead in _present_forms(verb):
+                return level, verb
+    if lead in vocab.description_read_leads:
+        return "green", lead
+    return None
+
+
+def _joined_verbs(desc: str, verbs: frozenset[str]) -> list[str]:
+    """Verbs the first sentence joins to its own ("Get a user and update their last-seen time"):
+    after and/then/also/or, never after a negation ("does not modify")."""
+    sentence = _FIRST_SENTENCE.match(_LEAD_PREFIX.sub("", desc)).group(0)
+    found = re.findall(r"(?:,|\band|\bthen|\balso|\bor)\s+(?:also\s+|then\s+)?([a-z]+)", sentence)
+    # The base form only: "and updates" is as often a noun.
+    return sorted({w for w in found if w in verbs and not (w.endswith("s") and w[:-1] in verbs)})
+
+
 def words_level(name: str, description: str, vocab: Vocabulary) -> tuple[str, str, list[str]]:
-    """(level, rule, evidence) from the name's leading verb and the description."""
-    tokens = name_words(name)
+    """(level, rule, evidence) from the name's verb (wherever it stands) and the description."""
     desc = (description or "").lower()
     phrases = [p for p in vocab.red_phrases if p in desc]
-    lead = tokens[0] if tokens else ""
+    verb = name_verb(name, vocab)
     red_in_desc = _description_verbs(desc, vocab.description_red)
     change_in_desc = _description_verbs(desc, vocab.description_change)
-    if lead in vocab.red:
-        return "red", "name starts with a high-risk verb", [f"name:{lead}"]
+    if verb and verb[0] == "red":
+        return "red", "the name's verb is high-risk", [f"name:{verb[1]}"]
     if phrases:
         return "red", "description says it does something high-risk", [f"description:{p}" for p in phrases]
-    if lead in vocab.yellow:
+    if verb and verb[0] == "yellow":
         if red_in_desc:
-            return "red", "description names a high-risk action", [f"name:{lead}"] + [f"description:{v}" for v in
-                                                                                     red_in_desc]
-        return "yellow", "name starts with a verb that changes data", [f"name:{lead}"]
-    if lead in vocab.read:
-        if red_in_desc:
-            return "red", "reading name, but the description names a high-risk action", \
-                [f"name:{lead}"] + [f"description:{v}" for v in red_in_desc]
-        if change_in_desc:
+            return "red", "description names a high-risk action", [f"name:{verb[1]}"] + [f"description:{v}" for v in
+                                                                                         red_in_desc]
+        return "yellow", "the name's verb changes data", [f"name:{verb[1]}"]
+    lead = _lead_level(_description_lead(desc), vocab)
+    changes = [p for p in vocab.change_phrases if p in desc]
+    if verb and verb[0] == "green":
+        # A reading name is read as such unless its description starts with a verb that changes things,
+        # says it saves or starts something, or its first sentence joins another verb to it: long
+        # descriptions name "updates", "changes" and "commits" as things, not as what the tool does.
+        if lead and lead[0] != "green" and lead[1] not in vocab.noun_like and lead[1] not in verb[1].split("_"):
+            return lead[0], "reading name, but the description starts with another verb", \
+                [f"name:{verb[1]}", f"description:{lead[1]}"]
+        joined_red = _joined_verbs(desc, vocab.red | vocab.description_red)
+        if joined_red:
+            return "red", "reading name, but the description joins a high-risk action", \
+                [f"name:{verb[1]}"] + [f"description:{v}" for v in joined_red]
+        joined = _joined_verbs(desc, vocab.yellow | vocab.description_change)
+        if joined or changes:
             return "yellow", "reading name, but the description names a change", \
-                [f"name:{lead}"] + [f"description:{v}" for v in change_in_desc]
-        return "green", "reading verb and nothing suggests a change (method 1.2)", [f"name:{lead}"]
+                [f"name:{verb[1]}"] + [f"description:{v}" for v in joined + changes]
+        return "green", "reading verb and nothing suggests a change (method 1.2)", [f"name:{verb[1]}"]
+    if lead and lead[0] == "red":
+        return "red", "description starts with a high-risk verb", [f"description:{lead[1]}"]
     if red_in_desc:
         return "red", "description names a high-risk action", [f"description:{v}" for v in red_in_desc]
+    if lead and lead[0] == "yellow":
+        return "yellow", "description starts with a verb that changes data", [f"description:{lead[1]}"]
+    if lead and lead[0] == "green":
+        joined = _joined_verbs(desc, vocab.yellow | vocab.description_change)
+        if joined or changes:
+            return "yellow", "description starts reading, but names a change", \
+                [f"description:{v}" for v in joined + changes]
+        return "green", "description starts with a reading verb and nothing suggests a change (method 1.2)", \
+            [f"description:{lead[1]}"]
     if change_in_desc:
         return "yellow", "description names a change", [f"description:{v}" for v in change_in_desc]
-    lead_desc = re.match(r"\s*([a-z]+)", desc)
-    if lead_desc and any(lead_desc.group(1) in _present_forms(v) for v in vocab.read):
-        return "green", "description starts with a reading verb and nothing suggests a change (method 1.2)", \
-            [f"description:{lead_desc.group(1)}"]
     return "yellow", "no reading verb found: assumed to change data", []
 
 

@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .lake.paths import PROJECT_ROOT, LakePaths
+from ..lake.paths import PROJECT_ROOT, LakePaths
 
 BENCH_DIR = PROJECT_ROOT / ".bench"
 
@@ -88,7 +88,7 @@ def _child_run(job: str, first: dt.date, last: dt.date, lake: Path, key: Path) -
     warnings.filterwarnings("ignore")
     import dagster as dg
 
-    from .defs.runner import run_map_and_sign
+    from ..defs.runner import run_map_and_sign
 
     assert job == "map_and_sign"
     home = tempfile.mkdtemp(prefix="sevenmaps-bench-home-")
@@ -104,7 +104,7 @@ def _child_run(job: str, first: dt.date, last: dt.date, lake: Path, key: Path) -
 def _measure(job: str, first: dt.date, last: dt.date, lake: LakePaths, key: Path) -> dict:
     started = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "sevenmaps_pipeline.bench", "--child", job, first.isoformat(), last.isoformat(),
+        [sys.executable, "-m", "sevenmaps_pipeline.devtools.bench", "--child", job, first.isoformat(), last.isoformat(),
          str(lake.root), str(key)], capture_output=True, text=True)
     wall = time.perf_counter() - started
     if proc.returncode != 0:
@@ -118,9 +118,9 @@ def _measure(job: str, first: dt.date, last: dt.date, lake: LakePaths, key: Path
 
 def _bare_scan_seconds(lake: LakePaths, day: dt.date) -> tuple[float, int]:
     """A bare DuckDB scan (every column) of every file the day's run reads."""
-    from .curated import registry_in_force
-    from .integrity.manifest import day_files
-    from .lake import duck
+    from ..curated import registry_in_force
+    from ..integrity.manifest import day_files
+    from ..lake import duck
 
     window = [day - dt.timedelta(days=i) for i in range(29, -1, -1)]
     def through(table: str) -> list:
@@ -154,7 +154,7 @@ def _bare_scan_seconds(lake: LakePaths, day: dt.date) -> tuple[float, int]:
 
 
 def run_bench(servers: int, days: int, seed: int) -> int:
-    from .integrity.keys import generate_key
+    from ..integrity.keys import generate_key
 
     source, meta = synthetic_lake(f"raw-{servers}x{days}-seed{seed}", servers, days, seed)
     end = dt.date.fromisoformat(meta["end"])

@@ -14,8 +14,8 @@ import hmac
 
 import pyarrow as pa
 
-from ..lake.keys import server_key
-from ..lake.schemas import RAW_AGENT_REPORTS, conform
+from ...lake.keys import server_key
+from ...lake.schemas import RAW_AGENT_REPORTS, conform
 from .run import Fleet, parse_days
 
 REPORTING_KEY = b"fleet reporting-service key"

@@ -22,9 +22,9 @@ import hmac
 import numpy as np
 import pyarrow as pa
 
-from .lake.parquet_io import write_parquet
-from .lake.paths import LakePaths
-from .lake.schemas import RAW_AGENT_REPORTS, conform
+from ..lake.parquet_io import write_parquet
+from ..lake.paths import LakePaths
+from ..lake.schemas import RAW_AGENT_REPORTS, conform
 
 REPORTING_KEY = b"synthetic reporting-service key"
 TOOLS = ("get_issue", "list_files", "search_records", "create_ticket", "fetch_page")

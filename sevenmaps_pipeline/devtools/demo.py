@@ -10,38 +10,14 @@ import shutil
 import time
 from pathlib import Path
 
-from .integrity.keys import default_key_path, generate_key
-from .integrity.verify import verify_lake
-from .lake import duck
-from .lake.paths import PROJECT_ROOT, LakePaths
+from ..defs.home import DAGSTER_HOME, ensure_dagster_home
+from ..integrity.keys import default_key_path, generate_key
+from ..integrity.verify import verify_lake
+from ..lake import duck
+from ..lake.paths import LakePaths
 from .synth import synthesize
 
 DEMO_MARKER = ".sevenmaps-demo-lake"
-DAGSTER_HOME = PROJECT_ROOT / ".dagster_home"
-DAGSTER_YAML = """\
-# Dagster instance of `make demo` and `make ui` (created by sevenmaps).
-telemetry:
-  enabled: false
-concurrency:
-  runs:
-    # One run at a time: runs write the same lake (and signing must keep chain order).
-    max_concurrent_runs: 1
-"""
-
-
-def ensure_dagster_home(home: Path = DAGSTER_HOME, respect_env: bool = False) -> Path:
-    """Create (and select) a Dagster home. The demo always uses the project's own; `run` and `ui` use
-    $DAGSTER_HOME when the operator set one."""
-    if respect_env and os.environ.get("DAGSTER_HOME"):
-        home = Path(os.environ["DAGSTER_HOME"])
-    home.mkdir(parents=True, exist_ok=True)
-    yaml = home / "dagster.yaml"
-    if not yaml.exists():
-        yaml.write_text(DAGSTER_YAML)
-    os.environ["DAGSTER_HOME"] = str(home)
-    return home
-
-
 def reset_demo_lake(lake: LakePaths) -> None:
     """Empty a lake for the demo, refusing any lake the demo did not make itself."""
     lake.root.mkdir(parents=True, exist_ok=True)
@@ -89,10 +65,10 @@ def run_fleet_demo(lake: LakePaths, days: int, key_path: Path | None = None) -> 
 
     import dagster as dg
 
-    from .defs.runner import run_days
+    from ..defs.runner import run_days
+    from ..lake.parquet_io import write_parquet
     from .fleet.reports import fleet_reports
     from .fleet.run import Fleet
-    from .lake.parquet_io import write_parquet
 
     t0 = time.perf_counter()
     end = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
@@ -137,7 +113,20 @@ def run_fleet_demo(lake: LakePaths, days: int, key_path: Path | None = None) -> 
             say(f"signing FAILED:\n{_failures(run)}")
             return 1
         say(f"signed {days} days in chain order (one run)")
+        rebuilt = signing_rebuilds(run)
+        if rebuilt:
+            say(f"  rebuilt before signing ({len(rebuilt)} days whose windows include the late day): "
+                f"{', '.join(sorted(rebuilt))}")
     return _finish(lake, t0)
+
+
+def signing_rebuilds(run) -> dict[str, str]:
+    """The days the sign run rebuilt before signing them, with why (its materialisation metadata)."""
+    for event in run.get_asset_materialization_events():
+        value = event.materialization.metadata.get("rebuilt_before_signing")
+        if value is not None and isinstance(value.value, dict):
+            return value.value
+    return {}
 
 
 def _codes(lake: LakePaths, day: dt.date) -> str:
@@ -151,7 +140,7 @@ def run_demo(lake: LakePaths, servers: int, days: int, seed: int, key_path: Path
     """The synthetic demo: the generator lands raw probes, then one Dagster backfill over every day."""
     import dagster as dg
 
-    from .defs.runner import run_map_and_sign
+    from ..defs.runner import run_map_and_sign
 
     t0 = time.perf_counter()
     end = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)

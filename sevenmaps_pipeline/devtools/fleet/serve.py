@@ -1,6 +1,6 @@
 """Run a fleet in its own process (the benchmark keeps servers and prober from sharing one GIL).
 
-    python -m sevenmaps_pipeline.fleet.serve SPEC.json INFO.json
+    python -m sevenmaps_pipeline.devtools.fleet.serve SPEC.json INFO.json
 
 SPEC holds {"timeline": ..., "latency": {host: seconds}}. Once serving, INFO gets {port, ca_file,
 host_map}; when standard input closes, INFO gets the per-host request counts and the process exits.

@@ -19,8 +19,8 @@ import sys
 import time
 from pathlib import Path
 
+from ..lake.paths import LakePaths
 from .bench import BENCH_DIR, peak_rss_mb, synthetic_lake
-from .lake.paths import LakePaths
 
 SETUP = ("quarantine", "daily_status")
 MEASURED = ("tool_facts", "tools", "token_cost", "findings", "server_categories", "tool_changes")
@@ -34,8 +34,8 @@ def _tokenizer_throughput(lake: LakePaths, day: dt.date) -> dict:
     """Time o200k_base alone over what tool_facts counted that day: each new list's JSON and descriptions."""
     import pyarrow.parquet as pq
 
-    from .curated import probe_files
-    from .rules.tokens import count_many, encoding
+    from ..curated import probe_files
+    from ..rules.tokens import count_many, encoding
 
     new = set(pq.read_table(lake.curated_file("tool_lists", day), columns=["tools_hash"]).column(0).to_pylist())
     descriptions = [d for d in pq.read_table(lake.curated_file("tool_facts", day), columns=["description"])
@@ -58,7 +58,7 @@ def _tokenizer_throughput(lake: LakePaths, day: dt.date) -> dict:
 
 
 def _child(step: str, day: dt.date, lake_root: Path) -> dict:
-    from . import curated
+    from .. import curated
 
     lake = LakePaths.at(lake_root)
     started = time.perf_counter()
@@ -74,8 +74,8 @@ def _child(step: str, day: dt.date, lake_root: Path) -> dict:
 
 def _measure(step: str, day: dt.date, lake: LakePaths) -> dict:
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "sevenmaps_pipeline.bench_tools", "--child", step, day.isoformat(),
-                           str(lake.root)], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "sevenmaps_pipeline.devtools.bench_tools", "--child", step,
+                           day.isoformat(), str(lake.root)], capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"{step} for {day} failed:\n{proc.stderr[-4000:]}")
     figures = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -22,13 +22,13 @@ from typing import Any
 import uvicorn
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
-from ..lake.paths import PROJECT_ROOT
+from ...packaged import shipped
 from . import apps
 from .middleware import compressing, recording
 from .registry_app import registry_app
 from .tls import FleetTLS, make_tls
 
-TIMELINE = PROJECT_ROOT / "assets" / "fleet_timeline.json"
+TIMELINE = shipped("assets", "fleet_timeline.json")
 REGISTRY_HOST = "registry.test"
 CONTROL_HOST = "control.sevenmaps.test"
 

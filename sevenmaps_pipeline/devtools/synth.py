@@ -18,12 +18,12 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from . import __version__
-from .lake.keys import origin, server_id, server_key
-from .lake.parquet_io import write_parquet
-from .lake.paths import LakePaths
-from .lake.schemas import RAW_PROBES, RAW_REGISTRY, conform
-from .rules.fingerprints import summarize_tools
+from .. import __version__
+from ..lake.keys import origin, server_id, server_key
+from ..lake.parquet_io import write_parquet
+from ..lake.paths import LakePaths
+from ..lake.schemas import RAW_PROBES, RAW_REGISTRY, conform
+from ..rules.fingerprints import summarize_tools
 from .synth_reports import day_reports, land_day_reports, reporter_ids
 
 PROBER_VERSION = f"synth/{__version__}"

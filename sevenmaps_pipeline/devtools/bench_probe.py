@@ -21,10 +21,10 @@ from pathlib import Path
 
 import anyio
 
+from ..lake.paths import LakePaths
+from ..probe.config import ProbeConfig
+from ..probe.run import ReplayClock, scan_day
 from .fleet.run import load_timeline
-from .lake.paths import LakePaths
-from .probe.config import ProbeConfig
-from .probe.run import ReplayClock, scan_day
 
 
 def bench_timeline(endpoints: int) -> dict:
@@ -40,7 +40,7 @@ class _RemoteFleet:
     def __init__(self, timeline: dict, latency: dict[str, float], workdir: Path) -> None:
         self.spec, self.info_path = workdir / "spec.json", workdir / "info.json"
         self.spec.write_text(json.dumps({"timeline": timeline, "latency": latency}))
-        self.proc = subprocess.Popen([sys.executable, "-m", "sevenmaps_pipeline.fleet.serve", str(self.spec),
+        self.proc = subprocess.Popen([sys.executable, "-m", "sevenmaps_pipeline.devtools.fleet.serve", str(self.spec),
                                       str(self.info_path)], stdin=subprocess.PIPE)
         deadline = time.monotonic() + 120
         while not self.info_path.exists():

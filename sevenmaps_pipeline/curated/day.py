@@ -1,0 +1,119 @@
+"""A day's curated tables as one unit: the builders in graph order, whether a built day is still current,
+and the rebuild that makes it so before it is signed (docs: "When a day is built").
+
+A day may be signed only when every table it publishes was built after the day ended and after every
+input it reads changed last: the day's raw files (an agent-report batch landing at 23:59:59 included),
+every curated file of the days its windows reach back to, and, within the day, the tables before it in
+graph order. When an earlier day is built late (a missed day backfilled), the later days whose windows
+include it read it only once rebuilt; signing rebuilds them first, in chain order, and says why.
+Freshness is judged by file modification times: atomic writes (lake.parquet_io) give every rewrite a new
+one, and frozen (signed) files are never rewritten.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..lake.paths import COVERED_RAW, LakePaths
+from ..rules.methods import CHANGES_PARAMS
+from .common import BuildResult
+from .map_tables import build_daily_status, build_quarantine, build_server_history
+from .report_tables import build_agent_reports, build_incidents, build_rating_aggregates, build_reliable_rankings
+from .tool_tables import (
+    build_findings,
+    build_server_categories,
+    build_token_cost,
+    build_tool_changes,
+    build_tool_facts,
+    build_tools,
+)
+
+Builder = Callable[[LakePaths, dt.date], BuildResult]
+
+# (asset, builder, the curated tables it writes in the order it writes them, the assets of the same day
+# it reads), in an order that builds every asset after what it reads (the map job's graph).
+DAY_BUILDS: tuple[tuple[str, Builder, tuple[str, ...], tuple[str, ...]], ...] = (
+    ("raw_probes", build_quarantine, ("quarantine",), ()),
+    ("daily_status", build_daily_status, ("daily_status",), ("raw_probes",)),
+    ("tool_facts", build_tool_facts, ("tool_lists", "tool_facts"), ("daily_status",)),
+    ("tools", build_tools, ("tools",), ("tool_facts", "daily_status")),
+    ("token_cost", build_token_cost, ("token_cost",), ("tool_facts", "daily_status")),
+    ("findings", build_findings, ("internal_findings", "findings"), ("tools", "daily_status")),
+    ("server_categories", build_server_categories, ("server_categories",), ("tools", "raw_probes")),
+    ("tool_changes", build_tool_changes, ("tool_changes",), ("tool_facts", "daily_status")),
+    ("server_history", build_server_history, ("server_history",), ("daily_status", "tool_changes")),
+    ("agent_reports", build_agent_reports, ("agent_report_quarantine", "agent_reports"), ("daily_status",)),
+    ("rating_aggregates", build_rating_aggregates, ("rating_aggregates",), ("agent_reports",)),
+    ("incidents", build_incidents, ("incidents",), ("agent_reports", "daily_status")),
+    ("reliable_rankings", build_reliable_rankings, ("reliable_rankings",),
+     ("daily_status", "server_history", "server_categories")),
+)
+DAY_TABLES = tuple(t for _, _, tables, _ in DAY_BUILDS for t in tables)
+_WRITES = {asset: tables for asset, _, tables, _ in DAY_BUILDS}
+# The furthest back any table of a day reads (change baselines and histories' change days: 60 days).
+WINDOW_DAYS = CHANGES_PARAMS["lookback_days"]
+
+
+def _mtime(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except FileNotFoundError:
+        return None
+
+
+def _name(lake: LakePaths, path: Path) -> str:
+    return path.relative_to(lake.root).as_posix()
+
+
+def stale_reason(lake: LakePaths, day: dt.date) -> str | None:
+    """Why the day's curated tables are not what its closed inputs say (None when they are)."""
+    built: dict[str, float] = {}
+    for table in DAY_TABLES:
+        when = _mtime(lake.curated_file(table, day))
+        if when is None:
+            return f"{table} of {day} was never built"
+        built[table] = when
+    oldest_table = min(built, key=built.__getitem__)
+    oldest = built[oldest_table]
+    ended = dt.datetime.combine(day + dt.timedelta(days=1), dt.time(), dt.UTC).timestamp()
+    if oldest < ended:
+        at = dt.datetime.fromtimestamp(oldest, dt.UTC).isoformat(timespec="seconds")
+        return f"{oldest_table} of {day} was built at {at}, before the day ended"
+    for _, _, tables, reads in DAY_BUILDS:
+        first_written = min(built[t] for t in tables)
+        for upstream in reads:
+            last_input = max(_WRITES[upstream], key=built.__getitem__)
+            if built[last_input] > first_written:
+                return f"{tables[0]} of {day} was built before {last_input} of the same day changed"
+    inputs = [p for kind in COVERED_RAW for p in lake.raw_files(kind, day)]
+    for back in range(1, WINDOW_DAYS):
+        earlier_day = day - dt.timedelta(days=back)
+        inputs += [lake.curated_file(t, earlier_day) for t in DAY_TABLES]
+    for path in inputs:
+        when = _mtime(path)
+        if when is not None and when > oldest:
+            return f"{_name(lake, path)} changed after {oldest_table} of {day} was built"
+    return None
+
+
+@dataclass(frozen=True)
+class Refresh:
+    day: dt.date
+    reason: str | None  # None: the day was current and nothing was rebuilt
+    results: tuple[BuildResult, ...] = ()
+
+
+def rebuild_day(lake: LakePaths, day: dt.date) -> tuple[BuildResult, ...]:
+    """Build every curated table of the day, in graph order."""
+    return tuple(build(lake, day) for _, build, _, _ in DAY_BUILDS)
+
+
+def refresh_day(lake: LakePaths, day: dt.date) -> Refresh:
+    """Rebuild the day's tables if they are not current (see the module docstring); say why."""
+    reason = stale_reason(lake, day)
+    if reason is None:
+        return Refresh(day, None)
+    return Refresh(day, reason, rebuild_day(lake, day))

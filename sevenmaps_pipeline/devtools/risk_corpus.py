@@ -1,0 +1,104 @@
+"""The words-only risk estimate measured on real tool definitions against their servers' own annotations.
+
+The corpus (tests/data/risk_corpus.json, with its sources) holds tools from public MCP servers with the
+annotations their servers publish. With annotations ignored, each tool's estimate is compared with what
+its annotations say: read-only (readOnlyHint true) versus changing (readOnlyHint false, or destructiveHint
+true), and the three levels where the annotations decide one (readOnlyHint true: green; false with
+destructiveHint true: red; false with destructiveHint false: yellow; destructiveHint true alone: red).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..packaged import SOURCE_ROOT
+from ..rules.risk import LEVELS, classify, default_vocabulary
+
+CORPUS = (SOURCE_ROOT or Path.cwd()) / "tests" / "data" / "risk_corpus.json"
+
+
+def annotated_level(annotations: dict | None) -> tuple[bool | None, str | None]:
+    """(read-only?, level) as the server's annotations say; None where they do not say."""
+    a = annotations if isinstance(annotations, dict) else {}
+    read_only, destructive = a.get("readOnlyHint"), a.get("destructiveHint")
+    if read_only is True:
+        return True, "green"
+    if read_only is False:
+        return False, {True: "red", False: "yellow"}.get(destructive)
+    if destructive is True:
+        return False, "red"
+    return None, None
+
+
+@dataclass
+class Measure:
+    tools: int = 0
+    binary_total: int = 0
+    binary_agree: int = 0
+    changing_total: int = 0
+    changing_called_read_only: int = 0
+    level_total: int = 0
+    level_agree: int = 0
+    matrix: Counter = field(default_factory=Counter)  # (annotated level, estimated level) -> tools
+    misses: list[tuple[str, str, str, str]] = field(default_factory=list)  # server, tool, said, estimated
+
+    @property
+    def binary_share(self) -> float:
+        return self.binary_agree / self.binary_total if self.binary_total else 0.0
+
+    @property
+    def changing_as_read_only_share(self) -> float:
+        return self.changing_called_read_only / self.changing_total if self.changing_total else 0.0
+
+    @property
+    def level_share(self) -> float:
+        return self.level_agree / self.level_total if self.level_total else 0.0
+
+
+def measure(path: Path = CORPUS) -> Measure:
+    doc = json.loads(path.read_text())
+    vocab = default_vocabulary()
+    m = Measure()
+    for tool in doc["tools"]:
+        read_only, level = annotated_level(tool.get("annotations"))
+        if read_only is None:
+            continue
+        m.tools += 1
+        estimate = classify(tool, vocab, ignore_annotations=True).risk
+        m.binary_total += 1
+        m.binary_agree += (estimate == "green") == read_only
+        if not read_only:
+            m.changing_total += 1
+            m.changing_called_read_only += estimate == "green"
+        if level is not None:
+            m.level_total += 1
+            m.level_agree += estimate == level
+            m.matrix[(level, estimate)] += 1
+            if estimate != level:
+                m.misses.append((tool["server"], tool["name"], level, estimate))
+        elif (estimate == "green") != read_only:
+            m.misses.append((tool["server"], tool["name"], "changing", estimate))
+    return m
+
+
+def report(m: Measure) -> str:
+    lines = [f"risk without annotations, on {m.tools} real tools ({default_vocabulary().method}):",
+             f"  read-only vs changing agree   {m.binary_share:7.1%}  ({m.binary_agree}/{m.binary_total})",
+             f"  changing called read-only     {m.changing_as_read_only_share:7.1%}  "
+             f"({m.changing_called_read_only}/{m.changing_total})",
+             f"  three levels agree            {m.level_share:7.1%}  ({m.level_agree}/{m.level_total})",
+             "  confusion (rows: the server's annotations; columns: the words-only estimate)",
+             "               " + "".join(f"{e:>8}" for e in LEVELS)]
+    for said in LEVELS:
+        lines.append(f"    {said:<10} " + "".join(f"{m.matrix[(said, e)]:>8}" for e in LEVELS))
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    result = measure()
+    print(report(result))
+    for miss in result.misses:
+        print("  miss", *miss)

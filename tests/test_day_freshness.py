@@ -1,0 +1,112 @@
+"""A signed day is what its closed inputs say: tables built before the day ended (or before an input
+changed) are rebuilt before signing, so an agent-report batch landing at 23:59:59 is counted; an unsigned
+day built out of order is rebuilt; the open day is never built by accident without a scan; a voided run
+never brings a skipped listing back onto the map. Through a real Dagster instance where Dagster decides."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+
+import dagster as dg
+import pyarrow.parquet as pq
+import pytest
+from conftest import DAY, land_probes, land_registry, land_reports, probe, report
+
+from sevenmaps_pipeline import curated
+from sevenmaps_pipeline.curated.day import DAY_TABLES, refresh_day, stale_reason
+from sevenmaps_pipeline.defs.runner import run_days
+from sevenmaps_pipeline.devtools.demo import signing_rebuilds
+
+URL = "https://mcp.weather.example.com/mcp"
+KEY = "mcp.weather.example.com/mcp"
+
+
+def _land_day(lake, day: dt.date) -> None:
+    land_registry(lake, [URL], day=day)
+    land_probes(lake, [probe(URL, "ok", day=day)], day=day, run_id=f"run-{day}")
+
+
+def _age(lake, day: dt.date, when: dt.datetime) -> None:
+    """Make the day's tables look built at `when` (as the 23:30 map run of that day builds them)."""
+    stamp = when.timestamp()
+    for table in DAY_TABLES:
+        os.utime(lake.curated_file(table, day), (stamp, stamp))
+
+
+def _home(tmp_path) -> str:
+    home = tmp_path / "dagster-home"
+    home.mkdir(exist_ok=True)
+    return str(home)
+
+
+def _reports(lake, day: dt.date) -> int:
+    return pq.read_table(lake.curated_file("agent_reports", day)).num_rows
+
+
+def test_a_batch_landing_at_23_59_59_is_counted_before_the_day_is_signed(lake, signing_key, tmp_path):
+    _land_day(lake, DAY)
+    land_reports(lake, [report(KEY, who="early")], day=DAY, batch="early")
+    with dg.DagsterInstance.local_temp(_home(tmp_path)) as instance:
+        assert run_days("daily_map_job", DAY, DAY, instance, lake.root, signing_key).success
+        assert _reports(lake, DAY) == 1
+        # The map run was the day's 23:30 build; a batch lands at 23:59:59 (after it).
+        _age(lake, DAY, dt.datetime.combine(DAY, dt.time(23, 30), dt.UTC))
+        land_reports(lake, [report(KEY, who=f"late{i}") for i in range(3)], day=DAY, batch="late")
+        assert "before the day ended" in stale_reason(lake, DAY)
+        sign = run_days("sign_day_job", DAY, DAY, instance, lake.root, signing_key)
+    assert sign.success
+    assert set(signing_rebuilds(sign)) == {DAY.isoformat()}
+    assert _reports(lake, DAY) == 4  # validated and counted, then signed
+    assert stale_reason(lake, DAY) is None
+
+
+def test_an_unsigned_day_built_out_of_order_is_rebuilt_before_signing(lake):
+    d1, d2 = DAY, DAY + dt.timedelta(days=1)
+    _land_day(lake, d2)
+    curated.day.rebuild_day(lake, d2)  # the later day first: its history has no d1 yet
+    _land_day(lake, d1)
+    curated.day.rebuild_day(lake, d1)  # the earlier day built late
+    history = pq.read_table(lake.curated_file("server_history", d2)).to_pylist()[0]
+    assert history["checked_days"] == 1
+    reason = stale_reason(lake, d2)
+    assert reason is not None and f"day={d1}" in reason
+    assert refresh_day(lake, d1).reason is None  # d1 read everything it reads after it changed
+    done = refresh_day(lake, d2)
+    assert done.reason == reason and len(done.results) == len(curated.day.DAY_BUILDS)
+    assert pq.read_table(lake.curated_file("server_history", d2)).to_pylist()[0]["checked_days"] == 2
+    assert stale_reason(lake, d2) is None
+
+
+def test_the_open_day_without_a_registry_url_fails_naming_the_setting(lake, tmp_path):
+    today = dt.datetime.now(dt.UTC).date()
+    _land_day(lake, today)
+    with dg.DagsterInstance.local_temp(_home(tmp_path)) as instance:
+        run = run_days("daily_map_job", today, today, instance, lake.root, raise_on_error=False)
+        assert not run.success
+        failures = [e for e in run.all_events if e.event_type_value == "STEP_FAILURE"]
+        assert "SEVENMAPS_REGISTRY_URL" in str(failures[0].event_specific_data.error.message)
+        assert not lake.curated_file("daily_status", today).exists()  # nothing was written for it
+        # Said explicitly, it builds the open day from what has landed.
+        run = run_days("daily_map_job", today, today, instance, lake.root, prober={"no_scan": True})
+    assert run.success
+    assert pq.read_table(lake.curated_file("daily_status", today)).column("code").to_pylist() == ["o"]
+
+
+@pytest.mark.parametrize("void", ["control", "prober_error"])
+def test_a_voided_or_failed_check_is_n_and_never_brings_a_skip_back(lake, void):
+    skipped = "https://mcp.robots.example.com/mcp"
+    ours = "https://mcp.ours.example.com/mcp"
+    land_registry(lake, [URL, skipped, ours], skip={skipped: "robots.txt disallows 7Maps-bot"})
+    rows = [probe(URL, "timeout"), probe(skipped, "skipped", skip_reason="robots.txt disallows 7Maps-bot"),
+            probe(ours, "prober_error", outcome_detail="KeyError: 'x' at checker.py:1")]
+    if void == "control":
+        rows.append(probe("https://control.7maps.example.com/mcp", "unreachable", check_kind="control"))
+    land_probes(lake, rows)
+    curated.build_quarantine(lake, DAY)
+    status = {r["server_key"]: r for r in
+              pq.read_table(curated.build_daily_status(lake, DAY).path).to_pylist()}
+    assert "mcp.robots.example.com/mcp" not in status  # a skip stays off the map, voided run or not
+    assert status["mcp.ours.example.com/mcp"]["code"] == "n"
+    assert status["mcp.ours.example.com/mcp"]["reason"].startswith("our prober failed: KeyError")
+    assert status[KEY]["code"] == ("n" if void == "control" else "d")
