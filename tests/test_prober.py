@@ -18,14 +18,14 @@ from sevenmaps_pipeline.probe.netguard import GuardedBackend, RefusedAddress
 from sevenmaps_pipeline.probe.origins import check_origin
 
 # Short caps so hostile servers end quickly; the fleet's slow servers wait longer than these.
-FAST = Timeouts(robots_txt=2, initialize=1.5, notifications_initialized=1.5, tools_list_per_page=1.5,
-                well_known_per_origin=2, check_overall=4, legacy_sse_endpoint_event=1.5)
+FAST = Timeouts(robots_txt=4, initialize=4, notifications_initialized=4, tools_list_per_page=4,
+                well_known_per_origin=4, check_overall=8, legacy_sse_endpoint_event=4)
 HANG_GUARD = 60  # a check that has not returned by then is a hang: the test fails
 
 
 @pytest.fixture(scope="module")
 def fleet():
-    with Fleet(slow_seconds=3) as running:
+    with Fleet(slow_seconds=8) as running:
         yield running
 
 
@@ -166,9 +166,9 @@ def test_hostile_servers_end_within_their_caps_with_an_outcome(fleet, name, outc
 
 
 def test_the_five_minute_cap_applies_only_when_asked(fleet):
-    # Steps of 5 s and a server that needs 3 s: a daily check waits (and gets its not-MCP answer); the
+    # Steps of 12 s and a server that needs 8 s: a daily check waits (and gets its not-MCP answer); the
     # five-minute check's whole-check cap of 2 s ends it first.
-    slow = Timeouts(initialize=5, notifications_initialized=5, tools_list_per_page=5, check_overall=2)
+    slow = Timeouts(initialize=12, notifications_initialized=12, tools_list_per_page=12, check_overall=2)
     host = fleet.host("sleepy")
     config = ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file, timeouts=slow)
 

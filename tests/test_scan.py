@@ -17,8 +17,8 @@ from sevenmaps_pipeline.probe.config import ProbeConfig, Timeouts
 from sevenmaps_pipeline.probe.run import PastDayError, ReplayClock, scan_day
 
 DAY = dt.date(2026, 11, 20)
-FAST = Timeouts(robots_txt=2, initialize=1.5, notifications_initialized=1.5, tools_list_per_page=1.5,
-                well_known_per_origin=2, check_overall=4, legacy_sse_endpoint_event=1.5)
+FAST = Timeouts(robots_txt=4, initialize=4, notifications_initialized=4, tools_list_per_page=4,
+                well_known_per_origin=4, check_overall=8, legacy_sse_endpoint_event=4)
 EXPECTED = {  # endpoint -> day code on timeline day 0
     "mcp.weather.test/mcp": "o", "mcp.notes.test/mcp": "o", "mcp.calendar.test/mcp": "o",
     "mcp.catalog.test/mcp": "o", "mcp.loop.test/mcp": "o", "mcp.brokenlist.test/mcp": "d",
@@ -37,7 +37,7 @@ def fleet():
     # A second endpoint on one host: the scan must still send that host one request at a time.
     timeline["extra_listings"].append({"server": {"name": "test.weather/v2", "version": "2.0.0", "remotes": [
         {"type": "streamable-http", "url": "https://mcp.weather.test/v2/mcp"}]}})
-    with Fleet(timeline=timeline, slow_seconds=3) as running:
+    with Fleet(timeline=timeline, slow_seconds=8) as running:
         yield running
 
 

@@ -34,7 +34,7 @@ class TableSpec:
 RAW_PROBES = TableSpec(
     name="probes",
     layer="raw",
-    location="raw/probes/day=YYYY-MM-DD/<run_id>.parquet",
+    location="raw/probes/day=YYYY-MM-DD/<run_id>-<part>.parquet",
     grain="one row per check of one endpoint (a run may check an endpoint again; the last completed "
     "daily check of the day counts)",
     view="probes",
@@ -113,7 +113,7 @@ RAW_REGISTRY = TableSpec(
 RAW_ORIGINS = TableSpec(
     name="origins",
     layer="raw",
-    location="raw/origins/day=YYYY-MM-DD/<run_id>.parquet",
+    location="raw/origins/day=YYYY-MM-DD/<run_id>-<part>.parquet",
     grain="one row per origin contacted by a daily scan: robots.txt and the three well-known documents",
     view="origins",
     schema=pa.schema(

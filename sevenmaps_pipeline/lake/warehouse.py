@@ -25,7 +25,7 @@ def _quote(text: str) -> str:
 
 
 def _glob(lake: LakePaths, spec: TableSpec) -> str:
-    pattern = spec.location.replace("YYYY-MM-DD", "*").replace("<run_id>", "*").replace("<batch>", "*")
+    pattern = spec.location.replace("YYYY-MM-DD", "*").replace("<run_id>-<part>", "*").replace("<batch>", "*")
     return str(lake.root / pattern)
 
 

@@ -90,8 +90,8 @@ def mcp_app(name: str, host: str, kind: str, state: FleetState, path: str = "/mc
     )
 
 
-async def _read_body_and_method(receive: Callable) -> tuple[bytes, str | None]:
-    """The whole request body and its JSON-RPC method, if it has one."""
+async def read_body_and_method(receive: Callable) -> tuple[bytes, str | None]:
+    """The whole request body and its JSON-RPC method, if it has one (a string)."""
     body = b""
     more = True
     while more:
@@ -102,7 +102,7 @@ async def _read_body_and_method(receive: Callable) -> tuple[bytes, str | None]:
         method = json.loads(body).get("method")
     except (ValueError, AttributeError):
         method = None
-    return body, method
+    return body, method if isinstance(method, str) else None
 
 
 def modern_only(app: ASGIApp) -> ASGIApp:
@@ -112,7 +112,7 @@ def modern_only(app: ASGIApp) -> ASGIApp:
         if scope["type"] != "http" or scope["method"] != "POST":
             await app(scope, receive, send)
             return
-        body, method = await _read_body_and_method(receive)
+        body, method = await read_body_and_method(receive)
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
         if method == "initialize" or headers.get("mcp-protocol-version") not in (None, "2026-07-28"):
             error = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32022, "message": "Unsupported protocol version",
@@ -162,7 +162,7 @@ def _broken_connection_app(always: bool) -> ASGIApp:
     async def app(scope: dict, receive: Callable, send: Callable) -> None:
         if scope["type"] != "http":
             return
-        body, method = await _read_body_and_method(receive)
+        body, method = await read_body_and_method(receive)
         if method == "initialize":
             calls["initialize"] += 1
         if always or (method == "initialize" and calls["initialize"] == 1):

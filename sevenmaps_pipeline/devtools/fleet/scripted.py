@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .apps import read_body_and_method
+
 
 @dataclass
 class Scripted:
@@ -69,18 +71,7 @@ class ScriptedApp:
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
         if scope["type"] != "http":
             return
-        body = b""
-        more = True
-        while more:
-            message = await receive()
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
-        method = None
-        try:
-            parsed = json.loads(body) if body else None
-            method = parsed.get("method") if isinstance(parsed, dict) else None
-        except ValueError:
-            pass
+        _body, method = await read_body_and_method(receive)
         self.received.append({"method": scope["method"], "path": scope.get("path"), "rpc": method,
                               "headers": {k.decode("latin-1").lower(): v.decode("latin-1")
                                           for k, v in scope.get("headers", [])}})
