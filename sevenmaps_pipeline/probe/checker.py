@@ -154,7 +154,8 @@ class EndpointCheck:
         except _Outcome as done:
             self._finish(done.outcome, done.detail, done.status)
         except TimeoutError:
-            self._finish("timeout", f"the whole check exceeded {self.overall:g} s")
+            self._finish("timeout", f"the whole check exceeded {self.overall:g} s" if self.overall is not None
+                         else "the check timed out")
         except Exception as exc:  # noqa: BLE001 - our own fault: classified, kept, and a day code n
             frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
             where = f" at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}" if frame else ""

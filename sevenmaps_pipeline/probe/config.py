@@ -22,8 +22,8 @@ class Timeouts:
     initialize: float = 8.0
     notifications_initialized: float = 5.0
     tools_list_per_page: float = 8.0
-    well_known_per_origin: float = 4.0
-    check_overall: float = 30.0
+    well_known_per_origin: float = 4.0  # the three well-known documents of an origin, together
+    check_overall: float = 30.0  # five_minute_check_overall: never applied to daily checks
     legacy_sse_endpoint_event: float = 10.0
     session_end: float = 2.0
 
