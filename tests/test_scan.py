@@ -125,3 +125,23 @@ def test_sevenmaps_run_never_probes_a_past_day(lake, tmp_path, monkeypatch, caps
     assert "succeeded" in capsys.readouterr().out
     assert not lake.raw_dir("probes", past).exists() and not lake.registry_file(past).exists()
     assert lake.curated_file("daily_status", past).exists()
+
+
+def test_one_endpoint_our_code_cannot_handle_never_takes_its_host_or_the_day_down(fleet):
+    """A listing no registry row would carry ('probe' with an unparseable URL) makes our own code raise:
+    it ends as prober_error (n, our fault) and every other endpoint, on its host too, is still checked."""
+    import asyncio
+
+    from sevenmaps_pipeline.probe.scan import scan
+
+    good = {"server_key": "mcp.weather.test/mcp", "url": "https://mcp.weather.test/mcp", "listing": "probe",
+            "server_name": "test.weather/weather", "remote_type": "streamable-http"}
+    same_host = {**good, "server_key": "mcp.weather.test/v2/mcp", "url": "https://mcp.weather.test/v2/mcp"}
+    broken = {**good, "server_key": "mcp.weather.test/broken", "url": "https://mcp.weather.test:bad/mcp"}
+    out = asyncio.run(scan([good, broken, same_host], DAY, "run-x", config_for(fleet), ReplayClock(DAY)))
+    by_key = {r["server_key"]: r for r in out.probe_rows}
+    assert by_key["mcp.weather.test/broken"]["outcome"] == "prober_error"
+    assert "InvalidURL" in by_key["mcp.weather.test/broken"]["outcome_detail"]
+    assert by_key["mcp.weather.test/mcp"]["outcome"] == "ok"
+    assert by_key["mcp.weather.test/v2/mcp"]["outcome"] in ("ok", "http_404", "no_tool_list", "not_mcp")
+    assert len(out.probe_rows) == 3
