@@ -19,14 +19,13 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urljoin, urlsplit
 
 import httpx
 
 from ..registry.listing import SKIP_CREDENTIALS, SKIP_NON_PUBLIC, has_userinfo, redact_userinfo
-from ..registry.psl import registrable_domain
 from .config import MODERN_PROTOCOL_VERSION, PROTOCOL_VERSION, ProbeConfig
 from .netguard import refused_address
+from .redirects import invalid_location, redirect_target
 from .wire import Reply, loads, read_body, read_endpoint_event, read_reply
 
 MODERN_ERROR_CODES = {-32020, -32021, -32022}
@@ -34,12 +33,6 @@ CLIENT_INFO = {"name": "7maps-prober", "version": "0.2"}
 _RESOURCE_METADATA = re.compile(r'resource_metadata="([^"]+)"')
 # What may be sent back in a header: visible ASCII (the spec's rule for Mcp-Session-Id), bounded.
 _HEADER_TOKEN = re.compile(r"[\x21-\x7e]{1,1024}")
-
-
-def invalid_location(exc: BaseException) -> bool:
-    """httpx raises RemoteProtocolError for a Location header it cannot parse (it builds the redirect
-    request even when redirects are not followed): the server answered, with a bad redirect."""
-    return isinstance(exc, httpx.RemoteProtocolError) and str(exc).startswith("Invalid URL in location header")
 
 
 def header_token(value: Any) -> str | None:
@@ -225,24 +218,10 @@ class EndpointCheck:
         if not location:
             raise _Outcome("redirect", f"{step}: HTTP {response.status_code} without a Location",
                            response.status_code)
-        try:
-            target = urljoin(self.url, location.strip())
-            parts = urlsplit(target)
-            host = (parts.hostname or "").lower().rstrip(".")
-            parts.port  # noqa: B018 - raises on a malformed port
-            httpx.URL(target)
-        except (ValueError, httpx.InvalidURL) as exc:
-            self.result.redirect_location = redact_userinfo(location)[:2000]
-            raise _Outcome("redirect", f"{step}: HTTP {response.status_code} to an invalid Location ({exc})",
-                           response.status_code) from exc
-        self.result.redirect_location = redact_userinfo(target)[:2000]
-        if has_userinfo(target):
-            raise _Outcome("redirect", f"{step}: redirects to a URL carrying credentials; not followed",
-                           response.status_code)
-        same_site = (parts.scheme == "https" and bool(host)
-                     and registrable_domain(host) == registrable_domain(urlsplit(self.url).hostname or ""))
-        if not same_site:
-            raise _Outcome("redirect", f"{step}: redirects to another domain ({target}); not followed",
+        target, why = redirect_target(self.url, location)
+        self.result.redirect_location = redact_userinfo(target or location)[:2000]
+        if why is not None:
+            raise _Outcome("redirect", f"{step}: HTTP {response.status_code} redirects to {why}; not followed",
                            response.status_code)
         if self.redirects_followed >= 1:
             raise _Outcome("redirect", f"{step}: a second redirect ({target}); only one is followed",

@@ -7,16 +7,14 @@ import datetime as dt
 import time
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urljoin, urlsplit
 
 import httpx
 from protego import Protego
 
-from ..registry.listing import SKIP_NON_PUBLIC, has_userinfo
-from ..registry.psl import registrable_domain
-from .checker import invalid_location
+from ..registry.listing import SKIP_NON_PUBLIC
 from .config import ROBOTS_TOKEN, ProbeConfig
 from .netguard import refused_address
+from .redirects import invalid_location, redirect_target
 from .wire import read_body
 
 WELL_KNOWN = {
@@ -57,25 +55,6 @@ class OriginResult:
         return row
 
 
-def _same_site_target(url: str, location: str) -> tuple[str | None, str]:
-    """Where a redirect may be followed under seed 000's rule (https, the same registrable domain), or
-    None and why not."""
-    try:
-        target = urljoin(url, location.strip())
-        parts = urlsplit(target)
-        host = (parts.hostname or "").lower().rstrip(".")
-        httpx.URL(target)
-    except (ValueError, httpx.InvalidURL):
-        return None, "an invalid Location"
-    if has_userinfo(target):
-        return None, "a URL carrying credentials"
-    if parts.scheme != "https":
-        return None, f"plain {parts.scheme or 'non-https'} ({host})"
-    if not host or registrable_domain(host) != registrable_domain(urlsplit(url).hostname or ""):
-        return None, f"another domain ({host})"
-    return target, ""
-
-
 async def _get(client: httpx.AsyncClient, url: str, timeout: float, cap: int,
                follow: bool) -> tuple[int | None, bytes, str, str | None]:
     """(status, body, detail, network outcome): the last is 'timeout', 'unreachable' or 'skipped' (the
@@ -88,8 +67,8 @@ async def _get(client: httpx.AsyncClient, url: str, timeout: float, cap: int,
                 async with client.stream("GET", url) as response:
                     location = response.headers.get("location")
                     if follow and response.is_redirect and location:
-                        target, why = _same_site_target(url, location)
-                        if target is not None and hop == 0:
+                        target, why = redirect_target(url, location)
+                        if target is not None and why is None and hop == 0:
                             url = target
                             continue
                         why = why or "a second redirect"

@@ -1,0 +1,38 @@
+"""Seed 000's redirect rule, in one place for the checks and the per-origin GETs: a redirect to the same
+registrable domain over https is followed once; any other (another domain, plain http, a URL carrying
+credentials, an invalid Location) is recorded and not followed."""
+
+from __future__ import annotations
+
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+
+from ..registry.listing import has_userinfo
+from ..registry.psl import registrable_domain
+
+
+def redirect_target(url: str, location: str) -> tuple[str | None, str | None]:
+    """(the absolute target, or None when the Location is not a valid URL; why it may not be followed,
+    or None when it may)."""
+    try:
+        target = urljoin(url, location.strip())
+        parts = urlsplit(target)
+        host = (parts.hostname or "").lower().rstrip(".")
+        parts.port  # noqa: B018 - raises on a malformed port
+        httpx.URL(target)
+    except (ValueError, httpx.InvalidURL):
+        return None, "an invalid Location"
+    if has_userinfo(target):
+        return target, "a URL carrying credentials"
+    if parts.scheme != "https":
+        return target, f"plain {parts.scheme or 'non-https'} ({host})"
+    if not host or registrable_domain(host) != registrable_domain(urlsplit(url).hostname or ""):
+        return target, f"another domain ({host})"
+    return target, None
+
+
+def invalid_location(exc: BaseException) -> bool:
+    """httpx raises RemoteProtocolError for a Location header it cannot parse (it builds the redirect
+    request even when redirects are not followed): the server answered, with a bad redirect."""
+    return isinstance(exc, httpx.RemoteProtocolError) and str(exc).startswith("Invalid URL in location header")
