@@ -110,3 +110,16 @@ def test_a_voided_or_failed_check_is_n_and_never_brings_a_skip_back(lake, void):
     assert status["mcp.ours.example.com/mcp"]["code"] == "n"
     assert status["mcp.ours.example.com/mcp"]["reason"].startswith("our prober failed: KeyError")
     assert status[KEY]["code"] == ("n" if void == "control" else "d")
+
+
+def test_a_single_run_backfill_builds_days_that_need_no_rebuild(lake, signing_key, tmp_path):
+    """Dagster's single-run backfill builds each asset for every day before the next asset: every day is
+    then current, and signing rebuilds nothing (the freshness rule reads lineage, not build order)."""
+    from sevenmaps_pipeline.devtools.synth import synthesize
+
+    synth = synthesize(lake, 40, 4, seed=3, end_day=DAY, missing_days=0)
+    with dg.DagsterInstance.local_temp(_home(tmp_path)) as instance:
+        assert run_days("daily_map_job", synth.days[0], synth.days[-1], instance, lake.root, signing_key).success
+        assert [stale_reason(lake, d) for d in synth.days] == [None] * len(synth.days)
+        sign = run_days("sign_day_job", synth.days[-1], synth.days[-1], instance, lake.root, signing_key)
+    assert sign.success and signing_rebuilds(sign) == {}

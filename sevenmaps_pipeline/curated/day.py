@@ -1,11 +1,12 @@
 """A day's curated tables as one unit: the builders in graph order, whether a built day is still current,
-and the rebuild that makes it so before it is signed (docs: "When a day is built").
+and the rebuild that makes it so before it is signed (README, "The rules, exactly": signed roots).
 
 A day may be signed only when every table it publishes was built after the day ended and after every
-input it reads changed last: the day's raw files (an agent-report batch landing at 23:59:59 included),
-every curated file of the days its windows reach back to, and, within the day, the tables before it in
-graph order. When an earlier day is built late (a missed day backfilled), the later days whose windows
-include it read it only once rebuilt; signing rebuilds them first, in chain order, and says why.
+input it reads changed last: the raw files of the days its windows reach back to (an agent-report batch
+landing at 23:59:59 included), the curated files of earlier days that it reads (EARLIER_READS), and,
+within the day, the tables it reads. When an earlier day is built late
+(a missed day backfilled), the later days whose windows include it read it only once rebuilt; signing
+rebuilds them first, in chain order, and says why.
 Freshness is judged by file modification times: atomic writes (lake.parquet_io) give every rewrite a new
 one, and frozen (signed) files are never rewritten.
 """
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..lake.paths import COVERED_RAW, LakePaths
-from ..rules.methods import CHANGES_PARAMS
+from ..rules.methods import CHANGES_PARAMS, HISTORY_PARAMS, INCIDENTS_PARAMS, RATINGS_PARAMS
 from .common import BuildResult
 from .map_tables import build_daily_status, build_quarantine, build_server_history
 from .report_tables import build_agent_reports, build_incidents, build_rating_aggregates, build_reliable_rankings
@@ -52,6 +53,23 @@ DAY_BUILDS: tuple[tuple[str, Builder, tuple[str, ...], tuple[str, ...]], ...] = 
      ("daily_status", "server_history", "server_categories")),
 )
 DAY_TABLES = tuple(t for _, _, tables, _ in DAY_BUILDS for t in tables)
+# What each table reads of earlier days: (table, within how many days back, None for all of them). The
+# tool-list facts are computed once per distinct list, in the day it first appeared, and read from there.
+EARLIER_READS: dict[str, tuple[tuple[str, int | None], ...]] = {
+    "tool_lists": (("daily_status", CHANGES_PARAMS["lookback_days"]), ("tool_lists", None)),
+    "tool_facts": (("daily_status", CHANGES_PARAMS["lookback_days"]), ("tool_lists", None)),
+    "tools": (("tool_facts", None), ("tool_lists", None)),
+    "token_cost": (("tool_facts", None), ("tool_lists", None)),
+    "tool_changes": (("daily_status", CHANGES_PARAMS["lookback_days"]), ("tool_facts", None),
+                     ("tool_lists", None)),
+    "server_history": (("daily_status", HISTORY_PARAMS["window_days"]),
+                       ("tool_changes", CHANGES_PARAMS["lookback_days"])),
+    "agent_report_quarantine": (("daily_status", RATINGS_PARAMS["window_days"]),),
+    "agent_reports": (("daily_status", RATINGS_PARAMS["window_days"]),),
+    "rating_aggregates": (("agent_reports", RATINGS_PARAMS["window_days"]),),
+    "incidents": (("agent_reports", INCIDENTS_PARAMS["lookback_days"]),
+                  ("daily_status", INCIDENTS_PARAMS["lookback_days"])),
+}
 _WRITES = {asset: tables for asset, _, tables, _ in DAY_BUILDS}
 # The furthest back any table of a day reads (change baselines and histories' change days: 60 days).
 WINDOW_DAYS = CHANGES_PARAMS["lookback_days"]
@@ -88,15 +106,35 @@ def stale_reason(lake: LakePaths, day: dt.date) -> str | None:
             last_input = max(_WRITES[upstream], key=built.__getitem__)
             if built[last_input] > first_written:
                 return f"{tables[0]} of {day} was built before {last_input} of the same day changed"
-    inputs = [p for kind in COVERED_RAW for p in lake.raw_files(kind, day)]
-    for back in range(1, WINDOW_DAYS):
-        earlier_day = day - dt.timedelta(days=back)
-        inputs += [lake.curated_file(t, earlier_day) for t in DAY_TABLES]
-    for path in inputs:
+    raw = [p for back in range(WINDOW_DAYS) for kind in COVERED_RAW
+           for p in lake.raw_files(kind, day - dt.timedelta(days=back))]
+    for path in raw:
         when = _mtime(path)
         if when is not None and when > oldest:
             return f"{_name(lake, path)} changed after {oldest_table} of {day} was built"
+    # Earlier days: what each table reads of them (EARLIER_READS), newer than the table itself.
+    history: dict[str, list[tuple[dt.date, float]]] = {}
+    for table, reads in EARLIER_READS.items():
+        for upstream, days in reads:
+            if upstream not in history:
+                history[upstream] = _earlier_mtimes(lake, upstream, day)
+            for earlier, when in history[upstream]:
+                if (days is None or (day - earlier).days < days) and when > built[table]:
+                    return f"curated/{upstream}/day={earlier} changed after {table} of {day} was built"
     return None
+
+
+def _earlier_mtimes(lake: LakePaths, table: str, day: dt.date) -> list[tuple[dt.date, float]]:
+    folder = lake.root / "curated" / table
+    out = []
+    if folder.is_dir():
+        for child in folder.iterdir():
+            if child.name.startswith("day="):
+                earlier = dt.date.fromisoformat(child.name[4:])
+                when = _mtime(child / "part-0.parquet")
+                if earlier < day and when is not None:
+                    out.append((earlier, when))
+    return out
 
 
 @dataclass(frozen=True)
