@@ -35,94 +35,58 @@ lists AS (
 totals AS (
     SELECT tools_hash, count(*) AS tool_count FROM lists GROUP BY tools_hash
 ),
--- words(text) -> the words and neighbouring pairs of a text
-name_tokens AS (
-    SELECT l.tools_hash, l.name,
-           regexp_split_to_array(lower(regexp_replace(l.name, '([a-z0-9])([A-Z])', '\1_\2', 'g')),
-                                 '[^a-z0-9]+') AS toks
+-- Every text a rule reads, keyed by what the rule places (a tool list, or an endpoint for its listing):
+-- tool_names reads each tool's name (outside shared toolsets) and counts names; words reads names and
+-- descriptions and counts words; name_and_summary reads the listing's name, title and description.
+texts AS (
+    SELECT 'tool_names' AS rule, l.tools_hash AS k, l.name AS item, l.name AS text
     FROM lists AS l ANTI JOIN shared_lists USING (tools_hash)
-),
-name_words AS (
-    SELECT tools_hash, name,
-           unnest(list_concat(toks, list_transform(range(1, len(toks)), lambda i: toks[i] || '_' || toks[i + 1])))
-               AS word
-    FROM name_tokens
-),
-name_topics AS (
-    SELECT nw.tools_hash, tw.topic, count(DISTINCT nw.name) AS names, list(DISTINCT nw.word) AS words
-    FROM name_words AS nw
-    JOIN topic_words AS tw ON tw.word = nw.word AND tw.tool_name_topic
-    WHERE nw.word NOT IN (SELECT word FROM generic_words)
-    GROUP BY ALL
-),
-name_ranked AS (
-    SELECT *, row_number() OVER (PARTITION BY tools_hash ORDER BY names DESC, topic) AS rank,
-           coalesce(max(names) OVER (PARTITION BY tools_hash ORDER BY names DESC, topic
-                                     ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING), 0) AS runner_up
-    FROM name_topics
-),
-by_names AS (
-    SELECT r.tools_hash, r.topic, r.names AS score, r.words
-    FROM name_ranked AS r JOIN totals USING (tools_hash)
-    WHERE r.rank = 1 AND r.names >= $min_names AND r.names >= $dominance * r.runner_up
-      AND r.names >= $min_share * totals.tool_count
-),
-all_tokens AS (
-    SELECT tools_hash,
-           regexp_split_to_array(lower(regexp_replace(name || ' ' || description, '([a-z0-9])([A-Z])', '\1_\2',
-                                                      'g')), '[^a-z0-9]+') AS toks
-    FROM lists
-),
-all_words AS (
-    SELECT tools_hash,
-           unnest(list_concat(toks, list_transform(range(1, len(toks)), lambda i: toks[i] || '_' || toks[i + 1])))
-               AS word
-    FROM all_tokens
-),
-word_topics AS (
-    SELECT aw.tools_hash, tw.topic, count(*) AS score, list(DISTINCT aw.word) AS words
-    FROM all_words AS aw JOIN topic_words AS tw USING (word)
-    WHERE aw.word NOT IN (SELECT word FROM generic_words)
-    GROUP BY ALL
-),
-word_ranked AS (
-    SELECT *, row_number() OVER (PARTITION BY tools_hash ORDER BY score DESC, topic) AS rank,
-           coalesce(max(score) OVER (PARTITION BY tools_hash ORDER BY score DESC, topic
-                                     ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING), 0) AS runner_up
-    FROM word_topics
-),
-by_words AS (
-    SELECT tools_hash, topic, score, words FROM word_ranked
-    WHERE rank = 1 AND score >= $words_min AND score > runner_up
-),
-summary_tokens AS (
-    SELECT lt.server_key,
-           regexp_split_to_array(lower(regexp_replace(lt.text, '([a-z0-9])([A-Z])', '\1_\2', 'g')),
-                                 '[^a-z0-9]+') AS toks
+    UNION ALL
+    SELECT 'words', tools_hash, name, name || ' ' || description FROM lists
+    UNION ALL
+    SELECT 'name_and_summary', lt.server_key, lt.server_key, lt.text
     FROM listing_text AS lt SEMI JOIN endpoints USING (server_key)
 ),
-summary_words AS (
-    SELECT server_key,
+tokens AS (
+    SELECT rule, k, item,
+           regexp_split_to_array(lower(regexp_replace(text, '([a-z0-9])([A-Z])', '\1_\2', 'g')), '[^a-z0-9]+')
+               AS toks
+    FROM texts
+),
+words AS (  -- each word, and each pair of neighbouring words joined by '_'
+    SELECT rule, k, item,
            unnest(list_concat(toks, list_transform(range(1, len(toks)), lambda i: toks[i] || '_' || toks[i + 1])))
                AS word
-    FROM summary_tokens
+    FROM tokens
 ),
-summary_topics AS (
-    SELECT sw.server_key, tw.topic, count(*) AS score, list(DISTINCT sw.word) AS words
-    FROM summary_words AS sw JOIN topic_words AS tw USING (word)
-    WHERE sw.word NOT IN (SELECT word FROM generic_words)
-    GROUP BY ALL
+scored AS (
+    SELECT w.rule, w.k, tw.topic,
+           CASE WHEN w.rule = 'tool_names' THEN count(DISTINCT w.item) ELSE count(*) END AS score,
+           list(DISTINCT w.word) AS words
+    FROM words AS w
+    JOIN topic_words AS tw ON tw.word = w.word AND (w.rule <> 'tool_names' OR tw.tool_name_topic)
+    WHERE w.word NOT IN (SELECT word FROM generic_words)
+    GROUP BY w.rule, w.k, tw.topic
 ),
-summary_ranked AS (
-    SELECT *, row_number() OVER (PARTITION BY server_key ORDER BY score DESC, topic) AS rank,
-           coalesce(max(score) OVER (PARTITION BY server_key ORDER BY score DESC, topic
+ranked AS (
+    SELECT *, row_number() OVER (PARTITION BY rule, k ORDER BY score DESC, topic) AS rank,
+           coalesce(max(score) OVER (PARTITION BY rule, k ORDER BY score DESC, topic
                                      ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING), 0) AS runner_up
-    FROM summary_topics
+    FROM scored
 ),
-by_summary AS (
-    SELECT server_key, topic, score, words FROM summary_ranked
-    WHERE rank = 1 AND score >= 1 AND score > runner_up
-)
+winners AS (
+    SELECT r.rule, r.k, r.topic, r.score, r.words
+    FROM ranked AS r LEFT JOIN totals ON r.rule = 'tool_names' AND totals.tools_hash = r.k
+    WHERE r.rank = 1 AND CASE r.rule
+        WHEN 'name_and_summary' THEN r.score >= 1 AND r.score > r.runner_up
+        WHEN 'tool_names' THEN r.score >= $min_names AND r.score >= $dominance * r.runner_up
+                               AND r.score >= $min_share * totals.tool_count
+        ELSE r.score >= $words_min AND r.score > r.runner_up
+    END
+),
+by_summary AS (SELECT k AS server_key, topic, score, words FROM winners WHERE rule = 'name_and_summary'),
+by_names AS (SELECT k AS tools_hash, topic, score, words FROM winners WHERE rule = 'tool_names'),
+by_words AS (SELECT k AS tools_hash, topic, score, words FROM winners WHERE rule = 'words')
 SELECT
     $day::DATE AS day,
     e.server_key,
