@@ -101,6 +101,7 @@ def _verb_at(tokens: list[str], i: int, vocab: Vocabulary) -> tuple[str, str, in
 _RANK = {"green": 0, "yellow": 1, "red": 2}
 
 
+@functools.lru_cache(maxsize=1 << 16)  # tool names repeat across lists far more than descriptions do
 def name_verb(name: str, vocab: Vocabulary) -> tuple[str, str] | None:
     """(level, verb) the name says, wherever its verb stands: the first verb (`get_update_status` reads,
     `items_list`, `API-get-user`, `firecrawl_research_search_papers`), passing over words that are nouns as
@@ -142,12 +143,23 @@ def _description_lead(desc: str) -> str:
     return match.group(1) if match else ""
 
 
+@functools.lru_cache(maxsize=8)
+def _lead_forms(vocab: Vocabulary) -> dict[str, tuple[str, str]]:
+    """Every present form of every one-word verb -> (level, the verb), riskier levels first on a clash."""
+    forms: dict[str, tuple[str, str]] = {}
+    for level, verbs in _levels(vocab):
+        for verb in sorted(verbs):
+            if "_" not in verb:
+                for form in _present_forms(verb):
+                    forms.setdefault(form, (level, verb))
+    return forms
+
+
 def _lead_level(lead: str, vocab: Vocabulary) -> tuple[str, str] | None:
     """(level, the verb in its base form) of a description's first word."""
-    for level, verbs in _levels(vocab):
-        for verb in verbs:
-            if "_" not in verb and lead in _present_forms(verb):
-                return level, verb
+    found = _lead_forms(vocab).get(lead)
+    if found is not None:
+        return found
     if lead in vocab.description_read_leads:
         return "green", lead
     return None
