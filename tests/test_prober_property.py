@@ -148,6 +148,15 @@ origin_behaviours = st.fixed_dictionaries({
 })
 
 
+# Each example is a real HTTPS exchange with the fleet (no deadline); the fleet is one per module.
+AGAINST_A_SERVER = {"deadline": None,
+                    "suppress_health_check": [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]}
+
+
+def _config(fleet: Fleet) -> ProbeConfig:
+    return ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file, timeouts=STEPS)
+
+
 @pytest.fixture(scope="module")
 def replay():
     app = ScriptedApp()
@@ -157,13 +166,12 @@ def replay():
     print(f"origin policies ({sum(ORIGINS_SEEN.values())} origins): {dict(ORIGINS_SEEN.most_common())}")
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                     HealthCheck.too_slow])
+@settings(max_examples=400, **AGAINST_A_SERVER)
 @given(behaviour=behaviours)
 def test_no_server_answer_crashes_a_check(replay, behaviour):
     fleet, app = replay
     app.reset(behaviour)
-    config = ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file, timeouts=STEPS)
+    config = _config(fleet)
     started = time.monotonic()
 
     async def go():
@@ -180,13 +188,12 @@ def test_no_server_answer_crashes_a_check(replay, behaviour):
     conform(pa.Table.from_pylist([row], RAW_PROBES.schema), RAW_PROBES)  # it lands
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                     HealthCheck.too_slow])
+@settings(max_examples=150, **AGAINST_A_SERVER)
 @given(behaviour=origin_behaviours)
 def test_no_robots_or_well_known_answer_crashes_an_origin_check(replay, behaviour):
     fleet, app = replay
     app.reset(behaviour)
-    config = ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file, timeouts=STEPS)
+    config = _config(fleet)
 
     async def go():
         async with build_client(config) as client:

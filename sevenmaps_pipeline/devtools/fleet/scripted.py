@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,14 +23,6 @@ class Scripted:
     body: bytes = b""
     delay: float = 0.0           # seconds before the answer starts
     chunks: int = 1              # the body is sent in this many pieces
-    encode: str | None = None    # gzip | deflate | deflate-raw: compress the body (and say so)
-
-    def encoded_body(self) -> bytes:
-        if self.encode is None:
-            return self.body
-        wbits = {"gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS, "deflate-raw": -zlib.MAX_WBITS}[self.encode]
-        compressor = zlib.compressobj(6, zlib.DEFLATED, wbits)
-        return compressor.compress(self.body) + compressor.flush()
 
 
 def json_answer(message: Any, **kw: Any) -> Scripted:
@@ -81,10 +72,8 @@ class ScriptedApp:
             answer = Scripted(status=202) if method and method.startswith("notifications/") else Scripted(404)
         if answer.delay:
             await asyncio.sleep(answer.delay)
-        data = answer.encoded_body()
+        data = answer.body  # sent as scripted: a compressed body carries its own Content-Encoding header
         headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in answer.headers]
-        if answer.encode and not any(k.lower() == "content-encoding" for k, _ in answer.headers):
-            headers.append((b"content-encoding", b"gzip" if answer.encode == "gzip" else b"deflate"))
         await send({"type": "http.response.start", "status": answer.status, "headers": headers})
         size = max(1, -(-len(data) // max(answer.chunks, 1)))
         pieces = [data[i:i + size] for i in range(0, len(data), size)] or [b""]
