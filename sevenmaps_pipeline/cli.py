@@ -123,12 +123,202 @@ def cmd_classify_tools(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_verify(args: argparse.Namespace) -> int:
-    from .integrity.verify import verify_lake
+def _trust(args: argparse.Namespace):
+    """The key the user trusts (--public-key or --vkey; else remembered in --state; else the lake's own,
+    which the report then says) and the witnesses with their quorum."""
+    from .integrity.note import COSIGNATURE_V1, parse_vkey
+    from .integrity.verify import Trust
 
-    report = verify_lake(_lake(args))
+    trust = None
+    if getattr(args, "public_key", None) and getattr(args, "vkey", None):
+        raise ValueError("give --public-key or --vkey, not both")
+    if getattr(args, "public_key", None):
+        trust = Trust.from_public_key_file(Path(args.public_key))
+    elif getattr(args, "vkey", None):
+        trust = Trust.from_vkey(_read_maybe_file(args.vkey))
+    witnesses = []
+    for text in getattr(args, "witness", None) or []:
+        verifier, problem = parse_vkey(_read_maybe_file(text))
+        if verifier is None or verifier.sig_type != COSIGNATURE_V1:
+            raise ValueError(f"--witness {text[:80]!r}: {problem or 'not a cosignature/v1 (0x04) vkey'}")
+        witnesses.append(verifier)
+    quorum = getattr(args, "quorum", None)
+    if quorum is not None and quorum > len(witnesses):
+        raise ValueError(f"--quorum {quorum} needs at least {quorum} --witness keys")
+    if witnesses:
+        if trust is None:
+            from .integrity.verify import trust_from_state
+
+            trust = trust_from_state(Path(args.state)) if getattr(args, "state", None) else None
+        if trust is None:
+            raise ValueError("--witness needs the log's key too: --public-key FILE or --vkey KEY")
+        trust.witnesses, trust.quorum = witnesses, quorum if quorum is not None else len(witnesses)
+    return trust
+
+
+def _read_maybe_file(text: str) -> str:
+    """A vkey given as the string itself or as a file holding it."""
+    path = Path(text)
+    if "+" not in text and path.is_file():
+        return path.read_text().strip()
+    return text.strip()
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from .integrity.verify import verify_export, verify_lake
+
+    trust = _trust(args)
+    state = Path(args.state) if args.state else None
+    started = time.perf_counter()
+    if args.export:
+        report = verify_export(Path(args.export), trust, state)
+        what = f"snapshot {args.export}"
+    else:
+        report = verify_lake(_lake(args), trust, state)
+        what = f"lake {_lake(args).root}"
     print(report.summary())
-    return 0 if report.ok else 1
+    print(f"({what}: {report.files_checked:,} files"
+          + (f", {report.proofs_checked:,} proofs" if report.proofs_checked else "")
+          + f" checked in {time.perf_counter() - started:.1f}s"
+          + (f"; trusted key: {trust.source}" if trust else "") + ")", file=sys.stderr)
+    return report.exit_code
+
+
+def cmd_prove(args: argparse.Namespace) -> int:
+    from .integrity.log import read_state
+    from .integrity.proof import TlogProof
+    from .integrity.roots import read_root, signed_days
+
+    lake = _lake(args)
+    wanted = args.path.removeprefix("./")
+    at = 0
+    for day in signed_days(lake):
+        lines = read_root(lake, day)["lines"]
+        for i, line in enumerate(lines):
+            if line[66:] == wanted:
+                state = read_state(lake)
+                if at + i >= state.size:
+                    print(f"error: {wanted} is signed ({day}) but not yet in the log (size {state.size})",
+                          file=sys.stderr)
+                    return 1
+                proof = TlogProof(at + i, state.tree.inclusion_proof(at + i, state.size), state.checkpoint_bytes,
+                                  line.encode()).render()
+                if args.out:
+                    Path(args.out).write_text(proof)
+                    print(f"wrote {args.out}: entry {at + i} of {state.origin}, tree size {state.size}")
+                else:
+                    sys.stdout.write(proof)
+                return 0
+        at += len(lines)
+    print(f"error: {wanted} is in no signed day's lines (give the path as the roots write it, relative to the "
+          "lake root, e.g. curated/daily_status/day=2026-11-30/part-0.parquet)", file=sys.stderr)
+    return 1
+
+
+def cmd_verify_proof(args: argparse.Namespace) -> int:
+    from .integrity.manifest import sha256_file
+    from .integrity.proof import verify_proof
+
+    trust = _trust(args)
+    if trust is None or trust.public is None:
+        print("error: verify-proof needs the log's key: --vkey KEY (or --public-key FILE)", file=sys.stderr)
+        return 2
+    from .integrity.note import verifier_for
+
+    try:
+        data = Path(args.file).read_bytes()
+    except OSError as exc:
+        print(f"error: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
+        return 2
+    name = trust.log_name
+    if name is None:  # a PEM key: the log's name is the checkpoint's origin
+        from .integrity.proof import parse_proof
+
+        proof, _ = parse_proof(data)
+        name = proof.checkpoint.split(b"\n", 1)[0].decode(errors="replace") if proof else "?"
+    result, problem = verify_proof(data, verifier_for(name, trust.public), name, trust.witnesses, trust.quorum)
+    if result is None:
+        print(f"FAILED: {args.file}: {problem}")
+        return 1
+    digest, path = result.line[:64], result.line[66:]
+    print(f"OK: {path} (sha256 {digest}) is entry {result.index} of {result.checkpoint.describe()}"
+          + (f", cosigned by {', '.join(result.witnesses)}" if result.witnesses else ""))
+    if args.data:
+        actual = sha256_file(Path(args.data))
+        if actual != digest:
+            print(f"FAILED: {args.data} has sha256 {actual}, the logged line says {digest}")
+            return 1
+        print(f"OK: {args.data} matches the logged line")
+    return 0
+
+
+def cmd_log_check(args: argparse.Namespace) -> int:
+    from .integrity.verify import check_log_only
+
+    started = time.perf_counter()
+    trust = _trust(args)
+    report, compared = check_log_only(_lake(args), trust)
+    if report.ok and report.checkpoint:
+        print(f"OK: log {report.checkpoint.describe()}: the checkpoint's signature, {compared} tile and entry files "
+              f"re-derived from {report.checkpoint.size} entries, every entry a signed line "
+              f"({time.perf_counter() - started:.1f}s)")
+        for note in report.notes:
+            print(f"note: {note}")
+        return 0
+    print(report.summary())
+    return report.exit_code
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from .lake.export import export_snapshot
+
+    first = parse_day(args.day)
+    last = parse_day(args.to) if args.to else first
+    result = export_snapshot(_lake(args), first, last, Path(args.out) if args.out else None,
+                             progress=lambda msg: print(f"  {msg}", flush=True))
+    if not result.created:
+        print(f"{result.folder} already exists (snapshots are immutable); left as it is")
+        return 0
+    print(f"wrote {result.folder}: {result.files} files ({result.bytes / 1e6:.1f} MB) of {len(result.days)} days, "
+          f"{result.withheld} withheld (WITHHELD.txt). Check it with:\n"
+          f"  sevenmaps verify --export {result.folder} --public-key <the 7maps.json you trust>\n"
+          f"  (cd {result.folder} && sha256sum -c --quiet SHA256SUMS)")
+    return 0
+
+
+def cmd_witness(args: argparse.Namespace) -> int:
+    import signal
+
+    from .integrity.keys import generate_key, load_witness_key
+    from .integrity.note import parse_vkey
+    from .integrity.witness import Witness, serve
+
+    logs = []
+    for text in args.log:
+        verifier, problem = parse_vkey(_read_maybe_file(text))
+        if verifier is None:
+            print(f"error: --log {text[:80]!r}: {problem}", file=sys.stderr)
+            return 2
+        logs.append(verifier)
+    key_path = Path(args.key)
+    if not key_path.exists():
+        generate_key(key_path)
+        print(f"created witness key {key_path} (mode 0600)")
+    witness = Witness(args.name, load_witness_key(key_path), logs, Path(args.state))
+    server = serve(witness, args.host, args.port)
+    host, port = server.server_address[:2]
+    print(f"witness {args.name} on http://{host}:{port} (POST /add-checkpoint)", flush=True)
+    print(f"its cosignature vkey: {witness.verifier.vkey}", flush=True)
+    print(f"logs it witnesses: {', '.join(v.name for v in logs)}; state {args.state}", flush=True)
+    stop = {"now": False}
+    signal.signal(signal.SIGTERM, lambda *_: stop.update(now=True))
+    try:
+        while not stop["now"]:
+            time.sleep(0.2)
+    except KeyboardInterrupt:
+        pass
+    server.shutdown()
+    return 0
 
 
 def cmd_keygen(args: argparse.Namespace) -> int:
@@ -213,6 +403,27 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return code
 
 
+VERIFY_EPILOG = """\
+trust:
+  Without --public-key or --vkey, the key comes from --state (remembered by an earlier run), and only
+  then from the lake's own .well-known/7maps.json, which whoever can write the lake can replace; the
+  report says so. Pin the key you got from a source you trust.
+examples:
+  sevenmaps verify --public-key 7maps.json --state ~/.7maps-state.json
+  sevenmaps verify --vkey "$(cat trusted.vkey)" --witness "$(cat w1.vkey)" --quorum 1
+  sevenmaps verify --export exports/2026-11-24_2026-11-30 --public-key 7maps.json
+exit codes: 0 verified, 1 a problem (named with its day and file), 3 a fork (two histories)
+"""
+
+
+def _trust_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--public-key", metavar="FILE", help="the key you trust: a PEM file or a 7maps.json")
+    p.add_argument("--vkey", help="the log's verifier key '<name>+<id>+<key>' (or a file holding it)")
+    p.add_argument("--witness", action="append", metavar="VKEY",
+                   help="a witness's cosignature vkey (or a file holding it); repeatable")
+    p.add_argument("--quorum", type=int, help="witness cosignatures required (default: every --witness)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sevenmaps", description="A daily, signed map of every remote MCP server in the official registry.",
@@ -262,9 +473,47 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ignore-annotations", action="store_true", help="decide from names and descriptions only")
     p.set_defaults(func=cmd_classify_tools)
 
-    p = sub.add_parser("verify", help="recompute every signed day from the files and the published public key; "
-                       "exit 1 naming the first bad day and file")
+    p = sub.add_parser("verify", help="recompute every signed day from its files and check roots, chain, "
+                       "signatures and the log against a key you trust; exit 1 naming the first bad day and file, "
+                       "3 on a fork", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=VERIFY_EPILOG)
+    _trust_options(p)
+    p.add_argument("--state", help="remember the checkpoint and key verified here, and next time require the "
+                   "log to be consistent with them (a fork otherwise)")
+    p.add_argument("--export", metavar="DIR", help="check a snapshot folder offline instead of the lake")
     p.set_defaults(func=cmd_verify)
+
+    p = sub.add_parser("prove", help="print the C2SP tlog-proof that a signed file's line is in the log")
+    p.add_argument("path", help="the file as the roots' lines write it, relative to the lake root")
+    p.add_argument("--out", help="write the proof to this file (name it .tlog-proof)")
+    p.set_defaults(func=cmd_prove)
+
+    p = sub.add_parser("verify-proof", help="check a .tlog-proof with only the log's key (and witnesses)")
+    p.add_argument("file")
+    _trust_options(p)
+    p.add_argument("--data", help="also check that this file's bytes are the ones the logged line names")
+    p.set_defaults(func=cmd_verify_proof)
+
+    p = sub.add_parser("log", help="the transparency log: `log check` re-derives every tile and the checkpoint")
+    p.add_argument("action", choices=["check"])
+    _trust_options(p)
+    p.set_defaults(func=cmd_log_check)
+
+    p = sub.add_parser("export", help="write a researcher's snapshot of signed days (Parquet, roots, proofs, "
+                       "SHA256SUMS, datapackage.json, README, WITHHELD.txt)")
+    p.add_argument("--day", required=True, help="first UTC day, YYYY-MM-DD")
+    p.add_argument("--to", help="last UTC day (default: --day)")
+    p.add_argument("--out", help="the folder to create (default: <lake>/exports/<day>[_<to>])")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("witness", help="run a C2SP tlog-witness that cosigns only consistent checkpoints")
+    p.add_argument("--name", required=True, help="the witness's key name, e.g. witness.example.org/w1")
+    p.add_argument("--key", required=True, help="its Ed25519 private key (created if missing, mode 0600)")
+    p.add_argument("--log", action="append", required=True, metavar="VKEY",
+                   help="a log to witness: its vkey (log/vkey), or a file holding it; repeatable")
+    p.add_argument("--state", required=True, help="where it keeps the last checkpoint cosigned per log")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=7380)
+    p.set_defaults(func=cmd_witness)
 
     p = sub.add_parser("keygen", help="create an Ed25519 signing key (mode 0600)")
     p.add_argument("--out", required=True, help="where to write the private key (outside the lake)")
@@ -303,8 +552,15 @@ def main(argv: list[str] | None = None) -> int:
 
     warnings.filterwarnings("ignore", message=".*is currently in beta.*")
     args = build_parser().parse_args(argv)
+    from .integrity.keys import SigningKeyError
+    from .integrity.log import LogError
+    from .lake.export import ExportError
+
     try:
         return args.func(args)
+    except (SigningKeyError, LogError, ExportError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except ModuleNotFoundError as exc:
         if exc.name not in DEVTOOLS_ONLY:
             raise

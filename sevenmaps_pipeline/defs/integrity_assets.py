@@ -5,8 +5,9 @@ import dagster as dg
 
 from ..curated.day import refresh_day
 from ..integrity.keys import SigningKeyError
-from ..integrity.manifest import day_lines
-from ..integrity.roots import SigningError, read_root, sign_through
+from ..integrity.log import LogError
+from ..integrity.roots import SigningError, sign_through
+from ..integrity.verify import verify_days
 from ..lake.warehouse import publish_warehouse
 from .map_assets import SINGLE_RUN, daily_status, raw_probes, server_history
 from .partitions import finished_days
@@ -24,11 +25,12 @@ from .tool_assets import findings, server_categories, token_cost, tool_changes, 
           tool_changes, agent_reports, rating_aggregates, incidents, reliable_rankings],
     description="roots/day=D.json: one line '<sha256>  <path>' per covered file of the day, root = "
     "sha256(previous_root + '\\n' + lines), Ed25519 signature. Signed only after the day ended; earlier "
-    "unsigned days are signed first, in chain order; a signed day is never signed again (asked again, its "
-    "files are checked against its root instead) and its files are frozen. Before a day is signed its "
-    "tables are rebuilt if they were built before the day ended or before an input changed (a missed day "
-    "backfilled late, a report batch at 23:59): signed days are what their closed inputs say, so a "
-    "backfill over them is a no-op. Partitions are finished days only.",
+    "unsigned days are signed first, in chain order; each signed day's lines are appended to the RFC 6962 log "
+    "under log/ (C2SP tiles) and a new checkpoint is published, cosigned by the configured witnesses; a "
+    "signed day is never signed again (asked again, it is verified instead) and its files are frozen. "
+    "Before a day is signed its tables are rebuilt if they were built before the day ended or before an "
+    "input changed (a missed day backfilled late, a report batch at 23:59): signed days are what their "
+    "closed inputs say, so a backfill over them is a no-op. Partitions are finished days only.",
 )
 def daily_root(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
     paths = lake.paths
@@ -47,17 +49,21 @@ def daily_root(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Mate
         if paths.root_file(day).exists():
             if any(s.day == day for s in signed):
                 continue  # signed a moment ago, as the catch-up of an earlier requested day
-            if read_root(paths, day)["lines"] != day_lines(paths, day):
-                raise dg.Failure(description=f"day {day} is signed but its files no longer match its root; "
+            problems = verify_days(paths, [day], lake.public_key())
+            if problems:
+                raise dg.Failure(description=f"day {day} is signed but does not verify ({problems[0]}); "
                                  "run `sevenmaps verify`")
             already.append(day.isoformat())  # never signed twice: checked, left as it is
             continue
         try:
-            signed += sign_through(paths, day, lake.key_path, refresh=refresh)
-        except (SigningError, SigningKeyError) as exc:
+            signed += sign_through(paths, day, lake.key_path, refresh=refresh, witnesses=lake.witness_configs())
+        except (SigningError, SigningKeyError, LogError, ValueError) as exc:
             raise dg.Failure(description=str(exc)) from exc
     for s in signed:
-        context.log.info(f"signed {s.day}: {s.files} files, root {s.root}")
+        context.log.info(f"signed {s.day}: {s.files} files, root {s.root}; log size {s.tree_size}, "
+                         f"{s.cosignatures} witness cosignature(s)")
+        for problem in s.problems:
+            context.log.warning(f"{s.day}: {problem}")
         if s.day not in requested:  # caught up: record it under its own partition too
             context.log_event(dg.AssetMaterialization(
                 asset_key=context.asset_key, partition=s.day.isoformat(),
@@ -67,5 +73,7 @@ def daily_root(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Mate
     metadata: dict = {"signed_days": [s.day.isoformat() for s in signed], "already_signed_days": already,
                       "rebuilt_before_signing": rebuilt or "none"}
     if signed:
-        metadata.update(root=signed[-1].root, previous_root=signed[-1].previous_root, files=signed[-1].files)
+        metadata.update(root=signed[-1].root, previous_root=signed[-1].previous_root, files=signed[-1].files,
+                        log_size=signed[-1].tree_size, cosignatures=signed[-1].cosignatures,
+                        witness_problems="\n".join(p for s in signed for p in s.problems) or "none")
     return dg.MaterializeResult(metadata=metadata)

@@ -23,9 +23,30 @@ class LakeResource(dg.ConfigurableResource):
     def paths(self) -> LakePaths:
         return LakePaths.at(self.root or default_lake_root())
 
+    witnesses: list[str] = Field(default_factory=list, description="Witnesses asked to cosign each new "
+                                 "checkpoint, each '<vkey> <url>' (tlog-witness add-checkpoint). Empty: "
+                                 "$SEVENMAPS_WITNESSES (one per line), else none.")
+
     @property
     def key_path(self) -> Path:
         return Path(self.signing_key).resolve() if self.signing_key else default_key_path()
+
+    def public_key(self):
+        """The signing key's public half (the key this deployment signs with), else the published one."""
+        from ..integrity.keys import SigningKeyError, load_private_key, read_published_key
+
+        try:
+            return load_private_key(self.key_path, self.paths).public_key()
+        except SigningKeyError:
+            return read_published_key(self.paths)
+
+    def witness_configs(self):
+        import os
+
+        from ..integrity.witness import WitnessConfig
+
+        entries = self.witnesses or [w for w in os.environ.get("SEVENMAPS_WITNESSES", "").splitlines() if w.strip()]
+        return [WitnessConfig.parse(w) for w in entries]
 
 
 def partition_days(context: dg.AssetExecutionContext | dg.AssetCheckExecutionContext) -> list[dt.date]:

@@ -7,6 +7,7 @@ import json
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
@@ -69,29 +70,69 @@ def public_pem(key: Ed25519PrivateKey | Ed25519PublicKey) -> str:
     return pub.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
 
 
-def read_published_key(lake: LakePaths) -> Ed25519PublicKey:
-    if not lake.well_known.is_file():
-        raise SigningKeyError(f"no public key published at {lake.well_known}")
-    doc = json.loads(lake.well_known.read_text())
-    pem = doc["integrity"]["public_key_pem"]
-    key = serialization.load_pem_public_key(pem.encode())
+def public_key_from_pem(pem: str | bytes, where: str) -> Ed25519PublicKey:
+    try:
+        key = serialization.load_pem_public_key(pem.encode() if isinstance(pem, str) else pem)
+    except (ValueError, TypeError) as exc:
+        raise SigningKeyError(f"{where} does not hold a PEM public key ({exc})") from None
     if not isinstance(key, Ed25519PublicKey):
-        raise SigningKeyError(f"{lake.well_known} does not hold an Ed25519 public key")
+        raise SigningKeyError(f"{where} does not hold an Ed25519 public key")
     return key
 
 
-def publish_public_key(lake: LakePaths, key: Ed25519PrivateKey) -> None:
-    """Write `.well-known/7maps.json`, or check that the key already published is this key's."""
+def read_well_known(path: Path) -> dict[str, Any]:
+    """The `integrity` object of a 7maps.json, checked for type; SigningKeyError names what is wrong."""
+    try:
+        doc = json.loads(Path(path).read_text())
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise SigningKeyError(f"{path} cannot be read as JSON ({exc})") from None
+    integrity = doc.get("integrity") if isinstance(doc, dict) else None
+    if not isinstance(integrity, dict) or not isinstance(integrity.get("public_key_pem"), str):
+        raise SigningKeyError(f"{path} has no integrity.public_key_pem")
+    return integrity
+
+
+def read_published_key(lake: LakePaths) -> Ed25519PublicKey:
+    if not lake.well_known.is_file():
+        raise SigningKeyError(f"no public key published at {lake.well_known}")
+    return public_key_from_pem(read_well_known(lake.well_known)["public_key_pem"], str(lake.well_known))
+
+
+def read_trusted_key(path: Path) -> Ed25519PublicKey:
+    """A key the user trusts: a PEM file, or a 7maps.json carrying integrity.public_key_pem."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SigningKeyError(f"cannot read the public key {path}: {exc.strerror}") from None
+    if data.lstrip().startswith(b"{"):
+        return public_key_from_pem(read_well_known(path)["public_key_pem"], str(path))
+    return public_key_from_pem(data, str(path))
+
+
+def publish_public_key(lake: LakePaths, key: Ed25519PrivateKey, log_origin: str | None = None,
+                       log_vkey: str | None = None) -> None:
+    """Write `.well-known/7maps.json`, or check that the key already published is this key's (and add the
+    log's origin and vkey to it once there is a log)."""
     mine = public_pem(key)
+    doc: dict[str, Any] = {"integrity": {
+        "algorithm": "Ed25519", "public_key_pem": mine,
+        "root": "sha256_hex(previous_root + '\\n' + '\\n'.join(lines)); signature over its 32 bytes"}}
     if lake.well_known.is_file():
         if public_pem(read_published_key(lake)) != mine:
             raise SigningKeyError(
                 f"the signing key does not match the public key published in {lake.well_known}; "
                 "roots signed with it could not be verified"
             )
+        doc = json.loads(lake.well_known.read_text())
+    integrity = doc["integrity"]
+    if log_vkey is not None and integrity.get("log_vkey") != log_vkey:
+        if integrity.get("log_vkey") is not None:
+            raise SigningKeyError(f"{lake.well_known} names another log key ({integrity['log_vkey'][:80]})")
+        integrity.update(log_origin=log_origin, log_vkey=log_vkey,
+                         log="C2SP tlog-tiles under log/: checkpoint, tile/<L>/<N>, tile/entries/<N>")
+    elif lake.well_known.is_file():
         return
-    doc = {"integrity": {"algorithm": "Ed25519", "public_key_pem": mine,
-                         "root": "sha256_hex(previous_root + '\\n' + '\\n'.join(lines)); signature over its 32 bytes"}}
     write_bytes_atomic(lake.well_known, (json.dumps(doc, indent=2) + "\n").encode())
 
 
@@ -105,3 +146,15 @@ def signature_valid(public: Ed25519PublicKey, root_hex: str, signature_b64: str)
     except (InvalidSignature, ValueError):
         return False
     return True
+
+
+def load_witness_key(path: Path) -> Ed25519PrivateKey:
+    """A witness's private key (PEM, mode 0600); it never lives in a lake."""
+    path = Path(path).resolve()
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:
+        raise SigningKeyError(f"witness key {path} is readable by others (mode {mode:o}); chmod 600 it")
+    key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+    if not isinstance(key, Ed25519PrivateKey):
+        raise SigningKeyError(f"{path} is not an Ed25519 private key")
+    return key

@@ -4,16 +4,31 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..lake.parquet_io import last_signed_day, write_bytes_atomic
+from ..lake.parquet_io import last_signed_day
 from ..lake.paths import LakePaths
 from ..rules.methods import ROOT_METHOD
 from .keys import load_private_key, publish_public_key, sign_root
+from .log import (
+    ORIGIN_ENV,
+    LogError,
+    LogState,
+    Prepared,
+    configured_origin,
+    locked,
+    log_verifier,
+    prepare,
+    publish,
+    publish_vkey,
+    read_state,
+)
 from .manifest import compute_root, day_lines
+from .witness import WitnessConfig, ask_witness
 
 # A day is signed only when the tables the map publishes for it exist (a signed day can never gain one).
 REQUIRED_TABLES = ("daily_status", "server_history", "tool_lists", "tool_facts", "tools", "token_cost", "findings",
@@ -36,6 +51,9 @@ class SignedDay:
     previous_root: str
     files: int
     path: Path
+    tree_size: int = 0
+    cosignatures: int = 0
+    problems: list[str] = field(default_factory=list)
 
 
 def read_root(lake: LakePaths, day: dt.date) -> dict[str, Any]:
@@ -62,47 +80,127 @@ def days_to_sign(lake: LakePaths, through: dt.date) -> list[dt.date]:
     return [first + dt.timedelta(days=i) for i in range((through - first).days + 1)]
 
 
+def signed_days(lake: LakePaths) -> list[dt.date]:
+    if not lake.roots_dir.is_dir():
+        return []
+    return sorted(dt.date.fromisoformat(p.name[4:14]) for p in lake.roots_dir.glob("day=*.json"))
+
+
+def _ask_witnesses(prepared: Prepared, witnesses: list[WitnessConfig]) -> tuple[list[str], list[str]]:
+    lines, problems = [], []
+    for witness in witnesses:
+        line, problem = ask_witness(witness, prepared.note_text, prepared.checkpoint, prepared.tree,
+                                    prepared.old_size)
+        if line:
+            lines.append(line)
+        else:
+            problems.append(problem or f"witness {witness.verifier.name}: no cosignature")
+    return lines, problems
+
+
+def _append_to_log(lake: LakePaths, state: LogState, lines: list[str], key, witnesses) -> tuple[LogState, list[str]]:
+    prepared = prepare(state, lines, key)
+    cosignatures, problems = _ask_witnesses(prepared, witnesses)
+    published = publish(lake, prepared, cosignatures)
+    return LogState(prepared.origin, prepared.entries, prepared.tree, published), problems
+
+
+def sync_log(lake: LakePaths, key, witnesses: list[WitnessConfig] = ()) -> tuple[LogState, list[str]]:
+    """Bring the log up to the signed roots: every signed day's lines, in chain order, must be the log's
+    entries; days signed but not yet logged (a lake signed before the log existed, or a signer that died
+    between its root and its checkpoint) are appended now. A log that disagrees with the roots is refused."""
+    origin = configured_origin()
+    state = read_state(lake)
+    if state.checkpoint_bytes is None:
+        state = LogState(origin, [], state.tree, None)
+    at = 0
+    problems: list[str] = []
+    for day in signed_days(lake):
+        lines = [line.encode() for line in read_root(lake, day)["lines"]]
+        if at + len(lines) <= state.size:
+            if state.entries[at:at + len(lines)] != lines:
+                raise LogError(f"the log's entries {at}..{at + len(lines) - 1} are not the signed lines of {day}; "
+                               "run `sevenmaps log check`")
+        elif at < state.size:
+            raise LogError(f"the log ends inside the lines of {day} (size {state.size}); run `sevenmaps log check`")
+        else:
+            state, trouble = _append_to_log(lake, state, [line.decode() for line in lines], key, witnesses)
+            problems += trouble
+        at += len(lines)
+    if at < state.size:
+        raise LogError(f"the log holds {state.size - at} entries beyond the signed roots; run `sevenmaps log check`")
+    return state, problems
+
+
+def _create_exclusive(path: Path, data: bytes) -> None:
+    """Write a new file atomically, failing if it exists (a concurrent signer cannot overwrite a root)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
+    tmp.write_bytes(data)
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise AlreadySignedError(f"{path.name} was signed by someone else meanwhile") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def sign_through(lake: LakePaths, through: dt.date, key_path: Path, now: dt.datetime | None = None,
-                 refresh: Callable[[dt.date], Any] | None = None) -> list[SignedDay]:
-    """Sign every unsigned day up to `through`, oldest first. Refuses, before signing anything, when a
-    day has not ended, was never built, or `through` is already signed. `refresh(day)` runs just before a
-    day is hashed, once every earlier day is signed: it rebuilds the day's tables if they are not what
-    its (now final) inputs say (curated.day.refresh_day)."""
+                 refresh: Callable[[dt.date], Any] | None = None,
+                 witnesses: list[WitnessConfig] = ()) -> list[SignedDay]:
+    """Sign every unsigned day up to `through`, oldest first, and append each day's lines to the log with a
+    new checkpoint (cosigned by the configured witnesses that answer). Refuses, before signing anything,
+    when a day has not ended, was never built, or `through` is already signed. `refresh(day)` runs just
+    before a day is hashed, once every earlier day is signed: it rebuilds the day's tables if they are not
+    what its (now final) inputs say (curated.day.refresh_day). One signer at a time per lake."""
     now = now or dt.datetime.now(dt.UTC)
-    pending = days_to_sign(lake, through)
-    for day in pending:
-        ends = dt.datetime.combine(day + dt.timedelta(days=1), dt.time(), dt.UTC)
-        if now < ends:
-            raise SigningError(f"day {day} has not ended (it ends at {ends.isoformat()}); "
-                               "a day is signed only after it has ended")
-        missing = [t for t in REQUIRED_TABLES if not lake.curated_file(t, day).is_file()]
-        if missing and (refresh is None or not lake.curated_file("daily_status", day).is_file()):
-            raise SigningError(f"day {day} cannot be signed: {', '.join(missing)} not materialised for it; "
-                               f"backfill {day} first (signing keeps chain order)")
-    key = load_private_key(key_path, lake)
-    publish_public_key(lake, key)
-    last = last_signed_day(lake)
-    previous_root = read_root(lake, last)["root"] if last else ""
-    signed: list[SignedDay] = []
-    for day in pending:
-        if refresh is not None:
-            refresh(day)
-        lines = day_lines(lake, day)
-        root = compute_root(previous_root, lines)
-        doc = {
-            "day": day.isoformat(),
-            "method": ROOT_METHOD,
-            "previous_day": last.isoformat() if last else None,
-            "previous_root": previous_root,
-            "root": root,
-            "signature": sign_root(key, root),
-            "signed_at": now.astimezone(dt.UTC).isoformat(timespec="seconds"),
-            "lines": lines,
-        }
-        path = lake.root_file(day)
-        if path.exists():  # a concurrent signer got here first
-            raise AlreadySignedError(f"day {day} was signed by someone else meanwhile")
-        write_bytes_atomic(path, (json.dumps(doc, indent=2) + "\n").encode())
-        signed.append(SignedDay(day, root, previous_root, len(lines), path))
-        previous_root, last = root, day
+    with locked(lake.roots_dir / ".signing.lock"):
+        pending = days_to_sign(lake, through)
+        for day in pending:
+            ends = dt.datetime.combine(day + dt.timedelta(days=1), dt.time(), dt.UTC)
+            if now < ends:
+                raise SigningError(f"day {day} has not ended (it ends at {ends.isoformat()}); "
+                                   "a day is signed only after it has ended")
+            missing = [t for t in REQUIRED_TABLES if not lake.curated_file(t, day).is_file()]
+            if missing and (refresh is None or not lake.curated_file("daily_status", day).is_file()):
+                raise SigningError(f"day {day} cannot be signed: {', '.join(missing)} not materialised for it; "
+                                   f"backfill {day} first (signing keeps chain order)")
+        key = load_private_key(key_path, lake)
+        origin = configured_origin()
+        state, witness_problems = sync_log(lake, key, witnesses)
+        verifier = log_verifier(key, state.origin)
+        publish_public_key(lake, key, state.origin, verifier.vkey)
+        publish_vkey(lake, verifier)
+        if state.origin != origin:
+            witness_problems.append(f"the log keeps its origin {state.origin!r} ({ORIGIN_ENV} says {origin!r})")
+        last = last_signed_day(lake)
+        previous_root = read_root(lake, last)["root"] if last else ""
+        signed: list[SignedDay] = []
+        for day in pending:
+            if refresh is not None:
+                refresh(day)
+            lines = day_lines(lake, day)
+            root = compute_root(previous_root, lines)
+            prepared = prepare(state, lines, key)
+            doc = {
+                "day": day.isoformat(),
+                "method": ROOT_METHOD,
+                "previous_day": last.isoformat() if last else None,
+                "previous_root": previous_root,
+                "root": root,
+                "signature": sign_root(key, root),
+                "signed_at": now.astimezone(dt.UTC).isoformat(timespec="seconds"),
+                "lines": lines,
+                "log": {"origin": prepared.origin, "first_index": prepared.first_index,
+                        "tree_size": prepared.checkpoint.size, "checkpoint": prepared.note_text},
+            }
+            path = lake.root_file(day)
+            _create_exclusive(path, (json.dumps(doc, indent=2) + "\n").encode())
+            cosignatures, problems = _ask_witnesses(prepared, witnesses)
+            published = publish(lake, prepared, cosignatures)
+            state = LogState(prepared.origin, prepared.entries, prepared.tree, published)
+            signed.append(SignedDay(day, root, previous_root, len(lines), path, prepared.checkpoint.size,
+                                    len(cosignatures), witness_problems + problems))
+            witness_problems = []
+            previous_root, last = root, day
     return signed

@@ -626,6 +626,26 @@ CURATED_TABLES = (QUARANTINE, DAILY_STATUS, SERVER_HISTORY, TOOL_LISTS, TOOL_FAC
 ALL_TABLES = RAW_TABLES + CURATED_TABLES
 BY_NAME = {t.name: t for t in ALL_TABLES}
 
+# Signed tables that are never exported nor shown in warehouse.duckdb (they are in internal.duckdb, for
+# reviewers), with the reason WITHHELD.txt gives (docs/verifying.md "Snapshots").
+WITHHELD_TABLES = {
+    "internal_findings": "internal-only findings: pattern checks on tool descriptions kept for a person to review, "
+                         "never published (methodology: findings are published except the internal-only checks)",
+    "quarantine": "quarantine: raw rows and files that failed validation, kept as sent for operators",
+    "agent_report_quarantine": "quarantine: agent reports that failed validation, kept for operators",
+}
+PUBLIC_TABLES = tuple(t for t in ALL_TABLES if t.name not in WITHHELD_TABLES)
+INTERNAL_TABLES = tuple(t for t in ALL_TABLES if t.name in WITHHELD_TABLES)
+
+
+def table_of(rel_path: str) -> TableSpec | None:
+    """The table a lake file (path relative to the lake root) belongs to."""
+    folder = rel_path.split("/day=", 1)[0]
+    for spec in ALL_TABLES:
+        if spec.location.split("/day=", 1)[0] == folder:
+            return spec
+    return None
+
 DAILY_ROOTS_DOC = {
     "day": "the signed UTC day",
     "previous_day": "the day whose root this one chains to (null for the first)",

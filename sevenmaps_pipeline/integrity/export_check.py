@@ -1,0 +1,108 @@
+"""Checking a researcher's snapshot offline, with no lake: SHA256SUMS, the roots and their chain, the
+signatures, the log and a tlog-proof for every included file; what was withheld is listed, never silent."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from .checkpoint import parse_checkpoint_text
+from .manifest import sha256_file
+from .note import parse_note, verifier_for
+from .proof import verify_proof
+from .verify import RootDoc, Trust, VerifyReport, check_chain, check_log, read_root_docs
+
+SUM_LINE = re.compile(r"^([0-9a-f]{64})  (.+)$")
+
+
+def _safe(rel: str) -> bool:
+    parts = rel.split("/")
+    return bool(rel) and not rel.startswith("/") and ".." not in parts and "" not in parts and "\\" not in rel
+
+
+def _read_sums(report: VerifyReport, folder: Path) -> dict[str, str]:
+    path = folder / "SHA256SUMS"
+    if not path.is_file():
+        report.add("no SHA256SUMS in the snapshot", None, "SHA256SUMS")
+        return {}
+    sums: dict[str, str] = {}
+    for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+        m = SUM_LINE.match(line)
+        if not m or not _safe(m.group(2)):
+            report.add(f"SHA256SUMS line {n} is not '<sha256>  <relative path>': {line[:100]!r}", None, "SHA256SUMS")
+            continue
+        sums[m.group(2)] = m.group(1)
+    for rel, digest in sums.items():
+        target = folder / rel
+        if not target.is_file():
+            report.add(f"listed in SHA256SUMS but missing: {rel}", None, rel)
+        elif sha256_file(target) != digest:
+            report.add(f"file changed: {rel} (SHA256SUMS says {digest})", None, rel)
+    for target in folder.rglob("*"):
+        rel = target.relative_to(folder).as_posix()
+        if target.is_file() and rel != "SHA256SUMS" and rel not in sums:
+            report.add(f"file not listed in SHA256SUMS: {rel}", None, rel)
+    return sums
+
+
+def _read_withheld(folder: Path) -> dict[str, str]:
+    path = folder / "WITHHELD.txt"
+    if not path.is_file():
+        return {}
+    out = {}
+    for line in path.read_text(errors="replace").splitlines():
+        if line.strip() and not line.startswith("#"):
+            rel, _, reason = line.partition("\t")
+            out[rel] = reason or "no reason given"
+    return out
+
+
+def check_export(report: VerifyReport, folder: Path, trust: Trust) -> list[RootDoc]:
+    sums = _read_sums(report, folder)
+    docs = read_root_docs(report, folder / "roots", folder)
+    if not docs:
+        report.add("the snapshot has no root documents (roots/day=*.json)", None, "roots")
+        return docs
+    check_chain(report, docs, trust.public, first_previous=None)
+    withheld = _read_withheld(folder)
+    checkpoint_path = folder / "log" / "checkpoint"
+    origin = trust.log_name
+    if origin is None and checkpoint_path.is_file():
+        note, _ = parse_note(checkpoint_path.read_bytes())
+        cp, _ = parse_checkpoint_text(note.text) if note else (None, None)
+        origin = cp.origin if cp else None
+    log = verifier_for(origin, trust.public) if origin and trust.public else None
+    signed_paths = set()
+    for doc in docs:
+        for line in doc.lines:
+            digest, rel = line[:64], line[66:]
+            signed_paths.add(rel)
+            if rel not in sums and not (folder / rel).exists():
+                if rel in withheld:
+                    report.withheld.append(f"{rel} ({withheld[rel]})")
+                else:
+                    report.add(f"signed file missing and not listed in WITHHELD.txt: {rel}", doc.day, rel)
+                continue
+            if sums.get(rel) != digest:
+                report.add(f"file differs from its signed line: {rel} (signed sha256 {digest})", doc.day, rel)
+                continue
+            report.files_checked += 1
+            proof_path = folder / "proofs" / (rel + ".tlog-proof")
+            if not proof_path.is_file():
+                report.add(f"no proof for {rel} (proofs/{rel}.tlog-proof)", doc.day, rel)
+                continue
+            if log is None:
+                continue
+            result, problem = verify_proof(proof_path.read_bytes(), log, origin, trust.witnesses, trust.quorum)
+            if result is None:
+                report.add(f"proof of {rel}: {problem}", doc.day, f"proofs/{rel}.tlog-proof")
+            elif result.line != line:
+                report.add(f"proof of {rel} proves another line ({result.line[:90]})", doc.day,
+                           f"proofs/{rel}.tlog-proof")
+            else:
+                report.proofs_checked += 1
+    for rel in sums:
+        if rel.startswith(("raw/", "curated/")) and rel not in signed_paths:
+            report.add(f"data file not in any signed root: {rel}", None, rel)
+    check_log(report, folder / "log", docs, trust.public, trust, complete=False)
+    return docs

@@ -1,0 +1,239 @@
+"""Researchers' snapshots: `exports/<day>[_<day>]/`, a dated, immutable folder anyone can verify offline.
+
+It holds every published table's signed files for those days (byte-identical, at their lake paths), the
+day root documents, the log (checkpoint, tiles, entries) and a C2SP tlog-proof per included file, the
+public key and vkey, `SHA256SUMS` (so `sha256sum -c SHA256SUMS` works), a Frictionless Data Package v2
+`datapackage.json`, a README and `WITHHELD.txt` naming every signed file left out and why
+(docs/verifying.md "Snapshots")."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import shutil
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+
+from ..integrity.log import log_dir, read_state
+from ..integrity.manifest import sha256_file
+from ..integrity.proof import TlogProof
+from ..integrity.roots import read_root, signed_days
+from ..integrity.tiles import expected_files
+from .paths import LakePaths
+from .schemas import WITHHELD_TABLES, TableSpec, table_of
+
+LICENSE = {"name": "CC-BY-4.0", "title": "Creative Commons Attribution 4.0 International",
+           "path": "https://creativecommons.org/licenses/by/4.0/"}
+PROFILE = "https://datapackage.org/profiles/2.0/datapackage.json"
+
+
+class ExportError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    folder: Path
+    days: list[dt.date]
+    files: int
+    withheld: int
+    bytes: int
+    created: bool  # False: the snapshot already existed and was left as it is
+
+
+def snapshot_name(first: dt.date, last: dt.date) -> str:
+    return first.isoformat() if first == last else f"{first.isoformat()}_{last.isoformat()}"
+
+
+def default_folder(lake: LakePaths, first: dt.date, last: dt.date) -> Path:
+    return lake.root / "exports" / snapshot_name(first, last)
+
+
+def _table_schema(spec: TableSpec) -> dict:
+    def kind(t: pa.DataType) -> str:
+        if pa.types.is_boolean(t):
+            return "boolean"
+        if pa.types.is_integer(t):
+            return "integer"
+        if pa.types.is_floating(t):
+            return "number"
+        if pa.types.is_date(t):
+            return "date"
+        if pa.types.is_timestamp(t):
+            return "datetime"
+        if pa.types.is_list(t) or pa.types.is_large_list(t):
+            return "array"
+        if pa.types.is_struct(t) or pa.types.is_map(t):
+            return "object"
+        return "string"
+
+    return {"fields": [{"name": f.name, "type": kind(f.type), "description": spec.doc(f.name),
+                        **({"constraints": {"required": True}} if not f.nullable else {})} for f in spec.schema]}
+
+
+def _resource_name(rel: str) -> str:
+    spec_part, _, rest = rel.partition("/day=")
+    day, _, file = rest.partition("/")
+    stem = file.rsplit(".", 1)[0]
+    raw = f"{spec_part.split('/', 1)[1]}.{day}.{stem}".lower()
+    return "".join(c if c.isalnum() or c in "._-" else "-" for c in raw)
+
+
+def _link_or_copy(source: Path, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(source, target)  # signed files are frozen and always replaced by rename, never in place
+    except OSError:
+        shutil.copyfile(source, target)
+
+
+def _readme(name: str, days: list[dt.date], tables: dict[str, TableSpec], checkpoint_size: int) -> str:
+    rows = "\n".join(f"| `{n}` | {spec.grain} |" for n, spec in sorted(tables.items()))
+    first, last = days[0], days[-1]
+    return f"""# 7Maps snapshot {name}
+
+The signed daily map of remote MCP servers for {first} .. {last} (UTC days), as the pipeline published
+it: every file is byte-identical to the file the day's signed root lists. Data licence: CC BY 4.0.
+
+## Tables
+
+| table | one row per |
+|---|---|
+{rows}
+
+Files are Parquet, at `raw/<table>/day=YYYY-MM-DD/...` and `curated/<table>/day=YYYY-MM-DD/part-0.parquet`;
+`datapackage.json` (Frictionless Data Package v2) lists each with its size, SHA-256 and column descriptions.
+
+Load in DuckDB:
+
+    SELECT code, count(*) FROM read_parquet('curated/daily_status/day=*/part-0.parquet') GROUP BY code;
+
+or in Polars:
+
+    import polars as pl
+    pl.read_parquet("curated/daily_status/day=*/part-0.parquet")
+
+## Verify
+
+With the published key you trust (not only the copy in this folder), using the pipeline:
+
+    sevenmaps verify --export . --public-key 7maps.json      # or --vkey "$(cat log/vkey)" from a source you trust
+
+With standard tools only:
+
+    sha256sum -c SHA256SUMS                  # every file in this folder is what it says
+    # each data file's line '<sha256>  <path>' is in roots/day=D.json "lines"; the day's root is
+    # sha256_hex(previous_root + "\\n" + "\\n".join(lines)), and "signature" is Ed25519 over its 32 bytes;
+    # proofs/<path>.tlog-proof proves that line is entry N of the log whose checkpoint (log/checkpoint,
+    # size {checkpoint_size}) is a C2SP signed note by the log key (log/vkey).
+
+`WITHHELD.txt` names every signed file of these days that is not here, and why; their lines are still in
+the roots, so the roots verify and nothing is left out silently.
+"""
+
+
+def export_snapshot(lake: LakePaths, first: dt.date, last: dt.date | None = None, out: Path | None = None,
+                    progress=None) -> ExportResult:
+    last = last or first
+    if last < first:
+        raise ExportError(f"--to {last} is before --day {first}")
+    days = [first + dt.timedelta(days=i) for i in range((last - first).days + 1)]
+    signed = signed_days(lake)
+    unsigned = [d for d in days if d not in set(signed)]
+    if unsigned:
+        raise ExportError(f"day {unsigned[0]} is not signed; only signed days are exported "
+                          f"(signed: {signed[0]} .. {signed[-1]})" if signed else "no signed days in the lake")
+    folder = Path(out) if out else default_folder(lake, first, last)
+    if folder.exists():
+        if (folder / "SHA256SUMS").is_file():
+            return ExportResult(folder, days, 0, 0, 0, created=False)
+        raise ExportError(f"{folder} exists and is not a snapshot; choose another --out")
+    state = read_state(lake)
+    if state.checkpoint_bytes is None:
+        raise ExportError("the lake has no log/checkpoint yet; sign a day first")
+    well_known = lake.well_known
+    if not well_known.is_file():
+        raise ExportError(f"no public key at {well_known}")
+    # Log positions: days in chain order, each day's lines in order.
+    index_of: dict[str, int] = {}
+    at = 0
+    docs: dict[dt.date, dict] = {}
+    for day in signed:
+        doc = read_root(lake, day)
+        if day in days:
+            docs[day] = doc
+            for i, line in enumerate(doc["lines"]):
+                index_of[line] = at + i
+        at += len(doc["lines"])
+    if at > state.size:
+        raise ExportError(f"the log (size {state.size}) does not yet hold every signed line ({at}); "
+                          "sign the next day or run `sevenmaps log check`")
+    tmp = folder.parent / f".{folder.name}.{uuid.uuid4().hex}.tmp"
+    tmp.mkdir(parents=True)
+    try:
+        included, withheld, tables, total = [], [], {}, 0
+        for day in days:
+            for line in docs[day]["lines"]:
+                digest, rel = line[:64], line[66:]
+                spec = table_of(rel)
+                reason = WITHHELD_TABLES.get(spec.name) if spec else "not a documented table"
+                if reason:
+                    withheld.append((rel, reason))
+                    continue
+                source = lake.root / rel
+                if not source.is_file() or sha256_file(source) != digest:
+                    raise ExportError(f"{rel} no longer matches its signed line; run `sevenmaps verify`")
+                _link_or_copy(source, tmp / rel)
+                proof = TlogProof(index_of[line], state.tree.inclusion_proof(index_of[line], state.size),
+                                  state.checkpoint_bytes, line.encode())
+                (tmp / "proofs" / (rel + ".tlog-proof")).parent.mkdir(parents=True, exist_ok=True)
+                (tmp / "proofs" / (rel + ".tlog-proof")).write_text(proof.render())
+                size = source.stat().st_size
+                total += size
+                tables[spec.name] = spec
+                included.append({"name": _resource_name(rel), "path": rel, "format": "parquet",
+                                 "mediatype": "application/vnd.apache.parquet", "bytes": size,
+                                 "hash": f"sha256:{digest}", "description": f"{spec.name} of {day}: {spec.grain}",
+                                 "schema": _table_schema(spec)})
+            (tmp / "roots").mkdir(exist_ok=True)
+            shutil.copyfile(lake.root_file(day), tmp / "roots" / lake.root_file(day).name)
+            if progress:
+                progress(f"{day}: {sum(1 for r in included if f'/day={day}/' in r['path'])} files")
+        source_log = log_dir(lake)
+        (tmp / "log").mkdir()
+        (tmp / "log" / "checkpoint").write_bytes(state.checkpoint_bytes)
+        shutil.copyfile(source_log / "vkey", tmp / "log" / "vkey")
+        for rel, data in expected_files(state.tree, state.entries, state.size).items():
+            (tmp / "log" / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / "log" / rel).write_bytes(data)
+        shutil.copyfile(well_known, tmp / "7maps.json")
+        name = snapshot_name(first, last)
+        package = {"$schema": PROFILE, "name": f"sevenmaps-{name}", "title": f"7Maps daily map {name}",
+                   "description": "Signed daily map of remote MCP servers: status codes, histories, tools, risk, "
+                   "findings, changes, categories, rankings and agent-report ratings. Verify with SHA256SUMS, "
+                   "roots/, log/ and proofs/ (README.md).",
+                   "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                   "licenses": [LICENSE], "resources": included}
+        (tmp / "datapackage.json").write_text(json.dumps(package, indent=2) + "\n")
+        (tmp / "WITHHELD.txt").write_text(
+            "# Signed files of these days that this snapshot leaves out: <path><TAB><reason>.\n"
+            "# Their lines stay in roots/day=D.json, so the roots still verify.\n"
+            + "".join(f"{rel}\t{reason}\n" for rel, reason in withheld))
+        (tmp / "README.md").write_text(_readme(name, days, tables, state.size))
+        known = {r["path"]: r["hash"][7:] for r in included}  # data files: hashed once, against their line
+        sums = []
+        for path in sorted(p for p in tmp.rglob("*") if p.is_file()):
+            rel = path.relative_to(tmp).as_posix()
+            sums.append(f"{known.get(rel) or hashlib.sha256(path.read_bytes()).hexdigest()}  {rel}")
+        (tmp / "SHA256SUMS").write_text("\n".join(sums) + "\n")
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        os.rename(tmp, folder)  # fails if someone else made the folder meanwhile: snapshots are immutable
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return ExportResult(folder, days, len(included), len(withheld), total, created=True)
