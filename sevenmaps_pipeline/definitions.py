@@ -11,7 +11,7 @@ from .defs.checks import (
     reliable_rankings_eligible,
     server_history_windows_valid,
 )
-from .defs.integrity_assets import daily_root
+from .defs.integrity_assets import daily_root, day_snapshot
 from .defs.jobs import daily_map_schedule, map_job, sign_job, sign_schedule
 from .defs.map_assets import daily_status, raw_probes, server_history
 from .defs.report_assets import agent_reports, incidents, rating_aggregates, reliable_rankings
@@ -20,7 +20,8 @@ from .defs.tool_assets import findings, server_categories, token_cost, tool_chan
 
 defs = dg.Definitions(
     assets=[raw_probes, daily_status, tool_facts, tools, token_cost, findings, server_categories, tool_changes,
-            server_history, agent_reports, rating_aggregates, incidents, reliable_rankings, daily_root],
+            server_history, agent_reports, rating_aggregates, incidents, reliable_rankings, daily_root,
+            day_snapshot],
     asset_checks=[daily_status_codes_valid, server_history_windows_valid, incidents_only_confirmed_are_shown,
                   reliable_rankings_eligible, daily_root_chain_intact],
     jobs=[map_job, sign_job],

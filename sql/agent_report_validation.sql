@@ -10,6 +10,9 @@
 -- Agreement: a report that worked agrees with an o day and disagrees with a d day; a failure we can see
 -- ($checkable) agrees with a d day and disagrees with o/a/p; an auth failure agrees with an a day; anything
 -- else, or a day we have no check for, is unchecked.
+-- Never text in an agent's own words: a string field that is not what its field allows (an enum value, a
+-- tool name, a hex digest, an endpoint key or id) is kept as "<N characters withheld>" in safe_* columns,
+-- which the problem texts and the quarantine use; the words themselves are never stored.
 WITH ids AS (
     SELECT server_id, any_value(server_key) AS server_key, count(*) AS endpoints FROM endpoints GROUP BY server_id
 ),
@@ -20,6 +23,23 @@ resolved AS (
     FROM raw_agent_reports AS r
     LEFT JOIN endpoints AS k ON k.server_key = r.server
     LEFT JOIN ids AS i ON i.server_id = lower(r.server)
+),
+safe AS (
+    SELECT r.*,
+           CASE WHEN r.fail IS NULL OR list_contains($fail_reasons, r.fail) THEN r.fail
+                ELSE '<' || length(r.fail) || ' characters withheld>' END AS safe_fail,
+           CASE WHEN r.surprise IS NULL OR list_contains($surprises, r.surprise) THEN r.surprise
+                ELSE '<' || length(r.surprise) || ' characters withheld>' END AS safe_surprise,
+           CASE WHEN r.tool IS NULL OR regexp_full_match(r.tool, $tool_pattern) THEN r.tool
+                ELSE '<' || length(r.tool) || ' characters withheld>' END AS safe_tool,
+           CASE WHEN r.server IS NULL OR r.server_key IS NOT NULL
+                     OR (length(r.server) <= 300 AND regexp_full_match(r.server, '[a-z0-9.-]+(/[A-Za-z0-9._~/-]*)?'))
+                THEN r.server ELSE '<' || length(r.server) || ' characters withheld>' END AS safe_server,
+           CASE WHEN r.tools_hash IS NULL OR regexp_full_match(r.tools_hash, '[0-9a-f]{64}') THEN r.tools_hash
+                ELSE '<' || length(r.tools_hash) || ' characters withheld>' END AS safe_tools_hash,
+           CASE WHEN r.reporter_id IS NULL OR regexp_full_match(r.reporter_id, '[0-9a-f]{64}') THEN r.reporter_id
+                ELSE '<' || length(r.reporter_id) || ' characters withheld>' END AS safe_reporter_id
+    FROM resolved AS r
 ),
 checked AS (
     SELECT r.*,
@@ -34,18 +54,18 @@ checked AS (
                WHEN r.about_day < r.day - $max_age_days::INTEGER
                    THEN 'about a day (' || r.about_day || ') more than ' || $max_age_days || ' days before it arrived'
                WHEN r.server IS NULL OR r.server = '' THEN 'missing server'
-               WHEN r.ambiguous_id THEN 'server id ' || r.server || ' names more than one endpoint'
-               WHEN r.server_key IS NULL THEN 'unknown server ' || left(r.server, 80)
+               WHEN r.ambiguous_id THEN 'server id ' || r.safe_server || ' names more than one endpoint'
+               WHEN r.server_key IS NULL THEN 'unknown server ' || left(r.safe_server, 80)
                WHEN r.ok IS NULL THEN 'missing ok'
                WHEN r.paid IS NULL THEN 'missing paid'
                WHEN r.fail IS NOT NULL AND NOT list_contains($fail_reasons, r.fail)
-                   THEN 'unknown fail reason ''' || left(r.fail, 80) || ''''
+                   THEN 'unknown fail reason ''' || r.safe_fail || ''''
                WHEN r.ok AND r.fail IS NOT NULL THEN 'a fail reason for a call that worked'
                WHEN NOT r.ok AND r.fail IS NULL THEN 'no fail reason for a call that failed'
                WHEN r.surprise IS NOT NULL AND NOT list_contains($surprises, r.surprise)
-                   THEN 'unknown surprise ''' || left(r.surprise, 80) || ''''
+                   THEN 'unknown surprise ''' || r.safe_surprise || ''''
                WHEN r.tool IS NOT NULL AND NOT regexp_full_match(r.tool, $tool_pattern)
-                   THEN 'tool is not a tool name (free text is never accepted): ''' || left(r.tool, 80) || ''''
+                   THEN 'tool is not a tool name (free text is never accepted): ''' || r.safe_tool || ''''
                WHEN r.tools_hash IS NOT NULL AND NOT regexp_full_match(r.tools_hash, '[0-9a-f]{64}')
                    THEN 'tools_hash is not a SHA-256 hex digest'
                WHEN r.ms < 0 THEN 'negative ms'
@@ -53,7 +73,7 @@ checked AS (
                WHEN r.charged_usd < 0 OR isnan(r.charged_usd) OR isinf(r.charged_usd)
                    THEN 'negative or non-finite charged_usd'
            END AS problem
-    FROM resolved AS r
+    FROM safe AS r
 )
 SELECT
     c.*,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 
 import pyarrow as pa
@@ -32,10 +33,10 @@ def validate(lake, day: dt.date = DAY):
 def test_each_invalid_report_is_quarantined_with_its_reason(lake):
     status_days(lake, 1)
     bad = {
-        "unknown fail reason 'crashed'": report(UP, ok=False, fail="crashed"),
-        "unknown surprise 'it was rude'": report(UP, surprise="it was rude"),
+        "unknown fail reason '<7 characters withheld>'": report(UP, ok=False, fail="crashed"),
+        "unknown surprise '<11 characters withheld>'": report(UP, surprise="it was rude"),
         "negative ms": report(UP, ms=-5),
-        "tool is not a tool name (free text is never accepted): 'it broke when I asked about my taxes'":
+        "tool is not a tool name (free text is never accepted): '<36 characters withheld>'":
             report(UP, tool="it broke when I asked about my taxes"),
         "unknown server nowhere.example.com/mcp": report("nowhere.example.com/mcp"),
         "reporter_id is not a keyed hash (64 lower-case hex): reports never carry an IP address or a name":
@@ -59,8 +60,13 @@ def test_each_invalid_report_is_quarantined_with_its_reason(lake):
     assert result.rows == 2 and result.stats["refused_rows"] == len(bad)
     assert [r["problem"] for r in refused] == list(bad)  # each with its own reason, in landing order
     assert [r["row_number"] for r in refused] == list(range(2, 2 + len(bad)))
-    assert refused[3]["row_json"] and "my taxes" in refused[3]["row_json"]  # kept whole for review
-    assert {r["method_version"] for r in refused} == {"reports-1.0"}
+    # Never the text of an agent's own words: a field that is not what it may be is only its length.
+    assert json.loads(refused[3]["row_json"])["tool"] == "<36 characters withheld>"
+    assert not any(word in json.dumps(r, default=str) for word in ("taxes", "rude", "crashed")
+                   for r in refused)
+    assert json.loads(refused[4]["row_json"])["server"] == "nowhere.example.com/mcp"  # an endpoint key is kept
+    assert refused[5]["reporter_id"] == "<11 characters withheld>"  # an IP address is never stored
+    assert {r["method_version"] for r in refused} == {"reports-1.1"}
     by_key = {r["server_key"]: r for r in valid}
     assert by_key[DOWN]["server_id"] == server_id(DOWN)  # resolved from the published id
     assert (by_key[UP]["agreement"], by_key[DOWN]["agreement"]) == ("agrees", "agrees")
@@ -79,8 +85,13 @@ def test_a_batch_with_extra_columns_or_unreadable_bytes_is_refused_whole(lake):
     assert reasons[f"raw/agent_reports/day={DAY}/chatty.parquet"].startswith(
         "unexpected column(s) comment: reports carry the fixed fields only")
     assert reasons[f"raw/agent_reports/day={DAY}/garbage.parquet"].startswith("unreadable Parquet")
+    assert "was deleted" in reasons[f"raw/agent_reports/day={DAY}/garbage.parquet"]
     assert not (folder / "chatty.parquet").exists()  # out of the raw area: no view ever shows the text
-    assert (lake.quarantine_dir / f"raw/agent_reports/day={DAY}/chatty.parquet").exists()
+    kept = lake.quarantine_dir / f"raw/agent_reports/day={DAY}/chatty.parquet"
+    assert pq.read_table(kept).column_names == [c for c in chatty.column_names if c != "comment"]
+    assert b"hated" not in kept.read_bytes()  # the reason and the column name stay; the words never
+    assert not any(b"hated" in p.read_bytes() for p in lake.root.rglob("*") if p.is_file())
+    assert not (lake.quarantine_dir / f"raw/agent_reports/day={DAY}/garbage.parquet").exists()
 
 
 def test_agreement_with_our_own_check_of_the_day_the_report_is_about(lake):

@@ -17,7 +17,8 @@ from conftest import land_probes, probe
 from sevenmaps_pipeline.defs.jobs import MAP_ASSET_NAMES, daily_map_schedule, sign_schedule
 from sevenmaps_pipeline.defs.runner import run_days, run_map_and_sign
 from sevenmaps_pipeline.devtools.synth import synthesize
-from sevenmaps_pipeline.integrity.verify import verify_lake
+from sevenmaps_pipeline.integrity import keys
+from sevenmaps_pipeline.integrity.verify import Trust, verify_export, verify_lake
 
 END = dt.date(2026, 11, 20)
 
@@ -83,6 +84,9 @@ def test_signing_a_day_catches_up_earlier_days_in_chain_order(lake, signing_key,
     signed = sorted(instance.get_materialized_partitions(dg.AssetKey("daily_root")))
     assert signed == [d.isoformat() for d in synth.days]
     assert [d.isoformat() for d in verify_lake(lake).days_verified] == [d.isoformat() for d in synth.days]
+    # The sign job also writes the signed day's researchers' snapshot, which verifies on its own.
+    snapshot = lake.root / "exports" / synth.days[-1].isoformat()
+    assert verify_export(snapshot, Trust(keys.read_published_key(lake))).ok
     root_before = lake.root_file(synth.days[-1]).read_bytes()
     again = run_days("sign_day_job", synth.days[-1], synth.days[-1], instance, lake.root, signing_key)
     assert again.success  # asked again, a signed day is checked against its root, never signed twice
@@ -94,7 +98,8 @@ def test_signing_a_day_catches_up_earlier_days_in_chain_order(lake, signing_key,
     tampered = run_days("sign_day_job", synth.days[-1], synth.days[-1], instance, lake.root, signing_key,
                         raise_on_error=False)
     assert not tampered.success
-    assert any("no longer match its root" in msg for msg in failures(tampered))
+    assert any("is signed but does not verify" in msg and "file changed: curated/server_history" in msg
+               for msg in failures(tampered))
 
 
 def test_rematerialising_a_signed_day_changes_nothing_or_fails_naming_it(lake, signing_key, instance):

@@ -4,6 +4,7 @@ reliable rankings."""
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import time
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..lake import duck
-from ..lake.parquet_io import write_parquet
+from ..lake.parquet_io import assert_day_writable, write_parquet
 from ..lake.paths import LakePaths
 from ..lake.schemas import (
     AGENT_REPORT_QUARANTINE,
@@ -39,27 +40,40 @@ from ..rules.methods import (
     REPORTS_METHOD,
     REPORTS_PARAMS,
 )
-from .common import BuildResult, move_to_quarantine, partitions_between, rel, status_files, unreadable
+from .common import BuildResult, partitions_between, rel, status_files, unreadable
 
 
 def _refuse_report_files(lake: LakePaths, day: dt.date) -> tuple[list[Path], list[dict[str, Any]]]:
-    """The day's report batches that can be read and carry only the fixed fields; the others are moved out
-    of the raw area (so no view ever shows their extra columns) and described."""
+    """The day's report batches that can be read and carry only the fixed fields; the others leave the raw
+    area, described. Never text in an agent's own words: a batch with extra columns is kept with its fixed
+    fields only (the extra columns are named, their values dropped); an unreadable batch, whose content
+    cannot be told apart from words, is kept only as its size and SHA-256."""
     allowed = set(RAW_AGENT_REPORTS.schema.names)
     usable, refused = [], []
     for path in lake.raw_files("agent_reports", day):
         problem = unreadable(path, RAW_AGENT_REPORTS.schema)
         if problem is None:
             extra = sorted(set(pq.read_schema(path).names) - allowed)
-            if extra:
-                problem = (f"unexpected column(s) {', '.join(extra)[:200]}: reports carry the fixed fields only, "
-                           "never text in an agent's words")
-        if problem is None:
-            usable.append(path)
-            continue
-        target = move_to_quarantine(lake, day, path)
+            if not extra:
+                usable.append(path)
+                continue
+            names = ", ".join(extra)
+            target = lake.quarantine_dir / path.relative_to(lake.root)
+            assert_day_writable(lake, day)
+            fixed = pq.read_table(path, columns=[c for c in pq.read_schema(path).names if c in allowed])
+            write_parquet(lake, target, fixed)
+            path.unlink()
+            problem = (f"unexpected column(s) {names[:300]}: reports carry the fixed fields only, never text in an "
+                       f"agent's words; their values were dropped, the fixed fields kept in {rel(lake, target)}")
+        else:
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            size = path.stat().st_size
+            assert_day_writable(lake, day)
+            path.unlink()
+            problem = (f"{problem}; the file ({size} bytes, sha256 {digest}) was deleted: its content cannot be "
+                       "told apart from text in an agent's own words, which is never kept")
         refused.append({"day": day, "source_file": rel(lake, path), "row_number": None,
-                        "problem": f"{problem} (moved to {rel(lake, target)})", "method_version": REPORTS_METHOD})
+                        "problem": problem, "method_version": REPORTS_METHOD})
     return usable, refused
 
 

@@ -8,6 +8,7 @@ from ..integrity.keys import SigningKeyError
 from ..integrity.log import LogError
 from ..integrity.roots import SigningError, sign_through
 from ..integrity.verify import verify_days
+from ..lake.export import ExportError, export_snapshot
 from ..lake.warehouse import publish_warehouse
 from .map_assets import SINGLE_RUN, daily_status, raw_probes, server_history
 from .partitions import finished_days
@@ -77,3 +78,30 @@ def daily_root(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Mate
                         log_size=signed[-1].tree_size, cosignatures=signed[-1].cosignatures,
                         witness_problems="\n".join(p for s in signed for p in s.problems) or "none")
     return dg.MaterializeResult(metadata=metadata)
+
+
+@dg.asset(
+    partitions_def=finished_days,
+    backfill_policy=SINGLE_RUN,
+    group_name="integrity",
+    kinds={"parquet"},
+    deps=[daily_root],
+    description="exports/D/: the researchers' snapshot of the signed day (lake/export.py): every published "
+    "table's files byte-identical to the signed ones, the root, the log's checkpoint and tiles, a C2SP "
+    ".tlog-proof per file, the public key and vkey, SHA256SUMS, a Frictionless datapackage.json (CC BY 4.0), "
+    "a README and WITHHELD.txt (internal-only findings and quarantines, with why). Immutable: a day already "
+    "exported is left as it is. Verify with `sevenmaps verify --export exports/D --public-key ...`.",
+)
+def day_snapshot(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
+    written, kept = {}, []
+    for day in partition_days(context):
+        try:
+            result = export_snapshot(lake.paths, day, day)
+        except (ExportError, LogError) as exc:
+            raise dg.Failure(description=f"{day}: {exc}") from exc
+        if result.created:
+            written[day.isoformat()] = f"{result.files} files, {result.withheld} withheld, {result.bytes:,} bytes"
+        else:
+            kept.append(day.isoformat())
+    return dg.MaterializeResult(metadata={"written": written or "none", "already_exported": kept or "none",
+                                          "folder": str(lake.paths.root / "exports")})

@@ -5,7 +5,7 @@ import datetime as dt
 
 import dagster as dg
 
-from .integrity_assets import daily_root
+from .integrity_assets import daily_root, day_snapshot
 from .map_assets import daily_status, raw_probes, server_history
 from .partitions import daily_partitions, finished_days
 from .report_assets import agent_reports, incidents, rating_aggregates, reliable_rankings
@@ -27,9 +27,10 @@ map_job = dg.define_asset_job(
 
 sign_job = dg.define_asset_job(
     "sign_day_job",
-    selection=dg.AssetSelection.assets(daily_root),
+    selection=dg.AssetSelection.assets(daily_root, day_snapshot),
     partitions_def=finished_days,
-    description="Sign the day (and any unsigned earlier day first, in chain order).",
+    description="Sign the day (and any unsigned earlier day first, in chain order), log its lines, and "
+    "write its researchers' snapshot.",
 )
 
 @dg.schedule(job=map_job, cron_schedule="30 23 * * *", execution_timezone="UTC",

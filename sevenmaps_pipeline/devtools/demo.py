@@ -4,9 +4,11 @@ then sign, verify and summarise. `--synthetic` uses the synthetic generator inst
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -46,13 +48,65 @@ def _prepare(lake: LakePaths, key_path: Path | None) -> Path:
     return key_path
 
 
-def _finish(lake: LakePaths, t0: float) -> int:
-    report = verify_lake(lake)
-    say(f"verify: {report.summary()}")
+def _finish(lake: LakePaths, t0: float, key_path: Path, witness=None) -> int:
+    """Verify against the key the demo signs with (pinned, never the lake's copy) and the demo's witness,
+    then export the last week and verify the snapshot in a folder with no lake beside it."""
+    from ..integrity.keys import load_private_key
+    from ..integrity.verify import Trust, verify_export
+    from ..lake.export import export_snapshot
+
+    trust = Trust(load_private_key(key_path, lake).public_key(), f"the demo's signing key {key_path}", pinned=True)
+    if witness is not None:
+        trust.witnesses, trust.quorum = [witness.verifier], 1
+    report = verify_lake(lake, trust)
+    say(f"verify (key pinned{', witness quorum 1' if witness else ''}): {report.summary()}")
+    signed = report.days_verified
+    if report.ok and len(signed) >= 7:
+        first, last = signed[-7], signed[-1]
+        result = export_snapshot(lake, first, last)
+        elsewhere = Path(tempfile.mkdtemp(prefix="sevenmaps-snapshot-")) / result.folder.name
+        shutil.copytree(result.folder, elsewhere)
+        checked = verify_export(elsewhere, trust)
+        say(f"exported {first} .. {last} to {os.path.relpath(result.folder)} ({result.files} files, "
+            f"{result.withheld} withheld); copied to {elsewhere} (no lake there) and verified: "
+            f"{checked.summary().splitlines()[0]} [{checked.files_checked} files, {checked.proofs_checked} proofs]")
+        if not checked.ok:
+            report.ok = False
     print()
     print(summary(lake))
     say(f"done in {time.perf_counter() - t0:.1f}s. `make ui` shows the runs.")
     return 0 if report.ok else 1
+
+
+@contextlib.contextmanager
+def demo_witness(lake: LakePaths, key_path: Path):
+    """A C2SP witness on loopback for the demo's log, with a fresh state (the demo's log starts anew)."""
+    from ..integrity.keys import load_private_key
+    from ..integrity.log import configured_origin, log_verifier
+    from ..integrity.witness import Witness, serve
+
+    folder = key_path.parent
+    witness_key = folder / "demo-witness-key.pem"
+    if not witness_key.exists():
+        generate_key(witness_key)
+    state = folder / "demo-witness-state.json"
+    state.unlink(missing_ok=True)
+    from ..integrity.keys import load_witness_key
+
+    log = log_verifier(load_private_key(key_path, lake), configured_origin())
+    witness = Witness("witness.demo.test/w1", load_witness_key(witness_key), [log], state)
+    server = serve(witness)
+    previous = os.environ.get("SEVENMAPS_WITNESSES")
+    os.environ["SEVENMAPS_WITNESSES"] = f"{witness.verifier.vkey} http://127.0.0.1:{server.server_address[1]}"
+    say(f"witness {witness.name} on http://127.0.0.1:{server.server_address[1]} ({witness.verifier.vkey})")
+    try:
+        yield witness
+    finally:
+        server.shutdown()
+        if previous is None:
+            os.environ.pop("SEVENMAPS_WITNESSES", None)
+        else:
+            os.environ["SEVENMAPS_WITNESSES"] = previous
 
 
 def _failures(run) -> str:
@@ -107,17 +161,18 @@ def run_fleet_demo(lake: LakePaths, days: int, key_path: Path | None = None) -> 
         for day in sorted(missed):  # the operator backfills the missed day later: the past is never probed
             if not map_day(day, end, "backfilled later, not probed"):
                 return 1
-        run = run_days("sign_day_job", end, end, instance, lake.root, key_path, raise_on_error=False,
-                       log_level="WARNING")
+        with demo_witness(lake, key_path) as witness:
+            run = run_days("sign_day_job", end, end, instance, lake.root, key_path, raise_on_error=False,
+                           log_level="WARNING")
         if not run.success:
             say(f"signing FAILED:\n{_failures(run)}")
             return 1
-        say(f"signed {days} days in chain order (one run)")
+        say(f"signed {days} days in chain order (one run); each day's lines logged, each checkpoint cosigned")
         rebuilt = signing_rebuilds(run)
         if rebuilt:
             say(f"  rebuilt before signing ({len(rebuilt)} days whose windows include the late day): "
                 f"{', '.join(sorted(rebuilt))}")
-    return _finish(lake, t0)
+    return _finish(lake, t0, key_path, witness)
 
 
 def signing_rebuilds(run) -> dict[str, str]:
@@ -164,7 +219,7 @@ def run_demo(lake: LakePaths, servers: int, days: int, seed: int, key_path: Path
     checks = [c for run in runs for c in run.get_asset_check_evaluations()]
     say(f"runs {', '.join(r.run_id[:8] for r in runs)} succeeded in {time.perf_counter() - t:.1f}s; "
         f"{sum(c.passed for c in checks)}/{len(checks)} blocking checks passed")
-    return _finish(lake, t0)
+    return _finish(lake, t0, key_path)
 
 
 def summary(lake: LakePaths) -> str:
@@ -214,10 +269,11 @@ def summary(lake: LakePaths) -> str:
             "ORDER BY status").fetchall()
         lines.append("Incidents over the lake (live = shown; unconfirmed are never shown): "
                      + "; ".join(f"{s} {n} ({keys[:80]})" for s, n, keys in live))
-        refused = con.execute("SELECT count(*) FROM agent_report_quarantine").fetchone()[0]
-        lines.append(f"Agent reports refused with a reason: {refused}")
-        quarantined = con.execute("SELECT count(*) FROM quarantine").fetchone()[0]
-        lines.append(f"\nQuarantined raw rows/files: {quarantined}")
+        con.execute(f"ATTACH '{lake.internal_warehouse}' AS internal (READ_ONLY)")
+        refused = con.execute("SELECT count(*) FROM internal.agent_report_quarantine").fetchone()[0]
+        lines.append(f"Agent reports refused with a reason (internal.duckdb, for reviewers): {refused}")
+        quarantined = con.execute("SELECT count(*) FROM internal.quarantine").fetchone()[0]
+        lines.append(f"\nQuarantined raw rows/files (internal.duckdb): {quarantined}")
         day, root, sig = con.execute(
             "SELECT day, root, signature FROM daily_roots ORDER BY day DESC LIMIT 1").fetchone()
         lines.append(f"Latest signed root: {day}  {root}\n  signature {sig[:44]}...")
@@ -228,5 +284,8 @@ def summary(lake: LakePaths) -> str:
     lines.append(f"  .venv/bin/sevenmaps sql \"SELECT * FROM server_history WHERE day = '{last}' LIMIT 10\"")
     lines.append(f"  .venv/bin/python -c \"import duckdb; duckdb.connect('{rel}', read_only=True)"
                  f".sql('FROM daily_status LIMIT 5').show()\"")
-    lines.append("Verify every signed day yourself:  .venv/bin/sevenmaps verify")
+    lines.append("Verify every signed day yourself, against the key you trust (keep a copy of it outside the lake):")
+    lines.append(f"  cp {os.path.relpath(lake.well_known)} ~/7maps-trusted.json   # once, from a source you trust")
+    lines.append("  .venv/bin/sevenmaps verify --public-key ~/7maps-trusted.json --state ~/.7maps-state.json")
+    lines.append("  .venv/bin/sevenmaps log check            # every tile re-derived from the entries")
     return "\n".join(lines)

@@ -73,8 +73,8 @@ def public_pem(key: Ed25519PrivateKey | Ed25519PublicKey) -> str:
 def public_key_from_pem(pem: str | bytes, where: str) -> Ed25519PublicKey:
     try:
         key = serialization.load_pem_public_key(pem.encode() if isinstance(pem, str) else pem)
-    except (ValueError, TypeError) as exc:
-        raise SigningKeyError(f"{where} does not hold a PEM public key ({exc})") from None
+    except (ValueError, TypeError):
+        raise SigningKeyError(f"{where} does not hold a PEM public key (nor a 7maps.json)") from None
     if not isinstance(key, Ed25519PublicKey):
         raise SigningKeyError(f"{where} does not hold an Ed25519 public key")
     return key
@@ -105,7 +105,7 @@ def read_trusted_key(path: Path) -> Ed25519PublicKey:
         data = path.read_bytes()
     except OSError as exc:
         raise SigningKeyError(f"cannot read the public key {path}: {exc.strerror}") from None
-    if data.lstrip().startswith(b"{"):
+    if data.lstrip()[:1] in (b"{", b"["):
         return public_key_from_pem(read_well_known(path)["public_key_pem"], str(path))
     return public_key_from_pem(data, str(path))
 

@@ -28,6 +28,7 @@ from .log import (
     read_state,
 )
 from .manifest import compute_root, day_lines
+from .statement import sign_statement
 from .witness import WitnessConfig, ask_witness
 
 # A day is signed only when the tables the map publishes for it exist (a signed day can never gain one).
@@ -194,6 +195,7 @@ def sign_through(lake: LakePaths, through: dt.date, key_path: Path, now: dt.date
                 "log": {"origin": prepared.origin, "first_index": prepared.first_index,
                         "tree_size": prepared.checkpoint.size, "checkpoint": prepared.note_text},
             }
+            doc["statement"] = sign_statement(doc, prepared.origin, key)
             path = lake.root_file(day)
             _create_exclusive(path, (json.dumps(doc, indent=2) + "\n").encode())
             cosignatures, problems = _ask_witnesses(prepared, witnesses)

@@ -26,7 +26,8 @@ from .checkpoint import Checkpoint, open_checkpoint, parse_checkpoint_text
 from .keys import SigningKeyError, read_trusted_key, signature_valid
 from .manifest import compute_root, day_lines
 from .merkle import HashTree, verify_consistency
-from .note import ED25519, Verifier, parse_note, parse_vkey, verifier_for
+from .note import ED25519, Verifier, parse_note, parse_vkey, valid_name, verifier_for
+from .statement import check_statement
 from .tiles import WIDTH, bundle_bytes, expected_files, load_entries, parse_tile_path, tile_bytes, tree_of
 
 ROOT_NAME = re.compile(r"^day=(\d{4}-\d{2}-\d{2})\.json$")
@@ -45,7 +46,8 @@ class Problem:
     fork: bool = False
 
     def __str__(self) -> str:
-        where = " ".join(x for x in (self.day.isoformat() if self.day else None, self.file) if x)
+        file = self.file if self.file and self.file not in self.what else None
+        where = " ".join(x for x in (self.day.isoformat() if self.day else None, file) if x)
         return f"{where}: {self.what}" if where else self.what
 
 
@@ -120,11 +122,12 @@ class VerifyReport:
                            + (f"; cosigned by {', '.join(self.cosigned_by)}" if self.cosigned_by else ""))
         else:
             label = "FORK" if self.fork else "FAILED"
-            first = self.problems[0]
+            first = next(p for p in self.problems if p.fork) if self.fork else self.problems[0]
             out.append(f"{label} at {first.day}: {first.what}" if first.day else f"{label}: {first.what}")
-            out += [f"  also: {p}" for p in self.problems[1:21]]
-            if len(self.problems) > 21:
-                out.append(f"  ... and {len(self.problems) - 21} more problems")
+            rest = [p for p in self.problems if p is not first]
+            out += [f"  also: {p}" for p in rest[:20]]
+            if len(rest) > 20:
+                out.append(f"  ... and {len(rest) - 20} more problems")
         if self.withheld:
             out.append(f"withheld ({len(self.withheld)} signed files not in this snapshot, see WITHHELD.txt):")
             out += [f"  {w}" for w in self.withheld[:20]] + ([f"  ... {len(self.withheld) - 20} more"]
@@ -147,6 +150,7 @@ class RootDoc:
     lines: list[str]
     log: dict[str, Any] | None
     rel: str
+    raw: dict[str, Any]
 
 
 def parse_root_doc(data: bytes, day: dt.date, rel: str) -> tuple[RootDoc | None, str | None]:
@@ -195,7 +199,8 @@ def parse_root_doc(data: bytes, day: dt.date, rel: str) -> tuple[RootDoc | None,
     log = doc.get("log")
     if log is not None and not isinstance(log, dict):
         return None, "log is not an object"
-    return RootDoc(day, previous, doc["previous_root"], doc["root"], doc["signature"], signed_at, lines, log, rel), None
+    return RootDoc(day, previous, doc["previous_root"], doc["root"], doc["signature"], signed_at, lines, log, rel,
+                   doc), None
 
 
 def _root_files(roots_dir: Path) -> list[tuple[dt.date, Path]]:
@@ -245,7 +250,23 @@ def check_chain(report: VerifyReport, docs: list[RootDoc], public: Ed25519Public
             report.add(f"root does not match its lines in {doc.rel}", doc.day, doc.rel)
         elif public is not None and not signature_valid(public, doc.root, doc.signature):
             report.add(f"bad signature in {doc.rel}: not signed by the trusted key", doc.day, doc.rel)
+        elif public is not None:
+            _check_statement(report, doc, public)
         previous = (doc.day, doc.root)
+
+
+def _check_statement(report: VerifyReport, doc: RootDoc, public: Ed25519PublicKey) -> None:
+    method = doc.raw.get("method")
+    if method == "7maps-roots-1.0" and "statement" not in doc.raw:
+        report.notes.append(f"{doc.day}: a 7maps-roots-1.0 root: its day, method and time are not signed")
+        return
+    name = (doc.log or {}).get("origin")
+    if not isinstance(name, str) or not valid_name(name):
+        report.add("the root's log record names no valid log origin", doc.day, doc.rel)
+        return
+    problem = check_statement(doc.raw, verifier_for(name, public))
+    if problem:
+        report.add(f"{problem} ({doc.rel})", doc.day, doc.rel)
 
 
 def read_root_docs(report: VerifyReport, roots_dir: Path, base: Path) -> list[RootDoc]:
@@ -360,11 +381,14 @@ def check_log(report: VerifyReport, log_dir: Path, docs: list[RootDoc], public: 
 # --- remembered state: fork detection -----------------------------------------------------------------
 
 
-def check_state(report: VerifyReport, state_path: Path, trust: Trust, tree: HashTree | None) -> dict | None:
+def check_state(report: VerifyReport, state_path: Path, trust: Trust, tree: HashTree | None,
+                log_dir: Path) -> dict | None:
     """Compare with the checkpoint and key remembered from the last successful run; returns the new state
     to remember (or None when nothing may be remembered)."""
     current = report.checkpoint
     vkey = verifier_for(current.origin, trust.public).vkey if current and trust.public else None
+    if current is None and (log_dir / "vkey").is_file():  # the checkpoint did not verify: whose key is it?
+        vkey = (log_dir / "vkey").read_text(errors="replace").strip()
     previous = None
     if state_path.is_file():
         try:
@@ -374,10 +398,13 @@ def check_state(report: VerifyReport, state_path: Path, trust: Trust, tree: Hash
         except (OSError, ValueError, KeyError, TypeError, binascii.Error) as exc:
             report.add(f"state file {state_path} is unreadable ({exc}); remove it to start over", None, str(state_path))
             return None
-        if current is None:
-            return None
         was = f"size {old_size} root {previous['root']}"
-        now = current.describe()
+        now = current.describe() if current else "a checkpoint the remembered key does not sign"
+        if current is None:
+            if vkey and vkey != old_vkey:
+                report.add(f"the log's key changed: you last verified {old_vkey}, the lake now publishes {vkey} "
+                           f"(last: {was}; now: {now})", None, "log/checkpoint", fork=True)
+            return None
         if old_vkey != vkey:
             report.add(f"the log's key changed: you last verified {old_vkey}, now {vkey} (last: {was}; now: {now})",
                        None, "log/checkpoint", fork=True)
@@ -467,7 +494,7 @@ def verify_lake(lake: LakePaths, trust: Trust | None = None, state_path: Path | 
         report.files_checked += len(doc.lines)
     check_chain(report, docs, trust.public, first_previous=(None, ""))
     tree, _ = check_log(report, lake.root / "log", docs, trust.public, trust, complete=True)
-    new_state = check_state(report, state_path, trust, tree) if state_path else None
+    new_state = check_state(report, state_path, trust, tree, lake.root / "log") if state_path else None
     _finish(report, docs)
     if report.ok and state_path and new_state:
         write_bytes_atomic(state_path, (json.dumps(new_state, indent=2) + "\n").encode())
@@ -529,7 +556,7 @@ def verify_export(folder: Path, trust: Trust | None = None, state_path: Path | N
     if trust is None:
         return report
     docs = check_export(report, folder, trust)
-    new_state = check_state(report, state_path, trust, None) if state_path and report.checkpoint else None
+    new_state = check_state(report, state_path, trust, None, folder / "log") if state_path else None
     _finish(report, docs)
     if report.ok and state_path and new_state:
         write_bytes_atomic(state_path, (json.dumps(new_state, indent=2) + "\n").encode())

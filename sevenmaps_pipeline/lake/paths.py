@@ -85,6 +85,11 @@ class LakePaths:
         return self.root / "warehouse.duckdb"
 
     @property
+    def internal_warehouse(self) -> Path:
+        """Views over the internal-only tables, for reviewers; never exported."""
+        return self.root / "internal.duckdb"
+
+    @property
     def quarantine_dir(self) -> Path:
         return self.root / "quarantine"
 

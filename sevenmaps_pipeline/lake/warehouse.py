@@ -1,4 +1,5 @@
-"""`warehouse.duckdb`: documented views over the Parquet lake, and nothing else.
+"""`warehouse.duckdb`: documented views over the public Parquet tables, and nothing else; and
+`internal.duckdb`: the same for the internal-only tables (internal findings, quarantines), for reviewers.
 
 It is rebuilt in a new file and renamed over the old one: no pipeline step ever holds it open, so an
 analyst's read-only session can never stall a run (DuckDB lets one writer *or* many readers at a time).
@@ -17,7 +18,7 @@ import pyarrow as pa
 
 from . import duck
 from .paths import LakePaths
-from .schemas import ALL_TABLES, DAILY_ROOTS_DOC, TableSpec
+from .schemas import DAILY_ROOTS_DOC, INTERNAL_TABLES, PUBLIC_TABLES, TableSpec
 
 
 def _quote(text: str) -> str:
@@ -36,9 +37,10 @@ def _empty_select(con: duckdb.DuckDBPyConnection, schema: pa.Schema) -> str:
     return "SELECT " + ", ".join(f'CAST(NULL AS {ctype}) AS "{name}"' for name, ctype, *_ in cols) + " WHERE false"
 
 
-def view_statements(lake: LakePaths, con: duckdb.DuckDBPyConnection) -> list[str]:
+def view_statements(lake: LakePaths, con: duckdb.DuckDBPyConnection,
+                    tables: tuple[TableSpec, ...] = PUBLIC_TABLES, with_roots: bool = True) -> list[str]:
     statements = []
-    for spec in ALL_TABLES:
+    for spec in tables:
         pattern = _glob(lake, spec)
         if glob.glob(pattern):
             body = (f"SELECT * FROM read_parquet({_quote(pattern)}, union_by_name = true, "
@@ -49,6 +51,8 @@ def view_statements(lake: LakePaths, con: duckdb.DuckDBPyConnection) -> list[str
         for field in spec.schema:
             statements.append(f"COMMENT ON COLUMN {spec.view}.{field.name} IS {_quote(spec.doc(field.name))}")
         statements.append(f"COMMENT ON VIEW {spec.view} IS {_quote(f'{spec.grain}. Files: {spec.location}')}")
+    if not with_roots:
+        return statements
     roots = str(lake.roots_dir / "day=*.json")
     if glob.glob(roots):
         body = (f"SELECT day::DATE AS day, previous_day::DATE AS previous_day, previous_root, root, signature, "
@@ -67,19 +71,29 @@ def view_statements(lake: LakePaths, con: duckdb.DuckDBPyConnection) -> list[str
 
 
 def publish_warehouse(lake: LakePaths, force: bool = False) -> str:
-    """Build a fresh warehouse.duckdb next to the old one and atomically rename it into place.
+    """Build fresh `warehouse.duckdb` and `internal.duckdb` files next to the old ones and atomically rename
+    them into place.
 
     Views read their tables through globs, so a new day's files show up without a new warehouse; it is
     rebuilt only when a view itself changes (a table's first file, the lake moved, a schema changed), which
     `.warehouse.sha256` (the digest of the view statements) tells."""
     lake.root.mkdir(parents=True, exist_ok=True)
     with duck.connect() as scratch:
-        statements = view_statements(lake, scratch)
-    digest = hashlib.sha256("\n".join(statements).encode()).hexdigest()
+        public = view_statements(lake, scratch)
+        internal = view_statements(lake, scratch, INTERNAL_TABLES, with_roots=False)
+    digest = hashlib.sha256("\n".join(public + ["-- internal"] + internal).encode()).hexdigest()
     marker = lake.root / ".warehouse.sha256"
-    if not force and lake.warehouse.exists() and marker.is_file() and marker.read_text() == digest:
+    if (not force and lake.warehouse.exists() and lake.internal_warehouse.exists() and marker.is_file()
+            and marker.read_text() == digest):
         return str(lake.warehouse)
-    tmp = lake.root / f".warehouse.{uuid.uuid4().hex}.duckdb"
+    _publish(lake, lake.warehouse, public)
+    _publish(lake, lake.internal_warehouse, internal)
+    marker.write_text(digest)
+    return str(lake.warehouse)
+
+
+def _publish(lake: LakePaths, target, statements: list[str]) -> None:
+    tmp = lake.root / f".{target.stem}.{uuid.uuid4().hex}.duckdb"
     try:
         con = duck.connect(str(tmp))
         try:
@@ -88,9 +102,7 @@ def publish_warehouse(lake: LakePaths, force: bool = False) -> str:
             con.execute("CHECKPOINT")
         finally:
             con.close()
-        os.replace(tmp, lake.warehouse)
-        marker.write_text(digest)
+        os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
         (tmp.parent / (tmp.name + ".wal")).unlink(missing_ok=True)
-    return str(lake.warehouse)

@@ -31,7 +31,9 @@ HISTORY_PARAMS = {
     "interval_high": 0.95,
 }
 
-ROOT_METHOD = "7maps-roots-1.0"
+# 1.1: root, signature and lines exactly as 1.0 (the seed's formula); in addition each root document
+# carries a signed statement binding its day, method, time and log position, and its lines are logged.
+ROOT_METHOD = "7maps-roots-1.1"
 
 # Published findings (sql/findings.sql), seed 000 `findings.published`.
 FINDINGS_METHOD = "findings-1.0"
@@ -69,7 +71,8 @@ RANKINGS_PARAMS = {
 }
 
 # Agent reports: validation and agreement with our own check (sql/agent_report_validation.sql).
-REPORTS_METHOD = "reports-1.0"
+# 1.1: a refused report keeps no text in an agent's own words (safe_* columns); same reports refused.
+REPORTS_METHOD = "reports-1.1"
 REPORTS_PARAMS = {
     # A report about a day more than this many days before it arrived can no longer count anywhere (the
     # ratings window is the 30 days ending on a day).

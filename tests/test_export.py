@@ -1,0 +1,175 @@
+"""Researchers' snapshots: written from a signed lake, checked offline in a folder with no lake, with
+standard tools (sha256sum) and the Frictionless Data Package v2 reference implementation; withheld files
+are named, never silent; internal-only tables are in no export and no public view."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+import subprocess
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+from conftest import DAY
+from frictionless import Package
+from test_integrity import NOW, build_day
+
+from sevenmaps_pipeline.cli import main
+from sevenmaps_pipeline.integrity.manifest import sha256_file
+from sevenmaps_pipeline.integrity.roots import read_root, sign_through
+from sevenmaps_pipeline.integrity.verify import Trust, verify_export
+from sevenmaps_pipeline.lake.export import ExportError, export_snapshot
+from sevenmaps_pipeline.lake.schemas import WITHHELD_TABLES
+from sevenmaps_pipeline.lake.warehouse import publish_warehouse
+
+DAYS = [DAY + dt.timedelta(days=i) for i in range(3)]
+
+
+@pytest.fixture
+def snapshot(lake, signing_key, tmp_path):
+    """Days 2..3 exported, then copied far from the lake, and the lake deleted."""
+    for d in DAYS:
+        build_day(lake, d)
+    sign_through(lake, DAYS[-1], signing_key, now=NOW)
+    trusted = tmp_path / "trusted-7maps.json"
+    shutil.copyfile(lake.well_known, trusted)
+    result = export_snapshot(lake, DAYS[1], DAYS[2])
+    assert result.created and result.folder == lake.root / "exports" / f"{DAYS[1]}_{DAYS[2]}"
+    signed = [line[66:] for d in DAYS[1:] for line in read_root(lake, d)["lines"]]
+    elsewhere = tmp_path / "researcher" / result.folder.name
+    shutil.copytree(result.folder, elsewhere)
+    shutil.rmtree(lake.root)
+    return elsewhere, trusted, signed, result
+
+
+def test_a_snapshot_verifies_offline_with_no_lake(snapshot):
+    folder, trusted, signed, result = snapshot
+    report = verify_export(folder, Trust.from_public_key_file(trusted))
+    assert report.ok, report.summary()
+    assert report.days_verified == DAYS[1:]
+    assert report.files_checked == report.proofs_checked == result.files
+    withheld = {w.split(" (")[0] for w in report.withheld}
+    assert withheld == {p for p in signed if p.split("/")[1] in WITHHELD_TABLES}
+    assert len(withheld) == result.withheld == 2 * len(WITHHELD_TABLES)
+    included = {p.relative_to(folder).as_posix() for p in folder.rglob("*.parquet")}
+    assert included == set(signed) - withheld  # every published file of those days, nothing else
+    assert not any("internal_findings" in p or "quarantine" in p for p in included)
+    withheld_txt = (folder / "WITHHELD.txt").read_text()
+    assert "internal-only findings" in withheld_txt and "quarantine" in withheld_txt
+    # The files are byte-identical to the signed ones: their hashes are the roots' lines.
+    for d in DAYS[1:]:
+        for line in json.loads((folder / "roots" / f"day={d}.json").read_text())["lines"]:
+            if line[66:] in included:
+                assert sha256_file(folder / line[66:]) == line[:64]
+    assert main(["verify", "--export", str(folder), "--public-key", str(trusted)]) == 0
+    vkey = (folder / "log" / "vkey").read_text().strip()
+    assert main(["verify", "--export", str(folder), "--vkey", vkey]) == 0
+
+
+def test_standard_tools_check_the_snapshot(snapshot):
+    folder, *_ = snapshot
+    done = subprocess.run(["sha256sum", "-c", "--quiet", "SHA256SUMS"], cwd=folder, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    listed = {line.split("  ", 1)[1] for line in (folder / "SHA256SUMS").read_text().splitlines()}
+    present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()} - {"SHA256SUMS"}
+    assert listed == present
+
+
+def test_the_datapackage_is_a_valid_frictionless_v2_package_that_describes_the_files(snapshot):
+    folder, *_ = snapshot
+    report = Package.validate_descriptor(str(folder / "datapackage.json"))
+    assert report.valid, [e.message for e in report.errors]
+    package = json.loads((folder / "datapackage.json").read_text())
+    assert package["$schema"] == "https://datapackage.org/profiles/2.0/datapackage.json"
+    assert package["licenses"][0]["name"] == "CC-BY-4.0"
+    resources = package["resources"]
+    assert {r["path"] for r in resources} == {p.relative_to(folder).as_posix() for p in folder.rglob("*.parquet")}
+    assert len({r["name"] for r in resources}) == len(resources)
+    kinds = {"string": "string", "int32": "integer", "int64": "integer", "double": "number", "bool": "boolean",
+             "date32[day]": "date", "timestamp[us, tz=UTC]": "datetime"}
+    for r in resources:
+        path = folder / r["path"]
+        assert r["bytes"] == path.stat().st_size and r["hash"] == "sha256:" + sha256_file(path)
+        arrow = pq.read_schema(path)
+        fields = r["schema"]["fields"]
+        assert [f["name"] for f in fields] == arrow.names
+        for f in fields:
+            actual = str(arrow.field(f["name"]).type)
+            expected = kinds.get(actual, "array" if actual.startswith("list") else "object")
+            assert f["type"] == expected, (r["path"], f["name"], actual)
+            assert f["description"]
+    assert "sha256sum -c SHA256SUMS" in (folder / "README.md").read_text()
+
+
+def test_a_changed_file_is_named_even_when_sha256sums_is_rewritten_to_match(snapshot):
+    folder, trusted, _, _ = snapshot
+    rel = f"curated/daily_status/day={DAYS[2]}/part-0.parquet"
+    (folder / rel).write_bytes((folder / rel).read_bytes() + b"x")
+    report = verify_export(folder, Trust.from_public_key_file(trusted))
+    assert not report.ok and any(p.file == rel for p in report.problems)
+    sums = (folder / "SHA256SUMS").read_text().splitlines()
+    sums = [f"{sha256_file(folder / rel)}  {rel}" if line.endswith("  " + rel) else line for line in sums]
+    (folder / "SHA256SUMS").write_text("\n".join(sums) + "\n")
+    report = verify_export(folder, Trust.from_public_key_file(trusted))
+    assert not report.ok
+    assert any(f"file differs from its signed line: {rel}" in p.what for p in report.problems)
+
+
+def test_a_file_left_out_silently_fails_and_one_declared_withheld_is_listed(snapshot):
+    folder, trusted, _, _ = snapshot
+    rel = f"curated/tools/day={DAYS[1]}/part-0.parquet"
+    (folder / rel).unlink()
+    (folder / "proofs" / (rel + ".tlog-proof")).unlink()
+    keep = [line for line in (folder / "SHA256SUMS").read_text().splitlines() if rel not in line]
+    (folder / "SHA256SUMS").write_text("\n".join(keep) + "\n")
+    report = verify_export(folder, Trust.from_public_key_file(trusted))
+    assert not report.ok
+    assert report.problem == f"signed file missing and not listed in WITHHELD.txt: {rel}"
+    with open(folder / "WITHHELD.txt", "a") as fh:
+        fh.write(f"{rel}\tleft out by the researcher who shared this copy\n")
+    keep = [line for line in keep if not line.endswith("  WITHHELD.txt")]
+    keep.append(f"{sha256_file(folder / 'WITHHELD.txt')}  WITHHELD.txt")
+    (folder / "SHA256SUMS").write_text("\n".join(keep) + "\n")
+    report = verify_export(folder, Trust.from_public_key_file(trusted))
+    assert report.ok, report.summary()
+    assert f"{rel} (left out by the researcher who shared this copy)" in report.withheld
+
+
+def test_a_snapshot_re_signed_with_another_key_fails_against_the_pinned_key(snapshot, tmp_path):
+    folder, trusted, _, _ = snapshot
+    other = tmp_path / "other.json"
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from sevenmaps_pipeline.integrity.keys import public_pem
+
+    other.write_text(json.dumps({"integrity": {"public_key_pem": public_pem(Ed25519PrivateKey.generate())}}))
+    report = verify_export(folder, Trust.from_public_key_file(other))
+    assert not report.ok and report.problem.startswith(f"bad signature in roots/day={DAYS[1]}.json")
+    unpinned = verify_export(folder)
+    assert unpinned.ok and "the lake's own public key" in unpinned.notes[0]
+
+
+def test_exports_are_immutable_and_only_of_signed_days(lake, signing_key):
+    for d in DAYS[:2]:
+        build_day(lake, d)
+    sign_through(lake, DAYS[0], signing_key, now=NOW)
+    first = export_snapshot(lake, DAYS[0])
+    before = {p: p.read_bytes() for p in first.folder.rglob("*") if p.is_file()}
+    again = export_snapshot(lake, DAYS[0])
+    assert not again.created and {p: p.read_bytes() for p in first.folder.rglob("*") if p.is_file()} == before
+    with pytest.raises(ExportError, match=f"day {DAYS[1]} is not signed"):
+        export_snapshot(lake, DAYS[0], DAYS[1])
+    assert main(["--lake", str(lake.root), "export", "--day", DAYS[1].isoformat()]) == 2
+
+
+def test_internal_tables_are_only_in_the_internal_warehouse(lake, signing_key):
+    build_day(lake, DAYS[0])
+    publish_warehouse(lake, force=True)
+    with duckdb.connect(str(lake.warehouse), read_only=True) as con:
+        public = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
+    with duckdb.connect(str(lake.internal_warehouse), read_only=True) as con:
+        internal = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
+    assert internal == set(WITHHELD_TABLES)
+    assert not public & set(WITHHELD_TABLES) and {"daily_status", "findings", "daily_roots"} <= public
