@@ -172,7 +172,11 @@ def run_bench(servers: int, days: int, seed: int) -> int:
     one_day = _measure("map_and_sign", end, end, day_lake, key)
     scan_seconds, scan_files = _bare_scan_seconds(day_lake, end)
 
+    _say(f"verify and log check on the signed {days}-day lake, against sha256sum over the same files ...")
+    verifying = _verify_figures(backfill_lake, key)
+
     results = {
+        "verify": verifying,
         "endpoints": servers, "days": days, "probe_rows": meta["probe_rows"],
         "synth_seconds": meta.get("synth_seconds"),
         "one_day": one_day, "backfill_30_days": backfill,
@@ -194,8 +198,43 @@ def run_bench(servers: int, days: int, seed: int) -> int:
     print(f"  bare DuckDB scan of the day's inputs   {scan_seconds:8.2f} s   ({scan_files} files)")
     print(f"  ratio one-day compute / bare scan      {results['one_day_compute_to_bare_scan']:8.1f} x")
     print(f"  backfill per day (in-run)              {backfill['in_run_seconds'] / days:8.2f} s")
+    v = verifying
+    print(f"  sevenmaps verify (pinned key, in-run)  {v['verify_seconds']:8.2f} s   ({v['files']:,} files, "
+          f"{v['bytes'] / 1e9:.2f} GB, {v['days']} days; ok={v['verify_ok']})")
+    print(f"  sevenmaps log check (in-run)           {v['log_check_seconds']:8.2f} s   "
+          f"(log size {v['log_size']:,}, {v['tiles']} tile files; ok={v['log_check_ok']})")
+    print(f"  sha256sum over the same files          {v['sha256sum_seconds']:8.2f} s   "
+          f"(verify / sha256sum {v['verify_seconds'] / v['sha256sum_seconds']:.2f} x)")
     print(f"figures written to {BENCH_DIR / 'results.json'}")
     return 0
+
+
+def _verify_figures(lake_root: Path, key: Path) -> dict:
+    """`sevenmaps verify` and `log check` side by side with `sha256sum` over the same covered files."""
+    import subprocess
+
+    from ..integrity.keys import load_private_key
+    from ..integrity.verify import Trust, check_log_only, verify_lake
+    from ..lake.paths import LakePaths
+
+    lake = LakePaths.at(lake_root)
+    trust = Trust(load_private_key(key, lake).public_key(), "the bench key", pinned=True)
+    t = time.perf_counter()
+    report = verify_lake(lake, trust)
+    verify_seconds = time.perf_counter() - t
+    t = time.perf_counter()
+    log_report, tiles = check_log_only(lake, trust)
+    log_seconds = time.perf_counter() - t
+    paths = [str(lake.root / line[66:]) for doc in sorted(lake.roots_dir.glob("day=*.json"))
+             for line in json.loads(doc.read_text())["lines"]]
+    t = time.perf_counter()
+    for i in range(0, len(paths), 2000):
+        subprocess.run(["sha256sum", *paths[i:i + 2000]], check=True, stdout=subprocess.DEVNULL)
+    sha_seconds = time.perf_counter() - t
+    return {"verify_seconds": verify_seconds, "log_check_seconds": log_seconds, "sha256sum_seconds": sha_seconds,
+            "files": len(paths), "bytes": sum(os.path.getsize(p) for p in paths), "days": len(report.days_verified),
+            "verify_ok": report.ok, "log_check_ok": log_report.ok, "tiles": tiles,
+            "log_size": log_report.checkpoint.size if log_report.checkpoint else 0}
 
 
 if __name__ == "__main__":
