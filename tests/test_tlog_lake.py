@@ -455,3 +455,24 @@ def test_our_day_roots_known_answer(tmp_path, monkeypatch):
     second = got["roots"][DAYS[1].isoformat()]
     assert compute_root(got["roots"][DAYS[0].isoformat()]["root"], second["lines"]) == second["root"]
     assert second["lines"] == day_lines(lake, DAYS[1])
+
+
+def test_a_lake_signed_before_the_log_existed_gets_its_log_at_the_next_signing(lake, signing_key):
+    """Roots of method 7maps-roots-1.0 (no log, no statement), as the pipeline wrote them before."""
+    for d in DAYS:
+        build_day(lake, d)
+    sign_through(lake, DAYS[1], signing_key, now=NOW)
+    shutil.rmtree(lake.root / "log")
+    for d in DAYS[:2]:
+        doc = json.loads(lake.root_file(d).read_text())
+        legacy = {k: doc[k] for k in ("day", "method", "previous_day", "previous_root", "root", "signature",
+                                      "signed_at", "lines")}
+        legacy["method"] = "7maps-roots-1.0"
+        lake.root_file(d).write_text(json.dumps(legacy, indent=2) + "\n")
+    report = verify_lake(lake)
+    assert not report.ok and report.problem.startswith("no log/checkpoint")
+    sign_through(lake, DAYS[2], signing_key, now=NOW)
+    report = verify_lake(lake)
+    assert report.ok, report.summary()
+    assert sum("a 7maps-roots-1.0 root" in n for n in report.notes) == 2
+    assert read_root(lake, DAYS[2])["log"]["first_index"] == sum(len(read_root(lake, d)["lines"]) for d in DAYS[:2])

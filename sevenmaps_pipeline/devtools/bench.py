@@ -209,7 +209,7 @@ def run_bench(servers: int, days: int, seed: int) -> int:
     return 0
 
 
-def _verify_figures(lake_root: Path, key: Path) -> dict:
+def _verify_figures(lake, key: Path) -> dict:
     """`sevenmaps verify` and `log check` side by side with `sha256sum` over the same covered files."""
     import subprocess
 
@@ -217,7 +217,7 @@ def _verify_figures(lake_root: Path, key: Path) -> dict:
     from ..integrity.verify import Trust, check_log_only, verify_lake
     from ..lake.paths import LakePaths
 
-    lake = LakePaths.at(lake_root)
+    lake = lake if isinstance(lake, LakePaths) else LakePaths.at(lake)
     trust = Trust(load_private_key(key, lake).public_key(), "the bench key", pinned=True)
     t = time.perf_counter()
     report = verify_lake(lake, trust)

@@ -56,10 +56,18 @@ def load_private_key(path: Path, lake: LakePaths) -> Ed25519PrivateKey:
     _refuse_inside_lake(path, lake)
     if not path.is_file():
         raise SigningKeyError(f"no signing key at {path}; create one with `sevenmaps keygen --out {path}`")
+    return _read_private(path, "signing key")
+
+
+def _read_private(path: Path, what: str) -> Ed25519PrivateKey:
+    """An Ed25519 private key in PEM that only its owner can read."""
     mode = stat.S_IMODE(path.stat().st_mode)
     if mode & 0o077:
-        raise SigningKeyError(f"signing key {path} is readable by others (mode {mode:o}); chmod 600 it")
-    key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+        raise SigningKeyError(f"{what} {path} is readable by others (mode {mode:o}); chmod 600 it")
+    try:
+        key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+    except (ValueError, TypeError):
+        raise SigningKeyError(f"{path} is not a PEM private key") from None
     if not isinstance(key, Ed25519PrivateKey):
         raise SigningKeyError(f"{path} is not an Ed25519 private key")
     return key
@@ -149,12 +157,8 @@ def signature_valid(public: Ed25519PublicKey, root_hex: str, signature_b64: str)
 
 
 def load_witness_key(path: Path) -> Ed25519PrivateKey:
-    """A witness's private key (PEM, mode 0600); it never lives in a lake."""
+    """A witness's private key (PEM, mode 0600)."""
     path = Path(path).resolve()
-    mode = stat.S_IMODE(path.stat().st_mode)
-    if mode & 0o077:
-        raise SigningKeyError(f"witness key {path} is readable by others (mode {mode:o}); chmod 600 it")
-    key = serialization.load_pem_private_key(path.read_bytes(), password=None)
-    if not isinstance(key, Ed25519PrivateKey):
-        raise SigningKeyError(f"{path} is not an Ed25519 private key")
-    return key
+    if not path.is_file():
+        raise SigningKeyError(f"no witness key at {path}")
+    return _read_private(path, "witness key")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -136,7 +137,7 @@ def sync_log(lake: LakePaths, key, witnesses: list[WitnessConfig] = ()) -> tuple
 def _create_exclusive(path: Path, data: bytes) -> None:
     """Write a new file atomically, failing if it exists (a concurrent signer cannot overwrite a root)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
+    tmp = path.parent / f".{path.name}.{uuid.uuid4().hex}.tmp"
     tmp.write_bytes(data)
     try:
         os.link(tmp, path)

@@ -300,7 +300,8 @@ def check_log(report: VerifyReport, log_dir: Path, docs: list[RootDoc], public: 
     root's recorded checkpoint a prefix of the latest, and the witness quorum."""
     path = log_dir / "checkpoint"
     if not path.is_file():
-        report.add("no log/checkpoint: the signed days are not in the transparency log", None, "log/checkpoint")
+        report.add("no log/checkpoint: the signed days are not in the transparency log (a lake signed before "
+                   "the log existed: the next signing appends them)", None, "log/checkpoint")
         return None, None
     data = path.read_bytes()
     note, problem = parse_note(data)
