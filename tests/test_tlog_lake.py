@@ -476,3 +476,31 @@ def test_a_lake_signed_before_the_log_existed_gets_its_log_at_the_next_signing(l
     assert report.ok, report.summary()
     assert sum("a 7maps-roots-1.0 root" in n for n in report.notes) == 2
     assert read_root(lake, DAYS[2])["log"]["first_index"] == sum(len(read_root(lake, d)["lines"]) for d in DAYS[:2])
+
+
+def test_the_witness_command_serves_cosigns_and_stops_on_sigterm(signed_lake, signing_key, tmp_path):
+    import re
+    import signal
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "sevenmaps_pipeline.cli", "witness", "--name", "witness.test/cli",
+                             "--key", str(tmp_path / "w.pem"), "--log", str(signed_lake.root / "log" / "vkey"),
+                             "--state", str(tmp_path / "w-state.json"), "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = [proc.stdout.readline() for _ in range(4)]
+        url = re.search(r"on (http://127\.0\.0\.1:\d+)", "".join(lines)).group(1)
+        vkey = re.search(r"vkey: (\S+)", "".join(lines)).group(1)
+        config = WitnessConfig.parse(f"{vkey} {url}")
+        state = read_state(signed_lake)
+        key = keys.load_private_key(signing_key, signed_lake)
+        prepared = prepare(state, [f"{'c' * 64}  curated/x/day=2026-11-13/part-0.parquet"], key)
+        from sevenmaps_pipeline.integrity.witness import ask_witness
+
+        line, problem = ask_witness(config, prepared.note_text, prepared.checkpoint, prepared.tree, state.size)
+        assert problem is None and line.startswith("\u2014 witness.test/cli ")
+        assert json.loads((tmp_path / "w-state.json").read_text())["sevenmaps.invalid/log"]["size"] == state.size + 1
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
