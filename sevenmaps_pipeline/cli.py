@@ -180,7 +180,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     print(f"({what}: {report.files_checked:,} files"
           + (f", {report.proofs_checked:,} proofs" if report.proofs_checked else "")
           + f" checked in {time.perf_counter() - started:.1f}s"
-          + (f"; trusted key: {trust.source}" if trust else "") + ")", file=sys.stderr)
+          + (f"; trusted key: {report.trusted}" if report.trusted else "") + ")", file=sys.stderr)
     return report.exit_code
 
 

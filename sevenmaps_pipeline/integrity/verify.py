@@ -88,6 +88,7 @@ class VerifyReport:
     notes: list[str] = field(default_factory=list)
     files_checked: int = 0
     proofs_checked: int = 0
+    trusted: str | None = None  # where the key verified against came from
 
     def add(self, what: str, day: dt.date | None = None, file: str | None = None, fork: bool = False) -> None:
         self.ok = False
@@ -473,6 +474,7 @@ def _resolve_trust(report: VerifyReport, lake_key: Path | None, trust: Trust | N
                             "replace: pin one with --public-key FILE, --vkey KEY or --state FILE")
     elif trust.witnesses and not trust.quorum:
         trust.quorum = len(trust.witnesses)
+    report.trusted = trust.source
     return trust
 
 
