@@ -14,6 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import DAY
 from frictionless import Package
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from test_integrity import NOW, build_day
 
 from sevenmaps_pipeline.cli import main
@@ -173,3 +175,21 @@ def test_internal_tables_are_only_in_the_internal_warehouse(lake, signing_key):
         internal = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
     assert internal == set(WITHHELD_TABLES)
     assert not public & set(WITHHELD_TABLES) and {"daily_status", "findings", "daily_roots"} <= public
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(pick=st.integers(min_value=0), offset=st.integers(min_value=0), flip=st.integers(1, 255))
+def test_any_changed_byte_in_any_file_of_a_snapshot_is_named(snapshot, pick, offset, flip):
+    folder, trusted, _, _ = snapshot
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.stat().st_size)
+    target = files[pick % len(files)]
+    original = target.read_bytes()
+    data = bytearray(original)
+    data[offset % len(data)] ^= flip
+    target.write_bytes(bytes(data))
+    try:
+        report = verify_export(folder, Trust.from_public_key_file(trusted))
+        assert not report.ok, target.relative_to(folder)
+        assert report.summary()
+    finally:
+        target.write_bytes(original)

@@ -260,3 +260,47 @@ def test_tlog_proof_format_round_trip_and_offline_verification():
     assert verify_proof(proof, log, quorum=1)[1].startswith("checkpoint carries 0 valid witness")
     for garbage in ("", "c2sp.org/tlog-proof@v1\n", proof.replace("index 4", "index 04"), proof[:40], "\x00" * 50):
         assert verify_proof(garbage, log)[0] is None
+
+
+# --- nothing a file or a request holds can make a parser raise -----------------------------------------
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from sevenmaps_pipeline.integrity.witness import Witness  # noqa: E402
+
+_seed = NOTES["go_note"]["signed"].encode()
+_texts = st.one_of(st.binary(max_size=300), st.text(max_size=200).map(str.encode),
+                   st.tuples(st.integers(0, len(_seed)), st.binary(max_size=8)).map(
+                       lambda cut: _seed[:cut[0]] + cut[1] + _seed[cut[0]:]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=_texts)
+def test_parsers_answer_with_a_reason_never_an_exception(data):
+    assert isinstance(note.parse_note(data), tuple)
+    text = data.decode("utf-8", errors="replace")
+    assert isinstance(parse_checkpoint_text(text), tuple)
+    assert isinstance(note.parse_vkey(text), tuple)
+    assert isinstance(parse_proof(data), tuple)
+    assert isinstance(tiles.parse_bundle(data), tuple)
+    tiles.parse_tile_path(text)
+    key = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
+    log = note.verifier_for("example.org/log", key.public_key())
+    assert verify_proof(data, log)[0] is None
+    assert open_checkpoint(data, log)[0] is None
+
+
+@settings(max_examples=150, deadline=None)
+@given(body=st.one_of(st.binary(max_size=400),
+                      st.tuples(st.integers(0, 3), st.lists(st.binary(min_size=32, max_size=32), max_size=3),
+                                st.binary(max_size=200)).map(
+                          lambda t: f"old {t[0]}\n".encode() + b"".join(base64.b64encode(h) + b"\n" for h in t[1])
+                          + b"\n" + t[2])))
+def test_the_witness_answers_every_request_with_a_status(body, tmp_path_factory):
+    key = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
+    state = tmp_path_factory.mktemp("w") / "state.json"
+    witness = Witness("w.test/1", key, [note.verifier_for("example.org/log", key.public_key())], state)
+    answer = witness.add_checkpoint(body)
+    assert answer.status in (400, 403, 404, 409, 422) and answer.body.endswith(b"\n")

@@ -270,11 +270,17 @@ def _check_statement(report: VerifyReport, doc: RootDoc, public: Ed25519PublicKe
         report.add(f"{problem} ({doc.rel})", doc.day, doc.rel)
 
 
+MAX_ROOT_BYTES = 256 << 20  # a day of the real registry is well under 1 MiB of lines
+
+
 def read_root_docs(report: VerifyReport, roots_dir: Path, base: Path) -> list[RootDoc]:
     docs = []
     for day, path in _root_files(roots_dir):
         rel = path.relative_to(base).as_posix()
         try:
+            if path.stat().st_size > MAX_ROOT_BYTES:
+                report.add(f"root file unreadable: {rel} (larger than {MAX_ROOT_BYTES:,} bytes)", day, rel)
+                continue
             data = path.read_bytes()
         except OSError as exc:
             report.add(f"root file unreadable: {rel} ({exc.strerror})", day, rel)
