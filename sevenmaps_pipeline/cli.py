@@ -255,6 +255,9 @@ def cmd_verify_proof(args: argparse.Namespace) -> int:
 def cmd_log_check(args: argparse.Namespace) -> int:
     from .integrity.verify import check_log_only
 
+    if args.action == "sync":
+        return _log_sync(args)
+
     started = time.perf_counter()
     trust = _trust(args)
     report, compared = check_log_only(_lake(args), trust)
@@ -267,6 +270,24 @@ def cmd_log_check(args: argparse.Namespace) -> int:
         return 0
     print(report.summary())
     return report.exit_code
+
+
+def _log_sync(args: argparse.Namespace) -> int:
+    from .integrity.keys import default_key_path, load_private_key
+    from .integrity.log import locked
+    from .integrity.roots import publish_keys, sync_log
+
+    lake = _lake(args)
+    key = load_private_key(Path(args.signing_key) if args.signing_key else default_key_path(), lake)
+    with locked(lake.roots_dir / ".signing.lock"):
+        before = (lake.root / "log" / "checkpoint").is_file()
+        state, problems = sync_log(lake, key)
+        publish_keys(lake, key, state.origin)
+    for problem in problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    print(f"log {state.origin} at size {state.size}: every signed day's lines are in it"
+          + ("" if before else " (created)"))
+    return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -493,9 +514,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", help="also check that this file's bytes are the ones the logged line names")
     p.set_defaults(func=cmd_verify_proof)
 
-    p = sub.add_parser("log", help="the transparency log: `log check` re-derives every tile and the checkpoint")
-    p.add_argument("action", choices=["check"])
+    p = sub.add_parser("log", help="the transparency log: `log check` re-derives every tile and the checkpoint; "
+                       "`log sync` appends signed days the log lacks (a lake signed before the log existed)")
+    p.add_argument("action", choices=["check", "sync"])
     _trust_options(p)
+    p.add_argument("--signing-key", help="for sync: the private key (default: $SEVENMAPS_SIGNING_KEY, else "
+                   ".secrets/7maps-signing-key.pem)")
     p.set_defaults(func=cmd_log_check)
 
     p = sub.add_parser("export", help="write a researcher's snapshot of signed days (Parquet, roots, proofs, "

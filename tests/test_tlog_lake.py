@@ -471,10 +471,14 @@ def test_a_lake_signed_before_the_log_existed_gets_its_log_at_the_next_signing(l
         lake.root_file(d).write_text(json.dumps(legacy, indent=2) + "\n")
     report = verify_lake(lake)
     assert not report.ok and report.problem.startswith("no log/checkpoint")
+    assert main(["--lake", str(lake.root), "log", "sync", "--signing-key", str(signing_key)]) == 0
+    assert verify_lake(lake).ok and read_state(lake).size == sum(len(read_root(lake, d)["lines"]) for d in DAYS[:2])
+    assert (lake.root / "log" / "vkey").is_file()
     sign_through(lake, DAYS[2], signing_key, now=NOW)
     report = verify_lake(lake)
     assert report.ok, report.summary()
-    assert sum("a 7maps-roots-1.0 root" in n for n in report.notes) == 2
+    assert report.legacy_days == DAYS[:2]
+    assert "2 root(s) of method 7maps-roots-1.0" in report.summary()
     assert read_root(lake, DAYS[2])["log"]["first_index"] == sum(len(read_root(lake, d)["lines"]) for d in DAYS[:2])
 
 

@@ -134,6 +134,13 @@ def sync_log(lake: LakePaths, key, witnesses: list[WitnessConfig] = ()) -> tuple
     return state, problems
 
 
+def publish_keys(lake: LakePaths, key, origin: str) -> None:
+    """The public key and the log's vkey, in `.well-known/7maps.json` and `log/vkey`."""
+    verifier = log_verifier(key, origin)
+    publish_public_key(lake, key, origin, verifier.vkey)
+    publish_vkey(lake, verifier)
+
+
 def _create_exclusive(path: Path, data: bytes) -> None:
     """Write a new file atomically, failing if it exists (a concurrent signer cannot overwrite a root)."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -170,9 +177,7 @@ def sign_through(lake: LakePaths, through: dt.date, key_path: Path, now: dt.date
         key = load_private_key(key_path, lake)
         origin = configured_origin()
         state, witness_problems = sync_log(lake, key, witnesses)
-        verifier = log_verifier(key, state.origin)
-        publish_public_key(lake, key, state.origin, verifier.vkey)
-        publish_vkey(lake, verifier)
+        publish_keys(lake, key, state.origin)
         if state.origin != origin:
             witness_problems.append(f"the log keeps its origin {state.origin!r} ({ORIGIN_ENV} says {origin!r})")
         last = last_signed_day(lake)

@@ -89,6 +89,7 @@ class VerifyReport:
     files_checked: int = 0
     proofs_checked: int = 0
     trusted: str | None = None  # where the key verified against came from
+    legacy_days: list[dt.date] = field(default_factory=list)  # roots of method 7maps-roots-1.0
 
     def add(self, what: str, day: dt.date | None = None, file: str | None = None, fork: bool = False) -> None:
         self.ok = False
@@ -134,6 +135,10 @@ class VerifyReport:
             out += [f"  {w}" for w in self.withheld[:20]] + ([f"  ... {len(self.withheld) - 20} more"]
                                                                if len(self.withheld) > 20 else [])
         out += [f"note: {n}" for n in self.notes]
+        if self.legacy_days:
+            days = sorted(self.legacy_days)
+            out.append(f"note: {len(days)} root(s) of method 7maps-roots-1.0 ({days[0]} .. {days[-1]}): signed before "
+                       "roots carried a statement, so their day, method and time are not signed")
         return "\n".join(out)
 
 
@@ -259,7 +264,7 @@ def check_chain(report: VerifyReport, docs: list[RootDoc], public: Ed25519Public
 def _check_statement(report: VerifyReport, doc: RootDoc, public: Ed25519PublicKey) -> None:
     method = doc.raw.get("method")
     if method == "7maps-roots-1.0" and "statement" not in doc.raw:
-        report.notes.append(f"{doc.day}: a 7maps-roots-1.0 root: its day, method and time are not signed")
+        report.legacy_days.append(doc.day)
         return
     name = (doc.log or {}).get("origin")
     if not isinstance(name, str) or not valid_name(name):
@@ -308,7 +313,7 @@ def check_log(report: VerifyReport, log_dir: Path, docs: list[RootDoc], public: 
     path = log_dir / "checkpoint"
     if not path.is_file():
         report.add("no log/checkpoint: the signed days are not in the transparency log (a lake signed before "
-                   "the log existed: the next signing appends them)", None, "log/checkpoint")
+                   "the log existed: `sevenmaps log sync` or the next signing appends them)", None, "log/checkpoint")
         return None, None
     data = path.read_bytes()
     note, problem = parse_note(data)
