@@ -280,7 +280,7 @@ def _log_sync(args: argparse.Namespace) -> int:
     lake = _lake(args)
     key = load_private_key(Path(args.signing_key) if args.signing_key else default_key_path(), lake)
     with locked(lake.roots_dir / ".signing.lock"):
-        before = (lake.root / "log" / "checkpoint").is_file()
+        before = (lake.log_dir / "checkpoint").is_file()
         state, problems = sync_log(lake, key)
         publish_keys(lake, key, state.origin)
     for problem in problems:

@@ -104,4 +104,4 @@ def day_snapshot(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Ma
         else:
             kept.append(day.isoformat())
     return dg.MaterializeResult(metadata={"written": written or "none", "already_exported": kept or "none",
-                                          "folder": str(lake.paths.root / "exports")})
+                                          "folder": str(lake.paths.exports_dir)})

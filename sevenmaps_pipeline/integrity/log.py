@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ..lake.parquet_io import write_bytes_atomic
 from ..lake.paths import LakePaths
-from .checkpoint import Checkpoint, open_checkpoint, parse_checkpoint_text
+from .checkpoint import Checkpoint, parse_checkpoint_text
 from .merkle import EMPTY_ROOT, HashTree, leaf_hash
 from .note import Note, Verifier, parse_note, sign, verifier_for
 from .tiles import MAX_ENTRY, expected_files, load_entries, tree_of
@@ -38,11 +38,11 @@ class LogConflict(LogError):
 
 
 def log_dir(lake: LakePaths) -> Path:
-    return lake.root / "log"
+    return lake.log_dir
 
 
 def checkpoint_path(lake: LakePaths) -> Path:
-    return log_dir(lake) / "checkpoint"
+    return lake.log_dir / "checkpoint"
 
 
 def configured_origin() -> str:
@@ -172,11 +172,3 @@ def publish_vkey(lake: LakePaths, verifier: Verifier) -> None:
                        f"{verifier.vkey}")
     if not path.is_file():
         write_bytes_atomic(path, (verifier.vkey + "\n").encode())
-
-
-def latest_checkpoint(lake: LakePaths, verifier: Verifier) -> tuple[Checkpoint | None, str | None]:
-    path = checkpoint_path(lake)
-    if not path.is_file():
-        return None, "no log/checkpoint"
-    opened, problem = open_checkpoint(path.read_bytes(), verifier, verifier.name)
-    return (opened[0], None) if opened else (None, problem)

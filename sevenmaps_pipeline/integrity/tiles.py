@@ -80,21 +80,6 @@ def read_tile(log_dir: Path, level: int | str, index: int, width: int) -> bytes 
     return None
 
 
-def load_leaf_hashes(log_dir: Path, size: int) -> tuple[list[bytes] | None, str | None]:
-    """The leaf hashes of the first `size` entries, read from the level-0 tiles."""
-    hashes: list[bytes] = []
-    for level, index, width in tiles_for_size(size):
-        if level != 0:
-            continue
-        data = read_tile(log_dir, 0, index, width)
-        if data is None:
-            return None, f"tile {tile_path(0, index, width)} is missing"
-        if len(data) != width * HASH_SIZE:
-            return None, f"tile {tile_path(0, index, width)} has {len(data)} bytes, expected {width * HASH_SIZE}"
-        hashes += [data[i:i + HASH_SIZE] for i in range(0, len(data), HASH_SIZE)]
-    return hashes, None
-
-
 def load_entries(log_dir: Path, size: int) -> tuple[list[bytes] | None, str | None]:
     entries: list[bytes] = []
     for level, index, width in tiles_for_size(size):

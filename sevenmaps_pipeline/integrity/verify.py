@@ -507,8 +507,8 @@ def verify_lake(lake: LakePaths, trust: Trust | None = None, state_path: Path | 
             report.add(problem, doc.day, problem.split(": ", 1)[1].split(" (")[0])
         report.files_checked += len(doc.lines)
     check_chain(report, docs, trust.public, first_previous=(None, ""))
-    tree, _ = check_log(report, lake.root / "log", docs, trust.public, trust, complete=True)
-    new_state = check_state(report, state_path, trust, tree, lake.root / "log") if state_path else None
+    tree, _ = check_log(report, lake.log_dir, docs, trust.public, trust, complete=True)
+    new_state = check_state(report, state_path, trust, tree, lake.log_dir) if state_path else None
     _finish(report, docs)
     if report.ok and state_path and new_state:
         write_bytes_atomic(state_path, (json.dumps(new_state, indent=2) + "\n").encode())
@@ -612,10 +612,10 @@ def check_log_only(lake: LakePaths, trust: Trust | None = None) -> tuple[VerifyR
     trust = _resolve_trust(report, lake.well_known, trust, None)
     if trust is None:
         return report, 0
-    tree, checkpoint = check_log(report, lake.root / "log", docs, trust.public, trust, complete=True)
+    tree, checkpoint = check_log(report, lake.log_dir, docs, trust.public, trust, complete=True)
     compared = 0
     if tree is not None:
-        entries, _ = load_entries(lake.root / "log", tree.size)
-        compared = check_tile_files(report, lake.root / "log", tree, entries or [])
+        entries, _ = load_entries(lake.log_dir, tree.size)
+        compared = check_tile_files(report, lake.log_dir, tree, entries or [])
     _finish(report, docs)
     return report, compared

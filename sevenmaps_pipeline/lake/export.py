@@ -51,7 +51,7 @@ def snapshot_name(first: dt.date, last: dt.date) -> str:
 
 
 def default_folder(lake: LakePaths, first: dt.date, last: dt.date) -> Path:
-    return lake.root / "exports" / snapshot_name(first, last)
+    return lake.exports_dir / snapshot_name(first, last)
 
 
 def _table_schema(spec: TableSpec) -> dict:

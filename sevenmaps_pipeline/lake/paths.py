@@ -76,6 +76,15 @@ class LakePaths:
         return self.roots_dir / f"day={day_str(day)}.json"
 
     @property
+    def log_dir(self) -> Path:
+        """The RFC 6962 log of every signed line, as C2SP tiles (docs/verifying.md)."""
+        return self.root / "log"
+
+    @property
+    def exports_dir(self) -> Path:
+        return self.root / "exports"
+
+    @property
     def well_known(self) -> Path:
         return self.root / ".well-known" / "7maps.json"
 
