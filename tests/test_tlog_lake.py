@@ -385,6 +385,18 @@ def test_a_witness_cosigns_each_day_and_the_verifier_requires_the_quorum(lake, s
     assert not report.ok and "carries 1 valid witness cosignature(s); the quorum is 2" in report.problem
     assert main(["--lake", str(lake.root), "verify", "--vkey", _vkey(lake), "--witness", w.verifier.vkey]) == 0
     assert "cosigned by witness.test/w1" in capsys.readouterr().out
+    # Monitors read the witness's latest cosigned checkpoint at GET /<sha256(origin) hex>/checkpoint.
+    import hashlib
+
+    import httpx
+
+    origin_hash = hashlib.sha256(b"sevenmaps.invalid/log").hexdigest()
+    served = httpx.get(f"{config.url}/{origin_hash}/checkpoint", trust_env=False)
+    assert served.status_code == 200
+    log = parse_vkey(_vkey(lake))[0]
+    opened, problem = open_checkpoint(served.content, log, log.name, [w.verifier])
+    assert problem is None and opened[1].verified == [log, w.verifier] and opened[0].size == read_state(lake).size
+    assert httpx.get(f"{config.url}/{64 * '0'}/checkpoint", trust_env=False).status_code == 404
 
 
 def test_a_witness_refuses_a_fork_and_the_verifier_flags_it(lake, signing_key, witness):
