@@ -7,6 +7,7 @@ import dagster as dg
 from .defs.checks import (
     daily_root_chain_intact,
     daily_status_codes_valid,
+    day_snapshot_verifies,
     incidents_only_confirmed_are_shown,
     reliable_rankings_eligible,
     server_history_windows_valid,
@@ -23,7 +24,7 @@ defs = dg.Definitions(
             server_history, agent_reports, rating_aggregates, incidents, reliable_rankings, daily_root,
             day_snapshot],
     asset_checks=[daily_status_codes_valid, server_history_windows_valid, incidents_only_confirmed_are_shown,
-                  reliable_rankings_eligible, daily_root_chain_intact],
+                  reliable_rankings_eligible, daily_root_chain_intact, day_snapshot_verifies],
     jobs=[map_job, sign_job],
     schedules=[daily_map_schedule, sign_schedule],
     resources={

@@ -43,10 +43,10 @@ def test_range_backfill_with_a_missed_day_gives_n_never_d(lake, signing_key, ins
     checks = [c for r in runs for c in r.get_asset_check_evaluations()]
     assert {c.check_name for c in checks} == {"daily_status_codes_valid", "server_history_windows_valid",
                                               "incidents_only_confirmed_are_shown", "reliable_rankings_eligible",
-                                              "daily_root_chain_intact"}
+                                              "daily_root_chain_intact", "day_snapshot_verifies"}
     assert all(c.passed for c in checks)
     keys = [d.isoformat() for d in synth.days]
-    for asset in ("raw_probes", "daily_status", "server_history", "daily_root"):
+    for asset in ("raw_probes", "daily_status", "server_history", "daily_root", "day_snapshot"):
         assert sorted(instance.get_materialized_partitions(dg.AssetKey(asset))) == keys
 
     for missed in synth.missing_days:
@@ -93,6 +93,17 @@ def test_signing_a_day_catches_up_earlier_days_in_chain_order(lake, signing_key,
     assert lake.root_file(synth.days[-1]).read_bytes() == root_before
     (materialization,) = again.asset_materializations_for_node("daily_root")
     assert materialization.metadata["already_signed_days"].value == [synth.days[-1].isoformat()]
+    # A snapshot changed after it was written: asked again it is left as it is, and its check fails naming it.
+    exported = snapshot / "curated" / "daily_status" / f"day={synth.days[-1]}" / "part-0.parquet"
+    kept = exported.read_bytes()
+    exported.unlink()  # a hard link to the signed file: replace it, as a writer of the snapshot would
+    exported.write_bytes(kept + b"x")
+    rerun = run_days("sign_day_job", synth.days[-1], synth.days[-1], instance, lake.root, signing_key,
+                     raise_on_error=False)
+    (check,) = [c for c in rerun.get_asset_check_evaluations() if c.check_name == "day_snapshot_verifies"]
+    assert not check.passed and synth.days[-1].isoformat() in check.metadata["problems"].data
+    assert lake.curated_file("daily_status", synth.days[-1]).read_bytes() == kept  # the lake is untouched
+    exported.write_bytes(kept)
     path = lake.curated_file("server_history", synth.days[-1])
     path.write_bytes(path.read_bytes() + b"tampered")
     tampered = run_days("sign_day_job", synth.days[-1], synth.days[-1], instance, lake.root, signing_key,

@@ -5,11 +5,12 @@ import datetime as dt
 
 import dagster as dg
 
-from ..integrity.verify import verify_days
+from ..integrity.verify import Trust, verify_days, verify_export
 from ..lake import duck
+from ..lake.export import default_folder
 from ..lake.paths import LakePaths
 from ..rules.methods import INCIDENTS_PARAMS, RANKINGS_PARAMS
-from .integrity_assets import daily_root
+from .integrity_assets import daily_root, day_snapshot
 from .map_assets import daily_status, open_day_without_scan, server_history
 from .report_assets import incidents, reliable_rankings
 from .resources import LakeResource, ProberResource, partition_days
@@ -82,6 +83,21 @@ def server_history_windows_valid(context: dg.AssetCheckExecutionContext,
 def daily_root_chain_intact(context: dg.AssetCheckExecutionContext, lake: LakeResource) -> dg.AssetCheckResult:
     problems = verify_days(lake.paths, partition_days(context), lake.public_key())
     return dg.AssetCheckResult(passed=not problems, metadata={"problems": "\n".join(map(str, problems)) or "none"})
+
+
+@dg.asset_check(asset=day_snapshot, blocking=True,
+                description="The day's researchers' snapshot verifies on its own against the signing key's public "
+                "half: SHA256SUMS, the root, the log, a proof per file; what it withholds is listed.")
+def day_snapshot_verifies(context: dg.AssetCheckExecutionContext, lake: LakeResource) -> dg.AssetCheckResult:
+    public = lake.public_key()
+    problems, withheld = {}, 0
+    for day in partition_days(context):
+        report = verify_export(default_folder(lake.paths, day, day), Trust(public, "the signing key", pinned=True))
+        withheld += len(report.withheld)
+        if not report.ok:
+            problems[day.isoformat()] = str(report.problems[0])
+    return dg.AssetCheckResult(passed=not problems, metadata={"problems": problems or "none",
+                                                              "withheld_files": withheld})
 
 
 def incident_violations(paths: LakePaths, day: dt.date) -> dict[str, int]:
