@@ -432,7 +432,7 @@ trust:
 examples:
   sevenmaps verify --public-key 7maps.json --state ~/.7maps-state.json
   sevenmaps verify --vkey "$(cat trusted.vkey)" --witness "$(cat w1.vkey)" --quorum 1
-  sevenmaps verify --export exports/2026-11-24_2026-11-30 --public-key 7maps.json
+  sevenmaps verify --export data_lake/exports/2026-11-24_2026-11-30 --public-key 7maps.json
 exit codes: 0 verified, 1 a problem (named with its day and file), 3 a fork (two histories)
 """
 
