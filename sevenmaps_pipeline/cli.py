@@ -126,7 +126,7 @@ def cmd_classify_tools(args: argparse.Namespace) -> int:
 def _trust(args: argparse.Namespace):
     """The key the user trusts (--public-key or --vkey; else remembered in --state; else the lake's own,
     which the report then says) and the witnesses with their quorum."""
-    from .integrity.note import COSIGNATURE_V1, parse_vkey
+    from .integrity.note import COSIGNATURE_TYPES, parse_vkey
     from .integrity.verify import Trust
 
     trust = None
@@ -139,8 +139,8 @@ def _trust(args: argparse.Namespace):
     witnesses = []
     for text in getattr(args, "witness", None) or []:
         verifier, problem = parse_vkey(_read_maybe_file(text))
-        if verifier is None or verifier.sig_type != COSIGNATURE_V1:
-            raise ValueError(f"--witness {text[:80]!r}: {problem or 'not a cosignature/v1 (0x04) vkey'}")
+        if verifier is None or verifier.sig_type not in COSIGNATURE_TYPES:
+            raise ValueError(f"--witness {text[:80]!r}: {problem or 'not a cosignature/v1 (0x04 or 0x06) vkey'}")
         witnesses.append(verifier)
     quorum = getattr(args, "quorum", None)
     if quorum is not None and quorum > len(witnesses):
@@ -310,7 +310,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_witness(args: argparse.Namespace) -> int:
     import signal
 
-    from .integrity.keys import generate_key, load_witness_key
+    from .integrity.keys import generate_witness_key, load_witness_key
     from .integrity.note import parse_vkey
     from .integrity.witness import Witness, serve
 
@@ -323,8 +323,8 @@ def cmd_witness(args: argparse.Namespace) -> int:
         logs.append(verifier)
     key_path = Path(args.key)
     if not key_path.exists():
-        generate_key(key_path)
-        print(f"created witness key {key_path} (mode 0600)")
+        generate_witness_key(key_path, ed25519=args.ed25519)
+        print(f"created {'Ed25519' if args.ed25519 else 'ML-DSA-44'} witness key {key_path} (mode 0600)")
     witness = Witness(args.name, load_witness_key(key_path), logs, Path(args.state))
     server = serve(witness, args.host, args.port)
     host, port = server.server_address[:2]
@@ -531,7 +531,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("witness", help="run a C2SP tlog-witness that cosigns only consistent checkpoints")
     p.add_argument("--name", required=True, help="the witness's key name, e.g. witness.example.org/w1")
-    p.add_argument("--key", required=True, help="its Ed25519 private key (created if missing, mode 0600)")
+    p.add_argument("--key", required=True, help="its private key, ML-DSA-44 or Ed25519 (created if missing, "
+                   "mode 0600: ML-DSA-44, as C2SP tlog-cosignature recommends, unless --ed25519)")
+    p.add_argument("--ed25519", action="store_true", help="create an Ed25519 key (cosignature type 0x04) instead")
     p.add_argument("--log", action="append", required=True, metavar="VKEY",
                    help="a log to witness: its vkey (log/vkey), or a file holding it; repeatable")
     p.add_argument("--state", required=True, help="where it keeps the last checkpoint cosigned per log")

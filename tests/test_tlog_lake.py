@@ -356,9 +356,11 @@ def test_a_crash_between_root_and_checkpoint_is_repaired_by_the_next_signing(lak
 # --- witnesses ----------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def witness(tmp_path, signing_key, lake):
-    key = Ed25519PrivateKey.generate()
+@pytest.fixture(params=["mldsa44", "ed25519"])
+def witness(request, tmp_path, signing_key, lake):
+    from cryptography.hazmat.primitives.asymmetric.mldsa import MLDSA44PrivateKey
+
+    key = MLDSA44PrivateKey.generate() if request.param == "mldsa44" else Ed25519PrivateKey.generate()
     log_vkey = verifier_for("sevenmaps.invalid/log", keys.load_private_key(signing_key, lake).public_key())
     w = Witness("witness.test/w1", key, [log_vkey], tmp_path / "witness-state.json")
     server = serve(w)

@@ -185,6 +185,38 @@ def test_cosignature_v1_message_and_key_id():
                                                                   )[:4].decode())
 
 
+def test_cosignature_mldsa44_message_key_id_and_vkey():
+    from cryptography.hazmat.primitives.asymmetric.mldsa import MLDSA44PrivateKey
+
+    key = MLDSA44PrivateKey.generate()
+    root = bytes(range(32))
+    text = f"example.com/behind-the-sofa\n20852163\n{base64.b64encode(root).decode()}\n"
+    # tlog-cosignature's cosigned_message, by hand: label, name<1..255>, u64 timestamp, origin<1..255>,
+    # u64 start, u64 end, hash[32].
+    expected = (b"subtree/v1\n\x00" + bytes([22]) + b"witness.example.com/w1" + (1679315147).to_bytes(8, "big")
+                + bytes([27]) + b"example.com/behind-the-sofa" + (0).to_bytes(8, "big")
+                + (20852163).to_bytes(8, "big") + root)
+    assert note.subtree_message("witness.example.com/w1", text, 1679315147) == expected
+    sig = note.cosign(text, "witness.example.com/w1", key, 1679315147)
+    assert len(sig.signature) == 8 + 2420 and note.cosignature_time(sig) == 1679315147
+    public = key.public_key().public_bytes_raw()
+    assert sig.key_id == note.key_id("witness.example.com/w1", note.COSIGNATURE_MLDSA44, public)
+    witness = note.verifier_for("witness.example.com/w1", key.public_key(), note.COSIGNATURE_MLDSA44)
+    assert witness.verify(text, sig.signature)
+    # Extension lines are not in the ML-DSA-44 message; the size, the root, the time and the name are.
+    assert witness.verify(text + "an extension\n", sig.signature)
+    assert not witness.verify(text.replace("20852163", "20852164"), sig.signature)
+    later = (1679315148).to_bytes(8, "big") + sig.signature[8:]
+    assert not witness.verify(text, later)
+    renamed = note.verifier_for("witness.example.com/w2", key.public_key(), note.COSIGNATURE_MLDSA44)
+    assert not renamed.verify(text, sig.signature)
+    parsed, problem = note.parse_vkey(witness.vkey)
+    assert problem is None and parsed == witness and len(base64.b64decode(witness.vkey.split("+", 2)[2])) == 1313
+    line = sig.line()
+    opened, problem = note.open_note(text + "\n" + line, [witness])
+    assert problem is None and opened.verified == [witness]
+
+
 def test_checkpoint_text_rules():
     root = base64.b64encode(b"\x01" * 32).decode()
     assert parse_checkpoint_text(f"o\n5\n{root}\n")[0] == Checkpoint("o", 5, b"\x01" * 32)

@@ -81,24 +81,24 @@ def _finish(lake: LakePaths, t0: float, key_path: Path, witness=None) -> int:
 @contextlib.contextmanager
 def demo_witness(lake: LakePaths, key_path: Path):
     """A C2SP witness on loopback for the demo's log, with a fresh state (the demo's log starts anew)."""
-    from ..integrity.keys import load_private_key
+    from ..integrity.keys import generate_witness_key, load_private_key, load_witness_key
     from ..integrity.log import configured_origin, log_verifier
     from ..integrity.witness import Witness, serve
 
     folder = key_path.parent
-    witness_key = folder / "demo-witness-key.pem"
+    witness_key = folder / "demo-witness-mldsa44.pem"
     if not witness_key.exists():
-        generate_key(witness_key)
+        generate_witness_key(witness_key)
     state = folder / "demo-witness-state.json"
     state.unlink(missing_ok=True)
-    from ..integrity.keys import load_witness_key
 
     log = log_verifier(load_private_key(key_path, lake), configured_origin())
     witness = Witness("witness.demo.test/w1", load_witness_key(witness_key), [log], state)
     server = serve(witness)
     previous = os.environ.get("SEVENMAPS_WITNESSES")
     os.environ["SEVENMAPS_WITNESSES"] = f"{witness.verifier.vkey} http://127.0.0.1:{server.server_address[1]}"
-    say(f"witness {witness.name} on http://127.0.0.1:{server.server_address[1]} ({witness.verifier.vkey})")
+    say(f"witness {witness.name} (ML-DSA-44 cosignatures) on http://127.0.0.1:{server.server_address[1]} "
+        f"({witness.verifier.vkey[:60]}...)")
     try:
         yield witness
     finally:

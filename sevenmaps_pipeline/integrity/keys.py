@@ -12,6 +12,7 @@ from typing import Any
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.asymmetric.mldsa import MLDSA44PrivateKey
 
 from ..lake.parquet_io import write_bytes_atomic
 from ..lake.paths import LakePaths
@@ -59,8 +60,8 @@ def load_private_key(path: Path, lake: LakePaths) -> Ed25519PrivateKey:
     return _read_private(path, "signing key")
 
 
-def _read_private(path: Path, what: str) -> Ed25519PrivateKey:
-    """An Ed25519 private key in PEM that only its owner can read."""
+def _read_private(path: Path, what: str, kinds: tuple[type, ...] = (Ed25519PrivateKey,)):
+    """A private key in PEM, of one of `kinds`, that only its owner can read."""
     mode = stat.S_IMODE(path.stat().st_mode)
     if mode & 0o077:
         raise SigningKeyError(f"{what} {path} is readable by others (mode {mode:o}); chmod 600 it")
@@ -68,8 +69,8 @@ def _read_private(path: Path, what: str) -> Ed25519PrivateKey:
         key = serialization.load_pem_private_key(path.read_bytes(), password=None)
     except (ValueError, TypeError):
         raise SigningKeyError(f"{path} is not a PEM private key") from None
-    if not isinstance(key, Ed25519PrivateKey):
-        raise SigningKeyError(f"{path} is not an Ed25519 private key")
+    if not isinstance(key, kinds):
+        raise SigningKeyError(f"{path} is not an {' or '.join(k.__name__[:-10] for k in kinds)} private key")
     return key
 
 
@@ -156,9 +157,24 @@ def signature_valid(public: Ed25519PublicKey, root_hex: str, signature_b64: str)
     return True
 
 
-def load_witness_key(path: Path) -> Ed25519PrivateKey:
-    """A witness's private key (PEM, mode 0600)."""
+def generate_witness_key(path: Path, ed25519: bool = False) -> Path:
+    """A witness's private key, mode 0600: ML-DSA-44 (what C2SP tlog-cosignature recommends for new
+    witnesses), or Ed25519."""
+    path = Path(path).resolve()
+    if path.exists():
+        raise SigningKeyError(f"refusing to overwrite the existing witness key {path}")
+    key = Ed25519PrivateKey.generate() if ed25519 else MLDSA44PrivateKey.generate()
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                            serialization.NoEncryption())
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    write_bytes_atomic(path, pem, mode=0o600)
+    os.chmod(path, 0o600)
+    return path
+
+
+def load_witness_key(path: Path) -> Ed25519PrivateKey | MLDSA44PrivateKey:
+    """A witness's private key (PEM, mode 0600): ML-DSA-44 or Ed25519."""
     path = Path(path).resolve()
     if not path.is_file():
         raise SigningKeyError(f"no witness key at {path}")
-    return _read_private(path, "witness key")
+    return _read_private(path, "witness key", (Ed25519PrivateKey, MLDSA44PrivateKey))

@@ -1,4 +1,5 @@
-"""C2SP signed notes with Ed25519 (signature type 0x01) and tlog-cosignature/v1 (type 0x04).
+"""C2SP signed notes with Ed25519 (signature type 0x01) and tlog-cosignature/v1: Ed25519 (type 0x04) and
+ML-DSA-44 (type 0x06, the spec's choice for new witnesses).
 
 A note is text ending in a newline, a blank line, and signature lines `— <name> base64(key ID || sig)`.
 A verifier key (vkey) is `<name>+<hex key ID>+base64(type || 32-byte public key)`. Parsing never raises:
@@ -17,9 +18,14 @@ from dataclasses import dataclass, field
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.asymmetric.mldsa import MLDSA44PrivateKey, MLDSA44PublicKey
 
 ED25519 = 0x01
 COSIGNATURE_V1 = 0x04
+COSIGNATURE_MLDSA44 = 0x06
+COSIGNATURE_TYPES = (COSIGNATURE_V1, COSIGNATURE_MLDSA44)
+KEY_SIZES = {ED25519: 32, COSIGNATURE_V1: 32, COSIGNATURE_MLDSA44: 1312}
+SIGNATURE_SIZES = {ED25519: 64, COSIGNATURE_V1: 64, COSIGNATURE_MLDSA44: 2420}
 DASH = "\u2014"
 MAX_SIGNATURES = 100  # the spec asks for at least 16; golang.org/x/mod/sumdb/note accepts 100
 MAX_NOTE_BYTES = 1 << 20
@@ -58,19 +64,27 @@ class Verifier:
     def vkey(self) -> str:
         return f"{self.name}+{self.key_id:08x}+{base64.b64encode(bytes([self.sig_type]) + self.public).decode()}"
 
-    def public_key(self) -> Ed25519PublicKey:
+    def public_key(self) -> Ed25519PublicKey | MLDSA44PublicKey:
+        if self.sig_type == COSIGNATURE_MLDSA44:
+            return MLDSA44PublicKey.from_public_bytes(self.public)
         return Ed25519PublicKey.from_public_bytes(self.public)
 
     def verify(self, text: str, signature: bytes) -> bool:
         """`signature` without its 4-byte key ID."""
         message = text.encode()
-        if self.sig_type == COSIGNATURE_V1:
-            if len(signature) != 8 + 64:
+        if self.sig_type in COSIGNATURE_TYPES:
+            if len(signature) != 8 + SIGNATURE_SIZES[self.sig_type]:
                 return False
             timestamp = struct.unpack(">Q", signature[:8])[0]
             if timestamp >= 1 << 63:
                 return False
-            message, signature = cosigned_message(text, timestamp), signature[8:]
+            if self.sig_type == COSIGNATURE_V1:
+                message = cosigned_message(text, timestamp)
+            else:
+                message = subtree_message(self.name, text, timestamp)
+                if message is None:
+                    return False
+            signature = signature[8:]
         elif len(signature) != 64:
             return False
         try:
@@ -80,7 +94,7 @@ class Verifier:
         return True
 
 
-def verifier_for(name: str, public: Ed25519PublicKey | bytes, sig_type: int = ED25519) -> Verifier:
+def verifier_for(name: str, public: Ed25519PublicKey | MLDSA44PublicKey | bytes, sig_type: int = ED25519) -> Verifier:
     raw = public if isinstance(public, bytes) else public.public_bytes_raw()
     return Verifier(name, sig_type, raw)
 
@@ -99,10 +113,13 @@ def parse_vkey(text: str) -> tuple[Verifier | None, str | None]:
     if len(hex_id) != 8 or any(c not in "0123456789abcdef" for c in hex_id):
         return None, f"vkey key id {hex_id[:20]!r} is not 8 lower-case hex digits"
     material = _b64decode(b64)
-    if material is None or len(material) != 33:
-        return None, "vkey key material is not base64 of a type byte and a 32-byte Ed25519 key"
-    if material[0] not in (ED25519, COSIGNATURE_V1):
-        return None, f"vkey signature type 0x{material[0]:02x} is not Ed25519 (0x01) or cosignature/v1 (0x04)"
+    if material is None or not material:
+        return None, "vkey key material is not base64 of a type byte and a public key"
+    if material[0] not in KEY_SIZES:
+        return None, (f"vkey signature type 0x{material[0]:02x} is not Ed25519 (0x01) or a cosignature/v1 key "
+                      "(0x04 Ed25519, 0x06 ML-DSA-44)")
+    if len(material) != 1 + KEY_SIZES[material[0]]:
+        return None, f"vkey key material is not a type byte and a {KEY_SIZES[material[0]]}-byte public key"
     verifier = Verifier(name, material[0], material[1:])
     try:
         verifier.public_key()
@@ -214,14 +231,39 @@ def cosigned_message(text: str, timestamp: int) -> bytes:
     return f"cosignature/v1\ntime {timestamp}\n".encode() + text.encode()
 
 
-def cosign(text: str, name: str, key: Ed25519PrivateKey, timestamp: int) -> Signature:
-    """A tlog-cosignature/v1 (0x04) over a checkpoint text: key ID || u64 timestamp || Ed25519 signature."""
+def subtree_message(name: str, text: str, timestamp: int) -> bytes | None:
+    """The ML-DSA-44 cosigned_message of a checkpoint text: "subtree/v1\\n\\0", the cosigner name and the log
+    origin as 1-byte-length strings, u64 timestamp, u64 start (0), u64 end (the size), the 32-byte root."""
+    lines = text.split("\n")
+    if len(lines) < 4:
+        return None
+    origin, size, root = lines[0].encode(), lines[1], _b64decode(lines[2])
+    cosigner = name.encode()
+    if not (size.isdigit() and root and len(root) == 32 and 0 < len(origin) < 256 and 0 < len(cosigner) < 256):
+        return None
+    return (b"subtree/v1\n\x00" + bytes([len(cosigner)]) + cosigner + struct.pack(">Q", timestamp)
+            + bytes([len(origin)]) + origin + struct.pack(">QQ", 0, int(size)) + root)
+
+
+def cosign(text: str, name: str, key: Ed25519PrivateKey | MLDSA44PrivateKey, timestamp: int) -> Signature:
+    """A tlog-cosignature/v1 over a checkpoint text: key ID || u64 timestamp || signature, Ed25519 (0x04) or
+    ML-DSA-44 (0x06) by the key's kind."""
     if not 0 < timestamp < 1 << 63:
         raise ValueError("a cosignature timestamp is a positive POSIX time")
     public = key.public_key().public_bytes_raw()
+    if isinstance(key, MLDSA44PrivateKey):
+        message = subtree_message(name, text, timestamp)
+        if message is None:
+            raise ValueError("ML-DSA-44 cosignatures are over checkpoints with a name and origin under 256 bytes")
+        return Signature(name, key_id(name, COSIGNATURE_MLDSA44, public),
+                         struct.pack(">Q", timestamp) + key.sign(message))
     return Signature(name, key_id(name, COSIGNATURE_V1, public),
                      struct.pack(">Q", timestamp) + key.sign(cosigned_message(text, timestamp)))
 
 
+def cosigner_type(key: Ed25519PrivateKey | MLDSA44PrivateKey) -> int:
+    return COSIGNATURE_MLDSA44 if isinstance(key, MLDSA44PrivateKey) else COSIGNATURE_V1
+
+
 def cosignature_time(sig: Signature) -> int | None:
-    return struct.unpack(">Q", sig.signature[:8])[0] if len(sig.signature) == 72 else None
+    return struct.unpack(">Q", sig.signature[:8])[0] if len(sig.signature) in (72, 8 + 2420) else None

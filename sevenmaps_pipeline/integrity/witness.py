@@ -1,4 +1,5 @@
-"""A minimal C2SP tlog-witness: `POST /add-checkpoint` cosigns (tlog-cosignature/v1, Ed25519) a checkpoint of
+"""A minimal C2SP tlog-witness: `POST /add-checkpoint` cosigns (tlog-cosignature/v1: ML-DSA-44, or Ed25519
+with an Ed25519 key) a checkpoint of
 a known log only when it is consistent with the last one it cosigned for that origin; `GET
 /<sha256(origin) hex>/checkpoint` serves the latest one it cosigned. Its state (one size and root per
 origin) is checked and updated atomically under a lock; refused checkpoints are kept as evidence."""
@@ -17,12 +18,23 @@ from pathlib import Path
 
 import httpx
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.asymmetric.mldsa import MLDSA44PrivateKey
 
 from ..lake.parquet_io import write_bytes_atomic
 from .checkpoint import Checkpoint, parse_checkpoint_text
 from .log import locked
 from .merkle import EMPTY_ROOT, HashTree, verify_consistency
-from .note import COSIGNATURE_V1, DASH, Signature, Verifier, cosign, open_note, parse_note, verifier_for
+from .note import (
+    COSIGNATURE_TYPES,
+    DASH,
+    Signature,
+    Verifier,
+    cosign,
+    cosigner_type,
+    open_note,
+    parse_note,
+    verifier_for,
+)
 
 MAX_BODY = 64 * 1024
 SIZE_TYPE = "text/x.tlog.size"
@@ -42,11 +54,11 @@ def _text(status: int, message: str) -> Answer:
 class Witness:
     """The witness's logic, apart from HTTP: known logs by origin, its key, its state file."""
 
-    def __init__(self, name: str, key: Ed25519PrivateKey, logs: list[Verifier], state_path: Path,
+    def __init__(self, name: str, key: Ed25519PrivateKey | MLDSA44PrivateKey, logs: list[Verifier], state_path: Path,
                  clock=time.time) -> None:
         self.name, self.key, self.state_path, self.clock = name, key, Path(state_path), clock
         self.logs = {v.name: v for v in logs}
-        self.verifier = verifier_for(name, key.public_key(), COSIGNATURE_V1)
+        self.verifier = verifier_for(name, key.public_key(), cosigner_type(key))
         self._thread_lock = threading.Lock()
 
     def _read_state(self) -> dict:
@@ -179,7 +191,7 @@ def serve(witness: Witness, host: str = "127.0.0.1", port: int = 0) -> Threading
 
 @dataclass(frozen=True)
 class WitnessConfig:
-    verifier: Verifier  # its cosignature vkey (type 0x04)
+    verifier: Verifier  # its cosignature vkey (type 0x04 or 0x06)
     url: str  # submission prefix
 
     @classmethod
@@ -193,8 +205,8 @@ class WitnessConfig:
         verifier, problem = parse_vkey(parts[0])
         if verifier is None:
             raise ValueError(f"witness vkey: {problem}")
-        if verifier.sig_type != COSIGNATURE_V1:
-            raise ValueError(f"witness vkey {verifier.name} is not a cosignature/v1 (0x04) key")
+        if verifier.sig_type not in COSIGNATURE_TYPES:
+            raise ValueError(f"witness vkey {verifier.name} is not a cosignature/v1 key (0x04 or 0x06)")
         return cls(verifier, parts[1].rstrip("/"))
 
 
