@@ -355,6 +355,10 @@ def cmd_keygen(args: argparse.Namespace) -> int:
 
 
 def cmd_sql(args: argparse.Namespace) -> int:
+    import contextlib
+    import csv
+    import json
+
     from .lake import duck
 
     lake = _lake(args)
@@ -362,8 +366,34 @@ def cmd_sql(args: argparse.Namespace) -> int:
         print(f"error: no warehouse at {lake.warehouse}; run `sevenmaps warehouse` or a pipeline run first",
               file=sys.stderr)
         return 2
+    if not args.query.strip():
+        print("error: the query is empty; e.g. sevenmaps sql \"SELECT code, count(*) FROM daily_status GROUP BY code\"",
+              file=sys.stderr)
+        return 2
+    if args.format == "parquet" and not args.out:
+        print("error: --format parquet writes a file: add --out FILE.parquet", file=sys.stderr)
+        return 2
     with duck.connect(str(lake.warehouse), read_only=True) as con:
-        con.sql(args.query).show(max_rows=args.max_rows, max_width=200)
+        relation = con.sql(args.query)
+        if relation is None:  # a statement that returns nothing
+            return 0
+        if args.format == "table" and not args.out:
+            relation.show(max_rows=args.max_rows, max_width=200)
+            return 0
+        if args.format == "parquet":
+            relation.write_parquet(args.out)
+            print(f"wrote {args.out}", file=sys.stderr)
+            return 0
+        columns, rows = relation.columns, relation.fetchall()
+        target = open(args.out, "w", newline="") if args.out else contextlib.nullcontext(sys.stdout)  # noqa: SIM115
+        with target as out:
+            if args.format == "json":  # one JSON object per line
+                for row in rows:
+                    out.write(json.dumps(dict(zip(columns, row, strict=True)), default=str, ensure_ascii=False) + "\n")
+            else:
+                writer = csv.writer(out)
+                writer.writerow(columns)
+                writer.writerows(rows)
     return 0
 
 
@@ -448,9 +478,23 @@ def _trust_options(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sevenmaps", description="A daily, signed map of every remote MCP server in the official registry.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=EPILOG + "\n" + EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lake", help="lake root (default: $SEVENMAPS_LAKE, else ./data_lake)")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
+    # The same options after the subcommand (`sevenmaps verify --lake L`): SUPPRESS keeps the value given
+    # before it when they are not repeated.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--lake", default=argparse.SUPPRESS, help="lake root (default: $SEVENMAPS_LAKE, else "
+                        "./data_lake)")
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show the traceback of an error")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    add_parser = sub.add_parser
+
+    def command(name: str, **kwargs) -> argparse.ArgumentParser:
+        return add_parser(name, parents=[common], **kwargs)
+
+    sub.add_parser = command  # type: ignore[method-assign]
 
     p = sub.add_parser("demo", help="replay 30 days of the loopback fleet through the prober and Dagster, "
                        "sign, verify, summarise")
@@ -547,7 +591,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("sql", help="run a query on warehouse.duckdb, read-only")
     p.add_argument("query")
-    p.add_argument("--max-rows", type=int, default=40)
+    p.add_argument("--max-rows", type=int, default=40, help="rows shown as a table (default 40)")
+    p.add_argument("--format", choices=["table", "csv", "json", "parquet"], default="table",
+                   help="table (default), csv, json (one object per line) or parquet (needs --out)")
+    p.add_argument("--out", help="write the result to this file instead of the terminal")
     p.set_defaults(func=cmd_sql)
 
     p = sub.add_parser("warehouse", help="rebuild warehouse.duckdb (views only) and swap it in atomically")
@@ -573,26 +620,57 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+EXIT_CODES = """exit codes: 0 done; 1 the command found a problem (a failed check or verification, a failed run);
+2 a usage or input error (named in one line); 3 a fork (verify) or an endpoint not answering (probe)"""
+
+
+def _error_line(exc: BaseException) -> tuple[str, int]:
+    """One line saying what went wrong and what to do, and the exit code."""
+    import duckdb
+
+    from .integrity.keys import SigningKeyError
+    from .integrity.log import LogError
+    from .lake.export import ExportError
+
+    text = " ".join(str(exc).split())
+    if isinstance(exc, duckdb.IOException) and "lock" in text.lower():
+        return (f"{text.split(' See also')[0][:300]}: another process holds this DuckDB file open read-write "
+                "(DuckDB allows one writer or many readers); close it and try again"), 2
+    if isinstance(exc, duckdb.Error):
+        return f"SQL: {text[:500]}", 2
+    if isinstance(exc, (SigningKeyError, LogError, ExportError, ValueError)):
+        return text, 2
+    if isinstance(exc, OSError):
+        return f"{exc.strerror or text}: {exc.filename}" if exc.filename else text, 2
+    return f"{type(exc).__name__}: {text[:500]} (an error in sevenmaps itself: rerun with --debug and report it)", 1
+
+
 def main(argv: list[str] | None = None) -> int:
     import warnings
 
     warnings.filterwarnings("ignore", message=".*is currently in beta.*")
     args = build_parser().parse_args(argv)
-    from .integrity.keys import SigningKeyError
-    from .integrity.log import LogError
-    from .lake.export import ExportError
-
     try:
         return args.func(args)
-    except (SigningKeyError, LogError, ExportError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    except BrokenPipeError:  # `sevenmaps sql ... | head`: the reader left; nothing to say
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
     except ModuleNotFoundError as exc:
-        if exc.name not in DEVTOOLS_ONLY:
+        if exc.name not in DEVTOOLS_ONLY or args.debug:
             raise
         print(f"error: `sevenmaps {args.command}` needs the devtools extra ({exc.name} is not installed): "
               "pip install 'sevenmaps-pipeline[devtools]'", file=sys.stderr)
         return 2
+    except Exception as exc:  # noqa: BLE001 - every error is one line unless --debug asks for the traceback
+        if args.debug:
+            raise
+        line, code = _error_line(exc)
+        print(f"error: {line}", file=sys.stderr)
+        return code
 
 
 if __name__ == "__main__":

@@ -1,0 +1,114 @@
+"""The command line teaches: global options before or after the subcommand, every error one line with
+what to do and a documented exit code (a traceback only with --debug), a silent broken pipe, and
+`sql --format table|csv|json|parquet --out FILE`."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+import time
+
+import pyarrow.parquet as pq
+import pytest
+from conftest import DAY
+from test_integrity import NOW, build_day
+
+from sevenmaps_pipeline.cli import main
+from sevenmaps_pipeline.integrity.roots import sign_through
+from sevenmaps_pipeline.lake.warehouse import publish_warehouse
+
+CLI = [sys.executable, "-m", "sevenmaps_pipeline.cli"]
+
+
+@pytest.fixture
+def warehouse_lake(lake, signing_key):
+    build_day(lake, DAY)
+    sign_through(lake, DAY, signing_key, now=NOW)
+    publish_warehouse(lake, force=True)
+    return lake
+
+
+def _one_error_line(err: str) -> str:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in err, err
+    return lines[0]
+
+
+def test_global_options_before_or_after_the_subcommand(warehouse_lake, tmp_path, capsys):
+    root = str(warehouse_lake.root)
+    assert main(["--lake", root, "verify"]) == 0
+    assert main(["verify", "--lake", root]) == 0
+    assert main(["--lake", str(tmp_path / "elsewhere"), "verify", "--lake", root]) == 0  # the later one wins
+    capsys.readouterr()
+    assert main(["verify", "--lake", str(tmp_path / "missing")]) == 1  # a lake that is not there is an error
+    assert "no lake at" in capsys.readouterr().out
+
+
+def test_ordinary_mistakes_are_one_line_with_an_exit_code(warehouse_lake, capsys):
+    root = str(warehouse_lake.root)
+    assert main(["run", "--day", "2026-13-01", "--lake", root]) == 2
+    assert _one_error_line(capsys.readouterr().err) == "error: not a UTC day in YYYY-MM-DD form: '2026-13-01'"
+    assert main(["sql", "SELEC 1", "--lake", root]) == 2
+    assert _one_error_line(capsys.readouterr().err).startswith("error: SQL: Parser Error: syntax error")
+    assert main(["sql", "SELECT * FROM no_such_table", "--lake", root]) == 2
+    assert "no_such_table" in _one_error_line(capsys.readouterr().err)
+    assert main(["sql", "  ", "--lake", root]) == 2
+    assert "the query is empty" in _one_error_line(capsys.readouterr().err)
+    assert main(["sql", "SELECT 1", "--format", "parquet", "--lake", root]) == 2
+    assert "--out FILE.parquet" in _one_error_line(capsys.readouterr().err)
+    assert main(["verify", "--public-key", "/nonexistent/key.pem", "--lake", root]) == 2
+    assert "cannot read the public key" in _one_error_line(capsys.readouterr().err)
+    assert main(["export", "--day", "1999-01-01", "--lake", root]) == 2
+    assert "is not signed" in _one_error_line(capsys.readouterr().err)
+
+
+def test_debug_shows_the_traceback(warehouse_lake):
+    done = subprocess.run(CLI + ["--debug", "--lake", str(warehouse_lake.root), "sql", "SELEC 1"],
+                          capture_output=True, text=True)
+    assert done.returncode != 0 and "Traceback" in done.stderr and "ParserException" in done.stderr
+
+
+def test_sql_formats(warehouse_lake, tmp_path, capsys):
+    root = str(warehouse_lake.root)
+    query = "SELECT server_key, code FROM daily_status ORDER BY server_key"
+    assert main(["sql", query, "--format", "csv", "--lake", root]) == 0
+    rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert rows == [["server_key", "code"], ["a.example.com/mcp", "o"]]
+    assert main(["sql", "SELECT server_key, code, day FROM daily_status", "--format", "json", "--lake", root]) == 0
+    (record,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert record == {"server_key": "a.example.com/mcp", "code": "o", "day": DAY.isoformat()}
+    out = tmp_path / "status.parquet"
+    assert main(["sql", query, "--format", "parquet", "--out", str(out), "--lake", root]) == 0
+    assert pq.read_table(out).to_pylist() == [{"server_key": "a.example.com/mcp", "code": "o"}]
+    csv_out = tmp_path / "status.csv"
+    assert main(["sql", query, "--format", "csv", "--out", str(csv_out), "--lake", root]) == 0
+    assert csv_out.read_text().splitlines() == ["server_key,code", "a.example.com/mcp,o"]
+    assert main(["sql", query, "--lake", root]) == 0
+    assert "a.example.com/mcp" in capsys.readouterr().out  # the table
+
+
+def test_a_broken_pipe_is_silent(warehouse_lake):
+    done = subprocess.run(
+        " ".join(CLI) + f" --lake {warehouse_lake.root} sql 'SELECT * FROM range(200000)' --format csv | head -n 2",
+        shell=True, capture_output=True, text=True)
+    assert done.stdout.splitlines() == ["range", "0"]
+    assert done.stderr == ""
+
+
+def test_a_lock_held_elsewhere_is_named(warehouse_lake, capsys):
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import duckdb, sys, time; con = duckdb.connect(sys.argv[1]); print('held', flush=True); time.sleep(60)"),
+        str(warehouse_lake.warehouse)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        started = time.monotonic()
+        assert main(["sql", "SELECT 1", "--lake", str(warehouse_lake.root)]) == 2
+        line = _one_error_line(capsys.readouterr().err)
+        assert "another process holds this DuckDB file open read-write" in line
+        assert time.monotonic() - started < 60  # it answers; it does not wait for the other process
+    finally:
+        holder.kill()
+        holder.wait()
