@@ -85,17 +85,42 @@ def cmd_run(args: argparse.Namespace) -> int:
     day = parse_day(args.day)
     lake = _lake(args)
     ensure_dagster_home(respect_env=True)
-    print(f"scanning {args.registry} for {day} into {lake.root} (Dagster home {os.environ['DAGSTER_HOME']})")
+    print(f"scanning {args.registry} for {day} into {lake.root} (Dagster home {os.environ['DAGSTER_HOME']})",
+          flush=True)
     with dg.DagsterInstance.get() as instance:
+        # Dagster's own log stays in the run (the UI shows it); the terminal gets what went wrong, once.
         run = run_days("daily_map_job", day, day, instance, lake.root, prober={"registry_url": args.registry},
-                       raise_on_error=False)
+                       raise_on_error=False, log_level="CRITICAL")
     if not run.success:
+        print(f"run {run.run_id} FAILED for {day}:", file=sys.stderr)
         for event in run.all_events:
             if event.is_step_failure:
-                print(event.event_specific_data.error.message, file=sys.stderr)
+                error = event.event_specific_data.error
+                while error.cause is not None:  # the root cause, not Dagster's wrapper
+                    error = error.cause
+                message = error.message.strip().splitlines()
+                print(f"  {event.step_key}: {message[-1] if message else 'failed'}", file=sys.stderr)
+        print(f"  the whole log: `sevenmaps ui`, Runs, {run.run_id[:8]}", file=sys.stderr)
         return 1
-    print(f"run {run.run_id} succeeded")
+    print(f"run {run.run_id} succeeded: {_day_summary(lake, day)}")
     return 0
+
+
+def _day_summary(lake: LakePaths, day: dt.date) -> str:
+    """One line: the day's endpoints by code and the checks that landed."""
+    from .lake import duck
+
+    status, probes = lake.curated_file("daily_status", day), lake.raw_files("probes", day)
+    with duck.connect() as con:
+        codes = dict(con.execute("SELECT code, count(*) FROM read_parquet($f) GROUP BY code",
+                                 {"f": str(status)}).fetchall()) if status.is_file() else {}
+        outcomes = dict(con.execute("SELECT outcome, count(*) FROM read_parquet($f) GROUP BY outcome",
+                                    {"f": [str(p) for p in probes]}).fetchall()) if probes else {}
+    checked = sum(n for o, n in outcomes.items() if o != "skipped")
+    return (f"{day}: {sum(codes.values()):,} endpoints on the map ("
+            + " ".join(f"{c}={codes.get(c, 0):,}" for c in "oapdn") + f"); {checked:,} checks landed, "
+            f"{outcomes.get('skipped', 0):,} listings skipped with a reason; query them with "
+            f"`sevenmaps sql \"FROM daily_status WHERE day = '{day}'\"`")
 
 
 def cmd_classify_tools(args: argparse.Namespace) -> int:

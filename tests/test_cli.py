@@ -112,3 +112,29 @@ def test_a_lock_held_elsewhere_is_named(warehouse_lake, capsys):
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_probe_says_when_allow_private_would_apply(capsys):
+    for url, reason in (("http://localhost:9/mcp", "non-https URL"), ("https://10.1.2.3/mcp", "IP address"),
+                        ("https://printer.local/mcp", "localhost or private name")):
+        assert main(["probe", url]) == 3  # skipped before any connection is made
+        out = capsys.readouterr().out
+        assert f"skipped  {reason}" in out and "--allow-private" in out
+    assert main(["probe", "https://10.1.2.3/mcp", "--json"]) == 3
+    assert "--allow-private" in json.loads(capsys.readouterr().out)["hint"]
+
+
+def test_run_says_what_failed_in_three_lines(lake, tmp_path, monkeypatch, capsys):
+    import datetime as dt
+
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
+    today = dt.datetime.now(dt.UTC).date().isoformat()
+    # A registry on loopback is refused by the prober's network guard before any connection: the run fails.
+    assert main(["run", "--day", today, "--registry", "http://127.0.0.1:9", "--lake", str(lake.root)]) == 1
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 3 and "Traceback" not in captured.err and "dagster - ERROR" not in captured.err
+    assert lines[0].startswith("run ") and lines[0].endswith(f"FAILED for {today}:")
+    assert lines[1] == ("  raw_probes: sevenmaps_pipeline.probe.netguard.RefusedAddress: 127.0.0.1 resolves to a "
+                        "non-public address (127.0.0.1); not contacted")
+    assert lines[2].startswith("  the whole log: `sevenmaps ui`, Runs, ")

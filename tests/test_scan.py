@@ -122,7 +122,13 @@ def test_sevenmaps_run_never_probes_a_past_day(lake, tmp_path, monkeypatch, caps
     past = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=3)
     # The official registry URL: if the past day were probed, this test would try the internet.
     assert main(["--lake", str(lake.root), "run", "--day", past.isoformat()]) == 0
-    assert "succeeded" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "succeeded" in out
+    # It ends with one line saying what the day holds (nothing here: the past day is never probed).
+    assert out.splitlines()[-1].endswith(f"{past}: 0 endpoints on the map (o=0 a=0 p=0 d=0 n=0); 0 checks landed, "
+                                         f"0 listings skipped with a reason; query them with `sevenmaps sql \"FROM "
+                                         f"daily_status WHERE day = '{past}'\"`")
+    assert len(out.splitlines()) == 2  # no log lines in between
     assert not lake.raw_dir("probes", past).exists() and not lake.registry_file(past).exists()
     assert lake.curated_file("daily_status", past).exists()
 

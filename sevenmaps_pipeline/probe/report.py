@@ -9,7 +9,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..lake.keys import origin as origin_of
-from ..registry.listing import listing_decision
+from ..registry.listing import SKIP_IP, SKIP_NON_PUBLIC, SKIP_NOT_HTTPS, SKIP_PRIVATE, listing_decision
 from .checker import CheckResult, EndpointCheck
 from .config import ProbeConfig
 from .http import build_client
@@ -55,11 +55,28 @@ def as_json(check: CheckResult, origin: OriginResult | None) -> dict[str, Any]:
         "payment_json": check.payment_json, "skip_reason": check.skip_reason,
         "discover_supported": check.discover_supported, "ttl_ms": check.ttl_ms, "cache_scope": check.cache_scope,
         "robots_policy": origin.robots_policy if origin else None, "transcript": check.transcript,
+        "hint": owner_hint(check),
     }
+
+
+# What the map never checks but an owner may, with --allow-private (probe_one).
+OWNER_MAY_CHECK = (SKIP_NOT_HTTPS, SKIP_IP, SKIP_PRIVATE, SKIP_NON_PUBLIC)
+
+
+def owner_hint(check: CheckResult) -> str | None:
+    """A line for `sevenmaps probe` when the check was refused for what only the map refuses."""
+    said = f"{check.skip_reason or ''} {check.outcome_detail or ''}"
+    if any(reason in said for reason in OWNER_MAY_CHECK):
+        return ("checking your own server? `sevenmaps probe URL --allow-private` allows localhost, private "
+                "addresses and plain http (the map itself never checks them)")
+    return None
 
 
 def as_text(check: CheckResult, origin: OriginResult | None) -> str:
     lines = [f"{check.url}", f"  outcome       {check.outcome}  {check.outcome_detail}"]
+    hint = owner_hint(check)
+    if hint:
+        lines.append(f"  hint          {hint}")
     if origin:
         lines.append(f"  robots.txt    {origin.robots_policy} ({origin.robots_detail})")
     for step in check.transcript:
