@@ -46,6 +46,14 @@ def test_range_backfill_with_a_missed_day_gives_n_never_d(lake, signing_key, ins
                                               "daily_root_chain_intact", "day_snapshot_verifies"}
     assert all(c.passed for c in checks)
     keys = [d.isoformat() for d in synth.days]
+    # The demo's summary counts the incidents live on the last day, not incident-day rows over the lake.
+    from sevenmaps_pipeline.devtools.demo import summary
+
+    line = next(x for x in summary(lake).splitlines() if x.startswith("Incidents live on"))
+    with duckdb.connect(str(lake.warehouse), read_only=True) as con:
+        live = con.execute("SELECT list(server_key ORDER BY server_key) FROM incidents WHERE status = 'live' "
+                           "AND day = (SELECT max(day) FROM daily_status)").fetchone()[0] or []
+    assert line.startswith(f"Incidents live on {synth.days[-1]}: {', '.join(live) or 'none'}.")
     for asset in ("raw_probes", "daily_status", "server_history", "daily_root", "day_snapshot"):
         assert sorted(instance.get_materialized_partitions(dg.AssetKey(asset))) == keys
 

@@ -264,11 +264,15 @@ def summary(lake: LakePaths) -> str:
             "server_key LIMIT 6", {"d": last}).fetchall()
         lines.append("\nAgent ratings over 30 days: label, reports, reporters (paying), weighted success share")
         lines += [f"  {key:<28} {label:<20} {n:>5} {r:>3} ({p}) {share}" for key, label, n, r, p, share in rated]
-        live = con.execute(
-            "SELECT status, count(*), string_agg(DISTINCT server_key, ', ') FROM incidents GROUP BY status "
-            "ORDER BY status").fetchall()
-        lines.append("Incidents over the lake (live = shown; unconfirmed are never shown): "
-                     + "; ".join(f"{s} {n} ({keys[:80]})" for s, n, keys in live))
+        live_now = con.execute("SELECT string_agg(server_key, ', ' ORDER BY server_key) FROM incidents "
+                               "WHERE day = $d AND status = 'live'", {"d": last}).fetchone()[0]
+        episodes = con.execute(
+            "SELECT count(DISTINCT (server_key, opened_day)) FILTER (WHERE status = 'live'), "
+            "count(*) FILTER (WHERE status = 'live'), count(*) FILTER (WHERE status = 'unconfirmed'), "
+            "string_agg(DISTINCT server_key, ', ') FILTER (WHERE status = 'live') FROM incidents").fetchone()
+        lines.append(f"Incidents live on {last}: {live_now or 'none'}. Over the lake: {episodes[0]} confirmed "
+                     f"incident(s), shown on {episodes[1]} day(s) ({episodes[3] or 'none'}); {episodes[2]} "
+                     "unconfirmed endpoint-day(s), never shown")
         con.execute(f"ATTACH '{lake.internal_warehouse}' AS internal (READ_ONLY)")
         refused = con.execute("SELECT count(*) FROM internal.agent_report_quarantine").fetchone()[0]
         lines.append(f"Agent reports refused with a reason (internal.duckdb, for reviewers): {refused}")
