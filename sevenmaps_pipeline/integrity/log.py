@@ -37,14 +37,6 @@ class LogConflict(LogError):
     """The checkpoint moved while a new one was being built: somebody else published."""
 
 
-def log_dir(lake: LakePaths) -> Path:
-    return lake.log_dir
-
-
-def checkpoint_path(lake: LakePaths) -> Path:
-    return lake.log_dir / "checkpoint"
-
-
 def configured_origin() -> str:
     return os.environ.get(ORIGIN_ENV) or DEFAULT_ORIGIN
 
@@ -81,7 +73,7 @@ class LogState:
 def read_state(lake: LakePaths, origin: str | None = None) -> LogState:
     """The published log: its checkpoint and the entries it covers, checked against each other (the
     checkpoint's signature is the verifier's business; here the tiles must agree with it)."""
-    path = checkpoint_path(lake)
+    path = lake.log_dir / "checkpoint"
     if not path.is_file():
         return LogState(origin or configured_origin(), [], HashTree(), None)
     data = path.read_bytes()
@@ -91,7 +83,7 @@ def read_state(lake: LakePaths, origin: str | None = None) -> LogState:
         raise LogError(f"log/checkpoint is not a checkpoint: {problem}")
     if origin is not None and checkpoint.origin != origin:
         raise LogError(f"log/checkpoint has origin {checkpoint.origin!r}, not the configured {origin!r}")
-    entries, problem = load_entries(log_dir(lake), checkpoint.size)
+    entries, problem = load_entries(lake.log_dir, checkpoint.size)
     if entries is None:
         raise LogError(f"the log cannot be read: {problem}")
     tree = tree_of(entries)
@@ -146,9 +138,9 @@ def _write_immutable(path: Path, data: bytes) -> None:
 def publish(lake: LakePaths, prepared: Prepared, cosignatures: list[str] | None = None) -> bytes:
     """Write the tiles the new size needs and swap the checkpoint in, if and only if the published one is
     still the one `prepared` was built on. Returns the published checkpoint bytes."""
-    folder = log_dir(lake)
+    folder = lake.log_dir
     with locked(folder / ".checkpoint.lock"):
-        path = checkpoint_path(lake)
+        path = lake.log_dir / "checkpoint"
         current = path.read_bytes() if path.is_file() else None
         if current != prepared.old_checkpoint:
             current_cp = None
@@ -166,7 +158,7 @@ def publish(lake: LakePaths, prepared: Prepared, cosignatures: list[str] | None 
 
 
 def publish_vkey(lake: LakePaths, verifier: Verifier) -> None:
-    path = log_dir(lake) / "vkey"
+    path = lake.log_dir / "vkey"
     if path.is_file() and path.read_text().strip() != verifier.vkey:
         raise LogError(f"log/vkey holds another key ({path.read_text().strip()[:80]}) than the signing key's "
                        f"{verifier.vkey}")

@@ -301,10 +301,6 @@ def read_root_docs(report: VerifyReport, roots_dir: Path, base: Path) -> list[Ro
 # --- the log ------------------------------------------------------------------------------------------
 
 
-def _log_verifier(trust_public: Ed25519PublicKey | None, name: str | None) -> Verifier | None:
-    return verifier_for(name, trust_public) if trust_public is not None and name else None
-
-
 def check_log(report: VerifyReport, log_dir: Path, docs: list[RootDoc], public: Ed25519PublicKey | None,
               trust: Trust, complete: bool) -> tuple[HashTree | None, Checkpoint | None]:
     """The checkpoint (signed by the trusted key under the log's origin), the tiles and entries against it,
@@ -326,7 +322,7 @@ def check_log(report: VerifyReport, log_dir: Path, docs: list[RootDoc], public: 
         report.add(f"log/checkpoint has origin {text_cp.origin!r}, the trusted vkey names {trust.log_name!r}",
                    None, "log/checkpoint")
         return None, None
-    verifier = _log_verifier(public, origin)
+    verifier = verifier_for(origin, public) if public is not None and origin else None
     checkpoint = text_cp
     if verifier is not None:
         opened, problem = open_checkpoint(data, verifier, origin, trust.witnesses)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from ..integrity.log import log_dir, read_state
+from ..integrity.log import read_state
 from ..integrity.manifest import sha256_file
 from ..integrity.proof import TlogProof
 from ..integrity.roots import read_root, signed_days
@@ -204,7 +204,7 @@ def export_snapshot(lake: LakePaths, first: dt.date, last: dt.date | None = None
             shutil.copyfile(lake.root_file(day), tmp / "roots" / lake.root_file(day).name)
             if progress:
                 progress(f"{day}: {sum(1 for r in included if f'/day={day}/' in r['path'])} files")
-        source_log = log_dir(lake)
+        source_log = lake.log_dir
         (tmp / "log").mkdir()
         (tmp / "log" / "checkpoint").write_bytes(state.checkpoint_bytes)
         shutil.copyfile(source_log / "vkey", tmp / "log" / "vkey")
