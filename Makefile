@@ -19,8 +19,9 @@ demo: $(STAMP)  ## the loopback fleet, 30 days through the prober and Dagster, s
 test: $(STAMP)  ## the test suite (pytest)
 	$(PY) -m pytest -q
 
-ui: $(STAMP)  ## the Dagster UI on http://127.0.0.1:3000 over the demo's Dagster home
-	$(VENV)/bin/sevenmaps ui
+PORT ?= 3000
+ui: $(STAMP)  ## the Dagster UI on http://127.0.0.1:$(PORT) over the lake's own Dagster home ($SEVENMAPS_LAKE, else data_lake)
+	$(VENV)/bin/sevenmaps ui --port $(PORT)
 
 bench: $(STAMP)  ## 100,000 endpoints: a day and a 30-day backfill through Dagster, the tool tables, the prober
 	$(VENV)/bin/sevenmaps bench

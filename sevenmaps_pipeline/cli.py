@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -80,26 +81,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     import dagster as dg
 
     from .defs.home import ensure_dagster_home
-    from .defs.runner import run_days
+    from .defs.launcher import code_location, run_config
 
     day = parse_day(args.day)
     lake = _lake(args)
-    ensure_dagster_home(respect_env=True)
-    print(f"scanning {args.registry} for {day} into {lake.root} (Dagster home {os.environ['DAGSTER_HOME']})",
-          flush=True)
-    with dg.DagsterInstance.get() as instance:
+    home = ensure_dagster_home(lake)
+    print(f"scanning {args.registry} for {day} into {lake.root} (Dagster home {home})", flush=True)
+    with dg.DagsterInstance.get() as instance, code_location(instance) as location:
         # Dagster's own log stays in the run (the UI shows it); the terminal gets what went wrong, once.
-        run = run_days("daily_map_job", day, day, instance, lake.root, prober={"registry_url": args.registry},
-                       raise_on_error=False, log_level="CRITICAL")
+        run = location.run("daily_map_job", day, day,
+                           run_config(lake.root, prober={"registry_url": args.registry}, log_level="CRITICAL"))
     if not run.success:
         print(f"run {run.run_id} FAILED for {day}:", file=sys.stderr)
-        for event in run.all_events:
-            if event.is_step_failure:
-                error = event.event_specific_data.error
-                while error.cause is not None:  # the root cause, not Dagster's wrapper
-                    error = error.cause
-                message = error.message.strip().splitlines()
-                print(f"  {event.step_key}: {message[-1] if message else 'failed'}", file=sys.stderr)
+        for step, cause in run.failures():
+            print(f"  {step}: {cause}", file=sys.stderr)
         print(f"  the whole log: `sevenmaps ui`, Runs, {run.run_id[:8]}", file=sys.stderr)
         return 1
     print(f"run {run.run_id} succeeded: {_day_summary(lake, day)}")
@@ -446,13 +441,21 @@ def cmd_data_dictionary(args: argparse.Namespace) -> int:
 
 def cmd_ui(args: argparse.Namespace) -> int:
     from .defs.home import ensure_dagster_home
+    from .defs.partitions import first_day
 
-    home = ensure_dagster_home(respect_env=True)
-    os.environ.setdefault("SEVENMAPS_LAKE", str(_lake(args).root))
-    print(f"Dagster UI on http://127.0.0.1:{args.port} (Dagster home {home}, lake {os.environ['SEVENMAPS_LAKE']})")
+    lake = _lake(args)
+    home = ensure_dagster_home(lake)
+    print(f"Dagster UI on http://127.0.0.1:{args.port} (Dagster home {home}, lake {lake.root}, "
+          f"partitions from {first_day(lake)})", flush=True)
     os.chdir(PROJECT_ROOT)
+    # A command started in the background (`make ui &`) inherits SIGINT ignored, and `dagster dev` then
+    # ignores SIGTERM too (it maps SIGTERM to its SIGINT handler): restore both, so Ctrl-C, `kill` and
+    # make's forwarding of SIGTERM stop the UI and its processes cleanly.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     dagster = Path(sys.executable).with_name("dagster")
-    os.execv(str(dagster), [str(dagster), "dev", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(args.port)])
+    os.execv(str(dagster), [str(dagster), "dev", "-m", "sevenmaps_pipeline.definitions",
+                            "-h", "127.0.0.1", "-p", str(args.port)])
     return 0  # not reached
 
 
@@ -629,7 +632,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--write-readme", action="store_true", help="replace the dictionary in README.md")
     p.set_defaults(func=cmd_data_dictionary)
 
-    p = sub.add_parser("ui", help="the Dagster UI over this project's Dagster home")
+    p = sub.add_parser("ui", help="the Dagster UI over the lake's own Dagster home (<lake>/.dagster unless "
+                       "$DAGSTER_HOME is set); Ctrl-C or SIGTERM stops it")
     p.add_argument("--port", type=int, default=3000)
     p.set_defaults(func=cmd_ui)
 

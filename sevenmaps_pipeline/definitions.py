@@ -12,21 +12,17 @@ from .defs.checks import (
     reliable_rankings_eligible,
     server_history_windows_valid,
 )
-from .defs.integrity_assets import daily_root, day_snapshot
-from .defs.jobs import daily_map_schedule, map_job, sign_job, sign_schedule
-from .defs.map_assets import daily_status, raw_probes, server_history
-from .defs.report_assets import agent_reports, incidents, rating_aggregates, reliable_rankings
+from .defs.freshness import FRESHNESS_CHECKS, freshness_sensor
+from .defs.jobs import MAP_ASSETS, SIGN_ASSETS, daily_map_schedule, map_job, sign_job, sign_schedule
 from .defs.resources import LakeResource, ProberResource
-from .defs.tool_assets import findings, server_categories, token_cost, tool_changes, tool_facts, tools
 
 defs = dg.Definitions(
-    assets=[raw_probes, daily_status, tool_facts, tools, token_cost, findings, server_categories, tool_changes,
-            server_history, agent_reports, rating_aggregates, incidents, reliable_rankings, daily_root,
-            day_snapshot],
+    assets=[*MAP_ASSETS, *SIGN_ASSETS],
     asset_checks=[daily_status_codes_valid, server_history_windows_valid, incidents_only_confirmed_are_shown,
-                  reliable_rankings_eligible, daily_root_chain_intact, day_snapshot_verifies],
+                  reliable_rankings_eligible, daily_root_chain_intact, day_snapshot_verifies, *FRESHNESS_CHECKS],
     jobs=[map_job, sign_job],
     schedules=[daily_map_schedule, sign_schedule],
+    sensors=[freshness_sensor],
     resources={
         "lake": LakeResource(),
         "prober": ProberResource(registry_url=os.environ.get("SEVENMAPS_REGISTRY_URL", ""),

@@ -58,7 +58,8 @@ def test_the_wheel_installs_and_runs_a_day_outside_the_source_tree(tmp_path):
     work.mkdir()
     (work / "child.py").write_text(CHILD)
     proc = subprocess.run([str(python), "child.py"], cwd=work, capture_output=True, text=True, timeout=600,
-                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "DAGSTER_HOME": str(tmp_path)})
+                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "DAGSTER_HOME": str(tmp_path),
+                               "SEVENMAPS_FIRST_DAY": "2026-01-01"})
     assert proc.returncode == 0, proc.stderr[-3000:]
     import json
 

@@ -1,15 +1,21 @@
-"""The Dagster home that `sevenmaps run`, `ui` and the demo use: one run at a time, telemetry off."""
+"""One Dagster home per lake (docs/operations.md, "Dagster homes").
+
+A lake's runs, materialisations and schedules live in the Dagster home `<lake>/.dagster/`, unless the
+operator sets $DAGSTER_HOME. Either way the home records the one lake it belongs to (`sevenmaps-lake`),
+and every run's lake resource refuses a lake that is not the home's (see resources.LakeResource), so no
+lake's runs ever paint another lake's assets.
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from ..packaged import workplace
+from ..lake.paths import LakePaths
 
-DAGSTER_HOME = workplace() / ".dagster_home"
+LAKE_BINDING = "sevenmaps-lake"
 DAGSTER_YAML = """\
-# Dagster instance of `make demo` and `make ui` (created by sevenmaps).
+# Dagster instance of one sevenmaps lake (created by sevenmaps; see docs/operations.md).
 telemetry:
   enabled: false
 concurrency:
@@ -19,16 +25,42 @@ concurrency:
 """
 
 
-def ensure_dagster_home(home: Path = DAGSTER_HOME, respect_env: bool = False) -> Path:
-    """Create (and select) a Dagster home. The demo always uses the project's own; `run` and `ui` use
-    $DAGSTER_HOME when the operator set one."""
+class HomeOfAnotherLake(ValueError):
+    """A Dagster home already bound to a different lake."""
+
+
+def dagster_home_for(lake: LakePaths, respect_env: bool = True) -> Path:
+    """$DAGSTER_HOME when set (and respected), else the lake's own `<lake>/.dagster`."""
     if respect_env and os.environ.get("DAGSTER_HOME"):
-        home = Path(os.environ["DAGSTER_HOME"])
+        return Path(os.environ["DAGSTER_HOME"]).resolve()
+    return lake.root / ".dagster"
+
+
+def bound_lake(home: Path) -> Path | None:
+    """The lake a Dagster home belongs to, or None for a home sevenmaps has not bound."""
+    binding = home / LAKE_BINDING
+    if not binding.is_file():
+        return None
+    text = binding.read_text().strip()
+    return Path(text) if text else None
+
+
+def ensure_dagster_home(lake: LakePaths, respect_env: bool = True) -> Path:
+    """Create (or reuse) the lake's Dagster home, bind it to the lake, and select it for this process
+    and the code servers and runs it starts ($DAGSTER_HOME, $SEVENMAPS_LAKE)."""
+    home = dagster_home_for(lake, respect_env)
+    owner = bound_lake(home)
+    if owner is not None and owner != lake.root:
+        raise HomeOfAnotherLake(
+            f"the Dagster home {home} belongs to the lake {owner}, not {lake.root}: its runs would paint the "
+            f"other lake's assets. Unset DAGSTER_HOME (each lake then uses <lake>/.dagster) or point it at "
+            "another folder")
     home.mkdir(parents=True, exist_ok=True)
     yaml = home / "dagster.yaml"
     if not yaml.exists():
         yaml.write_text(DAGSTER_YAML)
+    if owner is None:
+        (home / LAKE_BINDING).write_text(f"{lake.root}\n")
     os.environ["DAGSTER_HOME"] = str(home)
+    os.environ["SEVENMAPS_LAKE"] = str(lake.root)
     return home
-
-

@@ -5,9 +5,10 @@ import datetime as dt
 
 import dagster as dg
 
+from .freshness import FRESHNESS_CHECKS
 from .integrity_assets import daily_root, day_snapshot
 from .map_assets import daily_status, raw_probes, server_history
-from .partitions import daily_partitions, finished_days
+from .partitions import FIRST_DAY, daily_partitions, finished_days
 from .report_assets import agent_reports, incidents, rating_aggregates, reliable_rankings
 from .tool_assets import findings, server_categories, token_cost, tool_changes, tool_facts, tools
 
@@ -15,10 +16,13 @@ from .tool_assets import findings, server_categories, token_cost, tool_changes, 
 MAP_ASSETS = (raw_probes, daily_status, tool_facts, tools, token_cost, findings, server_categories, tool_changes,
               server_history, agent_reports, rating_aggregates, incidents, reliable_rankings)
 MAP_ASSET_NAMES = tuple(a.key.to_user_string() for a in MAP_ASSETS)
+# What the sign job materialises once every map asset of the day exists.
+SIGN_ASSETS = (daily_root, day_snapshot)
 
 map_job = dg.define_asset_job(
     "daily_map_job",
-    selection=dg.AssetSelection.assets(*MAP_ASSETS),
+    # The freshness checks are the sensor's to evaluate, on their deadlines, not each run's.
+    selection=dg.AssetSelection.assets(*MAP_ASSETS) - dg.AssetSelection.checks(*FRESHNESS_CHECKS),
     partitions_def=daily_partitions,
     description="The day's scan (on the open day) and validation, then daily_status, the tool tables, "
     "tool_changes, server_history, the agent reports, ratings and incidents, and the reliable rankings for "
@@ -27,7 +31,7 @@ map_job = dg.define_asset_job(
 
 sign_job = dg.define_asset_job(
     "sign_day_job",
-    selection=dg.AssetSelection.assets(daily_root, day_snapshot),
+    selection=dg.AssetSelection.assets(*SIGN_ASSETS) - dg.AssetSelection.checks(*FRESHNESS_CHECKS),
     partitions_def=finished_days,
     description="Sign the day (and any unsigned earlier day first, in chain order), log its lines, and "
     "write its researchers' snapshot.",
@@ -42,6 +46,8 @@ def daily_map_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
 
 @dg.schedule(job=sign_job, cron_schedule="30 0 * * *", execution_timezone="UTC",
              description="Signs the UTC day that just ended (catching up any unsigned earlier day first).")
-def sign_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
-    yesterday = (context.scheduled_execution_time.astimezone(dt.UTC).date() - dt.timedelta(days=1)).isoformat()
-    return dg.RunRequest(run_key=f"sign-{yesterday}", partition_key=yesterday)
+def sign_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest | dg.SkipReason:
+    yesterday = context.scheduled_execution_time.astimezone(dt.UTC).date() - dt.timedelta(days=1)
+    if yesterday < FIRST_DAY:
+        return dg.SkipReason(f"{yesterday} is before the lake's first day {FIRST_DAY}: nothing to sign")
+    return dg.RunRequest(run_key=f"sign-{yesterday}", partition_key=yesterday.isoformat())

@@ -1,15 +1,38 @@
-"""The partitioning of the map: UTC days. The scan and the curated tables are offered the open day; the
-signed root has only finished days (a day is signed only after it has ended), so no backfill can ever
-ask it to sign the open day."""
+"""The partitioning of the map: UTC days from the lake's first day (docs/operations.md, "The first day").
 
+The scan and the curated tables are offered the open day; the signed root has only finished days (a day
+is signed only after it has ended), so no backfill can ever ask it to sign the open day.
+
+The first day is $SEVENMAPS_FIRST_DAY when set; else the earliest day anything landed in the code
+location's lake ($SEVENMAPS_LAKE); else, for a lake with nothing yet, today (UTC). So a partition the UI
+calls "missing" is a day the map really missed, never a day before the lake began.
+"""
+
+import datetime as dt
 import os
 
 import dagster as dg
 
-PARTITIONS_START = os.environ.get("SEVENMAPS_PARTITIONS_START", "2025-09-01")
+from ..lake.paths import LakePaths, parse_day
 
-daily_partitions = dg.DailyPartitionsDefinition(start_date=PARTITIONS_START, timezone="UTC", end_offset=1)
-finished_days = dg.DailyPartitionsDefinition(start_date=PARTITIONS_START, timezone="UTC", end_offset=0)
+FIRST_DAY_ENV = "SEVENMAPS_FIRST_DAY"
+
+
+def first_day(lake: LakePaths | None = None) -> dt.date:
+    configured = os.environ.get(FIRST_DAY_ENV, "").strip()
+    if configured:
+        try:
+            return parse_day(configured)
+        except ValueError as exc:
+            raise ValueError(f"${FIRST_DAY_ENV}: {exc}") from None
+    landed = (lake or LakePaths.at()).days_with_data()
+    return landed[0] if landed else dt.datetime.now(dt.UTC).date()
+
+
+FIRST_DAY = first_day()
+
+daily_partitions = dg.DailyPartitionsDefinition(start_date=FIRST_DAY.isoformat(), timezone="UTC", end_offset=1)
+finished_days = dg.DailyPartitionsDefinition(start_date=FIRST_DAY.isoformat(), timezone="UTC", end_offset=0)
 
 # History and lookback windows: the day and the 29 before it.
 last_30_days = dg.TimeWindowPartitionMapping(start_offset=-29, end_offset=0)

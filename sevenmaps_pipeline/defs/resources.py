@@ -11,6 +11,8 @@ from pydantic import Field
 from ..integrity.keys import default_key_path
 from ..lake.paths import LakePaths, default_lake_root
 
+LAKE_TAG = "sevenmaps/lake"
+
 
 class LakeResource(dg.ConfigurableResource):
     """The Parquet lake root and the Ed25519 signing key used for daily roots."""
@@ -22,6 +24,24 @@ class LakeResource(dg.ConfigurableResource):
     @property
     def paths(self) -> LakePaths:
         return LakePaths.at(self.root or default_lake_root())
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        """Refuse a lake that is not the Dagster home's own (docs/operations.md, "Dagster homes"), and
+        record the lake on the run (tag `sevenmaps/lake`) however the run was launched."""
+        from .home import bound_lake
+
+        instance, run = context.instance, context.dagster_run
+        if instance is None:
+            return
+        root = self.paths.root
+        home = getattr(instance, "root_directory", None)
+        owner = bound_lake(Path(home)) if home else None
+        if owner is not None and owner != root:
+            raise dg.Failure(description=f"this Dagster home ({home}) belongs to the lake {owner}, and the run "
+                             f"was given the lake {root}: refused, so one lake's runs never paint another's "
+                             "assets. Run it with that lake's own home (unset DAGSTER_HOME).")
+        if run is not None and run.tags.get(LAKE_TAG) != str(root):
+            instance.add_run_tags(run.run_id, {LAKE_TAG: str(root)})
 
     witnesses: list[str] = Field(default_factory=list, description="Witnesses asked to cosign each new "
                                  "checkpoint, each '<vkey> <url>' (tlog-witness add-checkpoint). Empty: "

@@ -12,7 +12,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..defs.home import DAGSTER_HOME, ensure_dagster_home
+from ..defs.home import ensure_dagster_home
+from ..defs.partitions import FIRST_DAY_ENV
 from ..integrity.keys import default_key_path, generate_key
 from ..integrity.verify import verify_lake
 from ..lake import duck
@@ -36,11 +37,13 @@ def say(msg: str) -> None:
     print(f"[demo] {msg}", flush=True)
 
 
-def _prepare(lake: LakePaths, key_path: Path | None) -> Path:
+def _prepare(lake: LakePaths, key_path: Path | None, first_day: dt.date) -> Path:
+    """A fresh demo lake with its own fresh Dagster home (<lake>/.dagster, never $DAGSTER_HOME: the demo
+    starts its runs anew), its partitions starting on the demo's first day."""
     reset_demo_lake(lake)
-    home = ensure_dagster_home()
-    for sub in ("storage", "history", "schedules", "logs"):
-        shutil.rmtree(home / sub, ignore_errors=True)
+    home = ensure_dagster_home(lake, respect_env=False)
+    os.environ[FIRST_DAY_ENV] = first_day.isoformat()
+    say(f"Dagster home {os.path.relpath(home)} (this lake's own); partitions from {first_day}")
     key_path = key_path or default_key_path()
     if not key_path.exists():
         generate_key(key_path, lake)
@@ -110,7 +113,7 @@ def demo_witness(lake: LakePaths, key_path: Path):
 
 
 def _failures(run) -> str:
-    return "\n".join(e.event_specific_data.error.message for e in run.all_events if e.is_step_failure)
+    return "\n".join(f"  {step}: {cause}" for step, cause in run.failures())
 
 
 def run_fleet_demo(lake: LakePaths, days: int, key_path: Path | None = None) -> int:
@@ -119,7 +122,7 @@ def run_fleet_demo(lake: LakePaths, days: int, key_path: Path | None = None) -> 
 
     import dagster as dg
 
-    from ..defs.runner import run_days
+    from ..defs.launcher import code_location, run_config
     from ..lake.parquet_io import write_parquet
     from .fleet.reports import fleet_reports
     from .fleet.run import Fleet
@@ -128,8 +131,8 @@ def run_fleet_demo(lake: LakePaths, days: int, key_path: Path | None = None) -> 
     end = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
     day_list = [end - dt.timedelta(days=days - 1 - i) for i in range(days)]
     say(f"lake {lake.root}; {days} UTC days {day_list[0]} .. {end}, replayed from the loopback fleet")
-    key_path = _prepare(lake, key_path)
-    with Fleet() as fleet, dg.DagsterInstance.get() as instance:
+    key_path = _prepare(lake, key_path, day_list[0])
+    with Fleet() as fleet, dg.DagsterInstance.get() as instance, code_location(instance) as location:
         missed = {day_list[i] for i in fleet.timeline.get("missed_days", []) if i < days}
         say(f"fleet: {len(fleet.hosts)} servers over HTTPS on 127.0.0.1:{fleet.port} (CA made at start), "
             f"registry {fleet.registry_url}; no scan on {', '.join(map(str, sorted(missed))) or 'no day'}")
@@ -141,8 +144,8 @@ def run_fleet_demo(lake: LakePaths, days: int, key_path: Path | None = None) -> 
 
         def map_day(day: dt.date, today: dt.date, label: str) -> bool:
             t = time.perf_counter()
-            run = run_days("daily_map_job", day, day, instance, lake.root, key_path, raise_on_error=False,
-                           log_level="WARNING", prober=prober(today))
+            run = location.run("daily_map_job", day, day,
+                               run_config(lake.root, key_path, prober(today), log_level="WARNING"))
             if not run.success:
                 say(f"{day}: the run FAILED:\n{_failures(run)}")
                 return False
@@ -162,13 +165,13 @@ def run_fleet_demo(lake: LakePaths, days: int, key_path: Path | None = None) -> 
             if not map_day(day, end, "backfilled later, not probed"):
                 return 1
         with demo_witness(lake, key_path) as witness:
-            run = run_days("sign_day_job", end, end, instance, lake.root, key_path, raise_on_error=False,
-                           log_level="WARNING")
+            run = location.run("sign_day_job", end, end, run_config(
+                lake.root, key_path, witnesses=os.environ["SEVENMAPS_WITNESSES"].splitlines(), log_level="WARNING"))
         if not run.success:
             say(f"signing FAILED:\n{_failures(run)}")
             return 1
         say(f"signed {days} days in chain order (one run); each day's lines logged, each checkpoint cosigned")
-        rebuilt = signing_rebuilds(run)
+        rebuilt = run.materialization_metadata("rebuilt_before_signing") or {}
         if rebuilt:
             say(f"  rebuilt before signing ({len(rebuilt)} days whose windows include the late day): "
                 f"{', '.join(sorted(rebuilt))}")
@@ -177,7 +180,7 @@ def run_fleet_demo(lake: LakePaths, days: int, key_path: Path | None = None) -> 
 
 def signing_rebuilds(run) -> dict[str, str]:
     """The days the sign run rebuilt before signing them, with why (its materialisation metadata)."""
-    for event in run.get_asset_materialization_events():
+    for event in run.get_asset_materialization_events():  # an in-process result (tests)
         value = event.materialization.metadata.get("rebuilt_before_signing")
         if value is not None and isinstance(value.value, dict):
             return value.value
@@ -195,30 +198,32 @@ def run_demo(lake: LakePaths, servers: int, days: int, seed: int, key_path: Path
     """The synthetic demo: the generator lands raw probes, then one Dagster backfill over every day."""
     import dagster as dg
 
-    from ..defs.runner import run_map_and_sign
+    from ..defs.launcher import code_location, run_config
 
     t0 = time.perf_counter()
     end = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
     say(f"lake {lake.root}; {days} UTC days ending {end}; {servers} endpoints (synthetic, seed {seed})")
-    key_path = _prepare(lake, key_path)
+    key_path = _prepare(lake, key_path, end - dt.timedelta(days=days - 1))
     result = synthesize(lake, servers, days, seed, end, progress=None)
     say(f"landed {result.probe_rows:,} probe rows and {result.registry_rows:,} registry rows; "
         f"no run on {', '.join(map(str, result.missing_days)) or 'no day'} (those days stay n)")
-    say(f"materialising {result.days[0]} .. {result.days[-1]} through Dagster (Dagster home {DAGSTER_HOME}) ...")
+    say(f"materialising {result.days[0]} .. {result.days[-1]} through the code location (one map run, one "
+        "sign run: what a UI backfill of every asset does) ...")
     t = time.perf_counter()
-    with dg.DagsterInstance.get() as instance:
-        runs = run_map_and_sign(result.days[0], result.days[-1], instance, lake.root, key_path,
-                                raise_on_error=False, log_level="WARNING")
+    runs = []
+    with dg.DagsterInstance.get() as instance, code_location(instance) as location:
+        config = run_config(lake.root, key_path, log_level="WARNING")
+        for job in ("daily_map_job", "sign_day_job"):
+            runs.append(location.run(job, result.days[0], result.days[-1], config))
+            if not runs[-1].success:
+                say(f"the {job} run FAILED:\n" + _failures(runs[-1]))
+                return 1
     for run in runs:
-        if not run.success:
-            say("the run FAILED:\n" + _failures(run))
-            return 1
-        for event in run.all_events:
-            if event.event_type_value == "STEP_SUCCESS":
-                say(f"  {event.step_key:<40} {event.event_specific_data.duration_ms / 1000:6.2f}s")
-    checks = [c for run in runs for c in run.get_asset_check_evaluations()]
+        for step, seconds in run.step_seconds():
+            say(f"  {step:<40} {seconds:6.2f}s")
+    checks = [passed for run in runs for passed in run.checks()]
     say(f"runs {', '.join(r.run_id[:8] for r in runs)} succeeded in {time.perf_counter() - t:.1f}s; "
-        f"{sum(c.passed for c in checks)}/{len(checks)} blocking checks passed")
+        f"{sum(checks)}/{len(checks)} blocking checks passed")
     return _finish(lake, t0, key_path)
 
 

@@ -1,0 +1,33 @@
+"""Freshness: a missed scan or an unsigned finished day is a visible failure (docs/operations.md,
+"When a day fails").
+
+Dagster's time-partition freshness checks, evaluated by a sensor every 15 minutes once an operator turns
+it on with the schedules: the open day's scan must have landed (raw_probes materialised) by 23:59 UTC,
+since a day that has passed can never be scanned; and the day that ended must be signed (daily_root) by
+02:00 UTC, 90 minutes after the sign schedule's 00:30 run. Both fail with the day they expected.
+
+Dagster marks these checks superseded by FreshnessPolicy, but a FreshnessPolicy judges an asset by its
+latest materialisation of any partition: a backfill of an old day would make a missed scan look fresh.
+The partition checks ask for the expected day itself, which is what the map needs.
+"""
+
+import warnings
+
+import dagster as dg
+
+from .integrity_assets import daily_root
+from .map_assets import raw_probes
+
+SCAN_DEADLINE_CRON = "59 23 * * *"
+SIGN_DEADLINE_CRON = "0 2 * * *"
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", dg.SupersessionWarning)
+    FRESHNESS_CHECKS = [
+        *dg.build_time_partition_freshness_checks(assets=[raw_probes], deadline_cron=SCAN_DEADLINE_CRON,
+                                                  timezone="UTC"),
+        *dg.build_time_partition_freshness_checks(assets=[daily_root], deadline_cron=SIGN_DEADLINE_CRON,
+                                                  timezone="UTC"),
+    ]
+    freshness_sensor = dg.build_sensor_for_freshness_checks(
+        freshness_checks=FRESHNESS_CHECKS, minimum_interval_seconds=15 * 60, name="freshness_checks_sensor")

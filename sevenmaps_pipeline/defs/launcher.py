@@ -1,0 +1,167 @@
+"""Launch the code location's jobs the way the UI and the schedules do (docs/operations.md, "Runs").
+
+`sevenmaps run`, `sevenmaps demo` and every CLI path that materialises open the code location
+(`sevenmaps_pipeline.definitions`, the location `make ui` serves), create each run from the location's
+own job (so it carries the location's origin: the job pages, the Overview timeline, the partition bars
+and backfill pages list it) and hand it to the instance's run launcher, which runs it in its own
+process. The caller waits for it and reads the outcome from the run's event log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+
+LOCATION = "sevenmaps_pipeline.definitions"
+TERMINAL = {dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED}
+
+
+def root_cause(error: Any) -> str:
+    """The last line of the innermost error (the cause, not Dagster's wrappers around it)."""
+    while error is not None and error.cause is not None:
+        error = error.cause
+    lines = error.message.strip().splitlines() if error is not None else []
+    return lines[-1] if lines else "failed"
+
+
+@dataclass
+class RunOutcome:
+    """What a finished run did, read back from the instance (the same for every way a run is launched)."""
+
+    run_id: str
+    job_name: str
+    status: dg.DagsterRunStatus
+    events: list[Any] = field(default_factory=list)  # DagsterEvent, in order
+
+    @property
+    def success(self) -> bool:
+        return self.status == dg.DagsterRunStatus.SUCCESS
+
+    @classmethod
+    def read(cls, instance: dg.DagsterInstance, run_id: str) -> RunOutcome:
+        run = instance.get_run_by_id(run_id)
+        if run is None:
+            raise LookupError(f"run {run_id} is not in the Dagster home")
+        events = [e.dagster_event for e in instance.all_logs(run_id) if e.dagster_event is not None]
+        return cls(run_id, run.job_name, run.status, events)
+
+    def failures(self) -> list[tuple[str, str]]:
+        """(step, root cause) for each failed step or resource; the run's own failure when neither."""
+        found = []
+        for event in self.events:
+            if event.is_step_failure or event.event_type_value == "RESOURCE_INIT_FAILURE":
+                found.append((event.step_key or "resources", root_cause(event.event_specific_data.error)))
+        if not found and not self.success:
+            for event in self.events:
+                if event.event_type_value in ("PIPELINE_FAILURE", "RUN_FAILURE"):
+                    error = getattr(event.event_specific_data, "error", None)
+                    found.append(("run", root_cause(error) if error else " ".join((event.message or "").split())))
+            found = found[-1:] or [("run", f"ended {self.status.value}")]
+        return found
+
+    def materialization_metadata(self, key: str) -> Any:
+        for event in self.events:
+            if event.event_type_value == "ASSET_MATERIALIZATION":
+                value = event.event_specific_data.materialization.metadata.get(key)
+                if value is not None:
+                    return value.value
+        return None
+
+    def step_seconds(self) -> list[tuple[str, float]]:
+        return [(e.step_key, e.event_specific_data.duration_ms / 1000) for e in self.events
+                if e.event_type_value == "STEP_SUCCESS"]
+
+    def checks(self) -> list[bool]:
+        return [e.event_specific_data.passed for e in self.events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
+
+
+def day_tags(first: dt.date, last: dt.date) -> dict[str, str]:
+    """One partition, or the range tags of a single-run backfill (what the UI's backfill daemon sets)."""
+    if first == last:
+        return {"dagster/partition": first.isoformat()}
+    return {"dagster/asset_partition_range_start": first.isoformat(),
+            "dagster/asset_partition_range_end": last.isoformat()}
+
+
+def run_config(lake_root: Path, signing_key: Path | None = None, prober: Mapping[str, Any] | None = None,
+               witnesses: list[str] | None = None, log_level: str = "INFO") -> dict[str, Any]:
+    lake: dict[str, Any] = {"root": str(lake_root)}
+    if signing_key:
+        lake["signing_key"] = str(signing_key)
+    if witnesses:
+        lake["witnesses"] = list(witnesses)
+    resources: dict[str, Any] = {"lake": {"config": lake}}
+    if prober:
+        resources["prober"] = {"config": dict(prober)}
+    return {"resources": resources, "loggers": {"console": {"config": {"log_level": log_level}}}}
+
+
+class CodeLocation:
+    """The code location, opened once (a code server process), launching any number of runs."""
+
+    def __init__(self, instance: dg.DagsterInstance, workspace: Any):
+        self.instance = instance
+        self._workspace = workspace
+
+    def launch(self, job_name: str, first: dt.date, last: dt.date, config: Mapping[str, Any],
+               tags: Mapping[str, str] | None = None) -> str:
+        from dagster._core.definitions.selector import JobSubsetSelector
+
+        context = self._workspace.create_request_context()
+        location = context.get_code_location(LOCATION)
+        repository = next(iter(location.get_repositories().values()))
+        job = location.get_job(JobSubsetSelector(location_name=location.name, repository_name=repository.name,
+                                                 job_name=job_name, op_selection=None))
+        plan = location.get_execution_plan(job, dict(config), step_keys_to_execute=None, known_state=None,
+                                           instance=self.instance)
+        run = self.instance.create_run(
+            job_name=job.name, run_id=None, run_config=dict(config), resolved_op_selection=None,
+            step_keys_to_execute=None, op_selection=None, status=None, root_run_id=None, parent_run_id=None,
+            tags={**job.tags, **day_tags(first, last), **(tags or {})}, job_snapshot=job.job_snapshot,
+            execution_plan_snapshot=plan.execution_plan_snapshot, parent_job_snapshot=job.parent_job_snapshot,
+            remote_job_origin=job.get_remote_origin(), job_code_origin=job.get_python_origin(),
+            asset_selection=None, asset_check_selection=None, asset_graph=repository.asset_graph)
+        self.instance.launch_run(run.run_id, context)
+        return run.run_id
+
+    def wait(self, run_id: str, poll_seconds: float = 0.2) -> RunOutcome:
+        """Wait for the run to end; Ctrl-C stops it (the run is terminated, not left running)."""
+        try:
+            while True:
+                run = self.instance.get_run_by_id(run_id)
+                if run is not None and run.status in TERMINAL:
+                    return RunOutcome.read(self.instance, run_id)
+                time.sleep(poll_seconds)
+        except KeyboardInterrupt:
+            self.instance.run_launcher.terminate(run_id)
+            raise
+
+    def run(self, job_name: str, first: dt.date, last: dt.date, config: Mapping[str, Any],
+            tags: Mapping[str, str] | None = None) -> RunOutcome:
+        return self.wait(self.launch(job_name, first, last, config, tags))
+
+
+@contextlib.contextmanager
+def code_location(instance: dg.DagsterInstance) -> Iterator[CodeLocation]:
+    """Open the code location for `instance` (its code server inherits this process's environment, so
+    $SEVENMAPS_LAKE, $SEVENMAPS_FIRST_DAY and $SEVENMAPS_NO_SCAN reach the runs)."""
+    from dagster._core.workspace.context import WorkspaceProcessContext
+    from dagster._core.workspace.load_target import ModuleTarget
+
+    from ..packaged import workplace
+
+    target = ModuleTarget(module_name=LOCATION, attribute=None, working_directory=str(workplace()),
+                          location_name=LOCATION)
+    with WorkspaceProcessContext(instance, target, code_server_log_level="WARNING") as workspace:
+        errors = workspace.create_request_context().get_code_location_error(LOCATION)
+        if errors is not None:
+            raise RuntimeError(f"the code location {LOCATION} did not load: {errors.message.strip()}")
+        yield CodeLocation(instance, workspace)
+

@@ -1,0 +1,126 @@
+"""One Dagster home per lake, partitions from the lake's first day, and freshness checks that make a
+missed scan or an unsigned finished day a visible failure (docs/operations.md). Real Dagster instances."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+
+import dagster as dg
+import pytest
+from conftest import DAY, land_probes, land_registry, probe
+from dagster._core.instance.ref import InstanceRef
+from dagster._core.test_utils import freeze_time
+
+from sevenmaps_pipeline.cli import main
+from sevenmaps_pipeline.defs.freshness import FRESHNESS_CHECKS
+from sevenmaps_pipeline.defs.home import HomeOfAnotherLake, bound_lake, dagster_home_for, ensure_dagster_home
+from sevenmaps_pipeline.defs.jobs import MAP_ASSETS, SIGN_ASSETS, sign_schedule
+from sevenmaps_pipeline.defs.launcher import root_cause
+from sevenmaps_pipeline.defs.partitions import FIRST_DAY, first_day
+from sevenmaps_pipeline.defs.resources import LakeResource, ProberResource
+from sevenmaps_pipeline.defs.runner import run_days
+from sevenmaps_pipeline.lake.paths import LakePaths
+
+URL = "https://mcp.weather.example.com/mcp"
+
+
+@pytest.fixture
+def clean_env(monkeypatch):
+    """ensure_dagster_home selects the home for the process: put the environment back afterwards."""
+    for name in ("DAGSTER_HOME", "SEVENMAPS_LAKE"):
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+    return monkeypatch
+
+
+def _land(lake: LakePaths, day: dt.date) -> None:
+    land_registry(lake, [URL], day=day)
+    land_probes(lake, [probe(URL, "ok", day=day)], day=day, run_id=f"run-{day}")
+
+
+def test_each_lake_gets_its_own_home_and_a_home_refuses_another_lake(tmp_path, clean_env, signing_key):
+    a, b = LakePaths.at(tmp_path / "a"), LakePaths.at(tmp_path / "b")
+    home_a = ensure_dagster_home(a)
+    assert home_a == a.root / ".dagster" and bound_lake(home_a) == a.root
+    assert os.environ["DAGSTER_HOME"] == str(home_a) and os.environ["SEVENMAPS_LAKE"] == str(a.root)
+    os.environ.pop("DAGSTER_HOME")
+    assert ensure_dagster_home(b) == b.root / ".dagster" != home_a
+    # An operator's $DAGSTER_HOME is honoured, and bound to the first lake that uses it.
+    os.environ["DAGSTER_HOME"] = str(home_a)
+    assert dagster_home_for(b) == home_a
+    with pytest.raises(HomeOfAnotherLake, match=f"belongs to the lake {a.root}"):
+        ensure_dagster_home(b)
+    # From the CLI: one line, exit 2, nothing run.
+    assert main(["--lake", str(b.root), "run", "--day", DAY.isoformat(), "--registry", "http://127.0.0.1:9"]) == 2
+
+    # A run given another lake than its home's is refused before it builds anything, naming both lakes,
+    # and paints nothing: lake A's assets get no materialisation from it.
+    _land(b, DAY)
+    with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home_a))) as instance:
+        run = run_days("daily_map_job", DAY, DAY, instance, b.root, signing_key, raise_on_error=False)
+        assert not run.success
+        message = " ".join(root_cause(e.event_specific_data.error) for e in run.all_events
+                           if getattr(e.event_specific_data, "error", None) is not None)
+        assert f"belongs to the lake {a.root}" in message and str(b.root) in message
+        assert not instance.get_materialized_partitions(dg.AssetKey("daily_status"))
+        assert not b.curated_file("daily_status", DAY).exists()
+        _land(a, DAY)
+        ok = run_days("daily_map_job", DAY, DAY, instance, a.root, signing_key)
+        assert ok.success
+        # The lake is recorded on the run, however it was launched.
+        assert instance.get_run_by_id(ok.run_id).tags["sevenmaps/lake"] == str(a.root)
+
+
+def test_the_first_day_is_configured_else_the_lakes_first_landed_day_else_today(tmp_path, monkeypatch):
+    lake = LakePaths.at(tmp_path / "lake")
+    monkeypatch.delenv("SEVENMAPS_FIRST_DAY")
+    assert first_day(lake) == dt.datetime.now(dt.UTC).date()  # a lake with nothing yet starts today
+    _land(lake, DAY)
+    _land(lake, DAY - dt.timedelta(days=3))
+    assert first_day(lake) == DAY - dt.timedelta(days=3)
+    monkeypatch.setenv("SEVENMAPS_FIRST_DAY", "2026-11-01")
+    assert first_day(lake) == dt.date(2026, 11, 1)
+    monkeypatch.setenv("SEVENMAPS_FIRST_DAY", "1 Nov")
+    with pytest.raises(ValueError, match=r"\$SEVENMAPS_FIRST_DAY: not a UTC day"):
+        first_day(lake)
+
+
+def test_the_sign_schedule_skips_a_day_before_the_first_day():
+    at = dt.datetime.combine(FIRST_DAY, dt.time(0, 30), dt.UTC)
+    assert isinstance(sign_schedule(dg.build_schedule_context(scheduled_execution_time=at)), dg.SkipReason)
+    later = sign_schedule(dg.build_schedule_context(scheduled_execution_time=at + dt.timedelta(days=1)))
+    assert later.partition_key == FIRST_DAY.isoformat()
+
+
+def _freshness(instance, at: dt.datetime) -> dict[str, tuple[bool, str]]:
+    defs = dg.Definitions(
+        assets=[*MAP_ASSETS, *SIGN_ASSETS], asset_checks=FRESHNESS_CHECKS,
+        jobs=[dg.define_asset_job("freshness", selection=dg.AssetSelection.checks(*FRESHNESS_CHECKS))],
+        resources={"lake": LakeResource(), "prober": ProberResource()})
+    with freeze_time(at):
+        result = defs.resolve_job_def("freshness").execute_in_process(instance=instance)
+    return {e.asset_key.to_user_string(): (e.passed, e.description or "")
+            for e in result.get_asset_check_evaluations()}
+
+
+def test_a_missed_scan_and_an_unsigned_day_fail_their_freshness_checks(lake, signing_key, tmp_path):
+    _land(lake, DAY)
+    next_day = DAY + dt.timedelta(days=1)
+    (tmp_path / "home").mkdir()
+    with dg.instance_for_test(temp_dir=str(tmp_path / "home")) as instance:
+        assert run_days("daily_map_job", DAY, DAY, instance, lake.root, signing_key).success
+        # Just before midnight the day's scan has landed; the day is not over, so nothing is due to be signed
+        # but the day before it (never built here: that one is overdue).
+        checks = _freshness(instance, dt.datetime.combine(DAY, dt.time(23, 59, 30), dt.UTC))
+        assert checks["raw_probes"][0] is True
+        # The next day passes without a scan: the check fails, naming that day.
+        checks = _freshness(instance, dt.datetime.combine(next_day, dt.time(23, 59, 30), dt.UTC))
+        assert checks["raw_probes"] == (False, f"Asset is overdue. We expected partition {next_day} to have "
+                                               "arrived, and it has not.")
+        # At 02:00 the day that ended must be signed.
+        at = dt.datetime.combine(next_day, dt.time(2, 0, 30), dt.UTC)
+        assert _freshness(instance, at)["daily_root"][0] is False
+        assert str(DAY) in _freshness(instance, at)["daily_root"][1]
+        assert run_days("sign_day_job", DAY, DAY, instance, lake.root, signing_key).success
+        assert _freshness(instance, at)["daily_root"][0] is True

@@ -1,0 +1,136 @@
+"""The runs the CLI launches are where a Dagster user looks: after the demo, `make ui` (a real `dagster dev`
+over the lake's own Dagster home) lists each job's runs under the job, through the same GraphQL resolver
+as the job page, and the partitions start on the lake's first day, so nothing shows "missing" but days
+the map missed. And `make ui` started in the background stops on SIGTERM, `sevenmaps ui` on SIGINT."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import dagster as dg
+import httpx
+from dagster._core.instance.ref import InstanceRef
+
+from sevenmaps_pipeline.cli import main
+from sevenmaps_pipeline.defs.home import bound_lake
+from sevenmaps_pipeline.defs.runner import run_days
+from sevenmaps_pipeline.lake.paths import PROJECT_ROOT, LakePaths
+
+JOB = """query($job: String!) {
+  pipelineOrError(params: {pipelineName: $job, repositoryName: "__repository__",
+                           repositoryLocationName: "sevenmaps_pipeline.definitions"}) {
+    __typename ... on Pipeline { runs { runId status tags { key value } } }
+  }
+}"""
+PARTITIONS = """query($key: [String!]!) {
+  assetNodes(assetKeys: [{path: $key}]) { partitionKeys partitionStats { numMaterialized numPartitions numFailed } }
+}"""
+DAYS = 4
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _ignore_sigint() -> None:
+    """What a shell does to a command it starts with `&`: SIGINT ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _start(cmd: list[str], env: dict, log: Path) -> subprocess.Popen:
+    with open(log, "w") as out:
+        return subprocess.Popen(cmd, cwd=PROJECT_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True, preexec_fn=_ignore_sigint)
+
+
+def _wait_up(port: int, proc: subprocess.Popen, log: Path) -> str:
+    deadline = time.monotonic() + 180
+    while True:
+        assert proc.poll() is None, f"the UI exited: {log.read_text()[-2000:]}"
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/server_info", timeout=2).status_code == 200:
+                return f"http://127.0.0.1:{port}/graphql"
+        except httpx.HTTPError:
+            pass
+        assert time.monotonic() < deadline, "the UI did not come up"
+        time.sleep(1)
+
+
+def _group_gone(pgid: int, seconds: float = 60) -> bool:
+    """Every process of the UI's session has exited (webserver, daemon, code servers included)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.5)
+    os.killpg(pgid, signal.SIGKILL)
+    return False
+
+
+def _gql(url: str, query: str, **variables) -> dict:
+    answer = httpx.post(url, json={"query": query, "variables": variables}, timeout=60).json()
+    assert "errors" not in answer, answer
+    return answer["data"]
+
+
+def test_the_demos_runs_are_under_their_jobs_and_partitions_start_on_its_first_day(tmp_path, monkeypatch):
+    for name in ("DAGSTER_HOME", "SEVENMAPS_LAKE", "SEVENMAPS_FIRST_DAY"):
+        monkeypatch.setenv(name, os.environ.get(name, ""))  # the demo sets them; restored after the test
+    monkeypatch.delenv("DAGSTER_HOME")
+    lake = LakePaths.at(tmp_path / "lake")
+    key = tmp_path / "secrets" / "key.pem"
+    assert main(["demo", "--synthetic", "--servers", "30", "--days", str(DAYS), "--lake", str(lake.root),
+                 "--signing-key", str(key)]) == 0
+    home = lake.root / ".dagster"
+    assert bound_lake(home) == lake.root
+    end = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
+    first = end - dt.timedelta(days=DAYS - 1)
+    # A run executed in-process (no code location origin) is in the home but on no job page: the contrast.
+    with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as instance:
+        stray = run_days("daily_map_job", end, end, instance, lake.root).run_id
+
+    env = {k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", "SEVENMAPS_FIRST_DAY")}
+    env.update(SEVENMAPS_LAKE=str(lake.root), PORT=str(_free_port()))
+    log = tmp_path / "make-ui.log"
+    proc = _start(["make", "--no-print-directory", "ui"], env, log)
+    try:
+        url = _wait_up(int(env["PORT"]), proc, log)
+        for job in ("daily_map_job", "sign_day_job"):
+            runs = _gql(url, JOB, job=job)["pipelineOrError"]["runs"]
+            assert len(runs) == 1 and runs[0]["status"] == "SUCCESS", (job, runs)
+            tags = {t["key"]: t["value"] for t in runs[0]["tags"]}
+            assert tags["sevenmaps/lake"] == str(lake.root)
+            assert tags["dagster/asset_partition_range_start"] == first.isoformat()
+            assert stray not in {r["runId"] for r in runs}
+        status = _gql(url, PARTITIONS, key=["daily_status"])["assetNodes"][0]
+        # The demo's days and the open day: nothing before the lake's first day.
+        assert status["partitionKeys"][0] == first.isoformat()
+        assert status["partitionStats"] == {"numMaterialized": DAYS, "numPartitions": DAYS + 1, "numFailed": 0}
+        signed = _gql(url, PARTITIONS, key=["daily_root"])["assetNodes"][0]["partitionStats"]
+        assert signed == {"numMaterialized": DAYS, "numPartitions": DAYS, "numFailed": 0}
+    finally:
+        os.kill(proc.pid, signal.SIGTERM)  # to make only: make forwards SIGTERM to the UI
+    assert proc.wait(timeout=90) is not None
+    assert _group_gone(proc.pid), f"processes left after SIGTERM to make: {log.read_text()[-1500:]}"
+
+    # `sevenmaps ui` started in the background stops on SIGINT to its process group (Ctrl-C's path).
+    port = _free_port()
+    log = tmp_path / "sevenmaps-ui.log"
+    proc = _start([str(Path(os.sys.executable).with_name("sevenmaps")), "--lake", str(lake.root), "ui", "--port",
+                   str(port)], env, log)
+    try:
+        _wait_up(port, proc, log)
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+    assert proc.wait(timeout=90) is not None
+    assert _group_gone(proc.pid), f"processes left after SIGINT: {log.read_text()[-1500:]}"
