@@ -26,7 +26,9 @@ def _check_days(context: dg.AssetCheckExecutionContext, lake: LakeResource, prob
     """Run `violations` on each day of the run; the open day not built for want of a scan has nothing to check."""
     days = [d for d in partition_days(context) if not open_day_without_scan(lake, prober, d)]
     bad = {f"{day} {name}": n for day in days for name, n in violations(lake.paths, day).items()}
-    return dg.AssetCheckResult(passed=not bad, metadata={"violations": bad or "none", "days_checked": len(days)})
+    return dg.AssetCheckResult(passed=not bad, metadata={
+        "violations": dg.MetadataValue.int(sum(bad.values())), "days_checked": dg.MetadataValue.int(len(days)),
+        "detail": dg.MetadataValue.json(bad) if bad else "none"})
 
 
 def status_violations(paths: LakePaths, day: dt.date) -> dict[str, int]:
@@ -81,8 +83,11 @@ def server_history_windows_valid(context: dg.AssetCheckExecutionContext,
                 "signature verifies against the signing key's public half (integrity/verify.py, the one "
                 "verifier `sevenmaps verify` uses).")
 def daily_root_chain_intact(context: dg.AssetCheckExecutionContext, lake: LakeResource) -> dg.AssetCheckResult:
-    problems = verify_days(lake.paths, partition_days(context), lake.public_key())
-    return dg.AssetCheckResult(passed=not problems, metadata={"problems": "\n".join(map(str, problems)) or "none"})
+    days = partition_days(context)
+    problems = verify_days(lake.paths, days, lake.public_key())
+    return dg.AssetCheckResult(passed=not problems, metadata={
+        "problems": dg.MetadataValue.int(len(problems)), "days_checked": dg.MetadataValue.int(len(days)),
+        "detail": "\n".join(map(str, problems)) or "none"})
 
 
 @dg.asset_check(asset=day_snapshot, blocking=True,
@@ -96,8 +101,9 @@ def day_snapshot_verifies(context: dg.AssetCheckExecutionContext, lake: LakeReso
         withheld += len(report.withheld)
         if not report.ok:
             problems[day.isoformat()] = str(report.problems[0])
-    return dg.AssetCheckResult(passed=not problems, metadata={"problems": problems or "none",
-                                                              "withheld_files": withheld})
+    return dg.AssetCheckResult(passed=not problems, metadata={
+        "problems": dg.MetadataValue.int(len(problems)), "withheld_files": dg.MetadataValue.int(withheld),
+        "detail": dg.MetadataValue.json(problems) if problems else "none"})
 
 
 def incident_violations(paths: LakePaths, day: dt.date) -> dict[str, int]:

@@ -71,7 +71,8 @@ def daily_root(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Mate
                 description="signed as the catch-up of a later day",
                 metadata={"root": s.root, "files": s.files}))
     publish_warehouse(paths)
-    metadata: dict = {"signed_days": [s.day.isoformat() for s in signed], "already_signed_days": already,
+    metadata: dict = {"signed": len(signed), "already_signed": len(already), "rebuilt": len(rebuilt),
+                      "signed_days": [s.day.isoformat() for s in signed], "already_signed_days": already,
                       "rebuilt_before_signing": rebuilt or "none"}
     if signed:
         metadata.update(root=signed[-1].root, previous_root=signed[-1].previous_root, files=signed[-1].files,
@@ -93,15 +94,17 @@ def daily_root(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Mate
     "exported is left as it is. Verify with `sevenmaps verify --export exports/D --public-key ...`.",
 )
 def day_snapshot(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
-    written, kept = {}, []
+    written, kept, files = {}, [], 0
     for day in partition_days(context):
         try:
             result = export_snapshot(lake.paths, day, day)
         except (ExportError, LogError) as exc:
             raise dg.Failure(description=f"{day}: {exc}") from exc
+        files += result.files
         if result.created:
             written[day.isoformat()] = f"{result.files} files, {result.withheld} withheld, {result.bytes:,} bytes"
         else:
             kept.append(day.isoformat())
-    return dg.MaterializeResult(metadata={"written": written or "none", "already_exported": kept or "none",
+    return dg.MaterializeResult(metadata={"exported": len(written), "files": files,
+                                          "written": written or "none", "already_exported": kept or "none",
                                           "folder": str(lake.paths.exports_dir)})

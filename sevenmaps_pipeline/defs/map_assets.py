@@ -12,20 +12,46 @@ from collections.abc import Callable, Iterator
 import dagster as dg
 
 from .. import curated
+from ..curated.profile import DayProfile, profile_day
 from ..lake.parquet_io import SignedDayError
 from ..lake.paths import LakePaths
 from ..lake.warehouse import publish_warehouse
 from ..probe.run import scan_day
+from .metadata import day_metadata, range_summary, table_metadata
 from .partitions import daily_partitions, last_30_days, last_60_days
 from .resources import LakeResource, ProberResource, partition_days
 
 SINGLE_RUN = dg.BackfillPolicy.single_run()
 
 
+# The table an asset writes, where its name is not the table's.
+ASSET_TABLE = {"raw_probes": "probes"}
+
+
 def day_asset(group_name: str, kinds: tuple[str, ...] = ("parquet", "duckdb"), **kwargs):
-    """A curated asset partitioned by UTC day (open day included), built as one run per day range."""
-    return dg.asset(partitions_def=daily_partitions, backfill_policy=SINGLE_RUN, group_name=group_name,
-                    kinds=set(kinds), **kwargs)
+    """A curated asset partitioned by UTC day (open day included), built as one run per day range, with
+    its table's column schema attached."""
+    def wrap(fn):
+        table = ASSET_TABLE.get(fn.__name__, fn.__name__)
+        return dg.asset(partitions_def=daily_partitions, backfill_policy=SINGLE_RUN, group_name=group_name,
+                        kinds=set(kinds), metadata=table_metadata(table), **kwargs)(fn)
+    return wrap
+
+
+def day_result(context: dg.AssetExecutionContext, profiles: list[DayProfile],
+               extra: dict | None = None) -> dg.MaterializeResult:
+    """A one-day run carries that day's numbers. A range run (a single-run backfill) logs each day's
+    materialisation with its own numbers first, then ends with the range's summary."""
+    extra = dict(extra or {})
+    if len(profiles) == 1 and len(context.partition_keys) == 1:
+        return dg.MaterializeResult(metadata={**extra, "days": 1, **day_metadata(profiles[0])})
+    for profile in profiles:
+        context.log_event(dg.AssetMaterialization(asset_key=context.asset_key, partition=profile.day.isoformat(),
+                                                  metadata=day_metadata(profile)))
+    rows = sum(p.rows for p in profiles)
+    return dg.MaterializeResult(metadata={**extra, "days": len(context.partition_keys), "rows": rows,
+                                          "dagster/row_count": rows,
+                                          "days built": dg.MetadataValue.md(range_summary(profiles))})
 
 
 @contextlib.contextmanager
@@ -50,7 +76,7 @@ def build_each_day(context: dg.AssetExecutionContext, lake: LakeResource, prober
                    build: Callable[[LakePaths, dt.date], curated.BuildResult], publish: bool = True,
                    ) -> dg.MaterializeResult:
     """The body of a curated asset: build each day of the run (frozen days guarded), log, publish views."""
-    rows = 0
+    profiles = []
     with frozen_days_fail_loudly():
         for day in partition_days(context):
             if open_day_without_scan(lake, prober, day):
@@ -58,13 +84,12 @@ def build_each_day(context: dg.AssetExecutionContext, lake: LakeResource, prober
                                     "scan lands, or with SEVENMAPS_NO_SCAN=1)")
                 continue
             result = build(lake.paths, day)
-            rows += result.rows
+            profiles.append(profile_day(lake.paths, result.table, day))
             extra = f" {result.stats}" if result.stats else ""
             context.log.info(f"{day}: {result.rows:,} rows in {result.seconds:.2f}s{extra}")
     if publish:
         publish_warehouse(lake.paths)
-    return dg.MaterializeResult(metadata={"days": len(context.partition_keys), "rows": rows,
-                                          "dagster/row_count": rows})
+    return day_result(context, profiles)
 
 
 @day_asset(
@@ -80,6 +105,7 @@ def raw_probes(context: dg.AssetExecutionContext, lake: LakeResource,
     paths = lake.paths
     days = partition_days(context)
     landed = refused_rows = refused_files = scanned = 0
+    profiles = []
     clock = prober.clock()
     today = clock().date()
     if today in days and not prober.registry_url and not prober.no_scan:
@@ -99,16 +125,15 @@ def raw_probes(context: dg.AssetExecutionContext, lake: LakeResource,
             elif prober.registry_url:
                 context.log.info(f"{day}: has passed ({clock().date()} UTC now): never probed, nothing lands")
             result = curated.build_quarantine(paths, day)
+            profiles.append(profile_day(paths, "probes", day))
             landed += result.stats["landed_probe_rows"]
             refused_rows += result.stats["refused_rows"]
             refused_files += result.stats["refused_files"]
             if result.rows:
                 context.log.warning(f"{day}: {result.rows} raw rows/files quarantined (see the quarantine view)")
             context.log.info(f"{day}: {result.stats['landed_probe_rows']:,} probe rows landed")
-    return dg.MaterializeResult(metadata={
-        "days": len(days), "scanned_checks": scanned, "landed_rows": landed, "quarantined_rows": refused_rows,
-        "quarantined_files": refused_files,
-    })
+    return day_result(context, profiles, {"scanned_checks": scanned, "landed_rows": landed,
+                                          "quarantined_rows": refused_rows, "quarantined_files": refused_files})
 
 
 @day_asset(
