@@ -47,7 +47,8 @@ def day_metadata(profile: DayProfile) -> dict[str, Any]:
     for column, total in profile.totals.items():
         metadata[f"total {column}"] = dg.MetadataValue.int(total)
     if profile.preview:
-        metadata["preview"] = dg.MetadataValue.md(f"**{profile.table}, {profile.day}** (first rows)\n\n{profile.preview}")
+        heading = f"**{profile.table}, {profile.day}** (first rows)"
+        metadata["preview"] = dg.MetadataValue.md(f"{heading}\n\n{profile.preview}")
     return metadata
 
 
