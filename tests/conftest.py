@@ -104,3 +104,23 @@ def land_reports(lake: LakePaths, rows: list[dict], day: dt.date = DAY, batch: s
 
     table = conform(pa.Table.from_pylist(rows, RAW_AGENT_REPORTS.schema), RAW_AGENT_REPORTS)
     return write_parquet(lake, lake.raw_dir("agent_reports", day) / f"{batch}.parquet", table)
+
+
+DEMO_DAYS = 10  # the fleet timeline's first ten days: changes, red tools, downs and incidents all occur
+
+
+@pytest.fixture(scope="session")
+def fleet_demo_lake(tmp_path_factory) -> LakePaths:
+    """A lake made by `sevenmaps demo` itself (the loopback fleet, runs launched through the code location,
+    signed and verified), shorter than the default 30 days; built once per session."""
+    from sevenmaps_pipeline.cli import main
+
+    root = tmp_path_factory.mktemp("fleet-demo")
+    lake = LakePaths.at(root / "lake")
+    with pytest.MonkeyPatch.context() as env:  # the demo selects its home and first day for the process
+        for name in ("DAGSTER_HOME", "SEVENMAPS_LAKE", "SEVENMAPS_FIRST_DAY", "SEVENMAPS_WITNESSES"):
+            env.setenv(name, os.environ.get(name, ""))
+        env.delenv("DAGSTER_HOME")
+        assert main(["demo", "--days", str(DEMO_DAYS), "--lake", str(lake.root),
+                     "--signing-key", str(root / "secrets" / "signing.pem")]) == 0
+    return lake

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import dagster as dg
 import httpx
+from conftest import DEMO_DAYS
 from dagster._core.instance.ref import InstanceRef
 
-from sevenmaps_pipeline.cli import main
 from sevenmaps_pipeline.defs.home import bound_lake
 from sevenmaps_pipeline.defs.runner import run_days
 from sevenmaps_pipeline.lake.paths import PROJECT_ROOT, LakePaths
@@ -31,7 +31,6 @@ JOB = """query($job: String!) {
 PARTITIONS = """query($key: [String!]!) {
   assetNodes(assetKeys: [{path: $key}]) { partitionKeys partitionStats { numMaterialized numPartitions numFailed } }
 }"""
-DAYS = 4
 
 
 def _free_port() -> int:
@@ -83,18 +82,12 @@ def _gql(url: str, query: str, **variables) -> dict:
     return answer["data"]
 
 
-def test_the_demos_runs_are_under_their_jobs_and_partitions_start_on_its_first_day(tmp_path, monkeypatch):
-    for name in ("DAGSTER_HOME", "SEVENMAPS_LAKE", "SEVENMAPS_FIRST_DAY"):
-        monkeypatch.setenv(name, os.environ.get(name, ""))  # the demo sets them; restored after the test
-    monkeypatch.delenv("DAGSTER_HOME")
-    lake = LakePaths.at(tmp_path / "lake")
-    key = tmp_path / "secrets" / "key.pem"
-    assert main(["demo", "--synthetic", "--servers", "30", "--days", str(DAYS), "--lake", str(lake.root),
-                 "--signing-key", str(key)]) == 0
+def test_the_demos_runs_are_under_their_jobs_and_partitions_start_on_its_first_day(fleet_demo_lake, tmp_path):
+    lake = fleet_demo_lake
     home = lake.root / ".dagster"
     assert bound_lake(home) == lake.root
     end = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
-    first = end - dt.timedelta(days=DAYS - 1)
+    first = end - dt.timedelta(days=DEMO_DAYS - 1)
     # A run executed in-process (no code location origin) is in the home but on no job page: the contrast.
     with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as instance:
         stray = run_days("daily_map_job", end, end, instance, lake.root).run_id
@@ -107,17 +100,21 @@ def test_the_demos_runs_are_under_their_jobs_and_partitions_start_on_its_first_d
         url = _wait_up(int(env["PORT"]), proc, log)
         for job in ("daily_map_job", "sign_day_job"):
             runs = _gql(url, JOB, job=job)["pipelineOrError"]["runs"]
-            assert len(runs) == 1 and runs[0]["status"] == "SUCCESS", (job, runs)
-            tags = {t["key"]: t["value"] for t in runs[0]["tags"]}
-            assert tags["sevenmaps/lake"] == str(lake.root)
-            assert tags["dagster/asset_partition_range_start"] == first.isoformat()
+            # One map run per day (each day replayed as its own scan), one sign run for every day.
+            assert len(runs) == (DEMO_DAYS if job == "daily_map_job" else 1), (job, runs)
+            assert {r["status"] for r in runs} == {"SUCCESS"}
+            tags = [{t["key"]: t["value"] for t in r["tags"]} for r in runs]
+            assert {t["sevenmaps/lake"] for t in tags} == {str(lake.root)}
+            expected = ({d.isoformat() for d in (first + dt.timedelta(days=i) for i in range(DEMO_DAYS))}
+                        if job == "daily_map_job" else {end.isoformat()})
+            assert {t["dagster/partition"] for t in tags} == expected
             assert stray not in {r["runId"] for r in runs}
         status = _gql(url, PARTITIONS, key=["daily_status"])["assetNodes"][0]
         # The demo's days and the open day: nothing before the lake's first day.
         assert status["partitionKeys"][0] == first.isoformat()
-        assert status["partitionStats"] == {"numMaterialized": DAYS, "numPartitions": DAYS + 1, "numFailed": 0}
+        assert status["partitionStats"] == {"numMaterialized": DEMO_DAYS, "numPartitions": DEMO_DAYS + 1, "numFailed": 0}
         signed = _gql(url, PARTITIONS, key=["daily_root"])["assetNodes"][0]["partitionStats"]
-        assert signed == {"numMaterialized": DAYS, "numPartitions": DAYS, "numFailed": 0}
+        assert signed == {"numMaterialized": DEMO_DAYS, "numPartitions": DEMO_DAYS, "numFailed": 0}
     finally:
         os.kill(proc.pid, signal.SIGTERM)  # to make only: make forwards SIGTERM to the UI
     assert proc.wait(timeout=90) is not None

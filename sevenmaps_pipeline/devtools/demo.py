@@ -290,9 +290,12 @@ def summary(lake: LakePaths) -> str:
         con.close()
     rel = os.path.relpath(lake.warehouse)
     lines.append("\nQuery it (read-only; views over the Parquet lake):")
-    lines.append(f"  .venv/bin/sevenmaps sql \"SELECT * FROM server_history WHERE day = '{last}' LIMIT 10\"")
+    lines.append("  .venv/bin/sevenmaps sql \"FROM map_days ORDER BY day DESC LIMIT 7\"")
+    lines.append("  .venv/bin/sevenmaps sql \"SELECT server_name, history, uptime_pct FROM latest_server_history "
+                 "ORDER BY uptime_pct LIMIT 10\"")
     lines.append(f"  .venv/bin/python -c \"import duckdb; duckdb.connect('{rel}', read_only=True)"
-                 f".sql('FROM daily_status LIMIT 5').show()\"")
+                 f".sql('FROM latest_tools WHERE risk = \\'red\\'').show()\"")
+    lines.append("  worked analyses: docs/analyst.md")
     lines.append("Verify every signed day yourself, against the key you trust (keep a copy of it outside the lake):")
     lines.append(f"  cp {os.path.relpath(lake.well_known)} ~/7maps-trusted.json   # once, from a source you trust")
     lines.append("  .venv/bin/sevenmaps verify --public-key ~/7maps-trusted.json --state ~/.7maps-state.json")

@@ -70,6 +70,51 @@ def view_statements(lake: LakePaths, con: duckdb.DuckDBPyConnection,
     return statements
 
 
+# The tables an analyst reads most, each with a `latest_<table>` view (docs/analyst.md).
+LATEST_TABLES = ("daily_status", "server_history", "tools", "token_cost", "findings", "server_categories",
+                 "tool_changes", "agent_reports", "rating_aggregates", "incidents", "reliable_rankings")
+LATEST_DAY = "(SELECT max(day) FROM daily_status)"
+
+
+def analyst_view_statements(tables: tuple[TableSpec, ...] = PUBLIC_TABLES) -> list[str]:
+    """Views over the table views: `servers` (one row per endpoint ever on the map), `map_days` (one row
+    per built day: endpoints by code, signed or not) and `latest_<table>` (the map's latest built day, with
+    the endpoint's registry name and URL on every row)."""
+    by_view = {t.view: t for t in tables}
+    statements = [
+        "CREATE VIEW servers AS SELECT server_key, any_value(server_id) AS server_id, "
+        "arg_max(server_name, day) AS server_name, arg_max(url, day) AS url, min(day) AS first_day, "
+        "max(day) AS last_day, count(*) AS days_on_map, arg_max(code, day) AS latest_code, "
+        "arg_max(shown_status, day) AS latest_shown_status FROM daily_status GROUP BY server_key",
+        "COMMENT ON VIEW servers IS " + _quote(
+            "One row per endpoint ever on the map: its key and id, the registry name and URL it was last listed "
+            "with, the first and last UTC day it was on the map, and its code on its last day. Join any table "
+            "on server_key to name its rows."),
+        "CREATE VIEW map_days AS SELECT s.day, count(*) AS endpoints, "
+        + ", ".join(f"count(*) FILTER (WHERE code = '{c}') AS {c}" for c in "oapdn")
+        + ", round(100.0 * count(*) FILTER (WHERE code = 'd') / count(*), 2) AS share_d_pct, "
+        "any_value(r.root) IS NOT NULL AS signed, any_value(r.root) AS root "
+        "FROM daily_status s LEFT JOIN daily_roots r ON r.day = s.day GROUP BY s.day",
+        "COMMENT ON VIEW map_days IS " + _quote(
+            "One row per UTC day the map was built: endpoints by day code (o a p d n), the share of d, and "
+            "whether the day is signed (its root)."),
+    ]
+    for name in LATEST_TABLES:
+        spec = by_view.get(name)
+        if spec is None:
+            continue
+        if "server_name" in spec.schema.names:
+            body = f"SELECT * FROM {name} WHERE day = {LATEST_DAY}"
+        else:
+            body = (f"SELECT t.*, s.server_name, s.url FROM {name} t LEFT JOIN daily_status s "
+                    f"ON s.day = t.day AND s.server_key = t.server_key WHERE t.day = {LATEST_DAY}")
+        statements.append(f"CREATE VIEW latest_{name} AS {body}")
+        statements.append(f"COMMENT ON VIEW latest_{name} IS " + _quote(
+            f"{name} on the map's latest built day (the latest day of daily_status), with the endpoint's "
+            "registry name and URL."))
+    return statements
+
+
 def publish_warehouse(lake: LakePaths, force: bool = False) -> str:
     """Build fresh `warehouse.duckdb` and `internal.duckdb` files next to the old ones and atomically rename
     them into place.
@@ -79,7 +124,7 @@ def publish_warehouse(lake: LakePaths, force: bool = False) -> str:
     `.warehouse.sha256` (the digest of the view statements) tells."""
     lake.root.mkdir(parents=True, exist_ok=True)
     with duck.connect() as scratch:
-        public = view_statements(lake, scratch)
+        public = view_statements(lake, scratch) + analyst_view_statements()
         internal = view_statements(lake, scratch, INTERNAL_TABLES, with_roots=False)
     digest = hashlib.sha256("\n".join(public + ["-- internal"] + internal).encode()).hexdigest()
     marker = lake.root / ".warehouse.sha256"

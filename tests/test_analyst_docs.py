@@ -1,0 +1,106 @@
+"""docs/analyst.md's worked analyses run against a lake the demo made and answer what they say they
+answer, checked against the tables they summarise; and the analyst views (`latest_*`, `servers`,
+`map_days`) agree with the tables under them."""
+
+from __future__ import annotations
+
+import re
+
+import duckdb
+import pytest
+
+from sevenmaps_pipeline.lake.paths import PROJECT_ROOT
+from sevenmaps_pipeline.lake.warehouse import LATEST_TABLES
+
+DOC = PROJECT_ROOT / "docs" / "analyst.md"
+
+
+def _analyses() -> dict[str, list[str]]:
+    """Each '### ' section's SQL blocks."""
+    found: dict[str, list[str]] = {}
+    for section in DOC.read_text().split("\n### ")[1:]:
+        title = section.splitlines()[0].strip()
+        found[title] = re.findall(r"```sql\n(.*?)```", section, re.S)
+    return found
+
+
+@pytest.fixture(scope="module")
+def con(fleet_demo_lake):
+    connection = duckdb.connect(str(fleet_demo_lake.warehouse), read_only=True)
+    yield connection
+    connection.close()
+
+
+def test_the_doc_has_the_analyses_the_issue_names():
+    assert set(_analyses()) >= {"What went down this week", "Red tools", "Yesterday's changes",
+                                "The uptime distribution", "The token-heaviest servers"}
+    assert all(_analyses().values())
+
+
+def test_what_went_down_this_week(con):
+    (query,) = _analyses()["What went down this week"]
+    rows = con.execute(query).fetchall()
+    expected = con.execute("SELECT server_key, count(*) FROM daily_status WHERE code = 'd' AND day > "
+                           "(SELECT max(day) FROM daily_status) - INTERVAL 7 DAY GROUP BY ALL").fetchall()
+    assert rows and len(rows) == len(expected)
+    assert sorted(r[2] for r in rows) == sorted(n for _, n in expected)
+    assert all(r[0] and r[1].startswith("https://") for r in rows)  # named, with the URL
+
+
+def test_red_tools(con):
+    (query,) = _analyses()["Red tools"]
+    rows = con.execute(query).fetchall()
+    (red,) = con.execute("SELECT count(*) FROM tools WHERE risk = 'red' AND day = (SELECT max(day) FROM "
+                         "daily_status)").fetchone()
+    assert rows and len(rows) == red and all(r[0] for r in rows)
+
+
+def test_yesterdays_changes(con):
+    latest, week = _analyses()["Yesterday's changes"]
+    rows = con.execute(latest).fetchall()
+    (day,) = con.execute("SELECT max(day) FROM daily_status").fetchone()
+    (n,) = con.execute("SELECT count(*) FROM tool_changes WHERE day = $d", {"d": day}).fetchone()
+    assert rows and len(rows) == n and all(r[0] for r in rows)
+    kinds = con.execute(week).fetchall()
+    assert sum(k[1] for k in kinds) >= n
+
+
+def test_the_uptime_distribution(con):
+    (query,) = _analyses()["The uptime distribution"]
+    rows = con.execute(query).fetchall()
+    (checked,) = con.execute("SELECT count(*) FROM latest_server_history WHERE checked_days > 0").fetchone()
+    assert rows and sum(r[1] for r in rows) == checked
+    assert [r[0] for r in rows] == sorted((r[0] for r in rows), key=["100%", "90-99%", "50-89%", "under 50%"].index)
+
+
+def test_the_token_heaviest_servers(con):
+    (query,) = _analyses()["The token-heaviest servers"]
+    rows = con.execute(query).fetchall()
+    assert rows and [r[2] for r in rows] == sorted((r[2] for r in rows), reverse=True)
+    (top,) = con.execute("SELECT max(definition_tokens) FROM latest_token_cost").fetchone()
+    assert rows[0][2] == top and all(0 <= r[3] <= 100 for r in rows)
+
+
+def test_every_other_query_in_the_doc_runs(con):
+    for title, queries in _analyses().items():
+        for query in queries:
+            con.execute(query).fetchall()  # raises, naming the SQL error, if a query is wrong
+        assert queries, title
+
+
+def test_the_analyst_views_agree_with_their_tables(con):
+    (day,) = con.execute("SELECT max(day) FROM daily_status").fetchone()
+    for table in LATEST_TABLES:
+        (latest,) = con.execute(f"SELECT count(*) FROM latest_{table}").fetchone()
+        (direct,) = con.execute(f"SELECT count(*) FROM {table} WHERE day = $d", {"d": day}).fetchone()
+        assert latest == direct, table
+        (unnamed,) = con.execute(f"SELECT count(*) FROM latest_{table} WHERE server_name IS NULL").fetchone()
+        assert unnamed == 0, f"latest_{table} has rows without a registry name"
+    servers = con.execute("SELECT count(*), count(DISTINCT server_key), min(first_day) <= max(last_day) "
+                          "FROM servers").fetchone()
+    (endpoints,) = con.execute("SELECT count(DISTINCT server_key) FROM daily_status").fetchone()
+    assert servers == (endpoints, endpoints, True)
+    days = con.execute("SELECT count(*), bool_and(signed), sum(o + a + p + d + n) = sum(endpoints) "
+                       "FROM map_days").fetchone()
+    (built,) = con.execute("SELECT count(DISTINCT day) FROM daily_status").fetchone()
+    assert days == (built, True, True)
