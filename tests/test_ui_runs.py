@@ -20,7 +20,7 @@ from dagster._core.instance.ref import InstanceRef
 
 from sevenmaps_pipeline.defs.home import bound_lake
 from sevenmaps_pipeline.defs.runner import run_days
-from sevenmaps_pipeline.lake.paths import PROJECT_ROOT, LakePaths
+from sevenmaps_pipeline.lake.paths import PROJECT_ROOT
 
 JOB = """query($job: String!) {
   pipelineOrError(params: {pipelineName: $job, repositoryName: "__repository__",
@@ -112,7 +112,8 @@ def test_the_demos_runs_are_under_their_jobs_and_partitions_start_on_its_first_d
         status = _gql(url, PARTITIONS, key=["daily_status"])["assetNodes"][0]
         # The demo's days and the open day: nothing before the lake's first day.
         assert status["partitionKeys"][0] == first.isoformat()
-        assert status["partitionStats"] == {"numMaterialized": DEMO_DAYS, "numPartitions": DEMO_DAYS + 1, "numFailed": 0}
+        assert status["partitionStats"] == {"numMaterialized": DEMO_DAYS, "numPartitions": DEMO_DAYS + 1,
+                                            "numFailed": 0}
         signed = _gql(url, PARTITIONS, key=["daily_root"])["assetNodes"][0]["partitionStats"]
         assert signed == {"numMaterialized": DEMO_DAYS, "numPartitions": DEMO_DAYS, "numFailed": 0}
     finally:
