@@ -72,7 +72,11 @@ def cmd_probe(args: argparse.Namespace) -> int:
         host_map[host.lower()] = int(port)
     config = ProbeConfig(allow_private=args.allow_private, host_map=host_map,
                          ca_file=Path(args.ca_file) if args.ca_file else None)
-    text, code = run_probe(args.url, config, args.remote_type, args.json)
+    def progress(line: str) -> None:  # on stderr, so stdout (and --json) stays the answer alone
+        if not args.quiet:
+            print(f"  ... {line}", file=sys.stderr, flush=True)
+
+    text, code = run_probe(args.url, config, args.remote_type, args.json, progress)
     print(text)
     return code
 
@@ -558,6 +562,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resolve", action="append", metavar="HOST:PORT",
                    help="connect HOST to 127.0.0.1:PORT (like curl --resolve); TLS still checks HOST")
     p.add_argument("--ca-file", help="trust this CA bundle (e.g. a test server's)")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr (each step as it goes)")
     p.set_defaults(func=cmd_probe)
 
     p = sub.add_parser("classify-tools", help="risk level of each tool in a JSON array of MCP tools "

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
+import re
 
 import httpcore
 import pytest
@@ -248,8 +249,18 @@ def test_probe_cli_json_carries_what_an_owner_needs(fleet, capsys):
     host = fleet.host("catalog")
     code = main(["probe", host.url, "--json", "--resolve", f"{host.host}:{fleet.port}", "--ca-file",
                  str(fleet.ca_file)])
-    seen = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    seen = json.loads(captured.out)
     assert code == 0
+    # Each step shows as it goes, on stderr (stdout stays the JSON alone): robots.txt, then each request.
+    steps = [line.strip() for line in captured.err.splitlines()]
+    assert steps[0].startswith("... robots.txt: reading https://") and steps[1].startswith("... robots.txt: ")
+    assert steps[2] == "... initialize: waiting up to 8 s ..."
+    assert re.fullmatch(r"\.\.\. initialize: HTTP 200 in \d+ ms", steps[3])
+    assert sum("tools/list" in s and "HTTP 200" in s for s in steps) == 4  # one line per page
+    assert main(["probe", host.url, "--quiet", "--resolve", f"{host.host}:{fleet.port}", "--ca-file",
+                 str(fleet.ca_file)]) == 0
+    assert capsys.readouterr().err == ""
     for key in ("outcome", "outcome_detail", "http_status", "protocol_version", "server_info", "tool_count", "tools",
                 "pages_read", "tool_list_complete", "handshake_ms"):
         assert key in seen

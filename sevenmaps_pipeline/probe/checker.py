@@ -17,6 +17,7 @@ import math
 import re
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -128,9 +129,11 @@ class EndpointCheck:
     tools/list 8 s a page); `overall` (the five-minute check's 30 s) caps the whole check when given."""
 
     def __init__(self, client: httpx.AsyncClient, config: ProbeConfig, url: str, started_at: dt.datetime,
-                 remote_type: str = "streamable-http", overall: float | None = None) -> None:
+                 remote_type: str = "streamable-http", overall: float | None = None,
+                 progress: Callable[[str], None] | None = None) -> None:
         self.client, self.config, self.url, self.remote_type = client, config, url, remote_type
         self.overall = overall
+        self.progress = progress  # `sevenmaps probe` shows each step as it goes; the scan passes None
         self.result = CheckResult(url=redact_userinfo(url), started_at=started_at)
         self.redirects_followed = 0
 
@@ -172,11 +175,18 @@ class EndpointCheck:
         """POST one JSON-RPC message; follow one same-registrable-domain redirect; retry once after a
         broken connection. A 2xx answer to a request comes back parsed; any other body, raw and capped."""
         attempt = 0
+        if self.progress:
+            self.progress(f"{step}: waiting up to {timeout:g} s ...")
+        started = time.monotonic()
         try:
             async with asyncio.timeout(timeout):  # the step's budget covers its one retry and redirect
                 while True:
                     try:
-                        return await self._post_once(payload, step, headers or {}, request_id, cap)
+                        answer = await self._post_once(payload, step, headers or {}, request_id, cap)
+                        if self.progress:
+                            self.progress(f"{step}: HTTP {answer.status_code} in "
+                                          f"{round((time.monotonic() - started) * 1000)} ms")
+                        return answer
                     except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
                         if invalid_location(exc):  # httpx parses Location itself, even when not following
                             self.result.redirect_location = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -17,6 +18,7 @@ from .origins import OriginResult, check_origin
 
 
 async def probe_one(url: str, config: ProbeConfig, remote_type: str = "streamable-http",
+                    progress: Callable[[str], None] | None = None,
                     ) -> tuple[CheckResult, OriginResult | None, str | None]:
     """Apply the listing rules and robots.txt, then check the endpoint. With --allow-private an owner asks
     for a check of their own server: private names and plain http are allowed and, as for the owner-asked
@@ -32,13 +34,18 @@ async def probe_one(url: str, config: ProbeConfig, remote_type: str = "streamabl
     if listing != "probe" and not (listing == "skip" and remote_type == "sse" and reason == "sse-only remote"):
         return CheckResult(url=url, started_at=now, outcome="skipped", outcome_detail=reason or "",
                            skip_reason=reason, handshake_ms=0), None, reason
+    say = progress or (lambda _line: None)
     async with build_client(config) as client:
-        origin = None if config.allow_private else await check_origin(client, config, origin_of(url), now)
+        origin = None
+        if not config.allow_private:
+            say(f"robots.txt: reading {origin_of(url)}/robots.txt ...")
+            origin = await check_origin(client, config, origin_of(url), now)
+            say(f"robots.txt: {origin.robots_policy}")
         if origin is not None and origin.network_outcome is None and not origin.allows(url):
             reason = f"robots.txt disallows 7Maps-bot ({origin.robots_detail})"
             return CheckResult(url=url, started_at=now, outcome="skipped", outcome_detail=reason,
                                skip_reason=reason, handshake_ms=0), origin, reason
-        check = await EndpointCheck(client, config, url, now, remote_type).run()
+        check = await EndpointCheck(client, config, url, now, remote_type, progress=progress).run()
     return check, origin, None
 
 
@@ -100,8 +107,9 @@ def as_text(check: CheckResult, origin: OriginResult | None) -> str:
     return "\n".join(lines)
 
 
-def run_probe(url: str, config: ProbeConfig, remote_type: str, want_json: bool) -> tuple[str, int]:
-    check, origin, _ = asyncio.run(probe_one(url, config, remote_type))
+def run_probe(url: str, config: ProbeConfig, remote_type: str, want_json: bool,
+              progress: Callable[[str], None] | None = None) -> tuple[str, int]:
+    check, origin, _ = asyncio.run(probe_one(url, config, remote_type, progress))
     text = json.dumps(as_json(check, origin), indent=2, default=str) if want_json else as_text(check, origin)
     return text, 0 if check.outcome == "ok" else 3
 
