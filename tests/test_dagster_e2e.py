@@ -183,6 +183,13 @@ def test_definitions_load_with_descriptions():
     from sevenmaps_pipeline.definitions import defs
 
     repo = defs.get_repository_def()
+    # The map's asset list is written once (curated/day.py): every day asset is in it, in graph order.
+    day_assets = {n.key.to_user_string() for n in repo.asset_graph.asset_nodes
+                  if n.partitions_def is not None and n.key.to_user_string() not in ("daily_root", "day_snapshot")}
+    assert day_assets == set(MAP_ASSET_NAMES)
+    for name in MAP_ASSET_NAMES:
+        for parent in repo.asset_graph.get(dg.AssetKey(name)).parent_keys:
+            assert MAP_ASSET_NAMES.index(parent.to_user_string()) < MAP_ASSET_NAMES.index(name), (parent, name)
     for node in repo.asset_graph.asset_nodes:
         assert node.description, node.key
     for job in repo.get_all_jobs():

@@ -53,6 +53,9 @@ DAY_BUILDS: tuple[tuple[str, Builder, tuple[str, ...], tuple[str, ...]], ...] = 
      ("daily_status", "server_history", "server_categories")),
 )
 DAY_TABLES = tuple(t for _, _, tables, _ in DAY_BUILDS for t in tables)
+# The map's day assets in graph order: the one list the jobs, the sign asset's inputs, the tests and the
+# generated docs derive from.
+MAP_ASSET_NAMES = tuple(name for name, *_ in DAY_BUILDS)
 # What each table reads of earlier days: (table, within how many days back, None for all of them). The
 # tool-list facts are computed once per distinct list, in the day it first appeared, and read from there.
 EARLIER_READS: dict[str, tuple[tuple[str, int | None], ...]] = {

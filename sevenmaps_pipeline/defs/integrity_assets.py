@@ -3,18 +3,16 @@
 
 import dagster as dg
 
-from ..curated.day import refresh_day
+from ..curated.day import MAP_ASSET_NAMES, refresh_day
 from ..integrity.keys import SigningKeyError
 from ..integrity.log import LogError
 from ..integrity.roots import SigningError, sign_through
 from ..integrity.verify import verify_days
 from ..lake.export import ExportError, export_snapshot
 from ..lake.warehouse import publish_warehouse
-from .map_assets import SINGLE_RUN, daily_status, raw_probes, server_history
+from .map_assets import SINGLE_RUN
 from .partitions import finished_days
-from .report_assets import agent_reports, incidents, rating_aggregates, reliable_rankings
 from .resources import LakeResource, partition_days
-from .tool_assets import findings, server_categories, token_cost, tool_changes, tool_facts, tools
 
 
 @dg.asset(
@@ -22,8 +20,7 @@ from .tool_assets import findings, server_categories, token_cost, tool_changes, 
     backfill_policy=SINGLE_RUN,
     group_name="integrity",
     kinds={"json"},
-    deps=[raw_probes, daily_status, server_history, tool_facts, tools, token_cost, findings, server_categories,
-          tool_changes, agent_reports, rating_aggregates, incidents, reliable_rankings],
+    deps=list(MAP_ASSET_NAMES),
     description="roots/day=D.json: one line '<sha256>  <path>' per covered file of the day, root = "
     "sha256(previous_root + '\\n' + lines), Ed25519 signature. Signed only after the day ended; earlier "
     "unsigned days are signed first, in chain order; each signed day's lines are appended to the RFC 6962 log "

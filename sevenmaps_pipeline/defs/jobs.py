@@ -5,6 +5,7 @@ import datetime as dt
 
 import dagster as dg
 
+from ..curated.day import MAP_ASSET_NAMES
 from .freshness import FRESHNESS_CHECKS
 from .integrity_assets import daily_root, day_snapshot
 from .map_assets import daily_status, raw_probes, server_history
@@ -12,10 +13,12 @@ from .partitions import FIRST_DAY, daily_partitions, finished_days
 from .report_assets import agent_reports, incidents, rating_aggregates, reliable_rankings
 from .tool_assets import findings, server_categories, token_cost, tool_changes, tool_facts, tools
 
-# Every day-partitioned asset of the map, in graph order (a day is signed only once all of them exist).
-MAP_ASSETS = (raw_probes, daily_status, tool_facts, tools, token_cost, findings, server_categories, tool_changes,
-              server_history, agent_reports, rating_aggregates, incidents, reliable_rankings)
-MAP_ASSET_NAMES = tuple(a.key.to_user_string() for a in MAP_ASSETS)
+_DEFINED = {a.key.to_user_string(): a for a in (raw_probes, daily_status, tool_facts, tools, token_cost, findings,
+                                                 server_categories, tool_changes, server_history, agent_reports,
+                                                 rating_aggregates, incidents, reliable_rankings)}
+# Every day-partitioned asset of the map, in graph order (a day is signed only once all of them exist), as
+# the library's day builds list them (curated/day.py).
+MAP_ASSETS = tuple(_DEFINED[name] for name in MAP_ASSET_NAMES)
 # What the sign job materialises once every map asset of the day exists.
 SIGN_ASSETS = (daily_root, day_snapshot)
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..curated.day import DAY_TABLES
 from ..lake.parquet_io import last_signed_day
 from ..lake.paths import LakePaths
 from ..rules.methods import ROOT_METHOD
@@ -32,10 +33,9 @@ from .manifest import compute_root, day_lines
 from .statement import sign_statement
 from .witness import WitnessConfig, ask_witness
 
-# A day is signed only when the tables the map publishes for it exist (a signed day can never gain one).
-REQUIRED_TABLES = ("daily_status", "server_history", "tool_lists", "tool_facts", "tools", "token_cost", "findings",
-                   "internal_findings", "server_categories", "tool_changes", "agent_reports", "agent_report_quarantine",
-                   "rating_aggregates", "incidents", "reliable_rankings")
+# A day is signed only when the tables the map builds for it exist (a signed day can never gain one); the
+# quarantine is written only when something was refused.
+REQUIRED_TABLES = tuple(t for t in DAY_TABLES if t != "quarantine")
 
 
 class SigningError(RuntimeError):
