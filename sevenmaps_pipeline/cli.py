@@ -105,6 +105,58 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_backfill(args: argparse.Namespace) -> int:
+    import dagster as dg
+
+    from .defs.home import ensure_dagster_home
+    from .defs.launcher import code_location, run_config
+    from .defs.partitions import first_day
+
+    first, last = parse_day(args.first), parse_day(args.last)
+    if last < first:
+        raise ValueError(f"--to {last} is before --from {first}")
+    lake = _lake(args)
+    if not lake.root.is_dir():
+        raise ValueError(f"no lake at {lake.root} (pass --lake, or set SEVENMAPS_LAKE)")
+    home = ensure_dagster_home(lake)
+    start = first_day(lake)
+    if first < start:
+        raise ValueError(f"--from {first} is before the lake's first day {start} (set SEVENMAPS_FIRST_DAY to "
+                         "start the partitions earlier; docs/operations.md)")
+    today = dt.datetime.now(dt.UTC).date()
+    key = Path(args.signing_key).resolve() if args.signing_key else None
+    config = run_config(lake.root, key, log_level="CRITICAL")
+    jobs = [("daily_map_job", first, min(last, today))]
+    if not args.no_sign and min(last, today - dt.timedelta(days=1)) >= first:
+        jobs.append(("sign_day_job", first, min(last, today - dt.timedelta(days=1))))
+    print(f"backfilling {first} .. {last} in {lake.root} (Dagster home {home})", flush=True)
+    with dg.DagsterInstance.get() as instance, code_location(instance) as location:
+        for job, a, b in jobs:
+            t = time.perf_counter()
+            run = location.run(job, a, b, config)
+            if not run.success:
+                print(f"{job} run {run.run_id} FAILED for {a} .. {b}:", file=sys.stderr)
+                for step, cause in run.failures():
+                    print(f"  {step}: {cause}", file=sys.stderr)
+                print(f"  the whole log: `sevenmaps ui`, Runs, {run.run_id[:8]}", file=sys.stderr)
+                return 1
+            print(f"{job} run {run.run_id[:8]} succeeded for {a} .. {b} in {time.perf_counter() - t:.1f}s",
+                  flush=True)
+    print(_range_summary(lake, first, last))
+    return 0
+
+
+def _range_summary(lake: LakePaths, first: dt.date, last: dt.date) -> str:
+    from .lake import duck
+
+    with duck.connect(str(lake.warehouse), read_only=True) as con:
+        rows = con.execute("SELECT day, endpoints, o, a, p, d, n, signed FROM map_days WHERE day BETWEEN $a AND $b "
+                           "ORDER BY day", {"a": first, "b": last}).fetchall()
+    lines = [f"  {d}: {e:,} endpoints (o={o:,} a={a:,} p={p:,} d={dd:,} n={n:,}){', signed' if s else ''}"
+             for d, e, o, a, p, dd, n, s in rows]
+    return "\n".join(lines) if lines else "  (no day of the range has a map: an open day waits for its scan)"
+
+
 def _day_summary(lake: LakePaths, day: dt.date) -> str:
     """One line: the day's endpoints by code and the checks that landed."""
     from .lake import duck
@@ -551,6 +603,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--day", required=True, help="the UTC day, YYYY-MM-DD (must be today to scan)")
     p.add_argument("--registry", default="https://registry.modelcontextprotocol.io", help="registry base URL")
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("backfill", help="build the map for a range of days, then sign the finished ones, as runs "
+                       "of the code location (the UI shows them); a day that has passed is never probed (n)")
+    p.add_argument("--from", dest="first", required=True, help="first UTC day, YYYY-MM-DD")
+    p.add_argument("--to", dest="last", required=True, help="last UTC day, YYYY-MM-DD")
+    p.add_argument("--no-sign", action="store_true", help="build the map only; leave signing to the schedule")
+    p.add_argument("--signing-key", help="private key path (default: $SEVENMAPS_SIGNING_KEY, else "
+                   "./.secrets/7maps-signing-key.pem)")
+    p.set_defaults(func=cmd_backfill)
 
     p = sub.add_parser("probe", help="check one endpoint the 7Maps way and print everything seen "
                        "(exit 0 when it answers with tools, 3 otherwise)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 
 import dagster as dg
 import pytest
@@ -124,3 +125,33 @@ def test_a_missed_scan_and_an_unsigned_day_fail_their_freshness_checks(lake, sig
         assert str(DAY) in _freshness(instance, at)["daily_root"][1]
         assert run_days("sign_day_job", DAY, DAY, instance, lake.root, signing_key).success
         assert _freshness(instance, at)["daily_root"][0] is True
+
+
+def test_a_shell_backfill_builds_and_signs_the_missed_days_as_runs_of_the_code_location(tmp_path, clean_env,
+                                                                                        signing_key, capsys):
+    from dagster._core.storage.tags import REPOSITORY_LABEL_TAG
+
+    from sevenmaps_pipeline.devtools.synth import synthesize
+
+    lake = LakePaths.at(tmp_path / "lake")
+    end = dt.date(2026, 11, 20)
+    synth = synthesize(lake, 20, 4, seed=3, end_day=end, missing_days=1)
+    first = synth.days[0]
+    assert main(["--lake", str(lake.root), "backfill", "--from", first.isoformat(), "--to", end.isoformat(),
+                 "--signing-key", str(signing_key)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].startswith("daily_map_job run ") and out[2].startswith("sign_day_job run ")
+    (missed,) = synth.missing_days
+    # The missed day is built all n, never d, and signed with the others.
+    assert re.fullmatch(rf"  {missed}: (\d+) endpoints \(o=0 a=0 p=0 d=0 n=\1\), signed",
+                        next(line for line in out if line.startswith(f"  {missed}:")))
+    assert sum(", signed" in line for line in out) == 4
+    with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(lake.root / ".dagster"))) as instance:
+        runs = instance.get_runs()
+        assert {r.job_name for r in runs} == {"daily_map_job", "sign_day_job"}
+        assert all(r.tags.get(REPOSITORY_LABEL_TAG) or r.remote_job_origin for r in runs)
+    # Ordinary mistakes: one line, exit 2.
+    assert main(["--lake", str(lake.root), "backfill", "--from", end.isoformat(), "--to", first.isoformat()]) == 2
+    assert "is before --from" in capsys.readouterr().err
+    assert main(["--lake", str(tmp_path / "nowhere"), "backfill", "--from", "2026-11-01", "--to", "2026-11-02"]) == 2
+    assert "no lake at" in capsys.readouterr().err
