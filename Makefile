@@ -26,8 +26,9 @@ ui: $(STAMP)  ## the Dagster UI on http://127.0.0.1:$(PORT) over the lake's own 
 bench: $(STAMP)  ## 100,000 endpoints: a day and a 30-day backfill through Dagster, the tool tables, the prober
 	$(VENV)/bin/sevenmaps bench
 
-lint: $(STAMP)
+lint: $(STAMP)  ## ruff and mypy over the package and the tests
 	$(VENV)/bin/ruff check sevenmaps_pipeline tests
+	$(VENV)/bin/mypy
 
 clean:
 	rm -rf $(VENV) .dagster_home .bench

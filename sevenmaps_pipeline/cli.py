@@ -129,7 +129,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     jobs = [("daily_map_job", first, min(last, today))]
     if not args.no_sign and min(last, today - dt.timedelta(days=1)) >= first:
         jobs.append(("sign_day_job", first, min(last, today - dt.timedelta(days=1))))
-    print(f"backfilling {first} .. {last} in {lake.root} (Dagster home {home})", flush=True)
+    print(f"backfilling {first} .. {last} in {lake.root} (Dagster home {home}, partitions from {start})", flush=True)
     with dg.DagsterInstance.get() as instance, code_location(instance) as location:
         for job, a, b in jobs:
             t = time.perf_counter()
@@ -273,7 +273,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
         for i, line in enumerate(lines):
             if line[66:] == wanted:
                 state = read_state(lake)
-                if at + i >= state.size:
+                if at + i >= state.size or state.checkpoint_bytes is None:
                     print(f"error: {wanted} is signed ({day}) but not yet in the log (size {state.size})",
                           file=sys.stderr)
                     return 1
@@ -404,6 +404,7 @@ def cmd_witness(args: argparse.Namespace) -> int:
     witness = Witness(args.name, load_witness_key(key_path), logs, Path(args.state))
     server = serve(witness, args.host, args.port)
     host, port = server.server_address[:2]
+    host = host.decode() if isinstance(host, bytes) else host
     print(f"witness {args.name} on http://{host}:{port} (POST /add-checkpoint)", flush=True)
     print(f"its cosignature vkey: {witness.verifier.vkey}", flush=True)
     print(f"logs it witnesses: {', '.join(v.name for v in logs)}; state {args.state}", flush=True)
@@ -480,18 +481,27 @@ def cmd_warehouse(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_data_dictionary(args: argparse.Namespace) -> int:
+DATA_DICTIONARY_MARKERS = ("<!-- data-dictionary:start -->\n", "<!-- data-dictionary:end -->")
+
+
+def data_dictionary_text() -> str:
+    """The generated part of docs/data-dictionary.md: the assets, then the tables."""
+    from .defs.catalog import assets_markdown
     from .lake.schemas import data_dictionary_markdown
 
-    text = data_dictionary_markdown()
-    if not args.write_readme:
+    return assets_markdown() + "\n## Tables\n\n" + data_dictionary_markdown()
+
+
+def cmd_data_dictionary(args: argparse.Namespace) -> int:
+    text = data_dictionary_text()
+    if not args.write:
         sys.stdout.write(text)
         return 0
-    readme = PROJECT_ROOT / "README.md"
-    start, end = "<!-- data-dictionary:start -->\n", "<!-- data-dictionary:end -->"
-    before, rest = readme.read_text().split(start, 1)
-    readme.write_text(before + start + text + end + rest.split(end, 1)[1])
-    print(f"updated the data dictionary in {readme}")
+    doc = PROJECT_ROOT / "docs" / "data-dictionary.md"
+    start, end = DATA_DICTIONARY_MARKERS
+    before, rest = doc.read_text().split(start, 1)
+    doc.write_text(before + start + text + end + rest.split(end, 1)[1])
+    print(f"updated {doc}")
     return 0
 
 
@@ -695,7 +705,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_warehouse)
 
     p = sub.add_parser("data-dictionary", help="print the data dictionary (Markdown) from the schemas")
-    p.add_argument("--write-readme", action="store_true", help="replace the dictionary in README.md")
+    p.add_argument("--write", action="store_true", help="replace the generated part of docs/data-dictionary.md")
     p.set_defaults(func=cmd_data_dictionary)
 
     p = sub.add_parser("ui", help="the Dagster UI over the lake's own Dagster home (<lake>/.dagster unless "

@@ -4,7 +4,7 @@
 -- Inputs: raw_agent_reports (the day's batches, files already checked for readability and fixed columns);
 --         endpoints (server_key, server_id of every endpoint on the map in the $max_age_days before $day);
 --         daily_status (our day codes over the same days).
--- Method ($method_version, sevenmaps_pipeline/rules/methods.py REPORTS_PARAMS): reports carry the seed's fixed
+-- Method ($method_version, sevenmaps_pipeline/rules/methods.py REPORTS_PARAMS): reports carry the methodology's fixed
 -- fields only. An unknown enum, a negative figure, free text where a tool name belongs, an unknown server,
 -- or a reporter id that is not a keyed hash is refused with its reason: never counted, never dropped.
 -- Agreement: a report that worked agrees with an o day and disagrees with a d day; a failure we can see

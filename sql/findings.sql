@@ -1,4 +1,4 @@
--- findings: one row per endpoint, day $day and published finding (seed 000 findings.published).
+-- findings: one row per endpoint, day $day and published finding (docs/methodology.md: findings.published).
 -- Inputs: daily_status of $day (protocol, handshake, tokens_estimate), tools of $day (per tool), method
 -- $method_version with thresholds from sevenmaps_pipeline/rules/methods.py:
 --   token_heavy       tokens_estimate >= $token_heavy

@@ -2,7 +2,7 @@
 -- Grain: one row per endpoint with one of those.
 -- Inputs: agent_reports that arrived in the $lookback_days days ending on $day (valid rows only), about days
 -- in that span; daily_status over the same days (our own checks).
--- Method ($method_version, seed 000 `incidents`; parameters in rules/methods.py INCIDENTS_PARAMS):
+-- Method ($method_version, docs/methodology.md, `incidents`; parameters in rules/methods.py INCIDENTS_PARAMS):
 --   * a failure report is a report that the endpoint itself failed ($failures);
 --   * a day is confirmed when failures were reported about it and either our own check that day was d,
 --     or at least $trusted_min distinct paying reporters reported a failure; anonymous reports alone never

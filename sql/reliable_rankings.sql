@@ -1,6 +1,6 @@
 -- reliable_rankings: the reliable list of each category on $day.
 -- Grain: one row per eligible endpoint.  Inputs: daily_status, server_history and server_categories of $day.
--- Method ($method_version, seed 000 `reliable`):
+-- Method ($method_version, docs/methodology.md, `reliable`):
 --   * eligible: answering with tools now (today's day code o), a category other than 'other', and at least
 --     $min_checked checked days in the 30-day window;
 --   * order: the share of checked days answering (o, a or p) over the window, then the median handshake

@@ -3,10 +3,10 @@
 -- description of the entry in force that day); topic_words (topic, word: every form that matches, plurals
 -- and two-word entries joined by '_' included) and generic_words (word) from assets/categories.json
 -- (method $method_version); parameters from sevenmaps_pipeline/rules/methods.py.
--- Rules, in seed 004's order:
---   1. name_and_summary (seed 004): the server's own name and summary; the top topic, with at least one
+-- Rules, in the Agent-Ready directory's order (docs/methodology.md):
+--   1. name_and_summary (Agent-Ready rule): the server's own name and summary; the top topic, with at least one
 --      word and more than any other topic, places it;
---   2. tool_names (seed 004), only when its name and summary fit no category: toolsets that >= $shared_min
+--   2. tool_names (Agent-Ready rule), only when its name and summary fit no category: toolsets that >= $shared_min
 --      endpoints list identically that day (gateway and template tools: the whole list, same tools_hash) are
 --      dropped first, and generic words; a topic named by >= $min_names tool names, at least $dominance times
 --      as many as any other topic, and at least $min_share of all the endpoint's tools, places it;

@@ -1,5 +1,5 @@
 -- token_cost: one row per endpoint with a tool list on day $day.
--- Inputs: daily_status of $day (tool_list_size, tokens_estimate as the seed defines them), tool_lists of
+-- Inputs: daily_status of $day (tool_list_size, tokens_estimate as the methodology defines them), tool_lists of
 -- every day so far (definition_tokens, counted once per list with o200k_base), method $method_version.
 WITH lists AS (
     SELECT tools_hash, definition_tokens, method_version FROM tool_lists WHERE method_version = $method_version

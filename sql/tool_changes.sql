@@ -5,7 +5,7 @@
 --   tool_facts    every list's tools under the current risk method $facts_method (the caller has made sure
 --                 both days' lists have them, so a risk method change is never reported as a change)
 --   site_of(url)  the registrable domain of a URL's host (the shipped, hash-checked Public Suffix List)
--- Method ($method_version, seed 000 `change_detection`; parameters in sevenmaps_pipeline/rules/methods.py):
+-- Method ($method_version, docs/methodology.md, `change_detection`; parameters in sevenmaps_pipeline/rules/methods.py):
 --   * the baseline of the status kinds is the endpoint's previous checked day (code not n) within the
 --     lookback; the baseline of the tool-list kinds is its previous day with a tool list; no baseline, no
 --     change (a first sighting is not a change);

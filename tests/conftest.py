@@ -106,7 +106,7 @@ def land_reports(lake: LakePaths, rows: list[dict], day: dt.date = DAY, batch: s
     return write_parquet(lake, lake.raw_dir("agent_reports", day) / f"{batch}.parquet", table)
 
 
-DEMO_DAYS = 10  # the fleet timeline's first ten days: changes, red tools, downs and incidents all occur
+DEMO_DAYS = 4  # the fleet timeline's first four days: changes (on the last day too), red tools, downs, incidents
 
 
 @pytest.fixture(scope="session")

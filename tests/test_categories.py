@@ -1,4 +1,4 @@
-"""Server categories: the seed-004 tool-name rule at its edges, the 20-identical-toolsets exclusion,
+"""Server categories: the Agent-Ready directory's tool-name rule at its edges, the 20-identical-toolsets exclusion,
 generic words, the 7Maps words rule, and 'other'."""
 
 from __future__ import annotations
@@ -141,7 +141,7 @@ def test_a_two_word_topic_entry_places_a_server(lake, tmp_path, monkeypatch):
 
 
 def test_shared_tools_inside_differing_toolsets_still_count(lake):
-    # Seed 004 drops whole toolsets listed identically by >= 20 servers, not single tools they share.
+    # The Agent-Ready rule drops whole toolsets listed identically by >= 20 servers, not single tools they share.
     lists = {f"gw{i}": TRAVEL3 + [t(f"own_tool_{i}")] for i in range(20)}
     cats = categories(lake, lists)
     assert {c["placed_by"] for c in cats.values()} == {"tool_names"}

@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import dagster as dg
 import duckdb
@@ -146,28 +142,6 @@ def test_rematerialising_a_signed_day_changes_nothing_or_fails_naming_it(lake, s
     assert any(f"day {synth.days[0]} is signed" in m for m in failures(result))
     assert {p: p.read_bytes() for p in files if "curated/daily_status" in str(p)} == \
         {p: b for p, b in files.items() if "curated/daily_status" in str(p)}
-
-
-def test_cli_backfill_with_dagster_asset_materialize(lake, signing_key, tmp_path):
-    """The documented operator path: one synchronous run over a partition range, no daemon needed."""
-    synth = synthesize(lake, 50, 5, seed=9, end_day=END, missing_days=1)
-    home = tmp_path / "home"
-    home.mkdir()
-    env = {**os.environ, "DAGSTER_HOME": str(home), "SEVENMAPS_LAKE": str(lake.root),
-           "SEVENMAPS_SIGNING_KEY": str(signing_key)}
-    dagster = Path(sys.executable).with_name("dagster")
-    map_assets = ",".join(MAP_ASSET_NAMES)
-    for selection in (map_assets, "daily_root"):
-        proc = subprocess.run(
-            [str(dagster), "asset", "materialize", "-m", "sevenmaps_pipeline.definitions",
-             "--select", selection, "--partition-range", f"{synth.days[0]}...{synth.days[-1]}"],
-            env=env, capture_output=True, text=True, timeout=300)
-        assert proc.returncode == 0, proc.stderr[-3000:]
-    report = verify_lake(lake)
-    assert report.ok and len(report.days_verified) == 5
-    (missed,) = synth.missing_days
-    codes = set(pq.read_table(lake.curated_file("daily_status", missed), columns=["code"]).column("code").to_pylist())
-    assert codes == {"n"}
 
 
 def test_schedules_request_the_open_day_and_sign_the_day_that_ended():

@@ -21,6 +21,7 @@ from sevenmaps_pipeline.defs.launcher import root_cause
 from sevenmaps_pipeline.defs.partitions import FIRST_DAY, first_day
 from sevenmaps_pipeline.defs.resources import LakeResource, ProberResource
 from sevenmaps_pipeline.defs.runner import run_days
+from sevenmaps_pipeline.integrity.verify import verify_lake
 from sevenmaps_pipeline.lake.paths import LakePaths
 
 URL = "https://mcp.weather.example.com/mcp"
@@ -146,6 +147,8 @@ def test_a_shell_backfill_builds_and_signs_the_missed_days_as_runs_of_the_code_l
     assert re.fullmatch(rf"  {missed}: (\d+) endpoints \(o=0 a=0 p=0 d=0 n=\1\), signed",
                         next(line for line in out if line.startswith(f"  {missed}:")))
     assert sum(", signed" in line for line in out) == 4
+    report = verify_lake(lake)
+    assert report.ok and report.days_verified == synth.days
     with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(lake.root / ".dagster"))) as instance:
         runs = instance.get_runs()
         assert {r.job_name for r in runs} == {"daily_map_job", "sign_day_job"}

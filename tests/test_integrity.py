@@ -135,7 +135,7 @@ def test_a_day_without_its_tables_is_not_signed_and_nothing_later_is_either(lake
     build_day(lake, later)  # the day between has raw data only
     land_probes(lake, [probe("https://a.example.com/mcp", "ok", day=DAY + dt.timedelta(days=1))],
                 day=DAY + dt.timedelta(days=1))
-    with pytest.raises(SigningError, match="2026-11-11 cannot be signed: daily_status, server_history, tool_lists"):
+    with pytest.raises(SigningError, match="2026-11-11 cannot be signed: daily_status, tool_lists, tool_facts"):
         sign_through(lake, later, signing_key, now=NOW)
     assert not list(lake.roots_dir.glob("day=*.json"))
 

@@ -25,12 +25,18 @@ from sevenmaps_pipeline.rules.fingerprints import summarize_tools, tool_fingerpr
 END = dt.date(2026, 11, 20)
 
 
-def test_readme_data_dictionary_is_generated_from_the_schemas():
-    readme = (PROJECT_ROOT / "README.md").read_text()
-    start, end = "<!-- data-dictionary:start -->\n", "<!-- data-dictionary:end -->"
-    assert start in readme and end in readme
-    assert readme.split(start)[1].split(end)[0] == data_dictionary_markdown(), \
-        "README data dictionary is stale: regenerate it with `sevenmaps data-dictionary`"
+def test_the_data_dictionary_is_generated_from_the_schemas_and_the_definitions():
+    from sevenmaps_pipeline.cli import DATA_DICTIONARY_MARKERS, data_dictionary_text
+    from sevenmaps_pipeline.curated.day import MAP_ASSET_NAMES
+
+    doc = (PROJECT_ROOT / "docs" / "data-dictionary.md").read_text()
+    start, end = DATA_DICTIONARY_MARKERS
+    assert start in doc and end in doc
+    generated = doc.split(start)[1].split(end)[0]
+    assert generated == data_dictionary_text(), \
+        "docs/data-dictionary.md is stale: regenerate it with `sevenmaps data-dictionary --write`"
+    assert data_dictionary_markdown() in generated
+    assert all(f"| `{name}` |" in generated for name in MAP_ASSET_NAMES + ("daily_root", "day_snapshot"))
 
 
 @pytest.mark.parametrize(("url", "key"), [

@@ -13,6 +13,7 @@ import re
 import time
 import zlib
 from collections import Counter
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -149,8 +150,8 @@ origin_behaviours = st.fixed_dictionaries({
 
 
 # Each example is a real HTTPS exchange with the fleet (no deadline); the fleet is one per module.
-AGAINST_A_SERVER = {"deadline": None,
-                    "suppress_health_check": [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]}
+AGAINST_A_SERVER: dict[str, Any] = {
+    "deadline": None, "suppress_health_check": [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]}
 
 
 def _config(fleet: Fleet) -> ProbeConfig:

@@ -85,7 +85,7 @@ def test_verifiers_never_raise_on_nonsense():
     assert merkle.verify_inclusion(0, 1, b"short", [], b"y" * 32)
     assert merkle.verify_consistency(3, 2, [], b"a" * 32, b"b" * 32)
     assert merkle.verify_consistency(1, 2, [b"z" * 31], b"a" * 32, b"b" * 32)
-    assert merkle.verify_consistency(1, 2, ["text"], b"a" * 32, b"b" * 32)  # type: ignore[list-item]
+    assert merkle.verify_consistency(1, 2, ["text"], b"a" * 32, b"b" * 32)  # a str where bytes belong
 
 
 # --- C2SP signed notes ----------------------------------------------------------------------------------

@@ -76,7 +76,7 @@ def quarantine_unreadable_files(lake: LakePaths, day: dt.date) -> list[dict[str,
 
 
 def registry_in_force(lake: LakePaths, day: dt.date) -> Path | None:
-    for d in reversed(days_back(day, STATUS_PARAMS["lookback_days"])):
+    for d in reversed(days_back(day, int(STATUS_PARAMS["lookback_days"]))):
         path = lake.registry_file(d)
         if path.is_file():
             return path

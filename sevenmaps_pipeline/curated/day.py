@@ -117,13 +117,13 @@ def stale_reason(lake: LakePaths, day: dt.date) -> str | None:
             return f"{_name(lake, path)} changed after {oldest_table} of {day} was built"
     # Earlier days: what each table reads of them (EARLIER_READS), newer than the table itself.
     history: dict[str, list[tuple[dt.date, float]]] = {}
-    for table, reads in EARLIER_READS.items():
-        for upstream, days in reads:
+    for reader, earlier_reads in EARLIER_READS.items():
+        for upstream, back in earlier_reads:
             if upstream not in history:
                 history[upstream] = _earlier_mtimes(lake, upstream, day)
             for earlier, when in history[upstream]:
-                if (days is None or (day - earlier).days < days) and when > built[table]:
-                    return f"curated/{upstream}/day={earlier} changed after {table} of {day} was built"
+                if (back is None or (day - earlier).days < back) and when > built[reader]:
+                    return f"curated/{upstream}/day={earlier} changed after {reader} of {day} was built"
     return None
 
 

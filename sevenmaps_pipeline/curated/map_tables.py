@@ -40,7 +40,7 @@ def build_quarantine(lake: LakePaths, day: dt.date) -> BuildResult:
         con.execute("CREATE TEMP VIEW probe_validation AS " + duck.load_sql("probe_validation"))
         rows = con.sql(duck.load_sql("quarantine"),
                            params={"day": day, "lake_prefix": str(lake.root) + "/"}).to_arrow_table()
-        landed = con.execute("SELECT count(*) FROM raw_probes").fetchone()[0]
+        landed = duck.one(con, "SELECT count(*) FROM raw_probes")[0]
     table = pa.concat_tables([conform(pa.Table.from_pylist(refused_files, QUARANTINE.schema), QUARANTINE),
                               conform(rows, QUARANTINE)])
     path = write_parquet(lake, lake.curated_file("quarantine", day), table)

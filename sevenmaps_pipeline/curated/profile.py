@@ -81,7 +81,7 @@ def profile_files(table: str, day: dt.date, files: list[Path], preview_rows: int
     with duck.connect() as con:
         listed = ", ".join("'" + str(f).replace("'", "''") + "'" for f in files)  # a view takes no parameters
         con.execute(f"CREATE TEMP VIEW t AS SELECT * FROM read_parquet([{listed}], union_by_name = true)")
-        rows = con.execute("SELECT count(*) FROM t").fetchone()[0]
+        rows = duck.one(con, "SELECT count(*) FROM t")[0]
         present = {r[0] for r in con.execute("DESCRIBE t").fetchall()}
         counts: dict[str, dict[str, int]] = {}
         for column in BREAKDOWNS.get(table, ()):
@@ -93,7 +93,7 @@ def profile_files(table: str, day: dt.date, files: list[Path], preview_rows: int
             if len(found) > MAX_VALUES:
                 kept["(other)"] = sum(n for _, n in found[MAX_VALUES:])
             counts[column] = kept
-        totals = {c: int(con.execute(f'SELECT coalesce(sum("{c}"), 0) FROM t').fetchone()[0])
+        totals = {c: int(duck.one(con, f'SELECT coalesce(sum("{c}"), 0) FROM t')[0])
                   for c in TOTALS.get(table, ()) if c in present}
         shown = [c for c in PREVIEW.get(table, ()) if c in present] or sorted(present)[:6]
         sample = con.execute("SELECT " + ", ".join(f'"{c}"' for c in shown) + f" FROM t LIMIT {int(preview_rows)}"

@@ -188,12 +188,13 @@ def changes_method() -> str:
 def build_tool_changes(lake: LakePaths, day: dt.date) -> BuildResult:
     """What each endpoint changed since its previous checked day (sql/tool_changes.sql)."""
     import duckdb
+    from duckdb.func import FunctionNullHandling
 
     started = time.perf_counter()
     require_status(lake, day)
     with duck.session() as con:
         con.create_function("site_of", site_of_url, [duckdb.sqltype("VARCHAR")], duckdb.sqltype("VARCHAR"),
-                            null_handling="special", side_effects=False)
+                            null_handling=FunctionNullHandling.SPECIAL, side_effects=False)
         duck.bind_input(con, "daily_status", status_files(lake, day, CHANGES_PARAMS["lookback_days"]),
                         DAILY_STATUS.schema)
         duck.bind_input(con, "tool_facts", partitions_through(lake, "tool_facts", day), TOOL_FACTS.schema)

@@ -6,7 +6,7 @@ import dagster as dg
 from ..curated.day import MAP_ASSET_NAMES, refresh_day
 from ..integrity.keys import SigningKeyError
 from ..integrity.log import LogError
-from ..integrity.roots import SigningError, sign_through
+from ..integrity.roots import SignedDay, SigningError, sign_through
 from ..integrity.verify import verify_days
 from ..lake.export import ExportError, export_snapshot
 from ..lake.warehouse import publish_warehouse
@@ -33,8 +33,8 @@ from .resources import LakeResource, partition_days
 def daily_root(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
     paths = lake.paths
     requested = partition_days(context)
-    signed = []
-    already = []
+    signed: list[SignedDay] = []
+    already: list[str] = []
     rebuilt: dict[str, str] = {}
 
     def refresh(day):

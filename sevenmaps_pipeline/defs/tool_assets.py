@@ -62,10 +62,10 @@ def findings(context: dg.AssetExecutionContext, lake: LakeResource,
 @day_asset(
     "tools",
     deps=[tools],
-    description="A category per endpoint and day, with the rule that placed it, in seed 004's order: the "
-    "server's own registry name and description; else seed 004's tool-name rule (>= 3 names on a topic, twice "
-    "any other, >= a quarter of the tools, after dropping whole toolsets that >= 20 endpoints list identically "
-    "and generic words); else 7Maps' words in names and descriptions; else 'other'. "
+    description="A category per endpoint and day, with the rule that placed it, in the Agent-Ready "
+    "directory's order: the server's own registry name and description; else its tool-name rule (>= 3 "
+    "names on a topic, twice any other, >= a quarter of the tools, after dropping whole toolsets that >= 20 "
+    "endpoints list identically and generic words); else 7Maps' words in names and descriptions; else 'other'. "
     "sql/server_categories.sql, words in assets/categories.json",
 )
 def server_categories(context: dg.AssetExecutionContext, lake: LakeResource,

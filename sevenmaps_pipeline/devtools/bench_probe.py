@@ -78,7 +78,9 @@ def _sdk_client_factory(port: int, ca_file: Path):
     def make() -> httpx2.AsyncClient:
         context = ssl.create_default_context(cafile=str(ca_file))
         client = httpx2.AsyncClient(verify=context, timeout=30)
-        client._transport._pool = httpcore2.AsyncConnectionPool(ssl_context=context, network_backend=MapBackend())
+        # The fleet's names map to loopback through the pool's network backend (httpx has no public hook).
+        client._transport._pool = httpcore2.AsyncConnectionPool(  # type: ignore[attr-defined]
+            ssl_context=context, network_backend=MapBackend())
         return client
 
     return make

@@ -230,7 +230,7 @@ def run_demo(lake: LakePaths, servers: int, days: int, seed: int, key_path: Path
 def summary(lake: LakePaths) -> str:
     con = duck.connect(str(lake.warehouse), read_only=True)
     try:
-        last = con.execute("SELECT max(day) FROM daily_status").fetchone()[0]
+        last = duck.one(con, "SELECT max(day) FROM daily_status")[0]
         lines = [f"== The map on {last} (UTC) =="]
         for status, count in con.execute(
                 "SELECT shown_status, count(*) FROM daily_status WHERE day = $d GROUP BY ALL ORDER BY 2 DESC",
@@ -269,22 +269,22 @@ def summary(lake: LakePaths) -> str:
             "server_key LIMIT 6", {"d": last}).fetchall()
         lines.append("\nAgent ratings over 30 days: label, reports, reporters (paying), weighted success share")
         lines += [f"  {key:<28} {label:<20} {n:>5} {r:>3} ({p}) {share}" for key, label, n, r, p, share in rated]
-        live_now = con.execute("SELECT string_agg(server_key, ', ' ORDER BY server_key) FROM incidents "
-                               "WHERE day = $d AND status = 'live'", {"d": last}).fetchone()[0]
-        episodes = con.execute(
-            "SELECT count(DISTINCT (server_key, opened_day)) FILTER (WHERE status = 'live'), "
+        live_now = duck.one(con, "SELECT string_agg(server_key, ', ' ORDER BY server_key) FROM incidents "
+                            "WHERE day = $d AND status = 'live'", {"d": last})[0]
+        episodes = duck.one(
+            con, "SELECT count(DISTINCT (server_key, opened_day)) FILTER (WHERE status = 'live'), "
             "count(*) FILTER (WHERE status = 'live'), count(*) FILTER (WHERE status = 'unconfirmed'), "
-            "string_agg(DISTINCT server_key, ', ') FILTER (WHERE status = 'live') FROM incidents").fetchone()
+            "string_agg(DISTINCT server_key, ', ') FILTER (WHERE status = 'live') FROM incidents")
         lines.append(f"Incidents live on {last}: {live_now or 'none'}. Over the lake: {episodes[0]} confirmed "
                      f"incident(s), shown on {episodes[1]} day(s) ({episodes[3] or 'none'}); {episodes[2]} "
                      "unconfirmed endpoint-day(s), never shown")
         con.execute(f"ATTACH '{lake.internal_warehouse}' AS internal (READ_ONLY)")
-        refused = con.execute("SELECT count(*) FROM internal.agent_report_quarantine").fetchone()[0]
+        refused = duck.one(con, "SELECT count(*) FROM internal.agent_report_quarantine")[0]
         lines.append(f"Agent reports refused with a reason (internal.duckdb, for reviewers): {refused}")
-        quarantined = con.execute("SELECT count(*) FROM internal.quarantine").fetchone()[0]
+        quarantined = duck.one(con, "SELECT count(*) FROM internal.quarantine")[0]
         lines.append(f"\nQuarantined raw rows/files (internal.duckdb): {quarantined}")
-        day, root, sig = con.execute(
-            "SELECT day, root, signature FROM daily_roots ORDER BY day DESC LIMIT 1").fetchone()
+        day, root, sig = duck.one(
+            con, "SELECT day, root, signature FROM daily_roots ORDER BY day DESC LIMIT 1")
         lines.append(f"Latest signed root: {day}  {root}\n  signature {sig[:44]}...")
     finally:
         con.close()

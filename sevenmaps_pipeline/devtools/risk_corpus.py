@@ -27,7 +27,7 @@ def annotated_level(annotations: dict | None) -> tuple[bool | None, str | None]:
     if read_only is True:
         return True, "green"
     if read_only is False:
-        return False, {True: "red", False: "yellow"}.get(destructive)
+        return False, "red" if destructive is True else "yellow" if destructive is False else None
     if destructive is True:
         return False, "red"
     return None, None

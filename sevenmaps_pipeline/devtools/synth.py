@@ -26,6 +26,9 @@ from ..lake.schemas import RAW_PROBES, RAW_REGISTRY, conform
 from ..rules.fingerprints import summarize_tools
 from .synth_reports import day_reports, land_day_reports, reporter_ids
 
+# None as numpy object, for np.where over optional values (the result is an object array, as with a bare None).
+NULL = np.array(None, dtype=object)
+
 PROBER_VERSION = f"synth/{__version__}"
 
 ARCHETYPES = ("ok", "flappy", "auth", "pay", "down", "robots", "listing_skip")
@@ -195,7 +198,7 @@ def synthesize(lake: LakePaths, servers: int, days: int, seed: int, end_day: dt.
         # Registry snapshot of the day.
         kinds = arche[present]
         listing = np.where(kinds == ARCHETYPES.index("listing_skip"), "skip", "probe")
-        skip_reason = np.where(listing == "skip", np.array(LISTING_SKIPS)[listing_skip[present]], None)
+        skip_reason = np.where(listing == "skip", np.array(LISTING_SKIPS)[listing_skip[present]], NULL)
         reg = pa.table({
             "day": pa.array([day] * len(present), pa.date32()),
             "fetched_at": pa.array([fetched_at] * len(present), pa.timestamp("us", tz="UTC")),
@@ -243,7 +246,7 @@ def synthesize(lake: LakePaths, servers: int, days: int, seed: int, end_day: dt.
         ok = outcome == "ok"
         lid = np.full(n, -1, dtype=np.int64)
         version = np.full(n, "1.0.0", dtype=object)
-        for j in np.flatnonzero(ok):
+        for j in map(int, np.flatnonzero(ok)):
             i = int(probed[j])
             lid[j], variant = list_id(i, d_idx)
             bumps = variant if not silent_change[i] else 0
@@ -270,7 +273,7 @@ def synthesize(lake: LakePaths, servers: int, days: int, seed: int, end_day: dt.
         www_auth = np.where(prm, np.char.add(np.char.add('Bearer resource_metadata="https://',
                                                          np.array(keys_today.to_pylist(), dtype=str)),
                                              '/.well-known/oauth-protected-resource"'),
-                            np.where(auth, 'Bearer realm="mcp"', None))
+                            np.where(auth, 'Bearer realm="mcp"', NULL))
         detail = np.array([_detail(o, h) for o, h in zip(outcome, http, strict=True)], dtype=object)
         table = pa.table({
             "day": pa.array([day] * n, pa.date32()),
@@ -288,28 +291,28 @@ def synthesize(lake: LakePaths, servers: int, days: int, seed: int, end_day: dt.
             "outcome": pa.array(outcome.tolist(), pa.string()),
             "outcome_detail": pa.array(detail.tolist(), pa.string()),
             "http_status": pa.array(http.tolist(), pa.int32()),
-            "protocol_version": pa.array(np.where(ok, np.array(PROTOCOLS)[protocol[probed]], None).tolist(),
+            "protocol_version": pa.array(np.where(ok, np.array(PROTOCOLS)[protocol[probed]], NULL).tolist(),
                                          pa.string()),
-            "server_info_name": pa.array(np.where(ok, np.array(names, dtype=object)[probed], None).tolist(),
+            "server_info_name": pa.array(np.where(ok, np.array(names, dtype=object)[probed], NULL).tolist(),
                                          pa.string()),
-            "server_info_version": pa.array(np.where(ok, version, None).tolist(), pa.string()),
+            "server_info_version": pa.array(np.where(ok, version, NULL).tolist(), pa.string()),
             "tools_json": dictionary.take(lid_arr),
             "tool_count": tool_count,
             "tool_list_size": tool_size,
             "tools_hash": pa.array(lists_hash, pa.string()).take(lid_arr),
             "pages_read": pa.array(np.where(ok, 1, 0).astype(np.int32)),
-            "tool_list_complete": pa.array(np.where(ok, True, None).tolist(), pa.bool_()),
+            "tool_list_complete": pa.array(np.where(ok, True, NULL).tolist(), pa.bool_()),
             "www_authenticate": pa.array(www_auth.tolist(), pa.string()),
             "resource_metadata_url": pa.array(
                 [f"https://{k}/.well-known/oauth-protected-resource" if p else None
                  for k, p in zip(keys_today.to_pylist(), prm, strict=True)], pa.string()),
             "payment_json": pa.array(np.where(outcome == "http_402",
                                               json.dumps({"accepts": [{"payTo": "0xSYNTH", "network": "base"}]}),
-                                              None).tolist(), pa.string()),
+                                              NULL).tolist(), pa.string()),
             "redirect_location": pa.array(np.where(outcome == "redirect", "https://elsewhere.example.net/mcp",
-                                                   None).tolist(), pa.string()),
+                                                   NULL).tolist(), pa.string()),
             "skip_reason": pa.array(np.where(outcome == "skipped", "robots.txt disallows 7Maps-bot",
-                                             None).tolist(), pa.string()),
+                                             NULL).tolist(), pa.string()),
             "prober_version": pa.array([PROBER_VERSION] * n),
         })
         control = conform(pa.table({

@@ -58,7 +58,7 @@ def day_reports(day: dt.date, day_idx: int, seed: int, keys: list[str], outcomes
     late = rng.random(len(idx)) < 0.05
     rows = {
         "server": keys_arr[idx], "reporter": np.array(reporters, dtype=object)[who], "paid": paying[who], "ok": ok,
-        "fail": np.where(ok, None, fail), "about": np.where(late, 1, 0),
+        "fail": np.where(ok, np.array(None, dtype=object), fail), "about": np.where(late, 1, 0),
         "ms": np.where(ok, rng.lognormal(np.log(400), 0.5, len(idx)), rng.integers(50, 30_000, len(idx))),
         "tool": np.array(TOOLS, dtype=object)[rng.integers(0, len(TOOLS), len(idx))],
     }

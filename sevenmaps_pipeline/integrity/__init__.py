@@ -1,1 +1,1 @@
-"""Day manifests, hash-chained daily roots, Ed25519 signing and verification (DESIGN §4 "Signed roots")."""
+"""Day manifests, hash-chained daily roots, Ed25519 signing and verification (docs/verifying.md)."""

@@ -81,9 +81,10 @@ class Verifier:
             if self.sig_type == COSIGNATURE_V1:
                 message = cosigned_message(text, timestamp)
             else:
-                message = subtree_message(self.name, text, timestamp)
-                if message is None:
+                subtree = subtree_message(self.name, text, timestamp)
+                if subtree is None:
                     return False
+                message = subtree
             signature = signature[8:]
         elif len(signature) != 64:
             return False
@@ -169,7 +170,7 @@ def parse_note(data: bytes | str) -> tuple[Note | None, str | None]:
     text, sig_block = data[:cut + 1], data[cut + 2:]
     if not sig_block.endswith("\n"):
         return None, "note's signature block does not end in a newline"
-    signatures = []
+    signatures: list[Signature] = []
     for line in sig_block[:-1].split("\n"):
         if len(signatures) >= MAX_SIGNATURES:
             return None, f"note has more than {MAX_SIGNATURES} signatures"

@@ -6,7 +6,7 @@ import datetime as dt
 import json
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -88,7 +88,7 @@ def signed_days(lake: LakePaths) -> list[dt.date]:
     return sorted(dt.date.fromisoformat(p.name[4:14]) for p in lake.roots_dir.glob("day=*.json"))
 
 
-def _ask_witnesses(prepared: Prepared, witnesses: list[WitnessConfig]) -> tuple[list[str], list[str]]:
+def _ask_witnesses(prepared: Prepared, witnesses: Sequence[WitnessConfig]) -> tuple[list[str], list[str]]:
     lines, problems = [], []
     for witness in witnesses:
         line, problem = ask_witness(witness, prepared.note_text, prepared.checkpoint, prepared.tree,
@@ -107,7 +107,7 @@ def _append_to_log(lake: LakePaths, state: LogState, lines: list[str], key, witn
     return LogState(prepared.origin, prepared.entries, prepared.tree, published), problems
 
 
-def sync_log(lake: LakePaths, key, witnesses: list[WitnessConfig] = ()) -> tuple[LogState, list[str]]:
+def sync_log(lake: LakePaths, key, witnesses: Sequence[WitnessConfig] = ()) -> tuple[LogState, list[str]]:
     """Bring the log up to the signed roots: every signed day's lines, in chain order, must be the log's
     entries; days signed but not yet logged (a lake signed before the log existed, or a signer that died
     between its root and its checkpoint) are appended now. A log that disagrees with the roots is refused."""
@@ -156,7 +156,7 @@ def _create_exclusive(path: Path, data: bytes) -> None:
 
 def sign_through(lake: LakePaths, through: dt.date, key_path: Path, now: dt.datetime | None = None,
                  refresh: Callable[[dt.date], Any] | None = None,
-                 witnesses: list[WitnessConfig] = ()) -> list[SignedDay]:
+                 witnesses: Sequence[WitnessConfig] = ()) -> list[SignedDay]:
     """Sign every unsigned day up to `through`, oldest first, and append each day's lines to the log with a
     new checkpoint (cosigned by the configured witnesses that answer). Refuses, before signing anything,
     when a day has not ended, was never built, or `through` is already signed. `refresh(day)` runs just

@@ -1,4 +1,4 @@
-"""The signed statement in each root document (method 7maps-roots-1.1): the seed's signature covers only
+"""The signed statement in each root document (method 7maps-roots-1.1): the methodology's signature covers only
 the root, so a C2SP signed note by the same key binds what the root document says around it, its day,
 method, signing time, chain link and log position (docs/verifying.md)."""
 
@@ -16,7 +16,8 @@ FIELDS = ("day", "method", "previous_day", "previous_root", "root", "signed_at",
 
 
 def statement_values(doc: dict[str, Any]) -> dict[str, str]:
-    log = doc.get("log") if isinstance(doc.get("log"), dict) else {}
+    raw = doc.get("log")
+    log: dict[str, Any] = raw if isinstance(raw, dict) else {}
     values = {"day": doc.get("day"), "method": doc.get("method"), "previous_day": doc.get("previous_day") or "-",
               "previous_root": doc.get("previous_root") or "-", "root": doc.get("root"),
               "signed_at": doc.get("signed_at"), "log_origin": log.get("origin"),

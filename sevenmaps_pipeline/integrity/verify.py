@@ -73,7 +73,9 @@ class Trust:
             raise SigningKeyError(f"--vkey: {problem}")
         if verifier.sig_type != ED25519:
             raise SigningKeyError("--vkey must be the log's Ed25519 (0x01) key, not a witness's cosignature key")
-        return cls(verifier.public_key(), f"--vkey {verifier.vkey}", verifier.name, pinned=True)
+        key = verifier.public_key()
+        assert isinstance(key, Ed25519PublicKey)  # the sig_type was checked just above
+        return cls(key, f"--vkey {verifier.vkey}", verifier.name, pinned=True)
 
 
 @dataclass
@@ -589,11 +591,12 @@ def check_tile_files(report: VerifyReport, log_dir: Path, tree: HashTree, entrie
             report.add(f"log/{rel} is not a tile path", None, f"log/{rel}")
             continue
         level, index, width = parsed
-        span = 1 if level == "entries" else WIDTH ** level
+        span = 1 if isinstance(level, str) else WIDTH ** level
         if (index * WIDTH + width) * span > tree.size:
             report.add(f"log/{rel} covers entries beyond the log's size {tree.size}", None, f"log/{rel}")
             continue
-        expected = bundle_bytes(entries, index, width) if level == "entries" else tile_bytes(tree, level, index, width)
+        expected = (bundle_bytes(entries, index, width) if isinstance(level, str)
+                    else tile_bytes(tree, level, index, width))
         if path.read_bytes() != expected:
             report.add(f"log/{rel} is not what the entries give", None, f"log/{rel}")
         compared += 1

@@ -6,6 +6,7 @@ import contextlib
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -30,7 +31,7 @@ def run_sql(con: duckdb.DuckDBPyConnection, name: str, params: dict) -> pa.Table
 
 
 def connect(database: str = ":memory:", *, read_only: bool = False,
-            config: dict[str, str | int] | None = None) -> duckdb.DuckDBPyConnection:
+            config: dict[str, str | bool | int | float | list[str]] | None = None) -> duckdb.DuckDBPyConnection:
     """Every DuckDB connection the project opens: its session time zone is UTC whatever the machine's.
 
     DuckDB ships ICU built in, so `::TIMESTAMP`, `::DATE` and `date_trunc` on a TIMESTAMPTZ use the
@@ -41,11 +42,19 @@ def connect(database: str = ":memory:", *, read_only: bool = False,
     return con
 
 
+def one(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> tuple[Any, ...]:
+    """The single row of an aggregate query (which always has one)."""
+    row = con.execute(sql, params).fetchone() if params is not None else con.execute(sql).fetchone()
+    if row is None:
+        raise LookupError(f"no row from: {sql[:200]}")
+    return row
+
+
 @contextlib.contextmanager
 def session(threads: int | None = None,
             memory_limit: str | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
     """An in-memory DuckDB connection (UTC, see `connect`), closed on exit whatever happens."""
-    config: dict[str, str | int] = {}
+    config: dict[str, str | bool | int | float | list[str]] = {}
     if threads:
         config["threads"] = threads
     if memory_limit:

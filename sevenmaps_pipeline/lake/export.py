@@ -176,14 +176,17 @@ def export_snapshot(lake: LakePaths, first: dt.date, last: dt.date | None = None
     tmp = folder.parent / f".{folder.name}.{uuid.uuid4().hex}.tmp"
     tmp.mkdir(parents=True)
     try:
-        included, withheld, tables, total = [], [], {}, 0
+        included: list[dict] = []
+        withheld: list[tuple[str, str]] = []
+        tables: dict[str, TableSpec] = {}
+        total = 0
         for day in days:
             for line in docs[day]["lines"]:
                 digest, rel = line[:64], line[66:]
                 spec = table_of(rel)
                 reason = WITHHELD_TABLES.get(spec.name) if spec else "not a documented table"
-                if reason:
-                    withheld.append((rel, reason))
+                if reason or spec is None:
+                    withheld.append((rel, reason or "not a documented table"))
                     continue
                 source = lake.root / rel
                 if not source.is_file() or sha256_file(source) != digest:

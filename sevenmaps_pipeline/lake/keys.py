@@ -1,4 +1,4 @@
-"""The endpoint key: the unit of the map (DESIGN §3)."""
+"""The endpoint key: the unit of the map (docs/data-dictionary.md)."""
 
 from __future__ import annotations
 

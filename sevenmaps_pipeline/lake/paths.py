@@ -1,4 +1,4 @@
-"""Where everything lives in the lake (DESIGN §3). One place builds every path."""
+"""Where everything lives in the lake (docs/data-dictionary.md, "Lake layout"). One place builds every path."""
 
 from __future__ import annotations
 

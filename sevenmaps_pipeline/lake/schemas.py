@@ -232,7 +232,8 @@ SERVER_HISTORY = TableSpec(
             col("stability", pa.float64(), "1 - tool_list_change_days / tool_list_comparisons (1.0 never "
                 "changed); null without a comparison"),
             col("change_days", pa.list_(pa.date32()), "the days in the 60 days ending on `day` on which "
-                "tool_changes recorded any change, oldest first (seed 000: change days kept 60 days)", False),
+                "tool_changes recorded any change, oldest first (the 7Maps methodology keeps change days 60 "
+                "days)", False),
             col("median_handshake_ms", pa.float64(), "median handshake_ms over the window's o days"),
             col("method_version", pa.string(), "version of the history and estimator rules", False),
         ]
@@ -377,9 +378,10 @@ SERVER_CATEGORIES = TableSpec(
             col("server_id", pa.string(), "first 12 hex of SHA-256(server_key)", False),
             col("category", pa.string(), "a topic from assets/categories.json, or 'other' when nothing matches",
                 False),
-            col("placed_by", pa.string(), "name_and_summary (seed 004: the server's own registry name and "
-                "description) | tool_names (seed 004: its tool names, only when its name and summary fit no "
-                "category) | words (7Maps: words in tool names and descriptions) | none", False),
+            col("placed_by", pa.string(), "name_and_summary (the Agent-Ready directory's rule: the server's "
+                "own registry name and description) | tool_names (the Agent-Ready directory's rule: its tool "
+                "names, only when its name and summary fit no category) | words (7Maps: words in tool names and "
+                "descriptions) | none", False),
             col("score", pa.int32(), "tool names (tool_names) or topic words (name_and_summary, words) that "
                 "placed it", False),
             col("evidence", pa.list_(pa.string()), "the words that placed it"),
@@ -403,7 +405,7 @@ TOKEN_COST = TableSpec(
             col("tools_hash", pa.string(), "the tool list", False),
             col("tool_count", pa.int32(), "tools listed"),
             col("tool_list_size", pa.int64(), "UTF-8 bytes of the compact JSON of the tools array"),
-            col("tokens_estimate", pa.int64(), "tool_list_size / 4, rounded half up (seed 000)"),
+            col("tokens_estimate", pa.int64(), "tool_list_size / 4, rounded half up (the 7Maps methodology)"),
             col("definition_tokens", pa.int64(), "o200k_base tokens of that JSON"),
             col("definition_tokens_percentile", pa.float64(), "share of that day's endpoints with a list whose "
                 "definition_tokens are lower (0 = cheapest, 1 = dearest)"),
@@ -455,8 +457,8 @@ RAW_AGENT_REPORTS = TableSpec(
     layer="raw",
     location="raw/agent_reports/day=YYYY-MM-DD/<batch>.parquet",
     grain="one row per agent report as the reporting service landed it, in the partition of the day it "
-    "arrived (about_day says which day the call was made): the seed's fixed fields, the reporter's keyed hash "
-    "and the paid flag, nothing else (never text in an agent's words)",
+    "arrived (about_day says which day the call was made): the 7Maps methodology's fixed fields, the "
+    "reporter's keyed hash and the paid flag, nothing else (never text in an agent's words)",
     view="raw_agent_reports",
     schema=pa.schema(
         [

@@ -125,7 +125,7 @@ def _modern_meta() -> dict:
 class EndpointCheck:
     """A single check; `run()` never raises, whatever the server does (and whatever our code does).
 
-    A daily check is bounded by the seed's per-step timeouts only (initialize 8 s, initialized 5 s,
+    A daily check is bounded by the methodology's per-step timeouts only (initialize 8 s, initialized 5 s,
     tools/list 8 s a page); `overall` (the five-minute check's 30 s) caps the whole check when given."""
 
     def __init__(self, client: httpx.AsyncClient, config: ProbeConfig, url: str, started_at: dt.datetime,
@@ -230,9 +230,9 @@ class EndpointCheck:
                            response.status_code)
         target, why = redirect_target(self.url, location)
         self.result.redirect_location = redact_userinfo(target or location)[:2000]
-        if why is not None:
-            raise _Outcome("redirect", f"{step}: HTTP {response.status_code} redirects to {why}; not followed",
-                           response.status_code)
+        if why is not None or target is None:
+            raise _Outcome("redirect", f"{step}: HTTP {response.status_code} redirects to {why or location}; "
+                           "not followed", response.status_code)
         if self.redirects_followed >= 1:
             raise _Outcome("redirect", f"{step}: a second redirect ({target}); only one is followed",
                            response.status_code)
@@ -363,7 +363,8 @@ class EndpointCheck:
                            if reply is not None and reply.kind == "error" else (reply.detail if reply else "no body"))
             elif not isinstance(reply.result, dict) or not isinstance(reply.result.get("tools"), list):
                 problem = "result has no tools array"
-            if problem:
+            if problem or reply is None:
+                problem = problem or "no body"
                 if page == 0:
                     raise _Outcome("no_tool_list", f"tools/list: {problem}", status)
                 self.result.note(f"tools/list page {page + 1}: {problem}; keeping the pages read")

@@ -1,4 +1,5 @@
-"""What a scan may do and how long it may wait: seed 000 `client` and `timeouts_ms`, in one place."""
+"""What a scan may do and how long it may wait: the methodology's `client` and `timeouts_ms`
+(docs/methodology.md, "The prober"), in one place."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ PROBER_VERSION = f"sevenmaps-prober/{__version__}"
 
 @dataclass(frozen=True)
 class Timeouts:
-    """Seconds, from seed 000 `timeouts_ms`."""
+    """Seconds, from the methodology's `timeouts_ms` (docs/methodology.md)."""
 
     robots_txt: float = 3.0
     initialize: float = 8.0

@@ -1,4 +1,4 @@
-"""The one place that decides where a connection may go (DESIGN §5).
+"""The one place that decides where a connection may go (docs/methodology.md, "The prober": where connections may go).
 
 An httpcore network backend resolves every name itself, refuses loopback, private, link-local and other
 non-public addresses (SSRF, DNS rebinding: the address checked is the address connected to), and — only

@@ -1,4 +1,5 @@
-"""Once a day per origin: robots.txt (RFC 9309) and the three well-known documents of seed 000."""
+"""Once a day per origin: robots.txt (RFC 9309) and the three well-known documents
+(docs/methodology.md, "The prober")."""
 
 from __future__ import annotations
 
@@ -59,7 +60,7 @@ async def _get(client: httpx.AsyncClient, url: str, timeout: float, cap: int,
                follow: bool) -> tuple[int | None, bytes, str, str | None]:
     """(status, body, detail, network outcome): the last is 'timeout', 'unreachable' or 'skipped' (the
     name resolves to a non-public address) without an answer. With `follow`, one redirect within the
-    same registrable domain over https is followed (seed 000's redirect rule); any other redirect comes
+    same registrable domain over https is followed (the methodology's redirect rule); any other redirect comes
     back as its 3xx status, with the reason in `detail`."""
     try:
         async with asyncio.timeout(timeout):
@@ -91,7 +92,7 @@ async def _get(client: httpx.AsyncClient, url: str, timeout: float, cap: int,
 async def check_origin(client: httpx.AsyncClient, config: ProbeConfig, origin: str,
                        fetched_at: dt.datetime) -> OriginResult:
     result = OriginResult(origin=origin, fetched_at=fetched_at)
-    # RFC 9309 §2.3.1: follow redirects (rules stay those of this authority) — here only as seed 000's
+    # RFC 9309 §2.3.1: follow redirects (rules stay those of this authority) — here only as the methodology's
     # redirect rule allows, once, to the same registrable domain over https; a redirect that may not be
     # followed leaves robots.txt unavailable (§2.3.1.2: like a 4xx, no rules). 4xx: no rules; 5xx or no
     # answer: assume complete disallow. No answer at all also means the origin cannot be reached: its
@@ -110,10 +111,10 @@ async def check_origin(client: httpx.AsyncClient, config: ProbeConfig, origin: s
     elif 300 <= status < 400:
         result.robots_policy, result.robots_detail = "allow_all", f"HTTP {status}: {detail}; robots.txt unavailable"
     elif 200 <= status < 300:
-        text = body.decode("utf-8", "replace")
-        result.robots_txt = text
+        robots = body.decode("utf-8", "replace")
+        result.robots_txt = robots
         try:
-            result._rules = Protego.parse(text)
+            result._rules = Protego.parse(robots)
             result.robots_policy, result.robots_detail = "rules", detail or "parsed"
         except Exception as exc:  # noqa: BLE001 - an unparseable file is treated as no rules
             result.robots_policy, result.robots_detail = "allow_all", f"unparseable robots.txt: {exc}"[:300]
@@ -121,7 +122,7 @@ async def check_origin(client: httpx.AsyncClient, config: ProbeConfig, origin: s
         result.robots_policy, result.robots_detail = "allow_all", f"HTTP {status}: no robots.txt"
     else:
         result.robots_policy, result.robots_detail = "disallow_all", f"HTTP {status}: assumed complete disallow"
-    # Seed 000: 4 s per origin for the well-known documents, all three together.
+    # The methodology: 4 s per origin for the well-known documents, all three together.
     deadline = time.monotonic() + config.timeouts.well_known_per_origin
     for name, path in WELL_KNOWN.items():
         url = origin + path

@@ -1,6 +1,6 @@
-"""Seed 000's redirect rule, in one place for the checks and the per-origin GETs: a redirect to the same
-registrable domain over https is followed once; any other (another domain, plain http, a URL carrying
-credentials, an invalid Location) is recorded and not followed."""
+"""The methodology's redirect rule (docs/methodology.md), in one place for the checks and the per-origin
+GETs: a redirect to the same registrable domain over https is followed once; any other (another domain,
+plain http, a URL carrying credentials, an invalid Location) is recorded and not followed."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ async def probe_one(url: str, config: ProbeConfig, remote_type: str = "streamabl
                     ) -> tuple[CheckResult, OriginResult | None, str | None]:
     """Apply the listing rules and robots.txt, then check the endpoint. With --allow-private an owner asks
     for a check of their own server: private names and plain http are allowed and, as for the owner-asked
-    five-minute checks of seed 000, robots.txt is not read."""
+    five-minute checks (docs/methodology.md, "The prober"), robots.txt is not read."""
     now = dt.datetime.now(dt.UTC)
     if config.allow_private:
         listing, reason = "probe", None

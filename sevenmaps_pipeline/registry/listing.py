@@ -1,10 +1,10 @@
 """The listing rules: which registry remotes may be probed, and why each other one is skipped.
 
-Seed 000 `scope.skipped`: sse-only remotes, templated addresses, non-https addresses, IP addresses,
-localhost and private names, opted-out hosts (robots.txt is read per origin by the prober); and URLs
-that carry credentials (userinfo), since 7Maps-bot never sends credentials: such a URL is never
-contacted and is stored redacted. A public name that resolves to a non-public address is refused later,
-at connect time (probe/netguard.py), and skipped with SKIP_NON_PUBLIC.
+The methodology's `scope.skipped` (docs/methodology.md, "The prober"): sse-only remotes, templated
+addresses, non-https addresses, IP addresses, localhost and private names, opted-out hosts (robots.txt is
+read per origin by the prober); and URLs that carry credentials (userinfo), since 7Maps-bot never sends
+credentials: such a URL is never contacted and is stored redacted. A public name that resolves to a
+non-public address is refused later, at connect time (probe/netguard.py), and skipped with SKIP_NON_PUBLIC.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def has_userinfo(url: str) -> bool:
 
 def redact_userinfo(text: str) -> str:
     """The text with the userinfo of every http(s) URL in it replaced by REDACTED (a URL in a registry
-    entry's JSON included, slashes escaped or not): credentials are never stored (seed 000 `never`)."""
+    entry's JSON included, slashes escaped or not): credentials are never stored (the methodology's `never`)."""
     return _USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", text)
 
 

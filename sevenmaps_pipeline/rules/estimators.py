@@ -5,6 +5,7 @@ from __future__ import annotations
 import duckdb
 import numpy as np
 import pyarrow as pa
+from duckdb.func import FunctionNullHandling, PythonUDFType
 from scipy.special import betaincinv
 
 
@@ -25,6 +26,6 @@ def _beta_quantile_arrow(alpha: pa.Array, beta: pa.Array, q: pa.Array) -> pa.Arr
 def register_estimators(con: duckdb.DuckDBPyConnection) -> None:
     double = duckdb.sqltype("DOUBLE")
     con.create_function(
-        "beta_quantile", _beta_quantile_arrow, [double, double, double], double, type="arrow",
-        null_handling="special",
+        "beta_quantile", _beta_quantile_arrow, [double, double, double], double,
+        type=PythonUDFType.ARROW, null_handling=FunctionNullHandling.SPECIAL,
     )

@@ -1,4 +1,5 @@
-"""Tool fingerprints, the order-free tools_hash and the tool-list size (DESIGN §4 "Tools").
+"""Tool fingerprints, the order-free tools_hash and the tool-list size (docs/methodology.md, "Day codes,
+history and signed roots").
 
 Computed once where a tool list is read (the prober, or the synthetic generator) and stored with the
 raw row, so curated steps never re-parse tool lists per endpoint-day.

@@ -6,9 +6,11 @@ every row the rule produces.
 
 from __future__ import annotations
 
+from typing import Any
+
 # Day codes, shown status and which checks count (sql/daily_status.sql).
 STATUS_METHOD = "status-1.0"
-STATUS_PARAMS = {
+STATUS_PARAMS: dict[str, Any] = {
     # A minute of one run in which most checks of unrelated origins failed at the network level is our
     # own outage, not theirs: those failures are voided (the day becomes n, never d).
     "mass_failure_min_checks": 20,
@@ -21,7 +23,7 @@ STATUS_PARAMS = {
 
 # 30-day history, uptime, success chance and stability (sql/server_history.sql).
 HISTORY_METHOD = "history-1.1"  # 1.1: stability counts the change days of tool_changes
-HISTORY_PARAMS = {
+HISTORY_PARAMS: dict[str, Any] = {
     "window_days": 30,
     "label_min_checked_days": 14,
     "half_life_days": 7.0,
@@ -31,13 +33,13 @@ HISTORY_PARAMS = {
     "interval_high": 0.95,
 }
 
-# 1.1: root, signature and lines exactly as 1.0 (the seed's formula); in addition each root document
+# 1.1: root, signature and lines exactly as 1.0 (the methodology's formula); in addition each root document
 # carries a signed statement binding its day, method, time and log position, and its lines are logged.
 ROOT_METHOD = "7maps-roots-1.1"
 
-# Published findings (sql/findings.sql), seed 000 `findings.published`.
+# Published findings (sql/findings.sql), the methodology's `findings.published`.
 FINDINGS_METHOD = "findings-1.0"
-FINDINGS_PARAMS = {
+FINDINGS_PARAMS: dict[str, Any] = {
     "token_heavy_tokens": 10_000,  # tokens_estimate at or above
     "huge_description_tokens": 2_000,  # o200k_base tokens in one description, above
     "old_protocol_before": "2025-03-26",  # protocol versions older than this
@@ -45,35 +47,36 @@ FINDINGS_PARAMS = {
 }
 
 # Server categories (sql/server_categories.sql); the words live in assets/categories.json.
-CATEGORY_PARAMS = {
-    "shared_toolset_min_endpoints": 20,  # seed 004: toolsets that 20 or more servers list identically are dropped
-    "tool_name_min_names": 3,  # seed 004: at least three tool names on one topic ...
+CATEGORY_PARAMS: dict[str, Any] = {
+    # Agent-Ready rule: toolsets that 20 or more servers list identically are dropped
+    "shared_toolset_min_endpoints": 20,
+    "tool_name_min_names": 3,  # Agent-Ready rule: at least three tool names on one topic ...
     "tool_name_dominance": 2,  # ... twice as many as name any other topic ...
     "tool_name_min_share": 0.25,  # ... and at least a quarter of all its tools
     "words_min_score": 2,  # 7Maps words rule: at least two topic words, and more than any other topic
 }
 
-# Change records (sql/tool_changes.sql), seed 000 `change_detection`.
+# Change records (sql/tool_changes.sql), the methodology's `change_detection`.
 CHANGES_METHOD = "changes-1.0"
-CHANGES_PARAMS = {
+CHANGES_PARAMS: dict[str, Any] = {
     # How far back an endpoint's previous checked day (and previous day with a tool list) is looked for;
-    # also how many days of change days server_history keeps (seed 000: change days kept 60 days).
+    # also how many days of change days server_history keeps (the methodology keeps change days 60 days).
     "lookback_days": 60,
 }
 # Kinds that mean the tool list itself changed: these are the change days behind server_history.stability.
 TOOL_LIST_CHANGE_KINDS = ("tool_added", "tool_removed", "tool_changed", "tool_renamed")
 
-# Reliable rankings (sql/reliable_rankings.sql), seed 000 `reliable`. Nothing else may move a server: not
+# Reliable rankings (sql/reliable_rankings.sql), the methodology's `reliable`. Nothing else may move a server: not
 # payment, plans, owner verification or agents' ratings (none of them is an input of that SQL).
 RANKINGS_METHOD = "reliable-1.0"
-RANKINGS_PARAMS = {
+RANKINGS_PARAMS: dict[str, Any] = {
     "min_checked_days": 14,  # checked days in the 30-day window to be eligible
 }
 
 # Agent reports: validation and agreement with our own check (sql/agent_report_validation.sql).
 # 1.1: a refused report keeps no text in an agent's own words (safe_* columns); same reports refused.
 REPORTS_METHOD = "reports-1.1"
-REPORTS_PARAMS = {
+REPORTS_PARAMS: dict[str, Any] = {
     # A report about a day more than this many days before it arrived can no longer count anywhere (the
     # ratings window is the 30 days ending on a day).
     "max_age_days": 29,
@@ -83,9 +86,9 @@ REPORTS_PARAMS = {
     "checkable_failures": ["unreachable", "timeout", "server_error"],
 }
 
-# Ratings (sql/rating_aggregates.sql), seed 000 `ratings`: every weight and threshold, in one place.
+# Ratings (sql/rating_aggregates.sql), the methodology's `ratings`: every weight and threshold, in one place.
 RATINGS_METHOD = "ratings-1.0"
-RATINGS_PARAMS = {
+RATINGS_PARAMS: dict[str, Any] = {
     "window_days": 30,  # reports about the 30 days ending on the day (and arrived by then)
     "recency_half_life_days": 7.0,  # weight 0.5^(age / 7), age = day - about_day
     "paid_weight": 3.0,  # a paying reporter's report ...
@@ -99,9 +102,9 @@ RATINGS_PARAMS = {
     "min_paid_reporters": 2,  # ... including this many paying ones
 }
 
-# Incidents (sql/incidents.sql), seed 000 `incidents`.
+# Incidents (sql/incidents.sql), the methodology's `incidents`.
 INCIDENTS_METHOD = "incidents-1.0"
-INCIDENTS_PARAMS = {
+INCIDENTS_PARAMS: dict[str, Any] = {
     "failures": ["unreachable", "timeout", "server_error"],  # reports of the endpoint itself failing
     "trusted_min_reporters": 2,  # distinct paying reporters that confirm a failure without our own check
     "age_out_days": 2,  # with no new confirmation for this many days, the reports have aged out

@@ -1,7 +1,7 @@
 """Tool risk: green (read-only), yellow (changes data), red (deletes, pays, grants, deploys or runs code).
 
-Seed 000 `tool_risk` and DESIGN §4: a server's annotations count first (an unset hint is not false);
-without a decisive annotation the tool's name and description decide, from the vocabulary in
+The methodology's `tool_risk` (docs/methodology.md, "Tool risk"): a server's annotations count first (an
+unset hint is not false); without a decisive annotation the tool's name and description decide, from the vocabulary in
 `assets/risk_vocabulary.json`. Method 1.2: a tool whose name's verb reads is green when nothing in its
 description suggests a change. Method 1.3 reads real tool names: the verb wherever it stands (snake,
 kebab, dotted or camel case; resource first as in `items_list`; an API prefix as in `API-get-user`),
@@ -168,7 +168,8 @@ def _lead_level(lead: str, vocab: Vocabulary) -> tuple[str, str] | None:
 def _joined_verbs(desc: str, verbs: frozenset[str]) -> list[str]:
     """Verbs the first sentence joins to its own ("Get a user and update their last-seen time"):
     after and/then/also/or, never after a negation ("does not modify")."""
-    sentence = _FIRST_SENTENCE.match(_LEAD_PREFIX.sub("", desc)).group(0)
+    first = _FIRST_SENTENCE.match(_LEAD_PREFIX.sub("", desc))
+    sentence = first.group(0) if first else ""
     found = re.findall(r"(?:,|\band|\bthen|\balso|\bor)\s+(?:also\s+|then\s+)?([a-z]+)", sentence)
     # The base form only: "and updates" is as often a noun.
     return sorted({w for w in found if w in verbs and not (w.endswith("s") and w[:-1] in verbs)})
@@ -231,7 +232,8 @@ def classify(tool: dict[str, Any], vocab: Vocabulary | None = None, ignore_annot
     name = str(tool.get("name") or "")
     description = str(tool.get("description") or "")
     words, words_rule, words_evidence = words_level(name, description, vocab)
-    annotations = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
+    raw = tool.get("annotations")
+    annotations: dict[str, Any] = raw if isinstance(raw, dict) else {}
     read_only = annotations.get("readOnlyHint") if not ignore_annotations else None
     destructive = annotations.get("destructiveHint") if not ignore_annotations else None
     result = RiskResult(name=name, risk=words, rule=f"words: {words_rule}", evidence=words_evidence,

@@ -1,2 +1,2 @@
 """The loopback fleet: real MCP servers (official `mcp` SDK) and misbehaving Starlette apps over HTTPS,
-plus a registry, for the demo and the integration tests (DESIGN §6)."""
+plus a registry, for the demo and the integration tests (docs/development.md, "The fleet")."""

@@ -14,6 +14,7 @@ from typing import Any
 
 import mcp.types as types
 from mcp.server import CacheHint
+from mcp.server.caching import CacheableMethod
 from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
@@ -72,14 +73,15 @@ def mcp_app(name: str, host: str, kind: str, state: FleetState, path: str = "/mc
         if kind == "mcp_no_tool_list":
             raise ValueError("tool listing is broken today")
         if kind == "mcp_cursor_cycle":
-            return types.ListToolsResult(tools=tools[:1], nextCursor="again")
+            return types.ListToolsResult(tools=tools[:1], next_cursor="again")
         if kind == "mcp_paginated":
             start = int(params.cursor) if params and params.cursor else 0
             nxt = start + page_size
-            return types.ListToolsResult(tools=tools[start:nxt], nextCursor=str(nxt) if nxt < len(tools) else None)
+            return types.ListToolsResult(tools=tools[start:nxt], next_cursor=str(nxt) if nxt < len(tools) else None)
         return types.ListToolsResult(tools=tools)
 
-    hints = {"tools/list": CacheHint(ttl_ms=3_600_000, scope="public")} if kind == "mcp_modern" else None
+    hints: dict[CacheableMethod, CacheHint] | None = (
+        {"tools/list": CacheHint(ttl_ms=3_600_000, scope="public")} if kind == "mcp_modern" else None)
     server = Server(name, version=state.today(name).version, on_list_tools=list_tools, cache_hints=hints)
     return server.streamable_http_app(
         streamable_http_path=path,
