@@ -88,9 +88,13 @@ def test_signing_a_day_catches_up_earlier_days_in_chain_order(lake, signing_key,
     signed = sorted(instance.get_materialized_partitions(dg.AssetKey("daily_root")))
     assert signed == [d.isoformat() for d in synth.days]
     assert [d.isoformat() for d in verify_lake(lake).days_verified] == [d.isoformat() for d in synth.days]
-    # The sign job also writes the signed day's researchers' snapshot, which verifies on its own.
+    # The sign job also writes the signed day's researchers' snapshot, which verifies on its own, and the
+    # snapshots of the days it caught up, recorded under their own partitions: no signed day lacks one.
     snapshot = lake.root / "exports" / synth.days[-1].isoformat()
     assert verify_export(snapshot, Trust(keys.read_published_key(lake))).ok
+    assert sorted(instance.get_materialized_partitions(dg.AssetKey("day_snapshot"))) == signed
+    assert all(verify_export(lake.root / "exports" / d.isoformat(), Trust(keys.read_published_key(lake))).ok
+               for d in synth.days)
     root_before = lake.root_file(synth.days[-1]).read_bytes()
     again = run_days("sign_day_job", synth.days[-1], synth.days[-1], instance, lake.root, signing_key)
     assert again.success  # asked again, a signed day is checked against its root, never signed twice

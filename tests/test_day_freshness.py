@@ -93,6 +93,23 @@ def test_the_open_day_without_a_registry_url_fails_naming_the_setting(lake, tmp_
     assert pq.read_table(lake.curated_file("daily_status", today)).column("code").to_pylist() == ["o"]
 
 
+def test_the_open_day_not_built_for_want_of_a_scan_records_no_materialisation(lake, tmp_path):
+    """What a UI backfill carries downstream to the open day: nothing built, so nothing shown as built."""
+    from sevenmaps_pipeline.definitions import defs
+
+    today = dt.datetime.now(dt.UTC).date()
+    job = defs.resolve_implicit_global_asset_job_def()
+    with dg.DagsterInstance.local_temp(_home(tmp_path)) as instance:
+        run = job.execute_in_process(
+            instance=instance, partition_key=today.isoformat(),
+            asset_selection=[dg.AssetKey("daily_status"), dg.AssetKey("server_history")],
+            run_config={"resources": {"lake": {"config": {"root": str(lake.root)}}}})
+        assert run.success
+        assert not run.get_asset_materialization_events()
+        assert not instance.get_materialized_partitions(dg.AssetKey("daily_status"))
+    assert not lake.curated_file("daily_status", today).exists()
+
+
 @pytest.mark.parametrize("void", ["control", "prober_error"])
 def test_a_voided_or_failed_check_is_n_and_never_brings_a_skip_back(lake, void):
     skipped = "https://mcp.robots.example.com/mcp"

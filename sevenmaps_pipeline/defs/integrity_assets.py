@@ -6,12 +6,12 @@ import dagster as dg
 from ..curated.day import MAP_ASSET_NAMES, refresh_day
 from ..integrity.keys import SigningKeyError
 from ..integrity.log import LogError
-from ..integrity.roots import SignedDay, SigningError, sign_through
+from ..integrity.roots import SignedDay, SigningError, sign_through, signed_days
 from ..integrity.verify import verify_days
-from ..lake.export import ExportError, export_snapshot
+from ..lake.export import ExportError, default_folder, export_snapshot
 from ..lake.warehouse import publish_warehouse
 from .map_assets import SINGLE_RUN
-from .partitions import finished_days
+from .partitions import FIRST_DAY, finished_days
 from .resources import LakeResource, partition_days
 
 
@@ -91,8 +91,13 @@ def daily_root(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Mate
     "exported is left as it is. Verify with `sevenmaps verify --export exports/D --public-key ...`.",
 )
 def day_snapshot(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
+    requested = partition_days(context)
+    # A sign run that caught up earlier days signed them too: their snapshots are written now as well (and
+    # recorded under their own partitions), so no signed day is left without one.
+    catch_up = [d for d in signed_days(lake.paths) if d < min(requested) and d >= FIRST_DAY
+                and not default_folder(lake.paths, d, d).exists()]
     written, kept, files = {}, [], 0
-    for day in partition_days(context):
+    for day in catch_up + requested:
         try:
             result = export_snapshot(lake.paths, day, day)
         except (ExportError, LogError) as exc:
@@ -102,6 +107,11 @@ def day_snapshot(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Ma
             written[day.isoformat()] = f"{result.files} files, {result.withheld} withheld, {result.bytes:,} bytes"
         else:
             kept.append(day.isoformat())
-    return dg.MaterializeResult(metadata={"exported": len(written), "files": files,
+        if day not in requested:
+            context.log_event(dg.AssetMaterialization(
+                asset_key=context.asset_key, partition=day.isoformat(),
+                description="exported as the catch-up of a later day",
+                metadata={"files": result.files, "withheld": result.withheld}))
+    return dg.MaterializeResult(metadata={"exported": len(written), "files": files, "caught_up": len(catch_up),
                                           "written": written or "none", "already_exported": kept or "none",
                                           "folder": str(lake.paths.exports_dir)})

@@ -30,11 +30,14 @@ ASSET_TABLE = {"raw_probes": "probes"}
 
 def day_asset(group_name: str, kinds: tuple[str, ...] = ("parquet", "duckdb"), **kwargs):
     """A curated asset partitioned by UTC day (open day included), built as one run per day range, with
-    its table's column schema attached."""
+    its table's column schema attached. Its output is not required: a run that builds none of its days
+    (the open day before its scan) records no materialisation, so the UI never shows a table that does
+    not exist (build_each_day)."""
     def wrap(fn):
         table = ASSET_TABLE.get(fn.__name__, fn.__name__)
+        options = {"output_required": False, **kwargs} if fn.__name__ != "raw_probes" else kwargs
         return dg.asset(partitions_def=daily_partitions, backfill_policy=SINGLE_RUN, group_name=group_name,
-                        kinds=set(kinds), metadata=table_metadata(table), **kwargs)(fn)
+                        kinds=set(kinds), metadata=table_metadata(table), **options)(fn)
     return wrap
 
 
@@ -74,7 +77,7 @@ def open_day_without_scan(lake: LakeResource, prober: ProberResource, day: dt.da
 
 def build_each_day(context: dg.AssetExecutionContext, lake: LakeResource, prober: ProberResource,
                    build: Callable[[LakePaths, dt.date], curated.BuildResult], publish: bool = True,
-                   ) -> dg.MaterializeResult:
+                   ) -> Iterator[dg.MaterializeResult]:
     """The body of a curated asset: build each day of the run (frozen days guarded), log, publish views."""
     profiles = []
     with frozen_days_fail_loudly():
@@ -87,9 +90,12 @@ def build_each_day(context: dg.AssetExecutionContext, lake: LakeResource, prober
             profiles.append(profile_day(lake.paths, result.table, day))
             extra = f" {result.stats}" if result.stats else ""
             context.log.info(f"{day}: {result.rows:,} rows in {result.seconds:.2f}s{extra}")
+    if not profiles:
+        context.log.info("no day of this run was built: no materialisation is recorded")
+        return
     if publish:
         publish_warehouse(lake.paths)
-    return day_result(context, profiles)
+    yield day_result(context, profiles)
 
 
 @day_asset(
@@ -144,8 +150,8 @@ def raw_probes(context: dg.AssetExecutionContext, lake: LakeResource,
     "tokens estimate, tools_hash. A day without a valid daily check is n, never d. sql/daily_status.sql",
 )
 def daily_status(context: dg.AssetExecutionContext, lake: LakeResource,
-        prober: ProberResource) -> dg.MaterializeResult:
-    return build_each_day(context, lake, prober, curated.build_daily_status)
+        prober: ProberResource) -> Iterator[dg.MaterializeResult]:
+    yield from build_each_day(context, lake, prober, curated.build_daily_status)
 
 
 @day_asset(
@@ -158,5 +164,5 @@ def daily_status(context: dg.AssetExecutionContext, lake: LakeResource,
     "tool_changes, and the change days of the last 60 days. sql/server_history.sql",
 )
 def server_history(context: dg.AssetExecutionContext, lake: LakeResource,
-        prober: ProberResource) -> dg.MaterializeResult:
-    return build_each_day(context, lake, prober, curated.build_server_history)
+        prober: ProberResource) -> Iterator[dg.MaterializeResult]:
+    yield from build_each_day(context, lake, prober, curated.build_server_history)

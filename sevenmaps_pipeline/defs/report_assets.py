@@ -1,5 +1,7 @@
 """What agents report, and what the map ranks: validated reports, rating aggregates, incidents, rankings."""
 
+from collections.abc import Iterator
+
 import dagster as dg
 
 from .. import curated
@@ -19,8 +21,8 @@ from .tool_assets import server_categories
     "day each is about. sql/agent_report_validation.sql, sql/agent_reports.sql",
 )
 def agent_reports(context: dg.AssetExecutionContext, lake: LakeResource,
-        prober: ProberResource) -> dg.MaterializeResult:
-    return build_each_day(context, lake, prober, curated.build_agent_reports)
+        prober: ProberResource) -> Iterator[dg.MaterializeResult]:
+    yield from build_each_day(context, lake, prober, curated.build_agent_reports)
 
 
 @day_asset(
@@ -32,8 +34,8 @@ def agent_reports(context: dg.AssetExecutionContext, lake: LakeResource,
     "otherwise 'not enough reports'. Weights in rules/methods.py RATINGS_PARAMS. sql/rating_aggregates.sql",
 )
 def rating_aggregates(context: dg.AssetExecutionContext, lake: LakeResource,
-        prober: ProberResource) -> dg.MaterializeResult:
-    return build_each_day(context, lake, prober, curated.build_rating_aggregates)
+        prober: ProberResource) -> Iterator[dg.MaterializeResult]:
+    yield from build_each_day(context, lake, prober, curated.build_rating_aggregates)
 
 
 @day_asset(
@@ -45,8 +47,8 @@ def rating_aggregates(context: dg.AssetExecutionContext, lake: LakeResource,
     "unconfirmed failure reports kept for a person to review (never shown). sql/incidents.sql",
 )
 def incidents(context: dg.AssetExecutionContext, lake: LakeResource,
-        prober: ProberResource) -> dg.MaterializeResult:
-    return build_each_day(context, lake, prober, curated.build_incidents)
+        prober: ProberResource) -> Iterator[dg.MaterializeResult]:
+    yield from build_each_day(context, lake, prober, curated.build_incidents)
 
 
 @day_asset(
@@ -58,5 +60,5 @@ def incidents(context: dg.AssetExecutionContext, lake: LakeResource,
     "sql/reliable_rankings.sql",
 )
 def reliable_rankings(context: dg.AssetExecutionContext, lake: LakeResource,
-        prober: ProberResource) -> dg.MaterializeResult:
-    return build_each_day(context, lake, prober, curated.build_reliable_rankings)
+        prober: ProberResource) -> Iterator[dg.MaterializeResult]:
+    yield from build_each_day(context, lake, prober, curated.build_reliable_rankings)

@@ -1,5 +1,7 @@
 """What each endpoint's tools can do and cost: facts once per distinct tool list, then per endpoint-day."""
 
+from collections.abc import Iterator
+
 import dagster as dg
 
 from .. import curated
@@ -19,8 +21,8 @@ from .resources import LakeResource, ProberResource
     "Computed once per list, never per endpoint-day. sevenmaps_pipeline/rules/tool_facts.py",
 )
 def tool_facts(context: dg.AssetExecutionContext, lake: LakeResource,
-        prober: ProberResource) -> dg.MaterializeResult:
-    return build_each_day(context, lake, prober, curated.build_tool_facts, publish=False)
+        prober: ProberResource) -> Iterator[dg.MaterializeResult]:
+    yield from build_each_day(context, lake, prober, curated.build_tool_facts, publish=False)
 
 
 @day_asset(
@@ -31,8 +33,8 @@ def tool_facts(context: dg.AssetExecutionContext, lake: LakeResource,
     "contradictions. sql/tools.sql",
 )
 def tools(context: dg.AssetExecutionContext, lake: LakeResource,
-        prober: ProberResource) -> dg.MaterializeResult:
-    return build_each_day(context, lake, prober, curated.build_tools)
+        prober: ProberResource) -> Iterator[dg.MaterializeResult]:
+    yield from build_each_day(context, lake, prober, curated.build_tools)
 
 
 @day_asset(
@@ -42,8 +44,8 @@ def tools(context: dg.AssetExecutionContext, lake: LakeResource,
     "and the endpoint's percentile among that day's endpoints. sql/token_cost.sql",
 )
 def token_cost(context: dg.AssetExecutionContext, lake: LakeResource,
-        prober: ProberResource) -> dg.MaterializeResult:
-    return build_each_day(context, lake, prober, curated.build_token_cost)
+        prober: ProberResource) -> Iterator[dg.MaterializeResult]:
+    yield from build_each_day(context, lake, prober, curated.build_token_cost)
 
 
 @day_asset(
@@ -55,8 +57,8 @@ def token_cost(context: dg.AssetExecutionContext, lake: LakeResource,
     "(sql/internal_findings.sql).",
 )
 def findings(context: dg.AssetExecutionContext, lake: LakeResource,
-        prober: ProberResource) -> dg.MaterializeResult:
-    return build_each_day(context, lake, prober, curated.build_findings)
+        prober: ProberResource) -> Iterator[dg.MaterializeResult]:
+    yield from build_each_day(context, lake, prober, curated.build_findings)
 
 
 @day_asset(
@@ -69,8 +71,8 @@ def findings(context: dg.AssetExecutionContext, lake: LakeResource,
     "sql/server_categories.sql, words in assets/categories.json",
 )
 def server_categories(context: dg.AssetExecutionContext, lake: LakeResource,
-        prober: ProberResource) -> dg.MaterializeResult:
-    return build_each_day(context, lake, prober, curated.build_server_categories)
+        prober: ProberResource) -> Iterator[dg.MaterializeResult]:
+    yield from build_each_day(context, lake, prober, curated.build_server_categories)
 
 
 @day_asset(
@@ -83,5 +85,5 @@ def server_categories(context: dg.AssetExecutionContext, lake: LakeResource,
     "method change is never a change by the server. sql/tool_changes.sql",
 )
 def tool_changes(context: dg.AssetExecutionContext, lake: LakeResource,
-        prober: ProberResource) -> dg.MaterializeResult:
-    return build_each_day(context, lake, prober, curated.build_tool_changes)
+        prober: ProberResource) -> Iterator[dg.MaterializeResult]:
+    yield from build_each_day(context, lake, prober, curated.build_tool_changes)
