@@ -31,6 +31,14 @@ def _lake(args: argparse.Namespace) -> LakePaths:
     return LakePaths.at(args.lake)
 
 
+def _existing_lake(args: argparse.Namespace) -> LakePaths:
+    """The lake a reading command reads: a lake that is not there is an input error, never an empty answer."""
+    lake = _lake(args)
+    if not lake.root.is_dir():
+        raise ValueError(f"no lake at {lake.root} (pass --lake PATH or set SEVENMAPS_LAKE; `make demo` makes one)")
+    return lake
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from .devtools.demo import run_demo, run_fleet_demo
 
@@ -250,8 +258,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
         report = verify_export(Path(args.export), trust, state)
         what = f"snapshot {args.export}"
     else:
-        report = verify_lake(_lake(args), trust, state)
-        what = f"lake {_lake(args).root}"
+        lake = _existing_lake(args)
+        report = verify_lake(lake, trust, state)
+        what = f"lake {lake.root}"
     print(report.summary())
     print(f"({what}: {report.files_checked:,} files"
           + (f", {report.proofs_checked:,} proofs" if report.proofs_checked else "")
@@ -265,7 +274,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
     from .integrity.proof import TlogProof
     from .integrity.roots import read_root, signed_days
 
-    lake = _lake(args)
+    lake = _existing_lake(args)
     wanted = args.path.removeprefix("./")
     at = 0
     for day in signed_days(lake):
@@ -335,8 +344,9 @@ def cmd_log_check(args: argparse.Namespace) -> int:
         return _log_sync(args)
 
     started = time.perf_counter()
+    lake = _existing_lake(args)
     trust = _trust(args)
-    report, compared = check_log_only(_lake(args), trust)
+    report, compared = check_log_only(lake, trust)
     if report.ok and report.checkpoint:
         print(f"OK: log {report.checkpoint.describe()}: the checkpoint's signature, {compared} tile and entry files "
               f"re-derived from {report.checkpoint.size} entries, every entry a signed line "
@@ -353,7 +363,7 @@ def _log_sync(args: argparse.Namespace) -> int:
     from .integrity.log import locked
     from .integrity.roots import publish_keys, sync_log
 
-    lake = _lake(args)
+    lake = _existing_lake(args)
     key = load_private_key(Path(args.signing_key) if args.signing_key else default_key_path(), lake)
     with locked(lake.roots_dir / ".signing.lock"):
         before = (lake.log_dir / "checkpoint").is_file()
@@ -371,7 +381,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     first = parse_day(args.day)
     last = parse_day(args.to) if args.to else first
-    result = export_snapshot(_lake(args), first, last, Path(args.out) if args.out else None,
+    result = export_snapshot(_existing_lake(args), first, last, Path(args.out) if args.out else None,
                              progress=lambda msg: print(f"  {msg}", flush=True))
     if not result.created:
         print(f"{result.folder} already exists (snapshots are immutable); left as it is")
@@ -438,7 +448,7 @@ def cmd_sql(args: argparse.Namespace) -> int:
 
     from .lake import duck
 
-    lake = _lake(args)
+    lake = _existing_lake(args)
     if not lake.warehouse.exists():
         print(f"error: no warehouse at {lake.warehouse}; run `sevenmaps warehouse` or a pipeline run first",
               file=sys.stderr)
@@ -477,7 +487,7 @@ def cmd_sql(args: argparse.Namespace) -> int:
 def cmd_warehouse(args: argparse.Namespace) -> int:
     from .lake.warehouse import publish_warehouse
 
-    print(f"published {publish_warehouse(_lake(args), force=True)}")
+    print(f"published {publish_warehouse(_existing_lake(args), force=True)}")
     return 0
 
 
@@ -557,7 +567,7 @@ examples:
   sevenmaps verify --public-key 7maps.json --state ~/.7maps-state.json
   sevenmaps verify --vkey "$(cat trusted.vkey)" --witness "$(cat w1.vkey)" --quorum 1
   sevenmaps verify --export data_lake/exports/2026-11-24_2026-11-30 --public-key 7maps.json
-exit codes: 0 verified, 1 a problem (named with its day and file), 3 a fork (two histories)
+exit codes: 0 verified, 1 a problem (named with its day and file), 2 no such lake or a bad option, 3 a fork
 """
 
 
@@ -726,7 +736,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 EXIT_CODES = """exit codes: 0 done; 1 the command found a problem (a failed check or verification, a failed run);
-2 a usage or input error (named in one line); 3 a fork (verify) or an endpoint not answering (probe)"""
+2 a usage or input error, such as a lake that is not there (named in one line); 3 a fork (verify) or an
+endpoint not answering (probe); 130 interrupted"""
 
 
 def _error_line(exc: BaseException) -> tuple[str, int]:

@@ -43,8 +43,13 @@ def test_global_options_before_or_after_the_subcommand(warehouse_lake, tmp_path,
     assert main(["verify", "--lake", root]) == 0
     assert main(["--lake", str(tmp_path / "elsewhere"), "verify", "--lake", root]) == 0  # the later one wins
     capsys.readouterr()
-    assert main(["verify", "--lake", str(tmp_path / "missing")]) == 1  # a lake that is not there is an error
-    assert "no lake at" in capsys.readouterr().out
+    # A lake that is not there is an input error for every command that reads one, and none creates it.
+    missing = str(tmp_path / "missing")
+    for command in (["verify"], ["log", "check"], ["sql", "SELECT 1"], ["warehouse"], ["export", "--day", "2026-11-01"],
+                    ["prove", "curated/daily_status/day=2026-11-01/part-0.parquet"]):
+        assert main([*command, "--lake", missing]) == 2, command
+        assert capsys.readouterr().err.startswith(f"error: no lake at {missing} ("), command
+    assert not (tmp_path / "missing").exists()
 
 
 def test_ordinary_mistakes_are_one_line_with_an_exit_code(warehouse_lake, capsys):

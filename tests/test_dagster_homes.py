@@ -158,3 +158,18 @@ def test_a_shell_backfill_builds_and_signs_the_missed_days_as_runs_of_the_code_l
     assert "is before --from" in capsys.readouterr().err
     assert main(["--lake", str(tmp_path / "nowhere"), "backfill", "--from", "2026-11-01", "--to", "2026-11-02"]) == 2
     assert "no lake at" in capsys.readouterr().err
+
+
+def test_make_ui_before_make_demo_leaves_a_home_the_demo_may_replace(tmp_path, clean_env):
+    from sevenmaps_pipeline.devtools.demo import DEMO_MARKER, reset_demo_lake
+
+    lake = LakePaths.at(tmp_path / "data_lake")
+    ensure_dagster_home(lake)  # what `make ui` does on a fresh clone
+    reset_demo_lake(lake)
+    assert (lake.root / DEMO_MARKER).exists() and not (lake.root / ".dagster").exists()
+    # A lake with data the demo did not make is never replaced.
+    other = LakePaths.at(tmp_path / "other")
+    _land(other, DAY)
+    with pytest.raises(SystemExit, match="holds a lake the demo did not create"):
+        reset_demo_lake(other)
+    assert other.registry_file(DAY).exists()

@@ -25,7 +25,9 @@ def reset_demo_lake(lake: LakePaths) -> None:
     """Empty a lake for the demo, refusing any lake the demo did not make itself."""
     lake.root.mkdir(parents=True, exist_ok=True)
     contents = [p for p in lake.root.iterdir() if p.name not in ("README.md", DEMO_MARKER)]
-    if contents and not (lake.root / DEMO_MARKER).exists():
+    # A lake's data, as opposed to a Dagster home alone (what `make ui` before `make demo` leaves).
+    holds_data = any((lake.root / name).exists() for name in ("raw", "curated", "roots", "log", "exports"))
+    if holds_data and not (lake.root / DEMO_MARKER).exists():
         raise SystemExit(f"{lake.root} holds a lake the demo did not create; refusing to replace it. "
                          "Pass --lake PATH for the demo, or move that lake away.")
     for p in contents:
