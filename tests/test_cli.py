@@ -129,14 +129,14 @@ def test_probe_says_when_allow_private_would_apply(capsys):
     assert "--allow-private" in json.loads(capsys.readouterr().out)["hint"]
 
 
-def test_run_says_what_failed_in_three_lines(lake, tmp_path, monkeypatch, capsys):
+def test_run_says_what_failed_in_three_lines(lake, tmp_path, monkeypatch, capfd):
     import datetime as dt
 
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
     today = dt.datetime.now(dt.UTC).date().isoformat()
     # A registry on loopback is refused by the prober's network guard before any connection: the run fails.
     assert main(["run", "--day", today, "--registry", "http://127.0.0.1:9", "--lake", str(lake.root)]) == 1
-    captured = capsys.readouterr()
+    captured = capfd.readouterr()  # at the file descriptors: the code server and the run print there too
     lines = captured.err.strip().splitlines()
     assert len(lines) == 3 and "Traceback" not in captured.err and "dagster - ERROR" not in captured.err
     assert lines[0].startswith("run ") and lines[0].endswith(f"FAILED for {today}:")
