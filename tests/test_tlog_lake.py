@@ -269,7 +269,7 @@ def test_unreadable_public_keys_are_named_not_raised(signed_lake, tmp_path, caps
     signed_lake.well_known.write_text("[]")
     report = verify_lake(signed_lake)
     assert not report.ok and "has no integrity.public_key_pem" in report.problem
-    assert main(["--lake", str(tmp_path / "nowhere"), "verify"]) == 1
+    assert main(["--lake", str(tmp_path / "nowhere"), "verify"]) == 2  # no lake there: an input error
 
 
 # --- no fork at the source: two signers racing ---------------------------------------------------------
