@@ -104,13 +104,18 @@ def cmd_run(args: argparse.Namespace) -> int:
         run = location.run("daily_map_job", day, day,
                            run_config(lake.root, prober={"registry_url": args.registry}, log_level="CRITICAL"))
     if not run.success:
-        print(f"run {run.run_id} FAILED for {day}:", file=sys.stderr)
-        for step, cause in run.failures():
-            print(f"  {step}: {cause}", file=sys.stderr)
-        print(f"  the whole log: `sevenmaps ui`, Runs, {run.run_id[:8]}", file=sys.stderr)
+        _say_run_failed(run, f"run {run.run_id} FAILED for {day}:")
         return 1
     print(f"run {run.run_id} succeeded: {_day_summary(lake, day)}")
     return 0
+
+
+def _say_run_failed(run, headline: str) -> None:
+    """A failed run in a few lines: the headline, each failed step's root cause, where the whole log is."""
+    print(headline, file=sys.stderr)
+    for step, cause in run.failures():
+        print(f"  {step}: {cause}", file=sys.stderr)
+    print(f"  the whole log: `sevenmaps ui`, Runs, {run.run_id[:8]}", file=sys.stderr)
 
 
 def cmd_backfill(args: argparse.Namespace) -> int:
@@ -123,9 +128,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     first, last = parse_day(args.first), parse_day(args.last)
     if last < first:
         raise ValueError(f"--to {last} is before --from {first}")
-    lake = _lake(args)
-    if not lake.root.is_dir():
-        raise ValueError(f"no lake at {lake.root} (pass --lake, or set SEVENMAPS_LAKE)")
+    lake = _existing_lake(args)
     home = ensure_dagster_home(lake)
     start = first_day(lake)
     if first < start:
@@ -143,10 +146,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
             t = time.perf_counter()
             run = location.run(job, a, b, config)
             if not run.success:
-                print(f"{job} run {run.run_id} FAILED for {a} .. {b}:", file=sys.stderr)
-                for step, cause in run.failures():
-                    print(f"  {step}: {cause}", file=sys.stderr)
-                print(f"  the whole log: `sevenmaps ui`, Runs, {run.run_id[:8]}", file=sys.stderr)
+                _say_run_failed(run, f"{job} run {run.run_id} FAILED for {a} .. {b}:")
                 return 1
             print(f"{job} run {run.run_id[:8]} succeeded for {a} .. {b} in {time.perf_counter() - t:.1f}s",
                   flush=True)
