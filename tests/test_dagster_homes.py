@@ -6,6 +6,8 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
+import signal
+import time
 
 import dagster as dg
 import pytest
@@ -173,3 +175,25 @@ def test_make_ui_before_make_demo_leaves_a_home_the_demo_may_replace(tmp_path, c
     with pytest.raises(SystemExit, match="holds a lake the demo did not create"):
         reset_demo_lake(other)
     assert other.registry_file(DAY).exists()
+
+
+def test_a_run_whose_process_dies_is_reported_failed_not_waited_on_forever(tmp_path, clean_env):
+    from sevenmaps_pipeline.defs.launcher import code_location, run_config
+    from sevenmaps_pipeline.devtools.synth import synthesize
+
+    lake = LakePaths.at(tmp_path / "lake")
+    end = dt.date(2026, 11, 20)
+    synthesize(lake, 20, 2, seed=4, end_day=end)
+    ensure_dagster_home(lake)
+    with dg.DagsterInstance.get() as instance, code_location(instance) as location:
+        run_id = location.launch("daily_map_job", end, end, run_config(lake.root, log_level="CRITICAL"))
+        deadline = time.monotonic() + 60
+        while (pid := location._worker_pid(run_id)) is None:
+            assert time.monotonic() < deadline, "the run never started"
+            time.sleep(0.05)
+        os.kill(pid, signal.SIGKILL)  # killed before it could end the run (out of memory, a kill -9)
+        outcome = location.wait(run_id, grace_seconds=1.0)
+    # Failed, with the reason: the code server's own report, or ours after the grace period.
+    assert outcome.status == dg.DagsterRunStatus.FAILURE
+    ((where, why),) = outcome.failures()
+    assert where == "run" and ("marked as failed" in why or f"pid {pid}" in why)

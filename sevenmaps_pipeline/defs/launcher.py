@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import os
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -131,21 +132,51 @@ class CodeLocation:
         self.instance.launch_run(run.run_id, context)
         return run.run_id
 
-    def wait(self, run_id: str, poll_seconds: float = 0.2) -> RunOutcome:
-        """Wait for the run to end; Ctrl-C stops it (the run is terminated, not left running)."""
+    def wait(self, run_id: str, poll_seconds: float = 0.2, grace_seconds: float = 5.0) -> RunOutcome:
+        """Wait for the run to end. A run whose process died without ending it (killed, out of memory) is
+        reported failed after a grace period, never waited on forever; Ctrl-C stops the run (terminated,
+        not left running)."""
+        gone_since: float | None = None
         try:
             while True:
                 run = self.instance.get_run_by_id(run_id)
                 if run is not None and run.status in TERMINAL:
                     return RunOutcome.read(self.instance, run_id)
+                pid = self._worker_pid(run_id)
+                if pid is not None and not _alive(pid):
+                    gone_since = gone_since or time.monotonic()
+                    if time.monotonic() - gone_since > grace_seconds and run is not None:
+                        self.instance.report_run_failed(
+                            run, f"the run's process (pid {pid}) exited without finishing the run")
                 time.sleep(poll_seconds)
         except KeyboardInterrupt:
             self.instance.run_launcher.terminate(run_id)
             raise
 
+    def _worker_pid(self, run_id: str) -> int | None:
+        """The run worker's pid, as its first engine event records it."""
+        for entry in self.instance.all_logs(run_id, of_type=dg.DagsterEventType.ENGINE_EVENT):
+            if entry.dagster_event is None:
+                continue
+            metadata = getattr(entry.dagster_event.event_specific_data, "metadata", None) or {}
+            pid = metadata.get("pid")
+            if pid is not None and str(getattr(pid, "value", pid)).isdigit():
+                return int(getattr(pid, "value", pid))
+        return None
+
     def run(self, job_name: str, first: dt.date, last: dt.date, config: Mapping[str, Any],
             tags: Mapping[str, str] | None = None) -> RunOutcome:
         return self.wait(self.launch(job_name, first, last, config, tags))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 @contextlib.contextmanager
