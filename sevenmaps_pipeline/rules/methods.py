@@ -110,3 +110,27 @@ INCIDENTS_PARAMS: dict[str, Any] = {
     "age_out_days": 2,  # with no new confirmation for this many days, the reports have aged out
     "lookback_days": 14,  # how far back an incident's confirmations are read
 }
+
+# The readiness rubric (rules/readiness.py): its own two versions, one per rubric; a change to any point
+# or threshold below is a new version (docs/methodology.md, "Readiness").
+READINESS_MCP_METHOD = "mcp-2026-09-11.1"
+READINESS_SKILL_METHOD = "skill-2026-09-11.1"
+READINESS_PARAMS: dict[str, Any] = {
+    "p50_under_ms": 500,
+    "initialize_points": 8,  # `initialize` answers without `server/discover`: 8 of the line's 15
+    "revision": "2026-07-28",
+    "tokens_full_below": 5_000,  # definition tokens: 12 points below, sliding linearly ...
+    "tokens_zero_at": 25_000,  # ... to 0 here
+    "annotation_coverage_min": 0.90,
+    "output_schema_coverage_min": 0.50,
+    "pushed_within_months": 12,
+    # Agent Skills: the format's portable frontmatter keys, and the lines' thresholds.
+    "portable_keys": ["name", "description", "license", "allowed-tools", "metadata", "compatibility"],
+    "description_max_chars": 1_024,  # under
+    "description_max_tokens": 100,  # under
+    "skill_body_full_below": 5_000,
+    "skill_body_zero_at": 15_000,
+    # "Says when to use it": cues in the description that tell an agent when to reach for the skill.
+    "when_to_use_cues": ["use when", "use this when", "use it when", "use this skill when", "when the user",
+                         "when you need", "when asked", "use for", "use this for", "triggers when"],
+}
