@@ -182,6 +182,39 @@ def _day_summary(lake: LakePaths, day: dt.date) -> str:
             f"`sevenmaps sql \"FROM daily_status WHERE day = '{day}'\"`")
 
 
+def _score_text(score) -> str:
+    lines = [f"{score.version}: {score.label()} over the lines seen"]
+    for section, (earned, possible) in score.sections().items():
+        lines.append(f"  {section:<20} {earned:g}/{possible:g}")
+        for line, result in score.lines:
+            if line.section == section:
+                mark = "unseen" if not result.seen else ("pass" if result.passed else "fail")
+                lines.append(f"    {mark:<6} {result.points:>5g}/{line.points:<3g} {line.label}: {result.evidence}")
+    return "\n".join(lines)
+
+
+def _score_json(score) -> dict:
+    return {"version": score.version, "earned": score.earned, "possible": score.possible,
+            "sections": {k: {"earned": e, "possible": p} for k, (e, p) in score.sections().items()},
+            "lines": [{"section": line.section, "line": line.key, "label": line.label, "max_points": line.points,
+                       "seen": r.seen, "passed": r.passed, "points": r.points, "evidence": r.evidence}
+                      for line, r in score.lines]}
+
+
+def cmd_readiness_skill(args: argparse.Namespace) -> int:
+    import json
+
+    from .rules.readiness import score_skill
+    from .rules.skill_md import skill_facts_from_folder
+
+    folder = Path(args.folder)
+    if not folder.is_dir():
+        raise ValueError(f"{folder} is not a folder (give the skill's folder, the one holding SKILL.md)")
+    score = score_skill(skill_facts_from_folder(folder, dt.datetime.now(dt.UTC).date()))
+    print(json.dumps(_score_json(score), indent=2) if args.json else _score_text(score))
+    return 0
+
+
 def cmd_classify_tools(args: argparse.Namespace) -> int:
     import json
 
@@ -623,6 +656,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--day", required=True, help="the UTC day, YYYY-MM-DD (must be today to scan)")
     p.add_argument("--registry", default="https://registry.modelcontextprotocol.io", help="registry base URL")
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("readiness-skill", help="score a local Agent Skill folder on the readiness rubric "
+                       "(skill-2026-09-11.1; the code-host lines are unseen without a repository)")
+    p.add_argument("folder", help="the skill's folder (holding SKILL.md)")
+    p.add_argument("--json", action="store_true", help="one JSON object with every line")
+    p.set_defaults(func=cmd_readiness_skill)
 
     p = sub.add_parser("backfill", help="build the map for a range of days, then sign the finished ones, as runs "
                        "of the code location (the UI shows them); a day that has passed is never probed (n)")

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import calendar
 import datetime as dt
+import functools
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..packaged import shipped
 from .methods import READINESS_MCP_METHOD, READINESS_PARAMS, READINESS_SKILL_METHOD
 
 
@@ -134,6 +137,23 @@ def assemble(version: str, results: Iterable[LineResult]) -> Score:
     return score
 
 
+# --- The injection line ---------------------------------------------------------------------------------
+
+@functools.cache
+def injection_phrases() -> tuple[str, tuple[str, ...]]:
+    """The rubric's own published phrase list and its method version (assets/readiness_injection_phrases.json);
+    7Maps' internal pattern checks are never used here (docs/methodology.md, "Readiness")."""
+    data = json.loads(shipped("assets", "readiness_injection_phrases.json").read_text())
+    return str(data["method"]), tuple(" ".join(str(p).lower().split()) for p in data["phrases"])
+
+
+def injection_hits(texts: Iterable[Any]) -> list[str]:
+    """The phrases found in any of the texts (non-strings are skipped), each once, in list order."""
+    _, phrases = injection_phrases()
+    joined = "\n".join(" ".join(t.lower().split()) for t in texts if isinstance(t, str))
+    return [p for p in phrases if p in joined]
+
+
 # --- MCP servers ----------------------------------------------------------------------------------------
 
 @dataclass
@@ -248,9 +268,14 @@ def score_mcp(facts: McpFacts) -> Score:
     if facts.injection_hits is None:
         r.append(unseen("injection_clean", "no descriptions read"))
     else:
-        r.append(judged("injection_clean", not facts.injection_hits, 5,
-                        "clean" if not facts.injection_hits else "matched: " + ", ".join(facts.injection_hits)))
+        r.append(_injection_line(facts.injection_hits))
     return assemble(READINESS_MCP_METHOD, r)
+
+
+def _injection_line(hits: Sequence[str]) -> LineResult:
+    method = injection_phrases()[0]
+    return judged("injection_clean", not hits, 5,
+                  f"clean ({method})" if not hits else f"matched ({method}): " + ", ".join(hits))
 
 
 def _repository_line(key: str, repository: dict | None, today: dt.date | None, need_public: bool) -> LineResult:
@@ -347,6 +372,5 @@ def score_skill(facts: SkillFacts) -> Score:
     if facts.injection_hits is None:
         r.append(unseen("injection_clean", "nothing read"))
     else:
-        r.append(judged("injection_clean", not facts.injection_hits, 5,
-                        "clean" if not facts.injection_hits else "matched: " + ", ".join(facts.injection_hits)))
+        r.append(_injection_line(facts.injection_hits))
     return assemble(READINESS_SKILL_METHOD, r)
