@@ -201,6 +201,36 @@ def _score_json(score) -> dict:
                       for line, r in score.lines]}
 
 
+def cmd_readiness(args: argparse.Namespace) -> int:
+    import asyncio
+    import json
+
+    from .probe.config import ProbeConfig
+    from .probe.readiness import readiness_one
+    from .registry.listing import has_userinfo
+    from .rules.readiness import score_mcp
+
+    if has_userinfo(args.url):
+        raise ValueError("the URL carries credentials (user:password@host); 7Maps-bot never sends credentials")
+    host_map = {}
+    for item in args.resolve or []:
+        host, _, port = item.rpartition(":")
+        if not host or not port.isdigit():
+            raise ValueError(f"--resolve takes HOST:PORT, got {item!r}")
+        host_map[host.lower()] = int(port)
+    config = ProbeConfig(allow_private=args.allow_private, host_map=host_map,
+                         ca_file=Path(args.ca_file) if args.ca_file else None)
+
+    def progress(line: str) -> None:
+        if not args.quiet:
+            print(f"  ... {line}", file=sys.stderr, flush=True)
+
+    _, facts = asyncio.run(readiness_one(args.url, config, dt.datetime.now(dt.UTC).date(), progress))
+    score = score_mcp(facts)
+    print(json.dumps(_score_json(score), indent=2) if args.json else _score_text(score))
+    return 0
+
+
 def cmd_readiness_skill(args: argparse.Namespace) -> int:
     import json
 
@@ -656,6 +686,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--day", required=True, help="the UTC day, YYYY-MM-DD (must be today to scan)")
     p.add_argument("--registry", default="https://registry.modelcontextprotocol.io", help="registry base URL")
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("readiness", help="score one MCP endpoint live on the readiness rubric (mcp-2026-09-11.1): "
+                       "what one check can see; the history, namespace and code-host lines are unseen")
+    p.add_argument("url")
+    p.add_argument("--json", action="store_true", help="one JSON object with every line")
+    p.add_argument("--allow-private", action="store_true", help="an owner checking their own server on "
+                   "localhost, a private address or plain http")
+    p.add_argument("--resolve", action="append", metavar="HOST:PORT", help="connect HOST to 127.0.0.1:PORT")
+    p.add_argument("--ca-file", help="trust this CA bundle (e.g. a test server's)")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.set_defaults(func=cmd_readiness)
 
     p = sub.add_parser("readiness-skill", help="score a local Agent Skill folder on the readiness rubric "
                        "(skill-2026-09-11.1; the code-host lines are unseen without a repository)")

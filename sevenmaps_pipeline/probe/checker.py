@@ -83,6 +83,8 @@ class CheckResult:
     ttl_ms: int | None = None
     cache_scope: str | None = None
     session_id: str | None = None
+    # The readiness probe lists the tools a second time: the names in order, or None if not read twice.
+    second_tool_names: list[str] | None = None
     transcript: list[str] = field(default_factory=list)
 
     def note(self, line: str) -> None:
@@ -130,9 +132,12 @@ class EndpointCheck:
 
     def __init__(self, client: httpx.AsyncClient, config: ProbeConfig, url: str, started_at: dt.datetime,
                  remote_type: str = "streamable-http", overall: float | None = None,
-                 progress: Callable[[str], None] | None = None) -> None:
+                 progress: Callable[[str], None] | None = None, readiness: bool = False) -> None:
         self.client, self.config, self.url, self.remote_type = client, config, url, remote_type
         self.overall = overall
+        # The readiness probe (docs/methodology.md, "Readiness"): server/discover first, initialize only
+        # when discovery answers nothing, and tools/list twice to see whether the order is deterministic.
+        self.readiness = readiness
         self.progress = progress  # `sevenmaps probe` shows each step as it goes; the scan passes None
         self.result = CheckResult(url=redact_userinfo(url), started_at=started_at)
         self.redirects_followed = 0
@@ -244,6 +249,8 @@ class EndpointCheck:
     async def _check(self) -> None:
         t = self.config.timeouts
         started = time.monotonic()
+        if self.readiness and await self._modern(started):
+            return
         init = _rpc("initialize", 1, {"protocolVersion": PROTOCOL_VERSION, "capabilities": {},
                                       "clientInfo": CLIENT_INFO})
         response = await self._post(init, t.initialize, "initialize", request_id=1,
@@ -258,7 +265,7 @@ class EndpointCheck:
             self.result.payment_json = redact_userinfo(response.body.decode("utf-8", "replace"))[:65536] or None
             raise _Outcome("http_402", "HTTP 402 on initialize (asks for payment)", status)
         modern_error = self._modern_error(response, reply)
-        if modern_error is not None:
+        if modern_error is not None and not self.readiness:
             self.result.note(f"initialize refused with JSON-RPC {modern_error}: trying server/discover (2026-07-28)")
             if await self._modern(started):
                 return
@@ -289,6 +296,7 @@ class EndpointCheck:
         if ack.status_code >= 400:
             self.result.note(f"notifications/initialized refused with HTTP {ack.status_code}; listing tools anyway")
         await self._list_tools(headers, modern=False)
+        await self._list_again(headers, modern=False)
         self.result.handshake_ms = round((time.monotonic() - started) * 1000)
         self.result.outcome = "ok"
         self.result.outcome_detail = (f"initialize and tools/list answered: {len(self.result.tools or [])} tools"
@@ -312,6 +320,10 @@ class EndpointCheck:
                                     t.initialize, "server/discover", headers=headers,
                                     request_id="discover-1", cap=self.config.max_handshake_bytes)
         reply = response.reply
+        if self.readiness and response.status_code == 401:  # a server that asks for a token: stop here
+            self.result.http_status = response.status_code
+            self._auth(response)
+            raise _Outcome("needs_auth", "HTTP 401 on server/discover, before any tool was listed", 401)
         if reply is None or reply.kind != "result" or not isinstance(reply.result, dict):
             self.result.discover_supported = False
             self.result.note("server/discover did not answer with a result")
@@ -328,15 +340,33 @@ class EndpointCheck:
         if isinstance(info, dict):
             self._server_info(info)
         self.result.http_status = response.status_code
-        await self._list_tools({"MCP-Protocol-Version": MODERN_PROTOCOL_VERSION, "Mcp-Method": "tools/list"},
-                               modern=True)
+        modern_headers = {"MCP-Protocol-Version": MODERN_PROTOCOL_VERSION, "Mcp-Method": "tools/list"}
+        await self._list_tools(modern_headers, modern=True)
+        await self._list_again(modern_headers, modern=True)
         self.result.handshake_ms = round((time.monotonic() - started) * 1000)
         self.result.outcome = "ok"
         self.result.outcome_detail = (f"2026-07-28 server: server/discover and tools/list answered: "
                                       f"{len(self.result.tools or [])} tools in {self.result.pages_read} page(s)")
         return True
 
-    async def _list_tools(self, headers: dict[str, str], modern: bool) -> None:
+    async def _list_again(self, headers: dict[str, str], modern: bool) -> None:
+        """The readiness probe's second tools/list: only the names in order are kept; its failure is noted
+        and leaves the order unseen, never changes the check's outcome."""
+        if not self.readiness:
+            return
+        first = (self.result.tools, self.result.pages_read, self.result.tool_list_complete, self.result.ttl_ms,
+                 self.result.cache_scope)
+        try:
+            await self._list_tools(headers, modern, id_base=2 + self.config.max_pages)
+            again = self.result.tools or []
+            self.result.second_tool_names = [str(t.get("name")) if isinstance(t, dict) else "" for t in again]
+        except _Outcome as failed:
+            self.result.note(f"second tools/list: {failed.detail}; the order is unseen")
+        finally:
+            (self.result.tools, self.result.pages_read, self.result.tool_list_complete, self.result.ttl_ms,
+             self.result.cache_scope) = first
+
+    async def _list_tools(self, headers: dict[str, str], modern: bool, id_base: int = 2) -> None:
         t = self.config.timeouts
         tools: list[Any] = []
         cursor: str | None = None
@@ -346,7 +376,7 @@ class EndpointCheck:
             params: dict[str, Any] = {"cursor": cursor} if cursor else {}
             if modern:
                 params["_meta"] = _modern_meta()
-            request_id = 2 + page
+            request_id = id_base + page
             response = await self._post(_rpc("tools/list", request_id, params or None),
                                         t.tools_list_per_page, f"tools/list page {page + 1}",
                                         headers=headers, request_id=request_id)

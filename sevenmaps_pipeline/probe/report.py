@@ -17,13 +17,9 @@ from .http import build_client
 from .origins import OriginResult, check_origin
 
 
-async def probe_one(url: str, config: ProbeConfig, remote_type: str = "streamable-http",
-                    progress: Callable[[str], None] | None = None,
-                    ) -> tuple[CheckResult, OriginResult | None, str | None]:
-    """Apply the listing rules and robots.txt, then check the endpoint. With --allow-private an owner asks
-    for a check of their own server: private names and plain http are allowed and, as for the owner-asked
-    five-minute checks (docs/methodology.md, "The prober"), robots.txt is not read."""
-    now = dt.datetime.now(dt.UTC)
+def listing_refusal(url: str, config: ProbeConfig, remote_type: str, now: dt.datetime) -> CheckResult | None:
+    """The listing rules, as the map applies them (with --allow-private an owner asks for a check of their
+    own server: private names and plain http are allowed); a refused URL is never contacted."""
     if config.allow_private:
         listing, reason = "probe", None
         if urlsplit(url).scheme not in ("http", "https"):
@@ -33,18 +29,39 @@ async def probe_one(url: str, config: ProbeConfig, remote_type: str = "streamabl
                                            host_map=config.host_map or None)
     if listing != "probe" and not (listing == "skip" and remote_type == "sse" and reason == "sse-only remote"):
         return CheckResult(url=url, started_at=now, outcome="skipped", outcome_detail=reason or "",
-                           skip_reason=reason, handshake_ms=0), None, reason
+                           skip_reason=reason, handshake_ms=0)
+    return None
+
+
+async def robots_refusal(client, config: ProbeConfig, url: str, now: dt.datetime,
+                         say: Callable[[str], None]) -> tuple[CheckResult | None, OriginResult | None]:
+    """robots.txt, read as the daily scan reads it (not for an owner's --allow-private check, as for the
+    owner-asked five-minute checks)."""
+    if config.allow_private:
+        return None, None
+    say(f"robots.txt: reading {origin_of(url)}/robots.txt ...")
+    origin = await check_origin(client, config, origin_of(url), now)
+    say(f"robots.txt: {origin.robots_policy}")
+    if origin.network_outcome is None and not origin.allows(url):
+        reason = f"robots.txt disallows 7Maps-bot ({origin.robots_detail})"
+        return CheckResult(url=url, started_at=now, outcome="skipped", outcome_detail=reason, skip_reason=reason,
+                           handshake_ms=0), origin
+    return None, origin
+
+
+async def probe_one(url: str, config: ProbeConfig, remote_type: str = "streamable-http",
+                    progress: Callable[[str], None] | None = None,
+                    ) -> tuple[CheckResult, OriginResult | None, str | None]:
+    """Apply the listing rules and robots.txt, then check the endpoint."""
+    now = dt.datetime.now(dt.UTC)
+    refused = listing_refusal(url, config, remote_type, now)
+    if refused is not None:
+        return refused, None, refused.skip_reason
     say = progress or (lambda _line: None)
     async with build_client(config) as client:
-        origin = None
-        if not config.allow_private:
-            say(f"robots.txt: reading {origin_of(url)}/robots.txt ...")
-            origin = await check_origin(client, config, origin_of(url), now)
-            say(f"robots.txt: {origin.robots_policy}")
-        if origin is not None and origin.network_outcome is None and not origin.allows(url):
-            reason = f"robots.txt disallows 7Maps-bot ({origin.robots_detail})"
-            return CheckResult(url=url, started_at=now, outcome="skipped", outcome_detail=reason,
-                               skip_reason=reason, handshake_ms=0), origin, reason
+        refused, origin = await robots_refusal(client, config, url, now, say)
+        if refused is not None:
+            return refused, origin, refused.skip_reason
         check = await EndpointCheck(client, config, url, now, remote_type, progress=progress).run()
     return check, origin, None
 

@@ -1,0 +1,137 @@
+"""The readiness probe against real servers on loopback (the fleet: official-SDK MCP servers and scripted
+hosts): server/discover first and initialize only when discovery answers nothing, a 401 read for its
+RFC 9728 metadata, tools/list twice; and the daily check, unchanged, never does any of that."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+
+import pytest
+
+from sevenmaps_pipeline.cli import main
+from sevenmaps_pipeline.devtools.fleet.run import Fleet
+from sevenmaps_pipeline.devtools.fleet.scripted import Scripted, ScriptedApp, initialize_result, tools_result
+from sevenmaps_pipeline.probe.checker import EndpointCheck
+from sevenmaps_pipeline.probe.config import ProbeConfig
+from sevenmaps_pipeline.probe.http import build_client
+from sevenmaps_pipeline.probe.readiness import readiness_one
+from sevenmaps_pipeline.rules.readiness import score_mcp
+
+TODAY = dt.date(2026, 11, 30)
+OLD = "mcp.older.test"  # a scripted server of the 2025 revisions: no server/discover
+TOOLS = [{"name": n, "description": f"{n} the items", "inputSchema": {"type": "object"}} for n in ("list", "get")]
+
+
+@pytest.fixture(scope="module")
+def older() -> ScriptedApp:
+    return ScriptedApp()
+
+
+@pytest.fixture(scope="module")
+def fleet(older):
+    with Fleet(extra_apps={OLD: older}) as running:
+        yield running
+
+
+def _older_server(second_order: list[dict]) -> dict:
+    """initialize, the notification, and two listings (the second pass asks with ids from 7)."""
+    return {"initialize": initialize_result(), "notifications/initialized": Scripted(202),
+            "tools/list": [tools_result(TOOLS, request_id=2), tools_result(second_order, request_id=7)]}
+
+
+def _score(fleet, name):
+    host = fleet.host(name)
+    config = ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file)
+    result, facts = asyncio.run(readiness_one(host.url, config, TODAY))
+    return result, score_mcp(facts)
+
+
+def _line(score, key):
+    return next(r for line, r in score.lines if line.key == key)
+
+
+def test_a_2026_07_28_server_is_read_through_discover_first(fleet):
+    result, score = _score(fleet, "calendar")
+    assert result.outcome == "ok" and result.discover_supported is True
+    assert not any("initialize" in step for step in result.transcript)
+    assert _line(score, "discover_or_initialize").points == 15
+    assert _line(score, "revision_2026_07_28").passed and _line(score, "cache_hints").passed
+    assert _line(score, "deterministic_order").passed  # listed twice, same order
+    assert result.second_tool_names == [t["name"] for t in result.tools]
+
+
+def test_the_official_sdk_answers_discover_and_is_listed_twice_over_its_pages(fleet):
+    result, score = _score(fleet, "catalog")  # mcp 2.3.0: seven tools over four pages
+    assert result.outcome == "ok" and result.discover_supported is True
+    assert _line(score, "deterministic_order").passed and len(result.second_tool_names) == 7
+    tokens = _line(score, "definition_tokens")
+    assert tokens.seen and tokens.points == 12 and "o200k_base tokens" in tokens.evidence
+    # What the code host and the registry would say is not looked up here: unseen, on neither side.
+    unseen = {line.key for line, r in score.lines if not r.seen}
+    assert unseen == {"namespace_proven", "repository_fresh"}
+    assert score.possible == 90
+
+
+def _score_older(fleet) -> tuple:
+    config = ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file)
+    result, facts = asyncio.run(readiness_one(f"https://{OLD}/mcp", config, TODAY))
+    return result, score_mcp(facts)
+
+
+def test_an_older_server_falls_back_to_initialize(fleet, older):
+    older.reset(_older_server(TOOLS))
+    result, score = _score_older(fleet)
+    assert result.outcome == "ok" and result.protocol_version == "2025-06-18"
+    assert any("server/discover did not answer" in step for step in result.transcript)
+    assert [r["rpc"] for r in older.received if r["rpc"]][:2] == ["server/discover", "initialize"]
+    assert _line(score, "discover_or_initialize").points == 8
+    assert not _line(score, "revision_2026_07_28").passed and not _line(score, "cache_hints").passed
+    assert _line(score, "deterministic_order").passed
+    assert all(r["rpc"] != "tools/call" for r in older.received)  # never a tool call
+
+
+def test_a_tool_order_that_changes_between_two_calls_fails_its_line(fleet, older):
+    older.reset(_older_server(list(reversed(TOOLS))))
+    result, score = _score_older(fleet)
+    assert result.second_tool_names == ["get", "list"] and [t["name"] for t in result.tools] == ["list", "get"]
+    assert _line(score, "deterministic_order").seen and not _line(score, "deterministic_order").passed
+    # The second listing failing leaves the order unseen and the check's outcome as it was.
+    older.reset({**_older_server(TOOLS), "tools/list": [tools_result(TOOLS, request_id=2), Scripted(500)]})
+    result, score = _score_older(fleet)
+    assert result.outcome == "ok" and not _line(score, "deterministic_order").seen
+
+
+def test_a_401_is_read_for_its_rfc_9728_metadata(fleet):
+    _, with_metadata = _score(fleet, "secure")
+    _, without = _score(fleet, "plainauth")
+    assert _line(with_metadata, "answers").passed and _line(with_metadata, "auth_metadata").passed
+    assert "answers and names the resource" in _line(with_metadata, "auth_metadata").evidence
+    assert not _line(without, "auth_metadata").passed
+    assert not _line(with_metadata, "discover_or_initialize").seen  # behind the token
+
+
+def test_the_daily_check_never_asks_discover_first_nor_lists_twice(fleet):
+    host = fleet.host("catalog")
+    config = ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file)
+
+    async def go():
+        async with build_client(config) as client:
+            return await EndpointCheck(client, config, host.url, dt.datetime.now(dt.UTC)).run()
+
+    result = asyncio.run(go())
+    assert result.outcome == "ok" and result.second_tool_names is None
+    assert not any("discover" in step for step in result.transcript)
+
+
+def test_the_readiness_command(fleet, capsys):
+    host = fleet.host("calendar")
+    assert main(["readiness", host.url, "--json", "--quiet", "--resolve", f"{host.host}:{fleet.port}",
+                 "--ca-file", str(fleet.ca_file)]) == 0
+    seen = json.loads(capsys.readouterr().out)
+    assert seen["version"] == "mcp-2026-09-11.1" and seen["possible"] == 90
+    assert {ln["line"]: ln["seen"] for ln in seen["lines"]}["namespace_proven"] is False
+    # A URL the map would never check is refused before any connection, and nothing is seen.
+    assert main(["readiness", "http://localhost:9/mcp", "--json", "--quiet"]) == 0
+    assert json.loads(capsys.readouterr().out)["possible"] == 0
