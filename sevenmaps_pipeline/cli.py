@@ -201,6 +201,23 @@ def _score_json(score) -> dict:
                       for line, r in score.lines]}
 
 
+def _repository_facts(url: str | None) -> dict | None:
+    """The code host's answer for --repository (base URL $SEVENMAPS_CODEHOST_URL), or None (unseen) with a note."""
+    if not url:
+        return None
+    from .lookups.codehost import CodeHostClient, RepoStatus, parse_repository_url
+
+    parsed = parse_repository_url(url)
+    if parsed is None:
+        raise ValueError(f"--repository {url!r} is not a GitHub repository URL (https://github.com/OWNER/REPO)")
+    with CodeHostClient() as client:
+        status = client.repository(*parsed)
+    if isinstance(status, RepoStatus):
+        return status.as_facts()
+    print(f"note: {url}: {status}; the repository lines are unseen", file=sys.stderr)
+    return None
+
+
 def cmd_readiness(args: argparse.Namespace) -> int:
     import asyncio
     import json
@@ -226,6 +243,7 @@ def cmd_readiness(args: argparse.Namespace) -> int:
             print(f"  ... {line}", file=sys.stderr, flush=True)
 
     _, facts = asyncio.run(readiness_one(args.url, config, dt.datetime.now(dt.UTC).date(), progress))
+    facts.repository = _repository_facts(args.repository)
     score = score_mcp(facts)
     print(json.dumps(_score_json(score), indent=2) if args.json else _score_text(score))
     return 0
@@ -240,7 +258,9 @@ def cmd_readiness_skill(args: argparse.Namespace) -> int:
     folder = Path(args.folder)
     if not folder.is_dir():
         raise ValueError(f"{folder} is not a folder (give the skill's folder, the one holding SKILL.md)")
-    score = score_skill(skill_facts_from_folder(folder, dt.datetime.now(dt.UTC).date()))
+    facts = skill_facts_from_folder(folder, dt.datetime.now(dt.UTC).date())
+    facts.repository = _repository_facts(args.repository)
+    score = score_skill(facts)
     print(json.dumps(_score_json(score), indent=2) if args.json else _score_text(score))
     return 0
 
@@ -696,12 +716,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resolve", action="append", metavar="HOST:PORT", help="connect HOST to 127.0.0.1:PORT")
     p.add_argument("--ca-file", help="trust this CA bundle (e.g. a test server's)")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--repository", help="the server's repository URL (as its registry entry gives it), looked "
+                   "up on the code host ($SEVENMAPS_CODEHOST_URL, token from $SEVENMAPS_GITHUB_TOKEN)")
     p.set_defaults(func=cmd_readiness)
 
     p = sub.add_parser("readiness-skill", help="score a local Agent Skill folder on the readiness rubric "
                        "(skill-2026-09-11.1; the code-host lines are unseen without a repository)")
     p.add_argument("folder", help="the skill's folder (holding SKILL.md)")
     p.add_argument("--json", action="store_true", help="one JSON object with every line")
+    p.add_argument("--repository", help="the skill's repository URL, looked up on the code host "
+                   "($SEVENMAPS_CODEHOST_URL, token from $SEVENMAPS_GITHUB_TOKEN)")
     p.set_defaults(func=cmd_readiness_skill)
 
     p = sub.add_parser("backfill", help="build the map for a range of days, then sign the finished ones, as runs "

@@ -1,0 +1,105 @@
+"""The code host: a repository's status from GitHub's REST API (`GET /repos/{owner}/{repo}`: `private`,
+`archived`, `pushed_at`), for the readiness rubric's repository lines (docs/methodology.md, "Readiness").
+
+The base URL is configurable ($SEVENMAPS_CODEHOST_URL, default https://api.github.com); a token is read
+from the environment ($SEVENMAPS_GITHUB_TOKEN) for each request and never stored, logged or returned. Rate
+limits are respected: once the API says the budget is spent (`x-ratelimit-remaining: 0` with a 403 or
+429), no request is made until `x-ratelimit-reset`, and every lookup until then answers "rate limited".
+Nothing it receives can raise: every answer is a RepoStatus or a reason.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+DEFAULT_BASE_URL = "https://api.github.com"
+BASE_URL_ENV = "SEVENMAPS_CODEHOST_URL"
+TOKEN_ENV = "SEVENMAPS_GITHUB_TOKEN"
+USER_AGENT = "7Maps-bot/0.2 (+https://7it.co.il/7maps/bot/)"
+MAX_BODY = 1 << 20
+# github.com/<owner>/<repo>, optionally .git, a trailing slash or a deeper path (a folder of the repository).
+_GITHUB = re.compile(r"^https://(?:www\.)?github\.com/([A-Za-z0-9-]{1,39})/([A-Za-z0-9._-]{1,100})(?:/.*)?$")
+
+
+def parse_repository_url(url: Any) -> tuple[str, str] | None:
+    """(owner, repo) of a GitHub repository URL as registry entries give it, else None."""
+    if not isinstance(url, str):
+        return None
+    m = _GITHUB.match(url.strip())
+    if not m:
+        return None
+    repo = m.group(2).removesuffix(".git")
+    return (m.group(1), repo) if repo not in ("", ".", "..") else None
+
+
+@dataclass(frozen=True)
+class RepoStatus:
+    owner: str
+    repo: str
+    private: bool
+    archived: bool
+    pushed_at: str
+
+    def as_facts(self) -> dict[str, Any]:
+        return {"private": self.private, "archived": self.archived, "pushed_at": self.pushed_at}
+
+
+class CodeHostClient:
+    def __init__(self, base_url: str | None = None, timeout: float = 10.0,
+                 transport: httpx.BaseTransport | None = None) -> None:
+        self.base_url = (base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
+        self._client = httpx.Client(timeout=timeout, follow_redirects=False, trust_env=False, transport=transport,
+                                    headers={"User-Agent": USER_AGENT, "Accept": "application/vnd.github+json",
+                                             "X-GitHub-Api-Version": "2022-11-28"})
+        self.blocked_until = 0.0  # epoch seconds: the API said the budget is spent until then
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> CodeHostClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def repository(self, owner: str, repo: str) -> RepoStatus | str:
+        """The repository's status, or a one-line reason it could not be read."""
+        now = time.time()
+        if now < self.blocked_until:
+            return f"rate limited until {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(self.blocked_until))}"
+        headers = {}
+        token = os.environ.get(TOKEN_ENV, "").strip()
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        try:
+            response = self._client.get(f"{self.base_url}/repos/{owner}/{repo}", headers=headers)
+        except httpx.HTTPError as exc:
+            return f"code host unreachable: {type(exc).__name__}"
+        body = response.content[:MAX_BODY]
+        remaining = response.headers.get("x-ratelimit-remaining")
+        if response.status_code in (403, 429) and (remaining == "0" or response.status_code == 429):
+            reset = response.headers.get("x-ratelimit-reset", "")
+            retry = response.headers.get("retry-after", "")
+            until = float(reset) if reset.isdigit() else now + (float(retry) if retry.isdigit() else 60.0)
+            self.blocked_until = max(self.blocked_until, until)
+            return f"rate limited until {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(self.blocked_until))}"
+        if response.status_code == 404:
+            return "no such repository (or not public)"
+        if response.status_code != 200:
+            return f"code host answered HTTP {response.status_code}"
+        try:
+            data = httpx.Response(200, content=body).json()
+        except ValueError:
+            return "code host answer is not JSON"
+        if not isinstance(data, dict):
+            return "code host answer is not a repository"
+        private, archived, pushed = data.get("private"), data.get("archived"), data.get("pushed_at")
+        if not isinstance(private, bool) or not isinstance(archived, bool) or not isinstance(pushed, str):
+            return "code host answer lacks private, archived or pushed_at"
+        return RepoStatus(owner, repo, private, archived, pushed[:40])

@@ -1,0 +1,111 @@
+"""The code-host client against a loopback server serving GitHub's REST shapes (a real uvicorn server on
+127.0.0.1): a repository's status, a missing one, odd answers, a token sent only from the environment, and
+a spent rate limit respected until its reset."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import pytest
+import uvicorn
+
+from sevenmaps_pipeline.devtools.fleet.codehost_app import CodeHostApp
+from sevenmaps_pipeline.lookups.codehost import CodeHostClient, RepoStatus, parse_repository_url
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def codehost():
+    fixture = CodeHostApp({"acme/weather-mcp": {"private": False, "archived": False,
+                                                "pushed_at": "2026-10-02T08:00:00Z"},
+                           "acme/old": {"private": False, "archived": True, "pushed_at": "2025-01-01T00:00:00Z"},
+                           "acme/odd": {"private": "no", "archived": False, "pushed_at": None}}, budget=5)
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(fixture.app, host="127.0.0.1", port=port, log_level="critical"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert time.monotonic() < deadline, "the code-host fixture did not start"
+        time.sleep(0.05)
+    yield fixture, f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.mark.parametrize(("url", "parsed"), [
+    ("https://github.com/acme/weather-mcp", ("acme", "weather-mcp")),
+    ("https://github.com/acme/weather-mcp.git", ("acme", "weather-mcp")),
+    ("https://github.com/acme/skills/tree/main/skills/pdf", ("acme", "skills")),
+    ("https://gitlab.com/acme/x", None), ("http://github.com/acme/x", None), ("https://github.com/acme", None),
+    ("https://github.com/../x", None), (None, None), (5, None)])
+def test_repository_urls(url, parsed):
+    assert parse_repository_url(url) == parsed
+
+
+def test_a_repository_its_absence_and_an_odd_answer(codehost, monkeypatch):
+    fixture, base = codehost
+    monkeypatch.delenv("SEVENMAPS_GITHUB_TOKEN", raising=False)
+    with CodeHostClient(base) as client:
+        status = client.repository("acme", "weather-mcp")
+        assert status == RepoStatus("acme", "weather-mcp", False, False, "2026-10-02T08:00:00Z")
+        assert client.repository("acme", "old").archived is True
+        assert client.repository("acme", "missing") == "no such repository (or not public)"
+        assert client.repository("acme", "odd") == "code host answer lacks private, archived or pushed_at"
+    assert all("authorization" not in h for h in fixture.requests)
+    assert fixture.requests[0]["user-agent"].startswith("7Maps-bot/")
+
+
+def test_a_token_comes_from_the_environment_only(codehost, monkeypatch):
+    fixture, base = codehost
+    monkeypatch.setenv("SEVENMAPS_GITHUB_TOKEN", "ghp_test_token")
+    with CodeHostClient(base) as client:
+        status = client.repository("acme", "weather-mcp")
+    assert isinstance(status, RepoStatus) and "ghp_test_token" not in repr(status)
+    assert fixture.requests[-1]["authorization"] == "Bearer ghp_test_token"
+
+
+def test_a_spent_rate_limit_is_respected_until_its_reset(codehost):
+    fixture, base = codehost
+    with CodeHostClient(base) as client:
+        for _ in range(5):
+            assert isinstance(client.repository("acme", "weather-mcp"), RepoStatus)
+        asked = len(fixture.requests)
+        first = client.repository("acme", "weather-mcp")
+        assert first.startswith("rate limited until ")
+        assert client.repository("acme", "old") == first  # not asked again before the reset
+    assert len(fixture.requests) == asked + 1
+
+
+def test_an_unreachable_code_host_is_a_reason():
+    with CodeHostClient(f"http://127.0.0.1:{_free_port()}", timeout=2) as client:
+        assert client.repository("acme", "x") == "code host unreachable: ConnectError"
+
+
+def test_readiness_skill_reads_the_repository_lines_from_the_code_host(codehost, tmp_path, monkeypatch, capsys):
+    import json
+
+    from sevenmaps_pipeline.cli import main
+
+    _, base = codehost
+    monkeypatch.setenv("SEVENMAPS_CODEHOST_URL", base)
+    folder = tmp_path / "weather"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text("---\nname: weather\ndescription: Forecasts. Use when the user asks about "
+                                     "the weather.\nlicense: MIT\nallowed-tools: Read\n---\nBody.\n")
+    assert main(["readiness-skill", str(folder), "--json", "--repository", "https://github.com/acme/old"]) == 0
+    lines = {ln["line"]: ln for ln in json.loads(capsys.readouterr().out)["lines"]}
+    assert lines["repository_public"]["passed"] and not lines["not_archived"]["passed"]
+    assert lines["pushed_recently"]["seen"] and not lines["pushed_recently"]["passed"]  # 2025-01-01
+    assert main(["readiness-skill", str(folder), "--json", "--repository", "https://github.com/acme/missing"]) == 0
+    captured = capsys.readouterr()
+    assert "no such repository" in captured.err
+    assert not {ln["line"]: ln for ln in json.loads(captured.out)["lines"]}["repository_public"]["seen"]
+    assert main(["readiness-skill", str(folder), "--repository", "https://example.com/x"]) == 2
