@@ -242,7 +242,8 @@ def cmd_readiness(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"  ... {line}", file=sys.stderr, flush=True)
 
-    _, facts = asyncio.run(readiness_one(args.url, config, dt.datetime.now(dt.UTC).date(), progress))
+    _, facts = asyncio.run(readiness_one(args.url, config, dt.datetime.now(dt.UTC).date(), progress,
+                                         server_name=args.name))
     facts.repository = _repository_facts(args.repository)
     score = score_mcp(facts)
     print(json.dumps(_score_json(score), indent=2) if args.json else _score_text(score))
@@ -716,6 +717,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resolve", action="append", metavar="HOST:PORT", help="connect HOST to 127.0.0.1:PORT")
     p.add_argument("--ca-file", help="trust this CA bundle (e.g. a test server's)")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--name", help="the server's registry name (io.github.ACCOUNT/... or com.example/...): its "
+                   "namespace proof is then seen, as for a registry listing")
     p.add_argument("--repository", help="the server's repository URL (as its registry entry gives it), looked "
                    "up on the code host ($SEVENMAPS_CODEHOST_URL, token from $SEVENMAPS_GITHUB_TOKEN)")
     p.set_defaults(func=cmd_readiness)

@@ -135,3 +135,14 @@ def test_the_readiness_command(fleet, capsys):
     # A URL the map would never check is refused before any connection, and nothing is seen.
     assert main(["readiness", "http://localhost:9/mcp", "--json", "--quiet"]) == 0
     assert json.loads(capsys.readouterr().out)["possible"] == 0
+
+
+def test_a_registry_name_makes_the_namespace_line_seen(fleet):
+    host = fleet.host("calendar")
+    config = ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file)
+    _, facts = asyncio.run(readiness_one(host.url, config, TODAY, server_name="io.github.acme/calendar"))
+    assert facts.namespace_proof == "github" and _line(score_mcp(facts), "namespace_proven").passed
+    # A reverse-domain name: the registry's HTTP file is asked for on the namespace's domain (here a fleet
+    # host without one), so the proof is the DNS record the registry must have accepted.
+    _, facts = asyncio.run(readiness_one(host.url, config, TODAY, server_name="test.calendar.mcp/calendar"))
+    assert facts.namespace_proof == "dns"

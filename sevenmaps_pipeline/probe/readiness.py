@@ -14,6 +14,7 @@ from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from ..rules.fingerprints import summarize_tools
+from ..rules.namespace import namespace_domain, namespace_proof
 from ..rules.readiness import McpFacts, injection_hits
 from ..rules.tokens import count_tokens
 from .checker import CheckResult, EndpointCheck
@@ -37,7 +38,10 @@ def _names_resource(document: bytes, url: str) -> bool:
 
 
 async def readiness_one(url: str, config: ProbeConfig, today: dt.date,
-                        progress: Callable[[str], None] | None = None) -> tuple[CheckResult, McpFacts]:
+                        progress: Callable[[str], None] | None = None,
+                        server_name: str | None = None) -> tuple[CheckResult, McpFacts]:
+    """One endpoint's readiness check; with `server_name` (its registry name) the namespace line is seen
+    too, its method told by the name and, for a reverse-domain name, by the registry's HTTP file."""
     now = dt.datetime.now(dt.UTC)
     refused = listing_refusal(url, config, "streamable-http", now)
     if refused is not None:  # never contacted: nothing seen
@@ -55,7 +59,18 @@ async def readiness_one(url: str, config: ProbeConfig, today: dt.date,
             status, body, _, _ = await _get(client, result.resource_metadata_url, config.timeouts.well_known_per_origin,
                                             config.max_small_body_bytes, follow=False)
             metadata_ok = status == 200 and _names_resource(body, url)
-    return result, facts_from_check(result, url, check.redirects_followed, metadata_ok, today)
+        proof = None
+        if server_name is not None:
+            domain = namespace_domain(server_name.split("/", 1)[0])
+            http_file = None
+            if domain is not None:
+                status, body, _, _ = await _get(client, f"https://{domain}/.well-known/mcp-registry-auth",
+                                                config.timeouts.well_known_per_origin, 4096, follow=False)
+                http_file = status == 200 and body.lstrip().startswith(b"v=MCPv1")
+            proof = namespace_proof(server_name, from_registry=True, http_file_answers=http_file)
+    facts = facts_from_check(result, url, check.redirects_followed, metadata_ok, today)
+    facts.namespace_proof = proof.method if proof is not None else None
+    return result, facts
 
 
 def facts_from_check(result: CheckResult, url: str, redirects: int, metadata_ok: bool | None,
