@@ -62,8 +62,21 @@ def cmd_synth(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_probe(args: argparse.Namespace) -> int:
+def _probe_config(args: argparse.Namespace):
+    """The prober's configuration for a one-endpoint command: --allow-private, --resolve HOST:PORT, --ca-file."""
     from .probe.config import ProbeConfig
+
+    host_map = {}
+    for item in args.resolve or []:
+        host, _, port = item.rpartition(":")
+        if not host or not port.isdigit():
+            raise ValueError(f"--resolve takes HOST:PORT, got {item!r}")
+        host_map[host.lower()] = int(port)
+    return ProbeConfig(allow_private=args.allow_private, host_map=host_map,
+                       ca_file=Path(args.ca_file) if args.ca_file else None)
+
+
+def cmd_probe(args: argparse.Namespace) -> int:
     from .probe.report import run_probe
     from .registry.listing import has_userinfo
 
@@ -71,15 +84,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
         print("error: the URL carries credentials (user:password@host); 7Maps-bot never sends credentials, "
               "so it never checks such a URL. Remove the userinfo and try again.", file=sys.stderr)
         return 2
-    host_map = {}
-    for item in args.resolve or []:
-        host, _, port = item.rpartition(":")
-        if not host or not port.isdigit():
-            print(f"error: --resolve takes HOST:PORT, got {item!r}", file=sys.stderr)
-            return 2
-        host_map[host.lower()] = int(port)
-    config = ProbeConfig(allow_private=args.allow_private, host_map=host_map,
-                         ca_file=Path(args.ca_file) if args.ca_file else None)
+    config = _probe_config(args)
     def progress(line: str) -> None:  # on stderr, so stdout (and --json) stays the answer alone
         if not args.quiet:
             print(f"  ... {line}", file=sys.stderr, flush=True)
@@ -222,21 +227,13 @@ def cmd_readiness(args: argparse.Namespace) -> int:
     import asyncio
     import json
 
-    from .probe.config import ProbeConfig
     from .probe.readiness import readiness_one
     from .registry.listing import has_userinfo
     from .rules.readiness import score_mcp
 
     if has_userinfo(args.url):
         raise ValueError("the URL carries credentials (user:password@host); 7Maps-bot never sends credentials")
-    host_map = {}
-    for item in args.resolve or []:
-        host, _, port = item.rpartition(":")
-        if not host or not port.isdigit():
-            raise ValueError(f"--resolve takes HOST:PORT, got {item!r}")
-        host_map[host.lower()] = int(port)
-    config = ProbeConfig(allow_private=args.allow_private, host_map=host_map,
-                         ca_file=Path(args.ca_file) if args.ca_file else None)
+    config = _probe_config(args)
 
     def progress(line: str) -> None:
         if not args.quiet:
