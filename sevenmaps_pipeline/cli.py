@@ -652,6 +652,16 @@ exit codes: 0 verified, 1 a problem (named with its day and file), 2 no such lak
 """
 
 
+def _endpoint_options(p: argparse.ArgumentParser) -> None:
+    """The options of a one-endpoint command (probe, readiness), read by _probe_config."""
+    p.add_argument("--allow-private", action="store_true",
+                   help="an owner checking their own server: allow localhost, private addresses and plain http")
+    p.add_argument("--resolve", action="append", metavar="HOST:PORT",
+                   help="connect HOST to 127.0.0.1:PORT (like curl --resolve); TLS still checks HOST")
+    p.add_argument("--ca-file", help="trust this CA bundle (e.g. a test server's)")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr (each step as it goes)")
+
+
 def _trust_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--public-key", metavar="FILE", help="the key you trust: a PEM file or a 7maps.json")
     p.add_argument("--vkey", help="the log's verifier key '<name>+<id>+<key>' (or a file holding it)")
@@ -709,11 +719,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "what one check can see; the history, namespace and code-host lines are unseen")
     p.add_argument("url")
     p.add_argument("--json", action="store_true", help="one JSON object with every line")
-    p.add_argument("--allow-private", action="store_true", help="an owner checking their own server on "
-                   "localhost, a private address or plain http")
-    p.add_argument("--resolve", action="append", metavar="HOST:PORT", help="connect HOST to 127.0.0.1:PORT")
-    p.add_argument("--ca-file", help="trust this CA bundle (e.g. a test server's)")
-    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    _endpoint_options(p)
     p.add_argument("--name", help="the server's registry name (io.github.ACCOUNT/... or com.example/...): its "
                    "namespace proof is then seen, as for a registry listing")
     p.add_argument("--repository", help="the server's repository URL (as its registry entry gives it), looked "
@@ -741,13 +747,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "(exit 0 when it answers with tools, 3 otherwise)")
     p.add_argument("url")
     p.add_argument("--json", action="store_true", help="one JSON object instead of text")
-    p.add_argument("--allow-private", action="store_true",
-                   help="an owner checking their own server: allow localhost, private addresses and plain http")
     p.add_argument("--remote-type", default="streamable-http", choices=["streamable-http", "sse"])
-    p.add_argument("--resolve", action="append", metavar="HOST:PORT",
-                   help="connect HOST to 127.0.0.1:PORT (like curl --resolve); TLS still checks HOST")
-    p.add_argument("--ca-file", help="trust this CA bundle (e.g. a test server's)")
-    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr (each step as it goes)")
+    _endpoint_options(p)
     p.set_defaults(func=cmd_probe)
 
     p = sub.add_parser("classify-tools", help="risk level of each tool in a JSON array of MCP tools "

@@ -137,12 +137,13 @@ class CodeLocation:
         reported failed after a grace period, never waited on forever; Ctrl-C stops the run (terminated,
         not left running)."""
         gone_since: float | None = None
+        pid: int | None = None
         try:
             while True:
                 run = self.instance.get_run_by_id(run_id)
                 if run is not None and run.status in TERMINAL:
                     return RunOutcome.read(self.instance, run_id)
-                pid = self._worker_pid(run_id)
+                pid = pid or self._worker_pid(run_id)  # read from the event log once, not every poll
                 if pid is not None and not _alive(pid):
                     gone_since = gone_since or time.monotonic()
                     if time.monotonic() - gone_since > grace_seconds and run is not None:

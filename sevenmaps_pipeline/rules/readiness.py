@@ -183,7 +183,7 @@ def _coverage(tools: Sequence[dict], has) -> tuple[int, int]:
     return sum(1 for t in tools if isinstance(t, dict) and has(t)), len(tools)
 
 
-def _months_ago(pushed_at: str, today: dt.date) -> bool | None:
+def _pushed_within(pushed_at: str, today: dt.date) -> bool | None:
     """True when pushed on or after the same day N months before `today` (N = pushed_within_months; the
     day clamped to the month's length); None when the timestamp is unreadable."""
     try:
@@ -281,7 +281,7 @@ def _injection_line(hits: Sequence[str]) -> LineResult:
 def _repository_line(key: str, repository: dict | None, today: dt.date | None, need_public: bool) -> LineResult:
     if repository is None or today is None:
         return unseen(key, "no code-host answer")
-    recent = _months_ago(str(repository.get("pushed_at") or ""), today)
+    recent = _pushed_within(str(repository.get("pushed_at") or ""), today)
     if recent is None:
         return unseen(key, "no readable pushed_at")
     public = repository.get("private") is False
