@@ -239,9 +239,17 @@ def cmd_readiness(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"  ... {line}", file=sys.stderr, flush=True)
 
-    _, facts = asyncio.run(readiness_one(args.url, config, dt.datetime.now(dt.UTC).date(), progress,
-                                         server_name=args.name))
-    facts.repository = _repository_facts(args.repository)
+    from .lookups.codehost import CodeHostClient, parse_repository_url
+
+    if args.repository and parse_repository_url(args.repository) is None:
+        raise ValueError(f"--repository {args.repository!r} is not a GitHub repository URL "
+                         "(https://github.com/OWNER/REPO)")
+    with CodeHostClient() as codehost:
+        row, _, facts = asyncio.run(readiness_one(args.url, config, dt.datetime.now(dt.UTC).date(), progress,
+                                                  server_name=args.name, repository_url=args.repository,
+                                                  codehost=codehost))
+    if row.get("repo_detail"):
+        print(f"note: {args.repository}: {row['repo_detail']}; the repository line is unseen", file=sys.stderr)
     score = score_mcp(facts)
     print(json.dumps(_score_json(score), indent=2) if args.json else _score_text(score))
     return 0

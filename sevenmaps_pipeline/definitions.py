@@ -9,6 +9,7 @@ from .defs.checks import (
     daily_status_codes_valid,
     day_snapshot_verifies,
     incidents_only_confirmed_are_shown,
+    readiness_unseen_lines_not_counted,
     reliable_rankings_eligible,
     server_history_windows_valid,
 )
@@ -19,7 +20,8 @@ from .defs.resources import LakeResource, ProberResource
 defs = dg.Definitions(
     assets=[*MAP_ASSETS, *SIGN_ASSETS],
     asset_checks=[daily_status_codes_valid, server_history_windows_valid, incidents_only_confirmed_are_shown,
-                  reliable_rankings_eligible, daily_root_chain_intact, day_snapshot_verifies, *FRESHNESS_CHECKS],
+                  reliable_rankings_eligible, readiness_unseen_lines_not_counted, daily_root_chain_intact,
+                  day_snapshot_verifies, *FRESHNESS_CHECKS],
     jobs=[map_job, sign_job],
     schedules=[daily_map_schedule, sign_schedule],
     sensors=[freshness_sensor],
@@ -27,7 +29,8 @@ defs = dg.Definitions(
         "lake": LakeResource(),
         "prober": ProberResource(registry_url=os.environ.get("SEVENMAPS_REGISTRY_URL", ""),
                                  control_url=os.environ.get("SEVENMAPS_CONTROL_URL", ""),
-                                 no_scan=os.environ.get("SEVENMAPS_NO_SCAN", "") in ("1", "true", "yes")),
+                                 no_scan=os.environ.get("SEVENMAPS_NO_SCAN", "") in ("1", "true", "yes"),
+                                 readiness=os.environ.get("SEVENMAPS_READINESS", "1") not in ("0", "false", "no")),
     },
     # One process per run: on 2 cores it is faster than a process per step, and a run's DuckDB work is
     # serialised (reference: 1.8 s vs 5.0 s for three trivial assets).

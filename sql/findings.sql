@@ -1,5 +1,6 @@
 -- findings: one row per endpoint, day $day and published finding (docs/methodology.md: findings.published).
--- Inputs: daily_status of $day (protocol, handshake, tokens_estimate), tools of $day (per tool), method
+-- Inputs: daily_status of $day (protocol, handshake, tokens_estimate), tools of $day (per tool),
+-- readiness_discovery of $day (server cards), method
 -- $method_version with thresholds from sevenmaps_pipeline/rules/methods.py:
 --   token_heavy       tokens_estimate >= $token_heavy
 --   huge_description  a description of more than $huge_description o200k_base tokens (per tool)
@@ -7,6 +8,8 @@
 --   old_protocol      an answered protocol version older than $old_protocol_before
 --   slow              the whole check (o day) took more than $slow_ms
 --   annotation_contradiction  annotations that contradict the tool's own name or description (per tool)
+--   card_disagrees    a server card (readiness_discovery of $day) says otherwise than the server answered
+--                     (name, version or protocol versions), one row per card
 WITH s AS (
     SELECT * FROM daily_status WHERE day = $day::DATE
 ),
@@ -55,6 +58,9 @@ found AS (
     UNION ALL
     SELECT server_key, 'annotation_contradiction', name, NULL, NULL, annotation_contradiction
     FROM t WHERE annotation_contradiction IS NOT NULL
+    UNION ALL
+    SELECT server_key, 'card_disagrees', NULL, NULL, NULL, surface || ' (' || url || '): ' || disagreement
+    FROM readiness_discovery WHERE day = $day::DATE AND disagreement IS NOT NULL
 )
 SELECT $day::DATE AS day, f.server_key, left(sha256(f.server_key), 12) AS server_id, f.finding, f.tool_name,
        f.value, f.threshold, f.detail, $method_version AS method_version

@@ -21,6 +21,10 @@ warnings.filterwarnings("ignore", message=".*is currently in beta.*")
 # The tests' days are in 2026; the code location's partitions start there (docs/operations.md, "The first day"),
 # never at the first day of whatever lake the checkout holds.
 os.environ.setdefault("SEVENMAPS_FIRST_DAY", "2026-01-01")
+# No test ever reaches the real code host: the readiness lookups default to a closed loopback port unless
+# a test serves its own fixture (docs/development.md).
+os.environ["SEVENMAPS_CODEHOST_URL"] = "http://127.0.0.1:9"
+os.environ.pop("SEVENMAPS_GITHUB_TOKEN", None)
 
 DAY = dt.date(2026, 11, 10)
 TOOLS = [{"name": "get_weather", "description": "Read the forecast", "inputSchema": {"type": "object"}}]

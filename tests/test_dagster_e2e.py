@@ -39,7 +39,8 @@ def test_range_backfill_with_a_missed_day_gives_n_never_d(lake, signing_key, ins
     checks = [c for r in runs for c in r.get_asset_check_evaluations()]
     assert {c.check_name for c in checks} == {"daily_status_codes_valid", "server_history_windows_valid",
                                               "incidents_only_confirmed_are_shown", "reliable_rankings_eligible",
-                                              "daily_root_chain_intact", "day_snapshot_verifies"}
+                                              "readiness_unseen_lines_not_counted", "daily_root_chain_intact",
+                                              "day_snapshot_verifies"}
     assert all(c.passed for c in checks)
     keys = [d.isoformat() for d in synth.days]
     # The demo's summary counts the incidents live on the last day, not incident-day rows over the lake.

@@ -36,19 +36,7 @@ NOW = dt.datetime(2026, 11, 20, 12, tzinfo=dt.UTC)
 
 def build_day(lake: LakePaths, day: dt.date, outcome: str = "ok") -> None:
     land_probes(lake, [probe("https://a.example.com/mcp", outcome, day=day)], day=day)
-    curated.build_quarantine(lake, day)
-    curated.build_daily_status(lake, day)
-    curated.build_tool_facts(lake, day)
-    curated.build_tools(lake, day)
-    curated.build_token_cost(lake, day)
-    curated.build_findings(lake, day)
-    curated.build_server_categories(lake, day)
-    curated.build_tool_changes(lake, day)
-    curated.build_server_history(lake, day)
-    curated.build_agent_reports(lake, day)
-    curated.build_rating_aggregates(lake, day)
-    curated.build_incidents(lake, day)
-    curated.build_reliable_rankings(lake, day)
+    curated.day.rebuild_day(lake, day)  # every table of the day, in graph order
 
 
 def _fake_day(lake: LakePaths, day: dt.date, tag: bytes) -> dict[str, bytes]:

@@ -11,6 +11,7 @@ import json
 import pytest
 
 from sevenmaps_pipeline.cli import main
+from sevenmaps_pipeline.devtools.fleet.middleware import rpc_method
 from sevenmaps_pipeline.devtools.fleet.run import Fleet
 from sevenmaps_pipeline.devtools.fleet.scripted import Scripted, ScriptedApp, initialize_result, tools_result
 from sevenmaps_pipeline.probe.checker import EndpointCheck
@@ -41,11 +42,17 @@ def _older_server(second_order: list[dict]) -> dict:
             "tools/list": [tools_result(TOOLS, request_id=2), tools_result(second_order, request_id=7)]}
 
 
+def _names(row, which: str) -> list[str]:
+    if which == "first":
+        return [t["name"] for t in json.loads(row["tools_json"])]
+    return json.loads(row["second_tool_names_json"])
+
+
 def _score(fleet, name):
     host = fleet.host(name)
     config = ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file)
-    result, facts = asyncio.run(readiness_one(host.url, config, TODAY))
-    return result, score_mcp(facts)
+    row, _, facts = asyncio.run(readiness_one(host.url, config, TODAY))
+    return row, score_mcp(facts)
 
 
 def _line(score, key):
@@ -53,19 +60,20 @@ def _line(score, key):
 
 
 def test_a_2026_07_28_server_is_read_through_discover_first(fleet):
-    result, score = _score(fleet, "calendar")
-    assert result.outcome == "ok" and result.discover_supported is True
-    assert not any("initialize" in step for step in result.transcript)
+    row, score = _score(fleet, "calendar")
+    assert row["outcome"] == "ok" and row["answered_via"] == "discover"
+    rpcs = [m for r in fleet.requests_to("mcp.calendar.test") if (m := rpc_method(r))]
+    assert rpcs[0] == "server/discover" and "initialize" not in rpcs
     assert _line(score, "discover_or_initialize").points == 15
     assert _line(score, "revision_2026_07_28").passed and _line(score, "cache_hints").passed
     assert _line(score, "deterministic_order").passed  # listed twice, same order
-    assert result.second_tool_names == [t["name"] for t in result.tools]
+    assert _names(row, "second") == _names(row, "first")
 
 
 def test_the_official_sdk_answers_discover_and_is_listed_twice_over_its_pages(fleet):
-    result, score = _score(fleet, "catalog")  # mcp 2.3.0: seven tools over four pages
-    assert result.outcome == "ok" and result.discover_supported is True
-    assert _line(score, "deterministic_order").passed and len(result.second_tool_names) == 7
+    row, score = _score(fleet, "catalog")  # mcp 2.3.0: seven tools over four pages
+    assert row["outcome"] == "ok" and row["answered_via"] == "discover"
+    assert _line(score, "deterministic_order").passed and len(_names(row, "second")) == 7
     tokens = _line(score, "definition_tokens")
     assert tokens.seen and tokens.points == 12 and "o200k_base tokens" in tokens.evidence
     # What the code host and the registry would say is not looked up here: unseen, on neither side.
@@ -76,15 +84,14 @@ def test_the_official_sdk_answers_discover_and_is_listed_twice_over_its_pages(fl
 
 def _score_older(fleet) -> tuple:
     config = ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file)
-    result, facts = asyncio.run(readiness_one(f"https://{OLD}/mcp", config, TODAY))
-    return result, score_mcp(facts)
+    row, _, facts = asyncio.run(readiness_one(f"https://{OLD}/mcp", config, TODAY))
+    return row, score_mcp(facts)
 
 
 def test_an_older_server_falls_back_to_initialize(fleet, older):
     older.reset(_older_server(TOOLS))
-    result, score = _score_older(fleet)
-    assert result.outcome == "ok" and result.protocol_version == "2025-06-18"
-    assert any("server/discover did not answer" in step for step in result.transcript)
+    row, score = _score_older(fleet)
+    assert row["outcome"] == "ok" and row["protocol_version"] == "2025-06-18" and row["answered_via"] == "initialize"
     assert [r["rpc"] for r in older.received if r["rpc"]][:2] == ["server/discover", "initialize"]
     assert _line(score, "discover_or_initialize").points == 8
     assert not _line(score, "revision_2026_07_28").passed and not _line(score, "cache_hints").passed
@@ -94,13 +101,13 @@ def test_an_older_server_falls_back_to_initialize(fleet, older):
 
 def test_a_tool_order_that_changes_between_two_calls_fails_its_line(fleet, older):
     older.reset(_older_server(list(reversed(TOOLS))))
-    result, score = _score_older(fleet)
-    assert result.second_tool_names == ["get", "list"] and [t["name"] for t in result.tools] == ["list", "get"]
+    row, score = _score_older(fleet)
+    assert _names(row, "second") == ["get", "list"] and _names(row, "first") == ["list", "get"]
     assert _line(score, "deterministic_order").seen and not _line(score, "deterministic_order").passed
     # The second listing failing leaves the order unseen and the check's outcome as it was.
     older.reset({**_older_server(TOOLS), "tools/list": [tools_result(TOOLS, request_id=2), Scripted(500)]})
-    result, score = _score_older(fleet)
-    assert result.outcome == "ok" and not _line(score, "deterministic_order").seen
+    row, score = _score_older(fleet)
+    assert row["outcome"] == "ok" and not _line(score, "deterministic_order").seen
 
 
 def test_a_401_is_read_for_its_rfc_9728_metadata(fleet):
@@ -127,8 +134,9 @@ def test_the_daily_check_never_asks_discover_first_nor_lists_twice(fleet):
 
 def test_the_readiness_command(fleet, capsys):
     host = fleet.host("calendar")
+    # The publisher domain (calendar.test) is pointed at a closed port: nothing is ever resolved.
     assert main(["readiness", host.url, "--json", "--quiet", "--resolve", f"{host.host}:{fleet.port}",
-                 "--ca-file", str(fleet.ca_file)]) == 0
+                 "--resolve", "calendar.test:9", "--ca-file", str(fleet.ca_file)]) == 0
     seen = json.loads(capsys.readouterr().out)
     assert seen["version"] == "mcp-2026-09-11.1" and seen["possible"] == 90
     assert {ln["line"]: ln["seen"] for ln in seen["lines"]}["namespace_proven"] is False
@@ -140,9 +148,13 @@ def test_the_readiness_command(fleet, capsys):
 def test_a_registry_name_makes_the_namespace_line_seen(fleet):
     host = fleet.host("calendar")
     config = ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file)
-    _, facts = asyncio.run(readiness_one(host.url, config, TODAY, server_name="io.github.acme/calendar"))
+    _, _, facts = asyncio.run(readiness_one(host.url, config, TODAY, server_name="io.github.acme/calendar"))
     assert facts.namespace_proof == "github" and _line(score_mcp(facts), "namespace_proven").passed
     # A reverse-domain name: the registry's HTTP file is asked for on the namespace's domain (here a fleet
     # host without one), so the proof is the DNS record the registry must have accepted.
-    _, facts = asyncio.run(readiness_one(host.url, config, TODAY, server_name="test.calendar.mcp/calendar"))
+    _, _, facts = asyncio.run(readiness_one(host.url, config, TODAY, server_name="test.calendar.mcp/calendar"))
     assert facts.namespace_proof == "dns"
+    # The ready publisher serves the file: an HTTP proof.
+    ready = fleet.host("ready")
+    _, _, facts = asyncio.run(readiness_one(ready.url, config, TODAY, server_name="test.ready/ready"))
+    assert facts.namespace_proof == "http"

@@ -90,9 +90,14 @@ def test_initialize_earns_8_discover_15_and_only_2026_07_28_earns_the_revision()
 def test_a_401_with_and_without_rfc_9728_metadata():
     common = {"answered_via": "401", "needs_auth": True, "revision": None, "tool_orders": None,
               "definition_tokens": None, "tools_result_seen": False, "tools": None, "injection_hits": None}
-    with_metadata = score_mcp(_modern(resource_metadata_ok=True, **common))
+    metadata = "https://mcp.example.com/.well-known/oauth-protected-resource"
+    with_metadata = score_mcp(_modern(resource_metadata_url=metadata, resource_metadata_ok=True, **common))
     without = score_mcp(_modern(resource_metadata_ok=None, **common))
+    broken = score_mcp(_modern(resource_metadata_url=metadata, resource_metadata_ok=False, **common))
+    not_read = score_mcp(_modern(resource_metadata_url=metadata, resource_metadata_ok=None, **common))
     assert _line(with_metadata, "auth_metadata").points == 5 and _line(without, "auth_metadata").points == 0
+    assert _line(without, "auth_metadata").seen and not _line(broken, "auth_metadata").passed
+    assert not _line(not_read, "auth_metadata").seen  # robots.txt or no answer kept the document from us
     assert _line(with_metadata, "answers").points == 10
     # What a 401 hides (the tool list, its order, its tokens, the revision) is unseen: off both sides.
     unseen = {line.key for line, r in with_metadata.lines if not r.seen}

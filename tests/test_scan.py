@@ -28,6 +28,8 @@ EXPECTED = {  # endpoint -> day code on timeline day 0
     "mcp.hop.test/mcp": "o", "mcp.away.test/mcp": "d", "mcp.ops.test/mcp": "o", "mcp.deploy.test/mcp": "o",
     "mcp.shop.test/mcp": "o", "mcp.outage.test/mcp": "o", "mcp.agentcard.test/mcp": "o",
     "mcp.weather.test/v2/mcp": "d",
+    # the readiness cases answer the daily check like any SDK server
+    "mcp.ready.test/mcp": "o", "mcp.heavy.test/mcp": "o", "mcp.shuffle.test/mcp": "o", "mcp.bloated.test/mcp": "o",
 }
 
 

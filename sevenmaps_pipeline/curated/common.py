@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 
 from ..lake.parquet_io import assert_day_writable
 from ..lake.paths import LakePaths
-from ..lake.schemas import RAW_PROBES, RAW_REGISTRY
+from ..lake.schemas import RAW_PROBES, RAW_READINESS, RAW_READINESS_SURFACES, RAW_REGISTRY, RAW_SKILLS
 from ..rules.methods import STATUS_PARAMS
 
 
@@ -63,7 +63,8 @@ def move_to_quarantine(lake: LakePaths, day: dt.date, path: Path) -> Path:
 def quarantine_unreadable_files(lake: LakePaths, day: dt.date) -> list[dict[str, Any]]:
     """Move raw files of `day` that cannot be read out of the lake's raw area, and describe each one."""
     refused: list[dict[str, Any]] = []
-    for source, spec in (("probes", RAW_PROBES), ("registry", RAW_REGISTRY)):
+    for source, spec in (("probes", RAW_PROBES), ("registry", RAW_REGISTRY), ("readiness", RAW_READINESS),
+                         ("readiness_surfaces", RAW_READINESS_SURFACES), ("skills", RAW_SKILLS)):
         for path in lake.raw_files(source, day):
             problem = unreadable(path, spec.schema)
             if problem is None:

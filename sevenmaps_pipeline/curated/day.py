@@ -22,6 +22,7 @@ from ..lake.paths import COVERED_RAW, LakePaths
 from ..rules.methods import CHANGES_PARAMS, HISTORY_PARAMS, INCIDENTS_PARAMS, RATINGS_PARAMS
 from .common import BuildResult
 from .map_tables import build_daily_status, build_quarantine, build_server_history
+from .readiness_tables import build_readiness_discovery, build_readiness_lines, build_readiness_scores
 from .report_tables import build_agent_reports, build_incidents, build_rating_aggregates, build_reliable_rankings
 from .tool_tables import (
     build_findings,
@@ -42,7 +43,8 @@ DAY_BUILDS: tuple[tuple[str, Builder, tuple[str, ...], tuple[str, ...]], ...] = 
     ("tool_facts", build_tool_facts, ("tool_lists", "tool_facts"), ("daily_status",)),
     ("tools", build_tools, ("tools",), ("tool_facts", "daily_status")),
     ("token_cost", build_token_cost, ("token_cost",), ("tool_facts", "daily_status")),
-    ("findings", build_findings, ("internal_findings", "findings"), ("tools", "daily_status")),
+    ("readiness_discovery", build_readiness_discovery, ("readiness_discovery",), ("raw_probes",)),
+    ("findings", build_findings, ("internal_findings", "findings"), ("tools", "daily_status", "readiness_discovery")),
     ("server_categories", build_server_categories, ("server_categories",), ("tools", "raw_probes")),
     ("tool_changes", build_tool_changes, ("tool_changes",), ("tool_facts", "daily_status")),
     ("server_history", build_server_history, ("server_history",), ("daily_status", "tool_changes")),
@@ -51,6 +53,8 @@ DAY_BUILDS: tuple[tuple[str, Builder, tuple[str, ...], tuple[str, ...]], ...] = 
     ("incidents", build_incidents, ("incidents",), ("agent_reports", "daily_status")),
     ("reliable_rankings", build_reliable_rankings, ("reliable_rankings",),
      ("daily_status", "server_history", "server_categories")),
+    ("readiness_lines", build_readiness_lines, ("readiness_lines",), ("raw_probes",)),
+    ("readiness_scores", build_readiness_scores, ("readiness_scores",), ("readiness_lines",)),
 )
 DAY_TABLES = tuple(t for _, _, tables, _ in DAY_BUILDS for t in tables)
 # The map's day assets in graph order: the one list the jobs, the sign asset's inputs, the tests and the

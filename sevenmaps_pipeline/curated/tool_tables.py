@@ -17,6 +17,7 @@ from ..lake.schemas import (
     INTERNAL_FINDINGS,
     RAW_PROBES,
     RAW_REGISTRY,
+    READINESS_DISCOVERY,
     SERVER_CATEGORIES,
     TOKEN_COST,
     TOOL_CHANGES,
@@ -101,6 +102,9 @@ def build_findings(lake: LakePaths, day: dt.date) -> BuildResult:
     with duck.session() as con:
         duck.bind_input(con, "daily_status", [lake.curated_file("daily_status", day)], DAILY_STATUS.schema)
         duck.bind_input(con, "tools", [lake.curated_file("tools", day)], TOOLS.schema)
+        discovery = lake.curated_file("readiness_discovery", day)
+        duck.bind_input(con, "readiness_discovery", [discovery] if discovery.is_file() else [],
+                        READINESS_DISCOVERY.schema)
         findings = conform(duck.run_sql(con, "findings", {
             "day": day, "method_version": FINDINGS_METHOD,
             "token_heavy": FINDINGS_PARAMS["token_heavy_tokens"],

@@ -12,6 +12,7 @@ from ..lake.paths import LakePaths
 from ..rules.methods import INCIDENTS_PARAMS, RANKINGS_PARAMS
 from .integrity_assets import daily_root, day_snapshot
 from .map_assets import daily_status, open_day_without_scan, server_history
+from .readiness_assets import readiness_scores
 from .report_assets import incidents, reliable_rankings
 from .resources import LakeResource, ProberResource, partition_days
 
@@ -153,3 +154,33 @@ def incidents_only_confirmed_are_shown(context: dg.AssetCheckExecutionContext,
 def reliable_rankings_eligible(context: dg.AssetCheckExecutionContext, lake: LakeResource,
         prober: ProberResource) -> dg.AssetCheckResult:
     return _check_days(context, lake, prober, ranking_violations)
+
+
+def readiness_violations(paths: LakePaths, day: dt.date) -> dict[str, int]:
+    """An unseen line with points, a passed line that is unseen, more points than the line is worth, a
+    subject under two rubric versions, and a score whose earned/possible is not the sum of its seen lines."""
+    lines = "'" + str(paths.curated_file("readiness_lines", day)) + "'"
+    scores = "'" + str(paths.curated_file("readiness_scores", day)) + "'"
+    (unseen_counted, over, versions, sums) = _query(
+        f"WITH l AS (SELECT * FROM read_parquet({lines})), "
+        f"s AS (SELECT * FROM read_parquet({scores})), "
+        f"t AS (SELECT subject_kind, subject_key, round(sum(points), 2) AS earned, "
+        f"  coalesce(sum(max_points) FILTER (WHERE seen), 0) AS possible, count(DISTINCT rubric_version) AS v "
+        f"  FROM l GROUP BY ALL) "
+        f"SELECT (SELECT count(*) FROM l WHERE NOT seen AND (points <> 0 OR passed)), "
+        f"(SELECT count(*) FROM l WHERE points > max_points OR points < 0), "
+        f"(SELECT count(*) FROM t WHERE v <> 1), "
+        f"(SELECT count(*) FROM t FULL JOIN s USING (subject_kind, subject_key) "
+        f"  WHERE s.earned IS DISTINCT FROM t.earned OR s.possible IS DISTINCT FROM t.possible)", None)[0]
+    found = {"unseen_line_counted": unseen_counted, "points_over_line": over, "mixed_rubric_versions": versions,
+             "score_not_its_lines": sums}
+    return {name: n for name, n in found.items() if n}
+
+
+@dg.asset_check(asset=readiness_scores, blocking=True,
+                description="No unseen line was counted on either side of the slash: unseen lines carry no points "
+                "and never pass, no line earns more than it is worth, each listing is scored under one rubric "
+                "version, and every score's earned/possible is exactly the sum of its seen lines.")
+def readiness_unseen_lines_not_counted(context: dg.AssetCheckExecutionContext, lake: LakeResource,
+                                       prober: ProberResource) -> dg.AssetCheckResult:
+    return _check_days(context, lake, prober, readiness_violations)

@@ -10,12 +10,14 @@ from .freshness import FRESHNESS_CHECKS
 from .integrity_assets import daily_root, day_snapshot
 from .map_assets import daily_status, raw_probes, server_history
 from .partitions import FIRST_DAY, daily_partitions, finished_days
+from .readiness_assets import readiness_discovery, readiness_lines, readiness_scores
 from .report_assets import agent_reports, incidents, rating_aggregates, reliable_rankings
 from .tool_assets import findings, server_categories, token_cost, tool_changes, tool_facts, tools
 
 _DEFINED = {a.key.to_user_string(): a for a in (raw_probes, daily_status, tool_facts, tools, token_cost, findings,
                                                  server_categories, tool_changes, server_history, agent_reports,
-                                                 rating_aggregates, incidents, reliable_rankings)}
+                                                 rating_aggregates, incidents, reliable_rankings, readiness_discovery,
+                                                 readiness_lines, readiness_scores)}
 # Every day-partitioned asset of the map, in graph order (a day is signed only once all of them exist), as
 # the library's day builds list them (curated/day.py).
 MAP_ASSETS = tuple(_DEFINED[name] for name in MAP_ASSET_NAMES)
@@ -28,8 +30,8 @@ map_job = dg.define_asset_job(
     selection=dg.AssetSelection.assets(*MAP_ASSETS) - dg.AssetSelection.checks(*FRESHNESS_CHECKS),
     partitions_def=daily_partitions,
     description="The day's scan (on the open day) and validation, then daily_status, the tool tables, "
-    "tool_changes, server_history, the agent reports, ratings and incidents, and the reliable rankings for "
-    "that UTC day.",
+    "tool_changes, server_history, the agent reports, ratings and incidents, the reliable rankings and the "
+    "readiness tables for that UTC day.",
 )
 
 sign_job = dg.define_asset_job(

@@ -16,7 +16,7 @@ from ..curated.profile import DayProfile, profile_day
 from ..lake.parquet_io import SignedDayError
 from ..lake.paths import LakePaths
 from ..lake.warehouse import publish_warehouse
-from ..probe.run import scan_day
+from ..probe.run import readiness_day, scan_day
 from .metadata import day_metadata, range_summary, table_metadata
 from .partitions import daily_partitions, last_30_days, last_60_days
 from .resources import LakeResource, ProberResource, partition_days
@@ -98,11 +98,37 @@ def build_each_day(context: dg.AssetExecutionContext, lake: LakeResource, prober
     yield day_result(context, profiles)
 
 
+def run_readiness(context: dg.AssetExecutionContext, paths: LakePaths, day: dt.date, prober: ProberResource) -> None:
+    """The nightly readiness probe, after the day's scan (its own raw kinds; never a day code). Its
+    failure is logged as an error and leaves the day's map as it is: the readiness tables then show the
+    endpoints it did check, or none."""
+    from ..registry.skills_list import SkillsList
+
+    try:
+        skills = prober.skills()
+    except ValueError as exc:
+        context.log.error(f"{exc}: no skills are read today")
+        skills = SkillsList((), ())
+    for problem in skills.problems:
+        context.log.warning(f"skills list: {problem}")
+    context.log.info(f"{day}: readiness probe of the day's listings and {len(skills.folders)} skill(s) ...")
+    try:
+        with prober.codehost() as codehost:
+            report = readiness_day(paths, day, prober.probe_config(), prober.clock(), codehost, skills.folders)
+    except Exception as exc:  # noqa: BLE001 - the readiness run never takes the day's map down
+        context.log.error(f"{day}: the readiness run failed ({type(exc).__name__}: {exc}); what it landed is kept")
+        return
+    context.log.info(f"{day}: readiness: {report.checks:,} checks {dict(sorted(report.outcomes.items()))}, "
+                     f"{report.surfaces:,} documents, {report.skills} skill(s) in {report.seconds:.1f}s")
+
+
 @day_asset(
     "map",
     description="The day's scan, landed: on the open UTC day the prober reads the registry and checks every "
     "listed endpoint (initialize, notifications/initialized, tools/list; never a tool call) into raw/registry, "
-    "raw/probes and raw/origins. A day that has passed is never probed (it stays n). Then whatever landed "
+    "raw/probes and raw/origins, then the nightly readiness probe into raw/readiness, raw/readiness_surfaces "
+    "and raw/skills (its own check kind: it never changes a day code). A day that has passed is never probed "
+    "(it stays n). Then whatever landed "
     "is validated: unreadable files and invalid rows go to curated/quarantine with a reason "
     "(sql/quarantine.sql), never counted and never silently dropped.",
 )
@@ -128,6 +154,8 @@ def raw_probes(context: dg.AssetExecutionContext, lake: LakeResource,
                 scanned += report.probe_rows
                 context.log.info(f"{day}: {report.registry_rows:,} listings, {report.probe_rows:,} checks "
                                  f"{dict(sorted(report.outcomes.items()))} in {report.seconds:.1f}s")
+                if prober.readiness:
+                    run_readiness(context, paths, day, prober)
             elif prober.registry_url:
                 context.log.info(f"{day}: has passed ({clock().date()} UTC now): never probed, nothing lands")
             result = curated.build_quarantine(paths, day)

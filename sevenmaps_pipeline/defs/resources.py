@@ -88,6 +88,13 @@ class ProberResource(dg.ConfigurableResource):
     control_url: str = Field(default="", description="An MCP endpoint we run: if it fails, the run is voided.")
     concurrency: int = Field(default=64, description="Endpoints checked at once (one request per host).")
     opted_out_hosts: list[str] = Field(default_factory=list, description="Hosts that opted out by form.")
+    readiness: bool = Field(default=True, description="After the day's scan, run the nightly readiness probe "
+                            "(docs/methodology.md, 'Readiness'); $SEVENMAPS_READINESS=0 turns it off.")
+    codehost_url: str = Field(default="", description="The code host's REST API base URL for the readiness "
+                              "repository lines. Empty: $SEVENMAPS_CODEHOST_URL, else https://api.github.com. "
+                              "A token is read only from $SEVENMAPS_GITHUB_TOKEN.")
+    skills_list: str = Field(default="", description="The Agent Skills listings: a file of GitHub skill folder "
+                             "URLs, one per line. Empty: $SEVENMAPS_SKILLS_LIST, else no skills are read.")
     # Demo and test configuration only: never set these in production.
     host_map_json: str = Field(default="", description="Demo/test only: JSON {hostname: loopback port}.")
     ca_file: str = Field(default="", description="Demo/test only: CA bundle of the loopback fleet.")
@@ -104,6 +111,20 @@ class ProberResource(dg.ConfigurableResource):
             ca_file=Path(self.ca_file) if self.ca_file else None,
             opted_out_hosts=frozenset(h.lower() for h in self.opted_out_hosts),
         )
+
+    def skills(self):
+        """The skills list's folders and the problems of its refused lines (none without a list)."""
+        import os
+
+        from ..registry.skills_list import SKILLS_LIST_ENV, SkillsList, read_skills_list
+
+        path = self.skills_list or os.environ.get(SKILLS_LIST_ENV, "")
+        return read_skills_list(path) if path else SkillsList((), ())
+
+    def codehost(self):
+        from ..lookups.codehost import CodeHostClient
+
+        return CodeHostClient(self.codehost_url or None)
 
     def clock(self):
         from ..probe.run import ReplayClock, utc_now

@@ -50,9 +50,10 @@ def token_cost(context: dg.AssetExecutionContext, lake: LakeResource,
 
 @day_asset(
     "tools",
-    deps=[tools, daily_status],
+    deps=[tools, daily_status, dg.AssetDep("readiness_discovery")],
     description="Published findings per endpoint and day (token_heavy, huge_description, missing_descriptions, "
-    "no_annotations, missing_schema, duplicate_names, old_protocol, slow, annotation_contradiction; "
+    "no_annotations, missing_schema, duplicate_names, old_protocol, slow, annotation_contradiction, "
+    "card_disagrees from readiness_discovery; "
     "sql/findings.sql) and, in a separate table never exported, internal-only pattern checks on descriptions "
     "(sql/internal_findings.sql).",
 )

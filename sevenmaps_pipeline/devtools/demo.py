@@ -139,10 +139,13 @@ def run_fleet_demo(lake: LakePaths, days: int, key_path: Path | None = None) -> 
         say(f"fleet: {len(fleet.hosts)} servers over HTTPS on 127.0.0.1:{fleet.port} (CA made at start), "
             f"registry {fleet.registry_url}; no scan on {', '.join(map(str, sorted(missed))) or 'no day'}")
 
+        skills_list = str(fleet.skills_list(fleet.workdir))
+
         def prober(today: dt.date) -> dict:
             return {"registry_url": fleet.registry_url, "control_url": fleet.control_url,
                     "host_map_json": json.dumps(fleet.host_map), "ca_file": str(fleet.ca_file),
-                    "replay_day": today.isoformat(), "opted_out_hosts": fleet.timeline.get("opted_out_hosts", [])}
+                    "replay_day": today.isoformat(), "opted_out_hosts": fleet.timeline.get("opted_out_hosts", []),
+                    "codehost_url": fleet.codehost_url, "skills_list": skills_list}
 
         def map_day(day: dt.date, today: dt.date, label: str) -> bool:
             t = time.perf_counter()
@@ -229,6 +232,38 @@ def run_demo(lake: LakePaths, servers: int, days: int, seed: int, key_path: Path
     return _finish(lake, t0, key_path)
 
 
+def _readiness_summary(con, last: dt.date) -> list[str]:
+    """A few readiness scores of the day, each section earned/possible, and the lines behind two of them."""
+    scores = con.execute(
+        "SELECT subject_kind, coalesce(server_name, subject_key), rubric_version, score, reachable_earned, "
+        "reachable_possible, speaks_earned, speaks_possible, cheap_earned, cheap_possible, honest_earned, "
+        "honest_possible, trustworthy_earned, trustworthy_possible, subject_key, lines_seen FROM readiness_scores "
+        "WHERE day = $d ORDER BY subject_kind, earned DESC, possible DESC, subject_key",
+        {"d": last}).fetchall()
+    if not scores:
+        return ["\nReadiness: no readiness check that day"]
+    out = [f"\nReadiness on {last}: earned/possible over the lines seen (a line not seen counts on neither "
+           "side); sections Reachable, Speaks, Cheap, Honest, Trustworthy"]
+    mcp = [s[:-1] for s in scores if s[0] == "mcp" and s[3] != "0/0"]
+    skills = [s[:-1] for s in scores if s[0] == "skill"]
+    # The best three, and the two lowest of those the probe saw most of (12 lines or more).
+    seen_most = [s[:-1] for s in scores if s[0] == "mcp" and s[-1] >= 12]
+    shown = mcp[:3] + [s for s in seen_most[-2:] if s not in mcp[:3]]
+    for kind, name, version, score, *parts, key in shown + skills:
+        sections = " ".join(f"{parts[i]:g}/{parts[i + 1]:g}" for i in range(0, 10, 2))
+        out.append(f"  {kind:<5} {name[:52]:<52} {score:>10}  [{sections}]  {version}")
+    out.append(f"  ({len(mcp)} MCP endpoints and {len(skills)} skills scored; all of them: "
+               "sevenmaps sql \"FROM latest_readiness_scores\")")
+    for kind, name, *_rest, key in ([shown[-1]] if shown else []) + ([skills[-1]] if skills else []):
+        out.append(f"  lines of {name} not passed:")
+        for mark, points, max_points, label, evidence in con.execute(
+                "SELECT CASE WHEN NOT seen THEN 'unseen' ELSE 'fail' END, points, max_points, label, evidence "
+                "FROM readiness_lines WHERE day = $d AND subject_key = $k AND NOT (seen AND points = max_points) "
+                "ORDER BY line_order", {"d": last, "k": key}).fetchall():
+            out.append(f"    {mark:<6} {points:g}/{max_points:g} {label}: {evidence[:80]}")
+    return out
+
+
 def summary(lake: LakePaths) -> str:
     con = duck.connect(str(lake.warehouse), read_only=True)
     try:
@@ -280,6 +315,7 @@ def summary(lake: LakePaths) -> str:
         lines.append(f"Incidents live on {last}: {live_now or 'none'}. Over the lake: {episodes[0]} confirmed "
                      f"incident(s), shown on {episodes[1]} day(s) ({episodes[3] or 'none'}); {episodes[2]} "
                      "unconfirmed endpoint-day(s), never shown")
+        lines += _readiness_summary(con, last)
         con.execute(f"ATTACH '{lake.internal_warehouse}' AS internal (READ_ONLY)")
         refused = duck.one(con, "SELECT count(*) FROM internal.agent_report_quarantine")[0]
         lines.append(f"Agent reports refused with a reason (internal.duckdb, for reviewers): {refused}")

@@ -72,7 +72,8 @@ def view_statements(lake: LakePaths, con: duckdb.DuckDBPyConnection,
 
 # The tables an analyst reads most, each with a `latest_<table>` view (docs/analyst.md).
 LATEST_TABLES = ("daily_status", "server_history", "tools", "token_cost", "findings", "server_categories",
-                 "tool_changes", "agent_reports", "rating_aggregates", "incidents", "reliable_rankings")
+                 "tool_changes", "agent_reports", "rating_aggregates", "incidents", "reliable_rankings",
+                 "readiness_discovery", "readiness_lines", "readiness_scores")
 LATEST_DAY = "(SELECT max(day) FROM daily_status)"
 
 
@@ -103,7 +104,7 @@ def analyst_view_statements(tables: tuple[TableSpec, ...] = PUBLIC_TABLES) -> li
         spec = by_view.get(name)
         if spec is None:
             continue
-        if "server_name" in spec.schema.names:
+        if "server_name" in spec.schema.names or "server_key" not in spec.schema.names:
             body = f"SELECT * FROM {name} WHERE day = {LATEST_DAY}"
         else:
             body = (f"SELECT t.*, s.server_name, s.url FROM {name} t LEFT JOIN daily_status s "

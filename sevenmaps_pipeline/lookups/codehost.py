@@ -1,5 +1,6 @@
 """The code host: a repository's status from GitHub's REST API (`GET /repos/{owner}/{repo}`: `private`,
-`archived`, `pushed_at`), for the readiness rubric's repository lines (docs/methodology.md, "Readiness").
+`archived`, `pushed_at`), for the readiness rubric's repository lines, and a file of a repository
+(`GET /repos/{owner}/{repo}/contents/{path}`: a skill's SKILL.md) (docs/methodology.md, "Readiness").
 
 The base URL is configurable ($SEVENMAPS_CODEHOST_URL, default https://api.github.com); a token is read
 from the environment ($SEVENMAPS_GITHUB_TOKEN) for each request and never stored, logged or returned. Rate
@@ -10,6 +11,8 @@ Nothing it receives can raise: every answer is a RepoStatus or a reason.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import os
 import re
 import time
@@ -23,8 +26,12 @@ BASE_URL_ENV = "SEVENMAPS_CODEHOST_URL"
 TOKEN_ENV = "SEVENMAPS_GITHUB_TOKEN"
 USER_AGENT = "7Maps-bot/0.2 (+https://7it.co.il/7maps/bot/)"
 MAX_BODY = 1 << 20
+MAX_FILE = 512 * 1024  # the largest SKILL.md read (its body's sliding line is at zero far below)
 # github.com/<owner>/<repo>, optionally .git, a trailing slash or a deeper path (a folder of the repository).
 _GITHUB = re.compile(r"^https://(?:www\.)?github\.com/([A-Za-z0-9-]{1,39})/([A-Za-z0-9._-]{1,100})(?:/.*)?$")
+# A folder of a repository as GitHub links it: /tree/<ref>/<path> (the ref is one path segment here).
+_TREE = re.compile(r"^https://(?:www\.)?github\.com/([A-Za-z0-9-]{1,39})/([A-Za-z0-9._-]{1,100})"
+                   r"/tree/([A-Za-z0-9._/-]{1,200}?)/((?:[A-Za-z0-9._-]+/)*[A-Za-z0-9._-]+)/?$")
 
 
 def parse_repository_url(url: Any) -> tuple[str, str] | None:
@@ -36,6 +43,34 @@ def parse_repository_url(url: Any) -> tuple[str, str] | None:
         return None
     repo = m.group(2).removesuffix(".git")
     return (m.group(1), repo) if repo not in ("", ".", "..") else None
+
+
+@dataclass(frozen=True)
+class RepoFolder:
+    """A folder of a GitHub repository at a ref: where a skill lives."""
+
+    owner: str
+    repo: str
+    ref: str
+    path: str
+
+    @property
+    def name(self) -> str:
+        return self.path.rsplit("/", 1)[-1]
+
+    @property
+    def url(self) -> str:
+        return f"https://github.com/{self.owner}/{self.repo}/tree/{self.ref}/{self.path}"
+
+
+def parse_folder_url(url: Any) -> RepoFolder | None:
+    """`https://github.com/<owner>/<repo>/tree/<ref>/<path>` (a ref of one segment), else None."""
+    if not isinstance(url, str):
+        return None
+    m = _TREE.match(url.strip())
+    if not m or any(part in (".", "..") for part in m.group(4).split("/")) or "/" in m.group(3):
+        return None
+    return RepoFolder(m.group(1), m.group(2).removesuffix(".git"), m.group(3), m.group(4))
 
 
 @dataclass(frozen=True)
@@ -68,19 +103,19 @@ class CodeHostClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def repository(self, owner: str, repo: str) -> RepoStatus | str:
-        """The repository's status, or a one-line reason it could not be read."""
+    def _get_json(self, path: str, params: dict[str, str] | None = None) -> Any:
+        """The decoded JSON answer at `path`, or a one-line reason (a str) it could not be read."""
         now = time.time()
         if now < self.blocked_until:
-            return f"rate limited until {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(self.blocked_until))}"
+            return _Reason(f"rate limited until {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(self.blocked_until))}")
         headers = {}
         token = os.environ.get(TOKEN_ENV, "").strip()
         if token:
             headers["Authorization"] = f"Bearer {token}"
         try:
-            response = self._client.get(f"{self.base_url}/repos/{owner}/{repo}", headers=headers)
+            response = self._client.get(f"{self.base_url}{path}", headers=headers, params=params)
         except httpx.HTTPError as exc:
-            return f"code host unreachable: {type(exc).__name__}"
+            return _Reason(f"code host unreachable: {type(exc).__name__}")
         body = response.content[:MAX_BODY]
         remaining = response.headers.get("x-ratelimit-remaining")
         if response.status_code in (403, 429) and (remaining == "0" or response.status_code == 429):
@@ -88,18 +123,49 @@ class CodeHostClient:
             retry = response.headers.get("retry-after", "")
             until = float(reset) if reset.isdigit() else now + (float(retry) if retry.isdigit() else 60.0)
             self.blocked_until = max(self.blocked_until, until)
-            return f"rate limited until {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(self.blocked_until))}"
+            return _Reason(f"rate limited until {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(self.blocked_until))}")
         if response.status_code == 404:
-            return "no such repository (or not public)"
+            return _Reason("not found (or not public)")
         if response.status_code != 200:
-            return f"code host answered HTTP {response.status_code}"
+            return _Reason(f"code host answered HTTP {response.status_code}")
         try:
-            data = httpx.Response(200, content=body).json()
+            return httpx.Response(200, content=body).json()
         except ValueError:
-            return "code host answer is not JSON"
+            return _Reason("code host answer is not JSON")
+
+    def repository(self, owner: str, repo: str) -> RepoStatus | str:
+        """The repository's status, or a one-line reason it could not be read."""
+        data = self._get_json(f"/repos/{owner}/{repo}")
+        if isinstance(data, _Reason):
+            return "no such repository (or not public)" if data == "not found (or not public)" else str(data)
         if not isinstance(data, dict):
             return "code host answer is not a repository"
         private, archived, pushed = data.get("private"), data.get("archived"), data.get("pushed_at")
         if not isinstance(private, bool) or not isinstance(archived, bool) or not isinstance(pushed, str):
             return "code host answer lacks private, archived or pushed_at"
         return RepoStatus(owner, repo, private, archived, pushed[:40])
+
+    def file(self, folder: RepoFolder, name: str, max_bytes: int = MAX_FILE) -> bytes | str:
+        """A file of the folder at its ref (the contents API's base64 answer), or a one-line reason."""
+        data = self._get_json(f"/repos/{folder.owner}/{folder.repo}/contents/{folder.path}/{name}",
+                              {"ref": folder.ref})
+        if isinstance(data, _Reason):
+            return str(data)
+        if not isinstance(data, dict) or data.get("type") != "file":
+            return "not a file"
+        size = data.get("size")
+        if not isinstance(size, int) or isinstance(size, bool) or size > max_bytes:
+            return f"file size {size!r} is not an integer up to {max_bytes:,} bytes"
+        if data.get("encoding") != "base64" or not isinstance(data.get("content"), str):
+            return "no base64 content in the answer"
+        try:
+            content = base64.b64decode(data["content"], validate=False)
+        except (binascii.Error, ValueError):
+            return "content is not valid base64"
+        if len(content) != size:
+            return f"content is {len(content):,} bytes, the answer says {size:,}"
+        return content
+
+
+class _Reason(str):
+    """Why a code-host answer could not be used (kept apart from a JSON string answer)."""

@@ -85,6 +85,9 @@ class CheckResult:
     session_id: str | None = None
     # The readiness probe lists the tools a second time: the names in order, or None if not read twice.
     second_tool_names: list[str] | None = None
+    # ms from the start of the check to the end of its first answer (discover, initialize or a 401): the
+    # readiness probe's round trip.
+    first_answer_ms: int | None = None
     transcript: list[str] = field(default_factory=list)
 
     def note(self, line: str) -> None:
@@ -141,9 +144,10 @@ class EndpointCheck:
         self.progress = progress  # `sevenmaps probe` shows each step as it goes; the scan passes None
         self.result = CheckResult(url=redact_userinfo(url), started_at=started_at)
         self.redirects_followed = 0
+        self._t0 = time.monotonic()
 
     async def run(self) -> CheckResult:
-        t0 = time.monotonic()
+        t0 = self._t0 = time.monotonic()
         try:
             if has_userinfo(self.url):
                 raise _Outcome("skipped", f"{SKIP_CREDENTIALS}: never contacted (7Maps-bot never sends credentials)")
@@ -188,6 +192,8 @@ class EndpointCheck:
                 while True:
                     try:
                         answer = await self._post_once(payload, step, headers or {}, request_id, cap)
+                        if self.result.first_answer_ms is None:
+                            self.result.first_answer_ms = round((time.monotonic() - self._t0) * 1000)
                         if self.progress:
                             self.progress(f"{step}: HTTP {answer.status_code} in "
                                           f"{round((time.monotonic() - started) * 1000)} ms")

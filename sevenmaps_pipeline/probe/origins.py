@@ -90,7 +90,9 @@ async def _get(client: httpx.AsyncClient, url: str, timeout: float, cap: int,
 
 
 async def check_origin(client: httpx.AsyncClient, config: ProbeConfig, origin: str,
-                       fetched_at: dt.datetime) -> OriginResult:
+                       fetched_at: dt.datetime, documents: bool = True) -> OriginResult:
+    """robots.txt, then (with `documents`) the three well-known documents; the readiness probe asks for
+    robots.txt only and for its own documents (probe/surfaces.py)."""
     result = OriginResult(origin=origin, fetched_at=fetched_at)
     # RFC 9309 §2.3.1: follow redirects (rules stay those of this authority) — here only as the methodology's
     # redirect rule allows, once, to the same registrable domain over https; a redirect that may not be
@@ -122,6 +124,8 @@ async def check_origin(client: httpx.AsyncClient, config: ProbeConfig, origin: s
         result.robots_policy, result.robots_detail = "allow_all", f"HTTP {status}: no robots.txt"
     else:
         result.robots_policy, result.robots_detail = "disallow_all", f"HTTP {status}: assumed complete disallow"
+    if not documents:
+        return result
     # The methodology: 4 s per origin for the well-known documents, all three together.
     deadline = time.monotonic() + config.timeouts.well_known_per_origin
     for name, path in WELL_KNOWN.items():

@@ -1,4 +1,5 @@
-"""Run a day's scan and land it: registry snapshot, probe checks and origin documents, as Parquet."""
+"""Run a day's scan and land it: registry snapshot, probe checks and origin documents, as Parquet; and the
+nightly readiness run (raw/readiness, raw/readiness_surfaces, raw/skills)."""
 
 from __future__ import annotations
 
@@ -6,17 +7,27 @@ import asyncio
 import datetime as dt
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import pyarrow as pa
 
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
-from ..lake.schemas import RAW_ORIGINS, RAW_PROBES, RAW_REGISTRY, conform
+from ..lake.schemas import (
+    RAW_ORIGINS,
+    RAW_PROBES,
+    RAW_READINESS,
+    RAW_READINESS_SURFACES,
+    RAW_REGISTRY,
+    RAW_SKILLS,
+    conform,
+)
+from ..lookups.codehost import CodeHostClient, RepoFolder
 from ..registry.client import fetch_snapshot
-from .config import ProbeConfig
+from .config import PROBER_VERSION, ProbeConfig
 from .http import build_client
+from .readiness_scan import readiness_scan
 from .scan import Clock, scan
 
 
@@ -176,4 +187,104 @@ def scan_day(lake: LakePaths, day: dt.date, registry_url: str, config: ProbeConf
     asyncio.run(go())
     report.probe_rows, report.origin_rows, report.outcomes = writer.probe_rows, writer.origin_rows, writer.outcomes
     report.seconds = time.perf_counter() - started
+    return report
+
+
+class ReadinessWriter:
+    """The readiness run's sink: raw/readiness, raw/readiness_surfaces and raw/skills as part files,
+    flushed every `flush_rows` rows (atomic writes), so a kill mid-run keeps what was finished."""
+
+    def __init__(self, lake: LakePaths, day: dt.date, run_id: str, flush_rows: int = 500) -> None:
+        self.lake, self.day, self.run_id, self.flush_rows = lake, day, run_id, flush_rows
+        self._rows: dict[str, list[dict]] = {"readiness": [], "readiness_surfaces": [], "skills": []}
+        self._part = 0
+        self.counts = {kind: 0 for kind in self._rows}
+        self.outcomes: dict[str, int] = {}
+
+    def add_check(self, row: dict) -> None:
+        self.outcomes[row["outcome"]] = self.outcomes.get(row["outcome"], 0) + 1
+        self._add("readiness", row)
+
+    def add_surface(self, row: dict) -> None:
+        self._add("readiness_surfaces", {**row, "prober_version": PROBER_VERSION})
+
+    def add_skill(self, row: dict) -> None:
+        self._add("skills", row)
+
+    def _add(self, kind: str, row: dict) -> None:
+        self._rows[kind].append(row)
+        if len(self._rows[kind]) >= self.flush_rows:
+            self.flush()
+
+    def flush(self) -> None:
+        name = f"{self.run_id}-{self._part:05d}.parquet"
+        wrote = False
+        for kind, spec in (("readiness_surfaces", RAW_READINESS_SURFACES), ("skills", RAW_SKILLS),
+                           ("readiness", RAW_READINESS)):
+            if self._rows[kind]:
+                write_parquet(self.lake, self.lake.raw_dir(kind, self.day) / name, _table(self._rows[kind], spec))
+                self.counts[kind] += len(self._rows[kind])
+                self._rows[kind] = []
+                wrote = True
+        if wrote:
+            self._part += 1
+
+
+@dataclass
+class ReadinessDay:
+    day: dt.date
+    run_id: str
+    checks: int = 0
+    surfaces: int = 0
+    skills: int = 0
+    outcomes: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    resumed_from: int = 0
+
+
+def completed_readiness(lake: LakePaths, day: dt.date) -> set[str]:
+    """server_keys with a readiness check landed on `day` that was not our own fault."""
+    import pyarrow.parquet as pq
+
+    keys: set[str] = set()
+    for path in lake.raw_files("readiness", day):
+        try:
+            table = pq.read_table(path, columns=["server_key", "outcome"])
+        except Exception:  # noqa: BLE001 - an unreadable part is quarantined later; its checks are redone
+            continue
+        for key, outcome in zip(table.column("server_key").to_pylist(), table.column("outcome").to_pylist(),
+                                strict=True):
+            if key and outcome != "prober_error":
+                keys.add(key)
+    return keys
+
+
+def readiness_day(lake: LakePaths, day: dt.date, config: ProbeConfig, clock: Clock = utc_now,
+                  codehost: CodeHostClient | None = None, skills: Sequence[RepoFolder] = (),
+                  flush_rows: int = 500) -> ReadinessDay:
+    """The open day's readiness run over the day's registry snapshot (landed by its scan) and the skills
+    list. Run again the same day, it checks only the endpoints without a readiness check yet (skills and
+    the documents of the endpoints it checks are read again)."""
+    import pyarrow.parquet as pq
+
+    today = clock().date()
+    if day != today:
+        raise PastDayError(f"{day} is not today ({today} UTC): a day that has passed is never probed")
+    registry = lake.registry_file(day)
+    if not registry.is_file():
+        raise FileNotFoundError(f"no registry snapshot for {day} ({registry}): the day's scan lands it first")
+    started = time.perf_counter()
+    run_id = f"readiness-{clock().strftime('%H%M%S')}-{uuid.uuid4().hex[:8]}"
+    report = ReadinessDay(day, run_id)
+    done = completed_readiness(lake, day)
+    report.resumed_from = len(done)
+    writer = ReadinessWriter(lake, day, run_id, flush_rows)
+    rows = pq.read_table(registry).to_pylist()
+    try:
+        asyncio.run(readiness_scan(rows, day, run_id, config, clock, writer, codehost, skills, already_checked=done))
+    finally:
+        writer.flush()
+    report.checks, report.surfaces, report.skills = (writer.counts[k] for k in ("readiness", "readiness_surfaces",
+                                                                               "skills"))
+    report.outcomes, report.seconds = writer.outcomes, time.perf_counter() - started
     return report

@@ -38,7 +38,7 @@ HISTORY_PARAMS: dict[str, Any] = {
 ROOT_METHOD = "7maps-roots-1.1"
 
 # Published findings (sql/findings.sql), the methodology's `findings.published`.
-FINDINGS_METHOD = "findings-1.0"
+FINDINGS_METHOD = "findings-1.1"  # 1.1: card_disagrees (a server card that says otherwise than its server)
 FINDINGS_PARAMS: dict[str, Any] = {
     "token_heavy_tokens": 10_000,  # tokens_estimate at or above
     "huge_description_tokens": 2_000,  # o200k_base tokens in one description, above
@@ -134,3 +134,10 @@ READINESS_PARAMS: dict[str, Any] = {
     "when_to_use_cues": ["use when", "use this when", "use it when", "use this skill when", "when the user",
                          "when you need", "when asked", "use for", "use this for", "triggers when"],
 }
+# The p50 line's window: the median round trip over the listing's answered checks (daily checks and the
+# readiness check) of the last READINESS_P50_DAYS UTC days, the day included.
+READINESS_P50_DAYS = 7
+
+# Discovery surfaces (docs/methodology.md, "Readiness"): which documents count as answered, and what a
+# server card is compared on.
+DISCOVERY_METHOD = "discovery-1.0"

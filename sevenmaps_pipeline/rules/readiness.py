@@ -172,7 +172,8 @@ class McpFacts:
     tools_result_seen: bool = False
     tools: Sequence[dict] | None = None
     needs_auth: bool | None = None  # a 401 (or 403) before any tool was listed
-    resource_metadata_ok: bool | None = None  # the RFC 9728 document answered and names the resource
+    resource_metadata_url: str | None = None  # the 401 named an RFC 9728 resource_metadata URL
+    resource_metadata_ok: bool | None = None  # that document answered and names the resource (None: not read)
     namespace_proof: str | None = None  # "github", "dns", "http", "import", "none" (known unproven), None
     repository: dict | None = None  # {"private": bool, "pushed_at": "...Z"} from the code host
     injection_hits: Sequence[str] | None = None
@@ -255,8 +256,10 @@ def score_mcp(facts: McpFacts) -> Score:
         r.append(unseen("auth_metadata", "no answer, so no way to tell whether it needs auth"))
     elif not facts.needs_auth:
         r.append(judged("auth_metadata", facts.answered_via in ("discover", "initialize"), 5, "no auth needed"))
-    elif facts.resource_metadata_ok is None:
+    elif not facts.resource_metadata_url:
         r.append(judged("auth_metadata", False, 5, "a 401 without RFC 9728 resource metadata"))
+    elif facts.resource_metadata_ok is None:
+        r.append(unseen("auth_metadata", "the 401 names RFC 9728 metadata that could not be asked for"))
     else:
         r.append(judged("auth_metadata", facts.resource_metadata_ok, 5, "a 401 whose RFC 9728 metadata "
                         + ("answers and names the resource" if facts.resource_metadata_ok else "does not hold up")))

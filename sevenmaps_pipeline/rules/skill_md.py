@@ -60,18 +60,26 @@ def parse_skill_md(text: str) -> SkillMd:
     return SkillMd(data, None, body)
 
 
-def skill_facts_from_folder(folder: Path, today: dt.date) -> SkillFacts:
-    """What a local skill folder shows (the code-host lines stay unseen: there is no repository here)."""
-    path = folder / "SKILL.md"
-    facts = SkillFacts(folder=folder.resolve().name, today=today)
-    if not path.is_file() or path.stat().st_size > MAX_SKILL_MD_BYTES:
+def skill_facts_from_text(text: str | None, folder_name: str | None, today: dt.date,
+                          repository: dict | None = None) -> SkillFacts:
+    """What a SKILL.md (None: not fetched) shows, with its folder's name and its repository's status."""
+    facts = SkillFacts(folder=folder_name, today=today, repository=repository)
+    if text is None:
         facts.fetched = False
         return facts
     facts.fetched = True
-    parsed = parse_skill_md(path.read_bytes().decode("utf-8", "replace"))
+    parsed = parse_skill_md(text)
     facts.frontmatter, facts.frontmatter_error = parsed.frontmatter, parsed.error
     facts.body_tokens = count_tokens(parsed.body)
     description = (parsed.frontmatter or {}).get("description")
     facts.description_tokens = count_tokens(description) if isinstance(description, str) else None
     facts.injection_hits = injection_hits([parsed.body, description])
     return facts
+
+
+def skill_facts_from_folder(folder: Path, today: dt.date) -> SkillFacts:
+    """What a local skill folder shows (the code-host lines stay unseen: there is no repository here)."""
+    path = folder / "SKILL.md"
+    if not path.is_file() or path.stat().st_size > MAX_SKILL_MD_BYTES:
+        return skill_facts_from_text(None, folder.resolve().name, today)
+    return skill_facts_from_text(path.read_bytes().decode("utf-8", "replace"), folder.resolve().name, today)

@@ -26,7 +26,8 @@ from starlette.routing import Route
 ASGIApp = Callable[[dict, Callable, Callable], Awaitable[None]]
 
 # Base behaviours: a real SDK server (by transport), or a fixed misbehaviour.
-MCP_KINDS = ("mcp_sse", "mcp_json", "mcp_modern", "mcp_paginated", "mcp_cursor_cycle", "mcp_no_tool_list")
+MCP_KINDS = ("mcp_sse", "mcp_json", "mcp_modern", "mcp_paginated", "mcp_cursor_cycle", "mcp_no_tool_list",
+             "mcp_shuffled")
 # Everything else (legacy_sse, and the misbehaviours of `static_app`) is served by plain Starlette apps.
 
 
@@ -65,6 +66,7 @@ def _tool(t: dict) -> types.Tool:
 def mcp_app(name: str, host: str, kind: str, state: FleetState, path: str = "/mcp") -> Starlette:
     """A real MCP server (low-level SDK `Server`) whose tool list and version follow the timeline."""
     page_size = 2
+    calls = [0]
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         today = state.today(name)
@@ -74,6 +76,10 @@ def mcp_app(name: str, host: str, kind: str, state: FleetState, path: str = "/mc
             raise ValueError("tool listing is broken today")
         if kind == "mcp_cursor_cycle":
             return types.ListToolsResult(tools=tools[:1], next_cursor="again")
+        if kind == "mcp_shuffled":  # a different order on every call (the readiness order line fails)
+            calls[0] += 1
+            shift = calls[0] % max(len(tools), 1)
+            return types.ListToolsResult(tools=tools[shift:] + tools[:shift])
         if kind == "mcp_paginated":
             start = int(params.cursor) if params and params.cursor else 0
             nxt = start + page_size
@@ -85,7 +91,7 @@ def mcp_app(name: str, host: str, kind: str, state: FleetState, path: str = "/mc
     server = Server(name, version=state.today(name).version, on_list_tools=list_tools, cache_hints=hints)
     return server.streamable_http_app(
         streamable_http_path=path,
-        json_response=kind == "mcp_json",
+        json_response=kind in ("mcp_json", "mcp_shuffled"),
         stateless_http=kind == "mcp_modern",
         transport_security=security_for(host),
         host=host,

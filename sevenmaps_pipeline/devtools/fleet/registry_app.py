@@ -25,10 +25,13 @@ def registry_entries(fleet: Fleet) -> list[dict[str, Any]]:
     for h in fleet.hosts:
         if not h.listed:
             continue
-        entries.append({"server": {
+        server: dict[str, Any] = {
             "$schema": "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json",
             "name": h.registry_name, "description": f"Fleet server {h.name}", "version": "1.0.0",
-            "remotes": [{"type": h.remote_type, "url": h.url}]}, "_meta": _official()})
+            "remotes": [{"type": h.remote_type, "url": h.url}]}
+        if h.repository:
+            server["repository"] = {"url": f"https://github.com/{h.repository['full_name']}", "source": "github"}
+        entries.append({"server": server, "_meta": _official()})
     entries += fleet.timeline.get("extra_listings", [])
     return entries
 

@@ -25,6 +25,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from ...packaged import shipped
 from . import apps
 from .middleware import compressing, recording
+from .publisher import codehost_for, publisher_app
 from .registry_app import registry_app
 from .tls import FleetTLS, make_tls
 
@@ -60,10 +61,46 @@ class FleetHost:
     redirect_to: str | None = None
     compress: str | None = None  # a mode of fleet.middleware.COMPRESSION_MODES: a compressing proxy in front
     timeline: list[dict] = field(default_factory=list)
+    # The readiness probe's other doors: the card at <path>/server-card, the publisher's own domain (the
+    # registry name's namespace domain: fleet.publisher.publisher_app) and the repository on the code host.
+    server_card: dict[str, Any] | None = None
+    publisher: dict[str, Any] | None = None
+    repository: dict[str, Any] | None = None
+    about: str = ""  # what the server is in the fleet for
+
+    @property
+    def publisher_domain(self) -> str | None:
+        from ...rules.namespace import namespace_domain
+
+        return namespace_domain(self.registry_name.split("/", 1)[0]) if "/" in self.registry_name else None
 
     @property
     def url(self) -> str:
         return f"https://{self.host}{'/sse' if self.kind == 'legacy_sse' else self.path}"
+
+
+_WORDS = ("time", "data", "value", "item", "list", "user", "field", "index", "record", "table")
+
+
+def generated_tools(spec: dict[str, Any]) -> list[dict]:
+    """A toolset written as {"generate": {...}}: `tools` tools, each described in `words` words (about a
+    token each), the first `annotated` of them annotated read-only, the first `with_output` with an
+    outputSchema, and `description_suffix` appended to the last one's description."""
+    g = spec["generate"]
+    tools = []
+    for i in range(int(g["tools"])):
+        words = " ".join(_WORDS[(i + k) % len(_WORDS)] for k in range(int(g["words"])))
+        tool: dict[str, Any] = {"name": f"{g.get('prefix', 'tool')}_{i:02d}", "description": f"Read {words}.",
+                                "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}},
+                                                "required": ["id"]}}
+        if i < int(g.get("annotated", 0)):
+            tool["annotations"] = {"readOnlyHint": True, "destructiveHint": False}
+        if i < int(g.get("with_output", 0)):
+            tool["outputSchema"] = {"type": "object", "properties": {"value": {"type": "string"}}}
+        tools.append(tool)
+    if g.get("description_suffix") and tools:
+        tools[-1]["description"] += " " + g["description_suffix"]
+    return tools
 
 
 def load_timeline(path: Path = TIMELINE) -> dict:
@@ -91,8 +128,20 @@ class Fleet:
         self.latency: dict[str, float] = {}
         self.timeline = timeline or load_timeline()
         self.days = int(self.timeline["days"])
-        self.toolsets: dict[str, list[dict]] = self.timeline["toolsets"]
+        self.toolsets: dict[str, list[dict]] = {name: generated_tools(spec) if isinstance(spec, dict) else spec
+                                                for name, spec in self.timeline["toolsets"].items()}
         self.hosts = [FleetHost(**h) for h in self.timeline["servers"]]
+        self.skills: list[dict[str, Any]] = list(self.timeline.get("skills", []))
+        # Every publisher domain is served (404 for those with nothing), so no fleet name is ever resolved.
+        self.publishers: dict[str, dict[str, Any]] = {}
+        for h in self.hosts:
+            domain = h.publisher_domain
+            if domain and domain not in {x.host for x in self.hosts}:
+                self.publishers[domain] = {**self.publishers.get(domain, {}), **(h.publisher or {})}
+        self.codehost = codehost_for(self.hosts, self.skills)
+        self._codehost_server: uvicorn.Server | None = None
+        self._codehost_thread: threading.Thread | None = None
+        self.codehost_port = 0
         self.state = apps.FleetState(slow_seconds=slow_seconds)
         self._workdir = workdir
         self._tmp: tempfile.TemporaryDirectory | None = None
@@ -125,7 +174,7 @@ class Fleet:
 
     @property
     def host_names(self) -> list[str]:
-        return [h.host for h in self.hosts] + [REGISTRY_HOST, CONTROL_HOST, *self.extra_apps]
+        return [h.host for h in self.hosts] + [REGISTRY_HOST, CONTROL_HOST, *self.extra_apps, *self.publishers]
 
     @property
     def host_map(self) -> dict[str, int]:
@@ -142,6 +191,26 @@ class Fleet:
     @property
     def registry_url(self) -> str:
         return f"https://{REGISTRY_HOST}"
+
+    @property
+    def workdir(self) -> Path:
+        """The fleet's own folder while it runs (its TLS files, the skills list)."""
+        assert self._workdir is not None, "the fleet is not running"
+        return self._workdir
+
+    @property
+    def codehost_url(self) -> str:
+        """The fleet's code host (GitHub's REST shapes), plain HTTP on loopback."""
+        return f"http://127.0.0.1:{self.codehost_port}"
+
+    def skills_list(self, folder: Path) -> Path:
+        """Write the fleet's skills list (one GitHub folder URL per line) into `folder`; its path."""
+        path = folder / "fleet-skills.txt"
+        lines = [f"https://github.com/{repo['full_name']}/tree/main/{skill}" for repo in self.skills
+                 for skill in repo.get("skills", [])]
+        header = "# The fleet's Agent Skills (devtools/fleet/publisher.py serves them)\n"
+        path.write_text(header + "\n".join(lines) + "\n")
+        return path
 
     @property
     def control_url(self) -> str:
@@ -177,6 +246,8 @@ class Fleet:
         children.append(control)
         routes[CONTROL_HOST] = control
         routes[REGISTRY_HOST] = registry_app(self)
+        for domain, config in self.publishers.items():
+            routes[domain] = publisher_app(config)
         routes.update(self.extra_apps)
         by_host = {h.host: h for h in self.hosts}
         state = self.state
@@ -203,6 +274,12 @@ class Fleet:
                         response: Response = Response("unavailable", status_code=int(text[5:]))
                     else:
                         response = PlainTextResponse(text) if text is not None else Response(status_code=404)
+                    await response(scope, receive, send)
+                    return
+                if fleet_host.server_card is not None and path == fleet_host.path + "/server-card":
+                    accept = headers.get("accept", "")
+                    response = JSONResponse(fleet_host.server_card, media_type="application/mcp-server-card+json") \
+                        if "application/mcp-server-card+json" in accept else Response(status_code=406)
                     await response(scope, receive, send)
                     return
                 if path.startswith("/.well-known/"):
@@ -263,17 +340,27 @@ class Fleet:
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, name="sevenmaps-fleet", daemon=True)
         self._thread.start()
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.codehost_port = s.getsockname()[1]
+        self._codehost_server = uvicorn.Server(uvicorn.Config(self.codehost.app, host="127.0.0.1",
+                                                              port=self.codehost_port, log_level="critical"))
+        self._codehost_thread = threading.Thread(target=self._codehost_server.run, name="sevenmaps-fleet-codehost",
+                                                 daemon=True)
+        self._codehost_thread.start()
         deadline = time.monotonic() + 20
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
+        while not (self._server.started and self._codehost_server.started):
+            if not self._thread.is_alive() or not self._codehost_thread.is_alive() or time.monotonic() > deadline:
                 raise RuntimeError("the fleet did not start")
             time.sleep(0.02)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=10)
+        for server in (self._server, self._codehost_server):
+            if server is not None:
+                server.should_exit = True
+        for thread in (self._thread, self._codehost_thread):
+            if thread is not None:
+                thread.join(timeout=10)
         if self._tmp is not None:
             self._tmp.cleanup()

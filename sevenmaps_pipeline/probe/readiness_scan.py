@@ -1,0 +1,353 @@
+"""The nightly readiness probe of every listing (docs/methodology.md, "Readiness"), as its own check kind:
+it lands raw/readiness, raw/readiness_surfaces and raw/skills, and never changes a day code.
+
+Politeness is the daily scan's: the same user agent, guarded client, caps and timeouts; robots.txt read
+per origin before anything else on it (and obeyed for every document); opted-out hosts never contacted;
+and one request at a time per host, by running in phases that each give every host a single worker:
+
+1. per endpoint host: robots.txt, the origin's card paths, then each endpoint's readiness check (the
+   rubric's steps, probe/checker.py with readiness=True) and its server card;
+2. per other host: what phase 1 pointed elsewhere, one worker per host — each publisher domain's catalog,
+   /llms.txt, markdown door and registry proof file, and each 401's RFC 9728 resource metadata;
+3. the code host, one request at a time: each distinct repository's status, and each listed skill's
+   SKILL.md (lookups/codehost.py).
+
+A step that cannot run (no door, no domain, no repository) records nothing rather than a failure; our own
+fault in one listing is that listing's prober_error, never the run's end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import traceback
+from collections import defaultdict
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from ..lake.keys import origin as origin_of
+from ..lake.keys import server_id, server_key
+from ..lookups.codehost import CodeHostClient, RepoFolder, RepoStatus, parse_repository_url
+from ..rules.fingerprints import summarize_tools
+from ..rules.namespace import namespace_domain
+from ..rules.tokens import count_tokens
+from .checker import CheckResult, EndpointCheck
+from .config import PROBER_VERSION, ProbeConfig
+from .http import build_client, ssl_context
+from .origins import OriginResult, check_origin
+from .scan import Clock, endpoints_to_check
+from .surfaces import (
+    CARD_ACCEPT,
+    DOMAIN_SURFACES,
+    ORIGIN_SURFACES,
+    REGISTRY_AUTH,
+    fetch_document,
+    publisher_domain,
+    surface_row,
+)
+
+SSE_ONLY = "sse-only remote: the readiness probe speaks streamable HTTP only"
+
+
+class ReadinessSink(Protocol):
+    def add_check(self, row: dict[str, Any]) -> None: ...
+
+    def add_surface(self, row: dict[str, Any]) -> None: ...
+
+    def add_skill(self, row: dict[str, Any]) -> None: ...
+
+
+@dataclass
+class ReadinessRows:
+    """A sink that keeps everything in memory (`sevenmaps readiness`, tests)."""
+
+    checks: list[dict[str, Any]] = field(default_factory=list)
+    surfaces: list[dict[str, Any]] = field(default_factory=list)
+    skills: list[dict[str, Any]] = field(default_factory=list)
+
+    def add_check(self, row: dict[str, Any]) -> None:
+        self.checks.append(row)
+
+    def add_surface(self, row: dict[str, Any]) -> None:
+        self.surfaces.append(row)
+
+    def add_skill(self, row: dict[str, Any]) -> None:
+        self.skills.append(row)
+
+
+def repository_url_of(entry_json: Any) -> str | None:
+    """The registry entry's repository.url (`server.repository.url`, or a flat entry's), if a string."""
+    try:
+        entry = json.loads(entry_json) if isinstance(entry_json, str) else None
+    except ValueError:
+        return None
+    if not isinstance(entry, dict):
+        return None
+    server = entry.get("server") if isinstance(entry.get("server"), dict) else entry
+    repository = server.get("repository") if isinstance(server, dict) else None
+    url = repository.get("url") if isinstance(repository, dict) else None
+    return url[:500] if isinstance(url, str) else None
+
+
+def _required_arguments(tools: Sequence[Any]) -> int:
+    total = 0
+    for tool in tools:
+        schema = tool.get("inputSchema") if isinstance(tool, dict) else None
+        required = schema.get("required") if isinstance(schema, dict) else None
+        if isinstance(required, list):
+            total += sum(1 for name in required if isinstance(name, str))
+    return total
+
+
+def answered_via(result: CheckResult) -> str | None:
+    """How the endpoint answered, as the rubric's first lines read it."""
+    if result.outcome == "ok":
+        return "discover" if result.discover_supported else "initialize"
+    if result.outcome == "needs_auth" and result.http_status == 401:
+        return "401"
+    if result.outcome in ("skipped", "prober_error"):
+        return None  # not contacted, or our own fault: nothing was seen
+    return "none"
+
+
+def check_row(result: CheckResult, listing: dict[str, Any], day: dt.date, run_id: str,
+              redirects: int | None) -> dict[str, Any]:
+    """The raw/readiness row of one check (the repository columns are filled in phase 3)."""
+    key = listing.get("server_key") or server_key(result.url)
+    url = listing.get("url") or result.url
+    via = answered_via(result)
+    row: dict[str, Any] = {
+        "day": day, "run_id": run_id, "server_key": key, "server_id": server_id(key),
+        "server_name": listing.get("server_name"), "url": url, "origin": origin_of(url),
+        "started_at": result.started_at,
+        "round_trip_ms": result.first_answer_ms if via in ("discover", "initialize", "401") else None,
+        "outcome": result.outcome, "outcome_detail": result.outcome_detail[:2000], "skip_reason": result.skip_reason,
+        "http_status": result.http_status, "answered_via": via,
+        "redirects_followed": redirects if via is not None else None,
+        "protocol_version": result.protocol_version if result.outcome == "ok" else None,
+        "server_info_name": result.server_info_name, "server_info_version": result.server_info_version,
+        "ttl_ms": result.ttl_ms, "cache_scope": result.cache_scope,
+        "www_authenticate": result.www_authenticate, "resource_metadata_url": result.resource_metadata_url,
+        "publisher_domain": publisher_domain(listing.get("server_name"), url),
+        "repository_url": listing.get("repository_url") or repository_url_of(listing.get("entry_json")),
+        "prober_version": PROBER_VERSION,
+    }
+    if result.outcome == "ok" and result.tools is not None:
+        summary = summarize_tools(result.tools)
+        row.update(tools_json=summary.tools_json, tool_count=summary.tool_count, tools_hash=summary.tools_hash,
+                   required_arguments=_required_arguments(result.tools),
+                   definition_tokens=count_tokens(summary.tools_json))
+        if result.second_tool_names is not None:
+            row["second_tool_names_json"] = json.dumps(result.second_tool_names, ensure_ascii=False)
+    return row
+
+
+def _not_contacted(listing: dict[str, Any], now: dt.datetime, outcome: str, detail: str,
+                   skip_reason: str | None = None) -> CheckResult:
+    return CheckResult(url=listing["url"], started_at=now, outcome=outcome, outcome_detail=detail,
+                       skip_reason=skip_reason if outcome == "skipped" else None, handshake_ms=0)
+
+
+@dataclass
+class _Elsewhere:
+    """A document of phase 2: asked on its own host, after robots.txt there."""
+
+    scope: str
+    subject: str
+    surface: str
+    url: str
+    accept: str
+
+
+def _opted_out(host: str, config: ProbeConfig) -> bool:
+    host = host.lower().rstrip(".")
+    return any(host == h or host.endswith("." + h) for h in (o.lower().rstrip(".") for o in config.opted_out_hosts))
+
+
+async def readiness_scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, config: ProbeConfig,
+                         clock: Clock, sink: ReadinessSink, codehost: CodeHostClient | None = None,
+                         skills: Sequence[RepoFolder] = (), already_checked: Iterable[str] = (),
+                         progress: Callable[[int, int], None] | None = None,
+                         step_progress: Callable[[str], None] | None = None) -> ReadinessSink:
+    """Probe every endpoint the daily scan would contact (except `already_checked`: a resumed run), then
+    the documents elsewhere, then the code host; every row goes to `sink`. `step_progress` is told each
+    step of each endpoint check (`sevenmaps readiness` shows them)."""
+    to_check, _ = endpoints_to_check(listings)
+    skip = set(already_checked)
+    by_host: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for key, listing in to_check.items():
+        if key not in skip:
+            by_host[(urlsplit(listing["url"]).hostname or "").lower()].append(listing)
+    context = ssl_context(config)
+    semaphore = asyncio.Semaphore(config.concurrency)
+    origins: dict[str, OriginResult] = {}
+    rows: list[dict[str, Any]] = []
+    elsewhere: dict[str, list[_Elsewhere]] = defaultdict(list)
+    domains_seen: set[str] = set()
+    total, done = sum(len(v) for v in by_host.values()), 0
+    timeout, cap = config.timeouts.well_known_per_origin, config.max_small_body_bytes
+
+    async def robots(client: Any, origin: str) -> OriginResult:
+        if origin not in origins:
+            origins[origin] = await check_origin(client, config, origin, clock(), documents=False)
+        return origins[origin]
+
+    async def ask(client: Any, scope: str, subject: str, surface: str, url: str, accept: str) -> None:
+        """One document, under robots.txt of its origin (read first, once per run)."""
+        host = (urlsplit(url).hostname or "").lower()
+        if _opted_out(host, config):
+            sink.add_surface(surface_row(day, run_id, scope, subject, surface, url, accept, clock(), None,
+                                         "not asked: the host opted out"))
+            return
+        seen = await robots(client, origin_of(url))
+        if seen.network_outcome is not None or seen.skip_reason is not None:
+            why = f"not asked: {seen.robots_detail}"
+        elif not seen.allows(url):
+            why = f"not asked: robots.txt disallows 7Maps-bot ({seen.robots_detail})"
+        else:
+            sink.add_surface(surface_row(day, run_id, scope, subject, surface, url, accept, clock(),
+                                         await fetch_document(client, url, accept, timeout, cap)))
+            return
+        sink.add_surface(surface_row(day, run_id, scope, subject, surface, url, accept, clock(), None, why))
+
+    async def check_one(client: Any, listing: dict[str, Any]) -> dict[str, Any]:
+        url, now = listing["url"], clock()
+        origin = origin_of(url)
+        first_visit = origin not in origins
+        seen = await robots(client, origin)
+        if first_visit and seen.network_outcome is None and seen.skip_reason is None:
+            for surface, path, accept in ORIGIN_SURFACES:
+                await ask(client, "origin", origin, surface, origin + path, accept)
+        if seen.skip_reason is not None:
+            return check_row(_not_contacted(listing, now, "skipped", seen.skip_reason, seen.skip_reason),
+                             listing, day, run_id, None)
+        if seen.network_outcome is not None:
+            return check_row(_not_contacted(listing, now, seen.network_outcome,
+                                            f"origin not reachable: {seen.robots_detail}"), listing, day, run_id, 0)
+        if not seen.allows(url):
+            reason = f"robots.txt disallows 7Maps-bot ({seen.robots_detail})"
+            return check_row(_not_contacted(listing, now, "skipped", reason, reason), listing, day, run_id, None)
+        if (listing.get("remote_type") or "streamable-http") == "sse":
+            return check_row(_not_contacted(listing, now, "skipped", SSE_ONLY, SSE_ONLY), listing, day, run_id, None)
+        check = EndpointCheck(client, config, url, now, readiness=True, progress=step_progress)
+        result = await check.run()
+        row = check_row(result, listing, day, run_id, check.redirects_followed)
+        if result.outcome not in ("skipped", "prober_error"):
+            await ask(client, "endpoint", row["server_key"], "server_card", url.rstrip("/") + "/server-card",
+                      CARD_ACCEPT)
+        if result.resource_metadata_url:
+            target = result.resource_metadata_url
+            elsewhere[(urlsplit(target).hostname or "").lower()].append(
+                _Elsewhere("endpoint", row["server_key"], "resource_metadata", target, "application/json"))
+        domain = row["publisher_domain"]
+        if domain and domain not in domains_seen:
+            domains_seen.add(domain)
+            base = f"https://{domain}"
+            for surface, path, accept in DOMAIN_SURFACES:
+                elsewhere[domain].append(_Elsewhere("domain", domain, surface, base + path, accept))
+            name = listing.get("server_name")
+            if isinstance(name, str) and "/" in name and namespace_domain(name.split("/", 1)[0]) == domain:
+                surface, path, accept = REGISTRY_AUTH
+                elsewhere[domain].append(_Elsewhere("domain", domain, surface, base + path, accept))
+        return row
+
+    async def guarded(work: Callable[[Any], Awaitable[None]]) -> None:
+        async with semaphore, build_client(config, context, max_connections=2) as client:
+            await work(client)
+
+    async def endpoint_host(listings_of_host: list[dict[str, Any]]) -> None:
+        async def work(client: Any) -> None:
+            nonlocal done
+            for listing in listings_of_host:
+                try:
+                    rows.append(await check_one(client, listing))
+                except Exception as exc:  # noqa: BLE001 - one endpoint never takes its host or the run down
+                    rows.append(_prober_error(listing, day, run_id, clock(), exc))
+                done += 1
+                if progress:
+                    progress(done, total)
+        try:
+            await guarded(work)
+        except Exception as exc:  # noqa: BLE001 - the host's client failed: its unfinished endpoints
+            finished = {r["server_key"] for r in rows}
+            rows.extend(_prober_error(listing, day, run_id, clock(), exc) for listing in listings_of_host
+                        if listing["server_key"] not in finished)
+
+    async def other_host(documents: list[_Elsewhere]) -> None:
+        async def work(client: Any) -> None:
+            for doc in documents:
+                try:
+                    await ask(client, doc.scope, doc.subject, doc.surface, doc.url, doc.accept)
+                except Exception as exc:  # noqa: BLE001 - a document never takes the run down
+                    sink.add_surface(surface_row(day, run_id, doc.scope, doc.subject, doc.surface, doc.url,
+                                                 doc.accept, clock(), None, f"prober_error: {type(exc).__name__}"))
+        try:
+            await guarded(work)
+        except Exception as exc:  # noqa: BLE001
+            for doc in documents:
+                sink.add_surface(surface_row(day, run_id, doc.scope, doc.subject, doc.surface, doc.url, doc.accept,
+                                             clock(), None, f"prober_error: {type(exc).__name__}"))
+
+    await asyncio.gather(*(endpoint_host(group) for group in by_host.values()))
+    await asyncio.gather(*(other_host(docs) for docs in elsewhere.values()))
+    await asyncio.to_thread(_code_host_phase, rows, codehost, skills, day, run_id, clock, sink)
+    for row in rows:
+        sink.add_check(row)
+    return sink
+
+
+def _prober_error(listing: dict[str, Any], day: dt.date, run_id: str, now: dt.datetime,
+                  exc: BaseException) -> dict[str, Any]:
+    frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    at = f" at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}" if frame else ""
+    result = CheckResult(url=listing.get("url") or "", started_at=now, outcome="prober_error",
+                         outcome_detail=f"readiness check: {type(exc).__name__}: {str(exc)[:300]}{at}", handshake_ms=0)
+    return check_row(result, listing, day, run_id, None)
+
+
+def _code_host_phase(rows: list[dict[str, Any]], codehost: CodeHostClient | None, skills: Sequence[RepoFolder],
+                     day: dt.date, run_id: str, clock: Clock, sink: ReadinessSink) -> None:
+    """Each distinct repository once, then each skill's SKILL.md; a reason wherever an answer is missing."""
+    statuses: dict[tuple[str, str], RepoStatus | str] = {}
+
+    def status(owner: str, repo: str) -> RepoStatus | str:
+        key = (owner.lower(), repo.lower())
+        if key not in statuses:
+            statuses[key] = codehost.repository(owner, repo) if codehost is not None else "no code host configured"
+        return statuses[key]
+
+    for row in rows:
+        if row.get("answered_via") is None:
+            continue  # not contacted: nothing is looked up for it
+        url = row.get("repository_url")
+        parsed = parse_repository_url(url)
+        if url is None:
+            continue  # no repository: the step records nothing
+        if parsed is None:
+            row["repo_detail"] = "not a GitHub repository URL"
+            continue
+        _fill_repo(row, status(*parsed))
+    for folder in skills:
+        row: dict[str, Any] = {"day": day, "run_id": run_id, "skill_key": f"github.com/{folder.owner}/{folder.repo}/"
+                               f"{folder.path}", "folder_url": folder.url, "folder_name": folder.name,
+                               "requested_at": clock(), "prober_version": PROBER_VERSION}
+        if codehost is None:
+            row["skill_md_detail"] = row["repo_detail"] = "no code host configured"
+        else:
+            content = codehost.file(folder, "SKILL.md")
+            if isinstance(content, bytes):
+                row["skill_md"] = content.decode("utf-8", "replace")
+            else:
+                row["skill_md_detail"] = content
+            _fill_repo(row, status(folder.owner, folder.repo))
+        sink.add_skill(row)
+
+
+def _fill_repo(row: dict[str, Any], status: RepoStatus | str) -> None:
+    if isinstance(status, RepoStatus):
+        row.update(repo_private=status.private, repo_archived=status.archived, repo_pushed_at=status.pushed_at)
+    else:
+        row["repo_detail"] = status

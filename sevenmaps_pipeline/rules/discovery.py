@@ -1,0 +1,120 @@
+"""Judging what the readiness probe's documents said (docs/methodology.md, "Readiness": discovery surfaces,
+the publisher's domain, the RFC 9728 line, the namespace file). Method DISCOVERY_METHOD; plain code,
+no I/O, and nothing a document holds can raise.
+
+A server card is read in the shape of the server-card draft (SEP-2127: `name` is the registry name,
+`version` the server's version, `remotes[].supportedProtocolVersions`) and in the older draft's shape
+(`serverInfo.name` / `serverInfo.version`, `protocolVersion`); it disagrees with the server when the
+server's own answer says otherwise, because clients are told to prefer the live values.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+CARD_SURFACES = ("server_card", "well_known_server_card", "well_known_mcp_json")
+_MARKDOWN_TYPES = ("text/markdown", "text/x-markdown")
+
+
+def _json_object(body: str | None) -> dict | None:
+    if not body:
+        return None
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _looks_like_html(body: str) -> bool:
+    head = body.lstrip()[:200].lower()
+    return head.startswith("<!doctype html") or head.startswith("<html") or head.startswith("<")
+
+
+def answered(surface: str, status: int | None, content_type: str | None, body: str | None) -> tuple[bool, str]:
+    """Whether the document answered as what it should be, and what it is (or why not)."""
+    if status != 200:
+        return False, f"HTTP {status}" if status is not None else "no answer"
+    text = body or ""
+    ctype = (content_type or "").lower()
+    if surface in CARD_SURFACES or surface in ("catalog", "resource_metadata"):
+        return (True, "a JSON object") if _json_object(text) is not None else (False, "not a JSON object")
+    if surface == "llms_txt":
+        first = next((line for line in text.splitlines() if line.strip()), "")
+        if "html" in ctype or _looks_like_html(text):
+            return False, "an HTML page, not llms.txt"
+        return (True, f"starts {first[:80]!r}") if first.startswith("# ") else (False, "no '# ' title line first")
+    if surface == "markdown_negotiated":
+        return (True, f"served as {ctype}") if ctype in _MARKDOWN_TYPES else (False, f"served as {ctype or 'nothing'}")
+    if surface == "markdown_index":
+        if "html" in ctype or _looks_like_html(text) or not text.strip():
+            return False, "not markdown"
+        return (True, f"served as {ctype}") if ctype in (*_MARKDOWN_TYPES, "text/plain") else (
+            False, f"served as {ctype or 'nothing'}")
+    if surface == "registry_auth":
+        return (True, "a v=MCPv1 record") if text.lstrip().startswith("v=MCPv1") else (False, "no v=MCPv1 record")
+    return False, f"unknown surface {surface!r}"
+
+
+def names_resource(body: str | None, url: str) -> bool:
+    """The RFC 9728 document is a JSON object whose `resource` is this endpoint (or its origin)."""
+    data = _json_object(body)
+    resource = data.get("resource") if data else None
+    if not isinstance(resource, str):
+        return False
+    split = urlsplit(url)
+    return resource.rstrip("/") in (url.rstrip("/"), f"{split.scheme}://{split.netloc}")
+
+
+@dataclass(frozen=True)
+class Card:
+    name: str | None
+    version: str | None
+    protocol_versions: tuple[str, ...]
+    name_is_registry: bool  # the SEP-2127 shape: `name` is the registry name
+
+
+def read_card(body: str | None, url: str) -> Card | None:
+    """The card's name, version and protocol versions (those of the remote with this URL, when it lists
+    remotes); None when it is not a JSON object."""
+    data = _json_object(body)
+    if data is None:
+        return None
+    info = data.get("serverInfo")
+    if isinstance(info, dict):
+        name, version, registry = info.get("name"), info.get("version"), False
+    else:
+        name, version, registry = data.get("name"), data.get("version"), True
+    versions: list[str] = []
+    remotes = data.get("remotes")
+    if isinstance(remotes, list):
+        for remote in remotes:
+            if isinstance(remote, dict) and isinstance(remote.get("url"), str) \
+                    and remote["url"].rstrip("/") == url.rstrip("/"):
+                listed = remote.get("supportedProtocolVersions")
+                versions += [v for v in listed if isinstance(v, str)] if isinstance(listed, list) else []
+    for key in ("protocolVersions", "supportedProtocolVersions"):
+        if isinstance(data.get(key), list):
+            versions += [v for v in data[key] if isinstance(v, str)]
+    if isinstance(data.get("protocolVersion"), str):
+        versions.append(data["protocolVersion"])
+    return Card(name[:300] if isinstance(name, str) else None, version[:100] if isinstance(version, str) else None,
+                tuple(dict.fromkeys(v[:40] for v in versions)), registry)
+
+
+def disagreement(card: Card, registry_name: str | None, server_name: str | None, server_version: str | None,
+                 protocol_version: str | None) -> str | None:
+    """Where the card says otherwise than the server (or, for the name in the SEP-2127 shape, the registry
+    listing); None when it agrees on everything both say."""
+    out = []
+    expected_name = registry_name if card.name_is_registry else server_name
+    if card.name is not None and expected_name is not None and card.name != expected_name:
+        out.append(f"name {card.name!r}, the {'listing' if card.name_is_registry else 'server'} says "
+                   f"{expected_name!r}")
+    if card.version is not None and server_version is not None and card.version != server_version:
+        out.append(f"version {card.version!r}, the server says {server_version!r}")
+    if card.protocol_versions and protocol_version is not None and protocol_version not in card.protocol_versions:
+        out.append(f"protocol versions {', '.join(card.protocol_versions)}, the server answered {protocol_version}")
+    return "; ".join(out) or None

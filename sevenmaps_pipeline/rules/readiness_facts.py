@@ -1,0 +1,66 @@
+"""From what the readiness probe landed (a raw/readiness row and its documents) to the rubric's facts:
+the one path the nightly tables and `sevenmaps readiness URL` share (docs/methodology.md, "Readiness")."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from .discovery import answered, names_resource
+from .namespace import namespace_proof
+from .readiness import McpFacts, injection_hits
+
+
+def _json(text: Any) -> Any:
+    try:
+        return json.loads(text) if isinstance(text, str) else None
+    except (ValueError, RecursionError):
+        return None
+
+
+def mcp_facts(row: Mapping[str, Any], documents: Mapping[str, Mapping[str, Any]], p50_ms: float | None,
+              today: dt.date, from_registry: bool = True) -> McpFacts:
+    """The facts of one readiness check. `documents`: its surfaces rows by surface (`resource_metadata`
+    of the endpoint, `registry_auth` of its publisher domain); `p50_ms`: the window's median round trip
+    (None: no timed answer in it). `from_registry`: the listing came from the registry snapshot."""
+    via = row.get("answered_via")
+    url = str(row.get("url") or "")
+    tools = _json(row.get("tools_json"))
+    tools = tools if isinstance(tools, list) else None
+    second = _json(row.get("second_tool_names_json"))
+    orders = None
+    if tools is not None and isinstance(second, list):
+        orders = [[str(t.get("name")) if isinstance(t, dict) else "" for t in tools], [str(n) for n in second]]
+    metadata_ok = None
+    if via == "401" and row.get("resource_metadata_url"):
+        doc = documents.get("resource_metadata")
+        if doc is not None and doc.get("status") is not None:
+            ok, _ = answered("resource_metadata", doc.get("status"), doc.get("content_type"), doc.get("body"))
+            metadata_ok = ok and names_resource(doc.get("body"), url)
+    proof = None
+    name = row.get("server_name")
+    if from_registry and isinstance(name, str):
+        auth = documents.get("registry_auth")
+        http_file = None
+        if auth is not None and auth.get("status") is not None:  # asked and answered (else: not seen)
+            http_file, _ = answered("registry_auth", auth.get("status"), auth.get("content_type"), auth.get("body"))
+        proof = namespace_proof(name, from_registry=True, http_file_answers=http_file).method
+    repository = None
+    if isinstance(row.get("repo_private"), bool):
+        repository = {"private": row["repo_private"], "archived": row.get("repo_archived"),
+                      "pushed_at": row.get("repo_pushed_at")}
+    return McpFacts(
+        answered_via=via, url_scheme=urlsplit(url).scheme or None,
+        redirects_followed=row.get("redirects_followed"), p50_ms=p50_ms,
+        revision=row.get("protocol_version"), tool_orders=orders, definition_tokens=row.get("definition_tokens"),
+        ttl_ms=row.get("ttl_ms"), cache_scope=row.get("cache_scope"), tools_result_seen=tools is not None,
+        tools=tools,
+        needs_auth=True if via == "401" else (False if via in ("discover", "initialize") else None),
+        resource_metadata_url=row.get("resource_metadata_url"), resource_metadata_ok=metadata_ok,
+        namespace_proof=proof, repository=repository,
+        injection_hits=injection_hits(t.get("description") for t in tools if isinstance(t, dict))
+        if tools is not None else None,
+        today=today)
