@@ -16,8 +16,8 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)  ## the loopback fleet, 30 days through the prober and Dagster, signed, verified, summarised
 	$(VENV)/bin/sevenmaps demo
 
-test: $(STAMP)  ## the test suite (pytest)
-	$(PY) -m pytest -q
+test: $(STAMP)  ## the test suite (pytest, on two workers: the longest tests start first, see tests/conftest.py)
+	$(PY) -m pytest -q -n 2
 
 PORT ?= 3000
 ui: $(STAMP)  ## the Dagster UI on http://127.0.0.1:$(PORT) over the lake's own Dagster home ($SEVENMAPS_LAKE, else data_lake)

@@ -247,11 +247,22 @@ def cmd_readiness(args: argparse.Namespace) -> int:
     with CodeHostClient() as codehost:
         row, _, facts = asyncio.run(readiness_one(args.url, config, dt.datetime.now(dt.UTC).date(), progress,
                                                   server_name=args.name, repository_url=args.repository,
-                                                  codehost=codehost))
+                                                  codehost=codehost, bad_call=args.bad_call))
     if row.get("repo_detail"):
         print(f"note: {args.repository}: {row['repo_detail']}; the repository line is unseen", file=sys.stderr)
     score = score_mcp(facts)
-    print(json.dumps(_score_json(score), indent=2) if args.json else _score_text(score))
+    if args.bad_call:
+        step5 = {"seen": row.get("bad_call_legible") is not None, "legible": row.get("bad_call_legible"),
+                 "tool": row.get("bad_call_tool"), "evidence": row.get("bad_call_evidence") or "no answer was read"}
+    else:
+        step5 = {"seen": False, "legible": None, "tool": None, "evidence": "off (--bad-call makes the call)"}
+    if args.json:
+        print(json.dumps({**_score_json(score), "bad_call": step5}, indent=2))
+    else:
+        mark = "unseen" if not step5["seen"] else ("legible" if step5["legible"] else "not legible")
+        tool = f" ({step5['tool']})" if step5["tool"] else ""
+        print(_score_text(score) + f"\n  not scored (the rubric has no line for it): step 5, a bad call to a "
+              f"read-only tool{tool}: {mark}: {step5['evidence']}")
     return 0
 
 
@@ -723,8 +734,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--registry", default="https://registry.modelcontextprotocol.io", help="registry base URL")
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("readiness", help="score one MCP endpoint live on the readiness rubric (mcp-2026-09-11.1): "
-                       "what one check can see; the history, namespace and code-host lines are unseen")
+    p = sub.add_parser("readiness", help="score one MCP endpoint live on the readiness rubric (mcp-2026-09-11.1), "
+                       "with the nightly run's code: p50 is this check's round trip; the namespace line needs "
+                       "--name and the repository line --repository, else they are unseen")
     p.add_argument("url")
     p.add_argument("--json", action="store_true", help="one JSON object with every line")
     _endpoint_options(p)
@@ -732,6 +744,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "namespace proof is then seen, as for a registry listing")
     p.add_argument("--repository", help="the server's repository URL (as its registry entry gives it), looked "
                    "up on the code host ($SEVENMAPS_CODEHOST_URL, token from $SEVENMAPS_GITHUB_TOKEN)")
+    p.add_argument("--bad-call", action="store_true", help="step 5 of the rubric, off by default and never made "
+                   "by the map: call one tool that declares readOnlyHint with deliberately bad arguments and "
+                   "judge how legible its error is (a real tool call: only on a server you may call; not scored)")
     p.set_defaults(func=cmd_readiness)
 
     p = sub.add_parser("readiness-skill", help="score a local Agent Skill folder on the readiness rubric "

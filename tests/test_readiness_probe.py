@@ -13,7 +13,13 @@ import pytest
 from sevenmaps_pipeline.cli import main
 from sevenmaps_pipeline.devtools.fleet.middleware import rpc_method
 from sevenmaps_pipeline.devtools.fleet.run import Fleet
-from sevenmaps_pipeline.devtools.fleet.scripted import Scripted, ScriptedApp, initialize_result, tools_result
+from sevenmaps_pipeline.devtools.fleet.scripted import (
+    Scripted,
+    ScriptedApp,
+    initialize_result,
+    json_answer,
+    tools_result,
+)
 from sevenmaps_pipeline.probe.checker import EndpointCheck
 from sevenmaps_pipeline.probe.config import ProbeConfig
 from sevenmaps_pipeline.probe.http import build_client
@@ -158,3 +164,48 @@ def test_a_registry_name_makes_the_namespace_line_seen(fleet):
     ready = fleet.host("ready")
     _, _, facts = asyncio.run(readiness_one(ready.url, config, TODAY, server_name="test.ready/ready"))
     assert facts.namespace_proof == "http"
+
+
+READ_ONLY = [{"name": "get", "description": "Get an item", "inputSchema": {"type": "object", "required": ["id"]},
+              "annotations": {"readOnlyHint": True}}]
+
+
+def _bad_call(fleet, older, answer, bad_call=True):
+    older.reset({"initialize": initialize_result(), "notifications/initialized": Scripted(202),
+                 "tools/list": [tools_result(READ_ONLY, request_id=2), tools_result(READ_ONLY, request_id=7)],
+                 "tools/call": answer})
+    config = ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file)
+    row, _, _ = asyncio.run(readiness_one(f"https://{OLD}/mcp", config, TODAY, bad_call=bad_call))
+    return row, [r for r in older.received if r["rpc"] == "tools/call"]
+
+
+def test_step_5_is_made_only_when_an_operator_asks(fleet, older):
+    legible = json_answer({"jsonrpc": "2.0", "id": "bad-call-1", "error": {"code": -32602,
+                                                                 "message": "Invalid params: 'id' is required"}})
+    row, calls = _bad_call(fleet, older, legible, bad_call=False)
+    assert calls == [] and "bad_call_legible" not in row  # off by default: never a tool call
+    row, calls = _bad_call(fleet, older, legible)
+    assert len(calls) == 1 and row["bad_call_tool"] == "get" and row["bad_call_legible"] is True
+    assert "'id' is required" in row["bad_call_evidence"]
+    generic = json_answer({"jsonrpc": "2.0", "id": "bad-call-1",
+                           "error": {"code": -32603, "message": "Internal error"}})
+    row, _ = _bad_call(fleet, older, generic)
+    assert row["bad_call_legible"] is False
+    tool_error = json_answer({"jsonrpc": "2.0", "id": "bad-call-1", "result": {"isError": True, "content": [
+        {"type": "text", "text": "missing argument id (a string)"}]}})
+    assert _bad_call(fleet, older, tool_error)[0]["bad_call_legible"] is True
+    accepted = json_answer({"jsonrpc": "2.0", "id": "bad-call-1",
+                            "result": {"content": [{"type": "text", "text": "ok"}]}})
+    row, _ = _bad_call(fleet, older, accepted)
+    assert row["bad_call_legible"] is False and "succeeded" in row["bad_call_evidence"]
+
+
+def test_the_nightly_run_has_no_way_to_call_a_tool():
+    import inspect
+
+    from sevenmaps_pipeline.probe.run import readiness_day
+
+    assert "bad_call" not in inspect.signature(readiness_day).parameters
+    from sevenmaps_pipeline.defs.resources import ProberResource
+
+    assert not [f for f in ProberResource.model_fields if "call" in f]

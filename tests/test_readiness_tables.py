@@ -43,14 +43,16 @@ SCRIPTED = "mcp.tokens.test"
 R = "https://github.com/acme/skills/tree/main/skills/"
 CASES = [
     ("mcp", "mcp.ready.test/mcp", "answers", True), ("mcp", "mcp.crash.test/mcp", "answers", False),
-    ("mcp", "mcp.ready.test/mcp", "https_no_redirects", True), ("mcp", "mcp.hop.test/mcp", "https_no_redirects", False),
+    ("mcp", "mcp.ready.test/mcp", "https_no_redirects", True),
+    ("mcp", "mcp.hop.test/mcp", "https_no_redirects", False),
     ("mcp", "mcp.ready.test/mcp", "p50_fast", True), ("mcp", "mcp.outage.test/mcp", "p50_fast", False),
     ("mcp", "mcp.ready.test/mcp", "discover_or_initialize", True),
     ("mcp", "mcp.crash.test/mcp", "discover_or_initialize", False),
     ("mcp", "mcp.ready.test/mcp", "revision_2026_07_28", True),
     ("mcp", "mcp.ready.test/mcp", "deterministic_order", True),
     ("mcp", "mcp.shuffle.test/mcp", "deterministic_order", False),
-    ("mcp", "mcp.ready.test/mcp", "definition_tokens", True), ("mcp", "mcp.bloated.test/mcp", "definition_tokens", False),
+    ("mcp", "mcp.ready.test/mcp", "definition_tokens", True),
+    ("mcp", "mcp.bloated.test/mcp", "definition_tokens", False),
     ("mcp", "mcp.ready.test/mcp", "cache_hints", True),
     ("mcp", "mcp.shuffle.test/mcp", "annotation_coverage", True),
     ("mcp", "mcp.heavy.test/mcp", "annotation_coverage", False),

@@ -93,7 +93,9 @@ def test_ui_backfill_over_the_demo_sequence_through_the_daemon(lake, signing_key
     dagster = Path(sys.executable).with_name("dagster")
     with open(tmp_path / "dagster-dev.log", "w") as log:
         proc = subprocess.Popen([str(dagster), "dev", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(port)],
-                                cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                                cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                # Ctrl-C's default, whatever the test runner's process does with SIGINT
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         url = f"http://127.0.0.1:{port}/graphql"
         try:
             deadline = time.monotonic() + 120

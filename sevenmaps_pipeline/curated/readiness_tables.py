@@ -63,10 +63,10 @@ def build_readiness_lines(lake: LakePaths, day: dt.date) -> BuildResult:
     with duck.session() as con:
         _bind_raw(con, lake, day, READINESS_P50_DAYS)
         checks = duck.run_sql(con, "readiness_lines", {"day": day, "p50_days": READINESS_P50_DAYS}).to_pylist()
-        skills = con.execute(
+        skills = con.sql(
             "SELECT * EXCLUDE (pick) FROM (SELECT *, row_number() OVER (PARTITION BY skill_key ORDER BY "
             "requested_at DESC, source_file DESC, source_row DESC) AS pick FROM skills WHERE day = $day::DATE) "
-            "WHERE pick = 1 ORDER BY skill_key", {"day": day}).to_arrow_table().to_pylist()
+            "WHERE pick = 1 ORDER BY skill_key", params={"day": day}).to_arrow_table().to_pylist()
     rows: list[dict[str, Any]] = []
     for check in checks:
         facts = mcp_facts(check, _documents(check), check.get("p50_ms"), day)
@@ -76,8 +76,8 @@ def build_readiness_lines(lake: LakePaths, day: dt.date) -> BuildResult:
         repository = None
         if isinstance(skill.get("repo_private"), bool):
             repository = {k: skill.get(f"repo_{k}") for k in ("private", "archived", "pushed_at")}
-        facts = skill_facts_from_text(skill.get("skill_md"), skill.get("folder_name"), day, repository)
-        rows += _line_rows(day, "skill", skill["skill_key"], None, skill.get("folder_url"), score_skill(facts))
+        skill_facts = skill_facts_from_text(skill.get("skill_md"), skill.get("folder_name"), day, repository)
+        rows += _line_rows(day, "skill", skill["skill_key"], None, skill.get("folder_url"), score_skill(skill_facts))
     table = conform(pa.Table.from_pylist(rows, READINESS_LINES.schema), READINESS_LINES)
     path = write_parquet(lake, lake.curated_file("readiness_lines", day), table)
     return BuildResult("readiness_lines", day, path, table.num_rows, time.perf_counter() - started,

@@ -235,7 +235,8 @@ def run_demo(lake: LakePaths, servers: int, days: int, seed: int, key_path: Path
 def _readiness_summary(con, last: dt.date) -> list[str]:
     """A few readiness scores of the day, each section earned/possible, and the lines behind two of them."""
     scores = con.execute(
-        "SELECT subject_kind, coalesce(server_name, subject_key), rubric_version, score, reachable_earned, "
+        "SELECT subject_kind, CASE subject_kind WHEN 'skill' THEN replace(subject_key, 'github.com/', '') "
+        "ELSE coalesce(server_name, subject_key) END, rubric_version, score, reachable_earned, "
         "reachable_possible, speaks_earned, speaks_possible, cheap_earned, cheap_possible, honest_earned, "
         "honest_possible, trustworthy_earned, trustworthy_possible, subject_key, lines_seen FROM readiness_scores "
         "WHERE day = $d ORDER BY subject_kind, earned DESC, possible DESC, subject_key",
@@ -246,18 +247,20 @@ def _readiness_summary(con, last: dt.date) -> list[str]:
            "side); sections Reachable, Speaks, Cheap, Honest, Trustworthy"]
     mcp = [s[:-1] for s in scores if s[0] == "mcp" and s[3] != "0/0"]
     skills = [s[:-1] for s in scores if s[0] == "skill"]
+    skills_read = [s[:-1] for s in scores if s[0] == "skill" and s[-1] >= 10]  # SKILL.md fetched
     # The best three, and the two lowest of those the probe saw most of (12 lines or more).
     seen_most = [s[:-1] for s in scores if s[0] == "mcp" and s[-1] >= 12]
     shown = mcp[:3] + [s for s in seen_most[-2:] if s not in mcp[:3]]
-    for kind, name, version, score, *parts, key in shown + skills:
+    for kind, name, version, score, *parts, _key in shown + skills:
         sections = " ".join(f"{parts[i]:g}/{parts[i + 1]:g}" for i in range(0, 10, 2))
         out.append(f"  {kind:<5} {name[:52]:<52} {score:>10}  [{sections}]  {version}")
     out.append(f"  ({len(mcp)} MCP endpoints and {len(skills)} skills scored; all of them: "
                "sevenmaps sql \"FROM latest_readiness_scores\")")
-    for kind, name, *_rest, key in ([shown[-1]] if shown else []) + ([skills[-1]] if skills else []):
+    for _kind, name, *_rest, key in ([shown[-1]] if shown else []) + ([skills_read[-1]] if skills_read else []):
         out.append(f"  lines of {name} not passed:")
         for mark, points, max_points, label, evidence in con.execute(
-                "SELECT CASE WHEN NOT seen THEN 'unseen' ELSE 'fail' END, points, max_points, label, evidence "
+                "SELECT CASE WHEN NOT seen THEN 'unseen' WHEN passed THEN 'part' ELSE 'fail' END, points, max_points, "
+                "label, evidence "
                 "FROM readiness_lines WHERE day = $d AND subject_key = $k AND NOT (seen AND points = max_points) "
                 "ORDER BY line_order", {"d": last, "k": key}).fetchall():
             out.append(f"    {mark:<6} {points:g}/{max_points:g} {label}: {evidence[:80]}")

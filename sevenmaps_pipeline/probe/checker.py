@@ -88,6 +88,11 @@ class CheckResult:
     # ms from the start of the check to the end of its first answer (discover, initialize or a 401): the
     # readiness probe's round trip.
     first_answer_ms: int | None = None
+    # Step 5 of the readiness rubric, only when an operator asks (`sevenmaps readiness --bad-call`): the
+    # tool called with deliberately bad arguments, whether its error was legible, and what it said.
+    bad_call_tool: str | None = None
+    bad_call_legible: bool | None = None
+    bad_call_evidence: str | None = None
     transcript: list[str] = field(default_factory=list)
 
     def note(self, line: str) -> None:
@@ -110,6 +115,30 @@ class _Outcome(Exception):
     def __init__(self, outcome: str, detail: str, status: int | None = None) -> None:
         super().__init__(detail)
         self.outcome, self.detail, self.status = outcome, detail, status
+
+
+_GENERIC_ERRORS = {"error", "internal error", "internal server error", "bad request", "invalid params",
+                   "an error occurred", "unknown error", "server error"}
+
+
+def error_legibility(status: int, kind: str | None, error: Any, result: Any) -> tuple[bool, str]:
+    """Whether the answer to a bad call tells the caller what went wrong: a JSON-RPC error, or a result
+    with isError true, whose message says more than a generic word (at least 8 characters)."""
+    text = None
+    if kind == "error" and isinstance(error, dict) and isinstance(error.get("message"), str):
+        text = error["message"]
+    elif kind == "result" and isinstance(result, dict) and result.get("isError") is True:
+        content = result.get("content")
+        parts = [str(c["text"]) for c in content if isinstance(c, dict) and isinstance(c.get("text"), str)] \
+            if isinstance(content, list) else []
+        text = " ".join(parts)
+    elif kind == "result":
+        return False, "the call succeeded with arguments no schema allows"
+    if text is None:
+        return False, f"HTTP {status}, no error message"
+    said = " ".join(text.split())[:200]
+    legible = len(said) >= 8 and said.lower().strip(" .!") not in _GENERIC_ERRORS
+    return legible, f"{'legible' if legible else 'not legible'}: {said!r}"
 
 
 def _rpc(method: str, request_id: int | str | None, params: dict | None = None) -> dict:
@@ -135,12 +164,18 @@ class EndpointCheck:
 
     def __init__(self, client: httpx.AsyncClient, config: ProbeConfig, url: str, started_at: dt.datetime,
                  remote_type: str = "streamable-http", overall: float | None = None,
-                 progress: Callable[[str], None] | None = None, readiness: bool = False) -> None:
+                 progress: Callable[[str], None] | None = None, readiness: bool = False,
+                 bad_call: bool = False) -> None:
         self.client, self.config, self.url, self.remote_type = client, config, url, remote_type
         self.overall = overall
         # The readiness probe (docs/methodology.md, "Readiness"): server/discover first, initialize only
         # when discovery answers nothing, and tools/list twice to see whether the order is deterministic.
         self.readiness = readiness
+        # Step 5 (one deliberately bad call to a read-only tool) is a tool call, which the map never makes:
+        # only `sevenmaps readiness --bad-call` sets this; the nightly run has no way to.
+        if bad_call and not readiness:
+            raise ValueError("a bad call is a readiness step only")
+        self.bad_call = bad_call
         self.progress = progress  # `sevenmaps probe` shows each step as it goes; the scan passes None
         self.result = CheckResult(url=redact_userinfo(url), started_at=started_at)
         self.redirects_followed = 0
@@ -303,6 +338,7 @@ class EndpointCheck:
             self.result.note(f"notifications/initialized refused with HTTP {ack.status_code}; listing tools anyway")
         await self._list_tools(headers, modern=False)
         await self._list_again(headers, modern=False)
+        await self._call_badly(headers, modern=False)
         self.result.handshake_ms = round((time.monotonic() - started) * 1000)
         self.result.outcome = "ok"
         self.result.outcome_detail = (f"initialize and tools/list answered: {len(self.result.tools or [])} tools"
@@ -349,6 +385,7 @@ class EndpointCheck:
         modern_headers = {"MCP-Protocol-Version": MODERN_PROTOCOL_VERSION, "Mcp-Method": "tools/list"}
         await self._list_tools(modern_headers, modern=True)
         await self._list_again(modern_headers, modern=True)
+        await self._call_badly({**modern_headers, "Mcp-Method": "tools/call"}, modern=True)
         self.result.handshake_ms = round((time.monotonic() - started) * 1000)
         self.result.outcome = "ok"
         self.result.outcome_detail = (f"2026-07-28 server: server/discover and tools/list answered: "
@@ -371,6 +408,33 @@ class EndpointCheck:
         finally:
             (self.result.tools, self.result.pages_read, self.result.tool_list_complete, self.result.ttl_ms,
              self.result.cache_scope) = first
+
+    async def _call_badly(self, headers: dict[str, str], modern: bool) -> None:
+        """Step 5, when asked: call the first tool that declares readOnlyHint with arguments no schema asks
+        for (and none it requires), and judge the error. Its failure never changes the check's outcome."""
+        if not self.bad_call:
+            return
+        tool = next((t for t in self.result.tools or [] if isinstance(t, dict) and isinstance(t.get("name"), str)
+                     and isinstance(t.get("annotations"), dict) and t["annotations"].get("readOnlyHint") is True),
+                    None)
+        if tool is None:
+            self.result.bad_call_evidence = "no tool declares readOnlyHint: nothing to call"
+            return
+        self.result.bad_call_tool = tool["name"][:200]
+        params: dict[str, Any] = {"name": tool["name"], "arguments": {"__7maps_bad_argument__": [None]}}
+        if modern:
+            params["_meta"] = _modern_meta()
+        request_id = "bad-call-1"
+        try:
+            answer = await self._post(_rpc("tools/call", request_id, params), self.config.timeouts.tools_list_per_page,
+                                      "tools/call (bad arguments)", headers=headers, request_id=request_id)
+        except _Outcome as failed:
+            self.result.bad_call_legible, self.result.bad_call_evidence = False, failed.detail[:300]
+            return
+        reply = answer.reply
+        self.result.bad_call_legible, self.result.bad_call_evidence = error_legibility(
+            answer.status_code, reply.kind if reply else None, reply.error if reply else None,
+            reply.result if reply else None)
 
     async def _list_tools(self, headers: dict[str, str], modern: bool, id_base: int = 2) -> None:
         t = self.config.timeouts

@@ -171,10 +171,12 @@ async def readiness_scan(listings: Iterable[dict[str, Any]], day: dt.date, run_i
                          clock: Clock, sink: ReadinessSink, codehost: CodeHostClient | None = None,
                          skills: Sequence[RepoFolder] = (), already_checked: Iterable[str] = (),
                          progress: Callable[[int, int], None] | None = None,
-                         step_progress: Callable[[str], None] | None = None) -> ReadinessSink:
+                         step_progress: Callable[[str], None] | None = None,
+                         _operator_bad_call: bool = False) -> ReadinessSink:
     """Probe every endpoint the daily scan would contact (except `already_checked`: a resumed run), then
     the documents elsewhere, then the code host; every row goes to `sink`. `step_progress` is told each
-    step of each endpoint check (`sevenmaps readiness` shows them)."""
+    step of each endpoint check (`sevenmaps readiness` shows them). `_operator_bad_call` is step 5 of the
+    rubric, a tool call: only `sevenmaps readiness --bad-call` passes it, never the nightly run."""
     to_check, _ = endpoints_to_check(listings)
     skip = set(already_checked)
     by_host: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -232,9 +234,13 @@ async def readiness_scan(listings: Iterable[dict[str, Any]], day: dt.date, run_i
             return check_row(_not_contacted(listing, now, "skipped", reason, reason), listing, day, run_id, None)
         if (listing.get("remote_type") or "streamable-http") == "sse":
             return check_row(_not_contacted(listing, now, "skipped", SSE_ONLY, SSE_ONLY), listing, day, run_id, None)
-        check = EndpointCheck(client, config, url, now, readiness=True, progress=step_progress)
+        check = EndpointCheck(client, config, url, now, readiness=True, progress=step_progress,
+                              bad_call=_operator_bad_call)
         result = await check.run()
         row = check_row(result, listing, day, run_id, check.redirects_followed)
+        if _operator_bad_call:  # never landed: the CLI shows it
+            row.update(bad_call_tool=result.bad_call_tool, bad_call_legible=result.bad_call_legible,
+                       bad_call_evidence=result.bad_call_evidence)
         if result.outcome not in ("skipped", "prober_error"):
             await ask(client, "endpoint", row["server_key"], "server_card", url.rstrip("/") + "/server-card",
                       CARD_ACCEPT)
@@ -331,19 +337,19 @@ def _code_host_phase(rows: list[dict[str, Any]], codehost: CodeHostClient | None
             continue
         _fill_repo(row, status(*parsed))
     for folder in skills:
-        row: dict[str, Any] = {"day": day, "run_id": run_id, "skill_key": f"github.com/{folder.owner}/{folder.repo}/"
-                               f"{folder.path}", "folder_url": folder.url, "folder_name": folder.name,
-                               "requested_at": clock(), "prober_version": PROBER_VERSION}
+        skill: dict[str, Any] = {"day": day, "run_id": run_id, "skill_key": f"github.com/{folder.owner}/"
+                                 f"{folder.repo}/{folder.path}", "folder_url": folder.url, "folder_name": folder.name,
+                                 "requested_at": clock(), "prober_version": PROBER_VERSION}
         if codehost is None:
-            row["skill_md_detail"] = row["repo_detail"] = "no code host configured"
+            skill["skill_md_detail"] = skill["repo_detail"] = "no code host configured"
         else:
             content = codehost.file(folder, "SKILL.md")
             if isinstance(content, bytes):
-                row["skill_md"] = content.decode("utf-8", "replace")
+                skill["skill_md"] = content.decode("utf-8", "replace")
             else:
-                row["skill_md_detail"] = content
-            _fill_repo(row, status(folder.owner, folder.repo))
-        sink.add_skill(row)
+                skill["skill_md_detail"] = content
+            _fill_repo(skill, status(folder.owner, folder.repo))
+        sink.add_skill(skill)
 
 
 def _fill_repo(row: dict[str, Any], status: RepoStatus | str) -> None:

@@ -175,6 +175,7 @@ class McpFacts:
     resource_metadata_url: str | None = None  # the 401 named an RFC 9728 resource_metadata URL
     resource_metadata_ok: bool | None = None  # that document answered and names the resource (None: not read)
     namespace_proof: str | None = None  # "github", "dns", "http", "import", "none" (known unproven), None
+    namespace_evidence: str | None = None  # how it was proven, and what that does and does not prove
     repository: dict | None = None  # {"private": bool, "pushed_at": "...Z"} from the code host
     injection_hits: Sequence[str] | None = None
     today: dt.date | None = None
@@ -266,7 +267,8 @@ def score_mcp(facts: McpFacts) -> Score:
     if facts.namespace_proof is None:
         r.append(unseen("namespace_proven", "proof method unknown"))
     else:
-        r.append(judged("namespace_proven", facts.namespace_proof != "none", 5, f"proof: {facts.namespace_proof}"))
+        said = f": {facts.namespace_evidence}" if facts.namespace_evidence else ""
+        r.append(judged("namespace_proven", facts.namespace_proof != "none", 5, f"proof {facts.namespace_proof}{said}"))
     r.append(_repository_line("repository_fresh", facts.repository, facts.today, need_public=True))
     if facts.injection_hits is None:
         r.append(unseen("injection_clean", "no descriptions read"))

@@ -41,13 +41,15 @@ def mcp_facts(row: Mapping[str, Any], documents: Mapping[str, Mapping[str, Any]]
             ok, _ = answered("resource_metadata", doc.get("status"), doc.get("content_type"), doc.get("body"))
             metadata_ok = ok and names_resource(doc.get("body"), url)
     proof = None
+    proof_evidence = None
     name = row.get("server_name")
     if from_registry and isinstance(name, str):
         auth = documents.get("registry_auth")
         http_file = None
         if auth is not None and auth.get("status") is not None:  # asked and answered (else: not seen)
             http_file, _ = answered("registry_auth", auth.get("status"), auth.get("content_type"), auth.get("body"))
-        proof = namespace_proof(name, from_registry=True, http_file_answers=http_file).method
+        found = namespace_proof(name, from_registry=True, http_file_answers=http_file)
+        proof, proof_evidence = found.method, found.evidence
     repository = None
     if isinstance(row.get("repo_private"), bool):
         repository = {"private": row["repo_private"], "archived": row.get("repo_archived"),
@@ -60,7 +62,7 @@ def mcp_facts(row: Mapping[str, Any], documents: Mapping[str, Mapping[str, Any]]
         tools=tools,
         needs_auth=True if via == "401" else (False if via in ("discover", "initialize") else None),
         resource_metadata_url=row.get("resource_metadata_url"), resource_metadata_ok=metadata_ok,
-        namespace_proof=proof, repository=repository,
+        namespace_proof=proof, namespace_evidence=proof_evidence, repository=repository,
         injection_hits=injection_hits(t.get("description") for t in tools if isinstance(t, dict))
         if tools is not None else None,
         today=today)

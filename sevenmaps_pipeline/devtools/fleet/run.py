@@ -313,12 +313,24 @@ class Fleet:
             self._in_flight[host] = self._in_flight.get(host, 0) + 1
             self.max_in_flight[host] = max(self.max_in_flight.get(host, 0), self._in_flight[host])
             self.requests[host] = self.requests.get(host, 0) + 1
+            answered = False
+
+            async def counted_send(message: dict) -> None:
+                # A request is in flight until its last byte is sent, which is when the client may ask the
+                # next question; what a server does after that (an SDK closing its stream) is its own time.
+                nonlocal answered
+                await send(message)
+                if message["type"] == "http.response.body" and not message.get("more_body") and not answered:
+                    answered = True
+                    self._in_flight[host] -= 1
+
             try:
                 if host in self.latency:
                     await asyncio.sleep(self.latency[host])
-                await fronts.get(host, router)(scope, receive, send)
+                await fronts.get(host, router)(scope, receive, counted_send)
             finally:
-                self._in_flight[host] -= 1
+                if not answered:
+                    self._in_flight[host] -= 1
 
         return counting_router
 
