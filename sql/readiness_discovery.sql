@@ -4,15 +4,9 @@
 -- Grain: one row per endpoint with a readiness check on $day and surface asked for it: its own
 --   (server_card, resource_metadata), its origin's (the card paths seen in the wild) and its publisher
 --   domain's (catalog, llms_txt, markdown_negotiated, markdown_index, registry_auth).
--- Inputs: raw readiness checks and readiness_surfaces of $day (the last document per subject and surface).
-WITH ranked AS (
-    SELECT *, row_number() OVER (PARTITION BY server_key
-                                 ORDER BY (outcome = 'prober_error'), started_at DESC, source_file DESC,
-                                          source_row DESC) AS pick
-    FROM readiness
-    WHERE day = $day::DATE AND server_key IS NOT NULL
-),
-checks AS (SELECT * FROM ranked WHERE pick = 1 AND answered_via IS NOT NULL),
+-- Inputs: the day's checks (day_checks: sql/readiness_checks.sql) and raw readiness_surfaces of $day (the
+--   last document per subject and surface).
+WITH checks AS (SELECT * FROM day_checks WHERE answered_via IS NOT NULL),
 documents AS (
     SELECT *, row_number() OVER (PARTITION BY scope, subject, surface ORDER BY requested_at DESC, source_file DESC,
                                                                          source_row DESC) AS pick

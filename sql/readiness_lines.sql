@@ -1,22 +1,14 @@
 -- readiness_lines (its inputs): the readiness check of each endpoint on $day, with what the rubric reads
 -- besides it. The lines themselves are scored in Python by rules/readiness.py (the code the live
 -- `sevenmaps readiness` command runs too); curated/readiness_tables.py turns each row into its lines.
--- Grain: one row per endpoint with a readiness check on $day (the last one that was not our own fault,
---   else the last).
--- Inputs: raw readiness checks of $day and the $p50_days - 1 days before it, raw readiness_surfaces of $day.
+-- Grain: one row per endpoint with a readiness check on $day.
+-- Inputs: the day's checks (day_checks: sql/readiness_checks.sql), raw readiness checks of $day and the
+--   $p50_days - 1 days before it, raw readiness_surfaces of $day.
 --   * p50_ms: the median round trip over the endpoint's answered readiness checks (discover, initialize or
 --     a 401) in the window, $day included (docs/methodology.md, "Readiness": the p50 line);
 --   * resource_metadata_*: the endpoint's RFC 9728 document as asked for that day;
 --   * registry_auth_*: its publisher domain's /.well-known/mcp-registry-auth as asked for that day.
-WITH ranked AS (
-    SELECT *, row_number() OVER (PARTITION BY server_key
-                                 ORDER BY (outcome = 'prober_error'), started_at DESC, source_file DESC,
-                                          source_row DESC) AS pick
-    FROM readiness
-    WHERE day = $day::DATE AND server_key IS NOT NULL
-),
-latest AS (SELECT * EXCLUDE (pick, source_file, source_row) FROM ranked WHERE pick = 1),
-window_p50 AS (
+WITH window_p50 AS (
     SELECT server_key, median(round_trip_ms)::DOUBLE AS p50_ms, count(*) AS p50_checks
     FROM readiness
     WHERE day BETWEEN $day::DATE - ($p50_days - 1) AND $day::DATE
@@ -35,7 +27,7 @@ SELECT l.*, w.p50_ms, w.p50_checks,
        m.body AS resource_metadata_body, m.detail AS resource_metadata_detail,
        a.status AS registry_auth_status, a.content_type AS registry_auth_content_type,
        a.body AS registry_auth_body, a.detail AS registry_auth_detail
-FROM latest AS l
+FROM day_checks AS l
 LEFT JOIN window_p50 AS w USING (server_key)
 LEFT JOIN documents AS m ON m.pick = 1 AND m.scope = 'endpoint' AND m.surface = 'resource_metadata'
                          AND m.subject = l.server_key

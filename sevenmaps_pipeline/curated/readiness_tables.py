@@ -38,6 +38,7 @@ def _bind_raw(con: Any, lake: LakePaths, day: dt.date, window_days: int = 1) -> 
     duck.bind_input(con, "readiness", [f for d in days for f in lake.raw_files("readiness", d)], RAW_READINESS.schema)
     duck.bind_input(con, "readiness_surfaces", lake.raw_files("readiness_surfaces", day), RAW_READINESS_SURFACES.schema)
     duck.bind_input(con, "skills", lake.raw_files("skills", day), RAW_SKILLS.schema)
+    con.register("day_checks", duck.run_sql(con, "readiness_checks", {"day": day}))
 
 
 def _documents(row: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -120,20 +120,29 @@ def _probe_table(rows: list[dict]) -> pa.Table:
         return _table(kept, RAW_PROBES)
 
 
-def completed_checks(lake: LakePaths, day: dt.date) -> set[str]:
-    """server_keys with a completed daily check landed on `day` (a prober_error is not one: ours to redo)."""
+def _completed(lake: LakePaths, kind: str, day: dt.date, daily_only: bool) -> set[str]:
+    """server_keys with a check of raw `kind` landed on `day` that was not our own fault (prober_error:
+    ours to redo); `daily_only`: of check_kind daily."""
     import pyarrow.parquet as pq
 
     keys: set[str] = set()
-    for path in lake.raw_files("probes", day):
+    columns = ["server_key", "outcome"] + (["check_kind"] if daily_only else [])
+    for path in lake.raw_files(kind, day):
         try:
-            table = pq.read_table(path, columns=["server_key", "check_kind", "outcome"])
+            table = pq.read_table(path, columns=columns)
         except Exception:  # noqa: BLE001 - an unreadable part is quarantined later; its checks are redone
             continue
-        for key, kind, outcome in zip(*(table.column(c).to_pylist() for c in table.column_names), strict=True):
-            if kind == "daily" and key and outcome != "prober_error":
+        kinds = table.column("check_kind").to_pylist() if daily_only else ["daily"] * table.num_rows
+        for key, outcome, check_kind in zip(table.column("server_key").to_pylist(),
+                                            table.column("outcome").to_pylist(), kinds, strict=True):
+            if check_kind == "daily" and key and outcome != "prober_error":
                 keys.add(key)
     return keys
+
+
+def completed_checks(lake: LakePaths, day: dt.date) -> set[str]:
+    """server_keys with a completed daily check landed on `day` (a prober_error is not one: ours to redo)."""
+    return _completed(lake, "probes", day, daily_only=True)
 
 
 @dataclass
@@ -246,19 +255,7 @@ class ReadinessDay:
 
 def completed_readiness(lake: LakePaths, day: dt.date) -> set[str]:
     """server_keys with a readiness check landed on `day` that was not our own fault."""
-    import pyarrow.parquet as pq
-
-    keys: set[str] = set()
-    for path in lake.raw_files("readiness", day):
-        try:
-            table = pq.read_table(path, columns=["server_key", "outcome"])
-        except Exception:  # noqa: BLE001 - an unreadable part is quarantined later; its checks are redone
-            continue
-        for key, outcome in zip(table.column("server_key").to_pylist(), table.column("outcome").to_pylist(),
-                                strict=True):
-            if key and outcome != "prober_error":
-                keys.add(key)
-    return keys
+    return _completed(lake, "readiness", day, daily_only=False)
 
 
 def readiness_day(lake: LakePaths, day: dt.date, config: ProbeConfig, clock: Clock = utc_now,
