@@ -49,11 +49,12 @@ CASES = [
     ("mcp", "mcp.ready.test/mcp", "discover_or_initialize", True),
     ("mcp", "mcp.crash.test/mcp", "discover_or_initialize", False),
     ("mcp", "mcp.ready.test/mcp", "revision_2026_07_28", True),
+    ("mcp", "mcp.elder.test/mcp", "revision_2026_07_28", False),
     ("mcp", "mcp.ready.test/mcp", "deterministic_order", True),
     ("mcp", "mcp.shuffle.test/mcp", "deterministic_order", False),
     ("mcp", "mcp.ready.test/mcp", "definition_tokens", True),
     ("mcp", "mcp.bloated.test/mcp", "definition_tokens", False),
-    ("mcp", "mcp.ready.test/mcp", "cache_hints", True),
+    ("mcp", "mcp.ready.test/mcp", "cache_hints", True), ("mcp", "mcp.elder.test/mcp", "cache_hints", False),
     ("mcp", "mcp.shuffle.test/mcp", "annotation_coverage", True),
     ("mcp", "mcp.heavy.test/mcp", "annotation_coverage", False),
     ("mcp", "mcp.shuffle.test/mcp", "output_schema_coverage", True),
@@ -72,6 +73,7 @@ CASES = [
       for kind, folder, passed in (("skill", "release-notes", True), ("skill", "formatter", False))
       for line in ("frontmatter_portable", "name_matches_folder", "description_short", "description_tokens",
                    "says_when_to_use", "licence_declared", "allowed_tools_declared", "injection_clean")],
+    ("skill", "github.com/acme/skills/skills/link-check", "description_short", True),  # 1,023 characters
     ("skill", "github.com/acme/skills/skills/release-notes", "body_tokens", True),
     ("skill", "github.com/acme/skills/skills/tome", "body_tokens", False),
     ("skill", "github.com/acme/skills/skills/release-notes", "pushed_recently", True),
@@ -124,14 +126,20 @@ def test_every_line_of_both_rubrics_has_both_cases():
 
     covered = {(k, line, p) for k, _, line, p in CASES}
     # namespace_proven cannot fail for a registry listing (the registry proved it); its failing case is
-    # tests/test_namespace.py. The revision and the cache hints are failed by the scripted 2025 server
-    # (tests/test_readiness_probe.py): the official SDK answers server/discover with ttlMs and cacheScope.
-    exempt_fail = {"namespace_proven", "revision_2026_07_28", "cache_hints"}
+    # tests/test_namespace.py.
+    exempt_fail = {"namespace_proven"}
     for line in MCP_LINES:
         assert ("mcp", line.key, True) in covered
         assert ("mcp", line.key, False) in covered or line.key in exempt_fail
     for line in SKILL_LINES:
         assert ("skill", line.key, True) in covered and ("skill", line.key, False) in covered
+
+
+def test_a_handshake_only_server_earns_8_of_15_through_initialize(night):
+    line = _line(night, "mcp", "mcp.elder.test/mcp", "discover_or_initialize")
+    assert line["seen"] and line["points"] == 8 and "initialize" in line["evidence"]
+    formatter = _line(night, "skill", "github.com/acme/skills/skills/formatter", "description_short")
+    assert formatter["evidence"] == "1,024 characters" and not formatter["passed"]
 
 
 def test_sliding_lines_earn_a_part(night):

@@ -30,6 +30,7 @@ EXPECTED = {  # endpoint -> day code on timeline day 0
     "mcp.weather.test/v2/mcp": "d",
     # the readiness cases answer the daily check like any SDK server
     "mcp.ready.test/mcp": "o", "mcp.heavy.test/mcp": "o", "mcp.shuffle.test/mcp": "o", "mcp.bloated.test/mcp": "o",
+    "mcp.elder.test/mcp": "o",
 }
 
 

@@ -27,7 +27,7 @@ ASGIApp = Callable[[dict, Callable, Callable], Awaitable[None]]
 
 # Base behaviours: a real SDK server (by transport), or a fixed misbehaviour.
 MCP_KINDS = ("mcp_sse", "mcp_json", "mcp_modern", "mcp_paginated", "mcp_cursor_cycle", "mcp_no_tool_list",
-             "mcp_shuffled")
+             "mcp_shuffled", "mcp_handshake")
 # Everything else (legacy_sse, and the misbehaviours of `static_app`) is served by plain Starlette apps.
 
 
@@ -91,7 +91,7 @@ def mcp_app(name: str, host: str, kind: str, state: FleetState, path: str = "/mc
     server = Server(name, version=state.today(name).version, on_list_tools=list_tools, cache_hints=hints)
     return server.streamable_http_app(
         streamable_http_path=path,
-        json_response=kind in ("mcp_json", "mcp_shuffled"),
+        json_response=kind in ("mcp_json", "mcp_shuffled", "mcp_handshake"),
         stateless_http=kind == "mcp_modern",
         transport_security=security_for(host),
         host=host,
@@ -127,6 +127,37 @@ def modern_only(app: ASGIApp) -> ASGIApp:
                                                           "data": {"supported": ["2026-07-28"],
                                                                    "requested": "2025-06-18"}}}
             await JSONResponse(error, status_code=400)(scope, receive, send)
+            return
+        replayed = False
+
+        async def replay() -> dict:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await app(scope, replay, send)
+
+    return wrapped
+
+
+def handshake_only(app: ASGIApp) -> ASGIApp:
+    """A server of the handshake era only, as the npm TypeScript SDK's are: `server/discover` is "Method
+    not found", so a client falls back to initialize (and the tools/list result has no cache hints)."""
+
+    async def wrapped(scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await app(scope, receive, send)
+            return
+        body, method = await read_body_and_method(receive)
+        if method == "server/discover":
+            try:
+                request_id = json.loads(body).get("id")
+            except (ValueError, AttributeError):
+                request_id = None
+            await JSONResponse({"jsonrpc": "2.0", "id": request_id,
+                                "error": {"code": -32601, "message": "Method not found"}})(scope, receive, send)
             return
         replayed = False
 

@@ -234,7 +234,8 @@ class Fleet:
             elif h.kind in apps.MCP_KINDS:
                 app = apps.mcp_app(h.name, h.host, h.kind, self.state, h.path)
                 children.append(app)
-                routes[h.host] = apps.modern_only(app) if h.kind == "mcp_modern" else app
+                routes[h.host] = apps.modern_only(app) if h.kind == "mcp_modern" else (
+                    apps.handshake_only(app) if h.kind == "mcp_handshake" else app)
             elif h.kind == "legacy_sse":
                 app = apps.legacy_sse_app(h.name, h.host, self.state)
                 children.append(app)
