@@ -104,3 +104,11 @@ def test_the_analyst_views_agree_with_their_tables(con):
                        "FROM map_days").fetchone()
     (built,) = con.execute("SELECT count(DISTINCT day) FROM daily_status").fetchone()
     assert days == (built, True, True)
+
+
+def test_the_lowest_readiness_scores_and_their_lines(con):
+    (query,) = _analyses()["Readiness: the lowest scores, and the lines they lost"]
+    rows = con.execute(query).fetchall()
+    assert rows and all(points < max_points for _, _, _, points, max_points, _ in rows)
+    lost = {(name, line) for name, _, line, *_ in rows}
+    assert ("test.heavy/heavy", "annotation_coverage") in lost  # 89 of 100 tools annotated
