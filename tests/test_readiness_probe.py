@@ -209,3 +209,15 @@ def test_the_nightly_run_has_no_way_to_call_a_tool():
     from sevenmaps_pipeline.defs.resources import ProberResource
 
     assert not [f for f in ProberResource.model_fields if "call" in f]
+
+
+def test_step_5_on_a_2026_07_28_sdk_server_names_the_tool_in_its_header(fleet):
+    ready = fleet.host("ready")
+    config = ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file)
+    before = len(fleet.recorded)
+    row, _, _ = asyncio.run(readiness_one(ready.url, config, TODAY, bad_call=True))
+    calls = [r for r in fleet.recorded[before:] if rpc_method(r) == "tools/call"]
+    assert len(calls) == 1 and dict(calls[0]["headers"]).get("mcp-name") == "search_docs"
+    # The fleet's servers have no tool handler: JSON-RPC's stock "Method not found" says nothing about the call.
+    assert row["bad_call_tool"] == "search_docs" and row["bad_call_legible"] is False
+    assert "Method not found" in row["bad_call_evidence"]

@@ -117,8 +117,10 @@ class _Outcome(Exception):
         self.outcome, self.detail, self.status = outcome, detail, status
 
 
+# Messages that say an error happened but not what was wrong with the call (JSON-RPC's stock texts among them).
 _GENERIC_ERRORS = {"error", "internal error", "internal server error", "bad request", "invalid params",
-                   "an error occurred", "unknown error", "server error"}
+                   "an error occurred", "unknown error", "server error", "method not found", "parse error",
+                   "invalid request"}
 
 
 def error_legibility(status: int, kind: str | None, error: Any, result: Any) -> tuple[bool, str]:
@@ -138,7 +140,7 @@ def error_legibility(status: int, kind: str | None, error: Any, result: Any) -> 
         return False, f"HTTP {status}, no error message"
     said = " ".join(text.split())[:200]
     legible = len(said) >= 8 and said.lower().strip(" .!") not in _GENERIC_ERRORS
-    return legible, f"{'legible' if legible else 'not legible'}: {said!r}"
+    return legible, repr(said)
 
 
 def _rpc(method: str, request_id: int | str | None, params: dict | None = None) -> dict:
@@ -422,8 +424,10 @@ class EndpointCheck:
             return
         self.result.bad_call_tool = tool["name"][:200]
         params: dict[str, Any] = {"name": tool["name"], "arguments": {"__7maps_bad_argument__": [None]}}
-        if modern:
+        if modern:  # the 2026-07-28 revision names the tool in a header too (when a header can carry it)
             params["_meta"] = _modern_meta()
+            if tool["name"].isascii() and tool["name"].isprintable():
+                headers = {**headers, "Mcp-Name": tool["name"]}
         request_id = "bad-call-1"
         try:
             answer = await self._post(_rpc("tools/call", request_id, params), self.config.timeouts.tools_list_per_page,
@@ -431,10 +435,17 @@ class EndpointCheck:
         except _Outcome as failed:
             self.result.bad_call_legible, self.result.bad_call_evidence = False, failed.detail[:300]
             return
+        except Exception as exc:  # noqa: BLE001 - our own fault in an extra step never changes the check
+            self.result.bad_call_evidence = f"not judged (our fault: {type(exc).__name__})"
+            return
         reply = answer.reply
+        kind, error, result = (reply.kind, reply.error, reply.result) if reply else (None, None, None)
+        if reply is None and answer.body:  # a 4xx/5xx may still carry the JSON-RPC error that explains it
+            body, _ = loads(answer.body)
+            if isinstance(body, dict) and isinstance(body.get("error"), dict):
+                kind, error = "error", body["error"]
         self.result.bad_call_legible, self.result.bad_call_evidence = error_legibility(
-            answer.status_code, reply.kind if reply else None, reply.error if reply else None,
-            reply.result if reply else None)
+            answer.status_code, kind, error, result)
 
     async def _list_tools(self, headers: dict[str, str], modern: bool, id_base: int = 2) -> None:
         t = self.config.timeouts
