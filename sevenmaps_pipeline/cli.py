@@ -282,6 +282,48 @@ def cmd_readiness_skill(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_opt_out(args: argparse.Namespace) -> int:
+    """The opt-out registry: list, add (operator), issue a form token, verify the form's proof."""
+    import asyncio
+
+    from .registry import opt_outs
+
+    now = dt.datetime.now(dt.UTC)
+    if args.action == "list":
+        lake = _existing_lake(args)
+        entries = opt_outs.read_opt_outs(lake)
+        for e in entries:
+            when = e.opted_out_at.isoformat(timespec="seconds") if e.opted_out_at else "-"
+            print(f"{e.host:<40} {e.status:<10} {e.how:<9} {when}  {e.note or ''}".rstrip())
+        if not entries:
+            print(f"no host has opted out ({lake.opt_outs_file} is empty or absent)")
+        return 0
+    if not args.host:
+        raise ValueError(f"opt-out {args.action} needs a HOST")
+    lake = _lake(args)
+    if args.action == "add":
+        entry = opt_outs.record_opt_out(lake, args.host, "operator", now, note=args.note)
+        print(f"{entry.host} opted out ({entry.how}, {entry.opted_out_at:%Y-%m-%d %H:%M}Z): never contacted again; "
+              "it drops off the map at its next daily check")
+        return 0
+    if args.action == "issue":
+        entry = opt_outs.issue_token(lake, args.host, now)
+        print(f"token for {entry.host}: {entry.token}\nthe host publishes it, on a line of its own, at "
+              f"https://{entry.host}{opt_outs.OPT_OUT_PATH}; then run `sevenmaps opt-out verify {entry.host}`")
+        return 0
+    from .probe.opt_out_check import form_proof
+
+    host = opt_outs.normal_host(args.host)
+    token = opt_outs.pending_token(lake, host)
+    ok, detail = asyncio.run(form_proof(host, token, _probe_config(args)))
+    if not ok:
+        print(f"not opted out: {detail}", file=sys.stderr)
+        return 1
+    entry = opt_outs.record_opt_out(lake, host, "form", now, note=detail, token=token)
+    print(f"{entry.host} opted out by the form ({detail}): never contacted again")
+    return 0
+
+
 def cmd_classify_tools(args: argparse.Namespace) -> int:
     import json
 
@@ -756,6 +798,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repository", help="the skill's repository URL, looked up on the code host "
                    "($SEVENMAPS_CODEHOST_URL, token from $SEVENMAPS_GITHUB_TOKEN)")
     p.set_defaults(func=cmd_readiness_skill)
+
+    p = sub.add_parser("opt-out", help="the opt-out registry every check reads: `list`; `add HOST` (the operator "
+                       "records one); `issue HOST` (a form token the host publishes at /.well-known/7maps-optout.txt); "
+                       "`verify HOST` (fetch it: once it holds the token, the host is never contacted again)")
+    p.add_argument("action", choices=["list", "add", "issue", "verify"])
+    p.add_argument("host", nargs="?", help="the host (it covers every name under it)")
+    p.add_argument("--note", help="for add: how the host asked (kept with the entry)")
+    _endpoint_options(p)
+    p.set_defaults(func=cmd_opt_out)
 
     p = sub.add_parser("backfill", help="build the map for a range of days, then sign the finished ones, as runs "
                        "of the code location (the UI shows them); a day that has passed is never probed (n)")

@@ -98,6 +98,21 @@ def build_each_day(context: dg.AssetExecutionContext, lake: LakeResource, prober
     yield day_result(context, profiles)
 
 
+def scan_config(paths: LakePaths, prober: ProberResource):
+    """The prober's configuration with the lake's opt-out registry added to its opted-out hosts: every check
+    kind reads it (docs/operations.md, "Opt-outs"). An unreadable registry stops the run, naming it."""
+    import dataclasses
+
+    from ..registry.opt_outs import OptOutRegistryError, opted_out_hosts
+
+    config = prober.probe_config()
+    try:
+        hosts = opted_out_hosts(paths)
+    except OptOutRegistryError as exc:
+        raise dg.Failure(description=str(exc)) from exc
+    return dataclasses.replace(config, opted_out_hosts=config.opted_out_hosts | hosts)
+
+
 def run_readiness(context: dg.AssetExecutionContext, paths: LakePaths, day: dt.date, prober: ProberResource) -> None:
     """The nightly readiness probe, after the day's scan (its own raw kinds; never a day code). Its
     failure is logged as an error and leaves the day's map as it is: the readiness tables then show the
@@ -114,7 +129,7 @@ def run_readiness(context: dg.AssetExecutionContext, paths: LakePaths, day: dt.d
     context.log.info(f"{day}: readiness probe of the day's listings and {len(skills.folders)} skill(s) ...")
     try:
         with prober.codehost() as codehost:
-            report = readiness_day(paths, day, prober.probe_config(), prober.clock(), codehost, skills.folders)
+            report = readiness_day(paths, day, scan_config(paths, prober), prober.clock(), codehost, skills.folders)
     except Exception as exc:  # noqa: BLE001 - the readiness run never takes the day's map down
         context.log.error(f"{day}: the readiness run failed ({type(exc).__name__}: {exc}); what it landed is kept")
         return
@@ -149,7 +164,7 @@ def raw_probes(context: dg.AssetExecutionContext, lake: LakeResource,
         for day in days:
             if prober.registry_url and day == clock().date():
                 context.log.info(f"{day}: scanning the registry at {prober.registry_url} ...")
-                report = scan_day(paths, day, prober.registry_url, prober.probe_config(), clock,
+                report = scan_day(paths, day, prober.registry_url, scan_config(paths, prober), clock,
                                   control_url=prober.control_url or None)
                 scanned += report.probe_rows
                 context.log.info(f"{day}: {report.registry_rows:,} listings, {report.probe_rows:,} checks "

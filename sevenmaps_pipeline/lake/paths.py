@@ -102,6 +102,12 @@ class LakePaths:
     def quarantine_dir(self) -> Path:
         return self.root / "quarantine"
 
+    # operator control (not covered by roots: it is what the operator decides, not what was observed) ----
+    @property
+    def opt_outs_file(self) -> Path:
+        """The opt-out registry every check kind reads (registry/opt_outs.py)."""
+        return self.root / "control" / "opt_outs.parquet"
+
     def days_with_data(self) -> list[dt.date]:
         """Every day that has a covered raw or curated partition folder."""
         days: set[dt.date] = set()

@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 from ..lake.keys import origin as origin_of
 from ..lake.keys import server_id, server_key
 from ..lookups.codehost import CodeHostClient, RepoFolder, RepoStatus, parse_repository_url
+from ..registry.listing import is_opted_out
 from ..rules.fingerprints import summarize_tools
 from ..rules.namespace import namespace_domain
 from ..rules.tokens import count_tokens
@@ -163,8 +164,7 @@ class _Elsewhere:
 
 
 def _opted_out(host: str, config: ProbeConfig) -> bool:
-    host = host.lower().rstrip(".")
-    return any(host == h or host.endswith("." + h) for h in (o.lower().rstrip(".") for o in config.opted_out_hosts))
+    return is_opted_out(host, config.opted_out_hosts)
 
 
 async def readiness_scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, config: ProbeConfig,
@@ -181,8 +181,9 @@ async def readiness_scan(listings: Iterable[dict[str, Any]], day: dt.date, run_i
     skip = set(already_checked)
     by_host: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for key, listing in to_check.items():
-        if key not in skip:
-            by_host[(urlsplit(listing["url"]).hostname or "").lower()].append(listing)
+        host = (urlsplit(listing["url"]).hostname or "").lower()
+        if key not in skip and not _opted_out(host, config):  # opted out since the snapshot: never contacted
+            by_host[host].append(listing)
     context = ssl_context(config)
     semaphore = asyncio.Semaphore(config.concurrency)
     origins: dict[str, OriginResult] = {}

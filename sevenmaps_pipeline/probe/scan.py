@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 from ..lake.keys import origin as origin_of
 from ..lake.keys import server_id, server_key
-from ..registry.listing import SKIP_ROBOTS, SKIP_SSE_ONLY
+from ..registry.listing import SKIP_OPTED_OUT, SKIP_ROBOTS, SKIP_SSE_ONLY, is_opted_out
 from ..rules.fingerprints import summarize_tools
 from .checker import CheckResult, EndpointCheck
 from .config import PROBER_VERSION, ProbeConfig
@@ -124,8 +124,13 @@ async def scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, co
             out.add_probe(_skip_row(listing, day, run_id, clock(), listing["skip_reason"]))
     by_host: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for key, listing in to_check.items():
-        if key not in already_checked:
-            by_host[(urlsplit(listing["url"]).hostname or "").lower()].append(listing)
+        if key in already_checked:
+            continue
+        host = (urlsplit(listing["url"]).hostname or "").lower()
+        if is_opted_out(host, config.opted_out_hosts):  # opted out after the snapshot was taken: never contacted
+            out.add_probe(_skip_row(listing, day, run_id, clock(), SKIP_OPTED_OUT))
+            continue
+        by_host[host].append(listing)
     context = ssl_context(config)
     semaphore = asyncio.Semaphore(config.concurrency)
     done = 0

@@ -64,6 +64,12 @@ def is_private_name(host: str) -> bool:
     return any(host.endswith(s) or host == s[1:] for s in PRIVATE_SUFFIXES)
 
 
+def is_opted_out(host: str, opted_out: Collection[str]) -> bool:
+    """The host, or a name it is under, opted out (an opt-out covers every name under the host)."""
+    host = host.lower().rstrip(".")
+    return any(host == h or host.endswith("." + h) for h in (o.lower().rstrip(".") for o in opted_out))
+
+
 def listing_decision(url: str | None, remote_type: str | None, *, opted_out: Collection[str] = (),
                      host_map: Mapping[str, int] | None = None) -> tuple[str, str | None]:
     """('probe', None) or ('skip', reason) or ('malformed', reason) for one registry remote.
@@ -92,7 +98,7 @@ def listing_decision(url: str | None, remote_type: str | None, *, opted_out: Col
     mapped = host_map is not None and host in {h.lower() for h in host_map}
     if not mapped and is_private_name(host):
         return "skip", SKIP_PRIVATE
-    if any(host == h or host.endswith("." + h) for h in opted_out):
+    if is_opted_out(host, opted_out):
         return "skip", SKIP_OPTED_OUT
     if remote_type == "sse":  # last: only a public, permitted SSE endpoint is opened (and kept off the map)
         return "skip", SKIP_SSE_ONLY
