@@ -282,6 +282,15 @@ def cmd_readiness_skill(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_status(args: argparse.Namespace) -> int:
+    from .integrity.status import lake_status, status_text
+
+    lake = _existing_lake(args)
+    status = lake_status(lake)
+    print(status_text(lake, status))
+    return 0 if status.ok else 1
+
+
 def cmd_opt_out(args: argparse.Namespace) -> int:
     """The opt-out registry: list, add (operator), issue a form token, verify the form's proof."""
     import asyncio
@@ -798,6 +807,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repository", help="the skill's repository URL, looked up on the code host "
                    "($SEVENMAPS_CODEHOST_URL, token from $SEVENMAPS_GITHUB_TOKEN)")
     p.set_defaults(func=cmd_readiness_skill)
+
+    p = sub.add_parser("status", help="what ran (days scanned, built, signed), what is late and what waits to be "
+                       "signed, and why; exit 1 when something is late")
+    p.set_defaults(func=cmd_status)
 
     p = sub.add_parser("opt-out", help="the opt-out registry every check reads: `list`; `add HOST` (the operator "
                        "records one); `issue HOST` (a form token the host publishes at /.well-known/7maps-optout.txt); "

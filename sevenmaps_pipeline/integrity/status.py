@@ -1,0 +1,98 @@
+"""`sevenmaps status`: what the lake says ran, what is late and what waits to be signed (docs/operations.md,
+"Status"), read from the lake alone, so it answers the same with or without the Dagster UI running.
+
+- ran: the days whose scan landed (raw probes), whose map was built (every table of the day), signed;
+- late: a finished day since the first day with no built map; the open day without a landed scan once
+  the scan's deadline (23:59 UTC) has passed; the day that just ended, unsigned, after the signing
+  deadline (02:00 UTC);
+- waiting: the finished, unsigned days in chain order, and why the first of them cannot be signed yet (a
+  day is signed only after every earlier one, so a day that cannot be signed holds back all later ones).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+from ..lake.paths import LakePaths
+from .roots import REQUIRED_TABLES, chain_start, signed_days
+
+SCAN_DEADLINE = dt.time(23, 59)
+SIGN_DEADLINE = dt.time(2, 0)
+
+
+@dataclass
+class LakeStatus:
+    now: dt.datetime
+    first_day: dt.date | None
+    scanned: list[dt.date] = field(default_factory=list)
+    not_scanned: list[dt.date] = field(default_factory=list)  # finished days without a landed scan (n)
+    built: list[dt.date] = field(default_factory=list)
+    signed: list[dt.date] = field(default_factory=list)
+    late: list[str] = field(default_factory=list)
+    waiting: list[dt.date] = field(default_factory=list)
+    waiting_reason: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.late
+
+
+def _span(days: list[dt.date]) -> str:
+    if not days:
+        return "none"
+    return f"{len(days)} day(s), {days[0]} .. {days[-1]}"
+
+
+def lake_status(lake: LakePaths, now: dt.datetime | None = None) -> LakeStatus:
+    now = now or dt.datetime.now(dt.UTC)
+    today = now.date()
+    status = LakeStatus(now, chain_start(lake))
+    if status.first_day is None:
+        return status
+    days = [status.first_day + dt.timedelta(days=i) for i in range((today - status.first_day).days + 1)]
+    status.scanned = [d for d in days if lake.raw_files("probes", d)]
+    status.not_scanned = [d for d in days[:-1] if d not in set(status.scanned)]
+    status.built = [d for d in days if all(lake.curated_file(t, d).is_file() for t in REQUIRED_TABLES)]
+    status.signed = signed_days(lake)
+    built, signed = set(status.built), set(status.signed)
+    for d in days[:-1]:
+        if d not in built:
+            status.late.append(f"{d}: its map was never built (backfill it: sevenmaps backfill --from {d} --to {d})")
+    if today not in set(status.scanned) and now.time() >= SCAN_DEADLINE:
+        status.late.append(f"{today}: no scan has landed and the scan's deadline ({SCAN_DEADLINE:%H:%M} UTC) has "
+                           "passed")
+    last = max(signed) if signed else None
+    status.waiting = [d for d in days[:-1] if d not in signed and (last is None or d > last)]
+    yesterday = today - dt.timedelta(days=1)
+    if yesterday in status.waiting and now.time() >= SIGN_DEADLINE:
+        status.late.append(f"{yesterday}: not signed by {SIGN_DEADLINE:%H:%M} UTC")
+    if status.waiting:
+        first = status.waiting[0]
+        missing = [t for t in REQUIRED_TABLES if not lake.curated_file(t, first).is_file()]
+        if missing:
+            held = len(status.waiting) - 1
+            status.waiting_reason = (f"{first} cannot be signed: {', '.join(missing[:4])}"
+                                     f"{' ...' if len(missing) > 4 else ''} not built"
+                                     + (f"; it holds back {held} later day(s) (chain order)" if held else ""))
+        else:
+            status.waiting_reason = f"{first} is ready to sign (the sign job signs it and every later built day)"
+    return status
+
+
+def status_text(lake: LakePaths, status: LakeStatus) -> str:
+    lines = [f"lake {lake.root} at {status.now.isoformat(timespec='seconds')}"]
+    if status.first_day is None:
+        return "\n".join(lines + ["nothing has landed yet (the first scan lands the first day)"])
+    lines += [f"first day   {status.first_day}",
+              f"scanned     {_span(status.scanned)}" + (
+                  f"; no scan on {', '.join(map(str, status.not_scanned[:5]))}"
+                  f"{' ...' if len(status.not_scanned) > 5 else ''} (its endpoints are n)" if status.not_scanned
+                  else ""),
+              f"built       {_span(status.built)}",
+              f"signed      {_span(status.signed)}"]
+    lines.append(f"waiting     {_span(status.waiting)}" + (f": {status.waiting_reason}" if status.waiting_reason
+                                                           else ""))
+    lines.append("late        " + ("nothing" if not status.late else f"{len(status.late)}:"))
+    lines += [f"  {item}" for item in status.late]
+    return "\n".join(lines)

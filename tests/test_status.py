@@ -1,0 +1,63 @@
+"""`sevenmaps status`: what ran, what is late and what waits to be signed, and why, from the lake alone."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from conftest import DAY
+from test_integrity import build_day
+
+from sevenmaps_pipeline.cli import main
+from sevenmaps_pipeline.integrity.roots import sign_through
+from sevenmaps_pipeline.integrity.status import lake_status, status_text
+
+D1, D2, D3 = DAY, DAY + dt.timedelta(days=1), DAY + dt.timedelta(days=2)
+
+
+def _at(day: dt.date, hour: int, minute: int = 0) -> dt.datetime:
+    return dt.datetime.combine(day, dt.time(hour, minute), dt.UTC)
+
+
+def test_an_empty_lake_says_nothing_has_landed(lake, capsys):
+    lake.root.mkdir(parents=True)
+    status = lake_status(lake, _at(D1, 12))
+    assert status.ok and "nothing has landed yet" in status_text(lake, status)
+    assert main(["--lake", str(lake.root), "status"]) == 0
+
+
+def test_a_day_waiting_to_be_signed_is_late_after_the_signing_deadline(lake, signing_key):
+    build_day(lake, D1)
+    build_day(lake, D2)
+    sign_through(lake, D1, signing_key, now=_at(D2, 1))
+    early = lake_status(lake, _at(D3, 1, 30))
+    assert early.ok and early.signed == [D1] and early.waiting == [D2]
+    assert "ready to sign" in early.waiting_reason
+    late = lake_status(lake, _at(D3, 2, 30))
+    assert late.late == [f"{D2}: not signed by 02:00 UTC"]
+
+
+def test_a_day_never_built_is_late_and_holds_back_the_days_after_it(lake, signing_key):
+    build_day(lake, D1)
+    (lake.raw_dir("probes", D2)).mkdir(parents=True)  # a scan folder with nothing landed: the day was missed
+    build_day(lake, D3)
+    now = _at(D3 + dt.timedelta(days=1), 12)
+    status = lake_status(lake, now)
+    assert status.scanned == [D1, D3] and status.not_scanned == [D2]
+    assert status.built == [D1, D3] and status.waiting == [D1, D2, D3]
+    assert status.late[0].startswith(f"{D2}: its map was never built")
+    sign_through(lake, D1, signing_key, now=now)
+    status = lake_status(lake, now)
+    assert status.waiting == [D2, D3]
+    assert status.waiting_reason.startswith(f"{D2} cannot be signed:") and "holds back 1 later day" in \
+        status.waiting_reason
+    text = status_text(lake, status)
+    assert f"no scan on {D2}" in text and "late        2:" in text
+    assert main(["--lake", str(lake.root), "status"]) == 1  # something is late: an operator's script can tell
+
+
+def test_the_open_day_without_a_scan_is_late_after_its_deadline(lake, signing_key):
+    build_day(lake, D1)
+    sign_through(lake, D1, signing_key, now=_at(D2, 1))
+    assert lake_status(lake, _at(D2, 23, 0)).ok
+    status = lake_status(lake, _at(D2, 23, 59))
+    assert status.late == [f"{D2}: no scan has landed and the scan's deadline (23:59 UTC) has passed"]
