@@ -47,6 +47,11 @@ def test_each_lake_gets_its_own_home_and_a_home_refuses_another_lake(tmp_path, c
     a, b = LakePaths.at(tmp_path / "a"), LakePaths.at(tmp_path / "b")
     home_a = ensure_dagster_home(a)
     assert home_a == a.root / ".dagster" and bound_lake(home_a) == a.root
+    # Transient run failures (a process that died, a run that could not start) are retried by the daemon;
+    # a step failing on its own data is not.
+    with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home_a))) as instance:
+        assert (instance.run_retries_enabled, instance.run_retries_max_retries,
+                instance.run_retries_retry_on_asset_or_op_failure) == (True, 2, False)
     assert os.environ["DAGSTER_HOME"] == str(home_a) and os.environ["SEVENMAPS_LAKE"] == str(a.root)
     os.environ.pop("DAGSTER_HOME")
     assert ensure_dagster_home(b) == b.root / ".dagster" != home_a

@@ -22,6 +22,12 @@ concurrency:
   runs:
     # One run at a time: runs write the same lake (and signing must keep chain order).
     max_concurrent_runs: 1
+run_retries:
+  # A run whose process died or could not start is retried (by the daemon: `make ui`, `dagster-daemon`);
+  # a step that failed on its own data is not, it fails naming the day (docs/operations.md).
+  enabled: true
+  max_retries: 2
+  retry_on_asset_or_op_failure: false
 """
 
 
