@@ -163,10 +163,6 @@ class _Elsewhere:
     accept: str
 
 
-def _opted_out(host: str, config: ProbeConfig) -> bool:
-    return is_opted_out(host, config.opted_out_hosts)
-
-
 async def readiness_scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, config: ProbeConfig,
                          clock: Clock, sink: ReadinessSink, codehost: CodeHostClient | None = None,
                          skills: Sequence[RepoFolder] = (), already_checked: Iterable[str] = (),
@@ -182,7 +178,8 @@ async def readiness_scan(listings: Iterable[dict[str, Any]], day: dt.date, run_i
     by_host: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for key, listing in to_check.items():
         host = (urlsplit(listing["url"]).hostname or "").lower()
-        if key not in skip and not _opted_out(host, config):  # opted out since the snapshot: never contacted
+        # opted out since the snapshot was taken: never contacted
+        if key not in skip and not is_opted_out(host, config.opted_out_hosts):
             by_host[host].append(listing)
     context = ssl_context(config)
     semaphore = asyncio.Semaphore(config.concurrency)
@@ -201,7 +198,7 @@ async def readiness_scan(listings: Iterable[dict[str, Any]], day: dt.date, run_i
     async def ask(client: Any, scope: str, subject: str, surface: str, url: str, accept: str) -> None:
         """One document, under robots.txt of its origin (read first, once per run)."""
         host = (urlsplit(url).hostname or "").lower()
-        if _opted_out(host, config):
+        if is_opted_out(host, config.opted_out_hosts):
             sink.add_surface(surface_row(day, run_id, scope, subject, surface, url, accept, clock(), None,
                                          "not asked: the host opted out"))
             return

@@ -113,6 +113,20 @@ async def read_body_and_method(receive: Callable) -> tuple[bytes, str | None]:
     return body, method if isinstance(method, str) else None
 
 
+def replaying(body: bytes, receive: Callable) -> Callable:
+    """A `receive` that hands the app the body already read (once), then whatever comes after it."""
+    replayed = False
+
+    async def replay() -> dict:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
 def modern_only(app: ASGIApp) -> ASGIApp:
     """A 2026-07-28-only server: refuses the handshake era's `initialize` like a modern-only server does."""
 
@@ -128,16 +142,7 @@ def modern_only(app: ASGIApp) -> ASGIApp:
                                                                    "requested": "2025-06-18"}}}
             await JSONResponse(error, status_code=400)(scope, receive, send)
             return
-        replayed = False
-
-        async def replay() -> dict:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await app(scope, replay, send)
+        await app(scope, replaying(body, receive), send)
 
     return wrapped
 
@@ -159,16 +164,7 @@ def handshake_only(app: ASGIApp) -> ASGIApp:
             await JSONResponse({"jsonrpc": "2.0", "id": request_id,
                                 "error": {"code": -32601, "message": "Method not found"}})(scope, receive, send)
             return
-        replayed = False
-
-        async def replay() -> dict:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await app(scope, replay, send)
+        await app(scope, replaying(body, receive), send)
 
     return wrapped
 
