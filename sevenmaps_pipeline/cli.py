@@ -107,7 +107,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     with dg.DagsterInstance.get() as instance, code_location(instance) as location:
         # Dagster's own log stays in the run (the UI shows it); the terminal gets what went wrong, once.
         run = location.run("daily_map_job", day, day,
-                           run_config(lake.root, prober={"registry_url": args.registry}, log_level="CRITICAL"))
+                           run_config(lake.root, prober={"registry_url": args.registry, "whole_day_scan": True},
+                                      log_level="CRITICAL"))
     if not run.success:
         _say_run_failed(run, f"run {run.run_id} FAILED for {day}:")
         return 1

@@ -14,16 +14,26 @@ from .defs.checks import (
     server_history_windows_valid,
 )
 from .defs.freshness import FRESHNESS_CHECKS, freshness_sensor
-from .defs.jobs import MAP_ASSETS, SIGN_ASSETS, daily_map_schedule, map_job, sign_job, sign_schedule
+from .defs.jobs import (
+    MAP_ASSETS,
+    SIGN_ASSETS,
+    daily_map_schedule,
+    map_job,
+    scan_slice_job,
+    scan_slice_schedule,
+    sign_job,
+    sign_schedule,
+)
+from .defs.map_assets import probe_slice
 from .defs.resources import LakeResource, ProberResource
 
 defs = dg.Definitions(
-    assets=[*MAP_ASSETS, *SIGN_ASSETS],
+    assets=[probe_slice, *MAP_ASSETS, *SIGN_ASSETS],
     asset_checks=[daily_status_codes_valid, server_history_windows_valid, incidents_only_confirmed_are_shown,
                   reliable_rankings_eligible, readiness_unseen_lines_not_counted, daily_root_chain_intact,
                   day_snapshot_verifies, *FRESHNESS_CHECKS],
-    jobs=[map_job, sign_job],
-    schedules=[daily_map_schedule, sign_schedule],
+    jobs=[scan_slice_job, map_job, sign_job],
+    schedules=[scan_slice_schedule, daily_map_schedule, sign_schedule],
     sensors=[freshness_sensor],
     resources={
         "lake": LakeResource(),

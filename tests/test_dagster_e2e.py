@@ -153,9 +153,10 @@ def test_schedules_request_the_open_day_and_sign_the_day_that_ended():
     at = dt.datetime(2026, 11, 30, 0, 30, tzinfo=dt.UTC)
     req = sign_schedule(dg.build_schedule_context(scheduled_execution_time=at))
     assert (req.partition_key, req.run_key) == ("2026-11-29", "sign-2026-11-29")
-    at = dt.datetime(2026, 11, 30, 23, 30, tzinfo=dt.UTC)
+    # The map of the day that ended is built at 00:10, once its last hourly slice (23:00) has run.
+    at = dt.datetime(2026, 12, 1, 0, 10, tzinfo=dt.UTC)
     req = daily_map_schedule(dg.build_schedule_context(scheduled_execution_time=at))
-    assert req.partition_key == "2026-11-30"
+    assert (req.partition_key, req.run_key) == ("2026-11-30", "map-2026-11-30")
 
 
 def test_definitions_load_with_descriptions():
@@ -164,10 +165,14 @@ def test_definitions_load_with_descriptions():
     repo = defs.get_repository_def()
     # The map's asset list is written once (curated/day.py): every day asset is in it, in graph order.
     day_assets = {n.key.to_user_string() for n in repo.asset_graph.asset_nodes
-                  if n.partitions_def is not None and n.key.to_user_string() not in ("daily_root", "day_snapshot")}
+                  if isinstance(n.partitions_def, dg.DailyPartitionsDefinition)
+                  and n.key.to_user_string() not in ("daily_root", "day_snapshot")}
     assert day_assets == set(MAP_ASSET_NAMES)
     for name in MAP_ASSET_NAMES:
         for parent in repo.asset_graph.get(dg.AssetKey(name)).parent_keys:
+            if parent.to_user_string() == "probe_slice":  # the hourly scan upstream of the day's map
+                assert name == "raw_probes"
+                continue
             assert MAP_ASSET_NAMES.index(parent.to_user_string()) < MAP_ASSET_NAMES.index(name), (parent, name)
     for node in repo.asset_graph.asset_nodes:
         assert node.description, node.key

@@ -20,6 +20,7 @@ from sevenmaps_pipeline.defs.freshness import FRESHNESS_CHECKS
 from sevenmaps_pipeline.defs.home import HomeOfAnotherLake, bound_lake, dagster_home_for, ensure_dagster_home
 from sevenmaps_pipeline.defs.jobs import MAP_ASSETS, SIGN_ASSETS, sign_schedule
 from sevenmaps_pipeline.defs.launcher import root_cause
+from sevenmaps_pipeline.defs.map_assets import probe_slice
 from sevenmaps_pipeline.defs.partitions import FIRST_DAY, first_day
 from sevenmaps_pipeline.defs.resources import LakeResource, ProberResource
 from sevenmaps_pipeline.defs.runner import run_days
@@ -104,7 +105,7 @@ def test_the_sign_schedule_skips_a_day_before_the_first_day():
 
 def _freshness(instance, at: dt.datetime) -> dict[str, tuple[bool, str]]:
     defs = dg.Definitions(
-        assets=[*MAP_ASSETS, *SIGN_ASSETS], asset_checks=FRESHNESS_CHECKS,
+        assets=[probe_slice, *MAP_ASSETS, *SIGN_ASSETS], asset_checks=FRESHNESS_CHECKS,
         jobs=[dg.define_asset_job("freshness", selection=dg.AssetSelection.checks(*FRESHNESS_CHECKS))],
         resources={"lake": LakeResource(), "prober": ProberResource()})
     with freeze_time(at):
@@ -119,14 +120,14 @@ def test_a_missed_scan_and_an_unsigned_day_fail_their_freshness_checks(lake, sig
     (tmp_path / "home").mkdir()
     with dg.instance_for_test(temp_dir=str(tmp_path / "home")) as instance:
         assert run_days("daily_map_job", DAY, DAY, instance, lake.root, signing_key).success
-        # Just before midnight the day's scan has landed; the day is not over, so nothing is due to be signed
-        # but the day before it (never built here: that one is overdue).
-        checks = _freshness(instance, dt.datetime.combine(DAY, dt.time(23, 59, 30), dt.UTC))
-        assert checks["raw_probes"][0] is True
-        # The next day passes without a scan: the check fails, naming that day.
-        checks = _freshness(instance, dt.datetime.combine(next_day, dt.time(23, 59, 30), dt.UTC))
-        assert checks["raw_probes"] == (False, f"Asset is overdue. We expected partition {next_day} to have "
-                                               "arrived, and it has not.")
+        # Each hour's slice of the scan must land by 55 minutes past the hour: the 05:00 slice is recorded
+        # (as its run records it), the 06:00 one is not, and its check fails naming it.
+        instance.report_runless_asset_event(dg.AssetMaterialization("probe_slice", partition=f"{DAY}-05:00"))
+        checks = _freshness(instance, dt.datetime.combine(DAY, dt.time(5, 55, 30), dt.UTC))
+        assert checks["probe_slice"][0] is True
+        checks = _freshness(instance, dt.datetime.combine(DAY, dt.time(6, 55, 30), dt.UTC))
+        assert checks["probe_slice"] == (False, f"Asset is overdue. We expected partition {DAY}-06:00 to have "
+                                                "arrived, and it has not.")
         # At 02:00 the day that ended must be signed.
         at = dt.datetime.combine(next_day, dt.time(2, 0, 30), dt.UTC)
         assert _freshness(instance, at)["daily_root"][0] is False

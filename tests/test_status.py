@@ -4,18 +4,25 @@ from __future__ import annotations
 
 import datetime as dt
 
-from conftest import DAY
+from conftest import DAY, land_probes, land_registry, probe
 from test_integrity import build_day
 
 from sevenmaps_pipeline.cli import main
 from sevenmaps_pipeline.integrity.roots import sign_through
 from sevenmaps_pipeline.integrity.status import lake_status, status_text
+from sevenmaps_pipeline.lake.keys import server_key
+from sevenmaps_pipeline.probe.slices import slot_hour
 
 D1, D2, D3 = DAY, DAY + dt.timedelta(days=1), DAY + dt.timedelta(days=2)
 
 
 def _at(day: dt.date, hour: int, minute: int = 0) -> dt.datetime:
     return dt.datetime.combine(day, dt.time(hour, minute), dt.UTC)
+
+
+def _days_late(status) -> list[str]:
+    """What is late about whole days (the open day's slices aside)."""
+    return [item for item in status.late if "the slice did not land" not in item]
 
 
 def test_an_empty_lake_says_nothing_has_landed(lake, capsys):
@@ -30,10 +37,10 @@ def test_a_day_waiting_to_be_signed_is_late_after_the_signing_deadline(lake, sig
     build_day(lake, D2)
     sign_through(lake, D1, signing_key, now=_at(D2, 1))
     early = lake_status(lake, _at(D3, 1, 30))
-    assert early.ok and early.signed == [D1] and early.waiting == [D2]
+    assert not _days_late(early) and early.signed == [D1] and early.waiting == [D2]
     assert "ready to sign" in early.waiting_reason
     late = lake_status(lake, _at(D3, 2, 30))
-    assert late.late == [f"{D2}: not signed by 02:00 UTC"]
+    assert _days_late(late) == [f"{D2}: not signed by 02:00 UTC"]
 
 
 def test_a_day_never_built_is_late_and_holds_back_the_days_after_it(lake, signing_key):
@@ -51,13 +58,28 @@ def test_a_day_never_built_is_late_and_holds_back_the_days_after_it(lake, signin
     assert status.waiting_reason.startswith(f"{D2} cannot be signed:") and "holds back 1 later day" in \
         status.waiting_reason
     text = status_text(lake, status)
-    assert f"no scan on {D2}" in text and "late        2:" in text
+    assert f"no scan on {D2}" in text and len(_days_late(status)) == 2
     assert main(["--lake", str(lake.root), "status"]) == 1  # something is late: an operator's script can tell
 
 
-def test_the_open_day_without_a_scan_is_late_after_its_deadline(lake, signing_key):
+def test_an_hour_whose_slice_did_not_land_is_late_after_its_deadline(lake, signing_key):
     build_day(lake, D1)
     sign_through(lake, D1, signing_key, now=_at(D2, 1))
-    assert lake_status(lake, _at(D2, 23, 0)).ok
-    status = lake_status(lake, _at(D2, 23, 59))
-    assert status.late == [f"{D2}: no scan has landed and the scan's deadline (23:59 UTC) has passed"]
+    urls = [f"https://mcp{i}.example.com/mcp" for i in range(60)]
+    land_registry(lake, urls, day=D2)
+    slot = {u: slot_hour(server_key(u), D2) for u in urls}
+    missed = slot[urls[0]]
+    # Every slice up to 20:00 landed its endpoints at their hour, except `missed`'s.
+    land_probes(lake, [probe(u, "ok", day=D2, hour=h) for u, h in slot.items() if h != missed and h <= 20], day=D2)
+    before = lake_status(lake, _at(D2, missed, 50))
+    assert missed not in before.slices_missing  # its deadline is :55
+    status = lake_status(lake, _at(D2, 21, 0))
+    assert status.slices_missing == [missed]
+    assert missed not in status.slices_landed and set(status.slices_landed) == {h for h in slot.values()
+                                                                                if h != missed and h <= 20}
+    assert status.late == [f"{D2} {missed:02d}:00: the slice did not land by {missed:02d}:55 UTC (its endpoints "
+                           "are n today; a slice is never made up)"]
+    assert f"missing {missed:02d}" in status_text(lake, status)
+    # At 21:55 the 21:00 slice is due too, if it has endpoints.
+    later = lake_status(lake, _at(D2, 21, 56))
+    assert later.slices_missing == [missed] + ([21] if 21 in slot.values() else [])

@@ -2,9 +2,10 @@
 "When a day fails").
 
 Dagster's time-partition freshness checks, evaluated by a sensor every 15 minutes once an operator turns
-it on with the schedules: the open day's scan must have landed (raw_probes materialised) by 23:59 UTC,
-since a day that has passed can never be scanned; and the day that ended must be signed (daily_root) by
-02:00 UTC, 90 minutes after the sign schedule's 00:30 run. Both fail with the day they expected.
+it on with the schedules: each hour's slice of the scan must have landed (probe_slice materialised) by
+55 minutes past the hour, since an hour that has passed can never be scanned; and the day that ended must
+be signed (daily_root) by 02:00 UTC, 90 minutes after the sign schedule's 00:30 run (and 110 after the map
+run of 00:10). Both fail naming the slice or the day they expected.
 
 Dagster marks these checks superseded by FreshnessPolicy, but a FreshnessPolicy judges an asset by its
 latest materialisation of any partition: a backfill of an old day would make a missed scan look fresh.
@@ -16,15 +17,15 @@ import warnings
 import dagster as dg
 
 from .integrity_assets import daily_root
-from .map_assets import raw_probes
+from .map_assets import probe_slice
 
-SCAN_DEADLINE_CRON = "59 23 * * *"
+SLICE_DEADLINE_CRON = "55 * * * *"
 SIGN_DEADLINE_CRON = "0 2 * * *"
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", dg.SupersessionWarning)
     FRESHNESS_CHECKS = [
-        *dg.build_time_partition_freshness_checks(assets=[raw_probes], deadline_cron=SCAN_DEADLINE_CRON,
+        *dg.build_time_partition_freshness_checks(assets=[probe_slice], deadline_cron=SLICE_DEADLINE_CRON,
                                                   timezone="UTC"),
         *dg.build_time_partition_freshness_checks(assets=[daily_root], deadline_cron=SIGN_DEADLINE_CRON,
                                                   timezone="UTC"),

@@ -1,4 +1,5 @@
-"""Jobs and schedules: build the map for the open UTC day, sign the day that just ended."""
+"""Jobs and schedules: scan each hour's slice, build the map of the day that ended, sign it
+(docs/operations.md, "Schedules")."""
 
 
 import datetime as dt
@@ -8,8 +9,8 @@ import dagster as dg
 from ..curated.day import MAP_ASSET_NAMES
 from .freshness import FRESHNESS_CHECKS
 from .integrity_assets import daily_root, day_snapshot
-from .map_assets import daily_status, raw_probes, server_history
-from .partitions import FIRST_DAY, daily_partitions, finished_days
+from .map_assets import daily_status, probe_slice, raw_probes, server_history
+from .partitions import FIRST_DAY, SLICE_KEY_FORMAT, daily_partitions, finished_days, hourly_slices
 from .readiness_assets import readiness_discovery, readiness_lines, readiness_scores
 from .report_assets import agent_reports, incidents, rating_aggregates, reliable_rankings
 from .tool_assets import findings, server_categories, token_cost, tool_changes, tool_facts, tools
@@ -42,11 +43,33 @@ sign_job = dg.define_asset_job(
     "write its researchers' snapshot.",
 )
 
-@dg.schedule(job=map_job, cron_schedule="30 23 * * *", execution_timezone="UTC",
-             description="Builds the map for the current UTC day late in the day, after the scan has landed.")
-def daily_map_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
-    day = context.scheduled_execution_time.astimezone(dt.UTC).date().isoformat()
-    return dg.RunRequest(run_key=f"map-{day}", partition_key=day)
+scan_slice_job = dg.define_asset_job(
+    "scan_slice_job",
+    selection=dg.AssetSelection.assets(probe_slice) - dg.AssetSelection.checks(*FRESHNESS_CHECKS),
+    partitions_def=hourly_slices,
+    description="One hourly slice of the day's scan (the endpoints whose moving daily hour it is), then the "
+    "readiness probe of the same endpoints.",
+)
+
+
+@dg.schedule(job=scan_slice_job, cron_schedule="0 * * * *", execution_timezone="UTC",
+             description="Scans the slice of the hour that begins (probe/slices.py: every endpoint once a UTC day, "
+             "at an hour that moves by one each day). A slice runs only within its hour, never later.")
+def scan_slice_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest | dg.SkipReason:
+    hour = context.scheduled_execution_time.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0)
+    if hour.date() < FIRST_DAY:
+        return dg.SkipReason(f"{hour:%Y-%m-%d %H}:00 is before the lake's first day {FIRST_DAY}")
+    key = hour.strftime(SLICE_KEY_FORMAT)
+    return dg.RunRequest(run_key=f"slice-{key}", partition_key=key)
+
+
+@dg.schedule(job=map_job, cron_schedule="10 0 * * *", execution_timezone="UTC",
+             description="Builds the map of the UTC day that just ended, once its last slice (23:00) has run.")
+def daily_map_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest | dg.SkipReason:
+    yesterday = context.scheduled_execution_time.astimezone(dt.UTC).date() - dt.timedelta(days=1)
+    if yesterday < FIRST_DAY:
+        return dg.SkipReason(f"{yesterday} is before the lake's first day {FIRST_DAY}: no map to build")
+    return dg.RunRequest(run_key=f"map-{yesterday}", partition_key=yesterday.isoformat())
 
 
 @dg.schedule(job=sign_job, cron_schedule="30 0 * * *", execution_timezone="UTC",

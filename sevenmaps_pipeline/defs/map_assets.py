@@ -16,9 +16,9 @@ from ..curated.profile import DayProfile, profile_day
 from ..lake.parquet_io import SignedDayError
 from ..lake.paths import LakePaths
 from ..lake.warehouse import publish_warehouse
-from ..probe.run import readiness_day, scan_day
+from ..probe.run import DayScan, readiness_day, scan_day, scan_slice
 from .metadata import day_metadata, range_summary, table_metadata
-from .partitions import daily_partitions, last_30_days, last_60_days
+from .partitions import SLICE_KEY_FORMAT, daily_partitions, hourly_slices, last_30_days, last_60_days
 from .resources import LakeResource, ProberResource, partition_days
 
 SINGLE_RUN = dg.BackfillPolicy.single_run()
@@ -113,23 +113,28 @@ def scan_config(paths: LakePaths, prober: ProberResource):
     return dataclasses.replace(config, opted_out_hosts=config.opted_out_hosts | hosts)
 
 
-def run_readiness(context: dg.AssetExecutionContext, paths: LakePaths, day: dt.date, prober: ProberResource) -> None:
-    """The nightly readiness probe, after the day's scan (its own raw kinds; never a day code). Its
-    failure is logged as an error and leaves the day's map as it is: the readiness tables then show the
-    endpoints it did check, or none."""
+def run_readiness(context: dg.AssetExecutionContext, paths: LakePaths, day: dt.date, prober: ProberResource,
+                  clock, hours: tuple[int, ...] | None = None) -> None:
+    """The readiness probe of the day's listings (of `hours`' slices only, after their scan): its own raw
+    kinds, never a day code. The skills list is read by the day's first readiness run. Its failure is
+    logged as an error and leaves the day's map as it is: the readiness tables then show the endpoints it
+    did check, or none."""
     from ..registry.skills_list import SkillsList
 
-    try:
-        skills = prober.skills()
-    except ValueError as exc:
-        context.log.error(f"{exc}: no skills are read today")
-        skills = SkillsList((), ())
-    for problem in skills.problems:
-        context.log.warning(f"skills list: {problem}")
-    context.log.info(f"{day}: readiness probe of the day's listings and {len(skills.folders)} skill(s) ...")
+    skills = SkillsList((), ())
+    if hours is None or not paths.raw_files("skills", day):
+        try:
+            skills = prober.skills()
+        except ValueError as exc:
+            context.log.error(f"{exc}: no skills are read today")
+        for problem in skills.problems:
+            context.log.warning(f"skills list: {problem}")
+    what = "the day's listings" if hours is None else f"the {hours[0]:02d}:00 slice's listings"
+    context.log.info(f"{day}: readiness probe of {what} and {len(skills.folders)} skill(s) ...")
     try:
         with prober.codehost() as codehost:
-            report = readiness_day(paths, day, scan_config(paths, prober), prober.clock(), codehost, skills.folders)
+            report = readiness_day(paths, day, scan_config(paths, prober), clock, codehost, skills.folders,
+                                   hours=hours)
     except Exception as exc:  # noqa: BLE001 - the readiness run never takes the day's map down
         context.log.error(f"{day}: the readiness run failed ({type(exc).__name__}: {exc}); what it landed is kept")
         return
@@ -137,13 +142,88 @@ def run_readiness(context: dg.AssetExecutionContext, paths: LakePaths, day: dt.d
                      f"{report.surfaces:,} documents, {report.skills} skill(s) in {report.seconds:.1f}s")
 
 
+def run_slice(context: dg.AssetExecutionContext, paths: LakePaths, day: dt.date, hour: int,
+              prober: ProberResource, clock) -> DayScan:
+    """One hourly slice of the day's scan, then the readiness probe of the same endpoints."""
+    context.log.info(f"{day} {hour:02d}:00: scanning the slice's endpoints (registry {prober.registry_url}) ...")
+    report = scan_slice(paths, day, hour, prober.registry_url, scan_config(paths, prober), clock,
+                        control_url=prober.control_url or None)
+    context.log.info(f"{day} {hour:02d}:00: {report.probe_rows:,} checks {dict(sorted(report.outcomes.items()))} "
+                     f"in {report.seconds:.1f}s ({report.registry_rows:,} listings in the day's snapshot"
+                     f"{', reused' if report.registry_reused else ''})")
+    if prober.readiness:
+        run_readiness(context, paths, day, prober, clock, hours=(hour,))
+    return report
+
+
+def scan_open_day(context: dg.AssetExecutionContext, paths: LakePaths, day: dt.date, prober: ProberResource) -> int:
+    """The open day's scan from raw_probes: every endpoint at once (whole_day_scan), the day's 24 slices
+    replayed in order (demo and tests), or nothing: in production the hourly slices scan (probe_slice), and
+    raw_probes validates what they landed. Returns the checks made."""
+    if prober.whole_day_scan:
+        clock = prober.clock()
+        context.log.info(f"{day}: scanning every endpoint of the registry at {prober.registry_url} ...")
+        report = scan_day(paths, day, prober.registry_url, scan_config(paths, prober), clock,
+                          control_url=prober.control_url or None)
+        context.log.info(f"{day}: {report.registry_rows:,} listings, {report.probe_rows:,} checks "
+                         f"{dict(sorted(report.outcomes.items()))} in {report.seconds:.1f}s")
+        if prober.readiness:
+            run_readiness(context, paths, day, prober, clock)
+        return report.probe_rows
+    if prober.replay_day:
+        checks = 0
+        for hour in range(24):
+            if hour in prober.replay_missed_hours:
+                context.log.warning(f"{day} {hour:02d}:00: the slice did not run (replayed miss): its endpoints "
+                                    "stay n today")
+                continue
+            checks += run_slice(context, paths, day, hour, prober, prober.clock(hour)).probe_rows
+        return checks
+    context.log.info(f"{day}: the open day is scanned by its hourly slices (probe_slice, scan_slice_schedule); "
+                     "this run validates what they have landed so far")
+    return 0
+
+
+@dg.asset(
+    partitions_def=hourly_slices, group_name="map", kinds={"parquet"}, output_required=False,
+    metadata=table_metadata("probes"),
+    description="One hourly slice of the day's scan (the moving daily hour, probe/slices.py): within its own "
+    "UTC hour only, the prober checks the endpoints whose slot that hour is today (initialize, "
+    "notifications/initialized, tools/list; never a tool call) into raw/probes and raw/origins, the day's first "
+    "slice taking the registry snapshot into raw/registry; then the readiness probe of the same endpoints. An "
+    "hour that has passed is never scanned: its endpoints stay n that day.",
+)
+def probe_slice(context: dg.AssetExecutionContext, lake: LakeResource,
+                prober: ProberResource) -> Iterator[dg.MaterializeResult]:
+    from ..probe.slices import SLICE_METHOD
+
+    clock = prober.clock()
+    for key in context.partition_keys:
+        start = dt.datetime.strptime(key, SLICE_KEY_FORMAT).replace(tzinfo=dt.UTC)
+        now = clock()
+        if (now.date(), now.hour) != (start.date(), start.hour):
+            context.log.warning(f"{key}: the slice's hour is not now ({now:%Y-%m-%d %H:%M} UTC): never scanned "
+                                "(a slice that did not run leaves its endpoints n that day)")
+            continue
+        if not prober.registry_url:
+            raise dg.Failure(description=f"{key}: no registry URL is set (SEVENMAPS_REGISTRY_URL, the prober "
+                             "resource's registry_url): the slice cannot be scanned")
+        report = run_slice(context, lake.paths, start.date(), start.hour, prober, clock)
+        yield dg.MaterializeResult(metadata={
+            "checks": report.probe_rows, "dagster/row_count": report.probe_rows,
+            "outcomes": dg.MetadataValue.json(dict(sorted(report.outcomes.items()))),
+            "listings_in_snapshot": report.registry_rows, "snapshot_reused": report.registry_reused,
+            "seconds": round(report.seconds, 2), "slice_method": SLICE_METHOD, "run_id": report.run_id})
+
+
 @day_asset(
     "map",
-    description="The day's scan, landed: on the open UTC day the prober reads the registry and checks every "
-    "listed endpoint (initialize, notifications/initialized, tools/list; never a tool call) into raw/registry, "
-    "raw/probes and raw/origins, then the nightly readiness probe into raw/readiness, raw/readiness_surfaces "
-    "and raw/skills (its own check kind: it never changes a day code). A day that has passed is never probed "
-    "(it stays n). Then whatever landed "
+    deps=[dg.AssetDep(probe_slice, partition_mapping=dg.TimeWindowPartitionMapping())],
+    description="The day's scan, landed: its 24 hourly slices (probe_slice) check every listed endpoint once "
+    "into raw/registry, raw/probes and raw/origins, each slice followed by the readiness probe of its endpoints "
+    "into raw/readiness, raw/readiness_surfaces and raw/skills (its own check kind: it never changes a day "
+    "code). With whole_day_scan set, built on the open day it checks every endpoint at once instead. A day or "
+    "an hour that has passed is never probed (its endpoints stay n). Then whatever landed "
     "is validated: unreadable files and invalid rows go to curated/quarantine with a reason "
     "(sql/quarantine.sql), never counted and never silently dropped.",
 )
@@ -163,14 +243,7 @@ def raw_probes(context: dg.AssetExecutionContext, lake: LakeResource,
     with frozen_days_fail_loudly():
         for day in days:
             if prober.registry_url and day == clock().date():
-                context.log.info(f"{day}: scanning the registry at {prober.registry_url} ...")
-                report = scan_day(paths, day, prober.registry_url, scan_config(paths, prober), clock,
-                                  control_url=prober.control_url or None)
-                scanned += report.probe_rows
-                context.log.info(f"{day}: {report.registry_rows:,} listings, {report.probe_rows:,} checks "
-                                 f"{dict(sorted(report.outcomes.items()))} in {report.seconds:.1f}s")
-                if prober.readiness:
-                    run_readiness(context, paths, day, prober)
+                scanned += scan_open_day(context, paths, day, prober)
             elif prober.registry_url:
                 context.log.info(f"{day}: has passed ({clock().date()} UTC now): never probed, nothing lands")
             result = curated.build_quarantine(paths, day)

@@ -33,6 +33,10 @@ FIRST_DAY = first_day()
 
 daily_partitions = dg.DailyPartitionsDefinition(start_date=FIRST_DAY.isoformat(), timezone="UTC", end_offset=1)
 finished_days = dg.DailyPartitionsDefinition(start_date=FIRST_DAY.isoformat(), timezone="UTC", end_offset=0)
+# The day's scan in 24 hourly slices (probe/slices.py), the open hour included: only that hour can run.
+hourly_slices = dg.HourlyPartitionsDefinition(start_date=f"{FIRST_DAY.isoformat()}-00:00", timezone="UTC",
+                                              end_offset=1)
+SLICE_KEY_FORMAT = "%Y-%m-%d-%H:%M"
 
 # History and lookback windows: the day and the 29 before it.
 last_30_days = dg.TimeWindowPartitionMapping(start_offset=-29, end_offset=0)

@@ -95,10 +95,17 @@ class ProberResource(dg.ConfigurableResource):
                               "A token is read only from $SEVENMAPS_GITHUB_TOKEN.")
     skills_list: str = Field(default="", description="The Agent Skills listings: a file of GitHub skill folder "
                              "URLs, one per line. Empty: $SEVENMAPS_SKILLS_LIST, else no skills are read.")
+    whole_day_scan: bool = Field(default=False, description="Built on the open day, raw_probes checks every "
+                                 "endpoint at once (`sevenmaps run`: a one-off). Otherwise the day is scanned by "
+                                 "its 24 hourly slices (probe_slice) and raw_probes validates what they landed.")
     # Demo and test configuration only: never set these in production.
+    replay_missed_hours: list[int] = Field(default_factory=list, description="Demo/test only: with replay_day, "
+                                           "the hours whose slice did not run that day (their endpoints stay n).")
     host_map_json: str = Field(default="", description="Demo/test only: JSON {hostname: loopback port}.")
     ca_file: str = Field(default="", description="Demo/test only: CA bundle of the loopback fleet.")
-    replay_day: str = Field(default="", description="Demo only: the fleet timeline's day is 'today'.")
+    replay_day: str = Field(default="", description="Demo/test only: the fleet timeline's day is 'today' "
+                            "(YYYY-MM-DD: its 24 slices are replayed in order by raw_probes; YYYY-MM-DDTHH: "
+                            "that hour, for one probe_slice run).")
 
     def probe_config(self):
         import json
@@ -126,7 +133,11 @@ class ProberResource(dg.ConfigurableResource):
 
         return CodeHostClient(self.codehost_url or None)
 
-    def clock(self):
+    def clock(self, hour: int | None = None):
+        """Now; with replay_day, the replayed day (at noon, at the replayed hour, or at `hour`)."""
         from ..probe.run import ReplayClock, utc_now
 
-        return ReplayClock(dt.date.fromisoformat(self.replay_day)) if self.replay_day else utc_now
+        if not self.replay_day:
+            return utc_now
+        day, _, at = self.replay_day.partition("T")
+        return ReplayClock(dt.date.fromisoformat(day), hour if hour is not None else int(at[:2] or 12))

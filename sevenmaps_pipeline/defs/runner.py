@@ -18,13 +18,27 @@ def run_days(job_name: str, first: dt.date, last: dt.date, instance: dg.DagsterI
              lake_root: Path, signing_key: Path | None = None,
              raise_on_error: bool = True, log_level: str = "INFO",
              prober: dict | None = None) -> dg.ExecuteInProcessResult:
+    tags = ({"dagster/partition": first.isoformat()} if first == last else
+            {"dagster/asset_partition_range_start": first.isoformat(),
+             "dagster/asset_partition_range_end": last.isoformat()})
+    return _run(job_name, tags, instance, lake_root, signing_key, raise_on_error, log_level, prober)
+
+
+def run_partition(job_name: str, partition_key: str, instance: dg.DagsterInstance, lake_root: Path,
+                  raise_on_error: bool = True, log_level: str = "INFO",
+                  prober: dict | None = None) -> dg.ExecuteInProcessResult:
+    """One partition of any job by its key (an hourly slice: `2026-11-20-05:00`)."""
+    return _run(job_name, {"dagster/partition": partition_key}, instance, lake_root, None, raise_on_error,
+                log_level, prober)
+
+
+def _run(job_name: str, tags: dict[str, str], instance: dg.DagsterInstance, lake_root: Path,
+         signing_key: Path | None, raise_on_error: bool, log_level: str,
+         prober: dict | None) -> dg.ExecuteInProcessResult:
     job = defs.resolve_job_def(job_name)
     lake_config = {"root": str(lake_root)}
     if signing_key:
         lake_config["signing_key"] = str(signing_key)
-    tags = ({"dagster/partition": first.isoformat()} if first == last else
-            {"dagster/asset_partition_range_start": first.isoformat(),
-             "dagster/asset_partition_range_end": last.isoformat()})
     resources = {"lake": {"config": lake_config}}
     if prober:
         resources["prober"] = {"config": prober}

@@ -2,9 +2,10 @@
 "Status"), read from the lake alone, so it answers the same with or without the Dagster UI running.
 
 - ran: the days whose scan landed (raw probes), whose map was built (every table of the day), signed;
-- late: a finished day since the first day with no built map; the open day without a landed scan once
-  the scan's deadline (23:59 UTC) has passed; the day that just ended, unsigned, after the signing
-  deadline (02:00 UTC);
+- today's slices: the hours whose slice of the scan has landed, and those that have not (probe/slices.py);
+- late: a finished day since the first day with no built map; an hour of the open day whose slice has
+  not landed after its deadline (55 minutes past the hour); the day that just ended, unsigned, after
+  the signing deadline (02:00 UTC);
 - waiting: the finished, unsigned days in chain order, and why the first of them cannot be signed yet (a
   day is signed only after every earlier one, so a day that cannot be signed holds back all later ones).
 """
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from ..lake.paths import LakePaths
 from .roots import REQUIRED_TABLES, chain_start, signed_days
 
-SCAN_DEADLINE = dt.time(23, 59)
+SLICE_DEADLINE_MINUTE = 55
 SIGN_DEADLINE = dt.time(2, 0)
 
 
@@ -32,6 +33,8 @@ class LakeStatus:
     late: list[str] = field(default_factory=list)
     waiting: list[dt.date] = field(default_factory=list)
     waiting_reason: str | None = None
+    slices_landed: list[int] = field(default_factory=list)  # today's hours with a landed daily check
+    slices_missing: list[int] = field(default_factory=list)  # past hours of today with endpoints and none
 
     @property
     def ok(self) -> bool:
@@ -59,9 +62,10 @@ def lake_status(lake: LakePaths, now: dt.datetime | None = None) -> LakeStatus:
     for d in days[:-1]:
         if d not in built:
             status.late.append(f"{d}: its map was never built (backfill it: sevenmaps backfill --from {d} --to {d})")
-    if today not in set(status.scanned) and now.time() >= SCAN_DEADLINE:
-        status.late.append(f"{today}: no scan has landed and the scan's deadline ({SCAN_DEADLINE:%H:%M} UTC) has "
-                           "passed")
+    _slices(lake, today, now, status)
+    for hour in status.slices_missing:
+        status.late.append(f"{today} {hour:02d}:00: the slice did not land by {hour:02d}:{SLICE_DEADLINE_MINUTE} UTC "
+                           "(its endpoints are n today; a slice is never made up)")
     last = max(signed) if signed else None
     status.waiting = [d for d in days[:-1] if d not in signed and (last is None or d > last)]
     yesterday = today - dt.timedelta(days=1)
@@ -80,6 +84,42 @@ def lake_status(lake: LakePaths, now: dt.datetime | None = None) -> LakeStatus:
     return status
 
 
+def _slices(lake: LakePaths, today: dt.date, now: dt.datetime, status: LakeStatus) -> None:
+    """Today's hours with a landed daily check, and the past hours (deadline passed) whose slice has
+    endpoints in the day's registry snapshot and landed none. Before the day's first slice there is no
+    snapshot: every hour due so far is missing (an empty registry is not a reason to skip a scan)."""
+    import pyarrow.parquet as pq
+
+    from ..probe.slices import slot_hour
+
+    landed: set[int] = set()
+    for path in lake.raw_files("probes", today):
+        try:
+            table = pq.read_table(path, columns=["check_kind", "started_at"])
+        except Exception:  # noqa: BLE001 - an unreadable part is quarantined by the map run
+            continue
+        for kind, started in zip(table.column("check_kind").to_pylist(), table.column("started_at").to_pylist(),
+                                 strict=True):
+            if kind == "daily" and started is not None and started.date() == today:
+                landed.add(started.hour)
+    due = [h for h in range(24) if (h, SLICE_DEADLINE_MINUTE) <= (now.hour, now.minute)]
+    registry = lake.registry_file(today)
+    if registry.is_file():
+        try:
+            rows = pq.read_table(registry, columns=["server_key", "listing"]).to_pylist()
+            expected = {slot_hour(r["server_key"], today) for r in rows if r["server_key"]}
+        except Exception:  # noqa: BLE001 - an unreadable snapshot: every due hour is checked for
+            expected = set(range(24))
+    else:
+        expected = set(range(24))
+    status.slices_landed = sorted(landed)
+    status.slices_missing = [h for h in due if h in expected and h not in landed]
+
+
+def _hours(hours: list[int]) -> str:
+    return ", ".join(f"{h:02d}" for h in hours) if hours else "none"
+
+
 def status_text(lake: LakePaths, status: LakeStatus) -> str:
     lines = [f"lake {lake.root} at {status.now.isoformat(timespec='seconds')}"]
     if status.first_day is None:
@@ -89,6 +129,8 @@ def status_text(lake: LakePaths, status: LakeStatus) -> str:
                   f"; no scan on {', '.join(map(str, status.not_scanned[:5]))}"
                   f"{' ...' if len(status.not_scanned) > 5 else ''} (its endpoints are n)" if status.not_scanned
                   else ""),
+              f"today       slices landed at {_hours(status.slices_landed)}"
+              + (f"; missing {_hours(status.slices_missing)}" if status.slices_missing else ""),
               f"built       {_span(status.built)}",
               f"signed      {_span(status.signed)}"]
     lines.append(f"waiting     {_span(status.waiting)}" + (f": {status.waiting_reason}" if status.waiting_reason

@@ -29,6 +29,7 @@ from .config import PROBER_VERSION, ProbeConfig
 from .http import build_client
 from .readiness_scan import readiness_scan
 from .scan import Clock, scan
+from .slices import check_slice_hour, in_slices
 
 
 def utc_now() -> dt.datetime:
@@ -36,10 +37,11 @@ def utc_now() -> dt.datetime:
 
 
 class ReplayClock:
-    """Demo only: 'now' is `day` at noon plus the real time elapsed, so a replayed scan is of that day."""
+    """Demo and tests only: 'now' is `day` at noon (or at `hour`:00) plus the real time elapsed, so a
+    replayed scan is of that day (and a replayed slice of that hour)."""
 
-    def __init__(self, day: dt.date) -> None:
-        self._start = dt.datetime.combine(day, dt.time(12, 0), dt.UTC)
+    def __init__(self, day: dt.date, hour: int = 12) -> None:
+        self._start = dt.datetime.combine(day, dt.time(hour, 0), dt.UTC)
         self._t0 = time.monotonic()
 
     def __call__(self) -> dt.datetime:
@@ -156,20 +158,33 @@ class DayScan:
     seconds: float = 0.0
     resumed_from: int = 0  # endpoints that already had a completed check today (a resumed scan)
     registry_reused: bool = False
+    hours: tuple[int, ...] = ()  # the slices scanned (probe/slices.py); empty: every endpoint at once
+
+
+def scan_slice(lake: LakePaths, day: dt.date, hour: int, registry_url: str, config: ProbeConfig,
+               clock: Clock = utc_now, control_url: str | None = None,
+               progress: Callable[[int, int], None] | None = None, flush_rows: int = 500) -> DayScan:
+    """The slice of the day's scan for UTC `hour`: only within that hour (SliceMissedError otherwise), only
+    the endpoints whose slot it is that day (probe/slices.py). The day's first slice takes the day's
+    registry snapshot; the others reuse it."""
+    check_slice_hour(day, hour, clock())
+    return scan_day(lake, day, registry_url, config, clock, control_url, progress, flush_rows, hours=(hour,))
 
 
 def scan_day(lake: LakePaths, day: dt.date, registry_url: str, config: ProbeConfig, clock: Clock = utc_now,
              control_url: str | None = None,
-             progress: Callable[[int, int], None] | None = None, flush_rows: int = 500) -> DayScan:
-    """Scan the open day. Run again on the same day, it reuses the day's registry snapshot and checks
-    only the endpoints that have no completed check yet."""
+             progress: Callable[[int, int], None] | None = None, flush_rows: int = 500,
+             hours: Sequence[int] | None = None) -> DayScan:
+    """Scan the open day: every endpoint, or with `hours` only those whose slot is one of those hours
+    (scan_slice). Run again on the same day, it reuses the day's registry snapshot and checks only the
+    endpoints that have no completed check yet."""
     today = clock().date()
     if day != today:
         raise PastDayError(f"{day} is not today ({today} UTC): a day that has passed is never probed, "
                            "and a future one cannot be")
     started = time.perf_counter()
     run_id = f"scan-{clock().strftime('%H%M%S')}-{uuid.uuid4().hex[:8]}"
-    report = DayScan(day, run_id)
+    report = DayScan(day, run_id, hours=tuple(hours or ()))
     done = completed_checks(lake, day)
     report.resumed_from = len(done)
     writer = PartWriter(lake, day, run_id, flush_rows=flush_rows)
@@ -188,6 +203,8 @@ def scan_day(lake: LakePaths, day: dt.date, registry_url: str, config: ProbeConf
             rows = snapshot.rows
             write_parquet(lake, registry_path, _table(rows, RAW_REGISTRY))
         report.registry_rows = len(rows)
+        if hours is not None:
+            rows = in_slices(rows, day, hours)
         try:
             await scan(rows, day, run_id, config, clock, control_url, progress, sink=writer, already_checked=done)
         finally:
@@ -260,10 +277,11 @@ def completed_readiness(lake: LakePaths, day: dt.date) -> set[str]:
 
 def readiness_day(lake: LakePaths, day: dt.date, config: ProbeConfig, clock: Clock = utc_now,
                   codehost: CodeHostClient | None = None, skills: Sequence[RepoFolder] = (),
-                  flush_rows: int = 500) -> ReadinessDay:
+                  flush_rows: int = 500, hours: Sequence[int] | None = None) -> ReadinessDay:
     """The open day's readiness run over the day's registry snapshot (landed by its scan) and the skills
-    list. Run again the same day, it checks only the endpoints without a readiness check yet (skills and
-    the documents of the endpoints it checks are read again)."""
+    list; with `hours`, over the endpoints of those slices only (each slice checks its own endpoints'
+    readiness after their scan). Run again the same day, it checks only the endpoints without a readiness
+    check yet (skills and the documents of the endpoints it checks are read again)."""
     import pyarrow.parquet as pq
 
     today = clock().date()
@@ -279,6 +297,8 @@ def readiness_day(lake: LakePaths, day: dt.date, config: ProbeConfig, clock: Clo
     report.resumed_from = len(done)
     writer = ReadinessWriter(lake, day, run_id, flush_rows)
     rows = pq.read_table(registry).to_pylist()
+    if hours is not None:
+        rows = in_slices(rows, day, hours)
     try:
         asyncio.run(readiness_scan(rows, day, run_id, config, clock, writer, codehost, skills, already_checked=done))
     finally:

@@ -1,0 +1,105 @@
+"""The moving daily hour (docs/operations.md, "The moving daily hour"): the day's scan in 24 hourly slices,
+each endpoint in one slice a day at an hour that moves, every hour reached within 24 days; a slice that
+did not run leaves exactly its endpoints n. Through Dagster: the hourly schedule, the slice asset, and the
+day's map over replayed slices."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections import defaultdict
+
+import dagster as dg
+import pyarrow.parquet as pq
+import pytest
+from test_scan import EXPECTED as WITH_SECOND_WEATHER
+from test_scan import config_for
+
+from sevenmaps_pipeline.defs.jobs import daily_map_schedule, scan_slice_schedule
+from sevenmaps_pipeline.defs.runner import run_days, run_partition
+from sevenmaps_pipeline.devtools.fleet.run import Fleet
+from sevenmaps_pipeline.probe.run import ReplayClock, scan_day, scan_slice
+from sevenmaps_pipeline.probe.slices import SliceMissedError, slot_hour
+
+DAY = dt.date(2026, 11, 20)
+EXPECTED = {k: code for k, code in WITH_SECOND_WEATHER.items() if k != "mcp.weather.test/v2/mcp"}  # the fleet's own
+KEYS = [f"mcp{i}.example.test/mcp" for i in range(2000)] + list(EXPECTED)
+
+
+def test_over_24_days_every_server_is_checked_at_every_hour_once_a_day():
+    start = dt.date(2026, 3, 5)
+    seen: dict[str, set[int]] = defaultdict(set)
+    for i in range(24):
+        day = start + dt.timedelta(days=i)
+        for key in KEYS:
+            seen[key].add(slot_hour(key, day))  # one slot per key per day, by construction
+    assert all(hours == set(range(24)) for hours in seen.values())
+    # The hour moves a little (one hour) each day, and the slices stay about equal in size.
+    assert all((slot_hour(k, start + dt.timedelta(days=1)) - slot_hour(k, start)) % 24 == 1 for k in KEYS)
+    sizes = defaultdict(int)
+    for key in KEYS[:2000]:
+        sizes[slot_hour(key, start)] += 1
+    assert min(sizes.values()) > 2000 / 24 / 2 and max(sizes.values()) < 2000 / 24 * 2
+
+
+@pytest.fixture(scope="module")
+def fleet():
+    with Fleet(slow_seconds=8) as running:
+        yield running
+
+
+def _prober(fleet: Fleet, replay: str, **extra) -> dict:
+    return {"registry_url": fleet.registry_url, "host_map_json": json.dumps(fleet.host_map),
+            "ca_file": str(fleet.ca_file), "replay_day": replay,
+            "opted_out_hosts": fleet.timeline["opted_out_hosts"], "readiness": False, **extra}
+
+
+def test_a_missed_slice_leaves_exactly_its_endpoints_n(fleet, lake, tmp_path):
+    missed = slot_hour("mcp.weather.test/mcp", DAY)
+    in_missed = {k for k in EXPECTED if slot_hour(k, DAY) == missed}
+    with dg.instance_for_test(temp_dir=str(tmp_path)) as instance:
+        run = run_days("daily_map_job", DAY, DAY, instance, lake.root,
+                       prober=_prober(fleet, DAY.isoformat(), replay_missed_hours=[missed]))
+    assert run.success
+    codes = {r["server_key"]: r["code"] for r in pq.read_table(lake.curated_file("daily_status", DAY)).to_pylist()}
+    assert codes == {k: ("n" if k in in_missed else code) for k, code in EXPECTED.items()}
+    assert "mcp.weather.test/mcp" in in_missed and len(in_missed) < len(EXPECTED)
+    # Every other daily check ran in its own slot's hour, once.
+    daily = [r for path in lake.raw_files("probes", DAY) for r in pq.read_table(path).to_pylist()
+             if r["check_kind"] == "daily"]
+    assert len(daily) == len({r["server_key"] for r in daily})
+    assert all(r["started_at"].hour == slot_hour(r["server_key"], DAY) != missed for r in daily)
+
+
+def test_the_hourly_schedule_runs_the_slice_of_its_hour_and_only_within_it(fleet, lake, tmp_path):
+    hour = slot_hour("mcp.notes.test/mcp", DAY)
+    at = dt.datetime.combine(DAY, dt.time(hour, 0), dt.UTC)
+    request = scan_slice_schedule(dg.build_schedule_context(scheduled_execution_time=at))
+    assert request.partition_key == f"{DAY}-{hour:02d}:00"
+    # The map of a day is built once the day has ended.
+    built = daily_map_schedule(dg.build_schedule_context(scheduled_execution_time=at + dt.timedelta(days=1)))
+    assert built.partition_key == DAY.isoformat()
+    with dg.instance_for_test(temp_dir=str(tmp_path)) as instance:
+        # The hour before: that slice's hour has passed, nothing is scanned and nothing recorded.
+        late = run_partition("scan_slice_job", request.partition_key, instance, lake.root,
+                             prober=_prober(fleet, f"{DAY}T{(hour + 1) % 24:02d}"))
+        assert late.success and not late.get_asset_materialization_events()
+        assert not lake.raw_files("probes", DAY)
+        run = run_partition("scan_slice_job", request.partition_key, instance, lake.root,
+                            prober=_prober(fleet, f"{DAY}T{hour:02d}"))
+        assert run.success
+        (event,) = run.get_asset_materialization_events()
+        assert event.partition == request.partition_key
+        assert event.materialization.metadata["slice_method"].value == "moving-hour-1.0"
+    keys = {r["server_key"] for path in lake.raw_files("probes", DAY) for r in pq.read_table(path).to_pylist()}
+    assert {k for k in EXPECTED if slot_hour(k, DAY) == hour} <= keys and "mcp.notes.test/mcp" in keys
+    assert all(slot_hour(k, DAY) == hour for k in keys)  # no endpoint of another slice was contacted
+
+
+def test_a_slice_runs_only_within_its_hour(fleet, lake):
+    with pytest.raises(SliceMissedError, match="never made up"):
+        scan_slice(lake, DAY, 4, fleet.registry_url, config_for(fleet), ReplayClock(DAY, 5))
+    assert not lake.raw_dir("probes", DAY).exists()
+    # The whole-day scan (sevenmaps run's one-off) still checks every endpoint at once.
+    report = scan_day(lake, DAY, fleet.registry_url, config_for(fleet), ReplayClock(DAY, 5))
+    assert report.hours == () and report.probe_rows >= len(EXPECTED)
