@@ -334,6 +334,56 @@ def cmd_opt_out(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_owner(args: argparse.Namespace) -> int:
+    """Owner claims: list, issue a token, verify it, the owner's note, the five-minute endpoints."""
+    import asyncio
+
+    from .registry import owners
+
+    now = dt.datetime.now(dt.UTC)
+    if args.action == "list":
+        claims = owners.read_claims(_existing_lake(args))
+        for c in claims:
+            when = c.verified_at.isoformat(timespec="seconds") if c.verified_at else "-"
+            print(f"{c.host:<36} {c.status:<9} {when:<26} five-minute: {', '.join(c.five_minute) or 'none'}"
+                  + (f"\n  note: {c.note}" if c.note else ""))
+        if not claims:
+            print("no owner has claimed a host")
+        return 0
+    if not args.host:
+        raise ValueError(f"owner {args.action} needs a HOST")
+    lake = _lake(args)
+    if args.action == "issue":
+        claim = owners.issue_owner_token(lake, args.host, now)
+        if claim.status == "verified":
+            print(f"{claim.host} is already verified (since {claim.verified_at:%Y-%m-%d %H:%M}Z)")
+            return 0
+        print(f"token for {claim.host}: {claim.token}\nthe owner publishes it, on a line of its own, at "
+              f"https://{claim.host}{owners.OWNER_PATH}; then run `sevenmaps owner verify {claim.host}`")
+        return 0
+    if args.action == "verify":
+        from .probe.opt_out_check import token_proof
+
+        found = owners.claim_of(lake, args.host)
+        if found is None:
+            raise owners.OwnerClaimError(f"no owner token was issued for {args.host}: `sevenmaps owner issue` first")
+        ok, detail = asyncio.run(token_proof(found.host, owners.OWNER_PATH, found.token, _probe_config(args)))
+        if not ok:
+            print(f"not verified: {detail}", file=sys.stderr)
+            return 1
+        claim = owners.mark_verified(lake, found.host, now)
+        print(f"{claim.host}: owner verified ({detail}); they may add a note and choose up to "
+              f"{owners.MAX_FIVE_MINUTE_ENDPOINTS} endpoints for five-minute checks")
+        return 0
+    if args.action == "note":
+        claim = owners.set_note(lake, args.host, args.text or "", now)
+        print(f"{claim.host}: note {'set' if claim.note else 'removed'}; shown beside its endpoints' figures")
+        return 0
+    claim = owners.choose_five_minute(lake, args.host, args.url or [])
+    print(f"{claim.host}: five-minute checks for {', '.join(claim.five_minute) or 'no endpoint'}")
+    return 0
+
+
 def cmd_classify_tools(args: argparse.Namespace) -> int:
     import json
 
@@ -821,6 +871,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--note", help="for add: how the host asked (kept with the entry)")
     _endpoint_options(p)
     p.set_defaults(func=cmd_opt_out)
+
+    p = sub.add_parser("owner", help="owner claims: `list`; `issue HOST` (a token the owner publishes at "
+                       "/.well-known/7maps-owner.txt); `verify HOST`; `note HOST --text ...` (shown beside the "
+                       "figures, never in them); `five-minute HOST --url URL ...` (at most 3 endpoints of the host)")
+    p.add_argument("action", choices=["list", "issue", "verify", "note", "five-minute"])
+    p.add_argument("host", nargs="?", help="the host the owner controls (it covers every name under it)")
+    p.add_argument("--text", help="for note: the owner's words (empty removes the note)")
+    p.add_argument("--url", action="append",
+                   help="for five-minute: an endpoint URL on the host (repeat; none stops them)")
+    _endpoint_options(p)
+    p.set_defaults(func=cmd_owner)
 
     p = sub.add_parser("backfill", help="build the map for a range of days, then sign the finished ones, as runs "
                        "of the code location (the UI shows them); a day that has passed is never probed (n)")

@@ -13,6 +13,15 @@ from .defs.checks import (
     reliable_rankings_eligible,
     server_history_windows_valid,
 )
+from .defs.frequent_assets import (
+    five_minute_job,
+    five_minute_schedule,
+    hourly_check_job,
+    hourly_check_schedule,
+    hourly_checks,
+    retention_job,
+    retention_schedule,
+)
 from .defs.freshness import FRESHNESS_CHECKS, freshness_sensor
 from .defs.jobs import (
     MAP_ASSETS,
@@ -28,12 +37,13 @@ from .defs.map_assets import probe_slice
 from .defs.resources import LakeResource, ProberResource
 
 defs = dg.Definitions(
-    assets=[probe_slice, *MAP_ASSETS, *SIGN_ASSETS],
+    assets=[probe_slice, hourly_checks, *MAP_ASSETS, *SIGN_ASSETS],
     asset_checks=[daily_status_codes_valid, server_history_windows_valid, incidents_only_confirmed_are_shown,
                   reliable_rankings_eligible, readiness_unseen_lines_not_counted, daily_root_chain_intact,
                   day_snapshot_verifies, *FRESHNESS_CHECKS],
-    jobs=[scan_slice_job, map_job, sign_job],
-    schedules=[scan_slice_schedule, daily_map_schedule, sign_schedule],
+    jobs=[scan_slice_job, hourly_check_job, five_minute_job, map_job, sign_job, retention_job],
+    schedules=[scan_slice_schedule, hourly_check_schedule, five_minute_schedule, daily_map_schedule,
+               sign_schedule, retention_schedule],
     sensors=[freshness_sensor],
     resources={
         "lake": LakeResource(),

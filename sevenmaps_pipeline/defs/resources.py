@@ -98,6 +98,9 @@ class ProberResource(dg.ConfigurableResource):
     whole_day_scan: bool = Field(default=False, description="Built on the open day, raw_probes checks every "
                                  "endpoint at once (`sevenmaps run`: a one-off). Otherwise the day is scanned by "
                                  "its 24 hourly slices (probe_slice) and raw_probes validates what they landed.")
+    directory_lists: str = Field(default="", description="The directory lists whose endpoints are checked hourly "
+                                 "(a file: '[directory] https://URL' per line). Empty: $SEVENMAPS_DIRECTORY_LISTS, "
+                                 "else none (the endpoints agents reported on are still checked hourly).")
     # Demo and test configuration only: never set these in production.
     replay_missed_hours: list[int] = Field(default_factory=list, description="Demo/test only: with replay_day, "
                                            "the hours whose slice did not run that day (their endpoints stay n).")
@@ -127,6 +130,15 @@ class ProberResource(dg.ConfigurableResource):
 
         path = self.skills_list or os.environ.get(SKILLS_LIST_ENV, "")
         return read_skills_list(path) if path else SkillsList((), ())
+
+    def read_directory_lists(self):
+        """The operator's directory lists (None without one); ValueError when the file cannot be read."""
+        import os
+
+        from ..registry.most_used import DIRECTORY_LISTS_ENV, read_directory_lists
+
+        path = self.directory_lists or os.environ.get(DIRECTORY_LISTS_ENV, "")
+        return read_directory_lists(path) if path else None
 
     def codehost(self):
         from ..lookups.codehost import CodeHostClient

@@ -6,6 +6,7 @@ from here (`sevenmaps data-dictionary`) and a test keeps the two in step.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -20,7 +21,7 @@ def col(name: str, type_: pa.DataType, doc: str, nullable: bool = True) -> pa.Fi
 @dataclass(frozen=True)
 class TableSpec:
     name: str
-    layer: str  # "raw" or "curated"
+    layer: str  # "raw", "curated" or "aggregate"
     location: str  # path pattern below the lake root
     grain: str
     schema: pa.Schema
@@ -819,13 +820,48 @@ READINESS_SCORES = TableSpec(
     ),
 )
 
+# The frequent checks (probe/frequent.py): the daily check's row, in their own raw kinds, never covered by
+# roots and never read by a day code or uptime.
+RAW_HOURLY = dataclasses.replace(
+    RAW_PROBES, name="hourly", location="raw/hourly/day=YYYY-MM-DD/<run_id>.parquet", view="hourly_checks",
+    grain="one row per hourly check of one of the most used endpoints (check_kind hourly); not covered by roots")
+RAW_FIVE_MINUTE = dataclasses.replace(
+    RAW_PROBES, name="five_minute", location="raw/five_minute/day=YYYY-MM-DD/<run_id>.parquet",
+    view="five_minute_checks", grain="one row per five-minute check of an endpoint its owner chose (check_kind "
+    "five_minute; skipped = not reached in time, never down); not covered by roots")
+
+
+
+def _frequent_days(kind: str, view: str) -> TableSpec:
+    return TableSpec(
+        name=f"{kind}_days", layer="aggregate", location=f"aggregates/{kind}/day=YYYY-MM-DD/part-0.parquet",
+        grain=f"one row per endpoint and finished UTC day of raw/{kind}: what retention keeps once the day's "
+        "batches are deleted (lake/retention.py); not covered by roots", view=view,
+        schema=pa.schema([
+            col("day", pa.date32(), "UTC day", False),
+            col("check_kind", pa.string(), "hourly | five_minute | sensors", False),
+            col("server_key", pa.string(), "the endpoint", False),
+            col("checks", pa.int64(), "checks that day", False),
+            col("counted", pa.int64(), "checks with a result (not skipped, not our own fault)", False),
+            col("answered", pa.int64(), "checks answered ok, needs_auth or http_402", False),
+            col("first_check_at", UTC_TS, "first check of the day"),
+            col("last_check_at", UTC_TS, "last check of the day"),
+            col("batches", pa.int64(), "raw batches summed", False),
+            col("method_version", pa.string(), "version of the aggregate (frequent-days-1.0)", False),
+        ]))
+
+
+HOURLY_DAYS = _frequent_days("hourly", "hourly_check_days")
+FIVE_MINUTE_DAYS = _frequent_days("five_minute", "five_minute_check_days")
+
 RAW_TABLES = (RAW_PROBES, RAW_ORIGINS, RAW_REGISTRY, RAW_AGENT_REPORTS, RAW_READINESS, RAW_READINESS_SURFACES,
-              RAW_SKILLS)
+              RAW_SKILLS, RAW_HOURLY, RAW_FIVE_MINUTE)
 CURATED_TABLES = (QUARANTINE, DAILY_STATUS, SERVER_HISTORY, TOOL_LISTS, TOOL_FACTS, TOOLS, TOKEN_COST, FINDINGS,
                   INTERNAL_FINDINGS, SERVER_CATEGORIES, TOOL_CHANGES, AGENT_REPORTS, AGENT_REPORT_QUARANTINE,
                   RATING_AGGREGATES, INCIDENTS, RELIABLE_RANKINGS, READINESS_DISCOVERY, READINESS_LINES,
                   READINESS_SCORES)
-ALL_TABLES = RAW_TABLES + CURATED_TABLES
+AGGREGATE_TABLES = (HOURLY_DAYS, FIVE_MINUTE_DAYS)
+ALL_TABLES = RAW_TABLES + CURATED_TABLES + AGGREGATE_TABLES
 BY_NAME = {t.name: t for t in ALL_TABLES}
 
 # Signed tables that are never exported nor shown in warehouse.duckdb (they are in internal.duckdb, for

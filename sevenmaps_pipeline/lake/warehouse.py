@@ -26,7 +26,8 @@ def _quote(text: str) -> str:
 
 
 def _glob(lake: LakePaths, spec: TableSpec) -> str:
-    pattern = spec.location.replace("YYYY-MM-DD", "*").replace("<run_id>-<part>", "*").replace("<batch>", "*")
+    pattern = spec.location.replace("YYYY-MM-DD", "*").replace("<run_id>-<part>", "*").replace("<run_id>", "*")
+    pattern = pattern.replace("<batch>", "*")
     return str(lake.root / pattern)
 
 
@@ -100,6 +101,7 @@ def analyst_view_statements(tables: tuple[TableSpec, ...] = PUBLIC_TABLES) -> li
             "One row per UTC day the map was built: endpoints by day code (o a p d n), the share of d, and "
             "whether the day is signed (its root)."),
     ]
+    statements += sql_view_statements(set(by_view))
     for name in LATEST_TABLES:
         spec = by_view.get(name)
         if spec is None:
@@ -116,6 +118,52 @@ def analyst_view_statements(tables: tuple[TableSpec, ...] = PUBLIC_TABLES) -> li
     return statements
 
 
+# Views whose logic is a file of sql/ (one hop from the name), each with the view it reads and its comment.
+SQL_VIEWS = {
+    "current_status": ("hourly_checks", "One row per endpoint on the map's latest built day: the status shown now. "
+                       "The daily status, replaced by a newer hourly check of the most used endpoints: an answer at "
+                       "once, a failure only when the check before it failed too (sql/current_status.sql, method "
+                       "current-1.0). Never changes a day code or uptime."),
+    "five_minute_uptime": ("five_minute_checks", "One row per endpoint with five-minute checks (owner-verified): "
+                           "uptime over 30 days, and over 90 days once older checks exist; skipped checks (not "
+                           "reached in time) are never down (sql/five_minute_uptime.sql). Not covered by roots."),
+}
+
+
+def sql_view_statements(views: set[str]) -> list[str]:
+    from ..packaged import shipped
+
+    statements = []
+    for name, (reads, doc) in SQL_VIEWS.items():
+        if reads not in views:
+            continue
+        lines = shipped("sql", f"{name}.sql").read_text().splitlines()
+        body = "\n".join(line for line in lines if not line.lstrip().startswith("--"))
+        statements += [f"CREATE VIEW {name} AS {body}", f"COMMENT ON VIEW {name} IS {_quote(doc)}"]
+    return statements
+
+
+def owner_note_statements(lake: LakePaths) -> list[str]:
+    """`owner_notes`: each verified owner's note beside every endpoint on their host (control/owners.parquet:
+    not covered by roots, never read by a figure)."""
+    from ..registry.owners import owners_file
+
+    path = owners_file(lake)
+    if path.is_file():
+        claims = (f"SELECT host, note, note_updated_at, verified_at FROM read_parquet({_quote(str(path))}) "
+                  "WHERE status = 'verified' AND note IS NOT NULL")
+    else:
+        claims = ("SELECT NULL::VARCHAR AS host, NULL::VARCHAR AS note, NULL::TIMESTAMPTZ AS note_updated_at, "
+                  "NULL::TIMESTAMPTZ AS verified_at WHERE false")
+    body = ("WITH claims AS (" + claims + "), endpoints AS (SELECT server_key, server_name, url, "
+            "lower(regexp_extract(url, '^[a-zA-Z]+://([^/:?#]+)', 1)) AS url_host FROM servers) "
+            "SELECT e.server_key, e.server_name, e.url, c.host AS owner_host, c.note, c.note_updated_at, c.verified_at "
+            "FROM endpoints e JOIN claims c ON e.url_host = c.host OR e.url_host LIKE '%.' || c.host")
+    return [f"CREATE VIEW owner_notes AS {body}", "COMMENT ON VIEW owner_notes IS " + _quote(
+        "The verified owner's note, in their own words, beside each endpoint on their host: shown beside the "
+        "figures, never mixed into them (control/owners.parquet, not covered by roots).")]
+
+
 def publish_warehouse(lake: LakePaths, force: bool = False) -> str:
     """Build fresh `warehouse.duckdb` and `internal.duckdb` files next to the old ones and atomically rename
     them into place.
@@ -125,7 +173,7 @@ def publish_warehouse(lake: LakePaths, force: bool = False) -> str:
     `.warehouse.sha256` (the digest of the view statements) tells."""
     lake.root.mkdir(parents=True, exist_ok=True)
     with duck.connect() as scratch:
-        public = view_statements(lake, scratch) + analyst_view_statements()
+        public = view_statements(lake, scratch) + analyst_view_statements() + owner_note_statements(lake)
         internal = view_statements(lake, scratch, INTERNAL_TABLES, with_roots=False)
     digest = hashlib.sha256("\n".join(public + ["-- internal"] + internal).encode()).hexdigest()
     marker = lake.root / ".warehouse.sha256"

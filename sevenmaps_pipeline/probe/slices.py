@@ -17,7 +17,9 @@ import hashlib
 from collections.abc import Collection, Iterable
 from typing import Any
 
-SLICE_METHOD = "moving-hour-1.0"
+from ..rules.methods import SLICE_METHOD
+
+__all__ = ["SLICE_METHOD", "slot_hour", "in_slices", "check_slice_hour", "SliceMissedError"]
 HOURS = 24
 HOUR_STEP = 1  # coprime to 24: 24 consecutive days reach every hour
 

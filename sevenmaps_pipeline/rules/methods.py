@@ -141,3 +141,9 @@ READINESS_P50_DAYS = 7
 # Discovery surfaces (docs/methodology.md, "Readiness"): which documents count as answered, and what a
 # server card is compared on.
 DISCOVERY_METHOD = "discovery-1.0"
+
+# When each endpoint is checked in the day (probe/slices.py), what is shown now (sql/current_status.sql)
+# and five-minute uptime (sql/five_minute_uptime.sql); the SQL files carry their versions on every row.
+SLICE_METHOD = "moving-hour-1.0"
+CURRENT_STATUS_METHOD = "current-1.0"
+FIVE_MINUTE_UPTIME_METHOD = "five-minute-uptime-1.0"

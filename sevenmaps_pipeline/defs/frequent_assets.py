@@ -1,0 +1,144 @@
+"""The frequent checks (docs/operations.md, "Hourly checks", "Five-minute checks"): thin wiring over
+`probe/frequent.py`. Hourly: an asset partitioned by UTC hour (only the open hour runs). Five-minute: a
+job of one op, run by a schedule every five minutes that never starts a run while one is in flight."""
+
+
+import datetime as dt
+from collections.abc import Iterator
+
+import dagster as dg
+
+from ..probe.frequent import frequent_checks
+from .map_assets import scan_config
+from .metadata import table_metadata
+from .partitions import SLICE_KEY_FORMAT, hourly_slices
+from .resources import LakeResource, ProberResource
+
+
+def _result_metadata(run, chosen: dict[str, str]) -> dict:
+    return {"checks": run.checks, "dagster/row_count": run.checks,
+            "outcomes": dg.MetadataValue.json(dict(sorted(run.outcomes.items()))),
+            "endpoints_chosen": len(chosen), "not_listed": dg.MetadataValue.json(run.not_listed[:50]),
+            "seconds": round(run.seconds, 2), "run_id": run.run_id}
+
+
+@dg.asset(
+    partitions_def=hourly_slices, group_name="frequent", kinds={"parquet"}, output_required=False,
+    metadata=table_metadata("hourly"),
+    description="The hourly checks of the most used endpoints (those agents reported on in the last 7 built "
+    "days and those in the operator's directory lists), the open hour only, into raw/hourly (not covered by "
+    "roots). They never change a day code or uptime; they feed the current_status view, where two failed "
+    "checks in a row (never one) change what is shown.",
+)
+def hourly_checks(context: dg.AssetExecutionContext, lake: LakeResource,
+                  prober: ProberResource) -> Iterator[dg.MaterializeResult]:
+    from ..registry.most_used import most_used
+
+    clock = prober.clock()
+    for key in context.partition_keys:
+        start = dt.datetime.strptime(key, SLICE_KEY_FORMAT).replace(tzinfo=dt.UTC)
+        now = clock()
+        if (now.date(), now.hour) != (start.date(), start.hour):
+            context.log.warning(f"{key}: not the current hour ({now:%Y-%m-%d %H:%M} UTC): an hour that has passed "
+                                "is never checked")
+            continue
+        lists = None
+        try:
+            lists = prober.read_directory_lists()
+        except ValueError as exc:
+            context.log.error(f"{exc}: only the endpoints agents reported on are checked this hour")
+        for problem in (lists.problems if lists else ()):
+            context.log.warning(f"directory lists: {problem}")
+        chosen = most_used(lake.paths, start.date(), lists)
+        run = frequent_checks(lake.paths, "hourly", chosen, scan_config(lake.paths, prober), clock)
+        context.log.info(f"{key}: {run.checks} hourly checks of {len(chosen)} most used endpoints "
+                         f"{dict(sorted(run.outcomes.items()))} in {run.seconds:.1f}s"
+                         + (f"; not in the registry: {len(run.not_listed)}" if run.not_listed else ""))
+        yield dg.MaterializeResult(metadata=_result_metadata(run, chosen))
+
+
+hourly_check_job = dg.define_asset_job(
+    "hourly_check_job", selection=dg.AssetSelection.assets(hourly_checks), partitions_def=hourly_slices,
+    description="The hour's checks of the most used endpoints (raw/hourly, for current_status).")
+
+
+@dg.schedule(job=hourly_check_job, cron_schedule="30 * * * *", execution_timezone="UTC",
+             description="Checks the most used endpoints every hour, at half past (the hour's slice of the daily "
+             "scan starts at :00).")
+def hourly_check_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
+    hour = context.scheduled_execution_time.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0)
+    key = hour.strftime(SLICE_KEY_FORMAT)
+    return dg.RunRequest(run_key=f"hourly-{key}", partition_key=key)
+
+
+@dg.op(description="Checks the endpoints verified owners chose (raw/five_minute, not covered by roots): 30 s per "
+       "check, robots.txt not read again (the owner asked), opted-out hosts never contacted; what the run could "
+       "not reach before its window closed is skipped, never down.")
+def five_minute_checks(context: dg.OpExecutionContext, lake: LakeResource, prober: ProberResource) -> dict:
+    from ..registry.owners import OwnerClaimError, five_minute_keys
+
+    try:
+        chosen = five_minute_keys(lake.paths)
+    except OwnerClaimError as exc:
+        raise dg.Failure(description=str(exc)) from exc
+    if not chosen:
+        context.log.info("no verified owner has chosen endpoints for five-minute checks")
+        return {"checks": 0}
+    run = frequent_checks(lake.paths, "five_minute", chosen, scan_config(lake.paths, prober), prober.clock())
+    context.log.info(f"{run.checks} five-minute checks {dict(sorted(run.outcomes.items()))} in {run.seconds:.1f}s")
+    context.add_output_metadata(_result_metadata(run, chosen))
+    return {"checks": run.checks, "outcomes": run.outcomes}
+
+
+@dg.job(description="The five-minute checks of owner-verified endpoints (one op; runs never overlap).")
+def five_minute_job() -> None:
+    five_minute_checks()
+
+
+IN_FLIGHT = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
+             dg.DagsterRunStatus.STARTED]
+
+
+@dg.schedule(job=five_minute_job, cron_schedule="*/5 * * * *", execution_timezone="UTC",
+             description="Every five minutes, the owner-verified endpoints; skipped while the previous run is still "
+             "in flight, so runs never overlap (each run ends within 4 minutes: what it could not reach is skipped).")
+def five_minute_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest | dg.SkipReason:
+    running = context.instance.get_runs(dg.RunsFilter(job_name="five_minute_job", statuses=IN_FLIGHT), limit=1)
+    if running:
+        return dg.SkipReason(f"the previous five-minute run {running[0].run_id[:8]} is still in flight")
+    at = context.scheduled_execution_time.astimezone(dt.UTC)
+    return dg.RunRequest(run_key=f"five-minute-{at:%Y-%m-%dT%H:%M}")
+
+
+@dg.op(description="Sums each finished day of raw/hourly, raw/five_minute and raw/sensors into its aggregate, "
+       "then deletes the raw batches of days older than their window (30, 90 and 30 days) whose aggregate "
+       "exists; never a file a signed root names; every deletion logged in control/retention_log.jsonl.")
+def apply_retention_windows(context: dg.OpExecutionContext, lake: LakeResource, prober: ProberResource) -> dict:
+    from ..lake.retention import apply_retention
+
+    now = prober.clock()()
+    report = apply_retention(lake.paths, now.date(), now)
+    for kind, day, files, size in report.deleted:
+        context.log.info(f"deleted raw/{kind}/day={day}: {files} file(s), {size:,} bytes (aggregate kept; logged)")
+    for kind, day, why in report.kept_without_aggregate:
+        context.log.warning(f"kept raw/{kind}/day={day}: {why}")
+    context.log.info(report.summary())
+    context.add_output_metadata({"aggregated_days": len(report.aggregated), "deleted_days": len(report.deleted),
+                                 "deleted_files": sum(d[2] for d in report.deleted),
+                                 "deleted_bytes": sum(d[3] for d in report.deleted),
+                                 "kept_without_aggregate": len(report.kept_without_aggregate)})
+    return {"deleted_days": len(report.deleted)}
+
+
+@dg.job(description="Retention of the frequent raw batches (hourly, five-minute, sensors): aggregate, then delete "
+        "past their window; signed files are never touched.")
+def retention_job() -> None:
+    apply_retention_windows()
+
+
+@dg.schedule(job=retention_job, cron_schedule="30 1 * * *", execution_timezone="UTC",
+             description="Daily at 01:30 UTC: aggregates the day that ended and deletes raw frequent batches past "
+             "their window.")
+def retention_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
+    at = context.scheduled_execution_time.astimezone(dt.UTC)
+    return dg.RunRequest(run_key=f"retention-{at:%Y-%m-%d}")

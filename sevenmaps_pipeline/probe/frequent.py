@@ -1,0 +1,163 @@
+"""Hourly and five-minute checks (docs/operations.md, "Hourly checks" and "Five-minute checks").
+
+The same check as the daily scan (initialize, notifications/initialized, tools/list; never a tool call),
+of a chosen few endpoints, landed in their own raw kind (`raw/hourly`, `raw/five_minute`: not covered by
+roots). They never enter a day code or uptime: daily_status reads daily checks only.
+
+- hourly: the most used endpoints. robots.txt is read per origin each run and obeyed, as the daily scan does.
+- five_minute: endpoints whose owner verified control of the host. robots.txt is not read again (the owner
+  asked for these checks); each check has 30 s overall; a check the run could not start before its
+  window closed is `skipped` ("not reached in time"), never counted as down.
+
+Opted-out hosts are never contacted by either. One request at a time per host, as in the daily scan.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import pyarrow as pa
+
+from ..lake.keys import origin as origin_of
+from ..lake.parquet_io import write_parquet
+from ..lake.paths import LakePaths
+from ..lake.schemas import RAW_FIVE_MINUTE, RAW_HOURLY, conform
+from ..registry.listing import SKIP_OPTED_OUT, SKIP_ROBOTS, is_opted_out
+from .checker import CheckResult, EndpointCheck
+from .config import PROBER_VERSION, ProbeConfig
+from .http import build_client, ssl_context
+from .origins import OriginResult, check_origin
+from .scan import Clock, probe_row, prober_error_row
+
+KINDS = {"hourly": RAW_HOURLY, "five_minute": RAW_FIVE_MINUTE}
+NOT_REACHED = "not reached in time"
+FIVE_MINUTE_WINDOW_SECONDS = 240.0  # a run must end before the next one starts (every 5 minutes)
+
+
+@dataclass
+class FrequentRun:
+    kind: str
+    day: dt.date
+    run_id: str
+    checks: int = 0
+    outcomes: dict[str, int] = field(default_factory=dict)
+    not_listed: list[str] = field(default_factory=list)  # asked for, but not in the day's registry snapshot
+    seconds: float = 0.0
+    path: str | None = None
+
+
+def listings_for(lake: LakePaths, day: dt.date, keys: Collection[str]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The latest registry snapshot's listings (on or before `day`) of `keys` that are to be contacted, and
+    the keys it does not list that way (never checked: the map is the registry's)."""
+    import pyarrow.parquet as pq
+
+    for back in range(0, 8):
+        path = lake.registry_file(day - dt.timedelta(days=back))
+        if path.is_file():
+            rows = pq.read_table(path).to_pylist()
+            break
+    else:
+        return [], sorted(keys)
+    found: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        key = row.get("server_key")
+        if key in keys and key not in found and row.get("listing") == "probe":
+            found[key] = row
+    return list(found.values()), sorted(set(keys) - set(found))
+
+
+async def _run(kind: str, listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, config: ProbeConfig,
+               clock: Clock, window_seconds: float | None) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    by_host: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for listing in listings:
+        host = (urlsplit(listing["url"]).hostname or "").lower()
+        if is_opted_out(host, config.opted_out_hosts):
+            rows.append(_skip(kind, listing, day, run_id, clock(), SKIP_OPTED_OUT))
+        else:
+            by_host[host].append(listing)
+    context = ssl_context(config)
+    semaphore = asyncio.Semaphore(config.concurrency)
+    closes = time.monotonic() + window_seconds if window_seconds else None
+
+    async def one(client: Any, origins: dict[str, OriginResult], listing: dict[str, Any]) -> dict[str, Any]:
+        if closes is not None and time.monotonic() >= closes:
+            return _skip(kind, listing, day, run_id, clock(), NOT_REACHED)
+        if kind == "hourly":  # robots.txt is obeyed as the daily scan obeys it (read each run)
+            origin = origin_of(listing["url"])
+            if origin not in origins:
+                origins[origin] = await check_origin(client, config, origin, clock(), documents=False)
+            seen = origins[origin]
+            if seen.skip_reason is not None:
+                return _skip(kind, listing, day, run_id, clock(), seen.skip_reason)
+            if seen.network_outcome is not None:
+                check = CheckResult(url=listing["url"], started_at=clock(), outcome=seen.network_outcome,
+                                    outcome_detail=f"origin not reachable: {seen.robots_detail}")
+                return probe_row(check, listing, day, run_id, check_kind=kind)
+            if not seen.allows(listing["url"]):
+                return _skip(kind, listing, day, run_id, clock(), SKIP_ROBOTS)
+        started = clock()
+        checker = EndpointCheck(client, config, listing["url"], started,
+                                listing.get("remote_type") or "streamable-http")
+        if kind == "five_minute":
+            cap = config.timeouts.check_overall
+            try:
+                async with asyncio.timeout(cap):
+                    check = await checker.run()
+            except TimeoutError:
+                check = CheckResult(url=listing["url"], started_at=started, outcome="timeout",
+                                    outcome_detail=f"no complete answer within the check's {cap:g} s overall",
+                                    handshake_ms=int(cap * 1000))
+        else:
+            check = await checker.run()
+        return probe_row(check, listing, day, run_id, check_kind=kind)
+
+    async def host_worker(group: list[dict[str, Any]]) -> None:
+        async with semaphore, build_client(config, context, max_connections=2) as client:
+            origins: dict[str, OriginResult] = {}
+            for listing in group:
+                try:
+                    rows.append(await one(client, origins, listing))
+                except Exception as exc:  # noqa: BLE001 - one endpoint never takes the run down
+                    row = prober_error_row(listing, day, run_id, clock(), exc, f"the {kind} check")
+                    rows.append({**row, "check_kind": kind})
+
+    await asyncio.gather(*(host_worker(group) for group in by_host.values()))
+    return rows
+
+
+def _skip(kind: str, listing: dict[str, Any], day: dt.date, run_id: str, now: dt.datetime, reason: str) -> dict:
+    check = CheckResult(url=listing["url"], started_at=now, outcome="skipped", outcome_detail=reason,
+                        skip_reason=reason, handshake_ms=0)
+    return probe_row(check, listing, day, run_id, check_kind=kind)
+
+
+def frequent_checks(lake: LakePaths, kind: str, keys: Collection[str], config: ProbeConfig, clock: Clock,
+                    window_seconds: float | None = None) -> FrequentRun:
+    """Check `keys` now (hourly or five_minute) and land the rows as one part file of raw/<kind>."""
+    spec = KINDS[kind]
+    now = clock()
+    day = now.date()
+    started = time.perf_counter()
+    run = FrequentRun(kind, day, f"{kind}-{now:%H%M%S}-{uuid.uuid4().hex[:8]}")
+    listings, run.not_listed = listings_for(lake, day, set(keys))
+    if kind == "five_minute" and window_seconds is None:
+        window_seconds = FIVE_MINUTE_WINDOW_SECONDS
+    rows = asyncio.run(_run(kind, listings, day, run.run_id, config, clock, window_seconds)) if listings else []
+    if rows:
+        for row in rows:
+            row["prober_version"] = PROBER_VERSION
+            run.outcomes[row["outcome"]] = run.outcomes.get(row["outcome"], 0) + 1
+        path = lake.root / f"raw/{kind}/day={day}/{run.run_id}.parquet"
+        write_parquet(lake, path, conform(pa.Table.from_pylist(rows, spec.schema), spec))
+        run.path, run.checks = str(path), len(rows)
+    run.seconds = time.perf_counter() - started
+    return run

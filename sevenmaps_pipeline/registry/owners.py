@@ -1,0 +1,164 @@
+"""Owner claims (docs/operations.md, "Owner claims"): a host's owner proves control of it with a token we
+issue, published at `https://HOST/.well-known/7maps-owner.txt`. A verified owner may
+
+- add a note in their own words beside each of their endpoints (shown beside the server's figures, never
+  mixed into them: no figure, ranking or route reads it), and
+- choose a few endpoints on the host (`MAX_FIVE_MINUTE_ENDPOINTS`, the same for everyone) for five-minute
+  checks.
+
+The claims live in `control/owners.parquet`: operator control files, not observations, so no signed root
+covers them. Nothing about the person is kept: a host, a token, dates, the note and the chosen endpoints.
+Verification buys nothing on the map itself (docs/methodology.md, "Placement is never bought").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import secrets
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..lake.keys import server_key
+from ..lake.parquet_io import write_parquet
+from ..lake.paths import LakePaths
+from .listing import has_userinfo, is_opted_out
+from .opt_outs import OptOutRegistryError, normal_host
+
+OWNER_PATH = "/.well-known/7maps-owner.txt"
+MAX_FIVE_MINUTE_ENDPOINTS = 3
+MAX_NOTE_CHARS = 1_000
+SCHEMA = pa.schema([
+    pa.field("host", pa.string(), nullable=False),
+    pa.field("status", pa.string(), nullable=False),  # pending | verified
+    pa.field("token", pa.string(), nullable=False),
+    pa.field("requested_at", pa.timestamp("us", tz="UTC"), nullable=False),
+    pa.field("verified_at", pa.timestamp("us", tz="UTC")),
+    pa.field("five_minute", pa.list_(pa.string())),  # server_keys on the host, at most MAX_FIVE_MINUTE_ENDPOINTS
+    pa.field("note", pa.string()),  # the owner's words, shown beside the host's endpoints
+    pa.field("note_updated_at", pa.timestamp("us", tz="UTC")),
+])
+
+
+class OwnerClaimError(ValueError):
+    """The claim cannot be read or changed as asked."""
+
+
+@dataclass(frozen=True)
+class OwnerClaim:
+    host: str
+    status: str
+    token: str
+    requested_at: dt.datetime
+    verified_at: dt.datetime | None = None
+    five_minute: tuple[str, ...] = ()
+    note: str | None = None
+    note_updated_at: dt.datetime | None = None
+
+
+def _host(host: str) -> str:
+    try:
+        return normal_host(host)
+    except OptOutRegistryError as exc:
+        raise OwnerClaimError(str(exc)) from None
+
+
+def owners_file(lake: LakePaths):
+    return lake.root / "control" / "owners.parquet"
+
+
+def read_claims(lake: LakePaths) -> list[OwnerClaim]:
+    path = owners_file(lake)
+    if not path.exists():
+        return []
+    try:
+        rows = pq.read_table(path).to_pylist()
+    except Exception as exc:  # noqa: BLE001 - any reader failure is named, never read as "no owners"
+        raise OwnerClaimError(f"the owner claims {path} cannot be read ({type(exc).__name__}: {exc})") from exc
+    return [OwnerClaim(**{**{k: r.get(k) for k in SCHEMA.names}, "five_minute": tuple(r.get("five_minute") or ())})
+            for r in rows]
+
+
+def _write(lake: LakePaths, claims: list[OwnerClaim]) -> None:
+    rows = [{**dataclasses.asdict(c), "five_minute": list(c.five_minute)} for c in sorted(claims, key=lambda c: c.host)]
+    write_parquet(lake, owners_file(lake), pa.Table.from_pylist(rows, SCHEMA))
+
+
+def claim_of(lake: LakePaths, host: str) -> OwnerClaim | None:
+    host = _host(host)
+    return next((c for c in read_claims(lake) if c.host == host), None)
+
+
+def issue_owner_token(lake: LakePaths, host: str, now: dt.datetime) -> OwnerClaim:
+    """The token for a host's claim (the same one until it is verified; a verified claim keeps its own)."""
+    host = _host(host)
+    claims = read_claims(lake)
+    existing = next((c for c in claims if c.host == host), None)
+    if existing is not None:
+        return existing
+    claim = OwnerClaim(host, "pending", f"7maps-owner-{secrets.token_urlsafe(24)}", now)
+    _write(lake, claims + [claim])
+    return claim
+
+
+def mark_verified(lake: LakePaths, host: str, now: dt.datetime) -> OwnerClaim:
+    """Record that the host's well-known file held its token (the caller fetched it: probe/token_proof.py)."""
+    claim = claim_of(lake, host)
+    if claim is None:
+        raise OwnerClaimError(f"no owner token was issued for {host}: `sevenmaps owner issue {host}` first")
+    if claim.status == "verified":
+        return claim
+    verified = dataclasses.replace(claim, status="verified", verified_at=now)
+    _write(lake, [c for c in read_claims(lake) if c.host != claim.host] + [verified])
+    return verified
+
+
+def _verified(lake: LakePaths, host: str) -> OwnerClaim:
+    claim = claim_of(lake, host)
+    if claim is None or claim.status != "verified":
+        raise OwnerClaimError(f"{_host(host)} has no verified owner: `sevenmaps owner issue` and `owner verify` first")
+    return claim
+
+
+def set_note(lake: LakePaths, host: str, note: str, now: dt.datetime) -> OwnerClaim:
+    """The owner's note, in their own words (plain text; an empty note removes it)."""
+    claim = _verified(lake, host)
+    text = " ".join(note.split())
+    if len(text) > MAX_NOTE_CHARS:
+        raise OwnerClaimError(f"the note has {len(text):,} characters; at most {MAX_NOTE_CHARS:,}")
+    if any(ord(c) < 32 for c in text):
+        raise OwnerClaimError("the note holds control characters")
+    updated = dataclasses.replace(claim, note=text or None, note_updated_at=now)
+    _write(lake, [c for c in read_claims(lake) if c.host != claim.host] + [updated])
+    return updated
+
+
+def choose_five_minute(lake: LakePaths, host: str, urls: list[str]) -> OwnerClaim:
+    """The owner's endpoints for five-minute checks: on the host (or a name under it), at most
+    MAX_FIVE_MINUTE_ENDPOINTS; an empty list stops them."""
+    from urllib.parse import urlsplit
+
+    claim = _verified(lake, host)
+    keys: list[str] = []
+    for url in urls:
+        if not url.lower().startswith("https://") or has_userinfo(url):
+            raise OwnerClaimError(f"{url!r}: an https URL without credentials, please")
+        name = (urlsplit(url).hostname or "").lower()
+        if not is_opted_out(name, frozenset({claim.host})):  # the same host, or a name under it
+            raise OwnerClaimError(f"{url} is not on {claim.host}: an owner chooses endpoints of their own host")
+        key = server_key(url)
+        if key not in keys:
+            keys.append(key)
+    if len(keys) > MAX_FIVE_MINUTE_ENDPOINTS:
+        raise OwnerClaimError(f"{len(keys)} endpoints chosen; five-minute checks are for at most "
+                              f"{MAX_FIVE_MINUTE_ENDPOINTS} per owner (the same for everyone)")
+    updated = dataclasses.replace(claim, five_minute=tuple(keys))
+    _write(lake, [c for c in read_claims(lake) if c.host != claim.host] + [updated])
+    return updated
+
+
+def five_minute_keys(lake: LakePaths) -> dict[str, str]:
+    """server_key -> the verified owner's host, for every endpoint chosen for five-minute checks."""
+    return {key: c.host for c in read_claims(lake) if c.status == "verified" for key in c.five_minute}

@@ -1,0 +1,74 @@
+-- current_status (a view): one row per endpoint on the map's latest built day, with the status shown now.
+-- Inputs:
+--   daily_status   the latest built day (its deciding daily check: code, shown status, checked_at)
+--   hourly_checks  raw/hourly: the hourly checks of the most used endpoints (not covered by roots)
+-- Method (current-1.0, docs/methodology.md "Hourly checks"):
+--   * the daily status stands until an hourly check newer than its deciding check says otherwise;
+--   * a newer hourly answer (ok, needs_auth, http_402) replaces it at once;
+--   * a failed hourly check replaces it only when the check just before it (hourly, or the daily one)
+--     failed too: one failure is a flap and changes nothing shown; two in a row are shown;
+--   * skipped checks and our own faults (prober_error) are not results: they are left out;
+--   * hourly checks never change a day code, uptime or any signed table: this is a view for answers,
+--     badges and lists.
+WITH latest AS (
+    SELECT * FROM daily_status WHERE day = (SELECT max(day) FROM daily_status)
+),
+hourly AS (
+    SELECT h.server_key, h.started_at, h.outcome, h.outcome_detail, h.http_status,
+           CASE h.outcome WHEN 'ok' THEN 'o' WHEN 'needs_auth' THEN 'a' WHEN 'http_402' THEN 'p' ELSE 'd' END AS code
+    FROM hourly_checks AS h
+    JOIN latest AS l USING (server_key)
+    WHERE h.check_kind = 'hourly' AND h.outcome NOT IN ('skipped', 'prober_error')
+      AND h.started_at > coalesce(l.checked_at, (l.day - INTERVAL 1 DAY)::TIMESTAMPTZ)
+),
+sequence AS (
+    SELECT server_key, checked_at AS seen_at, code, outcome, reason AS detail, http_status, 'daily' AS source
+    FROM latest
+    UNION ALL
+    SELECT server_key, started_at, code, outcome, outcome_detail, http_status, 'hourly' FROM hourly
+),
+judged AS (
+    SELECT *, lag(code) OVER (PARTITION BY server_key ORDER BY seen_at NULLS FIRST) AS previous_code
+    FROM sequence
+),
+shown AS (
+    -- The latest check that counts: the daily one, an hourly answer, or a failure that follows a failure.
+    SELECT * FROM judged
+    WHERE source = 'daily' OR code IN ('o', 'a', 'p') OR (code = 'd' AND previous_code = 'd')
+    QUALIFY row_number() OVER (PARTITION BY server_key ORDER BY seen_at DESC NULLS LAST) = 1
+),
+counts AS (
+    SELECT server_key, count(*) AS hourly_checks, max(started_at) AS last_hourly_at,
+           arg_max(outcome, started_at) AS last_hourly_outcome
+    FROM hourly GROUP BY server_key
+)
+SELECT
+    l.day,
+    l.server_key,
+    l.server_id,
+    l.server_name,
+    l.url,
+    s.code AS current_code,
+    CASE s.code
+        WHEN 'o' THEN 'answers with tools'
+        WHEN 'a' THEN 'answers, asks for sign-in'
+        WHEN 'p' THEN 'answers, asks for payment'
+        WHEN 'n' THEN 'no data'
+        ELSE CASE WHEN s.http_status IN (400, 405) OR s.outcome = 'not_mcp'
+                  THEN 'answers, but not as a standard MCP endpoint' ELSE 'down' END
+    END AS current_shown_status,
+    s.source AS decided_by,
+    s.seen_at AS decided_at,
+    s.detail AS current_reason,
+    l.code AS daily_code,
+    l.shown_status AS daily_shown_status,
+    coalesce(c.hourly_checks, 0) AS hourly_checks_since_daily,
+    c.last_hourly_at,
+    c.last_hourly_outcome,
+    -- The newest hourly check failed and is not shown yet (one failure in a row).
+    coalesce(c.last_hourly_outcome NOT IN ('ok', 'needs_auth', 'http_402') AND c.last_hourly_at > s.seen_at, false)
+        AS unconfirmed_failure,
+    'current-1.0' AS method_version
+FROM latest AS l
+JOIN shown AS s USING (server_key)
+LEFT JOIN counts AS c USING (server_key)
