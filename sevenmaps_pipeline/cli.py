@@ -384,6 +384,32 @@ def cmd_owner(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_submit(args: argparse.Namespace) -> int:
+    """Queue a server for the map (checked every 6 hours for 7 days, then admitted or refused)."""
+    from .registry import submissions
+
+    lake = _lake(args)
+    config = _probe_config(args)
+    entry = submissions.submit(lake, args.url, dt.datetime.now(dt.UTC), host_map=config.host_map or None)
+    if entry.status == "queued":
+        print(f"{entry.server_key}: queued {entry.submitted_at:%Y-%m-%d %H:%M}Z; checked every 6 hours until "
+              f"{entry.window_ends():%Y-%m-%d %H:%M}Z, then admitted or refused with the reason")
+    else:
+        print(f"{entry.server_key}: already {entry.status} ({entry.reason})")
+    return 0
+
+
+def cmd_submissions(args: argparse.Namespace) -> int:
+    from .registry import submissions
+
+    entries = submissions.read_submissions(_existing_lake(args))
+    for e in entries:
+        print(f"{e.server_key:<40} {e.status:<9} {e.submitted_at:%Y-%m-%d} {e.reason or ''}".rstrip())
+    if not entries:
+        print("no server has been submitted")
+    return 0
+
+
 def cmd_classify_tools(args: argparse.Namespace) -> int:
     import json
 
@@ -871,6 +897,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--note", help="for add: how the host asked (kept with the entry)")
     _endpoint_options(p)
     p.set_defaults(func=cmd_opt_out)
+
+    p = sub.add_parser("submit", help="queue a server that is not in the registry for the map: checked every 6 "
+                       "hours for 7 days, then admitted (it answered reliably, kept one tool list, described every "
+                       "tool) or refused with the reason")
+    p.add_argument("url", help="the endpoint's https URL")
+    _endpoint_options(p)
+    p.set_defaults(func=cmd_submit)
+
+    p = sub.add_parser("submissions", help="the submitted servers: queued, admitted or refused, with the reason")
+    p.set_defaults(func=cmd_submissions)
 
     p = sub.add_parser("owner", help="owner claims: `list`; `issue HOST` (a token the owner publishes at "
                        "/.well-known/7maps-owner.txt); `verify HOST`; `note HOST --text ...` (shown beside the "

@@ -21,6 +21,8 @@ from .defs.frequent_assets import (
     hourly_checks,
     retention_job,
     retention_schedule,
+    submission_job,
+    submission_schedule,
 )
 from .defs.freshness import FRESHNESS_CHECKS, freshness_sensor
 from .defs.jobs import (
@@ -41,9 +43,10 @@ defs = dg.Definitions(
     asset_checks=[daily_status_codes_valid, server_history_windows_valid, incidents_only_confirmed_are_shown,
                   reliable_rankings_eligible, readiness_unseen_lines_not_counted, daily_root_chain_intact,
                   day_snapshot_verifies, *FRESHNESS_CHECKS],
-    jobs=[scan_slice_job, hourly_check_job, five_minute_job, map_job, sign_job, retention_job],
+    jobs=[scan_slice_job, hourly_check_job, five_minute_job, map_job, sign_job, retention_job,
+          submission_job],
     schedules=[scan_slice_schedule, hourly_check_schedule, five_minute_schedule, daily_map_schedule,
-               sign_schedule, retention_schedule],
+               sign_schedule, retention_schedule, submission_schedule],
     sensors=[freshness_sensor],
     resources={
         "lake": LakeResource(),

@@ -142,3 +142,71 @@ def retention_job() -> None:
 def retention_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
     at = context.scheduled_execution_time.astimezone(dt.UTC)
     return dg.RunRequest(run_key=f"retention-{at:%Y-%m-%d}")
+
+
+def submission_checks_so_far(lake: LakeResource, keys: set[str]) -> dict[str, list[dict]]:
+    """Every landed check of raw/submitted for `keys` (their whole 7 days)."""
+    import pyarrow.parquet as pq
+
+    found: dict[str, list[dict]] = {k: [] for k in keys}
+    folder = lake.paths.root / "raw" / "submitted"
+    for path in sorted(folder.glob("day=*/*.parquet")) if folder.is_dir() else ():
+        try:
+            rows = pq.read_table(path).to_pylist()
+        except Exception:  # noqa: BLE001 - an unreadable batch holds no check we can count
+            continue
+        for row in rows:
+            if row.get("server_key") in found:
+                found[row["server_key"]].append(row)
+    return found
+
+
+@dg.op(description="Queues the operator's submissions file, checks every submitted server inside its 7 days "
+       "(raw/submitted, robots.txt obeyed, opted-out hosts never contacted), and decides those whose 7 days have "
+       "ended by the same thresholds for everyone: admitted (it joins the next day's registry snapshot) or refused "
+       "with the reason; both recorded in control/submissions.parquet.")
+def check_submissions(context: dg.OpExecutionContext, lake: LakeResource, prober: ProberResource) -> dict:
+    import os
+
+    from ..registry import submissions
+
+    now = prober.clock()()
+    config = scan_config(lake.paths, prober)
+    path = prober.submissions_file or os.environ.get(submissions.SUBMISSIONS_ENV, "")
+    try:
+        if path:
+            queued, problems = submissions.queue_file(lake.paths, path, now, host_map=config.host_map or None)
+            for problem in problems:
+                context.log.warning(f"submissions file: {problem}")
+            if queued:
+                context.log.info(f"queued {len(queued)} new submission(s) from {path}")
+        due = submissions.due(lake.paths, now)
+    except submissions.SubmissionError as exc:
+        raise dg.Failure(description=str(exc)) from exc
+    checks = 0
+    if due:
+        run = frequent_checks(lake.paths, "submitted", {e.server_key for e in due}, config, prober.clock(),
+                              listings=[submissions.listing_of(e) for e in due])
+        checks = run.checks
+        context.log.info(f"{run.checks} check(s) of submitted servers {dict(sorted(run.outcomes.items()))}")
+    ended = {e.server_key for e in submissions.read_submissions(lake.paths)
+             if e.status == "queued" and now >= e.window_ends()}
+    decided = submissions.decide(lake.paths, now, submission_checks_so_far(lake, ended)) if ended else []
+    for entry in decided:
+        context.log.info(f"{entry.url}: {entry.status} ({entry.reason})")
+    context.add_output_metadata({"checked": checks, "admitted": sum(e.status == "admitted" for e in decided),
+                                 "refused": sum(e.status == "refused" for e in decided)})
+    return {"checked": checks, "decided": len(decided)}
+
+
+@dg.job(description="The checks of submitted servers (every 6 hours for 7 days) and their decisions.")
+def submission_job() -> None:
+    check_submissions()
+
+
+@dg.schedule(job=submission_job, cron_schedule="15 */6 * * *", execution_timezone="UTC",
+             description="Every 6 hours (at :15): checks the servers submitted in the last 7 days, and admits or "
+             "refuses those whose 7 days have ended.")
+def submission_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
+    at = context.scheduled_execution_time.astimezone(dt.UTC)
+    return dg.RunRequest(run_key=f"submissions-{at:%Y-%m-%dT%H}")

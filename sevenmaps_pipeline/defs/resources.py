@@ -101,6 +101,9 @@ class ProberResource(dg.ConfigurableResource):
     directory_lists: str = Field(default="", description="The directory lists whose endpoints are checked hourly "
                                  "(a file: '[directory] https://URL' per line). Empty: $SEVENMAPS_DIRECTORY_LISTS, "
                                  "else none (the endpoints agents reported on are still checked hourly).")
+    submissions_file: str = Field(default="", description="The operator's submissions file (one URL per line), "
+                                  "queued by the submission job. Empty: $SEVENMAPS_SUBMISSIONS, else only "
+                                  "`sevenmaps submit` queues servers.")
     # Demo and test configuration only: never set these in production.
     replay_missed_hours: list[int] = Field(default_factory=list, description="Demo/test only: with replay_day, "
                                            "the hours whose slice did not run that day (their endpoints stay n).")

@@ -42,7 +42,7 @@ RAW_PROBES = TableSpec(
     schema=pa.schema(
         [
             col("day", pa.date32(), "UTC day of the check (equals the folder's day=)", False),
-            col("check_kind", pa.string(), "daily | hourly | five_minute | control (a check of an endpoint "
+            col("check_kind", pa.string(), "daily | hourly | five_minute | submitted | control (a check of an endpoint "
                 "we run ourselves, proving the run's own network worked)", False),
             col("run_id", pa.string(), "the scan run that made the check", False),
             col("server_key", pa.string(), "the endpoint: normalised URL (lower-case host without www. and "
@@ -96,7 +96,8 @@ RAW_REGISTRY = TableSpec(
             col("fetched_at", UTC_TS, "when the snapshot was taken (UTC)"),
             col("server_name", pa.string(), "registry name"),
             col("server_version", pa.string(), "registry version (the latest)"),
-            col("status", pa.string(), "registry status: active | deprecated"),
+            col("status", pa.string(), "registry status: active | deprecated; submitted for a server admitted "
+                "from the submissions queue (registry/submissions.py), which the registry does not list"),
             col("published_at", UTC_TS, "registry publishedAt"),
             col("updated_at", UTC_TS, "registry updatedAt"),
             col("remote_type", pa.string(), "streamable-http | sse"),
@@ -830,6 +831,10 @@ RAW_FIVE_MINUTE = dataclasses.replace(
     view="five_minute_checks", grain="one row per five-minute check of an endpoint its owner chose (check_kind "
     "five_minute; skipped = not reached in time, never down); not covered by roots")
 
+RAW_SUBMITTED = dataclasses.replace(
+    RAW_PROBES, name="submitted", location="raw/submitted/day=YYYY-MM-DD/<run_id>.parquet",
+    view="submission_checks", grain="one row per check of a submitted server during its 7 days (check_kind "
+    "submitted); not covered by roots: it is not on the map yet")
 
 
 def _frequent_days(kind: str, view: str) -> TableSpec:
@@ -855,7 +860,7 @@ HOURLY_DAYS = _frequent_days("hourly", "hourly_check_days")
 FIVE_MINUTE_DAYS = _frequent_days("five_minute", "five_minute_check_days")
 
 RAW_TABLES = (RAW_PROBES, RAW_ORIGINS, RAW_REGISTRY, RAW_AGENT_REPORTS, RAW_READINESS, RAW_READINESS_SURFACES,
-              RAW_SKILLS, RAW_HOURLY, RAW_FIVE_MINUTE)
+              RAW_SKILLS, RAW_HOURLY, RAW_FIVE_MINUTE, RAW_SUBMITTED)
 CURATED_TABLES = (QUARANTINE, DAILY_STATUS, SERVER_HISTORY, TOOL_LISTS, TOOL_FACTS, TOOLS, TOKEN_COST, FINDINGS,
                   INTERNAL_FINDINGS, SERVER_CATEGORIES, TOOL_CHANGES, AGENT_REPORTS, AGENT_REPORT_QUARANTINE,
                   RATING_AGGREGATES, INCIDENTS, RELIABLE_RANKINGS, READINESS_DISCOVERY, READINESS_LINES,

@@ -5,6 +5,8 @@ of a chosen few endpoints, landed in their own raw kind (`raw/hourly`, `raw/five
 roots). They never enter a day code or uptime: daily_status reads daily checks only.
 
 - hourly: the most used endpoints. robots.txt is read per origin each run and obeyed, as the daily scan does.
+- submitted: servers submitted for the map, every 6 hours for 7 days (registry/submissions.py), robots.txt
+  obeyed as hourly.
 - five_minute: endpoints whose owner verified control of the host. robots.txt is not read again (the owner
   asked for these checks); each check has 30 s overall; a check the run could not start before its
   window closed is `skipped` ("not reached in time"), never counted as down.
@@ -29,7 +31,7 @@ import pyarrow as pa
 from ..lake.keys import origin as origin_of
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
-from ..lake.schemas import RAW_FIVE_MINUTE, RAW_HOURLY, conform
+from ..lake.schemas import RAW_FIVE_MINUTE, RAW_HOURLY, RAW_SUBMITTED, conform
 from ..registry.listing import SKIP_OPTED_OUT, SKIP_ROBOTS, is_opted_out
 from .checker import CheckResult, EndpointCheck
 from .config import PROBER_VERSION, ProbeConfig
@@ -37,7 +39,7 @@ from .http import build_client, ssl_context
 from .origins import OriginResult, check_origin
 from .scan import Clock, probe_row, prober_error_row
 
-KINDS = {"hourly": RAW_HOURLY, "five_minute": RAW_FIVE_MINUTE}
+KINDS = {"hourly": RAW_HOURLY, "five_minute": RAW_FIVE_MINUTE, "submitted": RAW_SUBMITTED}
 NOT_REACHED = "not reached in time"
 FIVE_MINUTE_WINDOW_SECONDS = 240.0  # a run must end before the next one starts (every 5 minutes)
 
@@ -91,7 +93,7 @@ async def _run(kind: str, listings: Iterable[dict[str, Any]], day: dt.date, run_
     async def one(client: Any, origins: dict[str, OriginResult], listing: dict[str, Any]) -> dict[str, Any]:
         if closes is not None and time.monotonic() >= closes:
             return _skip(kind, listing, day, run_id, clock(), NOT_REACHED)
-        if kind == "hourly":  # robots.txt is obeyed as the daily scan obeys it (read each run)
+        if kind != "five_minute":  # robots.txt is obeyed as the daily scan obeys it (read each run)
             origin = origin_of(listing["url"])
             if origin not in origins:
                 origins[origin] = await check_origin(client, config, origin, clock(), documents=False)
@@ -141,14 +143,17 @@ def _skip(kind: str, listing: dict[str, Any], day: dt.date, run_id: str, now: dt
 
 
 def frequent_checks(lake: LakePaths, kind: str, keys: Collection[str], config: ProbeConfig, clock: Clock,
-                    window_seconds: float | None = None) -> FrequentRun:
-    """Check `keys` now (hourly or five_minute) and land the rows as one part file of raw/<kind>."""
+                    window_seconds: float | None = None,
+                    listings: list[dict[str, Any]] | None = None) -> FrequentRun:
+    """Check `keys` now (hourly, five_minute or submitted) and land the rows as one part file of raw/<kind>.
+    The listings are the registry snapshot's, unless given (a submitted server is not in the registry)."""
     spec = KINDS[kind]
     now = clock()
     day = now.date()
     started = time.perf_counter()
     run = FrequentRun(kind, day, f"{kind}-{now:%H%M%S}-{uuid.uuid4().hex[:8]}")
-    listings, run.not_listed = listings_for(lake, day, set(keys))
+    if listings is None:
+        listings, run.not_listed = listings_for(lake, day, set(keys))
     if kind == "five_minute" and window_seconds is None:
         window_seconds = FIVE_MINUTE_WINDOW_SECONDS
     rows = asyncio.run(_run(kind, listings, day, run.run_id, config, clock, window_seconds)) if listings else []

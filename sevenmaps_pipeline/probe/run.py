@@ -200,7 +200,10 @@ def scan_day(lake: LakePaths, day: dt.date, registry_url: str, config: ProbeConf
             async with build_client(config) as client:
                 snapshot = await fetch_snapshot(client, registry_url, day, clock(),
                                                 opted_out=config.opted_out_hosts, host_map=config.host_map or None)
-            rows = snapshot.rows
+            from ..registry.submissions import admitted_registry_rows
+
+            rows = snapshot.rows  # and the admitted submissions the registry does not list (registry/submissions.py)
+            rows += admitted_registry_rows(lake, day, clock(), {r["server_key"] for r in rows if r.get("server_key")})
             write_parquet(lake, registry_path, _table(rows, RAW_REGISTRY))
         report.registry_rows = len(rows)
         if hours is not None:

@@ -147,3 +147,14 @@ DISCOVERY_METHOD = "discovery-1.0"
 SLICE_METHOD = "moving-hour-1.0"
 CURRENT_STATUS_METHOD = "current-1.0"
 FIVE_MINUTE_UPTIME_METHOD = "five-minute-uptime-1.0"
+
+# Submitted servers (registry/submissions.py): checked every 6 hours for 7 days, then admitted or refused by
+# these thresholds alone, the same for everyone.
+SUBMISSION_METHOD = "submissions-1.0"
+SUBMISSION_PARAMS: dict[str, Any] = {
+    "days": 7,
+    "every_hours": 6,  # 28 checks in the window
+    "min_checks": 20,  # checks with a result (not skipped, not our own fault)
+    "min_answered_share": 0.9,  # of those, answered with a tool list
+    "max_tool_lists": 1,  # one tools_hash over the whole window: a stable list
+}

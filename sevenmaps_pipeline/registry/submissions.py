@@ -1,0 +1,219 @@
+"""Submitted servers (docs/operations.md, "Submitted servers"): a server not (yet) in the official
+registry, queued by `sevenmaps submit URL` or the operator's submissions file. It is checked every 6 hours
+for 7 days (`raw/submitted`, not covered by roots: it is not on the map yet), then decided by the same
+thresholds for everyone (`rules/methods.py` SUBMISSION_PARAMS): it joins the map when it answered
+reliably, kept one tool list and described every tool; otherwise it is refused with the reasons. Both
+outcomes are recorded in `control/submissions.parquet`. The decision reads the checks alone: nothing a
+submitter sends, pays or claims can change it.
+
+An admitted server is added to each later day's registry snapshot as a listing of status `submitted`, so
+it is checked daily and on the map like any listed endpoint.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..lake.keys import server_id, server_key
+from ..lake.parquet_io import write_parquet
+from ..lake.paths import LakePaths
+from ..rules.methods import SUBMISSION_METHOD, SUBMISSION_PARAMS
+from .listing import has_userinfo, listing_decision
+
+SUBMISSIONS_ENV = "SEVENMAPS_SUBMISSIONS"
+SCHEMA = pa.schema([
+    pa.field("server_key", pa.string(), nullable=False),
+    pa.field("url", pa.string(), nullable=False),
+    pa.field("status", pa.string(), nullable=False),  # queued | admitted | refused
+    pa.field("via", pa.string(), nullable=False),  # cli | file
+    pa.field("submitted_at", pa.timestamp("us", tz="UTC"), nullable=False),
+    pa.field("decided_at", pa.timestamp("us", tz="UTC")),
+    pa.field("reason", pa.string()),  # why refused; for admitted, what it showed
+    pa.field("checks", pa.int32()),
+    pa.field("answered", pa.int32()),
+    pa.field("tool_lists", pa.int32()),
+    pa.field("server_name", pa.string()),  # serverInfo.name of its last answer (its name on the map)
+    pa.field("method_version", pa.string()),
+])
+
+
+class SubmissionError(ValueError):
+    """The submission cannot be taken or the file read."""
+
+
+@dataclass(frozen=True)
+class Submission:
+    server_key: str
+    url: str
+    status: str
+    via: str
+    submitted_at: dt.datetime
+    decided_at: dt.datetime | None = None
+    reason: str | None = None
+    checks: int | None = None
+    answered: int | None = None
+    tool_lists: int | None = None
+    server_name: str | None = None
+    method_version: str | None = None
+
+    def window_ends(self) -> dt.datetime:
+        return self.submitted_at + dt.timedelta(days=SUBMISSION_PARAMS["days"])
+
+
+def submissions_file(lake: LakePaths):
+    return lake.root / "control" / "submissions.parquet"
+
+
+def read_submissions(lake: LakePaths) -> list[Submission]:
+    path = submissions_file(lake)
+    if not path.exists():
+        return []
+    try:
+        rows = pq.read_table(path).to_pylist()
+    except Exception as exc:  # noqa: BLE001 - named, never read as "no submissions"
+        raise SubmissionError(f"the submissions {path} cannot be read ({type(exc).__name__}: {exc})") from exc
+    return [Submission(**{k: r.get(k) for k in SCHEMA.names}) for r in rows]
+
+
+def _write(lake: LakePaths, entries: list[Submission]) -> None:
+    rows = [dataclasses.asdict(e) for e in sorted(entries, key=lambda e: (e.submitted_at, e.server_key))]
+    write_parquet(lake, submissions_file(lake), pa.Table.from_pylist(rows, SCHEMA))
+
+
+def submit(lake: LakePaths, url: str, now: dt.datetime, via: str = "cli",
+           host_map: dict[str, int] | None = None) -> Submission:
+    """Queue a URL (the same endpoint once: a second submission returns the first). The listing rules of
+    the registry apply (https, a public name, no credentials, not opted out); `host_map` is the demo's and
+    the tests' loopback names."""
+    url = url.strip()
+    if has_userinfo(url):
+        raise SubmissionError("the URL carries credentials (user:password@host); 7Maps-bot never sends them, so it "
+                              "never checks such a URL")
+    from .opt_outs import opted_out_hosts
+
+    decision, reason = listing_decision(url, "streamable-http", opted_out=opted_out_hosts(lake), host_map=host_map)
+    if decision != "probe":
+        raise SubmissionError(f"{url}: not checked ({reason})")
+    key = server_key(url)
+    entries = read_submissions(lake)
+    for entry in entries:
+        if entry.server_key == key:
+            return entry
+    entry = Submission(key, url, "queued", via, now)
+    _write(lake, entries + [entry])
+    return entry
+
+
+def queue_file(lake: LakePaths, path: str, now: dt.datetime,
+               host_map: dict[str, int] | None = None) -> tuple[list[Submission], list[str]]:
+    """Queue every URL of the operator's submissions file (one per line, `#` comments): (queued, problems)."""
+    from pathlib import Path
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SubmissionError(f"submissions file {path}: cannot be read ({type(exc).__name__}: {exc})") from exc
+    known = {e.server_key for e in read_submissions(lake)}
+    queued, problems = [], []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        try:
+            entry = submit(lake, line, now, via="file", host_map=host_map)
+        except SubmissionError as exc:
+            problems.append(f"line {number}: {exc}")
+            continue
+        if entry.server_key not in known:
+            queued.append(entry)
+            known.add(entry.server_key)
+    return queued, problems
+
+
+def due(lake: LakePaths, now: dt.datetime) -> list[Submission]:
+    """The queued submissions still inside their 7 days: checked this run."""
+    return [e for e in read_submissions(lake) if e.status == "queued" and now < e.window_ends()]
+
+
+def listing_of(entry: Submission) -> dict[str, Any]:
+    return {"server_key": entry.server_key, "url": entry.url, "server_name": entry.server_name,
+            "remote_type": "streamable-http", "listing": "probe"}
+
+
+def judge(checks: list[dict[str, Any]]) -> tuple[bool, str, dict[str, Any]]:
+    """(admitted, reason, figures) from a submission's checks alone (the same thresholds for everyone)."""
+    p = SUBMISSION_PARAMS
+    counted = [c for c in checks if c.get("outcome") not in ("skipped", "prober_error")]
+    answered = [c for c in counted if c.get("outcome") == "ok"]
+    hashes = {c.get("tools_hash") for c in answered if c.get("tools_hash")}
+    figures: dict[str, Any] = {"checks": len(counted), "answered": len(answered), "tool_lists": len(hashes)}
+    reasons = []
+    if len(counted) < p["min_checks"]:
+        reasons.append(f"only {len(counted)} checks with a result (at least {p['min_checks']} are needed)")
+    share = len(answered) / len(counted) if counted else 0.0
+    if counted and share < p["min_answered_share"]:
+        reasons.append(f"answered {len(answered)} of {len(counted)} checks with tools ({share:.0%}; at least "
+                       f"{p['min_answered_share']:.0%} are needed)")
+    if len(hashes) > p["max_tool_lists"]:
+        reasons.append(f"served {len(hashes)} different tool lists in its 7 days (at most {p['max_tool_lists']})")
+    last = max(answered, key=lambda c: c["started_at"]) if answered else None
+    if last is not None:
+        tools = json.loads(last.get("tools_json") or "[]")
+        undescribed = [t.get("name") if isinstance(t, dict) else None for t in tools
+                       if not (isinstance(t, dict) and isinstance(t.get("description"), str)
+                               and t["description"].strip())]
+        if not tools:
+            reasons.append("lists no tools")
+        elif undescribed:
+            names = ", ".join(str(n) for n in undescribed[:5])
+            reasons.append(f"{len(undescribed)} of {len(tools)} tools have no description ({names})")
+        figures["server_name"] = last.get("server_info_name")
+    if reasons:
+        return False, "; ".join(reasons), figures
+    return True, (f"answered {len(answered)} of {len(counted)} checks with one tool list, every tool described"), \
+        figures
+
+
+def decide(lake: LakePaths, now: dt.datetime, checks_of: dict[str, list[dict[str, Any]]]) -> list[Submission]:
+    """Decide every queued submission whose 7 days have ended; record and return the decisions."""
+    entries = read_submissions(lake)
+    decided: list[Submission] = []
+    out: list[Submission] = []
+    for entry in entries:
+        if entry.status != "queued" or now < entry.window_ends():
+            out.append(entry)
+            continue
+        admitted, reason, figures = judge(checks_of.get(entry.server_key, []))
+        name = figures.get("server_name") or entry.server_key.split("/", 1)[0]
+        entry = dataclasses.replace(entry, status="admitted" if admitted else "refused", decided_at=now,
+                                    reason=reason, checks=figures["checks"], answered=figures["answered"],
+                                    tool_lists=figures["tool_lists"], server_name=f"submitted/{name}"[:200],
+                                    method_version=SUBMISSION_METHOD)
+        decided.append(entry)
+        out.append(entry)
+    if decided:
+        _write(lake, out)
+    return decided
+
+
+def admitted_registry_rows(lake: LakePaths, day: dt.date, fetched_at: dt.datetime,
+                           listed_keys: set[str]) -> list[dict[str, Any]]:
+    """Registry snapshot rows for admitted submissions the registry does not list itself."""
+    rows = []
+    for entry in read_submissions(lake):
+        if entry.status != "admitted" or entry.server_key in listed_keys or entry.decided_at is None \
+                or entry.decided_at.date() > day:
+            continue
+        rows.append({"day": day, "fetched_at": fetched_at, "server_name": entry.server_name, "server_version": None,
+                     "status": "submitted", "remote_type": "streamable-http", "url": entry.url,
+                     "server_key": entry.server_key, "server_id": server_id(entry.server_key), "listing": "probe",
+                     "skip_reason": None, "entry_json": json.dumps({"submitted": {
+                         "url": entry.url, "admitted_at": entry.decided_at.isoformat(), "reason": entry.reason}})})
+    return rows

@@ -1,0 +1,115 @@
+"""Submitted servers (docs/operations.md, "Submitted servers"): queued by `sevenmaps submit` or the operator's
+file, checked every 6 hours for 7 days, then admitted (into the next registry snapshot) or refused with the
+reason, by the checks alone. Through Dagster: the submission job queues, checks and decides."""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import json
+
+import dagster as dg
+import pyarrow.parquet as pq
+import pytest
+from conftest import probe
+
+from sevenmaps_pipeline.cli import main
+from sevenmaps_pipeline.defs.runner import defs
+from sevenmaps_pipeline.devtools.fleet.run import Fleet, load_timeline
+from sevenmaps_pipeline.probe.config import ProbeConfig
+from sevenmaps_pipeline.probe.frequent import frequent_checks
+from sevenmaps_pipeline.probe.run import ReplayClock, scan_day
+from sevenmaps_pipeline.registry import submissions
+from sevenmaps_pipeline.rules.methods import SUBMISSION_PARAMS
+
+DAY = dt.date(2026, 11, 10)
+TOOLS = [{"name": "get_forecast", "description": "Forecast for a city", "inputSchema": {"type": "object"}}]
+
+
+def _checks(n: int, outcome: str = "ok", tools=TOOLS, **extra) -> list[dict]:
+    return [probe("https://mcp.example.com/mcp", outcome, hour=i % 24, tools=tools, check_kind="submitted", **extra)
+            for i in range(n)]
+
+
+def test_the_decision_reads_the_checks_alone_with_the_same_thresholds_for_everyone():
+    assert submissions.judge(_checks(28))[0] is True
+    admitted, reason, figures = submissions.judge(_checks(26) + _checks(2, "timeout"))
+    assert admitted and figures == {"checks": 28, "answered": 26, "tool_lists": 1, "server_name": None}
+    refused, reason, _ = submissions.judge(_checks(20) + _checks(8, "timeout"))
+    assert not refused and "answered 20 of 28 checks with tools (71%; at least 90% are needed)" in reason
+    refused, reason, _ = submissions.judge(_checks(10) + _checks(18, "skipped"))
+    needed = SUBMISSION_PARAMS["min_checks"]
+    assert not refused and reason.startswith(f"only 10 checks with a result (at least {needed}")
+    undescribed = TOOLS + [{"name": "set_alert", "inputSchema": {"type": "object"}}]
+    refused, reason, _ = submissions.judge(_checks(14) + _checks(14, tools=undescribed))
+    assert not refused and reason.startswith("served 2 different tool lists in its 7 days")
+    refused, reason, _ = submissions.judge(_checks(28, tools=undescribed))
+    assert not refused and reason == "1 of 2 tools have no description (set_alert)"
+    # Nothing else a check row might carry (a payment, an owner's claim, a rating) moves the decision.
+    bought = _checks(20, paid=True, owner_verified=True, stars=5) + _checks(8, "timeout")
+    assert submissions.judge(bought)[:2] == submissions.judge(_checks(20) + _checks(8, "timeout"))[:2]
+
+
+def test_a_submission_is_refused_when_its_url_is_never_checked(lake, capsys):
+    assert main(["--lake", str(lake.root), "submit", "https://user:secret@mcp.example.com/mcp"]) == 2
+    assert "secret" not in capsys.readouterr().err
+    assert main(["--lake", str(lake.root), "submit", "http://mcp.example.com/mcp"]) == 2
+    assert main(["--lake", str(lake.root), "submit", "https://mcp.example.com/mcp"]) == 0
+    assert main(["--lake", str(lake.root), "submit", "https://mcp.example.com/mcp/"]) == 0  # the same endpoint
+    (entry,) = submissions.read_submissions(lake)
+    assert (entry.server_key, entry.status, entry.via) == ("mcp.example.com/mcp", "queued", "cli")
+
+
+@pytest.fixture(scope="module")
+def fleet():
+    timeline = copy.deepcopy(load_timeline())
+    timeline["servers"] = [s for s in timeline["servers"] if s["name"] in ("weather", "crash", "notes")]
+    for server in timeline["servers"]:
+        server["listed"] = server["name"] == "notes"  # weather and crash are not in the registry
+    timeline["extra_listings"], timeline["opted_out_hosts"] = [], []
+    with Fleet(timeline=timeline) as running:
+        yield running
+
+
+def test_submitted_servers_are_checked_for_seven_days_then_admitted_or_refused(fleet, lake, tmp_path):
+    listing = tmp_path / "submissions.txt"
+    listing.write_text("# submitted by the form\nhttps://mcp.weather.test/mcp\nhttps://mcp.crash.test/mcp\n"
+                       "https://127.0.0.1/mcp\n")
+    prober = {"registry_url": fleet.registry_url, "host_map_json": json.dumps(fleet.host_map),
+              "ca_file": str(fleet.ca_file), "submissions_file": str(listing)}
+
+    def run(at: str):
+        return defs.resolve_job_def("submission_job").execute_in_process(
+            instance=instance, run_config={"resources": {"lake": {"config": {"root": str(lake.root)}},
+                                                         "prober": {"config": {**prober, "replay_day": at}}}})
+
+    (tmp_path / "home").mkdir()
+    with dg.instance_for_test(temp_dir=str(tmp_path / "home")) as instance:
+        assert run(f"{DAY}T06").success  # queued from the file, and the first check of each
+        queued = {e.server_key: e for e in submissions.read_submissions(lake)}
+        assert set(queued) == {"mcp.weather.test/mcp", "mcp.crash.test/mcp"}  # the IP address is never checked
+        assert {e.via for e in queued.values()} == {"file"}
+        # Every 6 hours for 7 days (the checks themselves, without the job around them).
+        config = ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file)
+        for i in range(1, 28):
+            at = dt.datetime.combine(DAY, dt.time(6), dt.UTC) + dt.timedelta(hours=6 * i)
+            due = submissions.due(lake, at)
+            frequent_checks(lake, "submitted", {e.server_key for e in due}, config, ReplayClock(at.date(), at.hour),
+                            listings=[submissions.listing_of(e) for e in due])
+        end = DAY + dt.timedelta(days=7)
+        assert run(f"{end}T12").success
+    decided = {e.server_key: e for e in submissions.read_submissions(lake)}
+    weather, crash = decided["mcp.weather.test/mcp"], decided["mcp.crash.test/mcp"]
+    assert weather.status == "admitted" and weather.checks == 28 and weather.tool_lists == 1
+    assert weather.server_name.startswith("submitted/")
+    assert crash.status == "refused" and "answered 0 of 28 checks" in crash.reason
+    assert crash.method_version == "submissions-1.0"
+    # The admitted server joins the next day's registry snapshot, and so the map; the refused one does not.
+    nxt = end + dt.timedelta(days=1)
+    scan_day(lake, nxt, fleet.registry_url, ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file),
+             ReplayClock(nxt, 9))
+    registry = {r["server_key"]: r for r in pq.read_table(lake.registry_file(nxt)).to_pylist()}
+    assert registry["mcp.weather.test/mcp"]["status"] == "submitted" and "mcp.crash.test/mcp" not in registry
+    assert "mcp.notes.test/mcp" in registry
+    probes = {r["server_key"] for p in lake.raw_files("probes", nxt) for r in pq.read_table(p).to_pylist()}
+    assert "mcp.weather.test/mcp" in probes
