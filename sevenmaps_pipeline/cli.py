@@ -373,7 +373,7 @@ def cmd_owner(args: argparse.Namespace) -> int:
             return 1
         claim = owners.mark_verified(lake, found.host, now)
         print(f"{claim.host}: owner verified ({detail}); they may add a note and choose up to "
-              f"{owners.MAX_FIVE_MINUTE_ENDPOINTS} endpoints for five-minute checks")
+              f"{owners.five_minute_cap()} endpoints for five-minute checks")
         return 0
     if args.action == "note":
         claim = owners.set_note(lake, args.host, args.text or "", now)

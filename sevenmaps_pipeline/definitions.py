@@ -35,6 +35,7 @@ from .defs.jobs import (
     sign_job,
     sign_schedule,
 )
+from .defs.lookup_assets import lookups_job, lookups_schedule
 from .defs.map_assets import probe_slice
 from .defs.resources import LakeResource, ProberResource
 
@@ -44,9 +45,10 @@ defs = dg.Definitions(
                   reliable_rankings_eligible, readiness_unseen_lines_not_counted, daily_root_chain_intact,
                   day_snapshot_verifies, *FRESHNESS_CHECKS],
     jobs=[scan_slice_job, hourly_check_job, five_minute_job, map_job, sign_job, retention_job,
-          submission_job],
+          submission_job, lookups_job],
     schedules=[scan_slice_schedule, hourly_check_schedule, five_minute_schedule, daily_map_schedule,
-               sign_schedule, retention_schedule, submission_schedule],
+               sign_schedule, retention_schedule, submission_schedule,
+               lookups_schedule],
     sensors=[freshness_sensor],
     resources={
         "lake": LakeResource(),

@@ -112,3 +112,31 @@ def test_the_lowest_readiness_scores_and_their_lines(con):
     assert rows and all(points < max_points for _, _, _, points, max_points, _ in rows)
     lost = {(name, line) for name, _, line, *_ in rows}
     assert ("test.heavy/heavy", "annotation_coverage") in lost  # 89 of 100 tools annotated
+
+
+def test_the_demo_shows_each_cadence_and_control(con, fleet_demo_lake):
+    """`sevenmaps demo` shows the moving hour, an hourly flap then two failures, an owner's note and
+    five-minute checks, a package advisory, a young domain and a form opt-out (docs/operations.md)."""
+    from sevenmaps_pipeline.registry import submissions
+
+    hours = [h for (h,) in con.execute("SELECT hour(started_at) FROM probes WHERE check_kind = 'daily' AND "
+                                       "server_key = 'mcp.weather.test/mcp' ORDER BY day").fetchall()]
+    assert len(hours) >= 3 and all((b - a) % 24 == 1 for a, b in zip(hours, hours[1:], strict=False))
+    shown, by, outcomes = con.execute(
+        "SELECT c.current_shown_status, c.decided_by, (SELECT list(outcome ORDER BY started_at) FROM hourly_checks "
+        "h WHERE h.server_key = c.server_key) FROM current_status c WHERE server_key = 'mcp.weather.test/mcp'"
+    ).fetchone()
+    assert outcomes == ["ok", "http_500", "ok", "http_500", "http_500"] and (shown, by) == ("down", "hourly")
+    assert con.execute("SELECT daily_code FROM current_status WHERE server_key = 'mcp.weather.test/mcp'").fetchone() \
+        == ("o",)  # the day code itself never moved
+    assert con.execute("SELECT server_key FROM owner_notes").fetchall() == [("mcp.calendar.test/mcp",)]
+    assert con.execute("SELECT checks_30d, uptime_30d_pct FROM five_minute_uptime").fetchall() == [(2, 100.0)]
+    last = con.execute("SELECT max(day) FROM daily_status").fetchone()[0]
+    assert con.execute("SELECT advisory_ids, max_severity FROM package_advisories WHERE day = $d AND advisories > 0",
+                       {"d": last}).fetchall() == [(["GHSA-flt1-wthr-0001"], "HIGH")]
+    assert con.execute("SELECT domain FROM domain_ages WHERE day = $d AND young", {"d": last}).fetchall() == [
+        ("deploy.test",)]
+    assert con.execute("SELECT count(*) FROM daily_status WHERE day = $d AND server_key LIKE 'mcp.away.test/%'",
+                       {"d": last}).fetchone() == (0,)
+    queued = {e.server_key: e.status for e in submissions.read_submissions(fleet_demo_lake)}
+    assert queued == {"mcp.zipjson.test/mcp": "queued", "mcp.huge.test/mcp": "queued"}  # a short demo: not yet 7 days

@@ -159,6 +159,30 @@ def test_schedules_request_the_open_day_and_sign_the_day_that_ended():
     assert (req.partition_key, req.run_key) == ("2026-11-30", "map-2026-11-30")
 
 
+def test_every_cadence_schedule_asks_for_its_own_run():
+    from sevenmaps_pipeline.defs.frequent_assets import (
+        hourly_check_schedule,
+        retention_schedule,
+        submission_schedule,
+    )
+    from sevenmaps_pipeline.defs.jobs import scan_slice_schedule
+    from sevenmaps_pipeline.defs.lookup_assets import lookups_schedule
+    from sevenmaps_pipeline.defs.partitions import FIRST_DAY
+
+    def at(when: dt.datetime):
+        return dg.build_schedule_context(scheduled_execution_time=when)
+
+    t = dt.datetime(2026, 11, 30, 13, 0, tzinfo=dt.UTC)
+    assert (scan_slice_schedule(at(t)).partition_key, scan_slice_schedule(at(t)).run_key) == \
+        ("2026-11-30-13:00", "slice-2026-11-30-13:00")
+    assert hourly_check_schedule(at(t.replace(minute=30))).partition_key == "2026-11-30-13:00"
+    assert submission_schedule(at(t.replace(hour=12, minute=15))).run_key == "submissions-2026-11-30T12"
+    assert retention_schedule(at(t.replace(hour=1, minute=30))).run_key == "retention-2026-11-30"
+    assert lookups_schedule(at(t.replace(hour=12))).run_key == "lookups-2026-11-30"
+    before = dt.datetime.combine(FIRST_DAY - dt.timedelta(days=1), dt.time(5), dt.UTC)
+    assert isinstance(scan_slice_schedule(at(before)), dg.SkipReason)
+
+
 def test_definitions_load_with_descriptions():
     from sevenmaps_pipeline.definitions import defs
 

@@ -11,7 +11,7 @@ import dagster as dg
 from ..probe.frequent import frequent_checks
 from .map_assets import scan_config
 from .metadata import table_metadata
-from .partitions import SLICE_KEY_FORMAT, hourly_slices
+from .partitions import SLICE_KEY_FORMAT, hourly_slices, open_hours
 from .resources import LakeResource, ProberResource
 
 
@@ -35,13 +35,12 @@ def hourly_checks(context: dg.AssetExecutionContext, lake: LakeResource,
     from ..registry.most_used import most_used
 
     clock = prober.clock()
-    for key in context.partition_keys:
-        start = dt.datetime.strptime(key, SLICE_KEY_FORMAT).replace(tzinfo=dt.UTC)
-        now = clock()
-        if (now.date(), now.hour) != (start.date(), start.hour):
-            context.log.warning(f"{key}: not the current hour ({now:%Y-%m-%d %H:%M} UTC): an hour that has passed "
-                                "is never checked")
-            continue
+    starts, others = open_hours(context.partition_keys, clock())
+    for key in others:
+        context.log.warning(f"{key}: not the current hour ({clock():%Y-%m-%d %H:%M} UTC): an hour that has passed "
+                            "is never checked")
+    for start in starts:
+        key = start.strftime(SLICE_KEY_FORMAT)
         lists = None
         try:
             lists = prober.read_directory_lists()

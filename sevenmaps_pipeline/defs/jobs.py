@@ -9,6 +9,7 @@ import dagster as dg
 from ..curated.day import MAP_ASSET_NAMES
 from .freshness import FRESHNESS_CHECKS
 from .integrity_assets import daily_root, day_snapshot
+from .lookup_assets import domain_ages, package_advisories
 from .map_assets import daily_status, probe_slice, raw_probes, server_history
 from .partitions import FIRST_DAY, SLICE_KEY_FORMAT, daily_partitions, finished_days, hourly_slices
 from .readiness_assets import readiness_discovery, readiness_lines, readiness_scores
@@ -18,7 +19,8 @@ from .tool_assets import findings, server_categories, token_cost, tool_changes, 
 _DEFINED = {a.key.to_user_string(): a for a in (raw_probes, daily_status, tool_facts, tools, token_cost, findings,
                                                  server_categories, tool_changes, server_history, agent_reports,
                                                  rating_aggregates, incidents, reliable_rankings, readiness_discovery,
-                                                 readiness_lines, readiness_scores)}
+                                                 readiness_lines, readiness_scores, package_advisories,
+                                                 domain_ages)}
 # Every day-partitioned asset of the map, in graph order (a day is signed only once all of them exist), as
 # the library's day builds list them (curated/day.py).
 MAP_ASSETS = tuple(_DEFINED[name] for name in MAP_ASSET_NAMES)

@@ -83,8 +83,11 @@ class RunOutcome:
         return [e.event_specific_data.passed for e in self.events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
 
 
-def day_tags(first: dt.date, last: dt.date) -> dict[str, str]:
-    """One partition, or the range tags of a single-run backfill (what the UI's backfill daemon sets)."""
+def day_tags(first: dt.date | None, last: dt.date | None) -> dict[str, str]:
+    """One partition, or the range tags of a single-run backfill (what the UI's backfill daemon sets); none
+    for a job without day partitions (its caller tags an hourly partition itself)."""
+    if first is None or last is None:
+        return {}
     if first == last:
         return {"dagster/partition": first.isoformat()}
     return {"dagster/asset_partition_range_start": first.isoformat(),
@@ -111,7 +114,7 @@ class CodeLocation:
         self.instance = instance
         self._workspace = workspace
 
-    def launch(self, job_name: str, first: dt.date, last: dt.date, config: Mapping[str, Any],
+    def launch(self, job_name: str, first: dt.date | None, last: dt.date | None, config: Mapping[str, Any],
                tags: Mapping[str, str] | None = None) -> str:
         from dagster._core.definitions.selector import JobSubsetSelector
 
@@ -165,7 +168,7 @@ class CodeLocation:
                 return int(getattr(pid, "value", pid))
         return None
 
-    def run(self, job_name: str, first: dt.date, last: dt.date, config: Mapping[str, Any],
+    def run(self, job_name: str, first: dt.date | None, last: dt.date | None, config: Mapping[str, Any],
             tags: Mapping[str, str] | None = None) -> RunOutcome:
         return self.wait(self.launch(job_name, first, last, config, tags))
 

@@ -18,7 +18,7 @@ from ..lake.paths import LakePaths
 from ..lake.warehouse import publish_warehouse
 from ..probe.run import DayScan, readiness_day, scan_day, scan_slice
 from .metadata import day_metadata, range_summary, table_metadata
-from .partitions import SLICE_KEY_FORMAT, daily_partitions, hourly_slices, last_30_days, last_60_days
+from .partitions import SLICE_KEY_FORMAT, daily_partitions, hourly_slices, last_30_days, last_60_days, open_hours
 from .resources import LakeResource, ProberResource, partition_days
 
 SINGLE_RUN = dg.BackfillPolicy.single_run()
@@ -198,13 +198,12 @@ def probe_slice(context: dg.AssetExecutionContext, lake: LakeResource,
     from ..probe.slices import SLICE_METHOD
 
     clock = prober.clock()
-    for key in context.partition_keys:
-        start = dt.datetime.strptime(key, SLICE_KEY_FORMAT).replace(tzinfo=dt.UTC)
-        now = clock()
-        if (now.date(), now.hour) != (start.date(), start.hour):
-            context.log.warning(f"{key}: the slice's hour is not now ({now:%Y-%m-%d %H:%M} UTC): never scanned "
-                                "(a slice that did not run leaves its endpoints n that day)")
-            continue
+    starts, others = open_hours(context.partition_keys, clock())
+    for key in others:
+        context.log.warning(f"{key}: the slice's hour is not now ({clock():%Y-%m-%d %H:%M} UTC): never scanned "
+                            "(a slice that did not run leaves its endpoints n that day)")
+    for start in starts:
+        key = start.strftime(SLICE_KEY_FORMAT)
         if not prober.registry_url:
             raise dg.Failure(description=f"{key}: no registry URL is set (SEVENMAPS_REGISTRY_URL, the prober "
                              "resource's registry_url): the slice cannot be scanned")

@@ -44,3 +44,16 @@ last_30_days = dg.TimeWindowPartitionMapping(start_offset=-29, end_offset=0)
 last_60_days = dg.TimeWindowPartitionMapping(start_offset=-59, end_offset=0)
 # Incidents read two weeks of reports and checks.
 last_14_days = dg.TimeWindowPartitionMapping(start_offset=-13, end_offset=0)
+
+
+def open_hours(keys: list[str], now: dt.datetime) -> tuple[list[dt.datetime], list[str]]:
+    """(the starts of the keys' hours that are the current UTC hour, the other keys): an hourly partition
+    runs only within its own hour; one that has passed is never made up."""
+    starts, others = [], []
+    for key in keys:
+        start = dt.datetime.strptime(key, SLICE_KEY_FORMAT).replace(tzinfo=dt.UTC)
+        if (now.date(), now.hour) == (start.date(), start.hour):
+            starts.append(start)
+        else:
+            others.append(key)
+    return starts, others

@@ -104,6 +104,13 @@ class ProberResource(dg.ConfigurableResource):
     submissions_file: str = Field(default="", description="The operator's submissions file (one URL per line), "
                                   "queued by the submission job. Empty: $SEVENMAPS_SUBMISSIONS, else only "
                                   "`sevenmaps submit` queues servers.")
+    osv_url: str = Field(default="", description="OSV's API base URL. Empty: $SEVENMAPS_OSV_URL, else "
+                         "https://api.osv.dev.")
+    npm_url: str = Field(default="", description="The npm registry. Empty: $SEVENMAPS_NPM_URL, else "
+                         "https://registry.npmjs.org.")
+    pypi_url: str = Field(default="", description="PyPI. Empty: $SEVENMAPS_PYPI_URL, else https://pypi.org.")
+    rdap_bootstrap_url: str = Field(default="", description="IANA's RDAP bootstrap file for DNS. Empty: "
+                                    "$SEVENMAPS_RDAP_BOOTSTRAP_URL, else https://data.iana.org/rdap/dns.json.")
     # Demo and test configuration only: never set these in production.
     replay_missed_hours: list[int] = Field(default_factory=list, description="Demo/test only: with replay_day, "
                                            "the hours whose slice did not run that day (their endpoints stay n).")
@@ -142,6 +149,16 @@ class ProberResource(dg.ConfigurableResource):
 
         path = self.directory_lists or os.environ.get(DIRECTORY_LISTS_ENV, "")
         return read_directory_lists(path) if path else None
+
+    def package_lookups(self):
+        from ..lookups.osv import LookupClient
+
+        return LookupClient(self.osv_url or None, self.npm_url or None, self.pypi_url or None)
+
+    def rdap(self):
+        from ..lookups.rdap import RdapClient
+
+        return RdapClient(self.rdap_bootstrap_url or None)
 
     def codehost(self):
         from ..lookups.codehost import CodeHostClient

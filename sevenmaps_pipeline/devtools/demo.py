@@ -53,7 +53,7 @@ def _prepare(lake: LakePaths, key_path: Path | None, first_day: dt.date) -> Path
     return key_path
 
 
-def _finish(lake: LakePaths, t0: float, key_path: Path, witness=None) -> int:
+def _finish(lake: LakePaths, t0: float, key_path: Path, witness=None, cadences: bool = False) -> int:
     """Verify against the key the demo signs with (pinned, never the lake's copy) and the demo's witness,
     then export the last week and verify the snapshot in a folder with no lake beside it."""
     from ..integrity.keys import load_private_key
@@ -79,6 +79,13 @@ def _finish(lake: LakePaths, t0: float, key_path: Path, witness=None) -> int:
             report.ok = False
     print()
     print(summary(lake))
+    if cadences:
+        from ..integrity.status import lake_status, status_text
+        from .demo_operations import cadence_summary
+
+        print("\n".join(cadence_summary(lake, report.days_verified[-1] if report.days_verified else dt.date.today())))
+        print("\n`sevenmaps status` on this lake:")
+        print(status_text(lake, lake_status(lake)))
     say(f"done in {time.perf_counter() - t0:.1f}s. `make ui` shows the runs.")
     return 0 if report.ok else 1
 
@@ -126,6 +133,7 @@ def run_fleet_demo(lake: LakePaths, days: int, key_path: Path | None = None) -> 
 
     from ..defs.launcher import code_location, run_config
     from ..lake.parquet_io import write_parquet
+    from . import demo_operations as ops
     from .fleet.reports import fleet_reports
     from .fleet.run import Fleet
 
@@ -141,11 +149,14 @@ def run_fleet_demo(lake: LakePaths, days: int, key_path: Path | None = None) -> 
 
         skills_list = str(fleet.skills_list(fleet.workdir))
 
-        def prober(today: dt.date) -> dict:
+        def prober(today: dt.date | str) -> dict:
             return {"registry_url": fleet.registry_url, "control_url": fleet.control_url,
                     "host_map_json": json.dumps(fleet.host_map), "ca_file": str(fleet.ca_file),
-                    "replay_day": today.isoformat(), "opted_out_hosts": fleet.timeline.get("opted_out_hosts", []),
-                    "codehost_url": fleet.codehost_url, "skills_list": skills_list}
+                    "replay_day": str(today), "opted_out_hosts": fleet.timeline.get("opted_out_hosts", []),
+                    "codehost_url": fleet.codehost_url, "skills_list": skills_list, **fleet.lookup_urls()}
+
+        def config_for(at: str) -> dict:
+            return run_config(lake.root, key_path, prober(at), log_level="WARNING")
 
         def map_day(day: dt.date, today: dt.date, label: str) -> bool:
             t = time.perf_counter()
@@ -162,13 +173,36 @@ def run_fleet_demo(lake: LakePaths, days: int, key_path: Path | None = None) -> 
             # The reporting service lands agents' reports every day, whether or not our scan ran.
             reports = fleet_reports(fleet, i % fleet.days, day)
             write_parquet(lake, lake.raw_dir("agent_reports", day) / "fleet-reports.parquet", reports)
+            if i == max(0, days - ops.SUBMISSION_DAYS):
+                ops.submit_servers(lake, fleet, day)
+                say(f"{day}: submitted {', '.join(ops.SUBMITTED)} (checked every 6 hours for 7 days)")
+            if i >= max(0, days - ops.SUBMISSION_DAYS):
+                ops.submission_checks_of_day(lake, fleet, day)
             if day in missed:
                 continue
+            # The daily outside lookups (OSV, npm, PyPI, RDAP) on the last days, before the day's map.
+            if i >= days - 3 and not location.run("lookups_job", None, None, config_for(f"{day}T12")).success:
+                say(f"{day}: the lookups run FAILED")
+                return 1
+            if i == days - 1:
+                say(f"{day}: {ops.form_opt_out(lake, fleet, dt.datetime.combine(day, dt.time(1), dt.UTC))}")
             if not map_day(day, day, f"timeline day {i:>2}"):
                 return 1
         for day in sorted(missed):  # the operator backfills the missed day later: the past is never probed
             if not map_day(day, end, "backfilled later, not probed"):
                 return 1
+        today = end + dt.timedelta(days=1)
+        say(f"{today}: {ops.claim_owner(lake, fleet, dt.datetime.combine(today, dt.time(5), dt.UTC))}")
+        if not location.run("submission_job", None, None, config_for(f"{today}T06")).success:
+            say("the submission run FAILED")
+            return 1
+        say(f"{today}: the submissions' 7 days ended: decided (admitted joins the next registry snapshot)")
+        say(f"{today}: five-minute checks of the owner's endpoint: "
+            f"{'ran twice' if ops.five_minute_today(location, config_for, today) else 'FAILED'}")
+        say(f"{today}: hourly checks of the most used endpoints; mcp.{ops.FLAPPING}.test flaps once, then fails "
+            "twice:")
+        for line in ops.hourly_today(location, lake, fleet, config_for, today):
+            print(line, flush=True)
         with demo_witness(lake, key_path) as witness:
             run = location.run("sign_day_job", end, end, run_config(
                 lake.root, key_path, witnesses=os.environ["SEVENMAPS_WITNESSES"].splitlines(), log_level="WARNING"))
@@ -180,7 +214,7 @@ def run_fleet_demo(lake: LakePaths, days: int, key_path: Path | None = None) -> 
         if rebuilt:
             say(f"  rebuilt before signing ({len(rebuilt)} days whose windows include the late day): "
                 f"{', '.join(sorted(rebuilt))}")
-    return _finish(lake, t0, key_path, witness)
+    return _finish(lake, t0, key_path, witness, cadences=True)
 
 
 def signing_rebuilds(run) -> dict[str, str]:

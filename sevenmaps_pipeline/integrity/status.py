@@ -63,9 +63,14 @@ def lake_status(lake: LakePaths, now: dt.datetime | None = None) -> LakeStatus:
         if d not in built:
             status.late.append(f"{d}: its map was never built (backfill it: sevenmaps backfill --from {d} --to {d})")
     _slices(lake, today, now, status)
-    for hour in status.slices_missing:
+    if len(status.slices_missing) == 1:
+        hour = status.slices_missing[0]
         status.late.append(f"{today} {hour:02d}:00: the slice did not land by {hour:02d}:{SLICE_DEADLINE_MINUTE} UTC "
                            "(its endpoints are n today; a slice is never made up)")
+    elif status.slices_missing:
+        status.late.append(f"{today}: {len(status.slices_missing)} slices did not land by their deadlines (:"
+                           f"{SLICE_DEADLINE_MINUTE} past each hour), at {_hours(status.slices_missing)} UTC (their "
+                           "endpoints are n today; a slice is never made up)")
     last = max(signed) if signed else None
     status.waiting = [d for d in days[:-1] if d not in signed and (last is None or d > last)]
     yesterday = today - dt.timedelta(days=1)

@@ -15,7 +15,8 @@ PROJECT_ROOT = workplace()
 LAKE_ENV = "SEVENMAPS_LAKE"
 
 # Raw inputs that a day's signed root covers; raw/hourly, raw/five_minute and raw/sensors are not covered.
-COVERED_RAW = ("registry", "probes", "origins", "agent_reports", "readiness", "readiness_surfaces", "skills")
+COVERED_RAW = ("registry", "probes", "origins", "agent_reports", "readiness", "readiness_surfaces", "skills",
+               "packages", "domains")
 DAY_DIR = re.compile(r"^day=(\d{4}-\d{2}-\d{2})$")
 
 

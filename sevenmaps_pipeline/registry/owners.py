@@ -3,8 +3,8 @@ issue, published at `https://HOST/.well-known/7maps-owner.txt`. A verified owner
 
 - add a note in their own words beside each of their endpoints (shown beside the server's figures, never
   mixed into them: no figure, ranking or route reads it), and
-- choose a few endpoints on the host (`MAX_FIVE_MINUTE_ENDPOINTS`, the same for everyone) for five-minute
-  checks.
+- choose a few endpoints on the host (3, or $SEVENMAPS_FIVE_MINUTE_PER_OWNER: the same for everyone) for
+  five-minute checks.
 
 The claims live in `control/owners.parquet`: operator control files, not observations, so no signed root
 covers them. Nothing about the person is kept: a host, a token, dates, the note and the chosen endpoints.
@@ -28,7 +28,8 @@ from .listing import has_userinfo, is_opted_out
 from .opt_outs import OptOutRegistryError, normal_host
 
 OWNER_PATH = "/.well-known/7maps-owner.txt"
-MAX_FIVE_MINUTE_ENDPOINTS = 3
+FIVE_MINUTE_PER_OWNER_ENV = "SEVENMAPS_FIVE_MINUTE_PER_OWNER"
+MAX_FIVE_MINUTE_ENDPOINTS = 3  # the default of $SEVENMAPS_FIVE_MINUTE_PER_OWNER
 MAX_NOTE_CHARS = 1_000
 SCHEMA = pa.schema([
     pa.field("host", pa.string(), nullable=False),
@@ -135,9 +136,22 @@ def set_note(lake: LakePaths, host: str, note: str, now: dt.datetime) -> OwnerCl
     return updated
 
 
+def five_minute_cap() -> int:
+    """Endpoints an owner may choose for five-minute checks: $SEVENMAPS_FIVE_MINUTE_PER_OWNER (the same for
+    every owner), else MAX_FIVE_MINUTE_ENDPOINTS."""
+    import os
+
+    value = os.environ.get(FIVE_MINUTE_PER_OWNER_ENV, "").strip()
+    if not value:
+        return MAX_FIVE_MINUTE_ENDPOINTS
+    if not value.isdigit() or not 0 < int(value) <= 50:
+        raise OwnerClaimError(f"${FIVE_MINUTE_PER_OWNER_ENV} must be a whole number from 1 to 50, not {value!r}")
+    return int(value)
+
+
 def choose_five_minute(lake: LakePaths, host: str, urls: list[str]) -> OwnerClaim:
     """The owner's endpoints for five-minute checks: on the host (or a name under it), at most
-    MAX_FIVE_MINUTE_ENDPOINTS; an empty list stops them."""
+    five_minute_cap(); an empty list stops them."""
     from urllib.parse import urlsplit
 
     claim = _verified(lake, host)
@@ -151,9 +165,10 @@ def choose_five_minute(lake: LakePaths, host: str, urls: list[str]) -> OwnerClai
         key = server_key(url)
         if key not in keys:
             keys.append(key)
-    if len(keys) > MAX_FIVE_MINUTE_ENDPOINTS:
-        raise OwnerClaimError(f"{len(keys)} endpoints chosen; five-minute checks are for at most "
-                              f"{MAX_FIVE_MINUTE_ENDPOINTS} per owner (the same for everyone)")
+    cap = five_minute_cap()
+    if len(keys) > cap:
+        raise OwnerClaimError(f"{len(keys)} endpoints chosen; five-minute checks are for at most {cap} per owner "
+                              "(the same for everyone)")
     updated = dataclasses.replace(claim, five_minute=tuple(keys))
     _write(lake, [c for c in read_claims(lake) if c.host != claim.host] + [updated])
     return updated

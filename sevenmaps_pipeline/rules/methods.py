@@ -158,3 +158,12 @@ SUBMISSION_PARAMS: dict[str, Any] = {
     "min_answered_share": 0.9,  # of those, answered with a tool list
     "max_tool_lists": 1,  # one tools_hash over the whole window: a stable list
 }
+
+# Package advisories (sql/package_advisories.sql) and domain age (sql/domain_ages.sql): outside lookups,
+# once a day (lookups/daily.py).
+ADVISORIES_METHOD = "advisories-1.0"
+DOMAIN_AGE_METHOD = "domain-age-1.0"
+DOMAIN_AGE_PARAMS: dict[str, Any] = {
+    "refresh_days": 30,  # a domain's RDAP record is asked again after this many days (a failure: the next day)
+    "young_days": 90,  # registered fewer days before than this: young (the route's caution with high risk)
+}

@@ -29,6 +29,9 @@ def registry_entries(fleet: Fleet) -> list[dict[str, Any]]:
             "$schema": "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json",
             "name": h.registry_name, "description": f"Fleet server {h.name}", "version": "1.0.0",
             "remotes": [{"type": h.remote_type, "url": h.url}]}
+        if h.packages:  # as the registry lists them (the fixture's advisories are OSV's, not the registry's)
+            server["packages"] = [{k: v for k, v in pkg.items() if k not in ("advisories", "latest")}
+                                  | {"transport": {"type": "stdio"}} for pkg in h.packages]
         if h.repository:
             server["repository"] = {"url": f"https://github.com/{h.repository['full_name']}", "source": "github"}
         entries.append({"server": server, "_meta": _official()})

@@ -20,10 +20,13 @@ from pathlib import Path
 from typing import Any
 
 import uvicorn
+from starlette.applications import Starlette
 from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Mount
 
 from ...packaged import shipped
 from . import apps
+from .lookups_app import LookupsApp
 from .middleware import compressing, recording
 from .publisher import codehost_for, publisher_app
 from .registry_app import registry_app
@@ -67,6 +70,10 @@ class FleetHost:
     publisher: dict[str, Any] | None = None
     repository: dict[str, Any] | None = None
     about: str = ""  # what the server is in the fleet for
+    # The daily lookups' fixtures (fleet.lookups_app): the packages the registry entry ships (each with the
+    # advisories OSV holds for it) and how many days ago its domain was registered (None: years ago).
+    packages: list[dict[str, Any]] = field(default_factory=list)
+    registered_days_ago: int | None = None
 
     @property
     def publisher_domain(self) -> str | None:
@@ -139,6 +146,7 @@ class Fleet:
             if domain and domain not in {x.host for x in self.hosts}:
                 self.publishers[domain] = {**self.publishers.get(domain, {}), **(h.publisher or {})}
         self.codehost = codehost_for(self.hosts, self.skills)
+        self.lookups = LookupsApp(self.hosts)
         self._codehost_server: uvicorn.Server | None = None
         self._codehost_thread: threading.Thread | None = None
         self.codehost_port = 0
@@ -212,6 +220,11 @@ class Fleet:
         path.write_text(header + "\n".join(lines) + "\n")
         return path
 
+    def lookup_urls(self) -> dict[str, str]:
+        """The prober resource's settings for the daily lookups' loopback fixtures (fleet.lookups_app)."""
+        return {"osv_url": f"{self.codehost_url}/osv", "npm_url": f"{self.codehost_url}/npm",
+                "pypi_url": f"{self.codehost_url}/pypi", "rdap_bootstrap_url": f"{self.codehost_url}/rdap/dns.json"}
+
     @property
     def control_url(self) -> str:
         return f"https://{CONTROL_HOST}/mcp"
@@ -284,8 +297,9 @@ class Fleet:
                     await response(scope, receive, send)
                     return
                 if path.startswith("/.well-known/"):
-                    doc = fleet_host.well_known.get(path)
-                    response = JSONResponse(doc) if doc is not None else Response(status_code=404)
+                    doc = fleet_host.well_known.get(path)  # a str is a text file (a token a host publishes)
+                    response = (PlainTextResponse(doc) if isinstance(doc, str) else JSONResponse(doc)) \
+                        if doc is not None else Response(status_code=404)
                     await response(scope, receive, send)
                     return
                 today = state.today(fleet_host.name)
@@ -356,7 +370,9 @@ class Fleet:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.codehost_port = s.getsockname()[1]
-        self._codehost_server = uvicorn.Server(uvicorn.Config(self.codehost.app, host="127.0.0.1",
+        self.lookups.base = self.codehost_url
+        outside = Starlette(routes=[*self.lookups.routes, Mount("/", self.codehost.app)])
+        self._codehost_server = uvicorn.Server(uvicorn.Config(outside, host="127.0.0.1",
                                                               port=self.codehost_port, log_level="critical"))
         self._codehost_thread = threading.Thread(target=self._codehost_server.run, name="sevenmaps-fleet-codehost",
                                                  daemon=True)

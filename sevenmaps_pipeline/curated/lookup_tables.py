@@ -1,0 +1,52 @@
+"""The outside lookups of a day (docs/methodology.md, "Package advisories", "Domain age"): the advisories
+of the packages the registry ships (sql/package_advisories.sql) and the age of the map's registrable
+domains (sql/domain_ages.sql), from raw/packages and raw/domains (lookups/daily.py)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+
+import pyarrow as pa
+
+from ..lake import duck
+from ..lake.parquet_io import write_parquet
+from ..lake.paths import LakePaths
+from ..lake.schemas import DOMAIN_AGES, PACKAGE_ADVISORIES, RAW_DOMAINS, RAW_PACKAGES, conform
+from ..registry.listing import host_of
+from ..registry.psl import registrable_domain
+from ..rules.methods import ADVISORIES_METHOD, DOMAIN_AGE_METHOD, DOMAIN_AGE_PARAMS
+from .common import BuildResult, days_back, require_status
+
+
+def build_package_advisories(lake: LakePaths, day: dt.date) -> BuildResult:
+    started = time.perf_counter()
+    with duck.session() as con:
+        duck.bind_input(con, "raw_packages", lake.raw_files("packages", day), RAW_PACKAGES.schema)
+        table = conform(duck.run_sql(con, "package_advisories", {"day": day, "method_version": ADVISORIES_METHOD}),
+                        PACKAGE_ADVISORIES)
+    path = write_parquet(lake, lake.curated_file("package_advisories", day), table)
+    with_advisories = sum(1 for n in table.column("advisories").to_pylist() if n)
+    return BuildResult("package_advisories", day, path, table.num_rows, time.perf_counter() - started,
+                       {"with_advisories": with_advisories})
+
+
+def build_domain_ages(lake: LakePaths, day: dt.date) -> BuildResult:
+    started = time.perf_counter()
+    require_status(lake, day)
+    with duck.session() as con:
+        status = con.execute("SELECT server_key, url FROM read_parquet($f)",
+                             {"f": str(lake.curated_file("daily_status", day))}).fetchall()
+        pairs = [{"server_key": key, "domain": registrable_domain(host_of(url or f"https://{key}"))}
+                 for key, url in status]
+        schema = pa.schema([("server_key", pa.string()), ("domain", pa.string())])
+        con.register("map_domains", pa.Table.from_pylist([p for p in pairs if p["domain"]], schema))
+        refresh = DOMAIN_AGE_PARAMS["refresh_days"]
+        files = [f for d in days_back(day, refresh - 1) for f in lake.raw_files("domains", d)]
+        duck.bind_input(con, "raw_domains", files, RAW_DOMAINS.schema)
+        table = conform(duck.run_sql(con, "domain_ages", {
+            "day": day, "refresh_days": refresh, "young_days": DOMAIN_AGE_PARAMS["young_days"],
+            "method_version": DOMAIN_AGE_METHOD}), DOMAIN_AGES)
+    path = write_parquet(lake, lake.curated_file("domain_ages", day), table)
+    young = sum(1 for y in table.column("young").to_pylist() if y)
+    return BuildResult("domain_ages", day, path, table.num_rows, time.perf_counter() - started, {"young": young})

@@ -1,0 +1,64 @@
+"""The outside lookups: the day's lookup run (an op, on the open day) and the two day tables built from
+what it landed (docs/methodology.md, "Package advisories", "Domain age"). Thin wiring over
+`lookups/daily.py` and `curated/lookup_tables.py`."""
+
+import datetime as dt
+from collections.abc import Iterator
+
+import dagster as dg
+
+from .. import curated
+from .map_assets import build_each_day, day_asset, raw_probes
+from .resources import LakeResource, ProberResource
+
+
+@day_asset("lookups", deps=[raw_probes],
+           description="Per npm or PyPI package the day's registry entries ship: the shipped version's OSV "
+           "advisories (ids, severities, fixed versions), the package's latest version, or why unseen. "
+           "sql/package_advisories.sql")
+def package_advisories(context: dg.AssetExecutionContext, lake: LakeResource,
+                       prober: ProberResource) -> Iterator[dg.MaterializeResult]:
+    yield from build_each_day(context, lake, prober, curated.build_package_advisories)
+
+
+@day_asset("lookups", deps=["daily_status"],
+           description="Per registrable domain of the endpoints on the map: its RDAP registration date (the "
+           "latest record within the 30-day refresh window), age in days, and whether it is young (under 90 "
+           "days: the route's caution rule), or why unseen. sql/domain_ages.sql")
+def domain_ages(context: dg.AssetExecutionContext, lake: LakeResource,
+                prober: ProberResource) -> Iterator[dg.MaterializeResult]:
+    yield from build_each_day(context, lake, prober, curated.build_domain_ages)
+
+
+@dg.op(description="The day's outside lookups (never the servers themselves): the public metadata of each npm "
+       "and PyPI package the registry entries ship and its version against OSV (raw/packages), and the RDAP "
+       "registration date of each registrable domain not looked up in the last 30 days (raw/domains).")
+def run_lookups(context: dg.OpExecutionContext, lake: LakeResource, prober: ProberResource) -> dict:
+    from ..lookups.daily import latest_snapshot, lookup_day
+
+    now = prober.clock()()
+    day = now.date()
+    if latest_snapshot(lake.paths, day) is None:
+        raise dg.Failure(description=f"{day}: no registry snapshot in the last 7 days (a scan slice takes the "
+                         "day's); the lookups read the packages and domains it lists")
+    with prober.package_lookups() as packages, prober.rdap() as rdap:
+        report = lookup_day(lake.paths, day, now, packages, rdap)
+    context.log.info(f"{day}: {report.packages} packages ({report.with_advisories} with advisories); "
+                     f"{report.domains_asked} domains asked, {report.domains_cached} still fresh; "
+                     f"{report.seconds:.1f}s")
+    context.add_output_metadata({"packages": report.packages, "with_advisories": report.with_advisories,
+                                 "domains_asked": report.domains_asked, "domains_cached": report.domains_cached})
+    return {"packages": report.packages}
+
+
+@dg.job(description="Once a day: package metadata and OSV advisories, and RDAP domain ages (outside lookups).")
+def lookups_job() -> None:
+    run_lookups()
+
+
+@dg.schedule(job=lookups_job, cron_schedule="0 12 * * *", execution_timezone="UTC",
+             description="Daily at 12:00 UTC: the day's package advisories and domain-age lookups (their tables "
+             "are built with the day's map).")
+def lookups_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
+    at = context.scheduled_execution_time.astimezone(dt.UTC)
+    return dg.RunRequest(run_key=f"lookups-{at:%Y-%m-%d}")

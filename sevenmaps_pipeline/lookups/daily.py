@@ -1,0 +1,135 @@
+"""The day's outside lookups (docs/methodology.md, "Package advisories", "Domain age"), landed as raw
+inputs of the day's tables (covered by its root):
+
+- `raw/packages`: every npm and PyPI package the day's registry entries ship (`packages[]`), its public
+  metadata and the shipped version against OSV, once a day;
+- `raw/domains`: the RDAP registration date of each registrable domain of the endpoints listed that day,
+  refreshed rarely (`DOMAIN_AGE_PARAMS["refresh_days"]`): a domain with an answer that recent, or a failed
+  lookup since yesterday, is not asked again. The server itself is never contacted.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..lake.parquet_io import write_parquet
+from ..lake.paths import LakePaths
+from ..lake.schemas import RAW_DOMAINS, RAW_PACKAGES, conform
+from ..registry.listing import host_of
+from ..registry.psl import registrable_domain
+from ..rules.methods import DOMAIN_AGE_PARAMS
+from .osv import ECOSYSTEMS, LookupClient, PackageLookup
+from .rdap import RdapClient
+
+MAX_PACKAGES = 20_000
+MAX_DOMAINS = 20_000
+
+
+@dataclass
+class LookupDay:
+    day: dt.date
+    packages: int = 0
+    with_advisories: int = 0
+    domains_asked: int = 0
+    domains_cached: int = 0
+    seconds: float = 0.0
+
+
+def shipped_packages(rows: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    """(registry_type, name) -> the version shipped (the highest string listed) and the entries shipping it."""
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in rows:
+        try:
+            entry = json.loads(row.get("entry_json") or "null")
+        except ValueError:
+            continue
+        server = entry.get("server") if isinstance(entry, dict) and isinstance(entry.get("server"), dict) else entry
+        packages = server.get("packages") if isinstance(server, dict) else None
+        for package in packages if isinstance(packages, list) else []:
+            if not isinstance(package, dict):
+                continue
+            kind = str(package.get("registryType") or package.get("registry_type") or "").lower()
+            name = package.get("identifier") or package.get("name")
+            if kind not in ECOSYSTEMS or not isinstance(name, str) or not name.strip() or len(name) > 214:
+                continue
+            item = found.setdefault((kind, name.strip()), {"version": None, "server_names": set()})
+            version = package.get("version")
+            if isinstance(version, str) and version.strip() and version != "latest":
+                item["version"] = max(filter(None, (item["version"], version.strip()[:100])))
+            if row.get("server_name"):
+                item["server_names"].add(row["server_name"])
+    return dict(sorted(found.items())[:MAX_PACKAGES])
+
+
+def _recent_domains(lake: LakePaths, day: dt.date) -> dict[str, str]:
+    """domain -> status of its latest lookup still fresh (ok within refresh_days, a failure since yesterday)."""
+    fresh: dict[str, str] = {}
+    for back in range(0, DOMAIN_AGE_PARAMS["refresh_days"]):
+        for path in lake.raw_files("domains", day - dt.timedelta(days=back)):
+            try:
+                table = pq.read_table(path, columns=["domain", "status"]).to_pylist()
+            except Exception:  # noqa: BLE001 - an unreadable batch: those domains are asked again
+                continue
+            for row in table:
+                if row["domain"] not in fresh and (row["status"] == "ok" or back <= 1):
+                    fresh[row["domain"]] = row["status"]
+    return fresh
+
+
+def latest_snapshot(lake: LakePaths, day: dt.date, back_days: int = 7):
+    """The day's registry snapshot, else the latest of the `back_days` days before (the lookups read what the
+    registry ships as last seen; the day's first scan slice may not have run yet)."""
+    for back in range(back_days + 1):
+        path = lake.registry_file(day - dt.timedelta(days=back))
+        if path.is_file():
+            return path
+    return None
+
+
+def lookup_day(lake: LakePaths, day: dt.date, now: dt.datetime, packages: LookupClient, rdap: RdapClient,
+               registry_rows: list[dict[str, Any]] | None = None) -> LookupDay:
+    started = time.perf_counter()
+    report = LookupDay(day)
+    if registry_rows is None:
+        registry = latest_snapshot(lake, day)
+        registry_rows = pq.read_table(registry).to_pylist() if registry is not None else []
+    run_id = f"lookups-{now:%H%M%S}-{uuid.uuid4().hex[:8]}"
+    lookups = []
+    for (kind, name), info in shipped_packages(registry_rows).items():
+        lookup = PackageLookup(kind, name, info["version"])
+        packages.metadata(lookup)
+        lookups.append((lookup, sorted(info["server_names"])))
+    packages.advisories([lk for lk, _ in lookups])
+    rows = [{"day": day, "looked_up_at": now, "registry_type": lk.registry_type, "package": lk.package,
+             "version": lk.version, "server_names": names, "latest_version": lk.latest_version,
+             "latest_published_at": lk.latest_published_at, "metadata_status": lk.metadata_status[:300],
+             "osv_status": lk.osv_status[:300], "checked_version": lk.version or lk.latest_version,
+             "advisory_ids": [a.id for a in lk.advisories],
+             "advisories_json": json.dumps([a.__dict__ for a in lk.advisories])} for lk, names in lookups]
+    if rows:
+        write_parquet(lake, lake.raw_dir("packages", day) / f"{run_id}.parquet",
+                      conform(pa.Table.from_pylist(rows, RAW_PACKAGES.schema), RAW_PACKAGES))
+    report.packages, report.with_advisories = len(rows), sum(bool(r["advisory_ids"]) for r in rows)
+    domains = sorted({d for r in registry_rows if r.get("listing") == "probe" and r.get("url")
+                      for d in [registrable_domain(host_of(r["url"]))] if d})[:MAX_DOMAINS]
+    recent = _recent_domains(lake, day)
+    report.domains_cached = sum(d in recent for d in domains)
+    asked = []
+    for domain in (d for d in domains if d not in recent):
+        record = rdap.domain(domain)
+        asked.append({"day": day, "looked_up_at": now, "domain": domain, "registered_at": record.registered_at,
+                      "status": record.status[:300], "rdap_url": record.rdap_url})
+    if asked:
+        write_parquet(lake, lake.raw_dir("domains", day) / f"{run_id}.parquet",
+                      conform(pa.Table.from_pylist(asked, RAW_DOMAINS.schema), RAW_DOMAINS))
+    report.domains_asked = len(asked)
+    report.seconds = time.perf_counter() - started
+    return report

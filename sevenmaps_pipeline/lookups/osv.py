@@ -1,0 +1,185 @@
+"""OSV (https://osv.dev): the advisories of a package version, and the public metadata of npm and PyPI
+packages (docs/methodology.md, "Package advisories").
+
+- `POST /v1/querybatch` answers, per query and in order, only the ids (and `modified`) of the advisories
+  that affect the version, with a `next_page_token` when there are more; at most 1,000 queries a batch.
+- `GET /v1/vulns/{id}` gives an advisory: its `severity[]` (CVSS vectors), `database_specific.severity`
+  (GHSA's LOW | MODERATE | HIGH | CRITICAL) and `affected[].ranges[].events[]` (the `fixed` versions).
+- npm: `GET {npm}/{name}` (`dist-tags.latest`, `time`); PyPI: `GET {pypi}/pypi/{name}/json` (`info.version`,
+  `releases`).
+
+Every base URL is configurable ($SEVENMAPS_OSV_URL, $SEVENMAPS_NPM_URL, $SEVENMAPS_PYPI_URL); requests are
+spaced (`min_interval`) so no service is hammered; nothing any of them answers can raise: every lookup is a
+result or a reason.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+from .spaced import SpacedJsonClient
+
+OSV_URL_ENV, NPM_URL_ENV, PYPI_URL_ENV = "SEVENMAPS_OSV_URL", "SEVENMAPS_NPM_URL", "SEVENMAPS_PYPI_URL"
+DEFAULTS = {OSV_URL_ENV: "https://api.osv.dev", NPM_URL_ENV: "https://registry.npmjs.org",
+            PYPI_URL_ENV: "https://pypi.org"}
+ECOSYSTEMS = {"npm": "npm", "pypi": "PyPI"}
+BATCH = 1000
+MAX_PAGES = 10
+MAX_BODY = 8 << 20
+
+
+@dataclass
+class Advisory:
+    id: str
+    severity: str | None  # CRITICAL | HIGH | MODERATE | LOW, or the first CVSS vector, or None
+    fixed: list[str] = field(default_factory=list)  # versions that fix it, for this package
+    summary: str | None = None
+
+
+@dataclass
+class PackageLookup:
+    registry_type: str
+    package: str
+    version: str | None
+    latest_version: str | None = None
+    latest_published_at: str | None = None
+    metadata_status: str = "unseen"
+    osv_status: str = "unseen"
+    advisories: list[Advisory] = field(default_factory=list)
+
+
+def _base(env: str, given: str | None) -> str:
+    return (given or os.environ.get(env) or DEFAULTS[env]).rstrip("/")
+
+
+class LookupClient(SpacedJsonClient):
+    """The package lookups: metadata from npm and PyPI, advisories from OSV."""
+
+    def __init__(self, osv_url: str | None = None, npm_url: str | None = None, pypi_url: str | None = None,
+                 min_interval: float = 0.05, timeout: float = 15.0) -> None:
+        super().__init__(min_interval, timeout, MAX_BODY)
+        self.osv, self.npm, self.pypi = _base(OSV_URL_ENV, osv_url), _base(NPM_URL_ENV, npm_url), \
+            _base(PYPI_URL_ENV, pypi_url)
+        self._vulns: dict[str, Advisory | str] = {}
+
+    def __enter__(self) -> LookupClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def metadata(self, lookup: PackageLookup) -> None:
+        if lookup.registry_type == "npm":
+            answer = self.request_json("GET", f"{self.npm}/{quote(lookup.package, safe='@')}")
+            if isinstance(answer, dict):
+                tags: dict = answer["dist-tags"] if isinstance(answer.get("dist-tags"), dict) else {}
+                latest = tags.get("latest") if isinstance(tags.get("latest"), str) else None
+                times: dict = answer["time"] if isinstance(answer.get("time"), dict) else {}
+                published = times.get(latest) if latest and isinstance(times.get(latest), str) else None
+                lookup.latest_version, lookup.latest_published_at = latest, published
+                lookup.metadata_status = "ok" if latest else "no latest version"
+            else:
+                lookup.metadata_status = answer if isinstance(answer, str) else "not a package document"
+            return
+        answer = self.request_json("GET", f"{self.pypi}/pypi/{quote(lookup.package)}/json")
+        if isinstance(answer, dict) and isinstance(answer.get("info"), dict):
+            latest = answer["info"].get("version") if isinstance(answer["info"].get("version"), str) else None
+            files = (answer.get("releases") or {}).get(latest) if isinstance(answer.get("releases"), dict) else None
+            published = None
+            if isinstance(files, list) and files and isinstance(files[0], dict):
+                value = files[0].get("upload_time_iso_8601")
+                published = value if isinstance(value, str) else None
+            lookup.latest_version, lookup.latest_published_at = latest, published
+            lookup.metadata_status = "ok" if latest else "no latest version"
+        else:
+            lookup.metadata_status = answer if isinstance(answer, str) else "not a package document"
+
+    def advisories(self, lookups: list[PackageLookup]) -> None:
+        """Each lookup's advisories for its version (the registry's version, else the latest)."""
+        queries = [(lk, lk.version or lk.latest_version) for lk in lookups]
+        askable = [(lk, v) for lk, v in queries if v]
+        for lk, v in queries:
+            if not v:
+                lk.osv_status = "no version to check"
+        for start in range(0, len(askable), BATCH):
+            chunk = askable[start:start + BATCH]
+            ids: list[list[str]] = [[] for _ in chunk]
+            pending = list(range(len(chunk)))
+            tokens: dict[int, str] = {}
+            for _page in range(MAX_PAGES):
+                body = {"queries": [{"package": {"name": chunk[i][0].package,
+                                                 "ecosystem": ECOSYSTEMS[chunk[i][0].registry_type]},
+                                     "version": chunk[i][1], **({"page_token": tokens[i]} if i in tokens else {})}
+                                    for i in pending]}
+                answer = self.request_json("POST", f"{self.osv}/v1/querybatch", json=body)
+                results = answer.get("results") if isinstance(answer, dict) else None
+                if not isinstance(results, list) or len(results) != len(pending):
+                    why = answer if isinstance(answer, str) else "an answer that is not OSV's batch shape"
+                    for i in pending:
+                        chunk[i][0].osv_status = f"osv: {why}"
+                        ids[i] = []  # what earlier pages said is not the whole answer: unseen
+                    pending = []
+                    break
+                next_pending = []
+                for i, result in zip(pending, results, strict=True):
+                    vulns = result.get("vulns") if isinstance(result, dict) else None
+                    for v in vulns if isinstance(vulns, list) else []:
+                        if isinstance(v, dict) and isinstance(v.get("id"), str) and v["id"] not in ids[i]:
+                            ids[i].append(v["id"])
+                    token = result.get("next_page_token") if isinstance(result, dict) else None
+                    if isinstance(token, str) and token:
+                        tokens[i] = token
+                        next_pending.append(i)
+                    else:
+                        chunk[i][0].osv_status = "ok"
+                pending = next_pending
+                if not pending:
+                    break
+            for i in pending:
+                chunk[i][0].osv_status = f"ok (more than {MAX_PAGES} pages: the rest unread)"
+            for i, (lk, _v) in enumerate(chunk):
+                for vid in ids[i][:50]:
+                    detail = self.vuln(vid, lk)
+                    lk.advisories.append(detail if isinstance(detail, Advisory) else Advisory(vid, None))
+
+    def vuln(self, vid: str, lookup: PackageLookup) -> Advisory | str:
+        """The advisory, its fixed versions those of this package (cached per advisory and package)."""
+        key = f"{vid}|{lookup.registry_type}|{lookup.package.lower()}"
+        cached = self._vulns.get(key)
+        if cached is None:
+            answer = self.request_json("GET", f"{self.osv}/v1/vulns/{quote(vid)}")
+            cached = answer if isinstance(answer, str) else _advisory(vid, answer, lookup)
+            self._vulns[key] = cached
+        return cached
+
+
+def _advisory(vid: str, doc: Any, lookup: PackageLookup) -> Advisory:
+    if not isinstance(doc, dict):
+        return Advisory(vid, None)
+    severity = None
+    specific = doc.get("database_specific")
+    if isinstance(specific, dict) and isinstance(specific.get("severity"), str):
+        severity = specific["severity"].upper()[:20]
+    if severity is None:
+        for item in doc.get("severity") or []:
+            if isinstance(item, dict) and isinstance(item.get("score"), str):
+                severity = item["score"][:200]
+                break
+    fixed: list[str] = []
+    ecosystem = ECOSYSTEMS[lookup.registry_type]
+    for affected in doc.get("affected") or []:
+        if not isinstance(affected, dict):
+            continue
+        package: dict = affected["package"] if isinstance(affected.get("package"), dict) else {}
+        if package.get("ecosystem") != ecosystem or str(package.get("name", "")).lower() != lookup.package.lower():
+            continue
+        for rng in affected.get("ranges") or []:
+            for event in (rng.get("events") or []) if isinstance(rng, dict) else []:
+                value = event.get("fixed") if isinstance(event, dict) else None
+                if isinstance(value, str) and value not in fixed:
+                    fixed.append(value[:100])
+    summary = doc.get("summary") if isinstance(doc.get("summary"), str) else None
+    return Advisory(vid, severity, fixed, summary[:300] if summary else None)

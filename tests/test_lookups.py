@@ -1,0 +1,113 @@
+"""The daily outside lookups (docs/methodology.md, "Package advisories", "Domain age"): npm and PyPI metadata
+and OSV advisories for the packages registry entries ship, RDAP registration dates for the map's domains,
+each through a client with a configurable base URL against loopback fixtures in the real APIs' shapes
+(devtools/fleet/lookups_app.py); never the servers themselves. Through Dagster: the lookups job and the
+two day tables."""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+
+import dagster as dg
+import pyarrow.parquet as pq
+import pytest
+
+from sevenmaps_pipeline import curated
+from sevenmaps_pipeline.defs.runner import defs, run_days
+from sevenmaps_pipeline.devtools.fleet.run import Fleet, load_timeline
+from sevenmaps_pipeline.lookups.daily import lookup_day, shipped_packages
+from sevenmaps_pipeline.lookups.osv import LookupClient, PackageLookup
+from sevenmaps_pipeline.lookups.rdap import RdapClient
+from sevenmaps_pipeline.probe.config import ProbeConfig
+from sevenmaps_pipeline.probe.run import ReplayClock, scan_day
+
+TODAY = dt.datetime.now(dt.UTC).date()
+
+
+@pytest.fixture(scope="module")
+def fleet():
+    timeline = copy.deepcopy(load_timeline())
+    timeline["servers"] = [s for s in timeline["servers"] if s["name"] in ("weather", "notes", "deploy")]
+    timeline["extra_listings"], timeline["opted_out_hosts"] = [], []
+    with Fleet(timeline=timeline) as running:
+        yield running
+
+
+def _clients(fleet):
+    urls = fleet.lookup_urls()
+    return LookupClient(urls["osv_url"], urls["npm_url"], urls["pypi_url"], min_interval=0), \
+        RdapClient(urls["rdap_bootstrap_url"], min_interval=0)
+
+
+def test_the_clients_read_osv_npm_pypi_and_rdap_shapes(fleet):
+    packages, rdap = _clients(fleet)
+    with packages, rdap:
+        weather = PackageLookup("npm", "@fleet/weather-mcp", "1.0.0")
+        fixed = PackageLookup("npm", "@fleet/weather-mcp", "1.1.0")
+        notes = PackageLookup("pypi", "fleet-notes-mcp", "2.1.0")
+        missing = PackageLookup("npm", "no-such-package", None)
+        for lookup in (weather, fixed, notes, missing):
+            packages.metadata(lookup)
+        packages.advisories([weather, fixed, notes, missing])
+        assert (weather.latest_version, weather.metadata_status, weather.osv_status) == ("1.2.0", "ok", "ok")
+        (advisory,) = weather.advisories
+        assert (advisory.id, advisory.severity, advisory.fixed) == ("GHSA-flt1-wthr-0001", "HIGH", ["1.1.0"])
+        assert fixed.advisories == [] and fixed.osv_status == "ok"
+        assert notes.latest_version == "2.1.0" and notes.advisories == []
+        assert missing.metadata_status == "not found (HTTP 404)" and missing.osv_status == "no version to check"
+        deploy = rdap.domain("deploy.test")
+        assert deploy.status == "ok" and (TODAY - deploy.registered_at.date()).days == 20
+        assert rdap.domain("nobody.invalid").status == "not found (HTTP 404)"
+    # One batch for every package, the user agent on every request.
+    batches = [r for r in fleet.lookups.requests if r["path"].endswith("/v1/querybatch")]
+    assert len(batches) == 1 and len(batches[0]["body"]["queries"]) == 3
+    assert {r["user-agent"] for r in fleet.lookups.requests} == {"7Maps-bot/0.2 (+https://7it.co.il/7maps/bot/)"}
+
+
+def test_an_answer_in_another_shape_is_a_reason_never_a_crash(fleet):
+    packages = LookupClient(f"{fleet.codehost_url}/npm", f"{fleet.codehost_url}/osv", f"{fleet.codehost_url}/rdap",
+                            min_interval=0)  # every service asked at the wrong place
+    with packages:
+        lookup = PackageLookup("npm", "@fleet/weather-mcp", "1.0.0")
+        packages.metadata(lookup)
+        packages.advisories([lookup])
+    assert lookup.metadata_status != "ok" and lookup.osv_status.startswith("osv: ")
+    with RdapClient(f"{fleet.codehost_url}/npm/nothing", min_interval=0) as rdap:
+        assert rdap.domain("deploy.test").status.startswith("the bootstrap file")
+
+
+def test_the_lookups_job_lands_raw_inputs_and_the_day_tables_are_built(fleet, lake, tmp_path, monkeypatch):
+    monkeypatch.setenv("SEVENMAPS_NO_SCAN", "1")
+    scan_day(lake, TODAY, fleet.registry_url, ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file),
+             ReplayClock(TODAY, 3))
+    shipped = shipped_packages(pq.read_table(lake.registry_file(TODAY)).to_pylist())
+    assert set(shipped) == {("npm", "@fleet/weather-mcp"), ("pypi", "fleet-notes-mcp")}
+    asked_before, servers_before = len(fleet.lookups.requests), len(fleet.recorded)
+    prober = {"replay_day": f"{TODAY}T12", **fleet.lookup_urls()}
+    with dg.instance_for_test(temp_dir=str(tmp_path)) as instance:
+        result = defs.resolve_job_def("lookups_job").execute_in_process(
+            instance=instance, run_config={"resources": {"lake": {"config": {"root": str(lake.root)}},
+                                                         "prober": {"config": prober}}})
+        assert result.success
+        # The servers themselves are never asked: every lookup went to the outside services' fixtures.
+        assert len(fleet.recorded) == servers_before and len(fleet.lookups.requests) > asked_before
+        curated.build_quarantine(lake, TODAY)
+        assert run_days("daily_map_job", TODAY, TODAY, instance, lake.root, prober={"no_scan": True}).success
+    advisories = {r["package"]: r for r in pq.read_table(lake.curated_file("package_advisories", TODAY)).to_pylist()}
+    weather = advisories["@fleet/weather-mcp"]
+    assert (weather["advisories"], weather["advisory_ids"], weather["severities"], weather["fixed_versions"],
+            weather["max_severity"], weather["latest_version"], weather["lookup_status"]) == (
+        1, ["GHSA-flt1-wthr-0001"], ["HIGH"], ["1.1.0"], "HIGH", "1.2.0", "ok")
+    assert weather["server_names"] == ["test.weather/weather"]
+    assert advisories["fleet-notes-mcp"]["advisories"] == 0
+    ages = {r["domain"]: r for r in pq.read_table(lake.curated_file("domain_ages", TODAY)).to_pylist()}
+    assert ages["deploy.test"]["age_days"] == 20 and ages["deploy.test"]["young"] is True
+    assert ages["weather.test"]["young"] is False and ages["weather.test"]["method_version"] == "domain-age-1.0"
+    # A second run the same day asks RDAP nothing new (refreshed rarely), but checks OSV again.
+    rdap_before = [r for r in fleet.lookups.requests if "/rdap/domain/" in r["path"]]
+    packages, rdap = _clients(fleet)
+    with packages, rdap:
+        report = lookup_day(lake, TODAY, dt.datetime.now(dt.UTC), packages, rdap)
+    assert report.domains_asked == 0 and report.domains_cached == 3 and report.packages == 2
+    assert [r for r in fleet.lookups.requests if "/rdap/domain/" in r["path"]] == rdap_before
