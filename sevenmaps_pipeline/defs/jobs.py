@@ -32,7 +32,7 @@ map_job = dg.define_asset_job(
     # The freshness checks are the sensor's to evaluate, on their deadlines, not each run's.
     selection=dg.AssetSelection.assets(*MAP_ASSETS) - dg.AssetSelection.checks(*FRESHNESS_CHECKS),
     partitions_def=daily_partitions,
-    description="The day's scan (on the open day) and validation, then daily_status, the tool tables, "
+    description="The validation of the day's scan (its slices), then daily_status, the tool tables, "
     "tool_changes, server_history, the agent reports, ratings and incidents, the reliable rankings and the "
     "readiness tables for that UTC day.",
 )
@@ -49,8 +49,8 @@ scan_slice_job = dg.define_asset_job(
     "scan_slice_job",
     selection=dg.AssetSelection.assets(probe_slice) - dg.AssetSelection.checks(*FRESHNESS_CHECKS),
     partitions_def=hourly_slices,
-    description="One hourly slice of the day's scan (the endpoints whose moving daily hour it is), then the "
-    "readiness probe of the same endpoints.",
+    description="One hourly slice of the day's scan (the endpoints whose moving daily hour it is); after the "
+    "day's last slice (23:00), the nightly readiness probe of every listing.",
 )
 
 

@@ -114,27 +114,23 @@ def scan_config(paths: LakePaths, prober: ProberResource):
 
 
 def run_readiness(context: dg.AssetExecutionContext, paths: LakePaths, day: dt.date, prober: ProberResource,
-                  clock, hours: tuple[int, ...] | None = None) -> None:
-    """The readiness probe of the day's listings (of `hours`' slices only, after their scan): its own raw
-    kinds, never a day code. The skills list is read by the day's first readiness run. Its failure is
-    logged as an error and leaves the day's map as it is: the readiness tables then show the endpoints it
-    did check, or none."""
+                  clock) -> None:
+    """The nightly readiness probe of the day's listings and skills, after the day's last slice (or the
+    whole-day scan): its own raw kinds, never a day code. Its failure is logged as an error and leaves the
+    day's map as it is: the readiness tables then show the endpoints it did check, or none."""
     from ..registry.skills_list import SkillsList
 
     skills = SkillsList((), ())
-    if hours is None or not paths.raw_files("skills", day):
-        try:
-            skills = prober.skills()
-        except ValueError as exc:
-            context.log.error(f"{exc}: no skills are read today")
-        for problem in skills.problems:
-            context.log.warning(f"skills list: {problem}")
-    what = "the day's listings" if hours is None else f"the {hours[0]:02d}:00 slice's listings"
-    context.log.info(f"{day}: readiness probe of {what} and {len(skills.folders)} skill(s) ...")
+    try:
+        skills = prober.skills()
+    except ValueError as exc:
+        context.log.error(f"{exc}: no skills are read today")
+    for problem in skills.problems:
+        context.log.warning(f"skills list: {problem}")
+    context.log.info(f"{day}: readiness probe of the day's listings and {len(skills.folders)} skill(s) ...")
     try:
         with prober.codehost() as codehost:
-            report = readiness_day(paths, day, scan_config(paths, prober), clock, codehost, skills.folders,
-                                   hours=hours)
+            report = readiness_day(paths, day, scan_config(paths, prober), clock, codehost, skills.folders)
     except Exception as exc:  # noqa: BLE001 - the readiness run never takes the day's map down
         context.log.error(f"{day}: the readiness run failed ({type(exc).__name__}: {exc}); what it landed is kept")
         return
@@ -142,17 +138,21 @@ def run_readiness(context: dg.AssetExecutionContext, paths: LakePaths, day: dt.d
                      f"{report.surfaces:,} documents, {report.skills} skill(s) in {report.seconds:.1f}s")
 
 
+# The nightly readiness probe follows the day's last slice.
+READINESS_HOUR = 23
+
+
 def run_slice(context: dg.AssetExecutionContext, paths: LakePaths, day: dt.date, hour: int,
               prober: ProberResource, clock) -> DayScan:
-    """One hourly slice of the day's scan, then the readiness probe of the same endpoints."""
+    """One hourly slice of the day's scan; after the day's last one, the nightly readiness probe."""
     context.log.info(f"{day} {hour:02d}:00: scanning the slice's endpoints (registry {prober.registry_url}) ...")
     report = scan_slice(paths, day, hour, prober.registry_url, scan_config(paths, prober), clock,
                         control_url=prober.control_url or None)
     context.log.info(f"{day} {hour:02d}:00: {report.probe_rows:,} checks {dict(sorted(report.outcomes.items()))} "
                      f"in {report.seconds:.1f}s ({report.registry_rows:,} listings in the day's snapshot"
                      f"{', reused' if report.registry_reused else ''})")
-    if prober.readiness:
-        run_readiness(context, paths, day, prober, clock, hours=(hour,))
+    if prober.readiness and hour == READINESS_HOUR:
+        run_readiness(context, paths, day, prober, clock)
     return report
 
 
@@ -190,7 +190,8 @@ def scan_open_day(context: dg.AssetExecutionContext, paths: LakePaths, day: dt.d
     description="One hourly slice of the day's scan (the moving daily hour, probe/slices.py): within its own "
     "UTC hour only, the prober checks the endpoints whose slot that hour is today (initialize, "
     "notifications/initialized, tools/list; never a tool call) into raw/probes and raw/origins, the day's first "
-    "slice taking the registry snapshot into raw/registry; then the readiness probe of the same endpoints. An "
+    "slice taking the registry snapshot into raw/registry; the last one (23:00) is followed by the nightly "
+    "readiness probe of every listing into raw/readiness, raw/readiness_surfaces and raw/skills. An "
     "hour that has passed is never scanned: its endpoints stay n that day.",
 )
 def probe_slice(context: dg.AssetExecutionContext, lake: LakeResource,
@@ -219,10 +220,10 @@ def probe_slice(context: dg.AssetExecutionContext, lake: LakeResource,
     "map",
     deps=[dg.AssetDep(probe_slice, partition_mapping=dg.TimeWindowPartitionMapping())],
     description="The day's scan, landed: its 24 hourly slices (probe_slice) check every listed endpoint once "
-    "into raw/registry, raw/probes and raw/origins, each slice followed by the readiness probe of its endpoints "
-    "into raw/readiness, raw/readiness_surfaces and raw/skills (its own check kind: it never changes a day "
-    "code). With whole_day_scan set, built on the open day it checks every endpoint at once instead. A day or "
-    "an hour that has passed is never probed (its endpoints stay n). Then whatever landed "
+    "into raw/registry, raw/probes and raw/origins, the last slice followed by the nightly readiness probe of "
+    "every listing into raw/readiness, raw/readiness_surfaces and raw/skills (its own check kind: it never "
+    "changes a day code). With whole_day_scan set, built on the open day it checks every endpoint at once "
+    "instead. A day or an hour that has passed is never probed (its endpoints stay n). Then whatever landed "
     "is validated: unreadable files and invalid rows go to curated/quarantine with a reason "
     "(sql/quarantine.sql), never counted and never silently dropped.",
 )

@@ -280,11 +280,10 @@ def completed_readiness(lake: LakePaths, day: dt.date) -> set[str]:
 
 def readiness_day(lake: LakePaths, day: dt.date, config: ProbeConfig, clock: Clock = utc_now,
                   codehost: CodeHostClient | None = None, skills: Sequence[RepoFolder] = (),
-                  flush_rows: int = 500, hours: Sequence[int] | None = None) -> ReadinessDay:
+                  flush_rows: int = 500) -> ReadinessDay:
     """The open day's readiness run over the day's registry snapshot (landed by its scan) and the skills
-    list; with `hours`, over the endpoints of those slices only (each slice checks its own endpoints'
-    readiness after their scan). Run again the same day, it checks only the endpoints without a readiness
-    check yet (skills and the documents of the endpoints it checks are read again)."""
+    list. Run again the same day, it checks only the endpoints without a readiness check yet (skills and
+    the documents of the endpoints it checks are read again)."""
     import pyarrow.parquet as pq
 
     today = clock().date()
@@ -300,8 +299,6 @@ def readiness_day(lake: LakePaths, day: dt.date, config: ProbeConfig, clock: Clo
     report.resumed_from = len(done)
     writer = ReadinessWriter(lake, day, run_id, flush_rows)
     rows = pq.read_table(registry).to_pylist()
-    if hours is not None:
-        rows = in_slices(rows, day, hours)
     try:
         asyncio.run(readiness_scan(rows, day, run_id, config, clock, writer, codehost, skills, already_checked=done))
     finally:
