@@ -37,7 +37,7 @@ from .checker import CheckResult, EndpointCheck
 from .config import PROBER_VERSION, ProbeConfig
 from .http import build_client, ssl_context
 from .origins import OriginResult, check_origin
-from .scan import Clock, probe_row, prober_error_row
+from .scan import Clock, probe_row, prober_error_row, skip_row
 
 KINDS = {"hourly": RAW_HOURLY, "five_minute": RAW_FIVE_MINUTE, "submitted": RAW_SUBMITTED}
 NOT_REACHED = "not reached in time"
@@ -83,7 +83,7 @@ async def _run(kind: str, listings: Iterable[dict[str, Any]], day: dt.date, run_
     for listing in listings:
         host = (urlsplit(listing["url"]).hostname or "").lower()
         if is_opted_out(host, config.opted_out_hosts):
-            rows.append(_skip(kind, listing, day, run_id, clock(), SKIP_OPTED_OUT))
+            rows.append(skip_row(listing, day, run_id, clock(), SKIP_OPTED_OUT, kind))
         else:
             by_host[host].append(listing)
     context = ssl_context(config)
@@ -92,20 +92,20 @@ async def _run(kind: str, listings: Iterable[dict[str, Any]], day: dt.date, run_
 
     async def one(client: Any, origins: dict[str, OriginResult], listing: dict[str, Any]) -> dict[str, Any]:
         if closes is not None and time.monotonic() >= closes:
-            return _skip(kind, listing, day, run_id, clock(), NOT_REACHED)
+            return skip_row(listing, day, run_id, clock(), NOT_REACHED, kind)
         if kind != "five_minute":  # robots.txt is obeyed as the daily scan obeys it (read each run)
             origin = origin_of(listing["url"])
             if origin not in origins:
                 origins[origin] = await check_origin(client, config, origin, clock(), documents=False)
             seen = origins[origin]
             if seen.skip_reason is not None:
-                return _skip(kind, listing, day, run_id, clock(), seen.skip_reason)
+                return skip_row(listing, day, run_id, clock(), seen.skip_reason, kind)
             if seen.network_outcome is not None:
                 check = CheckResult(url=listing["url"], started_at=clock(), outcome=seen.network_outcome,
                                     outcome_detail=f"origin not reachable: {seen.robots_detail}")
                 return probe_row(check, listing, day, run_id, check_kind=kind)
             if not seen.allows(listing["url"]):
-                return _skip(kind, listing, day, run_id, clock(), SKIP_ROBOTS)
+                return skip_row(listing, day, run_id, clock(), SKIP_ROBOTS, kind)
         started = clock()
         checker = EndpointCheck(client, config, listing["url"], started,
                                 listing.get("remote_type") or "streamable-http")
@@ -129,17 +129,10 @@ async def _run(kind: str, listings: Iterable[dict[str, Any]], day: dt.date, run_
                 try:
                     rows.append(await one(client, origins, listing))
                 except Exception as exc:  # noqa: BLE001 - one endpoint never takes the run down
-                    row = prober_error_row(listing, day, run_id, clock(), exc, f"the {kind} check")
-                    rows.append({**row, "check_kind": kind})
+                    rows.append(prober_error_row(listing, day, run_id, clock(), exc, f"the {kind} check", kind))
 
     await asyncio.gather(*(host_worker(group) for group in by_host.values()))
     return rows
-
-
-def _skip(kind: str, listing: dict[str, Any], day: dt.date, run_id: str, now: dt.datetime, reason: str) -> dict:
-    check = CheckResult(url=listing["url"], started_at=now, outcome="skipped", outcome_detail=reason,
-                        skip_reason=reason, handshake_ms=0)
-    return probe_row(check, listing, day, run_id, check_kind=kind)
 
 
 def frequent_checks(lake: LakePaths, kind: str, keys: Collection[str], config: ProbeConfig, clock: Clock,

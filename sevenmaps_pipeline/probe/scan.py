@@ -78,19 +78,21 @@ def probe_row(check: CheckResult, listing: dict[str, Any], day: dt.date, run_id:
 
 
 def prober_error_row(listing: dict[str, Any], day: dt.date, run_id: str, now: dt.datetime,
-                     exc: BaseException, where: str) -> dict[str, Any]:
+                     exc: BaseException, where: str, check_kind: str = "daily") -> dict[str, Any]:
     """The row for a check our own code could not finish: kept, classified, and a day code n."""
     frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
     at = f" at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}" if frame else ""
     check = CheckResult(url=listing.get("url") or "", started_at=now, outcome="prober_error",
                         outcome_detail=f"{where}: {type(exc).__name__}: {str(exc)[:300]}{at}", handshake_ms=0)
-    return probe_row(check, listing, day, run_id)
+    return probe_row(check, listing, day, run_id, check_kind)
 
 
-def _skip_row(listing: dict[str, Any], day: dt.date, run_id: str, now: dt.datetime, reason: str) -> dict:
+def skip_row(listing: dict[str, Any], day: dt.date, run_id: str, now: dt.datetime, reason: str,
+             check_kind: str = "daily") -> dict:
+    """The row of a listing not contacted, with the reason (a skip is a listing decision, never a result)."""
     check = CheckResult(url=listing["url"], started_at=now, outcome="skipped", outcome_detail=reason,
                         skip_reason=reason, handshake_ms=0)
-    return probe_row(check, listing, day, run_id)
+    return probe_row(check, listing, day, run_id, check_kind)
 
 
 def endpoints_to_check(listings: Iterable[dict[str, Any]]) -> tuple[dict[str, dict], list[dict]]:
@@ -121,14 +123,14 @@ async def scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, co
     to_check, skipped = endpoints_to_check(listings)
     for listing in skipped:
         if listing["server_key"] not in already_checked:
-            out.add_probe(_skip_row(listing, day, run_id, clock(), listing["skip_reason"]))
+            out.add_probe(skip_row(listing, day, run_id, clock(), listing["skip_reason"]))
     by_host: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for key, listing in to_check.items():
         if key in already_checked:
             continue
         host = (urlsplit(listing["url"]).hostname or "").lower()
         if is_opted_out(host, config.opted_out_hosts):  # opted out after the snapshot was taken: never contacted
-            out.add_probe(_skip_row(listing, day, run_id, clock(), SKIP_OPTED_OUT))
+            out.add_probe(skip_row(listing, day, run_id, clock(), SKIP_OPTED_OUT))
             continue
         by_host[host].append(listing)
     context = ssl_context(config)
@@ -144,7 +146,7 @@ async def scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, co
                             **origins[origin].row()})
         seen = origins[origin]
         if seen.skip_reason is not None:
-            return _skip_row(listing, day, run_id, clock(), f"{seen.skip_reason} ({seen.robots_detail})")
+            return skip_row(listing, day, run_id, clock(), f"{seen.skip_reason} ({seen.robots_detail})")
         if seen.network_outcome is not None:
             check = CheckResult(url=listing["url"], started_at=clock(), outcome=seen.network_outcome,
                                 outcome_detail=f"origin not reachable: {seen.robots_detail}; "
@@ -154,7 +156,7 @@ async def scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, co
             reason = SKIP_ROBOTS
             if seen.robots_policy == "disallow_all":
                 reason += f" ({seen.robots_detail})"
-            return _skip_row(listing, day, run_id, clock(), reason)
+            return skip_row(listing, day, run_id, clock(), reason)
         check = await EndpointCheck(client, config, listing["url"], clock(),
                                     listing.get("remote_type") or "streamable-http").run()
         return probe_row(check, listing, day, run_id)

@@ -13,11 +13,11 @@ from __future__ import annotations
 import datetime as dt
 import os
 from dataclasses import dataclass
-from pathlib import Path
 
 from ..lake import duck
 from ..lake.keys import server_key
 from ..lake.paths import LakePaths
+from .list_file import list_lines
 from .listing import has_userinfo
 
 DIRECTORY_LISTS_ENV = "SEVENMAPS_DIRECTORY_LISTS"
@@ -34,14 +34,7 @@ class DirectoryLists:
 def read_directory_lists(path: str | os.PathLike[str]) -> DirectoryLists:
     keys: dict[str, str] = {}
     problems: list[str] = []
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"directory lists {path}: cannot be read ({type(exc).__name__}: {exc})") from exc
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
+    for number, line in list_lines(path, "directory lists"):
         parts = line.split()
         directory, url = (parts[0], parts[1]) if len(parts) == 2 else ("directory", parts[0])
         if len(parts) > 2 or not url.lower().startswith("https://"):

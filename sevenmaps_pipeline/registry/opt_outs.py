@@ -21,8 +21,8 @@ import secrets
 from dataclasses import dataclass
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
+from ..lake.control import read_control_rows
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
 
@@ -66,14 +66,8 @@ def normal_host(host: str) -> str:
 
 
 def read_opt_outs(lake: LakePaths) -> list[OptOut]:
-    path = lake.opt_outs_file
-    if not path.exists():
-        return []
-    try:
-        rows = pq.read_table(path).to_pylist()
-    except Exception as exc:  # noqa: BLE001 - any reader failure stops the caller, naming the file
-        raise OptOutRegistryError(f"the opt-out registry {path} cannot be read ({type(exc).__name__}: {exc}); "
-                                  "no host is contacted until it is repaired") from exc
+    rows = read_control_rows(lake.opt_outs_file, "the opt-out registry", OptOutRegistryError,
+                             "; no host is contacted until it is repaired")
     return [OptOut(**{k: r.get(k) for k in SCHEMA.names}) for r in rows]
 
 

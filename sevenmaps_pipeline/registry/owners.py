@@ -19,8 +19,8 @@ import secrets
 from dataclasses import dataclass
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
+from ..lake.control import read_control_rows
 from ..lake.keys import server_key
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
@@ -71,13 +71,7 @@ def owners_file(lake: LakePaths):
 
 
 def read_claims(lake: LakePaths) -> list[OwnerClaim]:
-    path = owners_file(lake)
-    if not path.exists():
-        return []
-    try:
-        rows = pq.read_table(path).to_pylist()
-    except Exception as exc:  # noqa: BLE001 - any reader failure is named, never read as "no owners"
-        raise OwnerClaimError(f"the owner claims {path} cannot be read ({type(exc).__name__}: {exc})") from exc
+    rows = read_control_rows(owners_file(lake), "the owner claims", OwnerClaimError)
     return [OwnerClaim(**{**{k: r.get(k) for k in SCHEMA.names}, "five_minute": tuple(r.get("five_minute") or ())})
             for r in rows]
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 
 from ..lookups.codehost import RepoFolder, parse_folder_url
+from .list_file import list_lines
 
 SKILLS_LIST_ENV = "SEVENMAPS_SKILLS_LIST"
 MAX_SKILLS = 10_000
@@ -26,14 +26,7 @@ def read_skills_list(path: str | os.PathLike[str]) -> SkillsList:
     """The folders of the list, each once, in file order, and why any other line was refused."""
     folders: dict[str, RepoFolder] = {}
     problems: list[str] = []
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"skills list {path}: cannot be read ({type(exc).__name__}: {exc})") from exc
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
+    for number, line in list_lines(path, "skills list"):
         folder = parse_folder_url(line)
         if folder is None:
             problems.append(f"line {number}: not a GitHub folder URL (https://github.com/<owner>/<repo>/tree/"

@@ -19,12 +19,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
+from ..lake.control import read_control_rows
 from ..lake.keys import server_id, server_key
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
 from ..rules.methods import SUBMISSION_METHOD, SUBMISSION_PARAMS
+from .list_file import list_lines
 from .listing import has_userinfo, listing_decision
 
 SUBMISSIONS_ENV = "SEVENMAPS_SUBMISSIONS"
@@ -72,13 +73,7 @@ def submissions_file(lake: LakePaths):
 
 
 def read_submissions(lake: LakePaths) -> list[Submission]:
-    path = submissions_file(lake)
-    if not path.exists():
-        return []
-    try:
-        rows = pq.read_table(path).to_pylist()
-    except Exception as exc:  # noqa: BLE001 - named, never read as "no submissions"
-        raise SubmissionError(f"the submissions {path} cannot be read ({type(exc).__name__}: {exc})") from exc
+    rows = read_control_rows(submissions_file(lake), "the submissions", SubmissionError)
     return [Submission(**{k: r.get(k) for k in SCHEMA.names}) for r in rows]
 
 
@@ -114,18 +109,9 @@ def submit(lake: LakePaths, url: str, now: dt.datetime, via: str = "cli",
 def queue_file(lake: LakePaths, path: str, now: dt.datetime,
                host_map: dict[str, int] | None = None) -> tuple[list[Submission], list[str]]:
     """Queue every URL of the operator's submissions file (one per line, `#` comments): (queued, problems)."""
-    from pathlib import Path
-
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SubmissionError(f"submissions file {path}: cannot be read ({type(exc).__name__}: {exc})") from exc
     known = {e.server_key for e in read_submissions(lake)}
     queued, problems = [], []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
+    for number, line in list_lines(path, "submissions file", SubmissionError):
         try:
             entry = submit(lake, line, now, via="file", host_map=host_map)
         except SubmissionError as exc:
