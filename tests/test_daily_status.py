@@ -141,3 +141,26 @@ def test_a_corrupt_parquet_file_is_moved_out_and_quarantined(lake):
     refused = pq.read_table(lake.curated_file("quarantine", DAY)).to_pylist()
     assert refused[0]["source_file"] == "raw/probes/day=2026-11-10/broken.parquet"
     assert refused[0]["problem"].startswith("unreadable Parquet")
+
+
+def test_failure_reasons_count_the_days_failed_checks_by_the_agent_ready_classes(lake):
+    outcomes = {"http_404": ("http_404", 404), "http_405": ("http_405", 405), "down": ("unreachable", None),
+                "boom": ("http_503", 503), "slow": ("timeout", None), "html": ("not_mcp", 200),
+                "busy": ("http_429", 429), "rpc": ("rpc_error", 200), "nolist": ("no_tool_list", 200),
+                "away": ("redirect", 302), "fine": ("ok", 200), "login": ("needs_auth", 401)}
+    rows = [probe(f"https://{name}.example.com/mcp", outcome, http_status=status)
+            for name, (outcome, status) in outcomes.items()]
+    land_probes(lake, rows)
+    curated.build_quarantine(lake, DAY)
+    curated.build_daily_status(lake, DAY)
+    result = curated.build_failure_reasons(lake, DAY)
+    table = pq.read_table(result.path).to_pylist()
+    counts = {r["reason_class"]: r["failed_checks"] for r in table}
+    assert [r["label"] for r in table][:7] == [
+        "HTTP 4xx error", "could not connect", "HTTP 5xx error", "no answer in time",
+        "answered, but not as an MCP server", "rate limit reached (HTTP 429)", "refused the handshake"]
+    assert counts == {"http_4xx": 2, "unreachable": 1, "http_5xx": 1, "timeout": 1, "not_mcp": 1,
+                      "rate_limited": 1, "refused": 2, "redirect": 1}
+    assert result.stats["failed_checks"] == 10  # ok and needs_auth are not failures
+    assert {r["method_version"] for r in table} == {"failure-reasons-1.0"}
+    assert abs(sum(r["share"] for r in table) - 1.0) < 1e-9

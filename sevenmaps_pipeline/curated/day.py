@@ -22,7 +22,7 @@ from ..lake.paths import COVERED_RAW, LakePaths
 from ..rules.methods import CHANGES_PARAMS, HISTORY_PARAMS, INCIDENTS_PARAMS, RATINGS_PARAMS
 from .common import BuildResult
 from .lookup_tables import build_domain_ages, build_package_advisories
-from .map_tables import build_daily_status, build_quarantine, build_server_history
+from .map_tables import build_daily_status, build_failure_reasons, build_quarantine, build_server_history
 from .readiness_tables import build_readiness_discovery, build_readiness_lines, build_readiness_scores
 from .report_tables import build_agent_reports, build_incidents, build_rating_aggregates, build_reliable_rankings
 from .tool_tables import (
@@ -58,6 +58,7 @@ DAY_BUILDS: tuple[tuple[str, Builder, tuple[str, ...], tuple[str, ...]], ...] = 
     ("readiness_scores", build_readiness_scores, ("readiness_scores",), ("readiness_lines",)),
     ("package_advisories", build_package_advisories, ("package_advisories",), ("raw_probes",)),
     ("domain_ages", build_domain_ages, ("domain_ages",), ("daily_status",)),
+    ("failure_reasons", build_failure_reasons, ("failure_reasons",), ("daily_status",)),
 )
 DAY_TABLES = tuple(t for _, _, tables, _ in DAY_BUILDS for t in tables)
 # The map's day assets in graph order: the one list the jobs, the sign asset's inputs, the tests and the

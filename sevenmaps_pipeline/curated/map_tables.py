@@ -10,9 +10,19 @@ import pyarrow as pa
 from ..lake import duck
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
-from ..lake.schemas import DAILY_STATUS, QUARANTINE, RAW_PROBES, RAW_REGISTRY, SERVER_HISTORY, TOOL_CHANGES, conform
+from ..lake.schemas import (
+    DAILY_STATUS,
+    FAILURE_REASONS,
+    QUARANTINE,
+    RAW_PROBES,
+    RAW_REGISTRY,
+    SERVER_HISTORY,
+    TOOL_CHANGES,
+    conform,
+)
 from ..rules.methods import (
     CHANGES_PARAMS,
+    FAILURE_REASONS_METHOD,
     HISTORY_METHOD,
     HISTORY_PARAMS,
     STATUS_METHOD,
@@ -104,3 +114,16 @@ def build_server_history(lake: LakePaths, day: dt.date) -> BuildResult:
     return BuildResult("server_history", day, path, result.num_rows, time.perf_counter() - started,
                        {"window_files": len(files),
                         "window_days_without_change_records": window - len(recorded)})
+
+
+def build_failure_reasons(lake: LakePaths, day: dt.date) -> BuildResult:
+    started = time.perf_counter()
+    require_status(lake, day)
+    with duck.session() as con:
+        duck.bind_input(con, "daily_status", [lake.curated_file("daily_status", day)], DAILY_STATUS.schema)
+        table = conform(duck.run_sql(con, "failure_reasons", {"day": day, "method_version": FAILURE_REASONS_METHOD}),
+                        FAILURE_REASONS)
+    path = write_parquet(lake, lake.curated_file("failure_reasons", day), table)
+    failed = sum(table.column("failed_checks").to_pylist())
+    return BuildResult("failure_reasons", day, path, table.num_rows, time.perf_counter() - started,
+                       {"failed_checks": failed})

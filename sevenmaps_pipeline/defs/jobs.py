@@ -10,7 +10,7 @@ from ..curated.day import MAP_ASSET_NAMES
 from .freshness import FRESHNESS_CHECKS
 from .integrity_assets import daily_root, day_snapshot
 from .lookup_assets import domain_ages, package_advisories
-from .map_assets import daily_status, probe_slice, raw_probes, server_history
+from .map_assets import daily_status, failure_reasons, probe_slice, raw_probes, server_history
 from .partitions import FIRST_DAY, SLICE_KEY_FORMAT, daily_partitions, finished_days, hourly_slices
 from .readiness_assets import readiness_discovery, readiness_lines, readiness_scores
 from .report_assets import agent_reports, incidents, rating_aggregates, reliable_rankings
@@ -20,7 +20,7 @@ _DEFINED = {a.key.to_user_string(): a for a in (raw_probes, daily_status, tool_f
                                                  server_categories, tool_changes, server_history, agent_reports,
                                                  rating_aggregates, incidents, reliable_rankings, readiness_discovery,
                                                  readiness_lines, readiness_scores, package_advisories,
-                                                 domain_ages)}
+                                                 domain_ages, failure_reasons)}
 # Every day-partitioned asset of the map, in graph order (a day is signed only once all of them exist), as
 # the library's day builds list them (curated/day.py).
 MAP_ASSETS = tuple(_DEFINED[name] for name in MAP_ASSET_NAMES)

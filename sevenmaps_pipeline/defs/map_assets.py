@@ -272,6 +272,19 @@ def daily_status(context: dg.AssetExecutionContext, lake: LakeResource,
 
 @day_asset(
     "map",
+    deps=[daily_status],
+    description="Why the day's checks failed: the endpoints whose deciding daily check was d, counted by the "
+    "classes the Agent-Ready directory publishes (HTTP 4xx, could not connect, HTTP 5xx, no answer in time, "
+    "answered but not as MCP, rate-limited 429, refused the handshake) and a redirect to another domain; every "
+    "class has a row. Shown on the site's index. sql/failure_reasons.sql",
+)
+def failure_reasons(context: dg.AssetExecutionContext, lake: LakeResource,
+        prober: ProberResource) -> Iterator[dg.MaterializeResult]:
+    yield from build_each_day(context, lake, prober, curated.build_failure_reasons)
+
+
+@day_asset(
+    "map",
     deps=[dg.AssetDep(daily_status, partition_mapping=last_30_days),
           dg.AssetDep("tool_changes", partition_mapping=last_60_days)],
     description="Per endpoint on the map: its 30 day codes oldest first, checked/answered days, uptime "

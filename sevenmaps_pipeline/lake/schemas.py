@@ -909,6 +909,22 @@ DOMAIN_AGES = TableSpec(
     ]),
 )
 
+FAILURE_REASONS = TableSpec(
+    name="failure_reasons", layer="curated", location="curated/failure_reasons/day=YYYY-MM-DD/part-0.parquet",
+    grain="one row per failure class and UTC day (every class, 0 when none): the day's failed daily checks "
+    "(day code d) by the classes the Agent-Ready directory publishes", view="failure_reasons",
+    schema=pa.schema([
+        col("day", pa.date32(), "UTC day", False),
+        col("reason_class", pa.string(), "http_4xx | unreachable | http_5xx | timeout | not_mcp | rate_limited | "
+            "refused | redirect", False),
+        col("label", pa.string(), "the class in words, as the Agent-Ready directory words it", False),
+        col("position", pa.int32(), "the class's place in that list, from 1", False),
+        col("failed_checks", pa.int64(), "endpoints whose deciding daily check that day failed this way", False),
+        col("share", pa.float64(), "failed_checks / all failed checks of the day (null when none failed)"),
+        col("method_version", pa.string(), "version of the failure classes", False),
+    ]),
+)
+
 RAW_SUBMITTED = dataclasses.replace(
     RAW_PROBES, name="submitted", location="raw/submitted/day=YYYY-MM-DD/<run_id>.parquet",
     view="submission_checks", grain="one row per check of a submitted server during its 7 days (check_kind "
@@ -942,7 +958,7 @@ RAW_TABLES = (RAW_PROBES, RAW_ORIGINS, RAW_REGISTRY, RAW_AGENT_REPORTS, RAW_READ
 CURATED_TABLES = (QUARANTINE, DAILY_STATUS, SERVER_HISTORY, TOOL_LISTS, TOOL_FACTS, TOOLS, TOKEN_COST, FINDINGS,
                   INTERNAL_FINDINGS, SERVER_CATEGORIES, TOOL_CHANGES, AGENT_REPORTS, AGENT_REPORT_QUARANTINE,
                   RATING_AGGREGATES, INCIDENTS, RELIABLE_RANKINGS, READINESS_DISCOVERY, READINESS_LINES,
-                  READINESS_SCORES, PACKAGE_ADVISORIES, DOMAIN_AGES)
+                  READINESS_SCORES, PACKAGE_ADVISORIES, DOMAIN_AGES, FAILURE_REASONS)
 AGGREGATE_TABLES = (HOURLY_DAYS, FIVE_MINUTE_DAYS)
 ALL_TABLES = RAW_TABLES + CURATED_TABLES + AGGREGATE_TABLES
 BY_NAME = {t.name: t for t in ALL_TABLES}

@@ -167,3 +167,32 @@ DOMAIN_AGE_PARAMS: dict[str, Any] = {
     "refresh_days": 30,  # a domain's RDAP record is asked again after this many days (a failure: the next day)
     "young_days": 90,  # registered fewer days before than this: young (the route's caution with high risk)
 }
+
+# Why checks failed (sql/failure_reasons.sql): the Agent-Ready directory's classes and a redirect.
+FAILURE_REASONS_METHOD = "failure-reasons-1.0"
+
+# The route (surfaces/route.py, docs/agents.md "route"): BM25 over tool names and descriptions, computed
+# once per distinct tool list, then seed 000's principles. Nothing here reads payment, plans, owner
+# verification or ratings: placement cannot be bought.
+ROUTE_METHOD = "route-1.0"
+ROUTE_PARAMS: dict[str, Any] = {
+    "k1": 1.2,  # BM25 term-frequency saturation
+    "b": 0.75,  # BM25 length normalisation
+    "name_weight": 2,  # a name's words count twice: a tool's name says what it does
+    "results": 5,  # tools returned by default (at most max_results)
+    "max_results": 20,
+    "per_endpoint": 2,  # at most this many tools of one endpoint among the results
+    "set_aside_listed": 20,  # set-asides named in an answer, most relevant first
+    "min_relevance": 0.2,  # of the best match's BM25: weaker matches are not candidates
+    "new_server_checked_days": 14,  # fewer checked days: a new server (as the reliable lists' bar)
+    "gateway_shared_list": 20,  # a tool list that many endpoints list identically: a gateway or template
+    "gateway_shared_host": 10,  # that many endpoints on one host: a gateway
+    "risk_rise_days": 7,  # a rise in risk within this many days sets a server aside
+    "redirect_days": 30,  # a redirect to another domain within this many days: "redirects elsewhere"
+}
+# The day-change kinds that mean "changed today" (the tool list or how the server answers).
+ROUTE_CHANGED_TODAY_KINDS = ("tool_added", "tool_removed", "tool_changed", "tool_renamed", "changing_tool_rewritten",
+                             "risk_rise", "silent", "now_asks_sign_in", "new_payment_address",
+                             "redirects_other_domain")
+# What watch reports (surfaces/locks.py): rises in risk and sign-in, payment and redirect changes.
+WATCH_KINDS = ("risk_rise", "now_asks_sign_in", "new_payment_address", "redirects_other_domain")

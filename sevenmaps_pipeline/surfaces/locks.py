@@ -1,0 +1,156 @@
+"""verify_lock, changes_since and watch (docs/agents.md): is an approved tool list still what a server
+serves, what changed since a day, and where risk rose.
+
+A risk level that moved only because 7Maps changed how levels are estimated is never reported (seed 000
+`method_changes`): verify_lock classifies both lists with the current method, and changes_since and watch
+read tool_changes, whose every row compares both days under one method (sql/tool_changes.sql).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from typing import Any
+
+from ..rules.methods import CHANGES_METHOD, WATCH_KINDS
+from ..rules.risk import LEVELS, classify, default_vocabulary
+from .mapday import CHANGE_DAYS, MapDay
+
+_HASH = re.compile(r"[0-9a-f]{64}")
+MAX_CHANGES = 500
+
+
+def _definitions(mapday: MapDay, tools_hash: str) -> list[dict[str, Any]] | None:
+    rows = mapday.rows(
+        "SELECT position, name, description, input_schema_json, annotations_json FROM tool_facts "
+        "WHERE tools_hash = $h QUALIFY row_number() OVER (PARTITION BY position ORDER BY day DESC) = 1 "
+        "ORDER BY position", {"h": tools_hash})
+    if not rows:
+        return None
+    tools = []
+    for r in rows:
+        tool: dict[str, Any] = {"name": r["name"], "inputSchema": json.loads(r["input_schema_json"] or "null")}
+        if r["description"] is not None:
+            tool["description"] = r["description"]
+        if r["annotations_json"] is not None:
+            tool["annotations"] = json.loads(r["annotations_json"])
+        tools.append(tool)
+    return tools
+
+
+def _classified(tools: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    vocab = default_vocabulary()
+    return {t["name"]: {**t, "risk": classify(t, vocab).risk} for t in tools}
+
+
+def verify_lock(mapday: MapDay, server: str, tools_hash: str) -> dict[str, Any]:
+    """Whether `server` still serves the approved list `tools_hash`, and if not, tool by tool what differs
+    and whether risk rose (both sides classified with the current method)."""
+    approved_hash = (tools_hash or "").strip().lower()
+    if not _HASH.fullmatch(approved_hash):
+        raise ValueError("tools_hash must be the 64 lower-case hex digits the map publishes for a tool list")
+    endpoint = mapday.resolve(server)
+    key = endpoint["server_key"]
+    (today,) = mapday.rows("SELECT code, shown_status, tools_hash FROM daily_status WHERE server_key = $k", {"k": key})
+    seen = mapday.rows("SELECT day, tools_hash FROM status_window WHERE server_key = $k AND tools_hash IS NOT NULL "
+                       "ORDER BY day DESC LIMIT 1", {"k": key})
+    current_hash, seen_on = (today["tools_hash"], mapday.day) if today["tools_hash"] else (
+        (seen[0]["tools_hash"], seen[0]["day"]) if seen else (None, None))
+    answer: dict[str, Any] = {
+        "server_name": endpoint["server_name"], "server_id": endpoint["server_id"], "url": endpoint["url"],
+        "approved_tools_hash": approved_hash, "current_tools_hash": current_hash,
+        "current_list_seen_on": seen_on.isoformat() if seen_on else None,
+        "shown_status": today["shown_status"],
+        "method_version": f"{CHANGES_METHOD}+{default_vocabulary().method}",
+        **mapday.served(),
+    }
+    if current_hash is None:
+        answer.update(unchanged=None, verdict=f"no tool list seen in the last 30 days ({today['shown_status']}): "
+                      "the lock cannot be checked")
+        return answer
+    if not today["tools_hash"]:
+        answer["note"] = (f"not answering with tools on {mapday.day} ({today['shown_status']}); compared with the "
+                          f"list last seen on {seen_on}")
+    if current_hash == approved_hash:
+        answer.update(unchanged=True, verdict="unchanged: the server serves exactly the approved list",
+                      added=[], removed=[], changed=[], risk_rose=False)
+        return answer
+    approved = _definitions(mapday, approved_hash)
+    current = _definitions(mapday, current_hash) or []
+    if approved is None:
+        answer.update(unchanged=False, risk_rose=None, added=None, removed=None, changed=None,
+                      verdict="changed: the server serves another list, and the map never saw the approved one, so "
+                      "it cannot say tool by tool what differs",
+                      current_tools=[{"name": n, "risk": t["risk"]} for n, t in _classified(current).items()])
+        return answer
+    before, after = _classified(approved), _classified(current)
+    added = [{"tool": n, "risk": after[n]["risk"]} for n in after if n not in before]
+    removed = [{"tool": n, "risk": before[n]["risk"]} for n in before if n not in after]
+    changed = []
+    for name in after:
+        if name not in before:
+            continue
+        fields = [f for f in ("description", "inputSchema", "annotations")
+                  if json.dumps(before[name].get(f), sort_keys=True) != json.dumps(after[name].get(f), sort_keys=True)]
+        if fields:
+            changed.append({"tool": name, "fields": fields, "previous_risk": before[name]["risk"],
+                            "risk": after[name]["risk"]})
+    rises = [a["tool"] for a in added if a["risk"] == "red"] + [
+        c["tool"] for c in changed if LEVELS.index(c["risk"]) > LEVELS.index(c["previous_risk"])]
+    answer.update(unchanged=False, added=added, removed=removed, changed=changed, risk_rose=bool(rises),
+                  risk_rose_in=rises,
+                  verdict=("changed, and risk rose: " + ", ".join(rises)) if rises else
+                  "changed, without a rise in risk" if (added or removed or changed) else
+                  "changed only in order or in parts no tool definition holds")
+    return answer
+
+
+def _since(mapday: MapDay, since: str | dt.date) -> dt.date:
+    day = since if isinstance(since, dt.date) else dt.date.fromisoformat(str(since).strip()[:10])
+    earliest = mapday.day - dt.timedelta(days=CHANGE_DAYS)
+    if day < earliest:
+        raise ValueError(f"changes are kept {CHANGE_DAYS} days: ask for a day on or after {earliest}")
+    return day
+
+
+def _change_rows(mapday: MapDay, where: str, params: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
+    rows = mapday.rows(
+        "SELECT c.day, c.server_key, c.server_id, s.server_name, c.kind, c.tool_name, c.previous_tool_name, "
+        "c.changed_fields, c.risk, c.previous_risk, c.detail, c.previous_day, c.method_version "
+        "FROM change_window c LEFT JOIN daily_status s USING (server_key) WHERE " + where +
+        " ORDER BY c.day DESC, c.server_key, c.kind, c.tool_name", params)
+    for r in rows:
+        for k in ("day", "previous_day"):
+            r[k] = r[k].isoformat() if r[k] else None
+    return rows[:MAX_CHANGES], len(rows)
+
+
+def changes_since(mapday: MapDay, server: str | None, since: str | dt.date) -> dict[str, Any]:
+    """Every change recorded after `since` through the served day, for one server or all ("all" or None)."""
+    day = _since(mapday, since)
+    params: dict[str, Any] = {"since": day, "through": mapday.day}
+    where = "c.day > $since::DATE AND c.day <= $through::DATE"
+    scope = "all"
+    if server and server.strip().lower() not in ("all", "*"):
+        endpoint = mapday.resolve(server)
+        params["k"] = endpoint["server_key"]
+        where += " AND c.server_key = $k"
+        scope = endpoint["server_key"]
+    rows, total = _change_rows(mapday, where, params)
+    return {"scope": scope, "since": day.isoformat(), "through": mapday.day.isoformat(), "changes": rows,
+            "total": total, "truncated": total > len(rows), **mapday.served()}
+
+
+def watch(mapday: MapDay, days: int = 7, server: str | None = None) -> dict[str, Any]:
+    """The feed of rises in risk and of sign-in, payment and redirect changes over the last `days` days."""
+    days = max(1, min(int(days), CHANGE_DAYS))
+    params: dict[str, Any] = {"since": mapday.day - dt.timedelta(days=days), "through": mapday.day,
+                              "kinds": list(WATCH_KINDS)}
+    where = "c.day > $since::DATE AND c.day <= $through::DATE AND c.kind = ANY($kinds)"
+    if server and server.strip().lower() not in ("all", "*"):
+        params["k"] = mapday.resolve(server)["server_key"]
+        where += " AND c.server_key = $k"
+    rows, total = _change_rows(mapday, where, params)
+    return {"window_days": days, "kinds": list(WATCH_KINDS), "entries": rows, "total": total,
+            "truncated": total > len(rows), **mapday.served()}

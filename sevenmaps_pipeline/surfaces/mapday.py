@@ -1,0 +1,146 @@
+"""One built day of the map, opened for the surfaces (the map's MCP server, the site, badges and feeds):
+each table of that day bound by its own file (never a scan of every day), the windows the answers need
+(30 days of daily_status, the change days of tool_changes, every tool list ever computed), the current
+status (the daily status replaced by newer hourly checks, sql/current_status.sql) and the signed root
+the day belongs to (docs/agents.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from ..lake import duck
+from ..lake.keys import server_id, server_key
+from ..lake.paths import LakePaths
+from ..lake.schemas import BY_NAME, DAILY_STATUS, RAW_HOURLY
+
+# The day tables an answer reads, each bound to the served day's file.
+DAY_TABLES = ("daily_status", "server_history", "tools", "token_cost", "findings", "server_categories",
+              "tool_changes", "incidents", "reliable_rankings", "readiness_scores", "domain_ages",
+              "failure_reasons", "rating_aggregates", "package_advisories")
+HISTORY_DAYS = 30
+CHANGE_DAYS = 60
+
+
+class NoMapError(RuntimeError):
+    """The lake has no built day to answer from."""
+
+
+class UnknownServerError(LookupError):
+    """A server name, URL, key or id that names no endpoint on the served day."""
+
+
+@dataclass
+class MapDay:
+    lake: LakePaths
+    day: dt.date
+    con: duckdb.DuckDBPyConnection
+    root: dict[str, Any] | None = None
+    missing_tables: list[str] = field(default_factory=list)
+
+    @classmethod
+    def open(cls, lake: LakePaths, day: dt.date | None = None) -> MapDay:
+        """The served day: `day`, else the latest day whose daily_status is built."""
+        if day is None:
+            day = latest_built_day(lake)
+            if day is None:
+                raise NoMapError(f"no built day in {lake.root}: run the map (sevenmaps demo, or the daily job)")
+        elif not lake.curated_file("daily_status", day).is_file():
+            raise NoMapError(f"{day} is not built in {lake.root} (no curated/daily_status/day={day})")
+        con = duck.connect()
+        opened = cls(lake, day, con)
+        opened._bind()
+        root_file = lake.root_file(day)
+        if root_file.is_file():
+            doc = json.loads(root_file.read_text())
+            opened.root = {"day": day.isoformat(), "root": doc.get("root"), "signed_at": doc.get("signed_at"),
+                           "previous_root": doc.get("previous_root"), "path": f"roots/day={day}.json"}
+        return opened
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> MapDay:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- binding ---------------------------------------------------------------------------------------
+
+    def _files(self, table: str, days: int | None) -> list[Path]:
+        if days is None:
+            folder = self.lake.root / "curated" / table
+            found = sorted(folder.glob("day=*/part-0.parquet")) if folder.is_dir() else []
+            return [f for f in found if dt.date.fromisoformat(f.parent.name[4:]) <= self.day]
+        return [f for back in range(days) if (f := self.lake.curated_file(table, self.day - dt.timedelta(days=back)))
+                .is_file()]
+
+    def _bind(self) -> None:
+        for table in DAY_TABLES:
+            files = self._files(table, 1)
+            if not files:
+                self.missing_tables.append(table)
+            duck.bind_input(self.con, table, files, BY_NAME[table].schema)
+        duck.bind_input(self.con, "status_window", self._files("daily_status", HISTORY_DAYS), DAILY_STATUS.schema)
+        duck.bind_input(self.con, "change_window", self._files("tool_changes", CHANGE_DAYS),
+                        BY_NAME["tool_changes"].schema)
+        duck.bind_input(self.con, "tool_facts", self._files("tool_facts", None), BY_NAME["tool_facts"].schema)
+        hourly = [f for back in (0, -1) for f in self.lake.raw_files("hourly", self.day - dt.timedelta(days=back))]
+        duck.bind_input(self.con, "hourly_checks", hourly, RAW_HOURLY.schema)
+        lines = duck.load_sql("current_status").splitlines()
+        body = "\n".join(line for line in lines if not line.lstrip().startswith("--"))
+        self.con.execute(f"CREATE TEMP VIEW current_status AS {body}")
+
+    # --- reading ---------------------------------------------------------------------------------------
+
+    def rows(self, sql: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        cursor = self.con.execute(sql, params or {})
+        names = [d[0] for d in cursor.description or []]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+    def resolve(self, server: str) -> dict[str, Any]:
+        """The endpoint `server` names on the served day: its server_key, 12-hex server_id, URL or registry
+        name (a name that several endpoints share is refused with their keys)."""
+        text = (server or "").strip()
+        if not text:
+            raise UnknownServerError("no server given: pass its URL, server_key, 12-hex server_id or registry name")
+        candidates = {text, text.lower()}
+        with contextlib.suppress(ValueError):  # not a URL: a key, an id or a name
+            candidates.add(server_key(text if "://" in text else f"https://{text}"))
+        found = self.rows("SELECT server_key, server_id, server_name, url FROM daily_status "
+                          "WHERE server_key = ANY($c) OR server_id = lower($t) OR server_name = $t ORDER BY server_key",
+                          {"c": sorted(candidates), "t": text})
+        if not found:
+            raise UnknownServerError(f"{text[:200]!r} names no endpoint on the map of {self.day}")
+        if len(found) > 1:
+            keys = ", ".join(r["server_key"] for r in found[:10])
+            raise UnknownServerError(f"{text[:200]!r} names {len(found)} endpoints on {self.day} ({keys}): "
+                                     "pass one's URL or server_id")
+        return found[0]
+
+    def served(self) -> dict[str, Any]:
+        """What every answer says it was computed from."""
+        return {"map_day": self.day.isoformat(),
+                "signed_root": self.root,
+                "signed": self.root is not None,
+                "note": None if self.root else f"{self.day} is not signed yet (days are signed after they end)",
+                "tables_not_built": self.missing_tables}
+
+
+def latest_built_day(lake: LakePaths) -> dt.date | None:
+    folder = lake.root / "curated" / "daily_status"
+    if not folder.is_dir():
+        return None
+    days = sorted(dt.date.fromisoformat(p.parent.name[4:]) for p in folder.glob("day=*/part-0.parquet"))
+    return days[-1] if days else None
+
+
+__all__ = ["MapDay", "NoMapError", "UnknownServerError", "latest_built_day", "server_id"]

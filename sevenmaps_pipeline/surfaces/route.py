@@ -1,0 +1,292 @@
+"""route: which tools to use for a task, by seed 000's five principles (docs/agents.md "route").
+
+1. Match: BM25 over each tool's name (its words twice) and description, one document per tool of each
+   distinct tool list (computed once per list, however many endpoints serve it), against the task's words.
+2. Likely to answer and stable: the score is the match times the endpoint's success chance times the
+   stability of its tool list (server_history).
+3. Least privilege: the task needs a level (given, or read from the task's own verbs by the risk vocabulary);
+   a tool above it is set aside as more than the task needs.
+4. Caution with high-risk (red) tasks: new servers, young domains, gateways and servers that redirect
+   elsewhere are set aside for them; a domain age not yet collected is said, never guessed.
+5. Servers not answering now, changed today, with a confirmed live incident or a recent rise in risk are
+   set aside, each named with its reason.
+
+Placement cannot be bought: nothing here reads payment, plans, owner verification or ratings
+(ROUTE_INPUTS lists every table read; a test proves none of them moves a result).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..registry.listing import host_of
+from ..registry.psl import registrable_domain
+from ..rules.methods import ROUTE_CHANGED_TODAY_KINDS, ROUTE_METHOD, ROUTE_PARAMS
+from ..rules.risk import LEVELS, default_vocabulary, name_words, words_level
+from .mapday import MapDay
+
+ROUTE_INPUTS = ("daily_status", "current_status", "server_history", "status_window", "tool_facts",
+                "tool_changes", "change_window", "incidents", "domain_ages")
+PRINCIPLES = (
+    "a tool whose name and description match the task",
+    "a server likely to answer and stable over recent days",
+    "least privilege: a tool that can do what the task needs and not much more",
+    "caution with high-risk tasks: new servers, young domains, gateways and servers that redirect elsewhere "
+    "are not used for them",
+    "servers not answering, changed today, with a confirmed live incident, or with a recent rise in risk are "
+    "set aside and named",
+)
+PLACEMENT = "placement cannot be bought: payment, plans, owner verification and ratings never enter this ranking"
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = frozenset((
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "into", "is", "it", "its", "of",
+    "on", "or", "our", "the", "this", "that", "to", "with", "you", "your", "my", "me", "i", "we", "can",
+    "will", "please", "want", "need", "some", "any", "all",
+))
+
+
+def stem(word: str) -> str:
+    """A light suffix stripper (plural and -ing/-ed forms meet their base): 'notes' and 'note', 'searching'
+    and 'search'."""
+    for suffix, keep in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            if suffix == "es" and not word.endswith(("ches", "shes", "xes", "zes", "sses")):
+                return word[:-1]
+            return word[: len(word) - len(suffix)] + keep
+    return word
+
+
+def terms(text: str) -> list[str]:
+    return [stem(w) for w in _WORD.findall((text or "").lower()) if w not in _STOP]
+
+
+def tool_terms(name: str, title: str | None, description: str | None) -> list[str]:
+    named = [stem(w) for w in name_words(name) if w not in _STOP]
+    return named * ROUTE_PARAMS["name_weight"] + terms(title or "") + terms(description or "")
+
+
+@dataclass
+class ToolDoc:
+    tools_hash: str
+    name: str
+    description: str
+    risk: str
+    risk_rule: str
+
+
+@dataclass
+class RouteIndex:
+    """BM25 over the tools of every distinct list the day's endpoints serve (their latest in 30 days)."""
+
+    docs: list[ToolDoc] = field(default_factory=list)
+    lengths: list[int] = field(default_factory=list)
+    postings: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    endpoints_by_list: dict[str, list[str]] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, mapday: MapDay) -> RouteIndex:
+        index = cls()
+        latest = mapday.rows(
+            "SELECT server_key, arg_max(tools_hash, day) AS tools_hash FROM status_window "
+            "WHERE tools_hash IS NOT NULL AND server_key IN (SELECT server_key FROM daily_status) GROUP BY server_key")
+        for row in latest:
+            index.endpoints_by_list.setdefault(row["tools_hash"], []).append(row["server_key"])
+        tools = mapday.rows(
+            "SELECT tools_hash, position, name, title, description, risk, risk_rule FROM tool_facts "
+            "WHERE tools_hash IN (SELECT DISTINCT tools_hash FROM status_window WHERE tools_hash IS NOT NULL) "
+            "QUALIFY row_number() OVER (PARTITION BY tools_hash, position ORDER BY day DESC) = 1 "
+            "ORDER BY tools_hash, position")
+        for t in tools:
+            if t["tools_hash"] not in index.endpoints_by_list:
+                continue
+            words = tool_terms(t["name"] or "", t["title"], t["description"])
+            doc_id = len(index.docs)
+            index.docs.append(ToolDoc(t["tools_hash"], t["name"] or "", t["description"] or "", t["risk"] or "yellow",
+                                      t["risk_rule"] or ""))
+            index.lengths.append(len(words))
+            for term, tf in Counter(words).items():
+                index.postings.setdefault(term, []).append((doc_id, tf))
+        return index
+
+    def score(self, query: list[str]) -> dict[int, float]:
+        n = len(self.docs)
+        if not n:
+            return {}
+        k1, b = ROUTE_PARAMS["k1"], ROUTE_PARAMS["b"]
+        average = sum(self.lengths) / n or 1.0
+        scores: dict[int, float] = defaultdict(float)
+        for term in set(query):
+            posting = self.postings.get(term, [])
+            if not posting:
+                continue
+            idf = math.log(1 + (n - len(posting) + 0.5) / (len(posting) + 0.5))
+            for doc_id, tf in posting:
+                norm = tf + k1 * (1 - b + b * self.lengths[doc_id] / average)
+                scores[doc_id] += idf * tf * (k1 + 1) / norm
+        return scores
+
+
+def task_risk(task: str, given: str | None) -> tuple[str, str]:
+    """The level the task needs, and where it came from."""
+    if given:
+        level = given.strip().lower()
+        if level not in LEVELS:
+            raise ValueError(f"risk must be one of {', '.join(LEVELS)} (got {given[:40]!r})")
+        return level, "given"
+    level, _rule, evidence = words_level("", task, default_vocabulary())
+    if not evidence:
+        return "green", "read from the task: no verb that changes data, so read-only (pass risk to say otherwise)"
+    return level, "read from the task's words: " + ", ".join(e.split(":", 1)[-1] for e in evidence)
+
+
+def _endpoint_facts(mapday: MapDay) -> dict[str, dict[str, Any]]:
+    p = ROUTE_PARAMS
+    rows = mapday.rows(
+        "SELECT d.server_key, d.server_id, d.server_name, d.url, d.tools_hash, "
+        "c.current_code, c.current_shown_status, c.current_reason, c.decided_by, "
+        "h.success_chance, h.success_chance_low, h.success_chance_high, h.stability, h.checked_days, h.history, "
+        "h.uptime_pct, h.uptime_label FROM daily_status d "
+        "LEFT JOIN current_status c USING (server_key) LEFT JOIN server_history h USING (server_key)")
+    facts = {r["server_key"]: {**r, "changed_today": [], "live_incident": False, "risk_rises": [],
+                               "redirects": [], "domain": None, "young": None, "domain_status": None}
+             for r in rows}
+    for r in mapday.rows("SELECT server_key, kind, tool_name FROM tool_changes WHERE kind = ANY($k)",
+                         {"k": list(ROUTE_CHANGED_TODAY_KINDS)}):
+        if r["server_key"] in facts:
+            facts[r["server_key"]]["changed_today"].append(r["kind"] + (f" {r['tool_name']}" if r["tool_name"] else ""))
+    for r in mapday.rows("SELECT server_key FROM incidents WHERE status = 'live' AND shown"):
+        if r["server_key"] in facts:
+            facts[r["server_key"]]["live_incident"] = True
+    for r in mapday.rows(
+            "SELECT server_key, kind, day, tool_name, detail FROM change_window "
+            "WHERE (kind = 'risk_rise' AND day > $day::DATE - $rise::INTEGER) "
+            "OR (kind = 'redirects_other_domain' AND day > $day::DATE - $redirect::INTEGER) ORDER BY day",
+            {"day": mapday.day, "rise": p["risk_rise_days"], "redirect": p["redirect_days"]}):
+        if r["server_key"] in facts:
+            target = "risk_rises" if r["kind"] == "risk_rise" else "redirects"
+            facts[r["server_key"]][target].append(f"{r['day']}: {r['detail'] or r['tool_name']}")
+    ages = {r["domain"]: r for r in mapday.rows("SELECT domain, young, age_days, status FROM domain_ages")}
+    hosts = Counter(host_of(f["url"] or "") for f in facts.values())
+    lists = Counter(f["tools_hash"] for f in facts.values() if f["tools_hash"])
+    for f in facts.values():
+        host = host_of(f["url"] or "")
+        f["domain"] = registrable_domain(host) if host else None
+        age = ages.get(f["domain"] or "")
+        f["young"] = age["young"] if age else None
+        f["age_days"] = age["age_days"] if age else None
+        f["domain_status"] = (age["status"] if age else
+                              ("not collected: domain_ages is not built for this day" if "domain_ages" in
+                               mapday.missing_tables else "not collected yet for this domain"))
+        f["gateway"] = []
+        if f["tools_hash"] and lists[f["tools_hash"]] >= p["gateway_shared_list"]:
+            f["gateway"].append(f"its tool list is served identically by {lists[f['tools_hash']]} endpoints")
+        if hosts[host] >= p["gateway_shared_host"]:
+            f["gateway"].append(f"its host {host} serves {hosts[host]} endpoints on the map")
+    return facts
+
+
+def _set_aside_reasons(f: dict[str, Any], level: str) -> list[str]:
+    reasons = []
+    if f["current_code"] != "o":
+        shown = f["current_shown_status"] or "no data"
+        reasons.append(f"not answering with tools now: {shown}" + (f" ({f['current_reason']})" if f["current_reason"]
+                                                                   else ""))
+    if f["changed_today"]:
+        reasons.append("changed today: " + "; ".join(f["changed_today"][:5]))
+    if f["live_incident"]:
+        reasons.append("a confirmed live incident")
+    if f["risk_rises"]:
+        reasons.append(f"a rise in risk in the last {ROUTE_PARAMS['risk_rise_days']} days: "
+                       + "; ".join(f["risk_rises"][:3]))
+    if level == "red":
+        if (f["checked_days"] or 0) < ROUTE_PARAMS["new_server_checked_days"]:
+            reasons.append(f"high-risk task and a new server ({f['checked_days'] or 0} checked days, fewer than "
+                           f"{ROUTE_PARAMS['new_server_checked_days']})")
+        if f["young"]:
+            reasons.append(f"high-risk task and a young domain ({f['domain']}, {f['age_days']} days old)")
+        if f["gateway"]:
+            reasons.append("high-risk task and a gateway: " + "; ".join(f["gateway"]))
+        if f["redirects"]:
+            reasons.append("high-risk task and it redirects elsewhere: " + "; ".join(f["redirects"][:2]))
+    return reasons
+
+
+def route(mapday: MapDay, task: str, risk: str | None = None, limit: int | None = None,
+          index: RouteIndex | None = None) -> dict[str, Any]:
+    """The answer to "which tools should I use for `task`?" over the served day (docs/agents.md)."""
+    p = ROUTE_PARAMS
+    query = terms(task)
+    if not query:
+        raise ValueError("the task has no words to match (describe it in plain words, e.g. 'weather forecast')")
+    level, level_source = task_risk(task, risk)
+    limit = max(1, min(int(limit or p["results"]), p["max_results"]))
+    index = index or RouteIndex.build(mapday)
+    facts = _endpoint_facts(mapday)
+    scores = index.score(query)
+    best = max(scores.values(), default=0.0)
+    matches = sorted(((s, d) for d, s in scores.items() if s >= p["min_relevance"] * best), key=lambda x: (-x[0], x[1]))
+    results: list[dict[str, Any]] = []
+    set_aside: dict[str, dict[str, Any]] = {}
+    per_endpoint: Counter[str] = Counter()
+    facts_missing: set[str] = set()
+    allowed = LEVELS.index(level)
+    for bm25, doc_id in matches:
+        doc = index.docs[doc_id]
+        for key in index.endpoints_by_list.get(doc.tools_hash, []):
+            f = facts.get(key)
+            if f is None:
+                continue
+            reasons = _set_aside_reasons(f, level)
+            if LEVELS.index(doc.risk) > allowed:
+                reasons.append(f"{doc.name} is {doc.risk}: more privilege than a {level} task needs")
+            if reasons:
+                entry = set_aside.setdefault(key, {"server_name": f["server_name"], "server_id": f["server_id"],
+                                                   "url": f["url"], "tools": [], "reasons": []})
+                if doc.name not in entry["tools"]:
+                    entry["tools"].append(doc.name)
+                for reason in reasons:
+                    if reason not in entry["reasons"]:
+                        entry["reasons"].append(reason)
+                continue
+            if f["tools_hash"] != doc.tools_hash or per_endpoint[key] >= p["per_endpoint"]:
+                continue
+            chance = f["success_chance"] if f["success_chance"] is not None else 0.5
+            stability = f["stability"] if f["stability"] is not None else 1.0
+            caveats = []
+            if f["young"] is None:
+                caveats.append(f"domain age of {f['domain']} unknown ({f['domain_status']})")
+                if level == "red":
+                    facts_missing.add(f"domain age of {f['domain']}: {f['domain_status']}")
+            if f["stability"] is None:
+                caveats.append("tool-list stability not measured yet (no day-to-day comparison)")
+            per_endpoint[key] += 1
+            results.append({
+                "tool": doc.name, "description": doc.description[:300], "risk": doc.risk,
+                "server_name": f["server_name"], "server_id": f["server_id"], "server_key": key, "url": f["url"],
+                "tools_hash": doc.tools_hash,
+                "relevance": round(bm25 / best, 4) if best else 0.0, "bm25": round(bm25, 4),
+                "success_chance": f["success_chance"],
+                "success_chance_interval": [f["success_chance_low"], f["success_chance_high"]],
+                "stability": f["stability"], "uptime_pct": f["uptime_pct"], "uptime_label": f["uptime_label"],
+                "score": round(bm25 / best * chance * stability, 6) if best else 0.0,
+                "caveats": caveats,
+            })
+    results.sort(key=lambda r: (-r["score"], r["server_key"], r["tool"]))
+    for rank, r in enumerate(results, 1):
+        r["rank"] = rank
+    named = list(set_aside.values())  # most relevant first: the order their tools matched
+    return {
+        "task": task[:500], "task_risk": level, "task_risk_source": level_source,
+        "tools": results[:limit],
+        "set_aside": named[: p["set_aside_listed"]],
+        "set_aside_total": len(named),
+        "facts_missing": sorted(facts_missing),
+        "principles": list(PRINCIPLES),
+        "placement": PLACEMENT,
+        "method_version": f"{ROUTE_METHOD}+{default_vocabulary().method}",
+        **mapday.served(),
+    }

@@ -1,0 +1,200 @@
+"""route, verify_lock, changes_since and watch over hand-made days built by the real day builds: the five
+principles with their set-asides named, placement that cannot be bought, and a method change that is never
+reported as a change by the server."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+from conftest import land_probes, land_reports, probe, report
+
+from sevenmaps_pipeline import curated
+from sevenmaps_pipeline.curated.day import rebuild_day
+from sevenmaps_pipeline.lake.keys import server_id, server_key
+from sevenmaps_pipeline.lake.paths import LakePaths
+from sevenmaps_pipeline.registry import owners
+from sevenmaps_pipeline.rules import risk
+from sevenmaps_pipeline.rules.fingerprints import summarize_tools
+from sevenmaps_pipeline.surfaces.locks import changes_since, verify_lock, watch
+from sevenmaps_pipeline.surfaces.mapday import MapDay, UnknownServerError
+from sevenmaps_pipeline.surfaces.route import ROUTE_INPUTS, route, stem, task_risk
+
+DAYS = [dt.date(2026, 11, 10) + dt.timedelta(days=i) for i in range(3)]
+
+
+def tool(name, description, **annotations):
+    t = {"name": name, "description": description, "inputSchema": {"type": "object"}}
+    if annotations:
+        t["annotations"] = annotations
+    return t
+
+
+FORECAST = [tool("get_forecast", "Get the weather forecast for a city.")]
+WEATHER = [tool("get_weather", "Current weather and forecast for a city.")]
+NOTES = [tool("search_notes", "Search the notes in the notebook."),
+         tool("create_note", "Create a note in the notebook."),
+         tool("delete_note", "Delete a note from the notebook.")]
+URLS = {"forecast": "https://forecast.example.com/mcp", "weather": "https://weather.example.org/mcp",
+        "notes": "https://notes.example.net/mcp", "changes": "https://changes.example.io/mcp"}
+
+
+def build_days(lake, last_day_extra=None):
+    for i, day in enumerate(DAYS):
+        last = i == len(DAYS) - 1
+        rows = [probe(URLS["forecast"], "ok", day=day, tools=FORECAST),
+                probe(URLS["weather"], "timeout" if last else "ok", day=day, tools=WEATHER),
+                probe(URLS["notes"], "ok", day=day, tools=NOTES),
+                probe(URLS["changes"], "ok", day=day,
+                      tools=FORECAST + ([tool("get_forecast_map", "A weather map.")] if last else []))]
+        land_probes(lake, rows, day=day)
+        if last and last_day_extra:
+            last_day_extra(day)
+        rebuild_day(lake, day)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """Three days built once for the tests that only read them."""
+    lake = LakePaths.at(tmp_path_factory.mktemp("route") / "lake")
+    build_days(lake)
+    return lake
+
+
+def names(answer):
+    return [(r["server_name"], r["tool"]) for r in answer["tools"]]
+
+
+def aside(answer):
+    return {e["server_name"]: e["reasons"] for e in answer["set_aside"]}
+
+
+def test_the_task_risk_is_given_or_read_from_its_verbs():
+    assert task_risk("weather forecast", None)[0] == "green"  # no verb that changes data: read-only
+    assert task_risk("delete old notes", None)[0] == "red"
+    assert task_risk("send an email", None)[0] == "yellow"
+    assert task_risk("weather", "yellow") == ("yellow", "given")
+    with pytest.raises(ValueError, match="risk must be one of"):
+        task_risk("x", "purple")
+    assert stem("notes") == stem("note") and stem("searching") == "search"
+
+
+def test_route_ranks_matching_tools_and_names_every_set_aside_with_its_reason(built):
+    with MapDay.open(built) as day:
+        answer = route(day, "weather forecast for a city")
+    assert answer["map_day"] == DAYS[-1].isoformat() and answer["task_risk"] == "green"
+    assert names(answer)[0] == ("io.test/forecast", "get_forecast")
+    reasons = aside(answer)
+    assert any(r.startswith("not answering with tools now: down") for r in reasons["io.test/weather"])
+    assert any(r.startswith("changed today: tool_added get_forecast_map") for r in reasons["io.test/changes"])
+    assert "io.test/notes" not in reasons  # nothing of it matches the task
+    assert all(r["server_name"] not in reasons for r in answer["tools"])
+    assert answer["placement"].startswith("placement cannot be bought") and len(answer["principles"]) == 5
+    assert answer["method_version"].startswith("route-1.0+")
+    assert answer["signed"] is False and "not signed yet" in answer["note"]
+
+
+def test_least_privilege_sets_aside_tools_above_what_the_task_needs(built):
+    with MapDay.open(built) as day:
+        reading = route(day, "search my notes")
+        writing = route(day, "create a note", risk="yellow")
+    assert reading["task_risk"] == "green" and names(reading) == [("io.test/notes", "search_notes")]
+    notes_reasons = aside(reading)["io.test/notes"]
+    assert "create_note is yellow: more privilege than a green task needs" in notes_reasons
+    assert "delete_note is red: more privilege than a green task needs" in notes_reasons
+    assert names(writing)[0] == ("io.test/notes", "create_note")
+
+
+def test_a_high_risk_task_sets_aside_new_servers_and_says_what_it_does_not_know(built):
+    with MapDay.open(built) as day:
+        answer = route(day, "delete a note")
+    assert answer["task_risk"] == "red" and answer["tools"] == []
+    reasons = aside(answer)["io.test/notes"]
+    assert any(r.startswith("high-risk task and a new server (3 checked days") for r in reasons)
+    with MapDay.open(built) as day:  # a low-risk task is not held to the caution rule
+        assert names(route(day, "search notes"))
+
+
+def test_placement_cannot_be_bought(lake):
+    build_days(lake)
+    with MapDay.open(lake) as day:
+        before = [route(day, task) for task in ("weather forecast", "search notes", "create a note")]
+    # The weakest-ranked weather server's owner verifies control and writes a note, its reporters pay and
+    # give it perfect reports, and it gets five-minute checks: none of it may move a result.
+    now = dt.datetime.combine(DAYS[-1], dt.time(12), dt.UTC)
+    owners.issue_owner_token(lake, "changes.example.io", now)
+    owners.mark_verified(lake, "changes.example.io", now)
+    owners.set_note(lake, "changes.example.io", "We are the best weather server: rank us first.", now)
+    key = server_key(URLS["changes"])
+    land_reports(lake, [report(key, who=f"payer-{i}", paid=True, day=DAYS[-1], tool="get_forecast",
+                               charged_usd=5.0) for i in range(40)], day=DAYS[-1])
+    for build in (curated.build_agent_reports, curated.build_rating_aggregates, curated.build_incidents):
+        build(lake, DAYS[-1])
+    with MapDay.open(lake) as day:
+        ratings = day.rows("SELECT stars FROM rating_aggregates WHERE server_key = $k AND scope = 'endpoint'",
+                           {"k": key})
+        after = [route(day, task) for task in ("weather forecast", "search notes", "create a note")]
+    assert ratings and ratings[0]["stars"] is not None  # the ratings really exist now
+    assert after == before
+    assert not {"rating_aggregates", "agent_reports", "owners", "owner_notes"} & set(ROUTE_INPUTS)
+
+
+def test_an_unknown_server_and_a_wordless_task_are_refused_with_a_reason(built):
+    with MapDay.open(built) as day:
+        with pytest.raises(UnknownServerError, match="names no endpoint"):
+            verify_lock(day, "https://nowhere.example.com/mcp", "0" * 64)
+        with pytest.raises(ValueError, match="64 lower-case hex"):
+            verify_lock(day, URLS["notes"], "not-a-hash")
+        with pytest.raises(ValueError, match="no words"):
+            route(day, "!!! ???")
+        assert day.resolve(server_id(server_key(URLS["notes"])))["server_name"] == "io.test/notes"
+
+
+def test_verify_lock_says_tool_by_tool_what_differs(built):
+    approved = summarize_tools(FORECAST).tools_hash
+    with MapDay.open(built) as day:
+        same = verify_lock(day, URLS["forecast"], approved)
+        moved = verify_lock(day, URLS["changes"], approved)
+        down = verify_lock(day, URLS["weather"], summarize_tools(WEATHER).tools_hash)
+    assert same["unchanged"] is True and same["verdict"].startswith("unchanged")
+    assert moved["unchanged"] is False and moved["added"] == [{"tool": "get_forecast_map", "risk": "green"}]
+    assert moved["removed"] == [] and moved["risk_rose"] is False
+    assert down["unchanged"] is True and "not answering with tools" in down["note"]
+
+
+def test_changes_since_and_watch_read_the_recorded_changes(built):
+    with MapDay.open(built) as day:
+        everything = changes_since(day, "all", DAYS[0])
+        one = changes_since(day, URLS["weather"], DAYS[1])
+        feed = watch(day, days=7)
+    kinds = {(c["server_name"], c["kind"]) for c in everything["changes"]}
+    assert ("io.test/changes", "tool_added") in kinds and ("io.test/weather", "stopped_answering") in kinds
+    assert {c["kind"] for c in one["changes"]} == {"stopped_answering"}
+    assert feed["entries"] == []  # nothing rose in risk, nothing asks for sign-in or payment
+
+
+def test_a_vocabulary_change_between_two_days_is_never_reported(lake, tmp_path, monkeypatch, request):
+    """Day 3 is built with a stricter vocabulary (creating is red): the tables say create_note was yellow
+    on day 2 and red on day 3, but the server changed nothing, so no answer may report it."""
+    def stricter(day):
+        doc = json.loads(risk.VOCABULARY.read_text())
+        doc["method"] = "risk-9.9-test"
+        doc["yellow_verbs"].remove("create")
+        doc["red_verbs"].append("create")
+        path = tmp_path / "risk_vocabulary.json"
+        path.write_text(json.dumps(doc))
+        monkeypatch.setattr(risk, "VOCABULARY", path)
+        risk.default_vocabulary.cache_clear()
+        request.addfinalizer(risk.default_vocabulary.cache_clear)
+
+    build_days(lake, last_day_extra=stricter)
+    with MapDay.open(lake) as day:
+        levels = day.rows("SELECT day, risk FROM read_parquet($f) WHERE name = 'create_note' ORDER BY day",
+                          {"f": [str(lake.curated_file("tools", d)) for d in DAYS[1:]]})
+        assert [r["risk"] for r in levels] == ["yellow", "red"]  # the method moved the level
+        lock = verify_lock(day, URLS["notes"], summarize_tools(NOTES).tools_hash)
+        since = changes_since(day, URLS["notes"], DAYS[0])
+        feed = watch(day, days=30)
+    assert lock["unchanged"] is True
+    assert since["changes"] == [] and feed["entries"] == []
