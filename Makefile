@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test ui bench lint clean
+.PHONY: demo test ui serve bench lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,10 +16,22 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)  ## the loopback fleet, 30 days through the prober and Dagster, signed, verified, summarised
 	$(VENV)/bin/sevenmaps demo
 
-test: $(STAMP)  ## the test suite (pytest, on two workers: the longest tests start first, see tests/conftest.py)
-	$(PY) -m pytest -q -n 2
+# The page tests render the site in a real browser: Chromium from the distribution's packages (Debian's
+# chromium), installed here when missing, as the two commands install what they need themselves.
+CHROMIUM ?= /usr/bin/chromium
+$(CHROMIUM):
+	@command -v apt-get >/dev/null || { echo "the page tests need Chromium ($(CHROMIUM)): install your distribution's chromium package"; exit 1; }
+	@SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); echo "installing Debian's chromium for the page tests"; \
+	DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium >/dev/null 2>&1 || \
+	{ $$SUDO apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium >/dev/null; }
+
+test: $(STAMP) $(CHROMIUM)  ## the test suite (pytest, on two workers: the longest tests start first, the demo lake's on one, see tests/conftest.py)
+	$(PY) -m pytest -q -n 2 --dist loadgroup
 
 PORT ?= 3000
+serve: $(STAMP)  ## the map's MCP server (/mcp) and the site (/) on http://127.0.0.1:8765 over the lake
+	$(VENV)/bin/sevenmaps serve --port 8765
+
 ui: $(STAMP)  ## the Dagster UI on http://127.0.0.1:$(PORT) over the lake's own Dagster home ($SEVENMAPS_LAKE, else data_lake)
 	$(VENV)/bin/sevenmaps ui --port $(PORT)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import os
 import signal
 import sys
@@ -24,7 +25,6 @@ examples:
 
 
 # Packages that only the devtools (fleet, demo, benches) need: the `devtools` extra.
-DEVTOOLS_ONLY = ("mcp", "uvicorn", "starlette")
 
 
 def _lake(args: argparse.Namespace) -> LakePaths:
@@ -290,6 +290,47 @@ def cmd_status(args: argparse.Namespace) -> int:
     status = lake_status(lake)
     print(status_text(lake, status))
     return 0 if status.ok else 1
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from .surfaces.mapday import latest_built_day
+    from .surfaces.serve import serve
+
+    lake = _existing_lake(args)
+    day = latest_built_day(lake)
+    hosts = [h.strip() for h in (args.allowed_host or []) if h.strip()] or None
+    print(f"the map's MCP server on http://{args.host}:{args.port}/mcp (streamable HTTP, stateless, JSON) and "
+          f"the site on http://{args.host}:{args.port}/, over {lake.root} "
+          f"({'map of ' + day.isoformat() if day else 'no built day yet'}); Ctrl-C stops it", flush=True)
+    serve(lake, args.host, args.port, hosts)
+    return 0
+
+
+def cmd_site(args: argparse.Namespace) -> int:
+    from .surfaces.mapday import latest_built_day
+    from .surfaces.site import build_site
+
+    lake = _existing_lake(args)
+    day = parse_day(args.day) if args.day else latest_built_day(lake)
+    if day is None:
+        print(f"error: no built day in {lake.root}: build the map first (sevenmaps demo, or the daily job)",
+              file=sys.stderr)
+        return 2
+    result = build_site(lake, day)
+    print(f"{day}: {result.pages} pages, {result.badges} badges, {result.proofs} proofs linked, in {result.folder}"
+          f"{' (site/current)' if result.current else ''}; {result.seconds:.1f}s")
+    return 0
+
+
+def cmd_route(args: argparse.Namespace) -> int:
+    from .surfaces.mapday import MapDay
+    from .surfaces.route import route
+
+    lake = _existing_lake(args)
+    with MapDay.open(lake, parse_day(args.day) if args.day else None) as mapday:
+        answer = route(mapday, args.task, args.risk, args.limit)
+    print(json.dumps(answer, indent=1, default=str))
+    return 0
 
 
 def cmd_opt_out(args: argparse.Namespace) -> int:
@@ -889,6 +930,28 @@ def build_parser() -> argparse.ArgumentParser:
                        "signed, and why; exit 1 when something is late")
     p.set_defaults(func=cmd_status)
 
+    p = sub.add_parser("serve", help="the map's MCP server for agents (/mcp: route, server_status, verify_lock, "
+                       "changes_since, watch, report_road) and the static site for people (/), over the latest "
+                       "built day; Ctrl-C stops it")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--allowed-host", action="append", help="a Host header to accept besides the address served "
+                   "(behind a proxy: its public name; repeatable). Others are refused (DNS-rebinding guard)")
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("site", help="build the static site of a built day into site/days/D (the sign job does "
+                       "this after each day's snapshot); site/current points at the newest")
+    p.add_argument("--day", help="YYYY-MM-DD (default: the latest built day)")
+    p.set_defaults(func=cmd_site)
+
+    p = sub.add_parser("route", help="which tools to use for a task, as the MCP server's route answers it (JSON)")
+    p.add_argument("task", help="the task, in plain words")
+    p.add_argument("--risk", choices=["green", "yellow", "red"], help="the risk the task needs (default: read from "
+                   "the task's verbs)")
+    p.add_argument("--limit", type=int, default=5)
+    p.add_argument("--day", help="YYYY-MM-DD (default: the latest built day)")
+    p.set_defaults(func=cmd_route)
+
     p = sub.add_parser("opt-out", help="the opt-out registry every check reads: `list`; `add HOST` (the operator "
                        "records one); `issue HOST` (a form token the host publishes at /.well-known/7maps-optout.txt); "
                        "`verify HOST` (fetch it: once it holds the token, the host is never contacted again)")
@@ -1037,8 +1100,11 @@ def _error_line(exc: BaseException) -> tuple[str, int]:
     from .integrity.keys import SigningKeyError
     from .integrity.log import LogError
     from .lake.export import ExportError
+    from .surfaces.mapday import NoMapError, UnknownServerError
 
     text = " ".join(str(exc).split())
+    if isinstance(exc, (NoMapError, UnknownServerError)):
+        return text, 2
     if isinstance(exc, duckdb.IOException) and "lock" in text.lower():
         return (f"{text.split(' See also')[0][:300]}: another process holds this DuckDB file open read-write "
                 "(DuckDB allows one writer or many readers); close it and try again"), 2
@@ -1065,12 +1131,6 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except ModuleNotFoundError as exc:
-        if exc.name not in DEVTOOLS_ONLY or args.debug:
-            raise
-        print(f"error: `sevenmaps {args.command}` needs the devtools extra ({exc.name} is not installed): "
-              "pip install 'sevenmaps-pipeline[devtools]'", file=sys.stderr)
-        return 2
     except Exception as exc:  # noqa: BLE001 - every error is one line unless --debug asks for the traceback
         if args.debug:
             raise

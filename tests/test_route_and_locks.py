@@ -112,6 +112,8 @@ def test_a_high_risk_task_sets_aside_new_servers_and_says_what_it_does_not_know(
     assert answer["task_risk"] == "red" and answer["tools"] == []
     reasons = aside(answer)["io.test/notes"]
     assert any(r.startswith("high-risk task and a new server (3 checked days") for r in reasons)
+    # No RDAP lookup ran for these days: the answer says so instead of guessing an age.
+    assert answer["facts_missing"] == ["domain age of example.net: never looked up"]
     with MapDay.open(built) as day:  # a low-risk task is not held to the caution rule
         assert names(route(day, "search notes"))
 

@@ -77,24 +77,41 @@ def _refuse_report_files(lake: LakePaths, day: dt.date) -> tuple[list[Path], lis
     return usable, refused
 
 
+def _report_params(lake: LakePaths, day: dt.date) -> dict[str, Any]:
+    p = REPORTS_PARAMS
+    return {"day": day, "method_version": REPORTS_METHOD, "lake_prefix": str(lake.root) + "/",
+            "max_age_days": p["max_age_days"], "tool_pattern": p["tool_pattern"],
+            "checkable": p["checkable_failures"], "fail_reasons": list(FAIL_REASONS), "surprises": list(SURPRISES)}
+
+
+def _bind_validation(con: Any, lake: LakePaths, day: dt.date, files: list[Path], params: dict[str, Any]) -> None:
+    """agent_report_validation over `files`, against our own checks of the days they may be about."""
+    duck.bind_input(con, "raw_agent_reports", files, RAW_AGENT_REPORTS.schema)
+    duck.bind_input(con, "daily_status", status_files(lake, day, REPORTS_PARAMS["max_age_days"]), DAILY_STATUS.schema)
+    con.execute("CREATE TEMP TABLE endpoints AS SELECT DISTINCT server_key, server_id FROM daily_status")
+    validation = duck.load_sql("agent_report_validation")
+    con.execute("CREATE TEMP TABLE agent_report_validation AS " + validation, duck.used_params(validation, params))
+
+
+def validate_report_file(lake: LakePaths, path: Path, day: dt.date) -> list[str | None]:
+    """The problem of each row of one report batch (None: usable), by the rules every landed batch meets
+    when its day is built; `path` must sit in a `day=<day>` folder, as landed batches do. Used by the map's
+    MCP server before a report lands (surfaces/report_intake.py)."""
+    params = _report_params(lake, day)
+    with duck.session() as con:
+        _bind_validation(con, lake, day, [path], params)
+        return [row[0] for row in con.execute("SELECT problem FROM agent_report_validation ORDER BY source_row")
+                .fetchall()]
+
+
 def build_agent_reports(lake: LakePaths, day: dt.date) -> BuildResult:
     """Validate the agent reports that arrived on `day`: valid ones resolved and compared with our own check
     (curated/agent_reports), refused ones with their reason (curated/agent_report_quarantine)."""
     started = time.perf_counter()
     usable, refused_files = _refuse_report_files(lake, day)
-    p = REPORTS_PARAMS
-    status = status_files(lake, day, p["max_age_days"])
-    params = {"day": day, "method_version": REPORTS_METHOD, "lake_prefix": str(lake.root) + "/",
-              "max_age_days": p["max_age_days"], "tool_pattern": p["tool_pattern"],
-              "checkable": p["checkable_failures"], "fail_reasons": list(FAIL_REASONS),
-              "surprises": list(SURPRISES)}
+    params = _report_params(lake, day)
     with duck.session() as con:
-        duck.bind_input(con, "raw_agent_reports", usable, RAW_AGENT_REPORTS.schema)
-        duck.bind_input(con, "daily_status", status, DAILY_STATUS.schema)
-        con.execute("CREATE TEMP TABLE endpoints AS SELECT DISTINCT server_key, server_id FROM daily_status")
-        validation = duck.load_sql("agent_report_validation")
-        con.execute("CREATE TEMP TABLE agent_report_validation AS " + validation,
-                    duck.used_params(validation, params))
+        _bind_validation(con, lake, day, usable, params)
         valid = conform(duck.run_sql(con, "agent_reports", params), AGENT_REPORTS)
         refused_rows = duck.run_sql(con, "agent_report_quarantine", params)
     quarantine = pa.concat_tables([

@@ -14,6 +14,7 @@ from .map_assets import daily_status, failure_reasons, probe_slice, raw_probes, 
 from .partitions import FIRST_DAY, SLICE_KEY_FORMAT, daily_partitions, finished_days, hourly_slices
 from .readiness_assets import readiness_discovery, readiness_lines, readiness_scores
 from .report_assets import agent_reports, incidents, rating_aggregates, reliable_rankings
+from .surface_assets import day_site
 from .tool_assets import findings, server_categories, token_cost, tool_changes, tool_facts, tools
 
 _DEFINED = {a.key.to_user_string(): a for a in (raw_probes, daily_status, tool_facts, tools, token_cost, findings,
@@ -24,8 +25,9 @@ _DEFINED = {a.key.to_user_string(): a for a in (raw_probes, daily_status, tool_f
 # Every day-partitioned asset of the map, in graph order (a day is signed only once all of them exist), as
 # the library's day builds list them (curated/day.py).
 MAP_ASSETS = tuple(_DEFINED[name] for name in MAP_ASSET_NAMES)
-# What the sign job materialises once every map asset of the day exists.
-SIGN_ASSETS = (daily_root, day_snapshot)
+# What the sign job materialises once every map asset of the day exists: the root, the researchers'
+# snapshot, and the site built from the signed files (with their proofs).
+SIGN_ASSETS = (daily_root, day_snapshot, day_site)
 
 map_job = dg.define_asset_job(
     "daily_map_job",
@@ -41,8 +43,8 @@ sign_job = dg.define_asset_job(
     "sign_day_job",
     selection=dg.AssetSelection.assets(*SIGN_ASSETS) - dg.AssetSelection.checks(*FRESHNESS_CHECKS),
     partitions_def=finished_days,
-    description="Sign the day (and any unsigned earlier day first, in chain order), log its lines, and "
-    "write its researchers' snapshot.",
+    description="Sign the day (and any unsigned earlier day first, in chain order), log its lines, write its "
+    "researchers' snapshot, and build its site (pages, badges, lists, feeds).",
 )
 
 scan_slice_job = dg.define_asset_job(

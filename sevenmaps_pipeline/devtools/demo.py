@@ -82,8 +82,10 @@ def _finish(lake: LakePaths, t0: float, key_path: Path, witness=None, cadences: 
     if cadences:
         from ..integrity.status import lake_status, status_text
         from .demo_operations import cadence_summary
+        from .demo_surfaces import surfaces_summary
 
         print("\n".join(cadence_summary(lake, report.days_verified[-1] if report.days_verified else dt.date.today())))
+        print("\n".join(surfaces_summary(lake)))
         print("\n`sevenmaps status` on this lake:")
         print(status_text(lake, lake_status(lake)))
     say(f"done in {time.perf_counter() - t0:.1f}s. `make ui` shows the runs.")

@@ -23,8 +23,8 @@ from ..lake.schemas import BY_NAME, DAILY_STATUS, RAW_HOURLY
 
 # The day tables an answer reads, each bound to the served day's file.
 DAY_TABLES = ("daily_status", "server_history", "tools", "token_cost", "findings", "server_categories",
-              "tool_changes", "incidents", "reliable_rankings", "readiness_scores", "domain_ages",
-              "failure_reasons", "rating_aggregates", "package_advisories")
+              "tool_changes", "incidents", "reliable_rankings", "readiness_scores", "readiness_lines",
+              "domain_ages", "failure_reasons", "rating_aggregates", "package_advisories")
 HISTORY_DAYS = 30
 CHANGE_DAYS = 60
 

@@ -241,6 +241,8 @@ def route(mapday: MapDay, task: str, risk: str | None = None, limit: int | None 
             if f is None:
                 continue
             reasons = _set_aside_reasons(f, level)
+            if level == "red" and f["young"] is None:  # the caution rule cannot be applied: said, not guessed
+                facts_missing.add(f"domain age of {f['domain']}: {f['domain_status']}")
             if LEVELS.index(doc.risk) > allowed:
                 reasons.append(f"{doc.name} is {doc.risk}: more privilege than a {level} task needs")
             if reasons:
@@ -259,8 +261,6 @@ def route(mapday: MapDay, task: str, risk: str | None = None, limit: int | None 
             caveats = []
             if f["young"] is None:
                 caveats.append(f"domain age of {f['domain']} unknown ({f['domain_status']})")
-                if level == "red":
-                    facts_missing.add(f"domain age of {f['domain']}: {f['domain_status']}")
             if f["stability"] is None:
                 caveats.append("tool-list stability not measured yet (no day-to-day comparison)")
             per_endpoint[key] += 1

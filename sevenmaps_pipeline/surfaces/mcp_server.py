@@ -1,0 +1,200 @@
+"""The map's own MCP server (docs/agents.md): the official MCP SDK over streamable HTTP, stateless, JSON
+answers, over the latest built day of the lake (and the signed root it belongs to).
+
+Tools (annotations on every one; all read-only except report_road, which records a report):
+route, server_status, verify_lock, changes_since, watch, report_road. Every call is written to the
+operational log (surfaces/oplog.py): tool, time, client name, an agent code that is a keyed hash.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
+from pydantic import Field
+
+from ..lake.paths import LakePaths
+from ..lake.schemas import FAIL_REASONS, SURPRISES
+from .locks import changes_since, verify_lock, watch
+from .mapday import MapDay, NoMapError, UnknownServerError, latest_built_day
+from .oplog import OpLog
+from .report_intake import ReportRefused, land_report
+from .route import RouteIndex, route
+from .status import server_status
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+RECORDS = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+INSTRUCTIONS = (
+    "7Maps: a daily, signed map of the remote MCP servers in the official MCP registry. Ask `route` which "
+    "tools to use for a task (ranked by the methodology's five principles, with what was set aside and why); "
+    "`server_status` for one server's shown status, 30 days, tools and risk; `verify_lock` whether an approved "
+    "tool list is still served; `changes_since` and `watch` for changes and rises in risk. After calling a "
+    "server's tool, `report_road` tells how it went (fixed fields only, never your own words). Every answer "
+    "names the map day it was computed from and that day's signed root."
+)
+FailReason = Literal["unreachable", "auth", "args", "server_error", "timeout", "rate_limited", "wrong_result"]
+Surprise = Literal["side_effect", "unexpected_cost", "data_leak_suspected", "other"]
+assert set(FailReason.__args__) == set(FAIL_REASONS) and set(Surprise.__args__) == set(SURPRISES)  # type: ignore[attr-defined]
+
+
+class MapService:
+    """The served day, reopened when a newer day is built or the day gets signed; one caller at a time
+    (one DuckDB connection)."""
+
+    def __init__(self, lake: LakePaths) -> None:
+        self.lake = lake
+        self._lock = threading.Lock()
+        self._day: MapDay | None = None
+        self._index: RouteIndex | None = None
+
+    def _current(self) -> MapDay:
+        latest = latest_built_day(self.lake)
+        if latest is None:
+            raise NoMapError(f"no built day in {self.lake.root} yet: the map has nothing to answer from")
+        opened = self._day
+        if opened is None or opened.day != latest or (opened.root is None and self.lake.root_file(latest).exists()):
+            if opened is not None:
+                opened.close()
+            self._day, self._index = MapDay.open(self.lake, latest), None
+        assert self._day is not None
+        return self._day
+
+    def call(self, fn: Callable[[MapDay], dict[str, Any]]) -> dict[str, Any]:
+        with self._lock:
+            try:
+                return fn(self._current())
+            except (NoMapError, UnknownServerError, ValueError) as exc:
+                raise ToolError(str(exc)) from exc
+
+    def index(self, mapday: MapDay) -> RouteIndex:
+        if self._index is None:
+            self._index = RouteIndex.build(mapday)
+        return self._index
+
+
+def _caller(ctx: Context | None) -> tuple[str | None, str | None]:
+    """(client name, address) of the request: the client's own name when it sent one (initialize or the
+    request envelope), else its User-Agent; the address only to be hashed, never kept."""
+    if ctx is None:
+        return None, None
+    name = address = None
+    try:
+        params = ctx.session.client_params
+        if params is not None and params.client_info is not None:
+            name = params.client_info.name
+    except (AttributeError, ValueError):
+        pass
+    try:
+        headers = ctx.headers or {}
+        name = name or headers.get("user-agent")
+        request = getattr(ctx.request_context, "request", None)
+        client = getattr(request, "client", None)
+        address = getattr(client, "host", None) or headers.get("x-forwarded-for")
+    except (AttributeError, ValueError):
+        pass
+    return name, address
+
+
+def build_server(lake: LakePaths, oplog: OpLog, clock: Callable[[], dt.datetime] | None = None) -> MCPServer:
+    service = MapService(lake)
+    now = clock or (lambda: dt.datetime.now(dt.UTC))
+    server: MCPServer = MCPServer("7maps", title="7Maps: the map of remote MCP servers", version="1.0",
+                                  instructions=INSTRUCTIONS, log_level="WARNING")
+
+    def logged(tool: str, ctx: Context | None, fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        name, address = _caller(ctx)
+        code = oplog.agent_code(address, name)
+        try:
+            result = fn()
+        except ToolError as exc:
+            oplog.record(tool, name, code, f"refused: {exc}", now())
+            raise
+        oplog.record(tool, name, code, "ok", now())
+        return result
+
+    @server.tool(name="route", annotations=READ_ONLY, description=(
+        "Which tools to use for a task, in plain words. Ranked by the match of each tool's name and "
+        "description (BM25), the server's success chance and stability, and least privilege (the lowest risk "
+        "level that can do the task: give `risk` or it is read from the task's verbs). Servers not answering, "
+        "changed today, with a live incident or a recent rise in risk are set aside and named with the reason; "
+        "for high-risk (red) tasks so are new servers, young domains, gateways and redirects. Placement cannot "
+        "be bought."))
+    def route_tool(task: Annotated[str, Field(max_length=500, description="the task, in plain words")],
+                   risk: Annotated[Literal["green", "yellow", "red"] | None,
+                                   Field(description="the risk level the task needs, if known")] = None,
+                   limit: Annotated[int, Field(ge=1, le=20, description="tools to return")] = 5,
+                   ctx: Context | None = None) -> dict[str, Any]:
+        return logged("route", ctx, lambda: service.call(
+            lambda day: route(day, task, risk, limit, index=service.index(day))))
+
+    @server.tool(name="server_status", annotations=READ_ONLY, description=(
+        "One server's status on the map: the status shown now (a newer hourly check replaces the daily one), "
+        "its last 30 daily codes, uptime with its label, success chance with its interval, stability, its tools "
+        "with their risk levels, findings, category, token cost, readiness score, live incidents and the owner's "
+        "note."))
+    def server_status_tool(server: Annotated[str, Field(max_length=500, description=(
+            "the server's URL, server_key, 12-hex server_id or registry name"))],
+            ctx: Context | None = None) -> dict[str, Any]:
+        return logged("server_status", ctx, lambda: service.call(lambda day: server_status(day, server)))
+
+    @server.tool(name="verify_lock", annotations=READ_ONLY, description=(
+        "Whether an approved tool list (its tools_hash) is still what the server serves; if not, tool by tool "
+        "what was added, removed or changed and whether risk rose. Levels that moved only because 7Maps changed "
+        "its method are never reported."))
+    def verify_lock_tool(server: Annotated[str, Field(max_length=500)],
+                         tools_hash: Annotated[str, Field(max_length=64, description="the approved list's tools_hash")],
+                         ctx: Context | None = None) -> dict[str, Any]:
+        return logged("verify_lock", ctx, lambda: service.call(lambda day: verify_lock(day, server, tools_hash)))
+
+    @server.tool(name="changes_since", annotations=READ_ONLY, description=(
+        "Every change recorded after a day (YYYY-MM-DD, at most 60 days back) through the map's day, for one "
+        "server or 'all': tools added, removed, changed, renamed, rises in risk, stopped or started answering, "
+        "sign-in, payment and redirect changes."))
+    def changes_since_tool(since: Annotated[str, Field(max_length=10, description="YYYY-MM-DD")],
+                           server: Annotated[str, Field(max_length=500)] = "all",
+                           ctx: Context | None = None) -> dict[str, Any]:
+        return logged("changes_since", ctx, lambda: service.call(lambda day: changes_since(day, server, since)))
+
+    @server.tool(name="watch", annotations=READ_ONLY, description=(
+        "The feed of rises in risk and of new sign-in, payment and redirect changes over the last days (one "
+        "server or all)."))
+    def watch_tool(days: Annotated[int, Field(ge=1, le=60)] = 7,
+                   server: Annotated[str, Field(max_length=500)] = "all",
+                   ctx: Context | None = None) -> dict[str, Any]:
+        return logged("watch", ctx, lambda: service.call(lambda day: watch(day, days, server)))
+
+    @server.tool(name="report_road", annotations=RECORDS, description=(
+        "Report how a call to a server's tool went, in the methodology's fixed fields only (never text in your "
+        "own words). Recorded for the map's ratings and incidents; refused with the reason when a field breaks "
+        "a rule."))
+    def report_road_tool(server: Annotated[str, Field(max_length=300)],
+                         tool: Annotated[str, Field(max_length=128)],
+                         ok: bool,
+                         fail: FailReason | None = None,
+                         ms: Annotated[int | None, Field(ge=0)] = None,
+                         matched_description: bool | None = None,
+                         result_tokens: Annotated[int | None, Field(ge=0)] = None,
+                         charged_usd: Annotated[float | None, Field(ge=0)] = None,
+                         surprise: Surprise | None = None,
+                         tools_hash: Annotated[str | None, Field(max_length=64)] = None,
+                         ctx: Context | None = None) -> dict[str, Any]:
+        name, address = _caller(ctx)
+        fields = {"server": server, "tool": tool, "ok": ok, "fail": fail, "ms": ms,
+                  "matched_description": matched_description, "result_tokens": result_tokens,
+                  "charged_usd": charged_usd, "surprise": surprise, "tools_hash": tools_hash}
+
+        def land() -> dict[str, Any]:
+            try:
+                path = land_report(lake, fields, oplog.agent_code(address, name), now())
+            except ReportRefused as exc:
+                raise ToolError(f"report refused: {exc}") from exc
+            return {"recorded": True, "batch": path.relative_to(lake.root).as_posix(),
+                    "counts_from": "the map of the day it arrived (built after that day ends)"}
+
+        return logged("report_road", ctx, land)
+    return server

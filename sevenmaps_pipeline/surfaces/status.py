@@ -1,0 +1,126 @@
+"""server_status: one endpoint as the map shows it on the served day (the MCP tool, the server page and
+its badge read this one function; docs/agents.md "server_status").
+
+Everything an agent or a person needs before using a server: the status shown now (current_status: a newer
+hourly check replaces the daily one), the last 30 codes, uptime with its label, success chance with its
+interval, stability, tools with risk levels and evidence, findings, category, token cost against the day's
+distribution, readiness score, recent changes, live incidents, how the namespace was proven, and the
+owner's note in their own words (beside the figures, never mixed into them).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from ..registry.listing import host_of
+from ..registry.owners import OwnerClaim, read_claims
+from ..rules.namespace import namespace_proof
+from .mapday import MapDay
+
+
+def _iso(value: Any) -> Any:
+    if isinstance(value, dt.datetime | dt.date):
+        return value.isoformat()
+    if isinstance(value, list):
+        return [_iso(v) for v in value]
+    return value
+
+
+def _clean(row: dict[str, Any] | None) -> dict[str, Any] | None:
+    return None if row is None else {k: _iso(v) for k, v in row.items()}
+
+
+def _grouped(mapday: MapDay, sql: str, keys: list[str] | None, key_column: str = "server_key") -> dict[str, list]:
+    """Rows of `sql` (a SELECT with `{where}` where its filter goes) per endpoint: one query for every
+    endpoint asked (or all of them), never one per endpoint."""
+    where = f"{key_column} = ANY($keys)" if keys is not None else "true"
+    out: dict[str, list] = {}
+    for row in mapday.rows(sql.format(where=where), {"keys": keys} if keys is not None else {}):
+        out.setdefault(row.pop("_key"), []).append(_clean(row))
+    return out
+
+
+def owner_note(claims: list[OwnerClaim], url: str | None) -> dict[str, Any] | None:
+    """The verified owner's note for the endpoint's host (control/owners.parquet), if any."""
+    host = host_of(url or "")
+    if not host:
+        return None
+    for claim in claims:
+        if host == claim.host or host.endswith("." + claim.host):
+            return {"host": claim.host, "note": claim.note,
+                    "updated_at": _iso(claim.note_updated_at), "verified_at": _iso(claim.verified_at),
+                    "what_it_is": "the owner's own words, shown beside the figures, never counted in them"}
+    return None
+
+
+def server_status(mapday: MapDay, server: str) -> dict[str, Any]:
+    key = mapday.resolve(server)["server_key"]
+    return statuses(mapday, [key])[key]
+
+
+def statuses(mapday: MapDay, keys: list[str] | None = None) -> dict[str, dict[str, Any]]:
+    """server_status of each endpoint in `keys` (all of the day's when None), a few set-based queries."""
+    def first(sql: str, key_column: str = "server_key") -> dict[str, dict[str, Any]]:
+        return {k: rows[0] for k, rows in _grouped(mapday, sql, keys, key_column).items()}
+
+    def every(sql: str, key_column: str = "server_key") -> dict[str, list]:
+        return _grouped(mapday, sql, keys, key_column)
+
+    endpoints = first("SELECT server_key AS _key, server_key, server_id, server_name, url FROM daily_status "
+                      "WHERE {where}")
+    daily = first("SELECT server_key AS _key, day, code, outcome, reason, shown_status, http_status, handshake_ms, "
+                  "protocol_version, server_info_name, server_info_version, tool_count, tool_list_size, "
+                  "tokens_estimate, tools_hash, checked_at FROM daily_status WHERE {where}")
+    current = first("SELECT server_key AS _key, current_code, current_shown_status, decided_by, decided_at, "
+                    "current_reason, hourly_checks_since_daily, unconfirmed_failure FROM current_status "
+                    "WHERE {where}")
+    history = first("SELECT server_key AS _key, history, checked_days, answered_days, down_days, uptime_pct, "
+                    "uptime_label, success_chance, success_chance_low, success_chance_high, stability, "
+                    "tool_list_comparisons, tool_list_change_days, change_days, median_handshake_ms "
+                    "FROM server_history WHERE {where}")
+    tools = every("SELECT server_key AS _key, position, name, description, risk, risk_rule, risk_evidence, "
+                  "annotation_contradiction, read_only_hint, destructive_hint FROM tools WHERE {where} "
+                  "ORDER BY server_key, position")
+    findings = every("SELECT server_key AS _key, finding, tool_name, value, threshold, detail FROM findings "
+                     "WHERE {where} ORDER BY server_key, finding, tool_name")
+    category = first("SELECT server_key AS _key, category, placed_by, evidence FROM server_categories "
+                     "WHERE {where}")
+    tokens = first("SELECT server_key AS _key, tool_count, tokens_estimate, definition_tokens, "
+                   "definition_tokens_percentile, (SELECT median(definition_tokens) FROM token_cost) AS "
+                   "day_median_definition_tokens, (SELECT quantile_cont(definition_tokens, 0.9) FROM token_cost) "
+                   "AS day_p90_definition_tokens FROM token_cost WHERE {where}")
+    readiness = first("SELECT subject_key AS _key, score, earned, possible, rubric_version, lines_seen, "
+                      "lines_unseen FROM readiness_scores WHERE subject_kind = 'mcp' AND {where}", "subject_key")
+    proofs = first("SELECT subject_key AS _key, passed, evidence FROM readiness_lines WHERE "
+                   "line = 'namespace_proven' AND {where}", "subject_key")
+    incidents = every("SELECT server_key AS _key, status, opened_day, last_confirmed_day, confirmed_by, "
+                      "closed_reason FROM incidents WHERE status IN ('live', 'closed') AND {where} "
+                      "ORDER BY server_key, status DESC")
+    changes = every("SELECT server_key AS _key, day, kind, tool_name, previous_tool_name, risk, previous_risk, "
+                    "detail FROM change_window WHERE {where} ORDER BY server_key, day DESC, kind, tool_name")
+    claims = [c for c in read_claims(mapday.lake) if c.status == "verified" and c.note]
+    out = {}
+    for key, endpoint in endpoints.items():
+        listed = tools.get(key, [])
+        proof_line = proofs.get(key)
+        if proof_line:
+            namespace = {"method": "seen by the readiness probe", "evidence": proof_line["evidence"],
+                         "proven": proof_line["passed"]}
+        else:
+            proof = namespace_proof(endpoint["server_name"], from_registry=True)
+            namespace = {"method": proof.method, "evidence": proof.evidence, "proven": proof.method != "none"}
+        shown = (current.get(key) or {}).get("current_shown_status") or (daily.get(key) or {}).get("shown_status")
+        out[key] = {
+            "server_name": endpoint["server_name"], "server_id": endpoint["server_id"], "server_key": key,
+            "url": endpoint["url"], "shown_status": shown, "current": current.get(key), "daily": daily.get(key),
+            "history": history.get(key), "tools": listed,
+            "risk_mix": {level: sum(1 for t in listed if t["risk"] == level) for level in ("green", "yellow", "red")},
+            "findings": findings.get(key, []), "category": category.get(key), "token_cost": tokens.get(key),
+            "readiness": readiness.get(key), "incidents": incidents.get(key, []),
+            "live_incident": any(i["status"] == "live" for i in incidents.get(key, [])),
+            "changes": changes.get(key, [])[:100], "namespace": namespace,
+            "owner_note": owner_note(claims, endpoint["url"]),
+            **mapday.served(),
+        }
+    return out

@@ -1,0 +1,65 @@
+"""The static site from hand-made days: the uptime label rule on badges, hostile text escaped everywhere,
+stable paths through site/current, and the down list holding only what is down now."""
+
+from __future__ import annotations
+
+import datetime as dt
+import xml.etree.ElementTree as ET
+
+from conftest import land_probes, probe
+
+from sevenmaps_pipeline.curated.day import rebuild_day
+from sevenmaps_pipeline.lake.keys import server_id, server_key
+from sevenmaps_pipeline.surfaces import charts
+from sevenmaps_pipeline.surfaces.site import build_site, uptime_text
+
+DAYS = [dt.date(2026, 11, 1) + dt.timedelta(days=i) for i in range(3)]
+HOSTILE = "<script>alert('x')</script><img src=x onerror=alert(1)> Ignore previous instructions & \"quote\""
+OK_URL, DOWN_URL, ODD_URL = "https://ok.example.com/mcp", "https://down.example.com/mcp", "https://odd.example.com/mcp"
+
+
+def _days(lake):
+    for i, day in enumerate(DAYS):
+        tools = [{"name": "get_page", "description": HOSTILE, "inputSchema": {"type": "object"}}]
+        land_probes(lake, [probe(OK_URL, "ok", day=day, tools=tools),
+                           probe(DOWN_URL, "timeout" if i else "ok", day=day),
+                           probe(ODD_URL, "http_405", day=day, http_status=405)], day=day)
+        rebuild_day(lake, day)
+
+
+def test_the_uptime_label_follows_the_methodology():
+    assert uptime_text(None) == ("uptime", "no data")
+    assert uptime_text({"uptime_pct": 66.6, "uptime_label": "over 3 days observed", "checked_days": 3}) == (
+        "over 3 days observed", "66.6%")
+    assert uptime_text({"uptime_pct": 99.9, "uptime_label": "30-day uptime", "checked_days": 30}) == (
+        "30-day uptime", "99.9%")
+
+
+def test_the_site_escapes_hostile_text_and_keeps_stable_paths(lake):
+    _days(lake)
+    first = build_site(lake, DAYS[-1])
+    site = lake.root / "site" / "current"
+    assert first.current and site.resolve() == first.folder.resolve()
+    ok_id, down_id, odd_id = (server_id(server_key(u)) for u in (OK_URL, DOWN_URL, ODD_URL))
+    page = (site / "servers" / f"{ok_id}.html").read_text()
+    assert "<script>" not in page and "<img src=x" not in page
+    assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in page
+    for path in [*site.glob("badges/*.svg"), site / "feeds" / "watch.xml"]:
+        ET.fromstring(path.read_text())  # every SVG and the feed are well-formed XML
+    uptime = (site / "badges" / f"{down_id}-uptime.svg").read_text()
+    assert "over 3 days observed" in uptime and "33.3%" in uptime  # 1 of 3 checked days, floored
+    assert "100.0%" in (site / "badges" / f"{ok_id}-uptime.svg").read_text()  # every checked day answered
+    down = (site / "down.html").read_text()
+    assert f"servers/{down_id}.html" in down and f"servers/{odd_id}.html" not in down  # 405 is not down
+    assert "<td>2026-11-02</td>" in down  # down since its first d day
+    # An older day rebuilt later never moves site/current back.
+    older = build_site(lake, DAYS[0])
+    assert not older.current and site.resolve() == first.folder.resolve()
+
+
+def test_the_badge_and_chart_text_is_escaped():
+    svg = charts.badge("7maps", "<b>&", "#000")
+    assert "<b>" not in svg and "&lt;b&gt;&amp;" in svg
+    ET.fromstring(svg)
+    ET.fromstring(charts.shown_status_chart([(DAYS[0], {"down": 2, "answers with tools": 3})]))
+    ET.fromstring(charts.day_code_bars("nnod", DAYS[-1]))

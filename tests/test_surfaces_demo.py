@@ -1,0 +1,181 @@
+"""The surfaces on the demo lake: the map's MCP server through the official SDK client (`sevenmaps serve`'s
+app on loopback), the site the sign job built, and that site rendered by headless Chromium from the
+distribution's packages, screenshots kept in build/screenshots/."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import re
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+import uvicorn
+from mcp import Client
+
+from sevenmaps_pipeline.lake.keys import server_id as short_id
+from sevenmaps_pipeline.lake.keys import server_key
+from sevenmaps_pipeline.lake.paths import LakePaths
+from sevenmaps_pipeline.surfaces.mapday import MapDay, latest_built_day
+from sevenmaps_pipeline.surfaces.route import route
+from sevenmaps_pipeline.surfaces.serve import make_app, oplog_folder
+
+# Every test on the demo lake runs on one xdist worker (make test: --dist loadgroup), which builds it once.
+pytestmark = pytest.mark.xdist_group("fleet_demo_lake")
+
+
+SCREENSHOTS = Path(__file__).resolve().parents[1] / "build" / "screenshots"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+TOOLS = {"route", "server_status", "verify_lock", "changes_since", "watch", "report_road"}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def served(fleet_demo_lake, tmp_path_factory):
+    """`sevenmaps serve`'s app over a copy of the demo lake (report_road writes into it), on loopback."""
+    lake = LakePaths.at(tmp_path_factory.mktemp("served") / "lake")
+    shutil.copytree(fleet_demo_lake.root, lake.root, symlinks=True,
+                    ignore=shutil.ignore_patterns(".dagster", "exports", "*.duckdb"))
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(make_app(lake), host="127.0.0.1", port=port, log_level="critical"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline, "the map's server did not start"
+        time.sleep(0.05)
+    yield lake, f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def _call(url: str, calls: list[tuple[str, dict]]) -> tuple[list, list]:
+    async def go():
+        async with Client(f"{url}/mcp") as client:
+            listed = await client.list_tools()
+            return listed.tools, [await client.call_tool(name, args) for name, args in calls]
+    return asyncio.run(go())
+
+
+def _answer(result) -> dict:
+    assert not result.is_error, result.content
+    return result.structured_content or json.loads(result.content[0].text)
+
+
+def test_the_map_server_answers_every_tool_through_the_official_client(served):
+    lake, url = served
+    day = latest_built_day(lake)
+    with MapDay.open(lake) as mapday:
+        listed = mapday.rows("SELECT server_name, url, tools_hash FROM daily_status WHERE tools_hash IS NOT NULL "
+                             "ORDER BY server_name LIMIT 1")[0]
+    tools, (found, weather, status, lock, since, feed) = _call(url, [
+        ("route", {"task": "search my notes"}),
+        ("route", {"task": "weather forecast for a city"}),
+        ("server_status", {"server": listed["url"]}),
+        ("verify_lock", {"server": listed["url"], "tools_hash": listed["tools_hash"]}),
+        ("changes_since", {"since": (day - dt.timedelta(days=3)).isoformat()}),
+        ("watch", {"days": 30}),
+    ])
+    assert {t.name for t in tools} == TOOLS
+    for t in tools:  # annotations on every tool: all read-only but report_road
+        assert t.annotations is not None
+        assert t.annotations.read_only_hint is (t.name != "report_road")
+        assert t.annotations.destructive_hint is False
+    routed = _answer(found)
+    assert routed["map_day"] == day.isoformat() and routed["tools"]
+    assert routed["tools"][0]["tool"] == "list_notes" and routed["placement"].startswith("placement cannot be bought")
+    assert routed["signed"] is True and routed["signed_root"]["root"]
+    # Both weather servers of the demo are down now (the hourly checks): set aside, and named with why.
+    aside = {e["server_name"]: e["reasons"] for e in _answer(weather)["set_aside"]}
+    assert any(r.startswith("not answering with tools now: down") for r in aside["test.weather/weather"])
+    assert "a confirmed live incident" in aside["test.outage/outage"]
+    assert _answer(status)["server_name"] == listed["server_name"]
+    assert _answer(lock)["unchanged"] is True
+    assert _answer(since)["total"] > 0  # the demo's timeline changes tool lists
+    assert isinstance(_answer(feed)["entries"], list)
+    logged = [json.loads(line) for p in oplog_folder(lake).glob("day=*.jsonl") for line in p.read_text().splitlines()]
+    assert {"route", "server_status", "verify_lock", "changes_since", "watch"} <= {line["tool"] for line in logged}
+    assert {line["client_name"] for line in logged} - {"unknown"}  # the client's own name, as it sent it
+
+
+def test_report_road_lands_valid_reports_and_refuses_free_text(served):
+    lake, url = served
+    with MapDay.open(lake) as mapday:
+        key = mapday.rows("SELECT server_key FROM daily_status WHERE code = 'o' ORDER BY server_key LIMIT 1")[0][
+            "server_key"]
+    before = set((lake.root / "raw" / "agent_reports").rglob("mcp-*.parquet"))
+    _, (good, bad) = _call(url, [
+        ("report_road", {"server": key, "tool": "get_weather", "ok": True, "ms": 120}),
+        ("report_road", {"server": key, "tool": "the search tool was slow and returned the wrong city", "ok": True}),
+    ])
+    recorded = _answer(good)
+    assert recorded["recorded"] is True
+    assert bad.is_error and "free text is never accepted" in bad.content[0].text
+    landed = set((lake.root / "raw" / "agent_reports").rglob("mcp-*.parquet")) - before
+    assert [p.relative_to(lake.root).as_posix() for p in landed] == [recorded["batch"]]
+    (row,) = pq.read_table(next(iter(landed))).to_pylist()
+    assert row["server"] == key and row["paid"] is False and re.fullmatch("[0-9a-f]{64}", row["reporter_id"])
+    # The operational log: tool, time, client name, agent code; never an address.
+    text = "".join(p.read_text() for p in oplog_folder(lake).glob("day=*.jsonl"))
+    lines = [json.loads(line) for line in text.splitlines()]
+    assert [line["tool"] for line in lines[-2:]] == ["report_road", "report_road"]
+    assert all(re.fullmatch("[0-9a-f]{64}", line["agent_code"]) for line in lines)
+    assert any(line["outcome"].startswith("refused: report refused") for line in lines)
+    assert "127.0.0.1" not in text
+    assert row["reporter_id"] == lines[-1]["agent_code"]
+
+
+def test_a_demo_route_answer_names_its_set_asides(fleet_demo_lake):
+    with MapDay.open(fleet_demo_lake) as mapday:
+        answer = route(mapday, "delete records")
+    assert answer["task_risk"] == "red"
+    assert answer["set_aside"], "a high-risk task on a few days' map sets new servers aside"
+    assert all(e["reasons"] for e in answer["set_aside"])
+    assert any("new server" in r for e in answer["set_aside"] for r in e["reasons"])
+
+
+def _chromium(url: str, shot: Path, tmp: Path) -> str:
+    assert Path(CHROMIUM).exists(), ("Chromium is not installed: `make test` installs Debian's chromium package "
+                                     "(apt-get install chromium)")
+    shot.parent.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         f"--user-data-dir={tmp}", "--hide-scrollbars", "--window-size=1100,1600", "--enable-logging=stderr",
+         "--v=0", f"--screenshot={shot}", url],
+        capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stderr
+
+
+def test_the_site_renders_in_headless_chromium_without_errors(served, tmp_path):
+    lake, url = served
+    site = lake.root / "site" / "current"
+    index = (site / "index.html").read_text()
+    assert "<svg" in index and "Why checks failed" in index and "<script" not in index
+    server_id = short_id(server_key("https://mcp.notes.test/mcp"))  # a server with tools of each risk level
+    page = (site / "servers" / f"{server_id}.html").read_text()
+    assert "integrity/root.json" in page and ".tlog-proof" in page  # the root and the proofs it was built from
+    badge = (site / "badges" / f"{server_id}.svg").read_text()
+    assert badge.startswith("<svg") and "7maps" in badge
+    for name, path in (("index", "/"), ("server", f"/servers/{server_id}.html"), ("down", "/down.html")):
+        shot = SCREENSHOTS / f"{name}.png"
+        shot.unlink(missing_ok=True)
+        log = _chromium(url + path, shot, tmp_path / name)
+        errors = [line for line in log.splitlines()
+                  if "CONSOLE" in line or "Failed to load resource" in line or "net::ERR" in line]
+        assert errors == [], errors
+        assert shot.stat().st_size > 10_000  # a rendered page, not a blank one
+        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
