@@ -127,15 +127,26 @@ DEMO_DAYS = 4  # the fleet timeline's first four days: changes (on the last day 
 @pytest.fixture(scope="session")
 def fleet_demo_lake(tmp_path_factory) -> LakePaths:
     """A lake made by `sevenmaps demo` itself (the loopback fleet, runs launched through the code location,
-    signed and verified), shorter than the default 30 days; built once per session."""
+    signed and verified), shorter than the default 30 days; built once per test run, shared by the xdist
+    workers (the first to need it builds it under a lock in their common temp folder, the others reuse it).
+    Tests only read it (a test that writes copies it first)."""
+    import fcntl
+
     from sevenmaps_pipeline.cli import main
 
-    root = tmp_path_factory.mktemp("fleet-demo")
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    root = shared / "fleet-demo"
     lake = LakePaths.at(root / "lake")
-    with pytest.MonkeyPatch.context() as env:  # the demo selects its home and first day for the process
-        for name in ("DAGSTER_HOME", "SEVENMAPS_LAKE", "SEVENMAPS_FIRST_DAY", "SEVENMAPS_WITNESSES"):
-            env.setenv(name, os.environ.get(name, ""))
-        env.delenv("DAGSTER_HOME")
-        assert main(["demo", "--days", str(DEMO_DAYS), "--lake", str(lake.root),
-                     "--signing-key", str(root / "secrets" / "signing.pem")]) == 0
+    with open(shared / "fleet-demo.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (root / "built").is_file():
+            root.mkdir(exist_ok=True)
+            with pytest.MonkeyPatch.context() as env:  # the demo selects its home and first day for the process
+                for name in ("DAGSTER_HOME", "SEVENMAPS_LAKE", "SEVENMAPS_FIRST_DAY", "SEVENMAPS_WITNESSES"):
+                    env.setenv(name, os.environ.get(name, ""))
+                env.delenv("DAGSTER_HOME")
+                assert main(["demo", "--days", str(DEMO_DAYS), "--lake", str(lake.root),
+                             "--signing-key", str(root / "secrets" / "signing.pem")]) == 0
+            (root / "built").touch()
     return lake

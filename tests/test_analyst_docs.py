@@ -12,10 +12,6 @@ import pytest
 from sevenmaps_pipeline.lake.paths import PROJECT_ROOT
 from sevenmaps_pipeline.lake.warehouse import LATEST_TABLES
 
-# Every test on the demo lake runs on one xdist worker (make test: --dist loadgroup), which builds it once.
-pytestmark = pytest.mark.xdist_group("fleet_demo_lake")
-
-
 DOC = PROJECT_ROOT / "docs" / "analyst.md"
 
 

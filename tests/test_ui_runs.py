@@ -15,7 +15,6 @@ from pathlib import Path
 
 import dagster as dg
 import httpx
-import pytest
 from conftest import DEMO_DAYS
 from dagster._core.instance.ref import InstanceRef
 
@@ -83,7 +82,6 @@ def _gql(url: str, query: str, **variables) -> dict:
     return answer["data"]
 
 
-@pytest.mark.xdist_group("fleet_demo_lake")  # on the worker that builds the demo lake (see test_analyst_docs)
 def test_the_demos_runs_are_under_their_jobs_and_partitions_start_on_its_first_day(fleet_demo_lake, tmp_path):
     lake = fleet_demo_lake
     home = lake.root / ".dagster"

@@ -5,10 +5,11 @@ import base64
 
 import dagster as dg
 
+from ..integrity.roots import signed_days
 from ..surfaces.site import build_site
 from .integrity_assets import day_snapshot
 from .map_assets import SINGLE_RUN
-from .partitions import finished_days
+from .partitions import FIRST_DAY, finished_days
 from .resources import LakeResource, partition_days
 
 
@@ -28,16 +29,26 @@ from .resources import LakeResource, partition_days
     "site/current points at the newest day; `sevenmaps serve` serves it beside the map's MCP server.",
 )
 def day_site(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
+    requested = partition_days(context)
+    # Days the sign run caught up get their sites too (recorded under their own partitions), as their
+    # snapshots do: no signed day is left without one.
+    catch_up = [d for d in signed_days(lake.paths) if FIRST_DAY <= d < min(requested)
+                and not (lake.paths.root / "site" / "days" / d.isoformat()).is_dir()]
     built = []
-    for day in partition_days(context):
+    for day in catch_up + requested:
         result = build_site(lake.paths, day)
         context.log.info(f"{day}: {result.pages} pages, {result.badges} badges, {result.proofs} proofs in "
                          f"{result.folder} ({result.seconds:.1f}s)")
+        if day not in requested:
+            context.log_event(dg.AssetMaterialization(
+                asset_key=context.asset_key, partition=day.isoformat(), description="built as the catch-up of "
+                "a later day", metadata={"pages": result.pages, "badges": result.badges}))
         built.append(result)
     last = built[-1]
     chart = base64.b64encode(last.index_chart.encode()).decode()
     return dg.MaterializeResult(metadata={
-        "days": len(built), "pages": sum(r.pages for r in built), "badges": sum(r.badges for r in built),
+        "days": len(built), "caught_up": len(catch_up), "pages": sum(r.pages for r in built),
+        "badges": sum(r.badges for r in built),
         "proofs_linked": last.proofs, "folder": dg.MetadataValue.path(str(last.folder)),
         "current": last.current,
         "index_chart": dg.MetadataValue.md(f"Shown statuses over the 30 days ending {last.day}:\n\n"
