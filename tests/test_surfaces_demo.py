@@ -50,7 +50,8 @@ def served(fleet_demo_lake, tmp_path_factory):
 
     shutil.copytree(fleet_demo_lake.root, lake.root, symlinks=True, ignore=skipped)
     port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(make_app(lake), host="127.0.0.1", port=port, log_level="critical"))
+    app = make_app(lake, reports_per_hour=3)  # a small cap, to see it hold
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
@@ -117,21 +118,26 @@ def test_report_road_lands_valid_reports_and_refuses_free_text(served):
         key = mapday.rows("SELECT server_key FROM daily_status WHERE code = 'o' ORDER BY server_key LIMIT 1")[0][
             "server_key"]
     before = set((lake.root / "raw" / "agent_reports").rglob("mcp-*.parquet"))
-    _, (good, bad) = _call(url, [
+    _, (good, bad, second, flood) = _call(url, [
         ("report_road", {"server": key, "tool": "get_weather", "ok": True, "ms": 120}),
         ("report_road", {"server": key, "tool": "the search tool was slow and returned the wrong city", "ok": True}),
+        ("report_road", {"server": key, "tool": "get_weather", "ok": False, "fail": "timeout", "ms": 8000}),
+        ("report_road", {"server": key, "tool": "get_weather", "ok": True, "ms": 90}),
     ])
     recorded = _answer(good)
     assert recorded["recorded"] is True
     assert bad.is_error and "free text is never accepted" in bad.content[0].text
+    assert _answer(second)["recorded"] is True  # the third report of the hour (a refused one counts too)
+    assert flood.is_error and "more than 3 reports in an hour" in flood.content[0].text
     landed = set((lake.root / "raw" / "agent_reports").rglob("mcp-*.parquet")) - before
-    assert [p.relative_to(lake.root).as_posix() for p in landed] == [recorded["batch"]]
-    (row,) = pq.read_table(next(iter(landed))).to_pylist()
+    assert sorted(p.relative_to(lake.root).as_posix() for p in landed) == sorted(
+        [recorded["batch"], _answer(second)["batch"]])
+    row = pq.read_table(lake.root / recorded["batch"]).to_pylist()[0]
     assert row["server"] == key and row["paid"] is False and re.fullmatch("[0-9a-f]{64}", row["reporter_id"])
     # The operational log: tool, time, client name, agent code; never an address.
     text = "".join(p.read_text() for p in oplog_folder(lake).glob("day=*.jsonl"))
     lines = [json.loads(line) for line in text.splitlines()]
-    assert [line["tool"] for line in lines[-2:]] == ["report_road", "report_road"]
+    assert [line["tool"] for line in lines[-4:]] == ["report_road"] * 4
     assert all(re.fullmatch("[0-9a-f]{64}", line["agent_code"]) for line in lines)
     assert any(line["outcome"].startswith("refused: report refused") for line in lines)
     assert "127.0.0.1" not in text

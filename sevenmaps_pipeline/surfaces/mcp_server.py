@@ -39,7 +39,29 @@ INSTRUCTIONS = (
 )
 FailReason = Literal["unreachable", "auth", "args", "server_error", "timeout", "rate_limited", "wrong_result"]
 Surprise = Literal["side_effect", "unexpected_cost", "data_leak_suspected", "other"]
-assert set(FailReason.__args__) == set(FAIL_REASONS) and set(Surprise.__args__) == set(SURPRISES)  # type: ignore[attr-defined]
+if set(FailReason.__args__) != set(FAIL_REASONS) or set(Surprise.__args__) != set(SURPRISES):  # type: ignore[attr-defined]
+    raise RuntimeError("report_road's enums must be the report schema's (lake/schemas.py FAIL_REASONS, SURPRISES)")
+# Reports one caller (one agent code) may land in an hour: past it report_road refuses, and the refusal is
+# logged (the ratings cap each reporter's weight too, rules/methods.py RATINGS_PARAMS).
+REPORTS_PER_HOUR = 60
+
+
+class ReportLimiter:
+    def __init__(self, per_hour: int = REPORTS_PER_HOUR) -> None:
+        self.per_hour = per_hour
+        self._seen: dict[str, list[dt.datetime]] = {}
+        self._lock = threading.Lock()
+
+    def allow(self, code: str, now: dt.datetime) -> bool:
+        with self._lock:
+            recent = [t for t in self._seen.get(code, []) if now - t < dt.timedelta(hours=1)]
+            allowed = len(recent) < self.per_hour
+            if allowed:
+                recent.append(now)
+            self._seen[code] = recent
+            if len(self._seen) > 100_000:  # forget idle callers
+                self._seen = {k: v for k, v in self._seen.items() if v}
+            return allowed
 
 
 class MapService:
@@ -100,8 +122,10 @@ def _caller(ctx: Context | None) -> tuple[str | None, str | None]:
     return name, address
 
 
-def build_server(lake: LakePaths, oplog: OpLog, clock: Callable[[], dt.datetime] | None = None) -> MCPServer:
+def build_server(lake: LakePaths, oplog: OpLog, clock: Callable[[], dt.datetime] | None = None,
+                 reports_per_hour: int = REPORTS_PER_HOUR) -> MCPServer:
     service = MapService(lake)
+    limiter = ReportLimiter(reports_per_hour)
     now = clock or (lambda: dt.datetime.now(dt.UTC))
     server: MCPServer = MCPServer("7maps", title="7Maps: the map of remote MCP servers", version="1.0",
                                   instructions=INSTRUCTIONS, log_level="WARNING")
@@ -114,6 +138,10 @@ def build_server(lake: LakePaths, oplog: OpLog, clock: Callable[[], dt.datetime]
         except ToolError as exc:
             oplog.record(tool, name, code, f"refused: {exc}", now())
             raise
+        except Exception as exc:  # our own fault: logged, and the client gets a tool error, never a crash
+            oplog.record(tool, name, code, f"error: {type(exc).__name__}", now())
+            raise ToolError(f"the map could not answer ({type(exc).__name__}); this is a fault of the map, "
+                            "not of the request") from exc
         oplog.record(tool, name, code, "ok", now())
         return result
 
@@ -189,8 +217,11 @@ def build_server(lake: LakePaths, oplog: OpLog, clock: Callable[[], dt.datetime]
                   "charged_usd": charged_usd, "surprise": surprise, "tools_hash": tools_hash}
 
         def land() -> dict[str, Any]:
+            code, at = oplog.agent_code(address, name), now()
+            if not limiter.allow(code, at):
+                raise ToolError(f"report refused: more than {limiter.per_hour} reports in an hour from this caller")
             try:
-                path = land_report(lake, fields, oplog.agent_code(address, name), now())
+                path = land_report(lake, fields, code, at)
             except ReportRefused as exc:
                 raise ToolError(f"report refused: {exc}") from exc
             return {"recorded": True, "batch": path.relative_to(lake.root).as_posix(),

@@ -17,7 +17,7 @@ from starlette.responses import FileResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from ..lake.paths import LakePaths
-from .mcp_server import build_server
+from .mcp_server import REPORTS_PER_HOUR, build_server
 from .oplog import OpLog
 
 SITE_TYPES = {".svg": "image/svg+xml", ".xml": "application/atom+xml", ".json": "application/json",
@@ -43,8 +43,8 @@ def site_file(site_root: Path, path: str) -> Path | None:
 
 
 def make_app(lake: LakePaths, host: str = "127.0.0.1", allowed_hosts: list[str] | None = None,
-             clock: Callable[[], dt.datetime] | None = None) -> Starlette:
-    server = build_server(lake, OpLog.at(oplog_folder(lake)), clock=clock)
+             clock: Callable[[], dt.datetime] | None = None, reports_per_hour: int = REPORTS_PER_HOUR) -> Starlette:
+    server = build_server(lake, OpLog.at(oplog_folder(lake)), clock=clock, reports_per_hour=reports_per_hour)
     hosts = allowed_hosts or [host, f"{host}:*", "localhost", "localhost:*", "127.0.0.1", "127.0.0.1:*"]
     app = server.streamable_http_app(
         streamable_http_path="/mcp", json_response=True, stateless_http=True, host=host,
