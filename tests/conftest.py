@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -95,6 +98,50 @@ def land_status(lake: LakePaths, day: dt.date, codes: dict[str, str], hashes: di
              "method_version": "test"} for k, c in codes.items()]
     return write_parquet(lake, lake.curated_file("daily_status", day),
                          conform(pa.Table.from_pylist(rows, DAILY_STATUS.schema), DAILY_STATUS))
+
+
+def make_creating_high_risk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+    """7Maps changes its risk vocabulary (method risk-9.9-test): creating is now red, not yellow. Undone
+    when the test ends."""
+    import json
+
+    from sevenmaps_pipeline.rules import risk
+
+    doc = json.loads(risk.VOCABULARY.read_text())
+    doc["method"] = "risk-9.9-test"
+    doc["yellow_verbs"].remove("create")
+    doc["red_verbs"].append("create")
+    stricter = tmp_path / "risk_vocabulary.json"
+    stricter.write_text(json.dumps(doc))
+    monkeypatch.setattr(risk, "VOCABULARY", stricter)
+    risk.default_vocabulary.cache_clear()
+    request.addfinalizer(risk.default_vocabulary.cache_clear)
+
+
+@contextlib.contextmanager
+def served_on_loopback(app: Any, what: str) -> Iterator[str]:
+    """`app` (ASGI) served by uvicorn on a free loopback port in a thread; yields its base URL."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline, f"{what} did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
 
 
 def reporter(name: str) -> str:

@@ -5,11 +5,9 @@ a spent rate limit respected until its reset."""
 from __future__ import annotations
 
 import socket
-import threading
-import time
 
 import pytest
-import uvicorn
+from conftest import served_on_loopback
 
 from sevenmaps_pipeline.devtools.fleet.codehost_app import CodeHostApp
 from sevenmaps_pipeline.lookups.codehost import CodeHostClient, RepoStatus, parse_repository_url
@@ -27,17 +25,8 @@ def codehost():
                                                 "pushed_at": "2026-10-02T08:00:00Z"},
                            "acme/old": {"private": False, "archived": True, "pushed_at": "2025-01-01T00:00:00Z"},
                            "acme/odd": {"private": "no", "archived": False, "pushed_at": None}}, budget=5)
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(fixture.app, host="127.0.0.1", port=port, log_level="critical"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "the code-host fixture did not start"
-        time.sleep(0.05)
-    yield fixture, f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with served_on_loopback(fixture.app, "the code-host fixture") as url:
+        yield fixture, url
 
 
 @pytest.mark.parametrize(("url", "parsed"), [

@@ -5,17 +5,15 @@ reported as a change by the server."""
 from __future__ import annotations
 
 import datetime as dt
-import json
 
 import pytest
-from conftest import land_probes, land_reports, probe, report
+from conftest import land_probes, land_reports, make_creating_high_risk, probe, report
 
 from sevenmaps_pipeline import curated
 from sevenmaps_pipeline.curated.day import rebuild_day
 from sevenmaps_pipeline.lake.keys import server_id, server_key
 from sevenmaps_pipeline.lake.paths import LakePaths
 from sevenmaps_pipeline.registry import owners
-from sevenmaps_pipeline.rules import risk
 from sevenmaps_pipeline.rules.fingerprints import summarize_tools
 from sevenmaps_pipeline.surfaces.locks import changes_since, verify_lock, watch
 from sevenmaps_pipeline.surfaces.mapday import MapDay, UnknownServerError
@@ -180,15 +178,7 @@ def test_a_vocabulary_change_between_two_days_is_never_reported(lake, tmp_path, 
     """Day 3 is built with a stricter vocabulary (creating is red): the tables say create_note was yellow
     on day 2 and red on day 3, but the server changed nothing, so no answer may report it."""
     def stricter(day):
-        doc = json.loads(risk.VOCABULARY.read_text())
-        doc["method"] = "risk-9.9-test"
-        doc["yellow_verbs"].remove("create")
-        doc["red_verbs"].append("create")
-        path = tmp_path / "risk_vocabulary.json"
-        path.write_text(json.dumps(doc))
-        monkeypatch.setattr(risk, "VOCABULARY", path)
-        risk.default_vocabulary.cache_clear()
-        request.addfinalizer(risk.default_vocabulary.cache_clear)
+        make_creating_high_risk(tmp_path, monkeypatch, request)
 
     build_days(lake, last_day_extra=stricter)
     with MapDay.open(lake) as day:

@@ -9,15 +9,12 @@ import datetime as dt
 import json
 import re
 import shutil
-import socket
 import subprocess
-import threading
-import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-import uvicorn
+from conftest import served_on_loopback
 from mcp import Client
 
 from sevenmaps_pipeline.lake.keys import server_id as short_id
@@ -32,12 +29,6 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 TOOLS = {"route", "server_status", "verify_lock", "changes_since", "watch", "report_road"}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def served(fleet_demo_lake, tmp_path_factory):
     """`sevenmaps serve`'s app over a copy of the demo lake (report_road writes into it), on loopback."""
@@ -49,18 +40,8 @@ def served(fleet_demo_lake, tmp_path_factory):
                 or (n.startswith(".") and n != ".well-known")]
 
     shutil.copytree(fleet_demo_lake.root, lake.root, symlinks=True, ignore=skipped)
-    port = _free_port()
-    app = make_app(lake, reports_per_hour=3)  # a small cap, to see it hold
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "the map's server did not start"
-        time.sleep(0.05)
-    yield lake, f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with served_on_loopback(make_app(lake, reports_per_hour=3), "the map's server") as url:  # a small cap
+        yield lake, url
 
 
 def _call(url: str, calls: list[tuple[str, dict]]) -> tuple[list, list]:

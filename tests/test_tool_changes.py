@@ -7,11 +7,10 @@ import json
 
 import pyarrow.parquet as pq
 import pytest
-from conftest import land_probes, probe
+from conftest import land_probes, make_creating_high_risk, probe
 
 from sevenmaps_pipeline import curated
 from sevenmaps_pipeline.lake.keys import server_key
-from sevenmaps_pipeline.rules import risk
 
 DAY1 = dt.date(2026, 11, 10)
 DAY2 = DAY1 + dt.timedelta(days=1)
@@ -219,16 +218,7 @@ def test_a_risk_method_change_is_never_reported_as_a_change_by_the_server(lake, 
     day1_tools = {r["name"]: r["risk"] for r in pq.read_table(lake.curated_file("tools", DAY1)).to_pylist()}
     assert day1_tools["create_note"] == "yellow"
 
-    # 7Maps changes its vocabulary: creating is now high risk.
-    doc = json.loads(risk.VOCABULARY.read_text())
-    doc["method"] = "risk-9.9-test"
-    doc["yellow_verbs"].remove("create")
-    doc["red_verbs"].append("create")
-    stricter = tmp_path / "risk_vocabulary.json"
-    stricter.write_text(json.dumps(doc))
-    monkeypatch.setattr(risk, "VOCABULARY", stricter)
-    risk.default_vocabulary.cache_clear()
-    request.addfinalizer(risk.default_vocabulary.cache_clear)
+    make_creating_high_risk(tmp_path, monkeypatch, request)  # 7Maps changes its vocabulary
 
     after = [tool("create_note", "Create a note in the notebook."), *BEFORE[2:]]
     land_probes(lake, [probe(url, "ok", day=DAY2, tools=[BEFORE[0], *after]),

@@ -1,5 +1,7 @@
 """The final asset: a signed, hash-chained root over each finished UTC day's files."""
 
+import datetime as dt
+from collections.abc import Callable
 
 import dagster as dg
 
@@ -78,6 +80,12 @@ def daily_root(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Mate
     return dg.MaterializeResult(metadata=metadata)
 
 
+def caught_up_days(lake: LakeResource, requested: list, done: Callable[[dt.date], bool]) -> list[dt.date]:
+    """The signed days before the requested ones that a sign run caught up and that lack what `done` checks
+    (their snapshot, their site): written in the same run, so no signed day is left without them."""
+    return [d for d in signed_days(lake.paths) if FIRST_DAY <= d < min(requested) and not done(d)]
+
+
 @dg.asset(
     partitions_def=finished_days,
     backfill_policy=SINGLE_RUN,
@@ -94,8 +102,7 @@ def day_snapshot(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Ma
     requested = partition_days(context)
     # A sign run that caught up earlier days signed them too: their snapshots are written now as well (and
     # recorded under their own partitions), so no signed day is left without one.
-    catch_up = [d for d in signed_days(lake.paths) if d < min(requested) and d >= FIRST_DAY
-                and not default_folder(lake.paths, d, d).exists()]
+    catch_up = caught_up_days(lake, requested, lambda d: default_folder(lake.paths, d, d).exists())
     written, kept, files = {}, [], 0
     for day in catch_up + requested:
         try:

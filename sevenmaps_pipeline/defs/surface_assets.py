@@ -5,11 +5,10 @@ import base64
 
 import dagster as dg
 
-from ..integrity.roots import signed_days
 from ..surfaces.site import build_site
-from .integrity_assets import day_snapshot
+from .integrity_assets import caught_up_days, day_snapshot
 from .map_assets import SINGLE_RUN
-from .partitions import FIRST_DAY, finished_days
+from .partitions import finished_days
 from .resources import LakeResource, partition_days
 
 
@@ -32,8 +31,7 @@ def day_site(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Materi
     requested = partition_days(context)
     # Days the sign run caught up get their sites too (recorded under their own partitions), as their
     # snapshots do: no signed day is left without one.
-    catch_up = [d for d in signed_days(lake.paths) if FIRST_DAY <= d < min(requested)
-                and not (lake.paths.root / "site" / "days" / d.isoformat()).is_dir()]
+    catch_up = caught_up_days(lake, requested, lambda d: (lake.paths.root / "site" / "days" / d.isoformat()).is_dir())
     built = []
     for day in catch_up + requested:
         result = build_site(lake.paths, day)
