@@ -17,6 +17,7 @@ from sevenmaps_pipeline.defs.runner import defs
 from sevenmaps_pipeline.lake.parquet_io import write_parquet
 from sevenmaps_pipeline.lake.retention import aggregate_file, apply_retention, log_file
 from sevenmaps_pipeline.lake.schemas import RAW_HOURLY, conform
+from sevenmaps_pipeline.surfaces.oplog import OpLog, oplog_folder
 
 TODAY = dt.date(2026, 11, 30)
 NOW = dt.datetime.combine(TODAY, dt.time(1, 30), dt.UTC)
@@ -77,9 +78,17 @@ def test_a_day_without_an_aggregate_or_named_by_a_root_is_kept(lake):
 def test_the_retention_job_runs_through_dagster(lake, tmp_path):
     old = TODAY - dt.timedelta(days=35)
     _batch(lake, "hourly", old, ["ok"])
+    # The map's MCP server's operational log is short: 30 days (surfaces/oplog.py).
+    oplog = OpLog.at(oplog_folder(lake))
+    for day in (old, TODAY - dt.timedelta(days=30), TODAY - dt.timedelta(days=1)):
+        oplog.record("route", "client", oplog.agent_code("198.51.100.7", "client"), "ok",
+                     dt.datetime.combine(day, dt.time(12), dt.UTC))
     with dg.instance_for_test(temp_dir=str(tmp_path)) as instance:
         result = defs.resolve_job_def("retention_job").execute_in_process(
             instance=instance, run_config={"resources": {"lake": {"config": {"root": str(lake.root)}},
                                                          "prober": {"config": {"replay_day": f"{TODAY}T01"}}}})
     assert result.success
     assert not (lake.root / f"raw/hourly/day={old}").exists() and aggregate_file(lake, "hourly", old).is_file()
+    kept = sorted(p.name for p in oplog_folder(lake).glob("day=*.jsonl"))
+    assert kept == [f"day={TODAY - dt.timedelta(days=30)}.jsonl", f"day={TODAY - dt.timedelta(days=1)}.jsonl"]
+    assert "198.51.100.7" not in "".join(p.read_text() for p in oplog_folder(lake).glob("day=*.jsonl"))

@@ -63,3 +63,21 @@ def test_the_badge_and_chart_text_is_escaped():
     ET.fromstring(svg)
     ET.fromstring(charts.shown_status_chart([(DAYS[0], {"down": 2, "answers with tools": 3})]))
     ET.fromstring(charts.day_code_bars("nnod", DAYS[-1]))
+
+
+def test_the_server_serves_only_files_of_the_current_site(tmp_path):
+    from sevenmaps_pipeline.surfaces.serve import site_file
+
+    root = tmp_path / "site"
+    (root / "days" / "2026-11-03" / "servers").mkdir(parents=True)
+    (root / "days" / "2026-11-03" / "index.html").write_text("index")
+    (root / "days" / "2026-11-03" / "servers" / "a.html").write_text("a")
+    (tmp_path / "secret.txt").write_text("not for you")
+    (root / "days" / "2026-11-03" / "escape").symlink_to(tmp_path / "secret.txt")
+    assert site_file(root, "index.html") is None  # no site/current yet
+    (root / "current").symlink_to("days/2026-11-03")
+    assert site_file(root, "").name == "index.html"
+    assert site_file(root, "/servers/a.html").read_text() == "a"
+    for path in ("../secret.txt", "../../secret.txt", "servers/../../../secret.txt", "escape", "/etc/passwd",
+                 "servers/missing.html"):
+        assert site_file(root, path) is None, path

@@ -21,8 +21,9 @@ from sevenmaps_pipeline.lake.keys import server_id as short_id
 from sevenmaps_pipeline.lake.keys import server_key
 from sevenmaps_pipeline.lake.paths import LakePaths
 from sevenmaps_pipeline.surfaces.mapday import MapDay, latest_built_day
+from sevenmaps_pipeline.surfaces.oplog import oplog_folder
 from sevenmaps_pipeline.surfaces.route import route
-from sevenmaps_pipeline.surfaces.serve import make_app, oplog_folder
+from sevenmaps_pipeline.surfaces.serve import make_app
 
 SCREENSHOTS = Path(__file__).resolve().parents[1] / "build" / "screenshots"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -91,6 +92,21 @@ def test_the_map_server_answers_every_tool_through_the_official_client(served):
     logged = [json.loads(line) for p in oplog_folder(lake).glob("day=*.jsonl") for line in p.read_text().splitlines()]
     assert {"route", "server_status", "verify_lock", "changes_since", "watch"} <= {line["tool"] for line in logged}
     assert {line["client_name"] for line in logged} - {"unknown"}  # the client's own name, as it sent it
+
+
+def test_the_server_refuses_another_host_name_and_serves_the_site(served):
+    import httpx
+
+    _, url = served
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}
+    rebound = httpx.post(f"{url}/mcp", json=body, headers={**headers, "Host": "evil.example"}, timeout=30)
+    assert rebound.status_code in (400, 403, 421)  # the SDK's DNS-rebinding guard
+    page = httpx.get(f"{url}/", timeout=30)
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    badge = httpx.get(f"{url}/badges/{short_id(server_key('https://mcp.notes.test/mcp'))}.svg", timeout=30)
+    assert badge.status_code == 200 and badge.headers["content-type"] == "image/svg+xml"
+    assert httpx.get(f"{url}/../../etc/passwd", timeout=30).status_code == 404
 
 
 def test_report_road_lands_valid_reports_and_refuses_free_text(served):

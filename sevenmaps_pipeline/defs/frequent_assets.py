@@ -111,12 +111,18 @@ def five_minute_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest
 
 @dg.op(description="Sums each finished day of raw/hourly, raw/five_minute and raw/sensors into its aggregate, "
        "then deletes the raw batches of days older than their window (30, 90 and 30 days) whose aggregate "
-       "exists; never a file a signed root names; every deletion logged in control/retention_log.jsonl.")
+       "exists; never a file a signed root names; every deletion logged in control/retention_log.jsonl. Also "
+       "deletes the MCP server's operational log (oplog/) past 30 days.")
 def apply_retention_windows(context: dg.OpExecutionContext, lake: LakeResource, prober: ProberResource) -> dict:
     from ..lake.retention import apply_retention
+    from ..surfaces.oplog import OPLOG_DAYS, prune_oplog
 
     now = prober.clock()()
     report = apply_retention(lake.paths, now.date(), now)
+    pruned = prune_oplog(lake.paths, now.date())
+    if pruned:
+        context.log.info(f"deleted {len(pruned)} day(s) of the MCP server's operational log older than "
+                         f"{OPLOG_DAYS} days: {', '.join(pruned[:5])}{' ...' if len(pruned) > 5 else ''}")
     for kind, day, files, size in report.deleted:
         context.log.info(f"deleted raw/{kind}/day={day}: {files} file(s), {size:,} bytes (aggregate kept; logged)")
     for kind, day, why in report.kept_without_aggregate:
@@ -125,7 +131,8 @@ def apply_retention_windows(context: dg.OpExecutionContext, lake: LakeResource, 
     context.add_output_metadata({"aggregated_days": len(report.aggregated), "deleted_days": len(report.deleted),
                                  "deleted_files": sum(d[2] for d in report.deleted),
                                  "deleted_bytes": sum(d[3] for d in report.deleted),
-                                 "kept_without_aggregate": len(report.kept_without_aggregate)})
+                                 "kept_without_aggregate": len(report.kept_without_aggregate),
+                                 "oplog_days_deleted": len(pruned)})
     return {"deleted_days": len(report.deleted)}
 
 

@@ -1,8 +1,9 @@
 """The map's MCP server's operational log (seed 000 `operational_log`; docs/agents.md "The operational log"):
 per call the tool, the time, the client's name, the country (not determined here: no address database is
 installed, and the address itself is never kept) and an agent code that is a keyed hash, never an IP address.
-Kept to run the service and stop abuse; not published: it lives in `oplog/` beside the lake's public files,
-outside every root, export and view, and is never read by a figure.
+Kept to run the service and stop abuse, for 30 days (the retention job deletes older days); not published: it
+lives in `oplog/` beside the lake's public files, outside every root, export and view, and is never read by
+a figure.
 """
 
 from __future__ import annotations
@@ -17,7 +18,30 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..lake.paths import LakePaths
+
 KEY_NAME = ".agent-code.key"
+# A short log (seed 000): days older than this are deleted by the retention job.
+OPLOG_DAYS = 30
+
+
+def oplog_folder(lake: LakePaths) -> Path:
+    return lake.root / "oplog"
+
+
+def prune_oplog(lake: LakePaths, today: dt.date, keep_days: int = OPLOG_DAYS) -> list[str]:
+    """Delete the operational log's days older than `keep_days` before `today`; returns their names."""
+    folder = oplog_folder(lake)
+    removed = []
+    for path in sorted(folder.glob("day=*.jsonl")) if folder.is_dir() else ():
+        try:
+            day = dt.date.fromisoformat(path.name[4:14])
+        except ValueError:
+            continue
+        if (today - day).days > keep_days:
+            path.unlink()
+            removed.append(path.name)
+    return removed
 
 
 @dataclass

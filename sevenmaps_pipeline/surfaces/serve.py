@@ -18,15 +18,11 @@ from starlette.routing import Route
 
 from ..lake.paths import LakePaths
 from .mcp_server import REPORTS_PER_HOUR, build_server
-from .oplog import OpLog
+from .oplog import OpLog, oplog_folder
 
 SITE_TYPES = {".svg": "image/svg+xml", ".xml": "application/atom+xml", ".json": "application/json",
               ".html": "text/html; charset=utf-8", ".css": "text/css", ".txt": "text/plain; charset=utf-8",
               ".tlog-proof": "text/plain; charset=utf-8"}
-
-
-def oplog_folder(lake: LakePaths) -> Path:
-    return lake.root / "oplog"
 
 
 def site_file(site_root: Path, path: str) -> Path | None:
