@@ -19,31 +19,47 @@ from hypothesis import strategies as st
 from test_integrity import NOW, build_day
 
 from sevenmaps_pipeline.cli import main
+from sevenmaps_pipeline.integrity.keys import generate_key
 from sevenmaps_pipeline.integrity.manifest import sha256_file
 from sevenmaps_pipeline.integrity.roots import read_root, sign_through
 from sevenmaps_pipeline.integrity.verify import Trust, verify_export
 from sevenmaps_pipeline.lake.export import ExportError, export_snapshot
+from sevenmaps_pipeline.lake.paths import LakePaths
 from sevenmaps_pipeline.lake.schemas import WITHHELD_TABLES
 from sevenmaps_pipeline.lake.warehouse import publish_warehouse
 
 DAYS = [DAY + dt.timedelta(days=i) for i in range(3)]
 
 
-@pytest.fixture
-def snapshot(lake, signing_key, tmp_path):
-    """Days 2..3 exported, then copied far from the lake, and the lake deleted."""
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """Days 2..3 of a signed lake exported, built once for the module; the lake itself deleted."""
+    root = tmp_path_factory.mktemp("exported")
+    lake = LakePaths.at(root / "lake")
+    signing_key = generate_key(root / "keys" / "signing.pem")
     for d in DAYS:
         build_day(lake, d)
     sign_through(lake, DAYS[-1], signing_key, now=NOW)
-    trusted = tmp_path / "trusted-7maps.json"
+    trusted = root / "trusted-7maps.json"
     shutil.copyfile(lake.well_known, trusted)
     result = export_snapshot(lake, DAYS[1], DAYS[2])
     assert result.created and result.folder == lake.root / "exports" / f"{DAYS[1]}_{DAYS[2]}"
     signed = [line[66:] for d in DAYS[1:] for line in read_root(lake, d)["lines"]]
-    elsewhere = tmp_path / "researcher" / result.folder.name
-    shutil.copytree(result.folder, elsewhere)
+    template = root / "template" / result.folder.name
+    shutil.copytree(result.folder, template)
     shutil.rmtree(lake.root)
-    return elsewhere, trusted, signed, result
+    return template, trusted, signed, result
+
+
+@pytest.fixture
+def snapshot(exported, tmp_path):
+    """The exported days copied far from any lake, fresh for each test (tests change its bytes)."""
+    template, trusted, signed, result = exported
+    elsewhere = tmp_path / "researcher" / template.name
+    shutil.copytree(template, elsewhere)
+    mine = tmp_path / "trusted-7maps.json"
+    shutil.copyfile(trusted, mine)
+    return elsewhere, mine, signed, result
 
 
 def test_a_snapshot_verifies_offline_with_no_lake(snapshot):

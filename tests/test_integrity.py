@@ -7,6 +7,7 @@ import datetime as dt
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -167,12 +168,25 @@ def test_another_key_than_the_published_one_is_refused(lake, signing_key, tmp_pa
 
 
 @pytest.fixture
-def signed_lake(lake, signing_key):
-    for i in range(3):
-        build_day(lake, DAY + dt.timedelta(days=i))
-    sign_through(lake, DAY + dt.timedelta(days=2), signing_key, now=NOW)
+def signed_lake(signed_template, lake, signing_key):
+    """Three signed days in this test's own lake, signed by this test's key: a copy of the module's (file
+    times kept, warehouses left out since their views name the template's paths); many tests tamper."""
+    template, key = signed_template
+    shutil.copytree(template.root, lake.root, ignore=shutil.ignore_patterns("*.duckdb", ".warehouse.sha256"))
+    signing_key.write_bytes(key.read_bytes())
     assert verify_lake(lake).ok
     return lake
+
+
+@pytest.fixture(scope="module")
+def signed_template(tmp_path_factory):
+    root = tmp_path_factory.mktemp("signed")
+    lake = LakePaths.at(root / "lake")
+    key = keys.generate_key(root / "keys" / "signing.pem")
+    for i in range(3):
+        build_day(lake, DAY + dt.timedelta(days=i))
+    sign_through(lake, DAY + dt.timedelta(days=2), key, now=NOW)
+    return lake, key
 
 
 def test_verify_catches_a_flipped_byte(signed_lake):

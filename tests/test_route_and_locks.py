@@ -190,3 +190,33 @@ def test_a_vocabulary_change_between_two_days_is_never_reported(lake, tmp_path, 
         feed = watch(day, days=30)
     assert lock["unchanged"] is True
     assert since["changes"] == [] and feed["entries"] == []
+
+
+def test_the_served_day_follows_new_hourly_checks(lake):
+    """The map's server keeps its day open; two failed hourly checks landing after it opened (never one)
+    set the server aside in the next answer, as current_status says."""
+    import pyarrow as pa
+
+    from sevenmaps_pipeline.lake.parquet_io import write_parquet
+    from sevenmaps_pipeline.lake.schemas import RAW_HOURLY, conform
+    from sevenmaps_pipeline.surfaces.mcp_server import MapService
+
+    build_days(lake)
+    service = MapService(lake)
+
+    def forecast_answer():
+        return service.call(lambda day: route(day, "weather forecast for a city"))
+
+    def land_hourly(hours, run):
+        rows = [probe(URLS["forecast"], "http_500", day=DAYS[-1], hour=h, check_kind="hourly", run_id=run,
+                      http_status=500) for h in hours]
+        write_parquet(lake, lake.raw_dir("hourly", DAYS[-1]) / f"{run}.parquet",
+                      conform(pa.Table.from_pylist(rows, RAW_HOURLY.schema), RAW_HOURLY))
+
+    assert names(forecast_answer())[0] == ("io.test/forecast", "get_forecast")
+    land_hourly([10], "hourly-10")
+    assert names(forecast_answer())[0] == ("io.test/forecast", "get_forecast")  # one failure is a flap
+    land_hourly([11], "hourly-11")
+    answer = forecast_answer()
+    assert ("io.test/forecast", "get_forecast") not in names(answer)
+    assert any(r.startswith("not answering with tools now: down") for r in aside(answer)["io.test/forecast"])

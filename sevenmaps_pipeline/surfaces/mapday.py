@@ -44,6 +44,7 @@ class MapDay:
     con: duckdb.DuckDBPyConnection
     root: dict[str, Any] | None = None
     missing_tables: list[str] = field(default_factory=list)
+    _hourly_at_open: list[Path] = field(default_factory=list)
 
     @classmethod
     def open(cls, lake: LakePaths, day: dt.date | None = None) -> MapDay:
@@ -84,6 +85,7 @@ class MapDay:
                 .is_file()]
 
     def _bind(self) -> None:
+        self._hourly_at_open = self.hourly_files()
         for table in DAY_TABLES:
             files = self._files(table, 1)
             if not files:
@@ -93,11 +95,21 @@ class MapDay:
         duck.bind_input(self.con, "change_window", self._files("tool_changes", CHANGE_DAYS),
                         BY_NAME["tool_changes"].schema)
         duck.bind_input(self.con, "tool_facts", self._files("tool_facts", None), BY_NAME["tool_facts"].schema)
-        hourly = [f for back in (0, -1) for f in self.lake.raw_files("hourly", self.day - dt.timedelta(days=back))]
-        duck.bind_input(self.con, "hourly_checks", hourly, RAW_HOURLY.schema)
+        duck.bind_input(self.con, "hourly_checks", self.hourly_files(), RAW_HOURLY.schema)
         lines = duck.load_sql("current_status").splitlines()
         body = "\n".join(line for line in lines if not line.lstrip().startswith("--"))
         self.con.execute(f"CREATE TEMP VIEW current_status AS {body}")
+
+    def hourly_files(self) -> list[Path]:
+        """The hourly checks that can be newer than the day's daily check: that day's and the next day's."""
+        return [f for back in (0, -1) for f in self.lake.raw_files("hourly", self.day - dt.timedelta(days=back))]
+
+    def inputs_changed(self) -> bool:
+        """Whether what this opened day reads has changed since: a newer built day, its signature, or a new
+        hourly batch (which can change the status shown now)."""
+        signed_since = self.root is None and self.lake.root_file(self.day).exists()
+        return (latest_built_day(self.lake) != self.day or signed_since
+                or self.hourly_files() != self._hourly_at_open)
 
     # --- reading ---------------------------------------------------------------------------------------
 

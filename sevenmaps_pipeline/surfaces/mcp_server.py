@@ -65,8 +65,8 @@ class ReportLimiter:
 
 
 class MapService:
-    """The served day, reopened when a newer day is built or the day gets signed; one caller at a time
-    (one DuckDB connection)."""
+    """The served day, reopened when a newer day is built, the day gets signed or a new hourly batch lands
+    (the status shown now); one caller at a time (one DuckDB connection)."""
 
     def __init__(self, lake: LakePaths) -> None:
         self.lake = lake
@@ -74,22 +74,24 @@ class MapService:
         self._day: MapDay | None = None
         self._index: RouteIndex | None = None
 
-    def _current(self) -> MapDay:
-        latest = latest_built_day(self.lake)
-        if latest is None:
-            raise NoMapError(f"no built day in {self.lake.root} yet: the map has nothing to answer from")
+    def current(self) -> MapDay:
         opened = self._day
-        if opened is None or opened.day != latest or (opened.root is None and self.lake.root_file(latest).exists()):
+        if opened is None or opened.inputs_changed():
+            latest = latest_built_day(self.lake)
+            if latest is None:
+                raise NoMapError(f"no built day in {self.lake.root} yet: the map has nothing to answer from")
             if opened is not None:
                 opened.close()
-            self._day, self._index = MapDay.open(self.lake, latest), None
-        assert self._day is not None
-        return self._day
+            fresh = MapDay.open(self.lake, latest)
+            if opened is None or opened.day != fresh.day:
+                self._index = None  # the tool lists change only with the day
+            self._day = opened = fresh
+        return opened
 
     def call(self, fn: Callable[[MapDay], dict[str, Any]]) -> dict[str, Any]:
         with self._lock:
             try:
-                return fn(self._current())
+                return fn(self.current())
             except (NoMapError, UnknownServerError, ValueError) as exc:
                 raise ToolError(str(exc)) from exc
 

@@ -139,7 +139,7 @@ def _atom(mapday: MapDay, entries: list[dict[str, Any]]) -> str:
                      f"<summary>{escape(e['detail'] or e['kind'])}</summary></entry>")
     return ("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<feed xmlns=\"http://www.w3.org/2005/Atom\">"
             f"<id>urn:7maps:watch</id><title>7Maps watch: rises in risk, sign-in, payment and redirect changes"
-            f"</title><updated>{updated}</updated>{''.join(items)}</feed>\n")
+            f"</title><updated>{updated}</updated><author><name>7Maps</name></author>{''.join(items)}</feed>\n")
 
 
 def _chart_days(mapday: MapDay) -> list[tuple[dt.date, dict[str, int]]]:
