@@ -29,14 +29,12 @@ os.environ.setdefault("SEVENMAPS_FIRST_DAY", "2026-01-01")
 os.environ["SEVENMAPS_CODEHOST_URL"] = "http://127.0.0.1:9"
 os.environ.pop("SEVENMAPS_GITHUB_TOKEN", None)
 
-# The longest tests (minutes of a Dagster daemon's fixed 30 s ticks, whole fleet demos) start first, and
-# `make test` hands tests to its two workers two at a time (pytest -n 2 --maxschedchunk 2), so each long test
-# runs beside the rest instead of queueing behind another on the same worker. The test that builds the shared
-# demo lake (fleet_demo_lake) goes third, so the other worker starts it while the first runs the UI backfill;
-# the other tests that read the lake come last, when it exists, so no worker waits for it.
+# The longest tests (minutes of a Dagster daemon's fixed 30 s ticks, whole fleet demos) start first, so on
+# two workers (`make test`: pytest -n 2) they run beside the rest instead of after it.
+# test_ui_runs builds the shared demo lake (fleet_demo_lake) early, on one worker; the other tests that read
+# it come last, when it exists, so no worker waits for it.
 LONGEST_FIRST = ("test_ui_backfill.py", "test_dagster_e2e.py", "test_ui_runs.py", "test_time_zones.py",
                  "test_dagster_homes.py")
-DEMO_LAKE_BUILDER = "test_the_demos_runs_are_under_their_jobs_and_partitions_start_on_its_first_day"
 ON_THE_DEMO_LAKE_LAST = ("test_analyst_docs.py", "test_surfaces_demo.py")
 
 
@@ -44,10 +42,6 @@ def pytest_collection_modifyitems(session, config, items):
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
     rank.update({name: len(LONGEST_FIRST) + 1 + i for i, name in enumerate(ON_THE_DEMO_LAKE_LAST)})
     items.sort(key=lambda item: rank.get(item.path.name, len(LONGEST_FIRST)))
-    builder = next((item for item in items if item.name == DEMO_LAKE_BUILDER), None)
-    if builder is not None:
-        items.remove(builder)
-        items.insert(min(2, len(items)), builder)
 
 
 DAY = dt.date(2026, 11, 10)
