@@ -31,17 +31,13 @@ os.environ.pop("SEVENMAPS_GITHUB_TOKEN", None)
 
 # The longest tests (minutes of a Dagster daemon's fixed 30 s ticks, whole fleet demos) start first, so on
 # two workers (`make test`: pytest -n 2) they run beside the rest instead of after it.
-# test_ui_runs builds the shared demo lake (fleet_demo_lake) early, on one worker; the other tests that read
-# it come last, when it exists, so no worker waits for it.
-LONGEST_FIRST = ("test_ui_backfill.py", "test_dagster_e2e.py", "test_ui_runs.py", "test_time_zones.py",
-                 "test_dagster_homes.py")
-ON_THE_DEMO_LAKE_LAST = ("test_analyst_docs.py", "test_surfaces_demo.py")
+LONGEST_FIRST = ("test_ui_backfill.py", "test_dagster_e2e.py", "test_ui_runs.py", "test_analyst_docs.py",
+                 "test_time_zones.py", "test_dagster_homes.py")
 
 
 def pytest_collection_modifyitems(session, config, items):
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
-    rank.update({name: len(LONGEST_FIRST) + 1 + i for i, name in enumerate(ON_THE_DEMO_LAKE_LAST)})
-    items.sort(key=lambda item: rank.get(item.path.name, len(LONGEST_FIRST)))
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
 
 
 DAY = dt.date(2026, 11, 10)
