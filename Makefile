@@ -25,10 +25,8 @@ $(CHROMIUM):
 	DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium >/dev/null 2>&1 || \
 	{ $$SUDO apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium >/dev/null; }
 
-# Three workers on two cores: much of the suite waits (a Dagster daemon's 30 s ticks, servers' timeouts), and a
-# third worker uses that time (measured: 9m25s against 9m37s-9m50s on two).
-test: $(STAMP) $(CHROMIUM)  ## the test suite (pytest, on three workers: the longest tests start first, see tests/conftest.py)
-	$(PY) -m pytest -q -n 3
+test: $(STAMP) $(CHROMIUM)  ## the test suite (pytest, on two workers: the longest tests start first, see tests/conftest.py)
+	$(PY) -m pytest -q -n 2
 
 PORT ?= 3000
 serve: $(STAMP)  ## the map's MCP server (/mcp) and the site (/) on http://127.0.0.1:8765 over the lake
