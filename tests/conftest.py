@@ -30,7 +30,7 @@ os.environ["SEVENMAPS_CODEHOST_URL"] = "http://127.0.0.1:9"
 os.environ.pop("SEVENMAPS_GITHUB_TOKEN", None)
 
 # The longest tests (minutes of a Dagster daemon's fixed 30 s ticks, whole fleet demos) start first, so on
-# two workers (`make test`: pytest -n 3) they run beside the rest instead of after it.
+# two workers (`make test`: pytest -n 2) they run beside the rest instead of after it.
 LONGEST_FIRST = ("test_ui_backfill.py", "test_dagster_e2e.py", "test_ui_runs.py", "test_analyst_docs.py",
                  "test_time_zones.py", "test_dagster_homes.py")
 
