@@ -17,7 +17,7 @@ from typing import Any
 import duckdb
 
 from ..lake import duck
-from ..lake.keys import server_id, server_key
+from ..lake.keys import server_key
 from ..lake.paths import LakePaths
 from ..lake.schemas import BY_NAME, DAILY_STATUS, RAW_HOURLY
 
@@ -155,4 +155,4 @@ def latest_built_day(lake: LakePaths) -> dt.date | None:
     return days[-1] if days else None
 
 
-__all__ = ["MapDay", "NoMapError", "UnknownServerError", "latest_built_day", "server_id"]
+__all__ = ["MapDay", "NoMapError", "UnknownServerError", "latest_built_day"]
