@@ -824,6 +824,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.only in (None, "probe"):
         print("[bench] prober: 2,000 fleet endpoints with injected latency, and the naive SDK baseline ...", flush=True)
         print_probe_bench(run_probe_bench(endpoints=args.endpoints))
+        print()
+    if args.only in (None, "registry"):
+        from .devtools.bench_registry import print_registry_bench, run_registry_bench
+
+        print(f"[bench] the whole registry, simulated: {args.registry_endpoints:,} endpoints on loopback virtual "
+              "hosts (a few minutes) ...", flush=True)
+        print_registry_bench(run_registry_bench(args.registry_endpoints, args.registry_concurrency, args.seed))
     return code
 
 
@@ -1082,8 +1089,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--days", type=int, default=30)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--endpoints", type=int, default=2000, help="fleet endpoints for the prober benchmark")
-    p.add_argument("--only", choices=["risk", "lake", "tools", "probe"],
-                   help="run one benchmark: risk (the words-only estimate on real tools), lake, tools or probe")
+    p.add_argument("--registry-endpoints", type=int, default=25_000,
+                   help="endpoints of the simulated registry (the registry benchmark)")
+    p.add_argument("--registry-concurrency", type=int, default=256,
+                   help="the prober's concurrency for the simulated registry")
+    p.add_argument("--only", choices=["risk", "lake", "tools", "probe", "registry"],
+                   help="run one benchmark: risk (the words-only estimate on real tools), lake, tools, probe or "
+                        "registry (the whole registry, simulated)")
     p.set_defaults(func=cmd_bench)
     return parser
 

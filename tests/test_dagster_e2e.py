@@ -32,7 +32,7 @@ def failures(result) -> list[str]:
 
 
 def test_range_backfill_with_a_missed_day_gives_n_never_d(lake, signing_key, instance):
-    synth = synthesize(lake, 120, 20, seed=5, end_day=END, missing_days=2)
+    synth = synthesize(lake, 120, 8, seed=5, end_day=END, missing_days=2)
     assert len(synth.missing_days) == 2
     runs = run_map_and_sign(synth.days[0], synth.days[-1], instance, lake.root, signing_key)
     assert [r.success for r in runs] == [True, True]

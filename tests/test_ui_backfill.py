@@ -81,7 +81,7 @@ def _demo_sequence(lake, signing_key, synth, home: Path) -> dict[str, str]:
 
 
 def test_ui_backfill_over_the_demo_sequence_through_the_daemon(lake, signing_key, tmp_path):
-    synth = synthesize(lake, 60, 6, seed=21, end_day=END, missing_days=1)
+    synth = synthesize(lake, 60, 4, seed=21, end_day=END, missing_days=1)
     home = tmp_path / "home"
     home.mkdir()
     (home / "dagster.yaml").write_text(DAGSTER_YAML)

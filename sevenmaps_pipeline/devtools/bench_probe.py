@@ -37,9 +37,9 @@ def bench_timeline(endpoints: int) -> dict:
 class _RemoteFleet:
     """A fleet serving from a child process: its port, CA and, at the end, its request counts."""
 
-    def __init__(self, timeline: dict, latency: dict[str, float], workdir: Path) -> None:
+    def __init__(self, timeline: dict, latency: dict[str, float], workdir: Path, slow_seconds: float = 12.0) -> None:
         self.spec, self.info_path = workdir / "spec.json", workdir / "info.json"
-        self.spec.write_text(json.dumps({"timeline": timeline, "latency": latency}))
+        self.spec.write_text(json.dumps({"timeline": timeline, "latency": latency, "slow_seconds": slow_seconds}))
         self.proc = subprocess.Popen([sys.executable, "-m", "sevenmaps_pipeline.devtools.fleet.serve", str(self.spec),
                                       str(self.info_path)], stdin=subprocess.PIPE)
         deadline = time.monotonic() + 120
@@ -112,9 +112,9 @@ def run_probe_bench(endpoints: int = 2000, concurrency: int = 64, sample: int = 
         try:
             day = dt.datetime.now(dt.UTC).date()
             config = ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file, concurrency=concurrency)
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             report = scan_day(LakePaths.at(Path(tmp) / "lake"), day, fleet.registry_url, config, ReplayClock(day))
-            wall = time.perf_counter() - started
+            wall, prober_cpu = time.perf_counter() - started, time.process_time() - cpu
             counts = fleet.finish()
         finally:
             if fleet.proc.poll() is None:
@@ -138,7 +138,8 @@ def run_probe_bench(endpoints: int = 2000, concurrency: int = 64, sample: int = 
     return {
         "endpoints": endpoints, "concurrency": concurrency, "ok": report.outcomes.get("ok", 0),
         "requests": requests, "max_in_flight_per_host": max_in_flight, "wall_seconds": wall,
-        "ideal_seconds": bound, "ratio": wall / bound, "naive_sample": sample, "naive_answered": answered,
+        "ideal_seconds": bound, "ratio": wall / bound, "prober_cpu_seconds": prober_cpu,
+        "fleet_cpu_seconds": counts.get("cpu_seconds"), "naive_sample": sample, "naive_answered": answered,
         "naive_sample_seconds": naive, "naive_extrapolated_seconds": naive * endpoints / sample,
     }
 
@@ -151,6 +152,8 @@ def print_probe_bench(figures: dict) -> None:
           f"{f['requests']:,} requests, max {f['max_in_flight_per_host']} in flight per host)")
     print(f"  ideal lower bound                       {f['ideal_seconds']:8.1f} s   (sum of latencies / concurrency)")
     print(f"  ratio wall / ideal                      {f['ratio']:8.2f} x")
+    print(f"  CPU: prober / fleet (one process each)  {f['prober_cpu_seconds']:8.1f} s / "
+          f"{f['fleet_cpu_seconds']:.1f} s (the fleet's includes its start)")
     print(f"  SDK Client, one endpoint at a time      {f['naive_extrapolated_seconds']:8.1f} s   "
           f"(measured {f['naive_sample_seconds']:.1f} s on {f['naive_sample']} endpoints, "
           f"{f['naive_answered']} answered; extrapolated)")

@@ -29,6 +29,18 @@ class Timeouts:
     session_end: float = 2.0
 
 
+class HostMap(dict[str, int]):
+    """Demo and test configuration's name -> loopback port map, its names normalised once (lower case, no
+    trailing dot): a scan builds one client per host, and normalising a map of every fleet name for each
+    of them grows with the square of the registry's size."""
+
+    def __init__(self, names: dict[str, int] | None = None) -> None:
+        if isinstance(names, HostMap):
+            super().__init__(names)
+        else:
+            super().__init__({k.lower().rstrip("."): v for k, v in (names or {}).items()})
+
+
 @dataclass(frozen=True)
 class ProbeConfig:
     timeouts: Timeouts = field(default_factory=Timeouts)
@@ -44,3 +56,6 @@ class ProbeConfig:
     allow_private: bool = False  # `sevenmaps probe --allow-private`: an owner checking their own server
     opted_out_hosts: frozenset[str] = frozenset()
     user_agent: str = USER_AGENT
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "host_map", HostMap(self.host_map))

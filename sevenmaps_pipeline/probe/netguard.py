@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping
 import anyio
 import httpcore
 
+from .config import HostMap
+
 
 class RefusedAddress(httpcore.ConnectError):
     """The name resolves to an address the prober must not reach: the listing is skipped, never d."""
@@ -68,7 +70,7 @@ def is_public_address(address: str) -> bool:
 class GuardedBackend(httpcore.AsyncNetworkBackend):
     def __init__(self, host_map: Mapping[str, int] | None = None, allow_private: bool = False) -> None:
         self._inner = httpcore.AnyIOBackend()
-        self._host_map = {k.lower().rstrip("."): v for k, v in (host_map or {}).items()}
+        self._host_map = host_map if isinstance(host_map, HostMap) else HostMap(dict(host_map or {}))
         self._allow_private = allow_private
 
     async def connect_tcp(self, host: str, port: int, timeout: float | None = None,

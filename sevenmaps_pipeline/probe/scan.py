@@ -187,5 +187,9 @@ async def scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, co
             check = await EndpointCheck(client, config, control_url, clock()).run()
         out.add_probe(probe_row(check, {"url": control_url, "server_name": "control"}, day, run_id,
                                 check_kind="control"))
-    await asyncio.gather(*(host_worker(group) for group in by_host.values()))
+    # Longest queues first: a host with many endpoints is checked one request at a time, so the scan can
+    # end no sooner than its queue does; started last, it would run alone after everything else
+    # (docs/scaling.md, "The whole registry").
+    queues = sorted(by_host.values(), key=len, reverse=True)
+    await asyncio.gather(*(host_worker(group) for group in queues))
     return out

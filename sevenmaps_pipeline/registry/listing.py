@@ -95,7 +95,9 @@ def listing_decision(url: str | None, remote_type: str | None, *, opted_out: Col
         return "malformed", "URL has no host"
     if _is_ip(host):
         return "skip", SKIP_IP
-    mapped = host_map is not None and host in {h.lower() for h in host_map}
+    # The fleet's map is normalised already (probe.config.HostMap): look the name up, and normalise the
+    # keys only when it is not found (never once per listing for every name).
+    mapped = host_map is not None and (host in host_map or host in {h.lower().rstrip(".") for h in host_map})
     if not mapped and is_private_name(host):
         return "skip", SKIP_PRIVATE
     if is_opted_out(host, opted_out):

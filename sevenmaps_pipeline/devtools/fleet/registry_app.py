@@ -40,8 +40,14 @@ def registry_entries(fleet: Fleet) -> list[dict[str, Any]]:
 
 
 def registry_app(fleet: Fleet) -> Starlette:
+    # A listing pass reads one snapshot: the first page takes it, later pages page through it (as a real
+    # registry's cursor does), so 25,000 listings are not rebuilt for each of 250 pages.
+    snapshot: list[list[dict[str, Any]]] = []
+
     async def servers(request: Request) -> JSONResponse:
-        entries = registry_entries(fleet)
+        if not request.query_params.get("cursor") or not snapshot:
+            snapshot[:] = [registry_entries(fleet)]
+        entries = snapshot[0]
         if fleet.registry_mode == "legacy_only" and request.url.path.startswith("/v0.1/"):
             return JSONResponse({"title": "Not Found", "status": 404}, status_code=404)
         try:

@@ -34,6 +34,9 @@ from .tls import FleetTLS, make_tls
 
 TIMELINE = shipped("assets", "fleet_timeline.json")
 REGISTRY_HOST = "registry.test"
+# The benchmarks' shared servers: kind -> the SDK behaviour behind all of its names. A bench host may list
+# many endpoints (`/<anything>/mcp`, as a gateway does); all reach its kind's one server.
+BENCH_KINDS = {"bench": "mcp_json", "bench_paginated": "mcp_paginated"}
 CONTROL_HOST = "control.sevenmaps.test"
 
 
@@ -114,15 +117,44 @@ def load_timeline(path: Path = TIMELINE) -> dict:
     return json.loads(path.read_text())
 
 
+async def _wait_unless_abandoned(seconds: float, receive: Callable) -> Callable | None:
+    """Delay an answer by `seconds` (a benchmark's injected latency), unless the client closes the
+    connection first: then None, and the request is no longer in flight. Otherwise a `receive` that hands
+    the app the request body already read, then whatever comes after it."""
+    messages: list[dict] = []
+    while not messages or (messages[-1]["type"] == "http.request" and messages[-1].get("more_body")):
+        messages.append(await receive())
+    if messages[-1]["type"] == "http.disconnect":
+        return None
+    later = asyncio.ensure_future(receive())
+    done, _ = await asyncio.wait({later}, timeout=seconds)
+    if later in done and later.result()["type"] == "http.disconnect":
+        return None
+    handed = False
+
+    async def replay() -> dict:
+        nonlocal handed
+        if messages:
+            return messages.pop(0)
+        if not handed:
+            handed = True
+            return await later
+        return await receive()
+
+    return replay
+
+
 class Fleet:
     """`with Fleet() as fleet:` — the servers run in a background thread until the block ends."""
 
     def __init__(self, timeline: dict | None = None, slow_seconds: float = 12.0, workdir: Path | None = None,
                  registry_page_size: int = 100, registry_mode: str = "normal",
-                 extra_apps: dict[str, Any] | None = None):
+                 extra_apps: dict[str, Any] | None = None, record: bool = True):
         """`registry_mode`: normal | legacy_only (no /v0.1, answers /v0) | cursor_loop (never ends).
-        `extra_apps`: more hosts (name -> ASGI app) served as they are, e.g. a test's scripted server."""
+        `extra_apps`: more hosts (name -> ASGI app) served as they are, e.g. a test's scripted server.
+        `record`: keep every request in `recorded` (off for the benchmarks' hundreds of thousands)."""
         self.extra_apps = dict(extra_apps or {})
+        self.record = record
         # Every request every host received, in arrival order (fleet.middleware.recording).
         self.recorded: list[dict[str, Any]] = []
         self.registry_page_size = registry_page_size
@@ -185,6 +217,13 @@ class Fleet:
         return [h.host for h in self.hosts] + [REGISTRY_HOST, CONTROL_HOST, *self.extra_apps, *self.publishers]
 
     @property
+    def tls_names(self) -> list[str]:
+        """The names the fleet's certificates carry: each host's own, except under the timeline's
+        `wildcard_domains` (a gateway's per-server subdomains), which share one `*.domain` certificate."""
+        wild = set(self.timeline.get("wildcard_domains", []))
+        return [n for n in self.host_names if n.split(".", 1)[-1] not in wild] + [f"*.{d}" for d in sorted(wild)]
+
+    @property
     def host_map(self) -> dict[str, int]:
         return {n: (0 if n in self._down else self.port) for n in self.host_names}
 
@@ -236,14 +275,14 @@ class Fleet:
     def _build(self) -> Callable:
         routes: dict[str, Any] = {}
         children: list[Any] = []
-        shared: Any = None
+        shared: dict[str, Any] = {}
         for h in self.hosts:
-            if h.kind == "bench":  # many hosts, one SDK server: the benchmark's fleet
-                if shared is None:
-                    self.state.by_server["bench"] = self.state.today(h.name)
-                    shared = apps.mcp_app("bench", "*", "mcp_json", self.state, h.path)
-                    children.append(shared)
-                routes[h.host] = shared
+            if h.kind in BENCH_KINDS:  # many hosts, one SDK server per kind: the benchmarks' fleets
+                if h.kind not in shared:
+                    self.state.by_server[h.kind] = self.state.today(h.name)
+                    shared[h.kind] = apps.mcp_app(h.kind, "*", BENCH_KINDS[h.kind], self.state, "/mcp")
+                    children.append(shared[h.kind])
+                routes[h.host] = shared[h.kind]
             elif h.kind in apps.MCP_KINDS:
                 app = apps.mcp_app(h.name, h.host, h.kind, self.state, h.path)
                 children.append(app)
@@ -305,6 +344,8 @@ class Fleet:
                 today = state.today(fleet_host.name)
                 if await apps.respond_for_state(today.state, host, scope, receive, send, state.slow_seconds):
                     return
+                if fleet_host.kind in BENCH_KINDS and path.endswith("/mcp") and path != "/mcp":
+                    scope = {**scope, "path": "/mcp", "raw_path": b"/mcp"}
             app = routes.get(host)
             if app is None:
                 await Response("unknown host", status_code=421)(scope, receive, send)
@@ -317,7 +358,7 @@ class Fleet:
         for name in self.host_names:
             fleet_host = by_host.get(name)
             front = compressing(router, fleet_host.compress) if fleet_host and fleet_host.compress else router
-            fronts[name] = recording(front, self.recorded, name)
+            fronts[name] = recording(front, self.recorded, name) if self.record else front
 
         async def counting_router(scope: dict, receive: Callable, send: Callable) -> None:
             if scope["type"] != "http":
@@ -341,7 +382,10 @@ class Fleet:
 
             try:
                 if host in self.latency:
-                    await asyncio.sleep(self.latency[host])
+                    waited = await _wait_unless_abandoned(self.latency[host], receive)
+                    if waited is None:  # the client gave up (its timeout) while the answer was delayed
+                        return
+                    receive = waited
                 await fronts.get(host, router)(scope, receive, counted_send)
             finally:
                 if not answered:
@@ -357,13 +401,16 @@ class Fleet:
         if self._workdir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="sevenmaps-fleet-")
             self._workdir = Path(self._tmp.name)
-        self.tls = make_tls(self._workdir / "tls", self.host_names)
+        self.tls = make_tls(self._workdir / "tls", self.tls_names)
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         config = uvicorn.Config(self._build(), host="127.0.0.1", port=self.port, log_level="critical",
                                 ssl_certfile=str(self.tls.cert_file), ssl_keyfile=str(self.tls.key_file),
                                 lifespan="on", timeout_graceful_shutdown=1)
+        config.load()  # uvicorn keeps a loaded config's SSL context; certificates are then chosen by SNI
+        assert config.ssl is not None
+        self.tls.install(config.ssl)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, name="sevenmaps-fleet", daemon=True)
         self._thread.start()

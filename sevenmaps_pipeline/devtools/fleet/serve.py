@@ -2,13 +2,15 @@
 
     python -m sevenmaps_pipeline.devtools.fleet.serve SPEC.json INFO.json
 
-SPEC holds {"timeline": ..., "latency": {host: seconds}}. Once serving, INFO gets {port, ca_file,
-host_map}; when standard input closes, INFO gets the per-host request counts and the process exits.
+SPEC holds {"timeline": ..., "latency": {host: seconds}} and optionally "slow_seconds" (how long a
+`timeout` server takes to answer). Once serving, INFO gets {port, ca_file, host_map}; when standard input
+closes, INFO gets the per-host request counts and the process exits. Requests are counted, not recorded.
 """
 
 from __future__ import annotations
 
 import json
+import resource
 import sys
 from pathlib import Path
 
@@ -17,13 +19,15 @@ from .run import Fleet
 
 def main(spec_path: str, info_path: str) -> None:
     spec = json.loads(Path(spec_path).read_text())
-    with Fleet(timeline=spec["timeline"]) as fleet:
+    with Fleet(timeline=spec["timeline"], slow_seconds=spec.get("slow_seconds", 12.0), record=False) as fleet:
         fleet.latency.update(spec.get("latency", {}))
         info = {"port": fleet.port, "ca_file": str(fleet.ca_file), "host_map": fleet.host_map,
                 "registry_url": fleet.registry_url}
         Path(info_path).write_text(json.dumps(info))
         sys.stdin.read()  # serve until the parent closes our stdin
-        info.update(requests=fleet.requests, max_in_flight=fleet.max_in_flight)
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        info.update(requests=fleet.requests, max_in_flight=fleet.max_in_flight,
+                    cpu_seconds=usage.ru_utime + usage.ru_stime)
         Path(info_path).write_text(json.dumps(info))
 
 
