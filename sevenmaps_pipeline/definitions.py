@@ -37,7 +37,7 @@ from .defs.jobs import (
 )
 from .defs.lookup_assets import lookups_job, lookups_schedule
 from .defs.map_assets import probe_slice
-from .defs.resources import LakeResource, ProberResource
+from .defs.resources import LakeResource, ProberResource, scan_concurrency
 
 defs = dg.Definitions(
     assets=[probe_slice, hourly_checks, *MAP_ASSETS, *SIGN_ASSETS],
@@ -55,7 +55,8 @@ defs = dg.Definitions(
         "prober": ProberResource(registry_url=os.environ.get("SEVENMAPS_REGISTRY_URL", ""),
                                  control_url=os.environ.get("SEVENMAPS_CONTROL_URL", ""),
                                  no_scan=os.environ.get("SEVENMAPS_NO_SCAN", "") in ("1", "true", "yes"),
-                                 readiness=os.environ.get("SEVENMAPS_READINESS", "1") not in ("0", "false", "no")),
+                                 readiness=os.environ.get("SEVENMAPS_READINESS", "1") not in ("0", "false", "no"),
+                                 concurrency=scan_concurrency()),
     },
     # One process per run: on 2 cores it is faster than a process per step, and a run's DuckDB work is
     # serialised (reference: 1.8 s vs 5.0 s for three trivial assets).

@@ -7,6 +7,7 @@ import asyncio
 import datetime as dt
 import socket
 import ssl
+from typing import Any
 
 import pytest
 
@@ -35,8 +36,8 @@ def _peer_names(fleet: Fleet, server_name: str) -> list[str]:
     context = ssl.create_default_context(cafile=str(fleet.ca_file))
     with socket.create_connection(("127.0.0.1", fleet.port), timeout=10) as raw, \
             context.wrap_socket(raw, server_hostname=server_name) as tls:
-        cert = tls.getpeercert()
-    return [value for kind, value in cert["subjectAltName"] if kind == "DNS"]
+        cert: Any = tls.getpeercert()
+    return [str(value) for kind, value in cert["subjectAltName"] if kind == "DNS"]
 
 
 def test_each_name_gets_a_certificate_that_names_it_and_no_certificate_names_more_than_100(fleet):
@@ -62,7 +63,7 @@ def test_the_prober_checks_hosts_across_every_certificate(fleet):
     day = dt.date(2026, 11, 20)
     config = ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file)
     result = asyncio.run(scan(listings, day, "run-1", config, lambda: dt.datetime(2026, 11, 20, 3, tzinfo=dt.UTC)))
-    outcomes = {row["url"]: row["outcome"] for row in result.probe_rows}  # type: ignore[attr-defined]
+    outcomes = {row["url"]: row["outcome"] for row in result.probe_rows}
     assert outcomes == {f"https://{h}/mcp": "ok" for h in hosts}
 
 
@@ -76,7 +77,7 @@ def test_the_longest_host_queue_starts_first_and_a_gateways_paths_all_answer(fle
     config = ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file, concurrency=1)
     result = asyncio.run(scan(listings, dt.date(2026, 11, 20), "run-1", config,
                               lambda: dt.datetime(2026, 11, 20, 3, tzinfo=dt.UTC)))
-    rows = result.probe_rows  # type: ignore[attr-defined]
+    rows = result.probe_rows
     assert [r["url"] for r in rows] == urls[1:] + urls[:1]
     assert {r["outcome"] for r in rows} == {"ok"}
 

@@ -14,7 +14,8 @@ from sevenmaps_pipeline import curated
 from sevenmaps_pipeline.defs.runner import run_days
 from sevenmaps_pipeline.devtools.fleet.run import Fleet, load_timeline
 from sevenmaps_pipeline.probe.config import ProbeConfig, Timeouts
-from sevenmaps_pipeline.probe.run import PastDayError, ReplayClock, scan_day
+from sevenmaps_pipeline.probe.run import PastDayError, ReplayClock, SnapshotMissingError, scan_day, take_snapshot
+from sevenmaps_pipeline.probe.shards import Shard, shard_of
 
 DAY = dt.date(2026, 11, 20)
 FAST = Timeouts(robots_txt=4, initialize=4, notifications_initialized=4, tools_list_per_page=4,
@@ -71,6 +72,42 @@ def test_a_day_scan_lands_registry_probes_and_origins_and_maps_every_endpoint(fl
     assert status["mcp.catalog.test/mcp"]["tool_count"] == 7
     assert pq.read_table(lake.curated_file("quarantine", DAY)).num_rows == 0
     assert fleet.max_in_flight["mcp.weather.test"] == 1  # one request at a time per host
+
+
+def test_two_shards_by_host_check_every_endpoint_once_and_give_the_same_day(fleet, lake, tmp_path):
+    """The scan split by host (probe/shards.py): the snapshot first, then each shard its own run, with its
+    own control check; together exactly the checks and day codes of one whole scan."""
+    with pytest.raises(SnapshotMissingError, match="snapshot has not landed"):
+        scan_day(lake, DAY, fleet.registry_url, config_for(fleet), ReplayClock(DAY), shard=Shard(0, 2))
+    take_snapshot(lake, DAY, fleet.registry_url, config_for(fleet), ReplayClock(DAY))
+    reports = [scan_day(lake, DAY, fleet.registry_url, config_for(fleet), ReplayClock(DAY),
+                        control_url=fleet.control_url, shard=Shard(k, 2)) for k in range(2)]
+    assert all(r.registry_reused for r in reports) and all(r.probe_rows > 1 for r in reports)
+    probes = [row for path in lake.raw_files("probes", DAY) for row in pq.read_table(path).to_pylist()]
+    daily = [p for p in probes if p["check_kind"] == "daily"]
+    assert sorted(p["server_key"] for p in daily) == sorted({p["server_key"] for p in daily})  # once each
+    runs = {p["run_id"] for p in probes}
+    assert len(runs) == 2 and all(r.endswith(("-s1of2", "-s2of2")) for r in runs)
+    assert sorted(p["run_id"] for p in probes if p["check_kind"] == "control") == sorted(runs)
+    hosts_by_run: dict[str, set] = {}
+    for p in daily:
+        hosts_by_run.setdefault(p["run_id"], set()).add(p["origin"])
+    first, second = hosts_by_run.values()
+    assert not first & second  # a host is one shard's
+    curated.build_quarantine(lake, DAY)
+    curated.build_daily_status(lake, DAY)
+    status = {r["server_key"]: r["code"] for r in pq.read_table(lake.curated_file("daily_status", DAY)).to_pylist()}
+    assert status == EXPECTED
+
+
+def test_a_shard_is_one_of_count_and_every_host_falls_in_exactly_one():
+    hosts = [f"mcp.h{i}.test" for i in range(400)]
+    assert all(sum(Shard(k, 3).holds(f"https://{h}/mcp") for k in range(3)) == 1 for h in hosts)
+    assert {shard_of(h, 3) for h in hosts} == {0, 1, 2}
+    assert shard_of("MCP.H1.test.", 3) == shard_of("mcp.h1.test", 3)
+    assert Shard(0, 2).holds("not a url") and not Shard(1, 2).holds("not a url")
+    with pytest.raises(ValueError, match="does not exist"):
+        Shard(2, 2)
 
 
 def test_a_host_that_is_down_is_d_not_skipped(fleet, lake):
@@ -154,3 +191,16 @@ def test_one_endpoint_our_code_cannot_handle_never_takes_its_host_or_the_day_dow
     assert by_key["mcp.weather.test/mcp"]["outcome"] == "ok"
     assert by_key["mcp.weather.test/v2/mcp"]["outcome"] in ("ok", "http_404", "no_tool_list", "not_mcp")
     assert len(out.probe_rows) == 3
+
+
+def test_the_scan_concurrency_comes_from_the_environment_or_names_its_setting(monkeypatch):
+    from sevenmaps_pipeline.defs.resources import scan_concurrency
+
+    monkeypatch.delenv("SEVENMAPS_SCAN_CONCURRENCY", raising=False)
+    assert scan_concurrency() == 64
+    monkeypatch.setenv("SEVENMAPS_SCAN_CONCURRENCY", "256")
+    assert scan_concurrency() == 256
+    for bad in ("abc", "0", "-3", "99999"):
+        monkeypatch.setenv("SEVENMAPS_SCAN_CONCURRENCY", bad)
+        with pytest.raises(ValueError, match="SEVENMAPS_SCAN_CONCURRENCY"):
+            scan_concurrency()

@@ -74,6 +74,21 @@ def partition_days(context: dg.AssetExecutionContext | dg.AssetCheckExecutionCon
     return [dt.date.fromisoformat(k) for k in context.partition_keys]
 
 
+SCAN_CONCURRENCY_ENV = "SEVENMAPS_SCAN_CONCURRENCY"
+
+
+def scan_concurrency() -> int:
+    """Endpoints checked at once ($SEVENMAPS_SCAN_CONCURRENCY, default 64; docs/scaling.md: a whole-registry
+    scan at once wants 256)."""
+    import os
+
+    raw = os.environ.get(SCAN_CONCURRENCY_ENV, "").strip() or "64"
+    if not raw.isdigit() or not 1 <= int(raw) <= 4096:
+        raise ValueError(f"{SCAN_CONCURRENCY_ENV}={raw!r}: the endpoints checked at once must be a whole number "
+                         "from 1 to 4096 (each is a different host: one request at a time per host)")
+    return int(raw)
+
+
 class ProberResource(dg.ConfigurableResource):
     """How the daily scan reaches the registry and the endpoints.
 

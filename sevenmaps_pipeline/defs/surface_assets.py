@@ -18,35 +18,35 @@ from .resources import LakeResource, partition_days
     group_name="surfaces",
     kinds={"html", "svg"},
     deps=[day_snapshot],
-    description="site/days/D/: the static site of the signed day (surfaces/site.py, Jinja2 templates, inline "
-    "SVG, no JavaScript): an index with the map's numbers, a chart of shown statuses over the last 30 days and "
-    "why checks failed; a page per endpoint (30 daily codes as coloured bars, uptime and success chance with "
-    "its interval, tools with risk colours and evidence, token cost against the day's distribution, "
-    "readiness, changes, incidents, the namespace proof, the owner's note); the reliable list per category; "
-    "the public down list (down now and confirmed incidents only); SVG badges per endpoint; an Atom watch "
-    "feed. Each page links the day's signed root and the inclusion proof of every file it was built from. "
-    "site/current points at the newest day; `sevenmaps serve` serves it beside the map's MCP server.",
+    description="site/days/D/: the static site of the newest signed day of the run (surfaces/site.py, Jinja2 "
+    "templates, inline SVG, no JavaScript): an index with the map's numbers, a chart of shown statuses "
+    "over the last 30 days and why checks failed; a page per endpoint (30 daily codes as coloured bars, "
+    "uptime and success chance with its interval, tools with risk colours and evidence, token cost "
+    "against the day's distribution, readiness, changes, incidents, the namespace proof, the owner's "
+    "note); the reliable list per category; the public down list (down now and confirmed incidents only);"
+    " SVG badges per endpoint; an Atom watch feed. Each page links the day's signed root and the "
+    "inclusion proof of every file it was built from. site/current points at the newest day; `sevenmaps "
+    "serve` serves it beside the map's MCP server.",
 )
 def day_site(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
     requested = partition_days(context)
-    # Days the sign run caught up get their sites too (recorded under their own partitions), as their
-    # snapshots do: no signed day is left without one.
+    # Only the newest day of the run gets its site: it is the one served (site/current), and a site is a
+    # page and two badges per endpoint, so building every day of a backfill or a catch-up would cost 30
+    # sites of 100,000 pages for one that is read (docs/scaling.md). A daily sign run signs one day, so
+    # each day gets its site in turn; a past day's is built on request (`sevenmaps site --day D`).
     catch_up = caught_up_days(lake, requested, lambda d: (lake.paths.root / "site" / "days" / d.isoformat()).is_dir())
-    built = []
-    for day in catch_up + requested:
-        result = build_site(lake.paths, day)
-        context.log.info(f"{day}: {result.pages} pages, {result.badges} badges, {result.proofs} proofs in "
-                         f"{result.folder} ({result.seconds:.1f}s)")
-        if day not in requested:
-            context.log_event(dg.AssetMaterialization(
-                asset_key=context.asset_key, partition=day.isoformat(), description="built as the catch-up of "
-                "a later day", metadata={"pages": result.pages, "badges": result.badges}))
-        built.append(result)
-    last = built[-1]
+    newest = max(requested)  # the days a sign run catches up are all earlier
+    superseded = sorted(d for d in {*catch_up, *requested} if d != newest)
+    if superseded:
+        context.log.info(f"sites not built for {len(superseded)} earlier day(s) of this run ({superseded[0]} .. "
+                         f"{superseded[-1]}): superseded by {newest}'s; `sevenmaps site --day D` builds one")
+    last = build_site(lake.paths, newest)
+    context.log.info(f"{newest}: {last.pages} pages, {last.badges} badges, {last.proofs} proofs in "
+                     f"{last.folder} ({last.seconds:.1f}s)")
     chart = base64.b64encode(last.index_chart.encode()).decode()
     return dg.MaterializeResult(metadata={
-        "days": len(built), "caught_up": len(catch_up), "pages": sum(r.pages for r in built),
-        "badges": sum(r.badges for r in built),
+        "day": newest.isoformat(), "superseded_days": dg.MetadataValue.json([d.isoformat() for d in superseded]),
+        "pages": last.pages, "badges": last.badges, "seconds": round(last.seconds, 2),
         "proofs_linked": last.proofs, "folder": dg.MetadataValue.path(str(last.folder)),
         "current": last.current,
         "index_chart": dg.MetadataValue.md(f"Shown statuses over the 30 days ending {last.day}:\n\n"

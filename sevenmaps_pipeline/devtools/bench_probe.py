@@ -102,27 +102,69 @@ async def _naive_sdk(port: int, ca_file: Path, urls: list[str]) -> int:
     return answered
 
 
-def run_probe_bench(endpoints: int = 2000, concurrency: int = 64, sample: int = 100, seed: int = 1) -> dict:
+def _shard_scan(lake_root: str, day: str, registry_url: str, host_map: dict, ca_file: str, concurrency: int,
+                index: int, count: int) -> dict:
+    """One shard's scan, in its own process (as a Dagster step of the multiprocess executor runs it)."""
+    from ..probe.shards import Shard
+
+    config = ProbeConfig(host_map=host_map, ca_file=Path(ca_file), concurrency=concurrency)
+    started = time.process_time()
+    report = scan_day(LakePaths.at(Path(lake_root)), dt.date.fromisoformat(day), registry_url, config,
+                      ReplayClock(dt.date.fromisoformat(day)), shard=Shard(index, count))
+    return {"outcomes": report.outcomes, "cpu": time.process_time() - started, "seconds": report.seconds}
+
+
+def _measured_scan(timeline: dict, latency: dict[str, float], workdir: Path, concurrency: int,
+                   shards: int) -> dict:
+    """A fresh fleet and one scan of it: in this process (shards=1), or the registry snapshot here and then
+    `shards` processes side by side, each with its share of the concurrency."""
+    import multiprocessing
+
+    workdir.mkdir()
+    fleet = _RemoteFleet(timeline, latency, workdir)
+    lake = LakePaths.at(workdir / "lake")
+    try:
+        day = dt.datetime.now(dt.UTC).date()
+        config = ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file, concurrency=concurrency)
+        started, cpu = time.perf_counter(), time.process_time()
+        if shards == 1:
+            outcomes = scan_day(lake, day, fleet.registry_url, config, ReplayClock(day)).outcomes
+        else:
+            from ..probe.run import take_snapshot
+
+            take_snapshot(lake, day, fleet.registry_url, config, ReplayClock(day))
+            args = [(str(lake.root), day.isoformat(), fleet.registry_url, dict(config.host_map), str(fleet.ca_file),
+                     -(-concurrency // shards), k, shards) for k in range(shards)]
+            with multiprocessing.get_context("spawn").Pool(shards) as pool:
+                parts = pool.starmap(_shard_scan, args)
+            outcomes = {}
+            for part in parts:
+                for k, v in part["outcomes"].items():
+                    outcomes[k] = outcomes.get(k, 0) + v
+        wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+        if shards > 1:
+            cpu += sum(part["cpu"] for part in parts)
+        counts = fleet.finish()
+    finally:
+        if fleet.proc.poll() is None:
+            fleet.proc.kill()
+    return {"wall": wall, "prober_cpu": cpu, "counts": counts, "outcomes": outcomes}
+
+
+def run_probe_bench(endpoints: int = 2000, concurrency: int = 64, sample: int = 100, seed: int = 1,
+                    shards: int = 2) -> dict:
     rng = random.Random(seed)
     timeline = bench_timeline(endpoints)
     hosts = [s["host"] for s in timeline["servers"]]
     latency = {h: rng.uniform(0.010, 0.090) for h in hosts}
     with tempfile.TemporaryDirectory() as tmp:
-        fleet = _RemoteFleet(timeline, latency, Path(tmp))
-        try:
-            day = dt.datetime.now(dt.UTC).date()
-            config = ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file, concurrency=concurrency)
-            started, cpu = time.perf_counter(), time.process_time()
-            report = scan_day(LakePaths.at(Path(tmp) / "lake"), day, fleet.registry_url, config, ReplayClock(day))
-            wall, prober_cpu = time.perf_counter() - started, time.process_time() - cpu
-            counts = fleet.finish()
-        finally:
-            if fleet.proc.poll() is None:
-                fleet.proc.kill()
+        one = _measured_scan(timeline, latency, Path(tmp) / "one", concurrency, 1)
+        counts = one["counts"]
         per_host = {h: counts["requests"].get(h, 0) * latency[h] for h in hosts}
         bound = max(sum(per_host.values()) / concurrency, max(per_host.values()))
         requests = sum(counts["requests"].get(h, 0) for h in hosts)
         max_in_flight = max(counts["max_in_flight"].get(h, 0) for h in hosts)
+        sharded = _measured_scan(timeline, latency, Path(tmp) / "sharded", concurrency, shards) if shards > 1 else None
         naive_dir = Path(tmp) / "naive"
         naive_dir.mkdir()
         fleet = _RemoteFleet(timeline, latency, naive_dir)
@@ -135,13 +177,21 @@ def run_probe_bench(endpoints: int = 2000, concurrency: int = 64, sample: int = 
         finally:
             if fleet.proc.poll() is None:
                 fleet.proc.kill()
-    return {
-        "endpoints": endpoints, "concurrency": concurrency, "ok": report.outcomes.get("ok", 0),
-        "requests": requests, "max_in_flight_per_host": max_in_flight, "wall_seconds": wall,
-        "ideal_seconds": bound, "ratio": wall / bound, "prober_cpu_seconds": prober_cpu,
+    figures = {
+        "endpoints": endpoints, "concurrency": concurrency, "ok": one["outcomes"].get("ok", 0),
+        "requests": requests, "max_in_flight_per_host": max_in_flight, "wall_seconds": one["wall"],
+        "ideal_seconds": bound, "ratio": one["wall"] / bound, "prober_cpu_seconds": one["prober_cpu"],
         "fleet_cpu_seconds": counts.get("cpu_seconds"), "naive_sample": sample, "naive_answered": answered,
-        "naive_sample_seconds": naive, "naive_extrapolated_seconds": naive * endpoints / sample,
+        "naive_sample_seconds": naive, "naive_extrapolated_seconds": naive * endpoints / sample, "shards": shards,
     }
+    if sharded is not None:
+        sharded_counts = sharded["counts"]
+        figures.update(
+            sharded_wall_seconds=sharded["wall"], sharded_ratio=sharded["wall"] / bound,
+            sharded_ok=sharded["outcomes"].get("ok", 0), sharded_prober_cpu_seconds=sharded["prober_cpu"],
+            sharded_requests=sum(sharded_counts["requests"].get(h, 0) for h in hosts),
+            sharded_max_in_flight_per_host=max(sharded_counts["max_in_flight"].get(h, 0) for h in hosts))
+    return figures
 
 
 def print_probe_bench(figures: dict) -> None:
@@ -154,6 +204,11 @@ def print_probe_bench(figures: dict) -> None:
     print(f"  ratio wall / ideal                      {f['ratio']:8.2f} x")
     print(f"  CPU: prober / fleet (one process each)  {f['prober_cpu_seconds']:8.1f} s / "
           f"{f['fleet_cpu_seconds']:.1f} s (the fleet's includes its start)")
+    if "sharded_wall_seconds" in f:
+        print(f"  {f['shards']} shards by host, side by side        {f['sharded_wall_seconds']:8.1f} s   "
+              f"({f['sharded_ok']:,} ok, {f['sharded_requests']:,} requests, max {f['sharded_max_in_flight_per_host']} "
+              f"in flight per host; prober CPU {f['sharded_prober_cpu_seconds']:.1f} s in all)")
+        print(f"  ratio {f['shards']} shards / ideal                   {f['sharded_ratio']:8.2f} x")
     print(f"  SDK Client, one endpoint at a time      {f['naive_extrapolated_seconds']:8.1f} s   "
           f"(measured {f['naive_sample_seconds']:.1f} s on {f['naive_sample']} endpoints, "
           f"{f['naive_answered']} answered; extrapolated)")

@@ -29,6 +29,7 @@ from .config import PROBER_VERSION, ProbeConfig
 from .http import build_client
 from .readiness_scan import readiness_scan
 from .scan import Clock, scan
+from .shards import Shard
 from .slices import check_slice_hour, in_slices
 
 
@@ -163,51 +164,81 @@ class DayScan:
 
 def scan_slice(lake: LakePaths, day: dt.date, hour: int, registry_url: str, config: ProbeConfig,
                clock: Clock = utc_now, control_url: str | None = None,
-               progress: Callable[[int, int], None] | None = None, flush_rows: int = 500) -> DayScan:
+               progress: Callable[[int, int], None] | None = None, flush_rows: int = 500,
+               shard: Shard | None = None) -> DayScan:
     """The slice of the day's scan for UTC `hour`: only within that hour (SliceMissedError otherwise), only
-    the endpoints whose slot it is that day (probe/slices.py). The day's first slice takes the day's
-    registry snapshot; the others reuse it."""
+    the endpoints whose slot it is that day (probe/slices.py), and with `shard` only its hosts'. The day's
+    first slice takes the day's registry snapshot; the others reuse it."""
     check_slice_hour(day, hour, clock())
-    return scan_day(lake, day, registry_url, config, clock, control_url, progress, flush_rows, hours=(hour,))
+    return scan_day(lake, day, registry_url, config, clock, control_url, progress, flush_rows, hours=(hour,),
+                    shard=shard)
+
+
+class SnapshotMissingError(RuntimeError):
+    """A shard of a scan runs over the day's registry snapshot, which the day's first step takes."""
+
+
+def _check_open_day(day: dt.date, clock: Clock) -> None:
+    today = clock().date()
+    if day != today:
+        raise PastDayError(f"{day} is not today ({today} UTC): a day that has passed is never probed, "
+                           "and a future one cannot be")
+
+
+async def _snapshot_rows(lake: LakePaths, day: dt.date, registry_url: str, config: ProbeConfig,
+                         clock: Clock) -> tuple[list[dict], bool]:
+    """The day's registry snapshot (rows, reused): the landed one, or read from the registry and landed."""
+    registry_path = lake.registry_file(day)
+    if registry_path.is_file():
+        import pyarrow.parquet as pq
+
+        return pq.read_table(registry_path).to_pylist(), True
+    async with build_client(config) as client:
+        snapshot = await fetch_snapshot(client, registry_url, day, clock(),
+                                        opted_out=config.opted_out_hosts, host_map=config.host_map or None)
+    from ..registry.submissions import admitted_registry_rows
+
+    rows = snapshot.rows  # and the admitted submissions the registry does not list (registry/submissions.py)
+    rows += admitted_registry_rows(lake, day, clock(), {r["server_key"] for r in rows if r.get("server_key")})
+    write_parquet(lake, registry_path, _table(rows, RAW_REGISTRY))
+    return rows, False
+
+
+def take_snapshot(lake: LakePaths, day: dt.date, registry_url: str, config: ProbeConfig,
+                  clock: Clock = utc_now) -> int:
+    """Land the open day's registry snapshot, once (a snapshot already landed is kept): the step before a
+    sharded scan's shards. Returns its rows."""
+    _check_open_day(day, clock)
+    rows, _ = asyncio.run(_snapshot_rows(lake, day, registry_url, config, clock))
+    return len(rows)
 
 
 def scan_day(lake: LakePaths, day: dt.date, registry_url: str, config: ProbeConfig, clock: Clock = utc_now,
              control_url: str | None = None,
              progress: Callable[[int, int], None] | None = None, flush_rows: int = 500,
-             hours: Sequence[int] | None = None) -> DayScan:
+             hours: Sequence[int] | None = None, shard: Shard | None = None) -> DayScan:
     """Scan the open day: every endpoint, or with `hours` only those whose slot is one of those hours
-    (scan_slice). Run again on the same day, it reuses the day's registry snapshot and checks only the
-    endpoints that have no completed check yet."""
-    today = clock().date()
-    if day != today:
-        raise PastDayError(f"{day} is not today ({today} UTC): a day that has passed is never probed, "
-                           "and a future one cannot be")
+    (scan_slice), or with `shard` only the endpoints of its hosts (probe/shards.py; the day's snapshot must
+    have landed: take_snapshot). Run again on the same day, it reuses the day's registry snapshot and
+    checks only the endpoints that have no completed check yet."""
+    _check_open_day(day, clock)
+    if shard is not None and not lake.registry_file(day).is_file():
+        raise SnapshotMissingError(f"shard {shard.label} of {day}: the day's registry snapshot has not landed "
+                                   f"({lake.registry_file(day)}); the scan's first step takes it (take_snapshot)")
     started = time.perf_counter()
-    run_id = f"scan-{clock().strftime('%H%M%S')}-{uuid.uuid4().hex[:8]}"
+    run_id = f"scan-{clock().strftime('%H%M%S')}-{uuid.uuid4().hex[:8]}" + (f"-{shard.label}" if shard else "")
     report = DayScan(day, run_id, hours=tuple(hours or ()))
     done = completed_checks(lake, day)
     report.resumed_from = len(done)
     writer = PartWriter(lake, day, run_id, flush_rows=flush_rows)
 
     async def go() -> None:
-        registry_path = lake.registry_file(day)
-        if registry_path.is_file():
-            import pyarrow.parquet as pq
-
-            rows = pq.read_table(registry_path).to_pylist()
-            report.registry_reused = True
-        else:
-            async with build_client(config) as client:
-                snapshot = await fetch_snapshot(client, registry_url, day, clock(),
-                                                opted_out=config.opted_out_hosts, host_map=config.host_map or None)
-            from ..registry.submissions import admitted_registry_rows
-
-            rows = snapshot.rows  # and the admitted submissions the registry does not list (registry/submissions.py)
-            rows += admitted_registry_rows(lake, day, clock(), {r["server_key"] for r in rows if r.get("server_key")})
-            write_parquet(lake, registry_path, _table(rows, RAW_REGISTRY))
+        rows, report.registry_reused = await _snapshot_rows(lake, day, registry_url, config, clock)
         report.registry_rows = len(rows)
         if hours is not None:
             rows = in_slices(rows, day, hours)
+        if shard is not None:
+            rows = [row for row in rows if shard.holds(row.get("url"))]
         try:
             await scan(rows, day, run_id, config, clock, control_url, progress, sink=writer, already_checked=done)
         finally:
