@@ -144,7 +144,7 @@ def test_a_shell_backfill_builds_and_signs_the_missed_days_as_runs_of_the_code_l
 
     lake = LakePaths.at(tmp_path / "lake")
     end = dt.date(2026, 11, 20)
-    synth = synthesize(lake, 20, 4, seed=3, end_day=end, missing_days=1)
+    synth = synthesize(lake, 20, 3, seed=3, end_day=end, missing_days=1)
     first = synth.days[0]
     assert main(["--lake", str(lake.root), "backfill", "--from", first.isoformat(), "--to", end.isoformat(),
                  "--signing-key", str(signing_key)]) == 0
@@ -154,7 +154,7 @@ def test_a_shell_backfill_builds_and_signs_the_missed_days_as_runs_of_the_code_l
     # The missed day is built all n, never d, and signed with the others.
     assert re.fullmatch(rf"  {missed}: (\d+) endpoints \(o=0 a=0 p=0 d=0 n=\1\), signed",
                         next(line for line in out if line.startswith(f"  {missed}:")))
-    assert sum(", signed" in line for line in out) == 4
+    assert sum(", signed" in line for line in out) == 3
     report = verify_lake(lake)
     assert report.ok and report.days_verified == synth.days
     with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(lake.root / ".dagster"))) as instance:
