@@ -29,15 +29,56 @@ os.environ.setdefault("SEVENMAPS_FIRST_DAY", "2026-01-01")
 os.environ["SEVENMAPS_CODEHOST_URL"] = "http://127.0.0.1:9"
 os.environ.pop("SEVENMAPS_GITHUB_TOKEN", None)
 
-# The longest tests (minutes of a Dagster daemon's fixed 30 s ticks, whole fleet demos) start first, so on
-# two workers (`make test`: pytest -n 2) they run beside the rest instead of after it.
-LONGEST_FIRST = ("test_ui_backfill.py", "test_dagster_e2e.py", "test_ui_runs.py", "test_analyst_docs.py",
-                 "test_time_zones.py", "test_dagster_homes.py")
+# The longest modules, with their rough seconds on one worker of this 2-core machine (minutes of a Dagster
+# daemon's fixed 30 s ticks, whole fleet demos, Dagster runs over several days). The three that read the
+# shared demo lake go together: the worker that builds it (~90 s) is then the only one that waits for it.
+LONGEST = {
+    ("test_ui_backfill.py",): 200,
+    ("test_ui_runs.py", "test_surfaces_demo.py", "test_analyst_docs.py"): 160,
+    ("test_dagster_e2e.py",): 150,
+    ("test_dagster_homes.py",): 95,
+    ("test_scan.py",): 70,
+    ("test_time_zones.py",): 55,
+    ("test_day_freshness.py",): 45,
+    ("test_asset_metadata.py",): 35,
+    ("test_wheel_install.py",): 30,
+    ("test_bench_smoke.py",): 25,
+}
 
 
 def pytest_collection_modifyitems(session, config, items):
-    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+    """The long modules start first, dealt out to the workers so that each starts on an even share of them.
+
+    xdist's load scheduling (`make test`: pytest -n 2) hands each worker, in order, a first chunk of
+    len(items) // workers // 4 consecutive tests, then more as it runs low. Put every long module at the
+    front of one worker's first chunk (greedily balanced by the seconds above), fill each chunk with
+    the rest, and queue what is left after them. With all long modules at the front of one worker's chunk,
+    that worker ran them one after another while the other one waited (12m26s on a fresh clone)."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    unit_of = {name: unit for unit in LONGEST for name in unit}
+    ordered = sorted(items, key=lambda item: item.path.name not in unit_of)  # stable: long modules first
+    if workers < 2:
+        items[:] = ordered
+        return
+    bins: list[list] = [[] for _ in range(workers)]
+    loads = [0] * workers
+    for unit in sorted(LONGEST, key=LONGEST.__getitem__, reverse=True):
+        members = [item for item in ordered if item.path.name in unit]
+        if members:
+            k = loads.index(min(loads))
+            bins[k] += members
+            loads[k] += LONGEST[unit]
+    rest = [item for item in ordered if item.path.name not in unit_of]
+    chunk = max(len(items) // workers // 4, 2)
+    if any(len(b) > chunk for b in bins):  # too few tests to deal out: long modules first, as they come
+        items[:] = ordered
+        return
+    dealt = []
+    for b in bins:
+        take = chunk - len(b)
+        dealt += b + rest[:take]
+        rest = rest[take:]
+    items[:] = dealt + rest
 
 
 DAY = dt.date(2026, 11, 10)

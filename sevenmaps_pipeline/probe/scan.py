@@ -189,7 +189,7 @@ async def scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, co
                                 check_kind="control"))
     # Longest queues first: a host with many endpoints is checked one request at a time, so the scan can
     # end no sooner than its queue does; started last, it would run alone after everything else
-    # (docs/scaling.md, "The whole registry").
+    # (docs/scaling.md, "The whole registry, simulated").
     queues = sorted(by_host.values(), key=len, reverse=True)
     await asyncio.gather(*(host_worker(group) for group in queues))
     return out
