@@ -82,7 +82,7 @@ def test_open_day_builds_but_is_not_signed(lake, signing_key, instance):
 
 
 def test_signing_a_day_catches_up_earlier_days_in_chain_order(lake, signing_key, instance):
-    synth = synthesize(lake, 40, 4, seed=2, end_day=END, missing_days=0)
+    synth = synthesize(lake, 40, 3, seed=2, end_day=END, missing_days=0)
     assert run_days("daily_map_job", synth.days[0], synth.days[-1], instance, lake.root, signing_key).success
     result = run_days("sign_day_job", synth.days[-1], synth.days[-1], instance, lake.root, signing_key)
     assert result.success
@@ -126,7 +126,7 @@ def test_signing_a_day_catches_up_earlier_days_in_chain_order(lake, signing_key,
 def test_rematerialising_a_signed_day_changes_nothing_or_fails_naming_it(lake, signing_key, instance):
     """A backfill over frozen days (Dagster includes downstream days of a backfilled day) passes when the
     days come out the same, leaving their files untouched, and fails loudly when they would not."""
-    synth = synthesize(lake, 30, 3, seed=3, end_day=END, missing_days=0)
+    synth = synthesize(lake, 30, 2, seed=3, end_day=END, missing_days=0)
     assert all(r.success for r in run_map_and_sign(synth.days[0], synth.days[-1], instance, lake.root, signing_key))
     files = {p: p.read_bytes() for d in synth.days for p in lake.root.glob(f"curated/*/day={d}/*.parquet")}
     result = run_days("daily_map_job", synth.days[0], synth.days[-1], instance, lake.root, signing_key)
