@@ -99,11 +99,14 @@ def _child_run(job: str, first: dt.date, last: dt.date, lake: Path, key: Path) -
         in_run = time.perf_counter() - started
         # The site (a page per endpoint) is not part of the map and its root: timed apart, from the run's
         # own step statistics.
-        site = sum((stat.end_time or 0) - (stat.start_time or 0) for run in runs
-                   for stat in instance.get_run_step_stats(run.run_id) if stat.step_key == "day_site")
+        steps: dict[str, float] = {}
+        for run in runs:
+            for stat in instance.get_run_step_stats(run.run_id):
+                steps[stat.step_key] = steps.get(stat.step_key, 0.0) + (stat.end_time or 0) - (stat.start_time or 0)
     shutil.rmtree(home, ignore_errors=True)
     return {"success": all(r.success for r in runs) and len(runs) == 2, "in_run_seconds": in_run,
-            "site_seconds": site, "peak_rss_mb": peak_rss_mb()}
+            "site_seconds": steps.get("day_site", 0.0), "peak_rss_mb": peak_rss_mb(),
+            "step_seconds": dict(sorted(steps.items(), key=lambda kv: -kv[1]))}
 
 
 def _measure(job: str, first: dt.date, last: dt.date, lake: LakePaths, key: Path) -> dict:
@@ -212,6 +215,8 @@ def run_bench(servers: int, days: int, seed: int) -> int:
     print(f"  {days:>2}-day backfill through Dagster: wall  {backfill['wall_seconds']:8.1f} s   "
           f"(in-run {backfill['in_run_seconds']:.1f} s, of which the newest day's site "
           f"{backfill['site_seconds']:.1f} s)   peak RSS {backfill['peak_rss_mb']:,.0f} MB")
+    slowest = ", ".join(f"{k} {v:.1f}" for k, v in list(one_day["step_seconds"].items())[:8])
+    print(f"  one day's slowest steps (s)            {slowest}")
     print(f"  bare DuckDB scan of the day's inputs   {scan_seconds:8.2f} s   ({scan_files} files)")
     print(f"  ratio one-day compute / bare scan      {results['one_day_compute_to_bare_scan']:8.1f} x   "
           "(the map, its checks and the root; the site apart)")
