@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from conftest import DAY, land_probes, land_registry, probe
@@ -164,3 +165,24 @@ def test_failure_reasons_count_the_days_failed_checks_by_the_agent_ready_classes
     assert result.stats["failed_checks"] == 10  # ok and needs_auth are not failures
     assert {r["method_version"] for r in table} == {"failure-reasons-1.0"}
     assert abs(sum(r["share"] for r in table) - 1.0) < 1e-9
+
+
+@pytest.mark.parametrize("whole_row_groups", [True, False])
+def test_a_file_whose_footer_reads_but_a_page_is_corrupt_is_unreadable(tmp_path, monkeypatch, whole_row_groups):
+    # Validation decodes every page: a row group at a time, or in batches for one too large to hold.
+    from sevenmaps_pipeline.curated import common
+    from sevenmaps_pipeline.lake.schemas import RAW_PROBES
+
+    if not whole_row_groups:
+        monkeypatch.setattr(common, "DECODE_WHOLE_ROW_GROUP_BYTES", 0)
+    path = tmp_path / "part.parquet"
+    rows = [probe(f"https://s{i}.example.com/mcp", "ok") for i in range(2000)]
+    pq.write_table(pa.Table.from_pylist(rows), path, compression="zstd", row_group_size=500)
+    assert common.unreadable(path, RAW_PROBES.schema) is None
+    data = bytearray(path.read_bytes())
+    third = len(data) // 3  # page headers and data, not the footer
+    data[third:2 * third] = b"\xff" * third
+    path.write_bytes(bytes(data))
+    assert pq.ParquetFile(path).metadata.num_rows == 2000  # the footer still reads
+    problem = common.unreadable(path, RAW_PROBES.schema)
+    assert problem is not None and problem.startswith("unreadable Parquet")

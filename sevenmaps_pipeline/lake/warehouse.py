@@ -13,7 +13,6 @@ import hashlib
 import os
 import uuid
 
-import duckdb
 import pyarrow as pa
 
 from . import duck
@@ -31,23 +30,32 @@ def _glob(lake: LakePaths, spec: TableSpec) -> str:
     return str(lake.root / pattern)
 
 
-def _empty_select(con: duckdb.DuckDBPyConnection, schema: pa.Schema) -> str:
-    con.register("__schema_probe", schema.empty_table())
-    cols = con.execute("DESCRIBE SELECT * FROM __schema_probe").fetchall()
-    con.unregister("__schema_probe")
-    return "SELECT " + ", ".join(f'CAST(NULL AS {ctype}) AS "{name}"' for name, ctype, *_ in cols) + " WHERE false"
+_EMPTY_SELECTS: dict[bytes, str] = {}
 
 
-def view_statements(lake: LakePaths, con: duckdb.DuckDBPyConnection,
-                    tables: tuple[TableSpec, ...] = PUBLIC_TABLES, with_roots: bool = True) -> list[str]:
+def _empty_select(schema: pa.Schema) -> str:
+    """A typed, empty SELECT of `schema` (for a table with no file yet), in DuckDB's names of its types.
+    Worked out once per schema: every asset of a run publishes the warehouse."""
+    key = schema.serialize().to_pybytes()
+    if key not in _EMPTY_SELECTS:
+        with duck.connect() as con:
+            con.register("__schema_probe", schema.empty_table())
+            cols = con.execute("DESCRIBE SELECT * FROM __schema_probe").fetchall()
+        _EMPTY_SELECTS[key] = ("SELECT " + ", ".join(f'CAST(NULL AS {ctype}) AS "{name}"' for name, ctype, *_ in cols)
+                               + " WHERE false")
+    return _EMPTY_SELECTS[key]
+
+
+def view_statements(lake: LakePaths, tables: tuple[TableSpec, ...] = PUBLIC_TABLES,
+                    with_roots: bool = True) -> list[str]:
     statements = []
     for spec in tables:
         pattern = _glob(lake, spec)
-        if glob.glob(pattern):
+        if next(glob.iglob(pattern), None) is not None:  # any file at all (iglob stops at the first)
             body = (f"SELECT * FROM read_parquet({_quote(pattern)}, union_by_name = true, "
                     "hive_partitioning = false)")
         else:
-            body = _empty_select(con, spec.schema)
+            body = _empty_select(spec.schema)
         statements.append(f"CREATE VIEW {spec.view} AS {body}")
         for field in spec.schema:
             statements.append(f"COMMENT ON COLUMN {spec.view}.{field.name} IS {_quote(spec.doc(field.name))}")
@@ -55,7 +63,7 @@ def view_statements(lake: LakePaths, con: duckdb.DuckDBPyConnection,
     if not with_roots:
         return statements
     roots = str(lake.roots_dir / "day=*.json")
-    if glob.glob(roots):
+    if next(glob.iglob(roots), None) is not None:
         body = (f"SELECT day::DATE AS day, previous_day::DATE AS previous_day, previous_root, root, signature, "
                 f"lines, signed_at::TIMESTAMPTZ AS signed_at, method FROM read_json({_quote(roots)}, "
                 "format = 'auto', columns = {day: 'VARCHAR', previous_day: 'VARCHAR', previous_root: 'VARCHAR', "
@@ -172,9 +180,8 @@ def publish_warehouse(lake: LakePaths, force: bool = False) -> str:
     rebuilt only when a view itself changes (a table's first file, the lake moved, a schema changed), which
     `.warehouse.sha256` (the digest of the view statements) tells."""
     lake.root.mkdir(parents=True, exist_ok=True)
-    with duck.connect() as scratch:
-        public = view_statements(lake, scratch) + analyst_view_statements() + owner_note_statements(lake)
-        internal = view_statements(lake, scratch, INTERNAL_TABLES, with_roots=False)
+    public = view_statements(lake) + analyst_view_statements() + owner_note_statements(lake)
+    internal = view_statements(lake, INTERNAL_TABLES, with_roots=False)
     digest = hashlib.sha256("\n".join(public + ["-- internal"] + internal).encode()).hexdigest()
     marker = lake.root / ".warehouse.sha256"
     if (not force and lake.warehouse.exists() and lake.internal_warehouse.exists() and marker.is_file()
