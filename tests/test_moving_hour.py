@@ -103,3 +103,62 @@ def test_a_slice_runs_only_within_its_hour(fleet, lake):
     # The whole-day scan (sevenmaps run's one-off) still checks every endpoint at once.
     report = scan_day(lake, DAY, fleet.registry_url, config_for(fleet), ReplayClock(DAY, 5))
     assert report.hours == () and report.probe_rows >= len(EXPECTED)
+
+
+SHARDED_SLICE = """
+import json, sys
+from pathlib import Path
+import dagster as dg
+from sevenmaps_pipeline.defs.runner import run_slice_in_processes
+key, home, lake, prober = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+with dg.DagsterInstance.local_temp(home) as instance:
+    result = run_slice_in_processes(key, instance, Path(lake), prober)
+    events = [e.get_dagster_event() for e in instance.all_logs(result.run_id) if e.is_dagster_event]
+    (run_start,) = [e for e in events if e.event_type == dg.DagsterEventType.RUN_START]
+    (materialised,) = [e for e in events if e.event_type == dg.DagsterEventType.ASSET_MATERIALIZATION]
+    print(json.dumps({"success": result.success, "run_pid": run_start.pid,
+                      "steps": {e.step_key: e.pid for e in events if e.event_type == dg.DagsterEventType.STEP_START},
+                      "metadata": {k: v.value for k, v in materialised.step_materialization_data.materialization
+                                   .metadata.items() if k in ("checks", "shards", "run_id")}}))
+"""
+
+
+def test_a_sharded_slice_runs_its_shards_as_steps_in_processes_of_their_own(fleet, lake, tmp_path):
+    # SEVENMAPS_SCAN_SHARDS=2: the slice job runs under the multiprocess executor, one step per shard by host
+    # (docs/scaling.md, "Shards"), as a launched run does: each shard checks its own hosts' endpoints once.
+    import os
+    import subprocess
+    import sys
+
+    from sevenmaps_pipeline.probe.shards import Shard
+
+    by_hour = defaultdict(list)
+    for key in EXPECTED:
+        by_hour[slot_hour(key, DAY)].append(key)
+    hour, keys = max(by_hour.items(), key=lambda kv: (len({Shard(0, 2).holds("https://" + k) for k in kv[1]}),
+                                                       len(kv[1])))
+    assert {Shard(0, 2).holds("https://" + k) for k in keys} == {True, False}  # both shards have endpoints
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, "SEVENMAPS_SCAN_SHARDS": "2", "SEVENMAPS_LAKE": str(lake.root), "DAGSTER_HOME": str(home)}
+    proc = subprocess.run([sys.executable, "-c", SHARDED_SLICE, f"{DAY}-{hour:02d}:00", str(home), str(lake.root),
+                           json.dumps(_prober(fleet, f"{DAY}T{hour:02d}", concurrency=8))],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ran = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert ran["success"]
+    shard_steps = {step: pid for step, pid in ran["steps"].items() if step.startswith("probe_slice.scan_shard")}
+    assert sorted(shard_steps) == ["probe_slice.scan_shard[s1of2]", "probe_slice.scan_shard[s2of2]"]
+    # A process per step: neither shard ran in the run's own process, nor both in one.
+    assert len(set(shard_steps.values())) == 2 and ran["run_pid"] not in shard_steps.values()
+    assert ran["metadata"]["shards"] == 2
+    daily = [r for path in lake.raw_files("probes", DAY) for r in pq.read_table(path).to_pylist()
+             if r["check_kind"] == "daily"]
+    checked = [r["server_key"] for r in daily]
+    assert len(checked) == len(set(checked)) and set(keys) <= set(checked)  # every endpoint of the slice, once
+    assert all(slot_hour(k, DAY) == hour for k in checked)
+    runs = {r["run_id"]: set() for r in daily}
+    for r in daily:
+        runs[r["run_id"]].add(Shard(0, 2).holds(r["url"]))
+    assert sorted(run[-5:] for run in runs) == ["s1of2", "s2of2"] and all(len(v) == 1 for v in runs.values())
+    assert ran["metadata"]["checks"] == len(checked)

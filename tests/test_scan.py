@@ -204,3 +204,16 @@ def test_the_scan_concurrency_comes_from_the_environment_or_names_its_setting(mo
         monkeypatch.setenv("SEVENMAPS_SCAN_CONCURRENCY", bad)
         with pytest.raises(ValueError, match="SEVENMAPS_SCAN_CONCURRENCY"):
             scan_concurrency()
+
+
+def test_the_shards_of_a_slice_come_from_the_environment_or_name_their_setting(monkeypatch):
+    from sevenmaps_pipeline.defs.resources import scan_shards
+
+    monkeypatch.delenv("SEVENMAPS_SCAN_SHARDS", raising=False)
+    assert scan_shards() == 1
+    monkeypatch.setenv("SEVENMAPS_SCAN_SHARDS", "4")
+    assert scan_shards() == 4
+    for bad in ("two", "0", "-1", "65"):
+        monkeypatch.setenv("SEVENMAPS_SCAN_SHARDS", bad)
+        with pytest.raises(ValueError, match="SEVENMAPS_SCAN_SHARDS"):
+            scan_shards()

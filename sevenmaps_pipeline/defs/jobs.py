@@ -14,6 +14,7 @@ from .map_assets import daily_status, failure_reasons, probe_slice, raw_probes, 
 from .partitions import FIRST_DAY, SLICE_KEY_FORMAT, daily_partitions, finished_days, hourly_slices
 from .readiness_assets import readiness_discovery, readiness_lines, readiness_scores
 from .report_assets import agent_reports, incidents, rating_aggregates, reliable_rankings
+from .resources import scan_shards
 from .surface_assets import day_site
 from .tool_assets import findings, server_categories, token_cost, tool_changes, tool_facts, tools
 
@@ -51,6 +52,10 @@ scan_slice_job = dg.define_asset_job(
     "scan_slice_job",
     selection=dg.AssetSelection.assets(probe_slice) - dg.AssetSelection.checks(*FRESHNESS_CHECKS),
     partitions_def=hourly_slices,
+    # Shards are steps side by side, each in its own process (docs/scaling.md, "The scan in shards by
+    # host"); one shard needs no more than the code location's one process per run.
+    executor_def=(dg.multiprocess_executor.configured({"max_concurrent": scan_shards()}) if scan_shards() > 1
+                  else None),
     description="One hourly slice of the day's scan (the endpoints whose moving daily hour it is); after the "
     "day's last slice (23:00), the nightly readiness probe of every listing.",
 )

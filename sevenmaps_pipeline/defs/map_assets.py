@@ -16,12 +16,15 @@ from ..curated.profile import DayProfile, profile_day
 from ..lake.parquet_io import SignedDayError
 from ..lake.paths import LakePaths
 from ..lake.warehouse import publish_warehouse
-from ..probe.run import DayScan, readiness_day, scan_day, scan_slice
+from ..probe.run import DayScan, readiness_day, scan_day, scan_slice, take_snapshot
+from ..probe.shards import Shard
 from .metadata import day_metadata, range_summary, table_metadata
 from .partitions import SLICE_KEY_FORMAT, daily_partitions, hourly_slices, last_30_days, last_60_days, open_hours
-from .resources import LakeResource, ProberResource, partition_days
+from .resources import LakeResource, ProberResource, partition_days, scan_shards
 
 SINGLE_RUN = dg.BackfillPolicy.single_run()
+# An asset's body, or an op's inside a graph-backed asset (the sharded slice).
+StepContext = dg.AssetExecutionContext | dg.OpExecutionContext
 
 
 # The table an asset writes, where its name is not the table's.
@@ -98,9 +101,10 @@ def build_each_day(context: dg.AssetExecutionContext, lake: LakeResource, prober
     yield day_result(context, profiles)
 
 
-def scan_config(paths: LakePaths, prober: ProberResource):
+def scan_config(paths: LakePaths, prober: ProberResource, shard: Shard | None = None):
     """The prober's configuration with the lake's opt-out registry added to its opted-out hosts: every check
-    kind reads it (docs/operations.md, "Opt-outs"). An unreadable registry stops the run, naming it."""
+    kind reads it (docs/operations.md, "Opt-outs"). An unreadable registry stops the run, naming it. A shard
+    gets its share of the concurrency, so N shards side by side check as many endpoints at once as one."""
     import dataclasses
 
     from ..registry.opt_outs import OptOutRegistryError, opted_out_hosts
@@ -110,10 +114,11 @@ def scan_config(paths: LakePaths, prober: ProberResource):
         hosts = opted_out_hosts(paths)
     except OptOutRegistryError as exc:
         raise dg.Failure(description=str(exc)) from exc
-    return dataclasses.replace(config, opted_out_hosts=config.opted_out_hosts | hosts)
+    concurrency = -(-config.concurrency // shard.count) if shard else config.concurrency
+    return dataclasses.replace(config, opted_out_hosts=config.opted_out_hosts | hosts, concurrency=concurrency)
 
 
-def run_readiness(context: dg.AssetExecutionContext, paths: LakePaths, day: dt.date, prober: ProberResource,
+def run_readiness(context: StepContext, paths: LakePaths, day: dt.date, prober: ProberResource,
                   clock) -> None:
     """The nightly readiness probe of the day's listings and skills, after the day's last slice (or the
     whole-day scan): its own raw kinds, never a day code. Its failure is logged as an error and leaves the
@@ -142,17 +147,29 @@ def run_readiness(context: dg.AssetExecutionContext, paths: LakePaths, day: dt.d
 READINESS_HOUR = 23
 
 
-def run_slice(context: dg.AssetExecutionContext, paths: LakePaths, day: dt.date, hour: int,
-              prober: ProberResource, clock) -> DayScan:
-    """One hourly slice of the day's scan; after the day's last one, the nightly readiness probe."""
-    context.log.info(f"{day} {hour:02d}:00: scanning the slice's endpoints (registry {prober.registry_url}) ...")
-    report = scan_slice(paths, day, hour, prober.registry_url, scan_config(paths, prober), clock,
-                        control_url=prober.control_url or None)
-    context.log.info(f"{day} {hour:02d}:00: {report.probe_rows:,} checks {dict(sorted(report.outcomes.items()))} "
-                     f"in {report.seconds:.1f}s ({report.registry_rows:,} listings in the day's snapshot"
-                     f"{', reused' if report.registry_reused else ''})")
+def run_slice(context: StepContext, paths: LakePaths, day: dt.date, hour: int, prober: ProberResource,
+              clock) -> DayScan:
+    """One hourly slice of the day's scan in one go (the replayed day); after the day's last one, the
+    nightly readiness probe."""
+    start = dt.datetime.combine(day, dt.time(hour), dt.UTC)
+    report = scan_slice_shard(context, paths, start, prober, clock, None)
     if prober.readiness and hour == READINESS_HOUR:
         run_readiness(context, paths, day, prober, clock)
+    return report
+
+
+def scan_slice_shard(context: StepContext, paths: LakePaths, start: dt.datetime, prober: ProberResource, clock,
+                     shard: Shard | None) -> DayScan:
+    """One shard of the slice that starts at `start` (all of it when `shard` is None): its hosts' endpoints,
+    into its own part files."""
+    label = f" shard {shard.label}" if shard else ""
+    context.log.info(f"{start:%Y-%m-%d %H}:00{label}: scanning the slice's endpoints (registry "
+                     f"{prober.registry_url}) ...")
+    report = scan_slice(paths, start.date(), start.hour, prober.registry_url, scan_config(paths, prober, shard),
+                        clock, control_url=prober.control_url or None, shard=shard)
+    context.log.info(f"{start:%Y-%m-%d %H}:00{label}: {report.probe_rows:,} checks "
+                     f"{dict(sorted(report.outcomes.items()))} in {report.seconds:.1f}s ({report.registry_rows:,} "
+                     f"listings in the day's snapshot{', reused' if report.registry_reused else ''})")
     return report
 
 
@@ -184,22 +201,12 @@ def scan_open_day(context: dg.AssetExecutionContext, paths: LakePaths, day: dt.d
     return 0
 
 
-@dg.asset(
-    partitions_def=hourly_slices, group_name="map", kinds={"parquet"}, output_required=False,
-    metadata=table_metadata("probes"),
-    description="One hourly slice of the day's scan (the moving daily hour, probe/slices.py): within its own "
-    "UTC hour only, the prober checks the endpoints whose slot that hour is today (initialize, "
-    "notifications/initialized, tools/list; never a tool call) into raw/probes and raw/origins, the day's first "
-    "slice taking the registry snapshot into raw/registry; the last one (23:00) is followed by the nightly "
-    "readiness probe of every listing into raw/readiness, raw/readiness_surfaces and raw/skills. An "
-    "hour that has passed is never scanned: its endpoints stay n that day.",
-)
-def probe_slice(context: dg.AssetExecutionContext, lake: LakeResource,
-                prober: ProberResource) -> Iterator[dg.MaterializeResult]:
-    from ..probe.slices import SLICE_METHOD
-
+@dg.op(out=dg.DynamicOut(str), description="The slice's hour, if it is now: the day's registry snapshot "
+       "(taken once, by the day's first slice), then one shard per host group (SEVENMAPS_SCAN_SHARDS).")
+def slice_shards(context: dg.OpExecutionContext, lake: LakeResource,
+                 prober: ProberResource) -> Iterator[dg.DynamicOutput[str]]:
     clock = prober.clock()
-    starts, others = open_hours(context.partition_keys, clock())
+    starts, others = open_hours(list(context.partition_keys), clock())
     for key in others:
         context.log.warning(f"{key}: the slice's hour is not now ({clock():%Y-%m-%d %H:%M} UTC): never scanned "
                             "(a slice that did not run leaves its endpoints n that day)")
@@ -208,12 +215,68 @@ def probe_slice(context: dg.AssetExecutionContext, lake: LakeResource,
         if not prober.registry_url:
             raise dg.Failure(description=f"{key}: no registry URL is set (SEVENMAPS_REGISTRY_URL, the prober "
                              "resource's registry_url): the slice cannot be scanned")
-        report = run_slice(context, lake.paths, start.date(), start.hour, prober, clock)
-        yield dg.MaterializeResult(metadata={
-            "checks": report.probe_rows, "dagster/row_count": report.probe_rows,
-            "outcomes": dg.MetadataValue.json(dict(sorted(report.outcomes.items()))),
-            "listings_in_snapshot": report.registry_rows, "snapshot_reused": report.registry_reused,
-            "seconds": round(report.seconds, 2), "slice_method": SLICE_METHOD, "run_id": report.run_id})
+        # A deployment setting, as the executor it goes with (defs/jobs.py): every step reads the same one.
+        shards = scan_shards()
+        if shards > 1:
+            # Every shard reads the one snapshot: it lands before any of them starts.
+            rows = take_snapshot(lake.paths, start.date(), prober.registry_url, scan_config(lake.paths, prober),
+                                 clock)
+            context.log.info(f"{key}: {rows:,} listings in the day's snapshot; {shards} shards by host")
+        for index in range(shards):
+            yield dg.DynamicOutput(f"{key}|{index}|{shards}", mapping_key=f"s{index + 1}of{shards}")
+
+
+@dg.op(description="One shard of the slice: the endpoints of its hosts (a host is in exactly one shard, so "
+       "each keeps one request at a time per host), into its own part files under its own run id, with its "
+       "own control check (probe/shards.py).")
+def scan_shard(context: dg.OpExecutionContext, lake: LakeResource, prober: ProberResource, task: str) -> dict:
+    key, index, count = task.split("|")
+    start = dt.datetime.strptime(key, SLICE_KEY_FORMAT).replace(tzinfo=dt.UTC)
+    shard = Shard(int(index), int(count)) if int(count) > 1 else None
+    report = scan_slice_shard(context, lake.paths, start, prober, prober.clock(), shard)
+    return {"key": key, "hour": start.hour, "day": start.date().isoformat(), "run_id": report.run_id,
+            "checks": report.probe_rows, "outcomes": report.outcomes, "seconds": report.seconds,
+            "listings": report.registry_rows, "reused": report.registry_reused}
+
+
+@dg.op(out=dg.Out(dg.Nothing, is_required=False), description="After the slice's shards: the nightly "
+       "readiness probe when it was the day's last slice (23:00), and the slice's numbers. A run whose hour "
+       "was not now scanned nothing and records no materialisation.")
+def slice_landed(context: dg.OpExecutionContext, lake: LakeResource, prober: ProberResource,
+                 shards: list[dict]) -> Iterator[dg.Output]:
+    from ..probe.slices import SLICE_METHOD
+
+    if not shards:
+        return
+    first = shards[0]
+    if prober.readiness and first["hour"] == READINESS_HOUR:
+        run_readiness(context, lake.paths, dt.date.fromisoformat(first["day"]), prober, prober.clock())
+    outcomes: dict[str, int] = {}
+    for shard in shards:
+        for outcome, n in shard["outcomes"].items():
+            outcomes[outcome] = outcomes.get(outcome, 0) + n
+    checks = sum(shard["checks"] for shard in shards)
+    context.add_output_metadata({
+        "checks": checks, "dagster/row_count": checks,
+        "outcomes": dg.MetadataValue.json(dict(sorted(outcomes.items()))),
+        "listings_in_snapshot": first["listings"], "snapshot_reused": all(shard["reused"] for shard in shards),
+        "seconds": round(max(shard["seconds"] for shard in shards), 2), "slice_method": SLICE_METHOD,
+        "shards": len(shards), "run_id": first["run_id"] if len(shards) == 1 else [s["run_id"] for s in shards]})
+    yield dg.Output(None)
+
+
+@dg.graph_asset(
+    partitions_def=hourly_slices, group_name="map", kinds={"parquet"}, metadata=table_metadata("probes"),
+    description="One hourly slice of the day's scan (the moving daily hour, probe/slices.py): within its own "
+    "UTC hour only, the prober checks the endpoints whose slot that hour is today (initialize, "
+    "notifications/initialized, tools/list; never a tool call) into raw/probes and raw/origins, the day's first "
+    "slice taking the registry snapshot into raw/registry; the last one (23:00) is followed by the nightly "
+    "readiness probe of every listing into raw/readiness, raw/readiness_surfaces and raw/skills. An "
+    "hour that has passed is never scanned: its endpoints stay n that day. With SEVENMAPS_SCAN_SHARDS=N the "
+    "slice is N steps by host, side by side (docs/scaling.md, \"The scan in shards by host\").",
+)
+def probe_slice():
+    return slice_landed(slice_shards().map(scan_shard).collect())
 
 
 @day_asset(

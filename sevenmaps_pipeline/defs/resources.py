@@ -89,6 +89,23 @@ def scan_concurrency() -> int:
     return int(raw)
 
 
+SCAN_SHARDS_ENV = "SEVENMAPS_SCAN_SHARDS"
+MAX_SCAN_SHARDS = 64
+
+
+def scan_shards() -> int:
+    """Steps a slice's scan is split into, by host ($SEVENMAPS_SCAN_SHARDS, default 1; docs/scaling.md, "The
+    scan in shards by host"): with more than one, the slice job runs them side by side under the
+    multiprocess executor."""
+    import os
+
+    raw = os.environ.get(SCAN_SHARDS_ENV, "").strip() or "1"
+    if not raw.isdigit() or not 1 <= int(raw) <= MAX_SCAN_SHARDS:
+        raise ValueError(f"{SCAN_SHARDS_ENV}={raw!r}: the shards of a slice's scan must be a whole number from 1 to "
+                         f"{MAX_SCAN_SHARDS}")
+    return int(raw)
+
+
 class ProberResource(dg.ConfigurableResource):
     """How the daily scan reaches the registry and the endpoints.
 
@@ -101,7 +118,8 @@ class ProberResource(dg.ConfigurableResource):
     no_scan: bool = Field(default=False, description="Build the open day without scanning it "
                           "($SEVENMAPS_NO_SCAN=1); otherwise an open day without a registry URL is an error.")
     control_url: str = Field(default="", description="An MCP endpoint we run: if it fails, the run is voided.")
-    concurrency: int = Field(default=64, description="Endpoints checked at once (one request per host).")
+    concurrency: int = Field(default=64, description="Endpoints checked at once (one request per host), "
+                             "shared out among a slice's shards ($SEVENMAPS_SCAN_SHARDS).")
     opted_out_hosts: list[str] = Field(default_factory=list, description="Hosts that opted out by form.")
     readiness: bool = Field(default=True, description="After the day's scan, run the nightly readiness probe "
                             "(docs/methodology.md, 'Readiness'); $SEVENMAPS_READINESS=0 turns it off.")

@@ -60,3 +60,20 @@ def run_map_and_sign(first: dt.date, last: dt.date, instance: dg.DagsterInstance
         runs.append(run_days("sign_day_job", first, last, instance, lake_root, signing_key, log_level=log_level,
                              raise_on_error=raise_on_error))
     return runs
+
+
+def scan_slice_job_def() -> dg.JobDefinition:
+    """The slice job as the code location defines it: the target `dg.reconstructable` points at, so that
+    the multiprocess executor's steps load it again in their own processes."""
+    return defs.resolve_job_def("scan_slice_job")
+
+
+def run_slice_in_processes(partition_key: str, instance: dg.DagsterInstance, lake_root: Path,
+                           prober: dict | None = None) -> dg.ExecutionResult:
+    """One slice run through the job's own executor (with $SEVENMAPS_SCAN_SHARDS > 1: the multiprocess
+    executor, a process per shard), as a launched run executes it. Needs a persistent instance."""
+    resources: dict = {"lake": {"config": {"root": str(lake_root)}}}
+    if prober:
+        resources["prober"] = {"config": prober}
+    return dg.execute_job(dg.reconstructable(scan_slice_job_def), instance=instance,
+                          run_config={"resources": resources}, tags={"dagster/partition": partition_key})
