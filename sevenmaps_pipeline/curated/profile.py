@@ -78,7 +78,7 @@ def profile_files(table: str, day: dt.date, files: list[Path], preview_rows: int
     """Profile the day's files of one table (set-based: one grouped query per counted column)."""
     if not files:
         return DayProfile(table, day, 0)
-    with duck.connect() as con:
+    with duck.session() as con:
         listed = ", ".join("'" + str(f).replace("'", "''") + "'" for f in files)  # a view takes no parameters
         con.execute(f"CREATE TEMP VIEW t AS SELECT * FROM read_parquet([{listed}], union_by_name = true)")
         rows = duck.one(con, "SELECT count(*) FROM t")[0]

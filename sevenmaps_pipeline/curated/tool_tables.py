@@ -27,7 +27,6 @@ from ..lake.schemas import (
     conform,
 )
 from ..packaged import shipped
-from ..registry.psl import site_of_url
 from ..rules.methods import CATEGORY_PARAMS, CHANGES_METHOD, CHANGES_PARAMS, FINDINGS_METHOD, FINDINGS_PARAMS
 from ..rules.tokens import TOKENIZER_METHOD
 from ..rules.tool_facts import facts_method, facts_of_lists
@@ -191,14 +190,9 @@ def changes_method() -> str:
 
 def build_tool_changes(lake: LakePaths, day: dt.date) -> BuildResult:
     """What each endpoint changed since its previous checked day (sql/tool_changes.sql)."""
-    import duckdb
-    from duckdb.func import FunctionNullHandling
-
     started = time.perf_counter()
     require_status(lake, day)
-    with duck.session() as con:
-        con.create_function("site_of", site_of_url, [duckdb.sqltype("VARCHAR")], duckdb.sqltype("VARCHAR"),
-                            null_handling=FunctionNullHandling.SPECIAL, side_effects=False)
+    with duck.session() as con:  # site_of(url): lake/duck.py registers it in every session
         duck.bind_input(con, "daily_status", status_files(lake, day, CHANGES_PARAMS["lookback_days"]),
                         DAILY_STATUS.schema)
         duck.bind_input(con, "tool_facts", partitions_through(lake, "tool_facts", day), TOOL_FACTS.schema)

@@ -18,7 +18,7 @@ from .resources import LakeResource, ProberResource, partition_days
 
 
 def _query(sql: str, path) -> list[tuple]:
-    with duck.connect() as con:
+    with duck.session() as con:
         return con.execute(sql.replace("$file", "'" + str(path).replace("'", "''") + "'")).fetchall()
 
 
