@@ -25,8 +25,8 @@ $(CHROMIUM):
 	DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium >/dev/null 2>&1 || \
 	{ $$SUDO apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium >/dev/null; }
 
-test: $(STAMP) $(CHROMIUM)  ## the test suite (pytest on three workers for two cores, since many tests wait on servers and daemons; the longest start first, see tests/conftest.py)
-	$(PY) -m pytest -q -n 3
+test: $(STAMP) $(CHROMIUM)  ## the test suite (pytest, on two workers: the longest tests start first, see tests/conftest.py)
+	$(PY) -m pytest -q -n 2
 
 PORT ?= 3000
 serve: $(STAMP)  ## the map's MCP server (/mcp) and the site (/) on http://127.0.0.1:8765 over the lake
