@@ -15,6 +15,7 @@ from pathlib import Path
 
 import dagster as dg
 import httpx
+import pytest
 from conftest import DEMO_DAYS
 from dagster._core.instance.ref import InstanceRef
 
@@ -40,8 +41,12 @@ def _free_port() -> int:
 
 
 def _ignore_sigint() -> None:
-    """What a shell does to a command it starts with `&`: SIGINT ignored."""
+    """What a shell does to a command it starts with `&`: SIGINT ignored, SIGTERM at its default. The test
+    process's own SIGTERM may be ignored: Dagster's in-process runs, on leaving, set SIGTERM to whatever
+    SIGINT is (dagster._utils.interrupts), and an xdist worker may ignore SIGINT; a make that inherits
+    SIGTERM ignored keeps ignoring it and never forwards it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _start(cmd: list[str], env: dict, log: Path) -> subprocess.Popen:
@@ -61,6 +66,16 @@ def _wait_up(port: int, proc: subprocess.Popen, log: Path) -> str:
             pass
         assert time.monotonic() < deadline, "the UI did not come up"
         time.sleep(1)
+
+
+def _stopped(proc: subprocess.Popen, log: Path, how: str) -> None:
+    """The UI exits within 90 s of `how`; if not, its whole session is killed (no process outlives the test)
+    and the test fails saying so."""
+    try:
+        proc.wait(timeout=90)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        pytest.fail(f"the UI did not stop within 90 s of {how}: {log.read_text()[-1500:]}")
 
 
 def _group_gone(pgid: int, seconds: float = 60) -> bool:
@@ -118,7 +133,7 @@ def test_the_demos_runs_are_under_their_jobs_and_partitions_start_on_its_first_d
         assert signed == {"numMaterialized": DEMO_DAYS, "numPartitions": DEMO_DAYS, "numFailed": 0}
     finally:
         os.kill(proc.pid, signal.SIGTERM)  # to make only: make forwards SIGTERM to the UI
-    assert proc.wait(timeout=90) is not None
+    _stopped(proc, log, "SIGTERM to make")
     assert _group_gone(proc.pid), f"processes left after SIGTERM to make: {log.read_text()[-1500:]}"
 
     # `sevenmaps ui` started in the background stops on SIGINT to its process group (Ctrl-C's path).
@@ -130,5 +145,5 @@ def test_the_demos_runs_are_under_their_jobs_and_partitions_start_on_its_first_d
         _wait_up(port, proc, log)
     finally:
         os.killpg(proc.pid, signal.SIGINT)
-    assert proc.wait(timeout=90) is not None
+    _stopped(proc, log, "SIGINT to its process group")
     assert _group_gone(proc.pid), f"processes left after SIGINT: {log.read_text()[-1500:]}"
