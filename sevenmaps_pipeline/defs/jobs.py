@@ -48,13 +48,15 @@ sign_job = dg.define_asset_job(
     "researchers' snapshot, and build its site (pages, badges, lists, feeds).",
 )
 
+SCAN_SHARDS = scan_shards()
+
 scan_slice_job = dg.define_asset_job(
     "scan_slice_job",
     selection=dg.AssetSelection.assets(probe_slice) - dg.AssetSelection.checks(*FRESHNESS_CHECKS),
     partitions_def=hourly_slices,
     # Shards are steps side by side, each in its own process (docs/scaling.md, "The scan in shards by
     # host"); one shard needs no more than the code location's one process per run.
-    executor_def=(dg.multiprocess_executor.configured({"max_concurrent": scan_shards()}) if scan_shards() > 1
+    executor_def=(dg.multiprocess_executor.configured({"max_concurrent": SCAN_SHARDS}) if SCAN_SHARDS > 1
                   else None),
     description="One hourly slice of the day's scan (the endpoints whose moving daily hour it is); after the "
     "day's last slice (23:00), the nightly readiness probe of every listing.",
