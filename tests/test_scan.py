@@ -193,27 +193,20 @@ def test_one_endpoint_our_code_cannot_handle_never_takes_its_host_or_the_day_dow
     assert len(out.probe_rows) == 3
 
 
-def test_the_scan_concurrency_comes_from_the_environment_or_names_its_setting(monkeypatch):
-    from sevenmaps_pipeline.defs.resources import scan_concurrency
+@pytest.mark.parametrize("setting, env, default, good, bads", [
+    ("scan_concurrency", "SEVENMAPS_SCAN_CONCURRENCY", 64, 256, ("abc", "0", "-3", "99999")),
+    ("scan_shards", "SEVENMAPS_SCAN_SHARDS", 1, 4, ("two", "0", "-1", "65")),
+])
+def test_the_scan_settings_come_from_the_environment_or_name_their_variable(monkeypatch, setting, env, default,
+                                                                            good, bads):
+    from sevenmaps_pipeline.defs import resources
 
-    monkeypatch.delenv("SEVENMAPS_SCAN_CONCURRENCY", raising=False)
-    assert scan_concurrency() == 64
-    monkeypatch.setenv("SEVENMAPS_SCAN_CONCURRENCY", "256")
-    assert scan_concurrency() == 256
-    for bad in ("abc", "0", "-3", "99999"):
-        monkeypatch.setenv("SEVENMAPS_SCAN_CONCURRENCY", bad)
-        with pytest.raises(ValueError, match="SEVENMAPS_SCAN_CONCURRENCY"):
-            scan_concurrency()
-
-
-def test_the_shards_of_a_slice_come_from_the_environment_or_name_their_setting(monkeypatch):
-    from sevenmaps_pipeline.defs.resources import scan_shards
-
-    monkeypatch.delenv("SEVENMAPS_SCAN_SHARDS", raising=False)
-    assert scan_shards() == 1
-    monkeypatch.setenv("SEVENMAPS_SCAN_SHARDS", "4")
-    assert scan_shards() == 4
-    for bad in ("two", "0", "-1", "65"):
-        monkeypatch.setenv("SEVENMAPS_SCAN_SHARDS", bad)
-        with pytest.raises(ValueError, match="SEVENMAPS_SCAN_SHARDS"):
-            scan_shards()
+    read = getattr(resources, setting)
+    monkeypatch.delenv(env, raising=False)
+    assert read() == default
+    monkeypatch.setenv(env, str(good))
+    assert read() == good
+    for bad in bads:
+        monkeypatch.setenv(env, bad)
+        with pytest.raises(ValueError, match=env):
+            read()

@@ -38,7 +38,7 @@ def _empty_select(schema: pa.Schema) -> str:
     Worked out once per schema: every asset of a run publishes the warehouse."""
     key = schema.serialize().to_pybytes()
     if key not in _EMPTY_SELECTS:
-        with duck.connect() as con:
+        with duck.session() as con:
             con.register("__schema_probe", schema.empty_table())
             cols = con.execute("DESCRIBE SELECT * FROM __schema_probe").fetchall()
         _EMPTY_SELECTS[key] = ("SELECT " + ", ".join(f'CAST(NULL AS {ctype}) AS "{name}"' for name, ctype, *_ in cols)
