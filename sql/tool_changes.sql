@@ -1,10 +1,12 @@
 -- tool_changes: one row per change an endpoint showed on $day against its previous checked day.
 -- Grain: endpoint x day x change (x tool for the tool kinds).
 -- Inputs:
---   daily_status  $day and the $lookback_days days before it (the baselines)
---   tool_facts    every list's tools under the current risk method $facts_method (the caller has made sure
---                 both days' lists have them, so a risk method change is never reported as a change)
---   site_of(url)  the registrable domain of a URL's host (the shipped, hash-checked Public Suffix List)
+--   daily_status     $day
+--   change_baseline  each endpoint's latest checked row, latest row with a tool list and latest row with
+--                    payment addresses within the $lookback_days days before $day (sql/change_baseline.sql)
+--   tool_facts       every list's tools under the current risk method $facts_method (the caller has made
+--                    sure both days' lists have them, so a risk method change is never reported as a change)
+--   site_of(url)     the registrable domain of a URL's host (the shipped, hash-checked Public Suffix List)
 -- Method ($method_version, docs/methodology.md, `change_detection`; parameters in sevenmaps_pipeline/rules/methods.py):
 --   * the baseline of the status kinds is the endpoint's previous checked day (code not n) within the
 --     lookback; the baseline of the tool-list kinds is its previous day with a tool list; no baseline, no
@@ -20,29 +22,25 @@
 --   * changing_tool_rewritten: a tool_changed tool that is yellow or red on either day; risk_rise: a tool
 --     added as red, or a changed or renamed tool whose level rose (green < yellow < red);
 --   * silent: the list changed while serverInfo.version is the same (both days report one).
-WITH status AS (
+WITH today AS (
     SELECT day, server_key, server_id, url, code, outcome, server_info_version, tools_hash, redirect_location,
            payment_addresses
     FROM daily_status
-    WHERE code <> 'n' AND day BETWEEN $day::DATE - $lookback_days::INTEGER AND $day::DATE
+    WHERE code <> 'n' AND day = $day::DATE
 ),
-today AS (
-    SELECT * FROM status WHERE day = $day::DATE
-),
-earlier AS (
-    SELECT s.* FROM status AS s SEMI JOIN today AS t USING (server_key) WHERE s.day < $day::DATE
+previous AS (
+    SELECT server_key, checked, listed, paid.payment_addresses AS paid
+    FROM change_baseline SEMI JOIN today USING (server_key)
 ),
 previous_checked AS (
-    SELECT * FROM earlier
-    QUALIFY row_number() OVER (PARTITION BY server_key ORDER BY day DESC) = 1
+    SELECT server_key, checked.day, checked.code, checked.outcome, checked.redirect_location FROM previous
 ),
 previous_listed AS (
-    SELECT * FROM earlier WHERE tools_hash IS NOT NULL
-    QUALIFY row_number() OVER (PARTITION BY server_key ORDER BY day DESC) = 1
+    SELECT server_key, listed.day, listed.tools_hash, listed.server_info_version FROM previous
+    WHERE listed IS NOT NULL
 ),
 previous_paid AS (
-    SELECT server_key, payment_addresses FROM earlier WHERE len(payment_addresses) > 0
-    QUALIFY row_number() OVER (PARTITION BY server_key ORDER BY day DESC) = 1
+    SELECT server_key, paid AS payment_addresses FROM previous WHERE paid IS NOT NULL
 ),
 status_changes AS (
     SELECT t.server_key, p.day AS previous_day,
@@ -218,11 +216,14 @@ SELECT
     c.detail,
     c.previous_day,
     t.tools_hash,
-    b.tools_hash AS previous_tools_hash,
+    -- the row of the previous day the change is against: the previous checked day's, or the previous listed day's
+    CASE WHEN c.previous_day = b.checked.day THEN b.checked.tools_hash ELSE b.listed.tools_hash END
+        AS previous_tools_hash,
     t.server_info_version,
-    b.server_info_version AS previous_server_info_version,
+    CASE WHEN c.previous_day = b.checked.day THEN b.checked.server_info_version ELSE b.listed.server_info_version END
+        AS previous_server_info_version,
     $method_version AS method_version
 FROM all_changes AS c
 JOIN today AS t USING (server_key)
-JOIN earlier AS b ON b.server_key = c.server_key AND b.day = c.previous_day
+JOIN previous AS b ON b.server_key = c.server_key
 ORDER BY c.server_key, c.kind, c.tool_name, c.previous_tool_name, c.detail

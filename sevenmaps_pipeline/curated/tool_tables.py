@@ -27,10 +27,11 @@ from ..lake.schemas import (
     conform,
 )
 from ..packaged import shipped
-from ..rules.methods import CATEGORY_PARAMS, CHANGES_METHOD, CHANGES_PARAMS, FINDINGS_METHOD, FINDINGS_PARAMS
+from ..rules.methods import CATEGORY_PARAMS, CHANGES_METHOD, FINDINGS_METHOD, FINDINGS_PARAMS
 from ..rules.tokens import TOKENIZER_METHOD
 from ..rules.tool_facts import facts_method, facts_of_lists
-from .common import BuildResult, partitions_through, probe_files, registry_in_force, require_status, status_files
+from .baselines import baseline_before
+from .common import BuildResult, partitions_through, probe_files, registry_in_force, require_status
 
 
 def build_tool_facts(lake: LakePaths, day: dt.date) -> BuildResult:
@@ -39,9 +40,10 @@ def build_tool_facts(lake: LakePaths, day: dt.date) -> BuildResult:
     started = time.perf_counter()
     method = facts_method()
     require_status(lake, day)
+    baseline = baseline_before(lake, day)
     with duck.session() as con:
-        duck.bind_input(con, "daily_status", status_files(lake, day, CHANGES_PARAMS["lookback_days"]),
-                        DAILY_STATUS.schema)
+        duck.bind_input(con, "daily_status", [lake.curated_file("daily_status", day)], DAILY_STATUS.schema)
+        con.register("change_baseline", baseline.table)
         duck.bind_input(con, "tool_lists", partitions_through(lake, "tool_lists", day, before=True),
                         TOOL_LISTS.schema)
         needed = duck.load_sql("tool_lists_needed")
@@ -67,7 +69,7 @@ def build_tool_facts(lake: LakePaths, day: dt.date) -> BuildResult:
     table = conform(pa.Table.from_pylist(tools, TOOL_FACTS.schema), TOOL_FACTS)
     path = write_parquet(lake, lake.curated_file("tool_facts", day), table)
     return BuildResult("tool_facts", day, path, table.num_rows, time.perf_counter() - started,
-                       {"new_lists": len(lists), "method": method})
+                       {"new_lists": len(lists), "method": method, "baseline": baseline.source})
 
 
 def _build_from_lists(lake: LakePaths, day: dt.date, spec, facts_table: str, facts_schema) -> BuildResult:
@@ -192,9 +194,10 @@ def build_tool_changes(lake: LakePaths, day: dt.date) -> BuildResult:
     """What each endpoint changed since its previous checked day (sql/tool_changes.sql)."""
     started = time.perf_counter()
     require_status(lake, day)
+    baseline = baseline_before(lake, day)
     with duck.session() as con:  # site_of(url): lake/duck.py registers it in every session
-        duck.bind_input(con, "daily_status", status_files(lake, day, CHANGES_PARAMS["lookback_days"]),
-                        DAILY_STATUS.schema)
+        duck.bind_input(con, "daily_status", [lake.curated_file("daily_status", day)], DAILY_STATUS.schema)
+        con.register("change_baseline", baseline.table)
         duck.bind_input(con, "tool_facts", partitions_through(lake, "tool_facts", day), TOOL_FACTS.schema)
         duck.bind_input(con, "tool_lists", partitions_through(lake, "tool_lists", day), TOOL_LISTS.schema)
         unclassified = duck.run_sql(con, "tool_lists_needed", {"day": day, "method": facts_method()}).to_pylist()
@@ -202,9 +205,8 @@ def build_tool_changes(lake: LakePaths, day: dt.date) -> BuildResult:
             raise FileNotFoundError(f"{day}: {len(unclassified)} tool list(s) have no facts under {facts_method()} "
                                     f"(e.g. {unclassified[0]['tools_hash']}); materialise tool_facts for {day} first")
         table = conform(duck.run_sql(con, "tool_changes", {
-            "day": day, "lookback_days": CHANGES_PARAMS["lookback_days"], "facts_method": facts_method(),
-            "method_version": changes_method()}), TOOL_CHANGES)
+            "day": day, "facts_method": facts_method(), "method_version": changes_method()}), TOOL_CHANGES)
     path = write_parquet(lake, lake.curated_file("tool_changes", day), table)
     counts = table.column("kind").value_counts().to_pylist()
     return BuildResult("tool_changes", day, path, table.num_rows, time.perf_counter() - started,
-                       {"kinds": {c["values"]: c["counts"] for c in counts}})
+                       {"kinds": {c["values"]: c["counts"] for c in counts}, "baseline": baseline.source})

@@ -1,0 +1,142 @@
+"""What a day's change records compare against: each endpoint's latest earlier rows of daily_status within
+the change lookback (sql/change_baseline.sql), read by tool_lists_needed (tool_facts) and tool_changes.
+
+Computed from the lookback's daily_status files (60 days of them), or from the day before's baseline and
+one day's file when that baseline is cached and still stands for exactly the files it was computed from.
+The cache (`cache/change_baseline-D.parquet`) lies outside every day partition: never signed, exported or
+published, safe to delete, and the same rows either way, so no figure depends on it or on the order days
+are built in (docs/scaling.md, "Ninety days").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..lake import duck
+from ..lake.parquet_io import write_parquet
+from ..lake.paths import LakePaths
+from ..lake.schemas import DAILY_STATUS
+from ..rules.methods import CHANGES_PARAMS
+
+CACHE_FORMAT = "change-baseline-1"
+# A day's run reads the baseline cached the day before, and a backfill the one it wrote a moment ago: older
+# files are deleted when a new one is cached, so the cache stays a few files whatever the lake's age.
+CACHE_KEEP_SECONDS = 2 * 86_400
+LOOKBACK_DAYS: int = CHANGES_PARAMS["lookback_days"]
+
+BASELINE_SCHEMA = pa.schema([
+    pa.field("server_key", pa.string()),
+    pa.field("checked", pa.struct([("day", pa.date32()), ("code", pa.string()), ("outcome", pa.string()),
+                                   ("redirect_location", pa.string()), ("tools_hash", pa.string()),
+                                   ("server_info_version", pa.string())])),
+    pa.field("listed", pa.struct([("day", pa.date32()), ("tools_hash", pa.string()),
+                                  ("server_info_version", pa.string())])),
+    pa.field("paid", pa.struct([("day", pa.date32()), ("payment_addresses", pa.list_(pa.string()))])),
+])
+
+
+@dataclass(frozen=True)
+class Baseline:
+    table: pa.Table  # BASELINE_SCHEMA: the latest rows within [day - lookback, day - 1]
+    day: dt.date  # the day it is the baseline of
+    source: str  # how it was obtained: "cached" or "computed (<why the cache could not be used>)"
+
+
+def cache_file(lake: LakePaths, through: dt.date) -> Path:
+    return lake.root / "cache" / f"change_baseline-{through.isoformat()}.parquet"
+
+
+def _fingerprints(lake: LakePaths, through: dt.date) -> dict[str, list[int] | None]:
+    """The daily_status files a baseline through `through` stands for: (inode, size, mtime) of each day's
+    file in its window, or None for a day without one. Every rewrite is a rename (lake.parquet_io), so a
+    rebuilt day gets a new inode and time."""
+    prints: dict[str, list[int] | None] = {}
+    for back in range(LOOKBACK_DAYS + 1):
+        day = through - dt.timedelta(days=back)
+        try:
+            st = os.stat(lake.curated_file("daily_status", day))
+            prints[day.isoformat()] = [st.st_ino, st.st_size, st.st_mtime_ns]
+        except FileNotFoundError:
+            prints[day.isoformat()] = None
+    return prints
+
+
+def _compute(earlier: pa.Table, status_files: list[Path], since: dt.date) -> pa.Table:
+    with duck.session() as con:
+        con.register("earlier_baseline", earlier)
+        duck.bind_input(con, "daily_status", status_files, DAILY_STATUS.schema)
+        table = duck.run_sql(con, "change_baseline", {"since": since})
+    return table.cast(BASELINE_SCHEMA)
+
+
+def _load_cached(lake: LakePaths, through: dt.date) -> tuple[pa.Table | None, str]:
+    """The cached baseline through `through`, if it stands for the files there now; else why not."""
+    path = cache_file(lake, through)
+    if not path.is_file():
+        return None, f"no cached baseline through {through}"
+    try:
+        table = pq.read_table(path)
+        meta = json.loads((table.schema.metadata or {}).get(b"sevenmaps", b"{}"))
+    except (OSError, ValueError, pa.ArrowException) as exc:
+        return None, f"the cached baseline through {through} is unreadable ({exc})"
+    if meta.get("format") != CACHE_FORMAT or meta.get("lookback_days") != LOOKBACK_DAYS:
+        return None, f"the cached baseline through {through} is of another format or lookback"
+    if meta.get("files") != _fingerprints(lake, through):
+        return None, f"daily_status within the lookback of {through} changed since its baseline was cached"
+    if not table.schema.remove_metadata().equals(BASELINE_SCHEMA):
+        return None, f"the cached baseline through {through} has another schema"
+    return table.replace_schema_metadata(None), "cached"
+
+
+def _store(lake: LakePaths, through: dt.date, table: pa.Table, prints: dict[str, list[int] | None]) -> None:
+    meta = {"format": CACHE_FORMAT, "lookback_days": LOOKBACK_DAYS, "through": through.isoformat(), "files": prints}
+    path = write_parquet(lake, cache_file(lake, through),
+                         table.replace_schema_metadata({"sevenmaps": json.dumps(meta, sort_keys=True)}))
+    oldest = time.time() - CACHE_KEEP_SECONDS
+    for old in path.parent.glob("change_baseline-*.parquet"):
+        with contextlib.suppress(FileNotFoundError):  # a concurrent run may prune it first
+            if old.stat().st_mtime < oldest:
+                old.unlink()
+
+
+def _through(lake: LakePaths, through: dt.date) -> tuple[pa.Table, str]:
+    """The baseline of every row up to and including `through` (its window: [through - lookback, through]),
+    from the cache, or computed from the window's files and cached."""
+    table, why = _load_cached(lake, through)
+    if table is not None:
+        return table, why
+    prints = _fingerprints(lake, through)  # before reading: a file rewritten meanwhile makes the cache stale
+    files = [lake.curated_file("daily_status", dt.date.fromisoformat(d)) for d, p in sorted(prints.items()) if p]
+    table = _compute(BASELINE_SCHEMA.empty_table(), files, through - dt.timedelta(days=LOOKBACK_DAYS))
+    _store(lake, through, table, prints)
+    return table, f"computed ({why})"
+
+
+def _cached_prints(lake: LakePaths, through: dt.date) -> dict | None:
+    try:
+        meta = pq.read_schema(cache_file(lake, through)).metadata or {}
+        return json.loads(meta.get(b"sevenmaps", b"{}")).get("files")
+    except (OSError, ValueError, pa.ArrowException):
+        return None
+
+
+def baseline_before(lake: LakePaths, day: dt.date) -> Baseline:
+    """Each endpoint's latest rows within [day - lookback, day - 1]. Caches the baseline through the day
+    before, and through `day` once its daily_status exists, so the next day reads two files, not 61."""
+    # Taken first: whatever is rewritten from here on is seen as a change by the next reader of the cache.
+    prints_today = _fingerprints(lake, day)
+    earlier, source = _through(lake, day - dt.timedelta(days=1))
+    since = day - dt.timedelta(days=LOOKBACK_DAYS)
+    before = _compute(earlier, [], since)
+    if prints_today[day.isoformat()] is not None and _cached_prints(lake, day) != prints_today:
+        _store(lake, day, _compute(before, [lake.curated_file("daily_status", day)], since), prints_today)
+    return Baseline(before, day, source)
