@@ -66,15 +66,16 @@ def synthetic_lake(name: str, servers: int, days: int, seed: int, **options) -> 
     return source, meta
 
 
-def _clone(src: LakePaths, dst: Path, *, drop_day: dt.date | None = None, curated: bool = True,
+def _clone(src: LakePaths, dst: Path, *, morning_of: dt.date | None = None, curated: bool = True,
            key: Path | None = None) -> LakePaths:
     """Copy a lake with hard links (writes replace files by rename, so the source is never touched).
 
-    With `drop_day`, the lake as it stands on the morning that day is built: its tables and root removed,
-    the earlier days' snapshots and the change baselines cached by their builds kept, and the log re-derived
-    from the earlier roots (with `key`), so the run signs and exports that one day only, as a daily run does,
-    and catches nothing up. (Without the log and the snapshots, the run re-logged and re-exported every
-    earlier day, which made a day look slower the more days came before it.)"""
+    With `morning_of`, the lake as it stood on the morning that day was built: the day's raw files and
+    those of the days before, the earlier days' tables, roots, snapshots and cached change baselines, the
+    log re-derived from those roots (with `key`) and the warehouse's views; nothing of that day or later. A
+    run of that day then builds, signs and exports it alone, as a daily run does, and catches nothing up.
+    (Before, the day's lake had no log, snapshots or warehouse, so its run re-logged and re-exported every
+    earlier day and rebuilt the views, and a day looked slower the more days came before it.)"""
     if dst.exists():
         shutil.rmtree(dst)
     dst.mkdir(parents=True)
@@ -83,16 +84,35 @@ def _clone(src: LakePaths, dst: Path, *, drop_day: dt.date | None = None, curate
         if (src.root / part).exists():
             subprocess.run(["cp", "-al", str(src.root / part), str(dst / part)], check=True)
     lake = LakePaths.at(dst)
-    if drop_day:
-        for table_dir in (dst / "curated").glob("*"):
-            shutil.rmtree(table_dir / f"day={drop_day}", ignore_errors=True)
-        lake.root_file(drop_day).unlink(missing_ok=True)
-        shutil.rmtree(lake.exports_dir / drop_day.isoformat(), ignore_errors=True)
+    if morning_of:
+        def day_of(name: str) -> dt.date | None:
+            text = name.removeprefix("day=").removeprefix("change_baseline-")[:10]
+            try:
+                return dt.date.fromisoformat(text)
+            except ValueError:
+                return None
+
+        def drop(paths, later_than: dt.date) -> None:
+            for path in paths:
+                if (d := day_of(path.name)) is not None and d > later_than:
+                    shutil.rmtree(path) if path.is_dir() else path.unlink()
+
+        yesterday = morning_of - dt.timedelta(days=1)
+        drop((dst / "raw").glob("*/day=*"), morning_of)
+        drop((dst / "curated").glob("*/day=*"), yesterday)
+        drop(lake.roots_dir.glob("day=*.json"), yesterday)
+        drop(lake.exports_dir.glob("*"), yesterday)
+        drop((dst / "cache").glob("*"), yesterday)
         if key is not None and lake.roots_dir.is_dir():
             from ..integrity.keys import load_private_key
             from ..integrity.roots import sync_log
 
             sync_log(lake, load_private_key(key, lake))
+        # Its warehouse too: views are rebuilt only when one changes (here, because the lake moved), and
+        # that costs more the more files the lake holds (0.6 s at 30 days, 0.8 s at 90, 100,000 endpoints).
+        from ..lake.warehouse import publish_warehouse
+
+        publish_warehouse(lake)
     return lake
 
 
@@ -139,6 +159,34 @@ def _measure(job: str, first: dt.date, last: dt.date, lake: LakePaths, key: Path
     if not figures["success"]:
         raise RuntimeError("the Dagster run did not succeed")
     return figures
+
+
+def _same_day_shorter_history(source: LakePaths, lake: LakePaths, end: dt.date, key: Path,
+                              first_run: dict) -> tuple[dict, dict]:
+    """`end` built after all of `lake`'s days, and after only 29 (a lake made of the same raw files from
+    end - 29 on, its first 29 days backfilled): each twice, alternately, the faster kept (runs of one day
+    differ by some 10%). Returns (the long history's run, the short one's)."""
+    first = end - dt.timedelta(days=29)
+    _say(f"{end} again, after 29 days ({first} ..): backfilling those 29 days from the same raw files ...")
+    short = _clone(source, BENCH_DIR / "work-short", curated=False)
+    for folder in (short.root / "raw").glob("*/day=*"):
+        if dt.date.fromisoformat(folder.name[4:]) < first:
+            shutil.rmtree(folder)
+    _measure("map_and_sign", first, end - dt.timedelta(days=1), short, key)
+    long_runs, short_runs = [first_run], []
+    for _ in range(2):
+        _say(f"{end} after 29 days, then after all of them ...")
+        short_runs.append(_measure("map_and_sign", end, end,
+                                   _clone(short, BENCH_DIR / "work-short-day", morning_of=end, key=key), key))
+        if len(long_runs) < 2:
+            long_runs.append(_measure("map_and_sign", end, end,
+                                      _clone(lake, BENCH_DIR / "work-day", morning_of=end, key=key), key))
+    return min(long_runs, key=_map_seconds), min(short_runs, key=_map_seconds)
+
+
+def _map_seconds(run: dict) -> float:
+    """A one-day run's map, checks, root, log and snapshot: the run without the day's site."""
+    return run["in_run_seconds"] - run["site_seconds"]
 
 
 def lake_first_day(lake: LakePaths) -> dt.date:
@@ -200,9 +248,16 @@ def run_bench(servers: int, days: int, seed: int) -> int:
     backfill = _measure("map_and_sign", first, end, backfill_lake, key)
 
     _say(f"one day {end} (every map asset + root; the days before already built, signed and exported) ...")
-    day_lake = _clone(backfill_lake, BENCH_DIR / "work-day", drop_day=end, key=key)
+    day_lake = _clone(backfill_lake, BENCH_DIR / "work-day", morning_of=end, key=key)
     one_day = _measure("map_and_sign", end, end, day_lake, key)
     scan_seconds, scan_files = _bare_scan_seconds(day_lake, end)
+
+    # Past the 60-day lookback: does a day cost more the more days came before it? The same last day, over
+    # the same raw files and endpoints, in this lake and in one that began 30 days before it.
+    history = None
+    if days >= 60:
+        one_day, short = _same_day_shorter_history(source, backfill_lake, end, key, one_day)
+        history = {"days_before": days - 1, "run": one_day, "short_days_before": 29, "short_run": short}
 
     _say(f"verify and log check on the signed {days}-day lake, against sha256sum over the same files ...")
     verifying = _verify_figures(backfill_lake, key)
@@ -213,7 +268,8 @@ def run_bench(servers: int, days: int, seed: int) -> int:
         "synth_seconds": meta.get("synth_seconds"),
         "one_day": one_day, "backfill_30_days": backfill,
         "bare_scan_seconds": scan_seconds, "bare_scan_files": scan_files,
-        "one_day_compute_to_bare_scan": (one_day["in_run_seconds"] - one_day["site_seconds"]) / scan_seconds,
+        "one_day_compute_to_bare_scan": _map_seconds(one_day) / scan_seconds,
+        "same_day_shorter_history": history,
         "cores": os.cpu_count(),
     }
     (BENCH_DIR / "results.json").write_text(json.dumps(results, indent=2))
@@ -235,6 +291,15 @@ def run_bench(servers: int, days: int, seed: int) -> int:
     print(f"  ratio one-day compute / bare scan      {results['one_day_compute_to_bare_scan']:8.1f} x   "
           "(the map, its checks and the root; the site apart)")
     print(f"  backfill per day (in-run)              {backfill['in_run_seconds'] / days:8.2f} s")
+    if history:
+        late, early = _map_seconds(one_day), _map_seconds(history["short_run"])
+        print(f"  day {end}: {days - 1} days before / 29   {late:8.2f} s / {early:.2f} s = {late / early:.2f} x   "
+              f"(map, checks, root; same raw files; peak RSS {one_day['peak_rss_mb']:,.0f} / "
+              f"{history['short_run']['peak_rss_mb']:,.0f} MB)")
+        short_steps = history["short_run"]["step_seconds"]
+        grew = sorted(((one_day["step_seconds"].get(k, 0) - v, k) for k, v in short_steps.items() if k != "day_site"),
+                      reverse=True)[:5]
+        print("  steps that cost more with more days   " + ", ".join(f"{k} {d:+.2f}" for d, k in grew))
     v = verifying
     print(f"  sevenmaps verify (pinned key, in-run)  {v['verify_seconds']:8.2f} s   ({v['files']:,} files, "
           f"{v['bytes'] / 1e9:.2f} GB, {v['days']} days; ok={v['verify_ok']})")
