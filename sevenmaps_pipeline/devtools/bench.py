@@ -254,10 +254,10 @@ def run_bench(servers: int, days: int, seed: int) -> int:
 
     # Past the 60-day lookback: does a day cost more the more days came before it? The same last day, over
     # the same raw files and endpoints, in this lake and in one that began 30 days before it.
-    history = None
+    short: dict | None = None
     if days >= 60:
         one_day, short = _same_day_shorter_history(source, backfill_lake, end, key, one_day)
-        history = {"days_before": days - 1, "run": one_day, "short_days_before": 29, "short_run": short}
+    history = {"days_before": days - 1, "run": one_day, "short_days_before": 29, "short_run": short} if short else None
 
     _say(f"verify and log check on the signed {days}-day lake, against sha256sum over the same files ...")
     verifying = _verify_figures(backfill_lake, key)
@@ -291,12 +291,12 @@ def run_bench(servers: int, days: int, seed: int) -> int:
     print(f"  ratio one-day compute / bare scan      {results['one_day_compute_to_bare_scan']:8.1f} x   "
           "(the map, its checks and the root; the site apart)")
     print(f"  backfill per day (in-run)              {backfill['in_run_seconds'] / days:8.2f} s")
-    if history:
-        late, early = _map_seconds(one_day), _map_seconds(history["short_run"])
+    if short:
+        late, early = _map_seconds(one_day), _map_seconds(short)
         print(f"  day {end}: {days - 1} days before / 29   {late:8.2f} s / {early:.2f} s = {late / early:.2f} x   "
               f"(map, checks, root; same raw files; peak RSS {one_day['peak_rss_mb']:,.0f} / "
-              f"{history['short_run']['peak_rss_mb']:,.0f} MB)")
-        short_steps = history["short_run"]["step_seconds"]
+              f"{short['peak_rss_mb']:,.0f} MB)")
+        short_steps = short["step_seconds"]
         grew = sorted(((one_day["step_seconds"].get(k, 0) - v, k) for k, v in short_steps.items() if k != "day_site"),
                       reverse=True)[:5]
         print("  steps that cost more with more days   " + ", ".join(f"{k} {d:+.2f}" for d, k in grew))
