@@ -3,7 +3,7 @@
 -- Inputs:
 --   daily_status     $day
 --   change_baseline  each endpoint's latest checked row, latest row with a tool list and latest row with
---                    payment addresses within the $lookback_days days before $day (sql/change_baseline.sql)
+--                    payment addresses within the change lookback (60 days) before $day (sql/change_baseline.sql)
 --   tool_facts       every list's tools under the current risk method $facts_method (the caller has made
 --                    sure both days' lists have them, so a risk method change is never reported as a change)
 --   site_of(url)     the registrable domain of a URL's host (the shipped, hash-checked Public Suffix List)

@@ -6,6 +6,7 @@ and a damaged cache; and the cache is never part of a signed day."""
 from __future__ import annotations
 
 import datetime as dt
+import os
 import random
 import shutil
 
@@ -173,8 +174,6 @@ def test_the_cache_lies_outside_every_signed_day(status_lake):
 
 
 def test_cached_baselines_not_written_for_two_days_are_deleted(status_lake):
-    import os
-
     lake, _ = status_lake
     stale = cache_file(lake, FIRST + dt.timedelta(days=40))
     baseline_before(lake, FIRST + dt.timedelta(days=41))

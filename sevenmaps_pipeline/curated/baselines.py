@@ -47,7 +47,6 @@ BASELINE_SCHEMA = pa.schema([
 @dataclass(frozen=True)
 class Baseline:
     table: pa.Table  # BASELINE_SCHEMA: the latest rows within [day - lookback, day - 1]
-    day: dt.date  # the day it is the baseline of
     source: str  # how it was obtained: "cached" or "computed (<why the cache could not be used>)"
 
 
@@ -78,19 +77,23 @@ def _compute(earlier: pa.Table, status_files: list[Path], since: dt.date) -> pa.
     return table.cast(BASELINE_SCHEMA)
 
 
-def _load_cached(lake: LakePaths, through: dt.date) -> tuple[pa.Table | None, str]:
-    """The cached baseline through `through`, if it stands for the files there now; else why not."""
+def _meta(schema: pa.Schema) -> dict:
+    return json.loads((schema.metadata or {}).get(b"sevenmaps", b"{}"))
+
+
+def _load_cached(lake: LakePaths, through: dt.date, prints: dict) -> tuple[pa.Table | None, str]:
+    """The cached baseline through `through`, if it stands for the files `prints` describes; else why not."""
     path = cache_file(lake, through)
     if not path.is_file():
         return None, f"no cached baseline through {through}"
     try:
         table = pq.read_table(path)
-        meta = json.loads((table.schema.metadata or {}).get(b"sevenmaps", b"{}"))
+        meta = _meta(table.schema)
     except (OSError, ValueError, pa.ArrowException) as exc:
         return None, f"the cached baseline through {through} is unreadable ({exc})"
     if meta.get("format") != CACHE_FORMAT or meta.get("lookback_days") != LOOKBACK_DAYS:
         return None, f"the cached baseline through {through} is of another format or lookback"
-    if meta.get("files") != _fingerprints(lake, through):
+    if meta.get("files") != prints:
         return None, f"daily_status within the lookback of {through} changed since its baseline was cached"
     if not table.schema.remove_metadata().equals(BASELINE_SCHEMA):
         return None, f"the cached baseline through {through} has another schema"
@@ -111,10 +114,10 @@ def _store(lake: LakePaths, through: dt.date, table: pa.Table, prints: dict[str,
 def _through(lake: LakePaths, through: dt.date) -> tuple[pa.Table, str]:
     """The baseline of every row up to and including `through` (its window: [through - lookback, through]),
     from the cache, or computed from the window's files and cached."""
-    table, why = _load_cached(lake, through)
+    prints = _fingerprints(lake, through)  # before reading: a file rewritten meanwhile makes the cache stale
+    table, why = _load_cached(lake, through, prints)
     if table is not None:
         return table, why
-    prints = _fingerprints(lake, through)  # before reading: a file rewritten meanwhile makes the cache stale
     files = [lake.curated_file("daily_status", dt.date.fromisoformat(d)) for d, p in sorted(prints.items()) if p]
     table = _compute(BASELINE_SCHEMA.empty_table(), files, through - dt.timedelta(days=LOOKBACK_DAYS))
     _store(lake, through, table, prints)
@@ -123,8 +126,7 @@ def _through(lake: LakePaths, through: dt.date) -> tuple[pa.Table, str]:
 
 def _cached_prints(lake: LakePaths, through: dt.date) -> dict | None:
     try:
-        meta = pq.read_schema(cache_file(lake, through)).metadata or {}
-        return json.loads(meta.get(b"sevenmaps", b"{}")).get("files")
+        return _meta(pq.read_schema(cache_file(lake, through))).get("files")
     except (OSError, ValueError, pa.ArrowException):
         return None
 
@@ -139,4 +141,4 @@ def baseline_before(lake: LakePaths, day: dt.date) -> Baseline:
     before = _compute(earlier, [], since)
     if prints_today[day.isoformat()] is not None and _cached_prints(lake, day) != prints_today:
         _store(lake, day, _compute(before, [lake.curated_file("daily_status", day)], since), prints_today)
-    return Baseline(before, day, source)
+    return Baseline(before, source)
