@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import random
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -167,14 +168,11 @@ def test_failure_reasons_count_the_days_failed_checks_by_the_agent_ready_classes
     assert abs(sum(r["share"] for r in table) - 1.0) < 1e-9
 
 
-@pytest.mark.parametrize("whole_row_groups", [True, False])
-def test_a_file_whose_footer_reads_but_a_page_is_corrupt_is_unreadable(tmp_path, monkeypatch, whole_row_groups):
-    # Validation decodes every page: a row group at a time, or in batches for one too large to hold.
+def test_a_file_whose_footer_reads_but_a_page_is_corrupt_is_unreadable(tmp_path):
+    # Validation decodes every page, not only the footer.
     from sevenmaps_pipeline.curated import common
     from sevenmaps_pipeline.lake.schemas import RAW_PROBES
 
-    if not whole_row_groups:
-        monkeypatch.setattr(common, "DECODE_WHOLE_ROW_GROUP_BYTES", 0)
     path = tmp_path / "part.parquet"
     rows = [probe(f"https://s{i}.example.com/mcp", "ok") for i in range(2000)]
     pq.write_table(pa.Table.from_pylist(rows), path, compression="zstd", row_group_size=500)
@@ -186,3 +184,36 @@ def test_a_file_whose_footer_reads_but_a_page_is_corrupt_is_unreadable(tmp_path,
     assert pq.ParquetFile(path).metadata.num_rows == 2000  # the footer still reads
     problem = common.unreadable(path, RAW_PROBES.schema)
     assert problem is not None and problem.startswith("unreadable Parquet")
+
+
+def test_a_damaged_file_that_passes_validation_reads_whole_in_the_map(tmp_path):
+    # Whatever damage a landed file has, it is either refused or every later query reads it: bytes flipped,
+    # overwritten or zeroed anywhere in a file of several row groups (a seeded, repeatable sample).
+    from sevenmaps_pipeline.curated import common
+    from sevenmaps_pipeline.lake import duck
+    from sevenmaps_pipeline.lake.schemas import RAW_PROBES
+
+    rows = [probe(f"https://s{i}.example.com/mcp", "ok", tools_json=f'[{{"name": "t{i % 37}"}}]')
+            for i in range(1500)]
+    clean = tmp_path / "clean.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), clean, compression="zstd", row_group_size=400)
+    original = clean.read_bytes()
+    rng = random.Random(20261202)
+    refused = passed = 0
+    for attempt in range(150):
+        data = bytearray(original)
+        at = rng.randrange(4, len(data) - 8)
+        length = rng.randrange(1, 120)
+        kind = attempt % 3
+        for i in range(at, min(at + length, len(data))):
+            data[i] = data[i] ^ 0x5A if kind == 0 else (rng.randrange(256) if kind == 1 else 0)
+        damaged = tmp_path / f"damaged-{attempt}.parquet"
+        damaged.write_bytes(bytes(data))
+        if common.unreadable(damaged, RAW_PROBES.schema) is not None:
+            refused += 1
+            continue
+        passed += 1
+        with duck.session() as con:
+            duck.bind_input(con, "raw_probes", [damaged], RAW_PROBES.schema)
+            con.execute("SELECT * FROM raw_probes").fetchall()
+    assert refused and passed  # the sample holds both kinds of damage

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
+from ..lake import duck
 from ..lake.parquet_io import assert_day_writable
 from ..lake.paths import LakePaths
 from ..lake.schemas import RAW_PROBES, RAW_READINESS, RAW_READINESS_SURFACES, RAW_REGISTRY, RAW_SKILLS
@@ -35,23 +35,18 @@ def rel(lake: LakePaths, path: Path) -> str:
     return path.relative_to(lake.root).as_posix()
 
 
-# The largest row group (uncompressed, as its metadata says) that validation decodes in one piece.
-DECODE_WHOLE_ROW_GROUP_BYTES = 256 * 1024 * 1024
-
-
 def unreadable(path: Path, spec_schema: pa.Schema) -> str | None:
-    """Why a landed raw file cannot be used, or None. Decodes every page (corrupt pages show only then):
-    a row group at a time (five times faster than batches), or a batch at a time for a row group too large
-    to hold decoded, so memory stays bounded."""
+    """Why a landed raw file cannot be used, or None. Decodes every value of every column (corrupt pages
+    show only then) with DuckDB, the engine every later step reads the file with, streaming, so memory stays
+    bounded. DuckDB and pyarrow each refuse some damaged files the other decodes; a file that passes here
+    reads in every later query (docs/data-dictionary.md, raw_probes). Five times faster than pyarrow on a day
+    of probes, whose tool lists decode to some 200 MB."""
+    relation = "read_parquet($path, hive_partitioning = false)"
     try:
-        with pq.ParquetFile(path) as parquet:
-            names = parquet.schema_arrow.names
-            for index in range(parquet.num_row_groups):
-                if parquet.metadata.row_group(index).total_byte_size <= DECODE_WHOLE_ROW_GROUP_BYTES:
-                    parquet.read_row_group(index)
-                else:
-                    for _ in parquet.iter_batches(batch_size=16_384, row_groups=[index]):
-                        pass
+        with duck.session() as con:
+            names = [row[0] for row in con.execute(f"DESCRIBE SELECT * FROM {relation}",
+                                                   {"path": str(path)}).fetchall()]
+            con.execute(f"SELECT count(*), sum(hash(COLUMNS(*))) FROM {relation}", {"path": str(path)}).fetchall()
     except Exception as exc:  # noqa: BLE001 - any reader failure is a classified refusal
         return f"unreadable Parquet: {type(exc).__name__}: {str(exc)[:300]}"
     missing = [f.name for f in spec_schema if not f.nullable and f.name not in names]

@@ -52,15 +52,23 @@ def _refuse_report_files(lake: LakePaths, day: dt.date) -> tuple[list[Path], lis
     usable, refused = [], []
     for path in lake.raw_files("agent_reports", day):
         problem = unreadable(path, RAW_AGENT_REPORTS.schema)
+        fixed: pa.Table | None = None
+        extra: list[str] = []
         if problem is None:
-            extra = sorted(set(pq.read_schema(path).names) - allowed)
-            if not extra:
+            try:  # pyarrow may refuse a damaged file that DuckDB decoded whole (see `unreadable`)
+                columns = pq.read_schema(path).names
+                extra = sorted(set(columns) - allowed)
+                if extra:
+                    fixed = pq.read_table(path, columns=[c for c in columns if c in allowed])
+            except Exception as exc:  # noqa: BLE001 - any reader failure is a classified refusal
+                problem = f"unreadable Parquet: {type(exc).__name__}: {str(exc)[:300]}"
+        if problem is None:
+            if fixed is None:
                 usable.append(path)
                 continue
             names = ", ".join(extra)
             target = lake.quarantine_dir / path.relative_to(lake.root)
             assert_day_writable(lake, day)
-            fixed = pq.read_table(path, columns=[c for c in pq.read_schema(path).names if c in allowed])
             write_parquet(lake, target, fixed)
             path.unlink()
             problem = (f"unexpected column(s) {names[:300]}: reports carry the fixed fields only, never text in an "
