@@ -14,43 +14,58 @@
 --     (change_record_days: a day without change records cannot say whether the list changed); a change
 --     day is such a day on which tool_changes recorded one of $list_change_kinds against that earlier day;
 --   * change_days: the days of the last $change_days_kept with any tool_changes record (seed: kept 60 days).
+-- One pass over the window's rows, grouped by endpoint (no endpoint x day grid, no ordered aggregate, no
+-- window function; docs/scaling.md): each day's code sits in 3 bits of one HUGEINT at bit 3 x age (0 for
+-- n, so a missing row reads as n), 42 days at most (build_server_history refuses a longer window); and
+-- the first listed day of the window, which has nothing earlier to be compared with, is taken off the
+-- comparisons and change days it would count.
 WITH today AS (
     SELECT server_key, server_id, server_name, url, code FROM daily_status WHERE day = $day::DATE
 ),
-spine AS (
-    SELECT ($day::DATE - i::INTEGER) AS day, i AS age
-    FROM range(0, $window_days) AS t(i)
-),
-grid AS (
-    -- Day weights as exact integer units (1e-12): their sums do not depend on the order DuckDB's threads
-    -- add them in, so a day recomputed comes out byte for byte the same (signed days must).
-    SELECT t.server_key, s.day, s.age, coalesce(ds.code, 'n') AS code, ds.handshake_ms,
-           round(power(0.5, s.age / $half_life) * 1e12)::HUGEINT AS weight_units
-    FROM today AS t
-    CROSS JOIN spine AS s
-    LEFT JOIN daily_status AS ds ON ds.server_key = t.server_key AND ds.day = s.day
-),
-listed_days AS (
-    SELECT ds.server_key, ds.day, ds.tools_hash,
-           lag(ds.tools_hash) OVER (PARTITION BY ds.server_key ORDER BY ds.day) AS previous_hash
-    FROM daily_status AS ds
-    SEMI JOIN today AS t ON t.server_key = ds.server_key
-    WHERE ds.tools_hash IS NOT NULL AND ds.day BETWEEN $day::DATE - ($window_days - 1)::INTEGER AND $day::DATE
-),
 list_change_days AS (
-    SELECT DISTINCT server_key, day
+    SELECT DISTINCT server_key, day, true AS changed
     FROM tool_changes
     WHERE list_contains($list_change_kinds, kind)
       AND previous_day >= $day::DATE - ($window_days - 1)::INTEGER AND day <= $day::DATE
 ),
+window_rows AS (
+    SELECT ds.server_key, ds.day, ($day::DATE - ds.day)::INTEGER AS age, ds.code, ds.handshake_ms,
+           ds.tools_hash IS NOT NULL AS listed,
+           ds.day IN (SELECT day FROM change_record_days) AS recorded,
+           coalesce(c.changed, false) AS changed
+    FROM daily_status AS ds
+    LEFT JOIN list_change_days AS c ON c.server_key = ds.server_key AND c.day = ds.day
+    WHERE ds.day BETWEEN $day::DATE - ($window_days - 1)::INTEGER AND $day::DATE
+),
+per_server AS (
+    SELECT server_key,
+           bit_or((CASE code WHEN 'o' THEN 1 WHEN 'a' THEN 2 WHEN 'p' THEN 3 WHEN 'd' THEN 4 ELSE 0 END)::HUGEINT
+                  << (3 * age)) AS packed_codes,
+           count(*) FILTER (WHERE code <> 'n')::INTEGER AS checked_days,
+           count(*) FILTER (WHERE code IN ('o', 'a', 'p'))::INTEGER AS answered_days,
+           count(*) FILTER (WHERE code = 'o')::INTEGER AS ok_days,
+           count(*) FILTER (WHERE code = 'd')::INTEGER AS down_days,
+           -- Day weights as exact integer units (1e-12): their sums do not depend on the order DuckDB's
+           -- threads add them in, so a day recomputed comes out byte for byte the same (signed days must).
+           $prior_alpha + coalesce(sum(round(power(0.5, age / $half_life) * 1e12)::BIGINT)
+               FILTER (WHERE code IN ('o', 'a', 'p')), 0) / 1e12 AS alpha,
+           $prior_beta + coalesce(sum(round(power(0.5, age / $half_life) * 1e12)::BIGINT)
+               FILTER (WHERE code = 'd'), 0) / 1e12 AS beta,
+           median(handshake_ms) FILTER (WHERE code = 'o') AS median_handshake_ms,
+           count(*) FILTER (WHERE listed AND recorded)::INTEGER AS listed_recorded_days,
+           count(*) FILTER (WHERE listed AND recorded AND changed)::INTEGER AS listed_changed_days,
+           -- What the first listed day of the window counted above (nothing before it to compare with).
+           arg_min(recorded, day) FILTER (WHERE listed) AS first_listed_recorded,
+           arg_min(recorded AND changed, day) FILTER (WHERE listed) AS first_listed_changed
+    FROM window_rows
+    GROUP BY server_key
+),
 tool_churn AS (
-    SELECT l.server_key,
-           count(l.previous_hash)::INTEGER AS comparisons,
-           count(c.day) FILTER (WHERE l.previous_hash IS NOT NULL)::INTEGER AS changes
-    FROM listed_days AS l
-    SEMI JOIN change_record_days AS r USING (day)
-    LEFT JOIN list_change_days AS c USING (server_key, day)
-    GROUP BY l.server_key
+    SELECT server_key,
+           listed_recorded_days - first_listed_recorded::INTEGER AS comparisons,
+           listed_changed_days - first_listed_changed::INTEGER AS changes
+    FROM per_server
+    WHERE listed_recorded_days > 0
 ),
 recent_change_days AS (
     SELECT server_key, list(DISTINCT day ORDER BY day) AS change_days
@@ -58,19 +73,12 @@ recent_change_days AS (
     WHERE day BETWEEN $day::DATE - ($change_days_kept - 1)::INTEGER AND $day::DATE
     GROUP BY server_key
 ),
-per_server AS (
+history AS (
     SELECT server_key,
-           string_agg(code, '' ORDER BY day) AS history,
-           count(*) FILTER (WHERE code <> 'n')::INTEGER AS checked_days,
-           count(*) FILTER (WHERE code IN ('o', 'a', 'p'))::INTEGER AS answered_days,
-           count(*) FILTER (WHERE code = 'o')::INTEGER AS ok_days,
-           count(*) FILTER (WHERE code = 'd')::INTEGER AS down_days,
-           $prior_alpha + coalesce(sum(weight_units) FILTER (WHERE code IN ('o', 'a', 'p')), 0) / 1e12
-               AS alpha,
-           $prior_beta + coalesce(sum(weight_units) FILTER (WHERE code = 'd'), 0) / 1e12 AS beta,
-           median(handshake_ms) FILTER (WHERE code = 'o') AS median_handshake_ms
-    FROM grid
-    GROUP BY server_key
+           array_to_string(list_transform(range($window_days - 1, -1, -1),
+               lambda age: ['n', 'o', 'a', 'p', 'd'][((packed_codes >> (3 * age)::INTEGER) & 7)::INTEGER + 1]), '')
+               AS history
+    FROM per_server
 )
 SELECT
     $day::DATE AS day,
@@ -78,7 +86,7 @@ SELECT
     t.server_id,
     t.server_name,
     t.url,
-    p.history,
+    h.history,
     p.checked_days,
     p.answered_days,
     p.ok_days,
@@ -97,6 +105,7 @@ SELECT
     $method_version AS method_version
 FROM today AS t
 JOIN per_server AS p USING (server_key)
+JOIN history AS h USING (server_key)
 LEFT JOIN tool_churn AS c USING (server_key)
 LEFT JOIN recent_change_days AS r USING (server_key)
 ORDER BY t.server_key

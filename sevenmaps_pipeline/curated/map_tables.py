@@ -82,9 +82,16 @@ def build_daily_status(lake: LakePaths, day: dt.date) -> BuildResult:
                         "registry_snapshot": rel(lake, registry) if registry else None})
 
 
+# Days of codes sql/server_history.sql packs into one HUGEINT, 3 bits each (127 value bits).
+MAX_HISTORY_DAYS = 42
+
+
 def build_server_history(lake: LakePaths, day: dt.date) -> BuildResult:
     started = time.perf_counter()
     window = HISTORY_PARAMS["window_days"]
+    if not 1 <= window <= MAX_HISTORY_DAYS:
+        raise ValueError(f"the history window is {window} days; sql/server_history.sql packs at most "
+                         f"{MAX_HISTORY_DAYS} days of codes into one HUGEINT")
     require_status(lake, day)
     files = partitions_between(lake, "daily_status", day, window)
     kept = CHANGES_PARAMS["lookback_days"]
