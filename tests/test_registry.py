@@ -6,6 +6,8 @@ import asyncio
 import datetime as dt
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sevenmaps_pipeline.devtools.fleet.run import Fleet
 from sevenmaps_pipeline.probe.config import ProbeConfig
@@ -112,3 +114,26 @@ def test_a_malformed_entry_never_aborts_and_is_kept_with_its_reason():
     rows = rows_for_entry({"server": {"name": "x/y", "remotes": [{"type": "streamable-http",
                                                                    "url": "https://a.example.com/mcp"}, 7]}}, DAY, NOW)
     assert [r["listing"] for r in rows] == ["probe", "malformed"]
+
+
+_URL_PIECES = st.sampled_from([
+    "https://", "http://", "HTTPS://", "ftp://", "https:", "//", " https://", "\thttps://", "a.b", "Mcp.Example.COM",
+    "example.com.", "-x-", "127.0.0.1", "[::1]", "[::1", "user:pw@", "@", ":443", ":", ":x", "/", "/mcp", "?q=1",
+    "#f", "\t", "\n", " ", "%41", "é", "ﬁ", "\\", ";", "xn--bcher-kva.example"])
+
+
+@settings(max_examples=3000, deadline=None, derandomize=True)
+@given(st.lists(_URL_PIECES, max_size=7).map("".join))
+def test_host_of_reads_every_url_as_urlsplit_does(url):
+    # host_of reads plain authorities with a regular expression; whatever the URL, the host is urlsplit's.
+    from urllib.parse import urlsplit
+
+    from sevenmaps_pipeline.registry.listing import host_of
+
+    try:
+        expected = (urlsplit(url).hostname or "").lower().rstrip(".")
+    except ValueError:
+        with pytest.raises(ValueError):
+            host_of(url)
+        return
+    assert host_of(url) == expected

@@ -8,6 +8,7 @@ import datetime as dt
 import time
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..lake import duck
 from ..lake.parquet_io import write_parquet
@@ -35,12 +36,13 @@ def build_domain_ages(lake: LakePaths, day: dt.date) -> BuildResult:
     started = time.perf_counter()
     require_status(lake, day)
     with duck.session() as con:
-        status = con.execute("SELECT server_key, url FROM read_parquet($f)",
-                             {"f": str(lake.curated_file("daily_status", day))}).fetchall()
-        pairs = [{"server_key": key, "domain": registrable_domain(host_of(url or f"https://{key}"))}
-                 for key, url in status]
-        schema = pa.schema([("server_key", pa.string()), ("domain", pa.string())])
-        con.register("map_domains", pa.Table.from_pylist([p for p in pairs if p["domain"]], schema))
+        status = con.sql("SELECT server_key, url FROM read_parquet($f)",
+                         params={"f": str(lake.curated_file("daily_status", day))}).to_arrow_table()
+        keys = status.column("server_key").to_pylist()
+        domains = [registrable_domain(host_of(url or f"https://{key}"))
+                   for key, url in zip(keys, status.column("url").to_pylist(), strict=True)]
+        pairs = pa.table({"server_key": pa.array(keys, pa.string()), "domain": pa.array(domains, pa.string())})
+        con.register("map_domains", pairs.filter(pc.is_valid(pairs.column("domain"))))
         refresh = DOMAIN_AGE_PARAMS["refresh_days"]
         files = [f for d in days_back(day, refresh - 1) for f in lake.raw_files("domains", d)]
         duck.bind_input(con, "raw_domains", files, RAW_DOMAINS.schema)

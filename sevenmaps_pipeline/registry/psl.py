@@ -34,6 +34,7 @@ def _psl() -> PublicSuffixList:
     return PublicSuffixList(source=data.decode().splitlines(), accept_unknown=True)
 
 
+@functools.lru_cache(maxsize=1 << 17)  # hosts recur: endpoints share them (gateways), days repeat them
 def registrable_domain(host: str) -> str | None:
     """eTLD+1 of a host name (`api.example.co.uk` -> `example.co.uk`); None for a bare public suffix."""
     return _psl().privatesuffix(host.lower().rstrip("."))

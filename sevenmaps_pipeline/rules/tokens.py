@@ -7,11 +7,11 @@ nothing is counted.
 
 from __future__ import annotations
 
-import base64
 import functools
 import gzip
 import hashlib
 import os
+from binascii import a2b_base64
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 
@@ -51,11 +51,9 @@ def _bpe_bytes() -> bytes:
 
 @functools.cache
 def encoding() -> tiktoken.Encoding:
-    ranks = {}
-    for line in _bpe_bytes().splitlines():
-        if line:
-            token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
+    # binascii directly: base64.b64decode's checks per call cost a third of the load (200,000 lines).
+    lines = (line.split() for line in _bpe_bytes().splitlines() if line)
+    ranks = {a2b_base64(token): int(rank) for token, rank in lines}
     return tiktoken.Encoding(name="o200k_base", pat_str=_O200K_PATTERN, mergeable_ranks=ranks,
                              special_tokens=_O200K_SPECIAL)
 
