@@ -12,27 +12,35 @@
 --   * success_share = weight of reports that worked / all weight;
 --   * stars (1 + 4 x success_share, to the half star) only from $min_reporters distinct reporters
 --     including $min_paid paying ones; otherwise 'not enough reports'.
+-- Computed in passes that each read only the columns they need (docs/scaling.md): the reporter cap from a
+-- count per reporter, endpoint and day joined back; distinct reporters from one row per reporter and scope.
 WITH reports AS (
-    SELECT *
+    SELECT server_key, tool, reporter_id, about_day, paid, agreement, ok, ms, fail, surprise
     FROM agent_reports
     WHERE day BETWEEN $day::DATE - ($window_days - 1)::INTEGER AND $day::DATE
       AND about_day BETWEEN $day::DATE - ($window_days - 1)::INTEGER AND $day::DATE
 ),
+per_reporter_day AS (
+    SELECT reporter_id, server_key, about_day, count(*) AS n
+    FROM reports
+    GROUP BY ALL
+),
 weighted AS (
     -- Weights as exact integer units (1e-12): sums that do not depend on the order threads add them in,
     -- so a recomputed day is byte for byte the same (signed days must be).
-    SELECT *,
-           round(power(0.5, ($day::DATE - about_day) / $half_life)
-                 * CASE WHEN paid THEN $paid_weight ELSE $anonymous_weight END
-                 * CASE agreement WHEN 'agrees' THEN $agrees WHEN 'disagrees' THEN $disagrees ELSE $unchecked END
-                 * least(1.0, $cap / count(*) OVER (PARTITION BY reporter_id, server_key, about_day))
+    SELECT r.server_key, r.tool, r.reporter_id, r.paid, r.ok, r.ms, r.fail, r.surprise,
+           round(power(0.5, ($day::DATE - r.about_day) / $half_life)
+                 * CASE WHEN r.paid THEN $paid_weight ELSE $anonymous_weight END
+                 * CASE r.agreement WHEN 'agrees' THEN $agrees WHEN 'disagrees' THEN $disagrees ELSE $unchecked END
+                 * least(1.0, $cap / c.n)
                  * 1e12)::HUGEINT AS units
-    FROM reports
+    FROM reports AS r
+    JOIN per_reporter_day AS c USING (reporter_id, server_key, about_day)
 ),
 scoped AS (
-    SELECT 'endpoint' AS scope, NULL::VARCHAR AS scope_tool, * FROM weighted
+    SELECT 'endpoint' AS scope, NULL::VARCHAR AS scope_tool, * EXCLUDE (tool) FROM weighted
     UNION ALL
-    SELECT 'tool', tool, * FROM weighted WHERE tool IS NOT NULL
+    SELECT 'tool', tool, * EXCLUDE (tool) FROM weighted WHERE tool IS NOT NULL
 ),
 fail_counts AS (
     SELECT server_key, scope, scope_tool,
@@ -47,16 +55,26 @@ surprise_counts AS (
           GROUP BY ALL)
     GROUP BY ALL
 ),
-aggregated AS (
+reporters AS (
     SELECT server_key, scope, scope_tool,
-           count(*) AS reports,
-           count(DISTINCT reporter_id) AS reporters,
-           count(DISTINCT reporter_id) FILTER (WHERE paid) AS paid_reporters,
-           sum(units) / 1e12 AS weight,
-           coalesce(sum(units) FILTER (WHERE ok), 0)::DOUBLE / sum(units)::DOUBLE AS success_share,
-           median(ms) AS median_ms
-    FROM scoped
+           count(*) AS reporters,
+           count(*) FILTER (WHERE paid) AS paid_reporters
+    FROM (SELECT server_key, scope, scope_tool, reporter_id, bool_or(paid) AS paid FROM scoped GROUP BY ALL)
     GROUP BY ALL
+),
+aggregated AS (
+    SELECT a.*, p.reporters, p.paid_reporters
+    FROM (
+        SELECT server_key, scope, scope_tool,
+               count(*) AS reports,
+               sum(units) / 1e12 AS weight,
+               coalesce(sum(units) FILTER (WHERE ok), 0)::DOUBLE / sum(units)::DOUBLE AS success_share,
+               median(ms) AS median_ms
+        FROM scoped
+        GROUP BY ALL
+    ) AS a
+    JOIN reporters AS p
+        ON p.server_key = a.server_key AND p.scope = a.scope AND p.scope_tool IS NOT DISTINCT FROM a.scope_tool
 ),
 rated AS (
     SELECT *,
