@@ -84,19 +84,24 @@ listed AS (
     WHERE listing = 'probe' AND server_key IS NOT NULL
     GROUP BY server_key
 ),
+listed_unchecked AS (
+    SELECT l.*
+    FROM listed AS l
+    WHERE l.server_key NOT IN (SELECT server_key FROM deciding)
+      AND l.server_key NOT IN (SELECT server_key FROM voided_only)
+),
 last_earlier_check AS (
+    -- Only the listed endpoints left unchecked today (usually few) are looked up in the earlier days.
     SELECT server_key, arg_max(outcome, started_at) AS outcome
-    FROM probe_validation
+    FROM (SELECT * FROM probe_validation WHERE server_key IN (SELECT server_key FROM listed_unchecked)) AS p
     WHERE problem IS NULL AND check_kind = 'daily' AND day < $day::DATE
     GROUP BY server_key
 ),
 unchecked_listed AS (
     SELECT l.*
-    FROM listed AS l
+    FROM listed_unchecked AS l
     LEFT JOIN last_earlier_check AS e USING (server_key)
-    WHERE l.server_key NOT IN (SELECT server_key FROM deciding)
-      AND l.server_key NOT IN (SELECT server_key FROM voided_only)
-      AND coalesce(e.outcome, '') <> 'skipped'
+    WHERE coalesce(e.outcome, '') <> 'skipped'
 ),
 on_map AS (
     SELECT server_key, server_name, server_version, url, outcome, outcome_detail AS reason, http_status,
