@@ -33,6 +33,7 @@ from sevenmaps_pipeline.probe.run import readiness_day
 from sevenmaps_pipeline.registry.client import rows_for_entry
 from sevenmaps_pipeline.registry.skills_list import read_skills_list
 from sevenmaps_pipeline.rules.fingerprints import summarize_tools
+from sevenmaps_pipeline.rules.methods import READINESS_PARAMS
 from sevenmaps_pipeline.rules.readiness import score_mcp
 from sevenmaps_pipeline.rules.tokens import count_tokens
 
@@ -87,8 +88,11 @@ CASES = [
 def night(tmp_path_factory):
     """The fleet's night: its registry snapshot landed, the readiness run, the three tables built."""
     lake = LakePaths.at(tmp_path_factory.mktemp("readiness") / "lake")
+    # The p50 line against a threshold of 1.5 s (the rubric's is 0.5 s), so that a loaded machine (a p50 of
+    # 668 ms was seen on loopback, two test workers on two cores) never fails the fast server; the slow
+    # one's injected 1.6 s is a floor under every answer, so it fails whatever the machine's speed.
     with Fleet() as fleet:
-        fleet.latency["mcp.outage.test"] = 0.6  # a slow server: p50 over 500 ms
+        fleet.latency["mcp.outage.test"] = 1.6
         now = dt.datetime.now(dt.UTC)
         today = now.date()
         rows = [r for e in registry_entries(fleet) for r in rows_for_entry(
@@ -100,8 +104,10 @@ def night(tmp_path_factory):
         skills = read_skills_list(fleet.skills_list(lake.root.parent))
         with CodeHostClient(fleet.codehost_url) as codehost:
             report = readiness_day(lake, today, config, codehost=codehost, skills=skills.folders)
-        built = [build(lake, today) for build in (build_readiness_discovery, build_readiness_lines,
-                                                  build_readiness_scores)]
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setitem(READINESS_PARAMS, "p50_under_ms", 1500)
+            built = [build(lake, today) for build in (build_readiness_discovery, build_readiness_lines,
+                                                      build_readiness_scores)]
         yield {"lake": lake, "day": today, "fleet": fleet, "report": report, "built": built,
                "lines": pq.read_table(lake.curated_file("readiness_lines", today)).to_pylist(),
                "scores": {r["subject_key"]: r for r in
