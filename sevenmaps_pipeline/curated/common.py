@@ -39,7 +39,7 @@ def unreadable(path: Path, spec_schema: pa.Schema) -> str | None:
     """Why a landed raw file cannot be used, or None. Decodes every value of every column (corrupt pages
     show only then) with DuckDB, the engine every later step reads the file with, streaming, so memory stays
     bounded. DuckDB and pyarrow each refuse some damaged files the other decodes; a file that passes here
-    reads in every later query (docs/data-dictionary.md, raw_probes). Five times faster than pyarrow on a day
+    reads in every later query (docs/data-dictionary.md, raw_probes). Four times faster than pyarrow on a day
     of probes, whose tool lists decode to some 200 MB."""
     relation = "read_parquet($path, hive_partitioning = false)"
     try:

@@ -53,7 +53,7 @@ _PLAIN_AUTHORITY = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://([A-Za-z0-9.-]+)(?::[0
 
 def host_of(url: str) -> str:
     """The URL's hostname, lowercased, without a trailing dot ('' when it has none), as urlsplit reads it.
-    Plain authorities (nearly every listed URL) are read by one regular expression, five times faster:
+    Plain authorities (nearly every listed URL) are read by one regular expression, four times faster:
     the map reads the host of every endpoint every day."""
     plain = _PLAIN_AUTHORITY.match(url)
     if plain is not None:
