@@ -97,7 +97,7 @@ last_earlier_check AS (
     WHERE problem IS NULL AND check_kind = 'daily' AND day < $day::DATE
     GROUP BY server_key
 ),
-unchecked_listed AS (
+unchecked_on_map AS (
     SELECT l.*
     FROM listed_unchecked AS l
     LEFT JOIN last_earlier_check AS e USING (server_key)
@@ -114,7 +114,7 @@ on_map AS (
     FROM voided_only
     UNION ALL BY NAME
     SELECT server_key, server_name, server_version, url, 'no daily check' AS reason
-    FROM unchecked_listed
+    FROM unchecked_on_map
 ),
 coded AS (
     SELECT *,

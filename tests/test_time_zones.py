@@ -11,6 +11,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pyarrow.parquet as pq
+
 CHILD = textwrap.dedent("""
     import datetime as dt, sys
     from pathlib import Path
@@ -51,8 +53,6 @@ def test_the_map_is_the_same_in_every_time_zone(tmp_path):
     utc, new_york = _build(tmp_path, "UTC"), _build(tmp_path, "America/New_York")
     files = _files(utc)
     assert files and _files(new_york) == files
-    import pyarrow.parquet as pq
-
     cached = sorted(p.name for p in (utc / "cache").glob("*.parquet"))
     assert cached and cached == sorted(p.name for p in (new_york / "cache").glob("*.parquet"))
     for name in cached:

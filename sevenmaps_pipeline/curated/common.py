@@ -35,6 +35,11 @@ def rel(lake: LakePaths, path: Path) -> str:
     return path.relative_to(lake.root).as_posix()
 
 
+def unreadable_reason(exc: Exception) -> str:
+    """How a file that a Parquet reader refused is described in the quarantine."""
+    return f"unreadable Parquet: {type(exc).__name__}: {str(exc)[:300]}"
+
+
 def unreadable(path: Path, spec_schema: pa.Schema) -> str | None:
     """Why a landed raw file cannot be used, or None. Decodes every value of every column (corrupt pages
     show only then) with DuckDB, the engine every later step reads the file with, streaming, so memory stays
@@ -48,7 +53,7 @@ def unreadable(path: Path, spec_schema: pa.Schema) -> str | None:
                                                    {"path": str(path)}).fetchall()]
             con.execute(f"SELECT count(*), sum(hash(COLUMNS(*))) FROM {relation}", {"path": str(path)}).fetchall()
     except Exception as exc:  # noqa: BLE001 - any reader failure is a classified refusal
-        return f"unreadable Parquet: {type(exc).__name__}: {str(exc)[:300]}"
+        return unreadable_reason(exc)
     missing = [f.name for f in spec_schema if not f.nullable and f.name not in names]
     if missing:
         return f"missing required columns: {', '.join(missing)}"

@@ -40,7 +40,7 @@ from ..rules.methods import (
     REPORTS_METHOD,
     REPORTS_PARAMS,
 )
-from .common import BuildResult, partitions_between, rel, status_files, unreadable
+from .common import BuildResult, partitions_between, rel, status_files, unreadable, unreadable_reason
 
 
 def _refuse_report_files(lake: LakePaths, day: dt.date) -> tuple[list[Path], list[dict[str, Any]]]:
@@ -61,7 +61,7 @@ def _refuse_report_files(lake: LakePaths, day: dt.date) -> tuple[list[Path], lis
                 if extra:
                     fixed = pq.read_table(path, columns=[c for c in columns if c in allowed])
             except Exception as exc:  # noqa: BLE001 - any reader failure is a classified refusal
-                problem = f"unreadable Parquet: {type(exc).__name__}: {str(exc)[:300]}"
+                problem = unreadable_reason(exc)
         if problem is None:
             if fixed is None:
                 usable.append(path)

@@ -10,10 +10,11 @@ import functools
 import hashlib
 import ipaddress
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import publicsuffixlist
 from publicsuffixlist import PublicSuffixList
+
+from .listing import host_of
 
 PSL_FILE = Path(publicsuffixlist.__file__).with_name("public_suffix_list.dat")
 # sha256 of public_suffix_list.dat in publicsuffixlist==1.1.2.20261023 (pinned in pyproject.toml)
@@ -45,7 +46,7 @@ def site_of_url(url: str | None) -> str | None:
     if not url:
         return None
     try:
-        host = (urlsplit(url).hostname or "").lower().rstrip(".")
+        host = host_of(url)
     except ValueError:
         return None
     if not host:
