@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from sevenmaps_pipeline.devtools.fleet.run import Fleet
 from sevenmaps_pipeline.probe.config import ProbeConfig
 from sevenmaps_pipeline.probe.http import build_client
+from sevenmaps_pipeline.registry import psl
 from sevenmaps_pipeline.registry.client import RegistryError, fetch_snapshot, rows_for_entry
 from sevenmaps_pipeline.registry.listing import listing_decision
 from sevenmaps_pipeline.registry.psl import registrable_domain
@@ -62,6 +63,38 @@ def test_registrable_domains_come_from_the_shipped_public_suffix_list():
     assert registrable_domain("a.b.github.io") == "b.github.io"  # a private-section suffix
     assert registrable_domain("mcp.hop.test") == registrable_domain("api.hop.test") == "hop.test"
     assert registrable_domain("co.uk") is None
+
+
+def _library(host: str) -> str | None:
+    """The publicsuffixlist package's own answer, which registrable_domain walks its rules faster to give."""
+    return psl._psl().privatesuffix(host.lower().rstrip("."))
+
+
+def test_registrable_domains_agree_with_the_library_on_every_rule_of_the_list():
+    rules = psl._rules().rules
+    assert len(rules) > 9_000  # the whole shipped list, its IDNA-encoded forms included
+    hosts = []
+    for rule in sorted(rules):
+        name = rule.removeprefix("!").removeprefix("*.")
+        wild = rule.startswith("*.")
+        hosts += [name, f"a.{name}", f"b.a.{name}", f"MCP.B.a.{name}.", f"x.{name}" if wild else f"api.{name}"]
+    disagree = [h for h in hosts if registrable_domain(h) != _library(h)]
+    assert not disagree, disagree[:10]
+    # The rule kinds on known hosts: exception (!www.ck under *.ck), wildcard, private section, unknown TLD.
+    assert registrable_domain("www.ck") == "www.ck" and registrable_domain("a.b.ck") == "a.b.ck"
+    assert registrable_domain("b.ck") is None and registrable_domain("x.y.unknowntld") == "y.unknowntld"
+
+
+LIST_LABELS = sorted({label for rule in psl._rules().names for label in rule.split(".")})[:4000]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(LIST_LABELS), st.sampled_from(["www", "mcp", "api", "*", "!", "", "Ck"]),
+                          st.text(alphabet="abcXYZ09-_.é", max_size=6)), min_size=1, max_size=7),
+       st.sampled_from(["", ".", ".."]))
+def test_registrable_domains_agree_with_the_library_on_generated_hosts(labels, trailing):
+    host = ".".join(labels) + trailing
+    assert registrable_domain(host) == _library(host)
 
 
 def snapshot(fleet: Fleet):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import ipaddress
+from dataclasses import dataclass
 from pathlib import Path
 
 import publicsuffixlist
@@ -35,10 +36,54 @@ def _psl() -> PublicSuffixList:
     return PublicSuffixList(source=data.decode().splitlines(), accept_unknown=True)
 
 
+@dataclass(frozen=True)
+class _Rules:
+    """The list's rules as publicsuffixlist parsed them (its IDNA-encoded forms included), and every label
+    suffix of a rule's name, which tells a lookup when no longer suffix of the host can match any rule."""
+    rules: frozenset[str]
+    names: frozenset[str]
+
+
+@functools.cache
+def _rules() -> _Rules:
+    rules = frozenset(_psl()._publicsuffix)  # noqa: SLF001 - the parsed set of the exactly pinned version
+    names: set[str] = set()
+    for rule in rules:
+        name = rule.removeprefix("!").removeprefix("*.")
+        labels = name.split(".")
+        names.update(".".join(labels[i:]) for i in range(len(labels)))
+    return _Rules(rules, frozenset(names))
+
+
 @functools.lru_cache(maxsize=1 << 17)  # hosts recur: endpoints share them (gateways), days repeat them
 def registrable_domain(host: str) -> str | None:
-    """eTLD+1 of a host name (`api.example.co.uk` -> `example.co.uk`); None for a bare public suffix."""
-    return _psl().privatesuffix(host.lower().rstrip("."))
+    """eTLD+1 of a host name (`api.example.co.uk` -> `example.co.uk`); None for a bare public suffix.
+
+    publicsuffixlist's own rule evaluation (its privatesuffix, with unknown TLDs public), walked from the
+    TLD up instead of from the longest suffix down: the longest matching suffix decides either way, and the
+    walk stops at the first suffix that is no rule's name or part of one, so most hosts take two steps, not
+    six (a day's 100,000 endpoints, docs/scaling.md). tests/test_registry.py holds it to the library on every
+    rule of the list and on generated hosts."""
+    labels = host.lower().rstrip(".").split(".")
+    if "" in labels:
+        return None
+    count = len(labels)
+    public = 1  # an unknown TLD is public, as are single labels
+    if count > 1:
+        table = _rules()
+        for depth in range(1, count + 1):
+            suffix = ".".join(labels[-depth:])
+            if suffix not in table.names:
+                break
+            if "!" + suffix in table.rules:  # an exception: its parent is the public suffix
+                public = depth - 1
+            elif "*." + suffix in table.rules:  # a wildcard: one more label is public, if there is one
+                public = depth + 1 if depth < count else depth
+            elif suffix in table.rules:
+                public = depth
+    if not public or count < public + 1:
+        return None
+    return ".".join(labels[-(public + 1):])
 
 
 def site_of_url(url: str | None) -> str | None:
