@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -182,3 +183,26 @@ def test_the_blocking_checks_catch_forged_status_and_history(lake):
                   conform(pa.Table.from_pylist([forged]), SERVER_HISTORY))
     assert history_violations(lake, END) == {"bad_chars": 1, "counts_disagree": 1, "last_code_disagrees": 1,
                                              "false_100": 1}
+
+
+def test_the_beta_quantile_function_gives_scipys_value_row_by_row():
+    """The SQL function computes each distinct (alpha, beta) once when a call has one q; every row still gets
+    its own pair's quantile, NULLs stay NULL, and calls with varied q are answered row by row."""
+    from sevenmaps_pipeline.lake import duck
+
+    rng = np.random.default_rng(7)
+    alpha = rng.choice([1.0, 1.5, 2.25, 17.0, 29.999999999999], size=400)
+    beta_ = rng.choice([1.0, 0.5, 3.75, 12.0], size=400)
+    q = rng.choice([0.05, 0.5, 0.95], size=400)
+    rows = pa.table({"a": pa.array(alpha, mask=rng.random(400) < 0.05), "b": beta_, "q": q})
+    with duck.session() as con:
+        con.register("r", rows)
+        one_q = [v for (v,) in con.execute("SELECT beta_quantile(a, b, 0.05) FROM r").fetchall()]
+        varied = [v for (v,) in con.execute("SELECT beta_quantile(a, b, q) FROM r").fetchall()]
+    nulls = rows.column("a").is_null().to_pylist()
+    for i in range(400):
+        if nulls[i]:
+            assert one_q[i] is None and varied[i] is None
+            continue
+        assert math.isclose(one_q[i], beta_dist.ppf(0.05, alpha[i], beta_[i]), rel_tol=1e-12)
+        assert math.isclose(varied[i], beta_dist.ppf(q[i], alpha[i], beta_[i]), rel_tol=1e-12)

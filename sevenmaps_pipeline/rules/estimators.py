@@ -19,8 +19,19 @@ def _beta_quantile_arrow(alpha: pa.Array, beta: pa.Array, q: pa.Array) -> pa.Arr
         return x.to_numpy(zero_copy_only=False).astype("float64")
 
     a, b, p = arr(alpha), arr(beta), arr(q)
-    out = beta_quantile(a, b, p)
-    return pa.array(out, type=pa.float64(), mask=np.isnan(a) | np.isnan(b) | np.isnan(p))
+    missing = np.isnan(a) | np.isnan(b) | np.isnan(p)
+    out = np.full(len(a), np.nan)
+    a, b, p = a[~missing], b[~missing], p[~missing]
+    if len(p) and (p == p[0]).all():
+        # Each distinct (alpha, beta) once for the one q of a call: endpoints with the same days answered and
+        # down share them (a day's 100,000 histories hold some 13,000), and the inverse costs some
+        # microseconds a value, under the GIL. A complex number holds both doubles exactly, and numpy finds
+        # distinct ones in a tenth of the time it takes for pairs.
+        distinct, where = np.unique(a + 1j * b, return_inverse=True)
+        out[~missing] = beta_quantile(distinct.real, distinct.imag, np.full(len(distinct), p[0]))[where.reshape(-1)]
+    elif len(p):
+        out[~missing] = beta_quantile(a, b, p)
+    return pa.array(out, type=pa.float64(), mask=missing)
 
 
 def register_estimators(con: duckdb.DuckDBPyConnection) -> None:
