@@ -1,7 +1,8 @@
 -- daily_status: one row per endpoint on the map on day $day, with its day code.
 -- Inputs:
 --   probe_validation  raw probe rows of $day and of the $lookback_days days before (sql/probe_validation.sql);
---                     rows with a problem never count
+--                     rows with a problem never count (raw_probes and probe_problem, the view's rows and
+--                     rules, where only some endpoints' rows are wanted)
 --   registry          the registry snapshot in force on $day (the latest one on or before it)
 -- Method ($method_version, parameters in sevenmaps_pipeline/rules/methods.py):
 --   * only daily checks count (hourly, five-minute and control checks never decide a day code);
@@ -90,11 +91,21 @@ listed_unchecked AS (
     WHERE l.server_key NOT IN (SELECT server_key FROM deciding)
       AND l.server_key NOT IN (SELECT server_key FROM voided_only)
 ),
+earlier_rows AS MATERIALIZED (
+    -- Only the listed endpoints left unchecked today (usually few) are looked up in the earlier days, and
+    -- only their rows are validated: chosen first (materialised, so the validation cannot run ahead of the
+    -- join over every row of the lookback), then probe_problem (sql/probe_problem.sql).
+    SELECT server_key, day, source_file, started_at, check_kind, outcome, handshake_ms, tools_hash, tool_count,
+           tool_list_size
+    FROM raw_probes
+    WHERE server_key IN (SELECT server_key FROM listed_unchecked)
+),
 last_earlier_check AS (
-    -- Only the listed endpoints left unchecked today (usually few) are looked up in the earlier days.
     SELECT server_key, arg_max(outcome, started_at) AS outcome
-    FROM (SELECT * FROM probe_validation WHERE server_key IN (SELECT server_key FROM listed_unchecked)) AS p
-    WHERE problem IS NULL AND check_kind = 'daily' AND day < $day::DATE
+    FROM earlier_rows
+    WHERE probe_problem(server_key, day, source_file, started_at, check_kind, outcome, handshake_ms, tools_hash,
+                        tool_count, tool_list_size) IS NULL
+      AND check_kind = 'daily' AND day < $day::DATE
     GROUP BY server_key
 ),
 unchecked_on_map AS (

@@ -85,6 +85,13 @@ def quarantine_unreadable_files(lake: LakePaths, day: dt.date) -> list[dict[str,
     return refused
 
 
+def bind_probe_validation(con: Any) -> None:
+    """View probe_validation over the bound raw_probes (sql/probe_validation.sql), with its rules, the macro
+    probe_problem (sql/probe_problem.sql)."""
+    con.execute(duck.load_sql("probe_problem"))
+    con.execute("CREATE TEMP VIEW probe_validation AS " + duck.load_sql("probe_validation"))
+
+
 def registry_in_force(lake: LakePaths, day: dt.date) -> Path | None:
     for d in reversed(days_back(day, int(STATUS_PARAMS["lookback_days"]))):
         path = lake.registry_file(d)

@@ -31,6 +31,7 @@ from ..rules.methods import (
 )
 from .common import (
     BuildResult,
+    bind_probe_validation,
     days_back,
     partitions_between,
     probe_files,
@@ -47,7 +48,7 @@ def build_quarantine(lake: LakePaths, day: dt.date) -> BuildResult:
     refused_files = quarantine_unreadable_files(lake, day)
     with duck.session() as con:
         duck.bind_input(con, "raw_probes", lake.raw_files("probes", day), RAW_PROBES.schema)
-        con.execute("CREATE TEMP VIEW probe_validation AS " + duck.load_sql("probe_validation"))
+        bind_probe_validation(con)
         rows = con.sql(duck.load_sql("quarantine"),
                            params={"day": day, "lake_prefix": str(lake.root) + "/"}).to_arrow_table()
         landed = duck.one(con, "SELECT count(*) FROM raw_probes")[0]
@@ -66,7 +67,7 @@ def build_daily_status(lake: LakePaths, day: dt.date) -> BuildResult:
     with duck.session() as con:
         duck.bind_input(con, "raw_probes", probe_files(lake, days), RAW_PROBES.schema)
         duck.bind_input(con, "registry", [registry] if registry else [], RAW_REGISTRY.schema)
-        con.execute("CREATE TEMP VIEW probe_validation AS " + duck.load_sql("probe_validation"))
+        bind_probe_validation(con)
         params = {
             "day": day,
             "method_version": STATUS_METHOD,
@@ -74,7 +75,7 @@ def build_daily_status(lake: LakePaths, day: dt.date) -> BuildResult:
             "mass_min_origins": STATUS_PARAMS["mass_failure_min_origins"],
             "mass_share": STATUS_PARAMS["mass_failure_share"],
         }
-        result = conform(con.sql(duck.load_sql("daily_status"), params=params).to_arrow_table(), DAILY_STATUS)
+        result = conform(duck.run_sql(con, "daily_status", params), DAILY_STATUS)
     path = write_parquet(lake, lake.curated_file("daily_status", day), result)
     codes = result.column("code").value_counts().to_pylist()
     return BuildResult("daily_status", day, path, result.num_rows, time.perf_counter() - started,
