@@ -107,6 +107,21 @@ def test_an_endpoint_skipped_at_its_last_check_stays_off_the_map_on_a_day_withou
     assert status["fine.example.com/mcp"]["code"] == "n"
 
 
+
+def test_an_invalid_earlier_check_never_brings_a_skipped_endpoint_back_onto_the_map(lake):
+    """The earlier checks looked up for listed endpoints left unchecked today obey the raw rows' rules too:
+    a later row with a problem (here an ok without a tool list, then a made-up outcome) is not their last check."""
+    two_before, before = DAY - dt.timedelta(days=2), DAY - dt.timedelta(days=1)
+    land_registry(lake, ["https://robots.example.com/mcp"], day=two_before)
+    land_probes(lake, [probe("https://robots.example.com/mcp", "skipped", day=two_before)], day=two_before)
+    land_probes(lake, [probe("https://robots.example.com/mcp", "ok", day=before, tools_hash=None),
+                       probe("https://robots.example.com/mcp", "exploded", day=before, hour=5)], day=before)
+    assert status_rows(lake, DAY) == {}
+    # The same later check, valid, puts it back on the map (n: not checked today).
+    land_probes(lake, [probe("https://robots.example.com/mcp", "timeout", day=before, hour=6)], day=before,
+                run_id="run-2")
+    assert status_rows(lake, DAY)["robots.example.com/mcp"]["code"] == "n"
+
 def test_tokens_estimate_rounds_size_over_four(lake):
     tools = [{"name": "x" * 9}]  # [{"name":"xxxxxxxxx"}] = 22 bytes -> 5.5 -> 6
     land_probes(lake, [probe("https://a.example.com/mcp", "ok", tools=tools)])
