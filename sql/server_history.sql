@@ -15,36 +15,37 @@
 --     day is such a day on which tool_changes recorded one of $list_change_kinds against that earlier day;
 --   * change_days: the days of the last $change_days_kept with any tool_changes record (seed: kept 60 days).
 -- One pass over the window's rows, grouped by endpoint (no endpoint x day grid, no ordered aggregate, no
--- window function; docs/scaling.md): each day's code sits in 3 bits of one HUGEINT at bit 3 x age (0 for
--- n, so a missing row reads as n), 42 days at most (build_server_history refuses a longer window); and
--- the first listed day of the window, which has nothing earlier to be compared with, is taken off the
+-- window function, no join per row; docs/scaling.md): each day's code sits in 3 bits of one HUGEINT at bit
+-- 3 x age (0 for n, so a missing row reads as n), 42 days at most (build_server_history refuses a longer
+-- window); the days checked, answered, ok, down and with a tool list are bit masks (bit age) counted by
+-- their bits, and so are the days with change records and with a list change, taken apart from the rows.
+-- The first listed day of the window, which has nothing earlier to be compared with, is taken off the
 -- comparisons and change days it would count.
 WITH today AS (
     SELECT server_key, server_id, server_name, url, code FROM daily_status WHERE day = $day::DATE
 ),
-list_change_days AS (
-    SELECT DISTINCT server_key, day, true AS changed
-    FROM tool_changes
-    WHERE list_contains($list_change_kinds, kind)
-      AND previous_day >= $day::DATE - ($window_days - 1)::INTEGER AND day <= $day::DATE
+recorded AS (  -- the window's days whose tool_changes were built (a day without them cannot say "unchanged")
+    SELECT coalesce(bit_or(1::BIGINT << ($day::DATE - day)::INTEGER), 0) AS mask
+    FROM change_record_days
+    WHERE day BETWEEN $day::DATE - ($window_days - 1)::INTEGER AND $day::DATE
 ),
-window_rows AS (
-    SELECT ds.server_key, ds.day, ($day::DATE - ds.day)::INTEGER AS age, ds.code, ds.handshake_ms,
-           ds.tools_hash IS NOT NULL AS listed,
-           ds.day IN (SELECT day FROM change_record_days) AS recorded,
-           coalesce(c.changed, false) AS changed
-    FROM daily_status AS ds
-    LEFT JOIN list_change_days AS c ON c.server_key = ds.server_key AND c.day = ds.day
-    WHERE ds.day BETWEEN $day::DATE - ($window_days - 1)::INTEGER AND $day::DATE
+list_changes AS (
+    SELECT server_key, bit_or(1::BIGINT << ($day::DATE - day)::INTEGER) AS mask
+    FROM (SELECT DISTINCT server_key, day FROM tool_changes
+          WHERE list_contains($list_change_kinds, kind)
+            AND previous_day >= $day::DATE - ($window_days - 1)::INTEGER AND day <= $day::DATE
+            AND day >= $day::DATE - ($window_days - 1)::INTEGER)
+    GROUP BY server_key
 ),
 per_server AS (
     SELECT server_key,
            bit_or((CASE code WHEN 'o' THEN 1 WHEN 'a' THEN 2 WHEN 'p' THEN 3 WHEN 'd' THEN 4 ELSE 0 END)::HUGEINT
                   << (3 * age)) AS packed_codes,
-           count(*) FILTER (WHERE code <> 'n')::INTEGER AS checked_days,
-           count(*) FILTER (WHERE code IN ('o', 'a', 'p'))::INTEGER AS answered_days,
-           count(*) FILTER (WHERE code = 'o')::INTEGER AS ok_days,
-           count(*) FILTER (WHERE code = 'd')::INTEGER AS down_days,
+           bit_count(bit_or(CASE WHEN code <> 'n' THEN 1::BIGINT << age ELSE 0 END))::INTEGER AS checked_days,
+           bit_count(bit_or(CASE WHEN code IN ('o', 'a', 'p') THEN 1::BIGINT << age ELSE 0 END))::INTEGER
+               AS answered_days,
+           bit_count(bit_or(CASE WHEN code = 'o' THEN 1::BIGINT << age ELSE 0 END))::INTEGER AS ok_days,
+           bit_count(bit_or(CASE WHEN code = 'd' THEN 1::BIGINT << age ELSE 0 END))::INTEGER AS down_days,
            -- Day weights as exact integer units (1e-12): their sums do not depend on the order DuckDB's
            -- threads add them in, so a day recomputed comes out byte for byte the same (signed days must).
            $prior_alpha + coalesce(sum(round(power(0.5, age / $half_life) * 1e12)::BIGINT)
@@ -52,19 +53,25 @@ per_server AS (
            $prior_beta + coalesce(sum(round(power(0.5, age / $half_life) * 1e12)::BIGINT)
                FILTER (WHERE code = 'd'), 0) / 1e12 AS beta,
            median(handshake_ms) FILTER (WHERE code = 'o') AS median_handshake_ms,
-           count(*) FILTER (WHERE listed AND recorded)::INTEGER AS listed_recorded_days,
-           count(*) FILTER (WHERE listed AND recorded AND changed)::INTEGER AS listed_changed_days,
-           -- What the first listed day of the window counted above (nothing before it to compare with).
-           arg_min(recorded, day) FILTER (WHERE listed) AS first_listed_recorded,
-           arg_min(recorded AND changed, day) FILTER (WHERE listed) AS first_listed_changed
-    FROM window_rows
+           bit_or(CASE WHEN tools_hash IS NOT NULL THEN 1::BIGINT << age ELSE 0 END) AS listed_mask,
+           max(age) FILTER (WHERE tools_hash IS NOT NULL) AS first_listed_age
+    FROM (SELECT *, ($day::DATE - day)::INTEGER AS age FROM daily_status
+          WHERE day BETWEEN $day::DATE - ($window_days - 1)::INTEGER AND $day::DATE) AS w
     GROUP BY server_key
+),
+counted AS (
+    SELECT p.*, coalesce(c.mask, 0) AS changed_mask, r.mask AS recorded_mask,
+           -- comparisons: listed days with change records; change days: those with a list change too
+           bit_count(p.listed_mask & r.mask)::INTEGER AS listed_recorded_days,
+           bit_count(p.listed_mask & r.mask & coalesce(c.mask, 0))::INTEGER AS listed_changed_days
+    FROM per_server AS p LEFT JOIN list_changes AS c USING (server_key) CROSS JOIN recorded AS r
 ),
 tool_churn AS (
     SELECT server_key,
-           listed_recorded_days - first_listed_recorded::INTEGER AS comparisons,
-           listed_changed_days - first_listed_changed::INTEGER AS changes
-    FROM per_server
+           listed_recorded_days - ((recorded_mask >> first_listed_age::INTEGER) & 1)::INTEGER AS comparisons,
+           listed_changed_days - (((recorded_mask & changed_mask) >> first_listed_age::INTEGER) & 1)::INTEGER
+               AS changes
+    FROM counted
     WHERE listed_recorded_days > 0
 ),
 recent_change_days AS (
@@ -78,7 +85,7 @@ history AS (
            array_to_string(list_transform(range($window_days - 1, -1, -1),
                lambda age: ['n', 'o', 'a', 'p', 'd'][((packed_codes >> (3 * age)::INTEGER) & 7)::INTEGER + 1]), '')
                AS history
-    FROM per_server
+    FROM counted
 )
 SELECT
     $day::DATE AS day,
@@ -104,7 +111,7 @@ SELECT
     p.median_handshake_ms,
     $method_version AS method_version
 FROM today AS t
-JOIN per_server AS p USING (server_key)
+JOIN counted AS p USING (server_key)
 JOIN history AS h USING (server_key)
 LEFT JOIN tool_churn AS c USING (server_key)
 LEFT JOIN recent_change_days AS r USING (server_key)
