@@ -26,6 +26,7 @@ from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
 from ..lake.schemas import DAILY_STATUS
 from ..rules.methods import CHANGES_PARAMS
+from .memo import remembered
 
 CACHE_FORMAT = "change-baseline-1"
 # A day's run reads the baseline cached the day before, and a backfill the one it wrote a moment ago: older
@@ -133,7 +134,17 @@ def _cached_prints(lake: LakePaths, through: dt.date) -> dict | None:
 
 def baseline_before(lake: LakePaths, day: dt.date) -> Baseline:
     """Each endpoint's latest rows within [day - lookback, day - 1]. Caches the baseline through the day
-    before, and through `day` once its daily_status exists, so the next day reads two files, not 61."""
+    before, and through `day` once its daily_status exists, so the next day reads two files, not 61. Both
+    of the day's readers (tool_facts, tool_changes) get it from one computation in a process, while the
+    daily_status files of its window and the cached baseline it starts from stay the same (curated/memo.py)."""
+    window = [lake.curated_file("daily_status", day - dt.timedelta(days=back)) for back in range(LOOKBACK_DAYS + 1)]
+    caches = [cache_file(lake, day - dt.timedelta(days=1)), cache_file(lake, day)]
+    return remembered("change_baseline", (str(lake.root), day, CACHE_FORMAT, LOOKBACK_DAYS), window,
+                      lambda: _baseline_before(lake, day),
+                      writes=caches)
+
+
+def _baseline_before(lake: LakePaths, day: dt.date) -> Baseline:
     # Taken first: whatever is rewritten from here on is seen as a change by the next reader of the cache.
     prints_today = _fingerprints(lake, day)
     earlier, source = _through(lake, day - dt.timedelta(days=1))

@@ -1,0 +1,68 @@
+"""Relations that several of a day's builds read, kept in this process while the files they were read from
+stay the same.
+
+Dagster's in-process executor runs a day's steps one after another in one process, so the second build that
+needs, say, the facts of the day's tool lists takes them from here instead of decoding the same Parquet
+again. Each entry is keyed by the identity (inode, size, modification time) of every file it was read from,
+taken before reading: every write in the lake is a rename (lake.parquet_io), so a rewritten input has a new
+identity and the relation is read again. Another process, or a changed input, computes it afresh: the same
+rows either way, so no figure depends on this (docs/scaling.md).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+# A day's builds share a few relations; older days' entries are dropped first (a backfill moves on).
+MAX_ENTRIES = 6
+_ENTRIES: OrderedDict[tuple, Any] = OrderedDict()
+_LOCK = threading.Lock()
+
+
+def identity(paths: Iterable[Path]) -> tuple:
+    """(path, inode, size, mtime_ns) of each file; (path, None) for one that does not exist."""
+    out: list[tuple] = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+            out.append((str(path), st.st_ino, st.st_size, st.st_mtime_ns))
+        except FileNotFoundError:
+            out.append((str(path), None))
+    return tuple(out)
+
+
+def remembered(name: str, params: tuple, inputs: Iterable[Path], compute: Callable[[], T],
+               writes: Iterable[Path] = ()) -> T:
+    """`compute()`, or its value from an earlier call with the same name, parameters and unchanged inputs.
+
+    `writes`: files `compute` may write as it goes (a cache of its own); they are part of the key as they
+    are after computing, so a value is reused only while they still stand as it left them (a deleted cache
+    is written again)."""
+    writes = list(writes)
+    # Taken before computing: a value computed while an input was rewritten is filed under the identity the
+    # input had before, which no file takes again (a rewrite is a new inode and time), so it is never reused.
+    before = identity(inputs)
+    with _LOCK:
+        key = (name, params, before, identity(writes))
+        if key in _ENTRIES:
+            _ENTRIES.move_to_end(key)
+            return _ENTRIES[key]
+    value = compute()
+    with _LOCK:
+        _ENTRIES[(name, params, before, identity(writes))] = value
+        while len(_ENTRIES) > MAX_ENTRIES:
+            _ENTRIES.popitem(last=False)
+    return value
+
+
+def forget() -> None:
+    """Drop every entry (tests; a long-lived process that wants its memory back)."""
+    with _LOCK:
+        _ENTRIES.clear()
