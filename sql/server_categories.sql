@@ -1,8 +1,10 @@
 -- server_categories: one row per endpoint with a tool list on day $day, and the rule that placed it.
--- Inputs: tools of $day; listing_text (server_key, text: the registry name after its namespace, title and
--- description of the entry in force that day); topic_words (topic, word: every form that matches, plurals
--- and two-word entries joined by '_' included) and generic_words (word) from assets/categories.json
--- (method $method_version); parameters from sevenmaps_pipeline/rules/methods.py.
+-- Inputs: daily_status of $day (each endpoint's tools_hash); list_facts (sql/day_list_facts.sql: the tools of
+-- each list published on $day; an endpoint's tools are its list's, as in tools); listing_text (server_key,
+-- text: the registry name after its namespace, title and description of the entry in force that day);
+-- topic_words (topic, word: every form that matches, plurals and two-word entries joined by '_' included)
+-- and generic_words (word) from assets/categories.json (method $method_version); parameters from
+-- sevenmaps_pipeline/rules/methods.py.
 -- Rules, in the Agent-Ready directory's order (docs/methodology.md):
 --   1. name_and_summary (Agent-Ready rule): the server's own name and summary; the top topic, with at least one
 --      word and more than any other topic, places it;
@@ -17,20 +19,15 @@
 -- words is looked up as it is (topic_words carries the plural forms, so "news" and "teams" match as written).
 -- Only the shared-toolset count looks across endpoints; the rest depends on the tool list alone, so words are
 -- split once per distinct list (tools_hash) of the day, not once per endpoint.
-WITH t AS (
-    SELECT server_key, server_id, tools_hash, position, name, coalesce(description, '') AS description
-    FROM tools WHERE day = $day::DATE
+WITH lists AS (
+    SELECT tools_hash, position, name, coalesce(description, '') AS description FROM list_facts
 ),
 endpoints AS (
-    SELECT server_key, any_value(server_id) AS server_id, any_value(tools_hash) AS tools_hash FROM t
-    GROUP BY server_key
+    SELECT server_key, server_id, tools_hash FROM daily_status
+    WHERE day = $day::DATE AND tools_hash IN (SELECT tools_hash FROM lists)
 ),
 shared_lists AS (
     SELECT tools_hash FROM endpoints GROUP BY tools_hash HAVING count(*) >= $shared_min
-),
-lists AS (
-    SELECT tools_hash, position, any_value(name) AS name, any_value(description) AS description
-    FROM t GROUP BY tools_hash, position
 ),
 totals AS (
     SELECT tools_hash, count(*) AS tool_count FROM lists GROUP BY tools_hash

@@ -1,17 +1,12 @@
--- tools: one row per endpoint, day $day and tool.
--- Inputs: daily_status of $day (which list each endpoint published), tool_facts of every day so far (the
--- facts of each list, computed once per tools_hash), limited to $method_version so a method change never
--- mixes two methods.
-WITH facts AS (
-    SELECT * EXCLUDE (day) FROM tool_facts WHERE method_version = $method_version
-    QUALIFY row_number() OVER (PARTITION BY tools_hash, position ORDER BY day) = 1
-)
-SELECT
-    s.day, s.server_key, s.server_id, s.tools_hash, f.position, f.name, f.title, f.description,
-    f.input_schema_json, f.annotations_json, f.read_only_hint, f.destructive_hint, f.idempotent_hint,
-    f.open_world_hint, f.fingerprint, f.risk, f.risk_rule, f.risk_evidence, f.annotation_contradiction,
-    f.description_tokens, f.method_version
-FROM daily_status AS s
-JOIN facts AS f USING (tools_hash)
-WHERE s.day = $day::DATE AND s.tools_hash IS NOT NULL
-ORDER BY s.server_key, f.position
+-- tools: one row per endpoint, day $day and tool: the facts of the endpoint's tool list that day.
+-- Inputs: endpoints (daily_status of $day: each endpoint that published a tool list, with endpoint_row, its
+-- row number); list_facts (sql/day_list_facts.sql: the facts of each list published on $day, computed once
+-- per tools_hash under the current method, with fact_row, its row number).
+-- This statement pairs the rows, in the table's order (server_key, then position); build_tools
+-- (curated/tool_tables.py) takes every column's values by these row numbers, so the texts of some 5,000
+-- lists are repeated over some 500,000 rows without being copied (dictionary-encoded columns,
+-- docs/scaling.md). An endpoint whose list has no facts under the current method has no rows.
+SELECT e.endpoint_row, f.fact_row
+FROM endpoints AS e
+JOIN list_facts AS f USING (tools_hash)
+ORDER BY e.server_key, f.position

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from conftest import DAY, land_probes, probe
 
 from sevenmaps_pipeline import curated
+from sevenmaps_pipeline.lake import duck
+from sevenmaps_pipeline.lake.keys import server_id
+from sevenmaps_pipeline.lake.parquet_io import SignedDayError, write_parquet
+from sevenmaps_pipeline.lake.schemas import TOOLS
 from sevenmaps_pipeline.rules.fingerprints import summarize_tools
 from sevenmaps_pipeline.rules.tokens import count_tokens
 
@@ -71,3 +77,42 @@ def test_facts_are_computed_once_per_distinct_list(lake):
     assert facts.stats["new_lists"] == 1  # only the changed list is new
     assert pq.read_table(lake.curated_file("tools", nxt)).num_rows == 4 * 2 + 1
     assert pq.read_table(lake.curated_file("token_cost", nxt)).num_rows == 5
+
+
+def test_tools_is_each_endpoints_list_facts_in_key_and_position_order_read_as_plain_columns(lake):
+    """build_tools repeats each list's facts per endpoint as dictionary columns; readers (pyarrow, DuckDB) see the
+    table's own types, and a signed day rebuilt unchanged passes as a no-op while a changed one is refused."""
+    land_probes(lake, [probe("https://b.example.com/mcp", "ok", tools=[READER, LIAR, PLAIN]),
+                       probe("https://a.example.com/mcp", "ok", tools=[PLAIN]),
+                       probe("https://c.example.com/mcp", "ok", tools=[READER, LIAR, PLAIN]),
+                       probe("https://d.example.com/mcp", "timeout")])
+    build(lake, DAY)
+    path = lake.curated_file("tools", DAY)
+    table = pq.read_table(path)
+    assert table.schema.names == TOOLS.schema.names
+    assert [f.type for f in table.schema] == [f.type for f in TOOLS.schema]
+    with duck.session() as con:
+        kinds = dict(con.execute(f"SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM '{path}')").fetchall())
+    assert kinds["name"] == "VARCHAR" and kinds["risk_evidence"] == "VARCHAR[]"
+    rows = table.to_pylist()
+    assert [(r["server_key"], r["position"]) for r in rows] == [
+        ("a.example.com/mcp", 0), ("b.example.com/mcp", 0), ("b.example.com/mcp", 1), ("b.example.com/mcp", 2),
+        ("c.example.com/mcp", 0), ("c.example.com/mcp", 1), ("c.example.com/mcp", 2)]
+    facts = {(f["tools_hash"], f["position"]): f
+             for f in pq.read_table(lake.curated_file("tool_facts", DAY)).to_pylist()}
+    for row in rows:
+        fact = facts[(row["tools_hash"], row["position"])]
+        assert {k: v for k, v in row.items() if k in fact and k != "day"} == {
+            k: v for k, v in fact.items() if k in row and k != "day"}
+        assert row["server_id"] == server_id(row["server_key"]) and row["day"] == DAY
+    assert rows[1]["tools_hash"] == rows[4]["tools_hash"] != rows[0]["tools_hash"]
+
+    lake.roots_dir.mkdir(parents=True, exist_ok=True)
+    lake.root_file(DAY).write_text("{}")  # the day is signed from here on: its files are frozen
+    assert curated.build_tools(lake, DAY).path == path and pq.read_table(path).equals(table)
+    changed = table.slice(1)
+    changed = pa.table([c.dictionary_encode() if pa.types.is_string(c.type) else c for c in changed.columns],
+                       names=changed.schema.names)
+    with pytest.raises(SignedDayError, match=f"day {DAY} is signed"):
+        write_parquet(lake, path, changed)
+    assert pq.read_table(path).equals(table)

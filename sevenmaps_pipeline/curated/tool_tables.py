@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 
+import numpy as np
 import pyarrow as pa
 
 from ..lake import duck
@@ -32,6 +33,7 @@ from ..rules.tokens import TOKENIZER_METHOD
 from ..rules.tool_facts import facts_method, facts_of_lists
 from .baselines import baseline_before
 from .common import BuildResult, partitions_through, probe_files, registry_in_force, require_status
+from .memo import remembered
 
 
 def build_tool_facts(lake: LakePaths, day: dt.date) -> BuildResult:
@@ -77,24 +79,92 @@ def build_tool_facts(lake: LakePaths, day: dt.date) -> BuildResult:
 # 16 MiB the texts stay dictionary-encoded: a quarter of the bytes (11 MB instead of 42), written in two
 # thirds of the time and scanned in half (docs/scaling.md). Tables of mostly distinct values gain nothing.
 TOOLS_DICTIONARY_PAGE_BYTES = 16 << 20
+# The columns of `tools` whose min/max statistics can skip anything: the day (a view over every day's files)
+# and server_key (the rows are in its order, so past a million rows each row group covers a key range of its
+# own). Statistics over its long texts cost a third of the write and never skip a row.
+TOOLS_STATISTICS = ("day", "server_key")
+# The columns of `tools` that come from the endpoint (the others from its list's facts).
+ENDPOINT_COLUMNS = ("day", "server_key", "server_id", "tools_hash")
 
 
-def _build_from_lists(lake: LakePaths, day: dt.date, spec, facts_table: str, facts_schema,
-                      dictionary_pagesize_limit: int | None = None) -> BuildResult:
+def day_list_facts(lake: LakePaths, day: dt.date) -> pa.Table:
+    """The facts of every tool list published on `day`: TOOL_FACTS' columns but day, one row per tool, in
+    (tools_hash, position) order (sql/day_lists.sql, sql/day_list_facts.sql). tools, findings and
+    server_categories all read it: once per process while its files stay the same (curated/memo.py)."""
+    method = facts_method()
+    status = lake.curated_file("daily_status", day)
+    list_files = partitions_through(lake, "tool_lists", day)
+    fact_files = partitions_through(lake, "tool_facts", day)
+
+    def read() -> pa.Table:
+        with duck.session() as con:
+            duck.bind_input(con, "daily_status", [status], DAILY_STATUS.schema)
+            duck.bind_input(con, "tool_lists", list_files, TOOL_LISTS.schema)
+            lists = duck.run_sql(con, "day_lists", {"day": day, "method_version": method})
+            con.register("day_lists", lists)
+            # Only the days that hold the day's lists: most lists first appeared long ago, on a few days.
+            days = sorted(set(lists.column("facts_day").to_pylist()))
+            duck.bind_input(con, "tool_facts", [lake.curated_file("tool_facts", d) for d in days], TOOL_FACTS.schema)
+            return duck.run_sql(con, "day_list_facts", {"method_version": method})
+
+    require_status(lake, day)
+    return remembered("day_list_facts", (str(lake.root), day, method), [status, *list_files, *fact_files], read)
+
+
+def _row_numbers(table: pa.Table) -> pa.Array:
+    return pa.array(np.arange(table.num_rows, dtype=np.int64))
+
+
+def _repeated(column: pa.ChunkedArray, rows: pa.Array) -> pa.Array:
+    """`column`'s values at `rows`; texts as a dictionary over the column's distinct values, so repeating a
+    list's texts for every endpoint that publishes it copies none of them."""
+    values = column.combine_chunks()
+    if pa.types.is_string(values.type):
+        encoded = values.dictionary_encode()
+        return pa.DictionaryArray.from_arrays(encoded.indices.take(rows), encoded.dictionary)
+    return values.take(rows)
+
+
+def build_tools(lake: LakePaths, day: dt.date) -> BuildResult:
+    """Each endpoint's tools that day: its list's facts repeated per endpoint, in the order sql/tools.sql
+    gives (server_key, position)."""
+    started = time.perf_counter()
+    facts = day_list_facts(lake, day)
+    with duck.session() as con:
+        endpoints = con.sql(
+            "SELECT day, server_key, server_id, tools_hash FROM read_parquet($f) "
+            "WHERE day = $day::DATE AND tools_hash IS NOT NULL",
+            params={"f": str(lake.curated_file("daily_status", day)), "day": day}).to_arrow_table()
+        con.register("endpoints", endpoints.append_column("endpoint_row", _row_numbers(endpoints)))
+        con.register("list_facts", facts.select(["tools_hash", "position"]).append_column("fact_row",
+                                                                                           _row_numbers(facts)))
+        pairs = duck.run_sql(con, "tools", {})
+    endpoint_rows = pairs.column("endpoint_row").combine_chunks()
+    fact_rows = pairs.column("fact_row").combine_chunks()
+    columns, fields = [], []
+    for field in TOOLS.schema:
+        source, rows = (endpoints, endpoint_rows) if field.name in ENDPOINT_COLUMNS else (facts, fact_rows)
+        column = _repeated(source.column(field.name), rows)
+        if column.type != field.type and not (pa.types.is_dictionary(column.type)
+                                              and column.type.value_type == field.type):
+            raise TypeError(f"tools.{field.name}: {column.type} where {field.type} was expected")
+        columns.append(column)
+        fields.append(field.with_type(column.type))
+    table = pa.Table.from_arrays(columns, schema=pa.schema(fields, metadata=TOOLS.schema.metadata))
+    path = write_parquet(lake, lake.curated_file("tools", day), table,
+                         dictionary_pagesize_limit=TOOLS_DICTIONARY_PAGE_BYTES, statistics=TOOLS_STATISTICS)
+    return BuildResult("tools", day, path, table.num_rows, time.perf_counter() - started)
+
+
+def _build_from_lists(lake: LakePaths, day: dt.date, spec, facts_table: str, facts_schema) -> BuildResult:
     started = time.perf_counter()
     with duck.session() as con:
         duck.bind_input(con, "daily_status", [lake.curated_file("daily_status", day)], DAILY_STATUS.schema)
         duck.bind_input(con, facts_table, partitions_through(lake, facts_table, day), facts_schema)
         result = conform(duck.run_sql(con, spec.name, {
             "day": day, "method_version": facts_method(), "tokenizer": TOKENIZER_METHOD}), spec)
-    path = write_parquet(lake, lake.curated_file(spec.name, day), result,
-                         dictionary_pagesize_limit=dictionary_pagesize_limit)
+    path = write_parquet(lake, lake.curated_file(spec.name, day), result)
     return BuildResult(spec.name, day, path, result.num_rows, time.perf_counter() - started)
-
-
-def build_tools(lake: LakePaths, day: dt.date) -> BuildResult:
-    return _build_from_lists(lake, day, TOOLS, "tool_facts", TOOL_FACTS.schema,
-                             dictionary_pagesize_limit=TOOLS_DICTIONARY_PAGE_BYTES)
 
 
 def build_token_cost(lake: LakePaths, day: dt.date) -> BuildResult:
@@ -110,9 +180,10 @@ def build_findings(lake: LakePaths, day: dt.date) -> BuildResult:
 
     started = time.perf_counter()
     phrases = json.loads(INJECTION_PHRASES.read_text())
+    facts = day_list_facts(lake, day)
     with duck.session() as con:
         duck.bind_input(con, "daily_status", [lake.curated_file("daily_status", day)], DAILY_STATUS.schema)
-        duck.bind_input(con, "tools", [lake.curated_file("tools", day)], TOOLS.schema)
+        con.register("list_facts", facts)
         discovery = lake.curated_file("readiness_discovery", day)
         duck.bind_input(con, "readiness_discovery", [discovery] if discovery.is_file() else [],
                         READINESS_DISCOVERY.schema)
@@ -178,8 +249,10 @@ def build_server_categories(lake: LakePaths, day: dt.date) -> BuildResult:
     words = sorted({(topic, form, topic in name_topics) for topic, ws in doc["topics"].items() for w in ws
                     for form in word_forms(w)})
     listing_text = listing_text_table(lake, day)
+    facts = day_list_facts(lake, day)
     with duck.session() as con:
-        duck.bind_input(con, "tools", [lake.curated_file("tools", day)], TOOLS.schema)
+        duck.bind_input(con, "daily_status", [lake.curated_file("daily_status", day)], DAILY_STATUS.schema)
+        con.register("list_facts", facts)
         con.register("listing_text", listing_text)
         con.register("topic_words", pa.table({"topic": [w[0] for w in words], "word": [w[1] for w in words],
                                               "tool_name_topic": [w[2] for w in words]}))

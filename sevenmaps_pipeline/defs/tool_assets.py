@@ -50,7 +50,7 @@ def token_cost(context: dg.AssetExecutionContext, lake: LakeResource,
 
 @day_asset(
     "tools",
-    deps=[tools, daily_status, dg.AssetDep("readiness_discovery")],
+    deps=[tool_facts, daily_status, dg.AssetDep("readiness_discovery")],
     description="Published findings per endpoint and day (token_heavy, huge_description, missing_descriptions, "
     "no_annotations, missing_schema, duplicate_names, old_protocol, slow, annotation_contradiction, "
     "card_disagrees from readiness_discovery; "
@@ -64,7 +64,7 @@ def findings(context: dg.AssetExecutionContext, lake: LakeResource,
 
 @day_asset(
     "tools",
-    deps=[tools],
+    deps=[tool_facts, daily_status],
     description="A category per endpoint and day, with the rule that placed it, in the Agent-Ready "
     "directory's order: the server's own registry name and description; else its tool-name rule (>= 3 "
     "names on a topic, twice any other, >= a quarter of the tools, after dropping whole toolsets that >= 20 "

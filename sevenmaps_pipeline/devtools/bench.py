@@ -213,7 +213,7 @@ def _bare_scan_seconds(lake: LakePaths, day: dt.date) -> tuple[float, int]:
         [lake.curated_file("daily_status", d) for d in window if lake.curated_file("daily_status", d).exists()],
         through("tool_facts"),  # tools joins every day's facts so far
         through("tool_lists"),  # token_cost likewise
-        [lake.curated_file("tools", day)],  # findings and categories read the day's tools
+        [lake.curated_file("tools", day)],  # the tools asset reads it back for its profile (metadata)
         [p for p in day_files(lake, day) if "curated/server_history" in p.as_posix()],
         [f for d in window for f in lake.raw_files("agent_reports", d)][-1:],  # the day's report batch
         [lake.curated_file("agent_reports", d) for d in window],  # ratings (30 days), incidents (14)

@@ -62,27 +62,41 @@ def write_parquet(
     *,
     compression: str = "zstd",
     dictionary_pagesize_limit: int | None = None,
+    statistics: tuple[str, ...] | None = None,
 ) -> Path:
     """Write `table` to `path` inside the lake atomically.
 
     Into a signed day (or one before the last signed day) only a rewrite that changes nothing passes, as a
     no-op: a backfill that recomputes a frozen day must not fail when the day would come out the same, and
-    must fail loudly, naming the day, when it would not."""
+    must fail loudly, naming the day, when it would not.
+
+    Dictionary-encoded columns (a table that repeats a few values over many rows, built without copying
+    them: curated/tool_tables.py) are written as their value type: readers see strings, as in every other
+    file (such a file carries Parquet's schema only, not Arrow's copy of it with the encoding and the
+    columns' descriptions, which the table specs hold). `statistics` limits the columns that
+    get min/max statistics (each file is one row group of one day, so only some columns' statistics can
+    ever skip anything); None gives every column its statistics."""
     path = Path(path)
     day = _day_of(path.relative_to(lake.root))
     if day is not None:
         try:
             assert_day_writable(lake, day)
         except SignedDayError:
-            if path.is_file() and _same_content(path, table):
+            if path.is_file() and _same_content(path, decoded(table)):
                 return path
             raise
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.name}.{uuid.uuid4().hex}.tmp"
     try:
-        kwargs = {}
+        kwargs: dict = {}
         if dictionary_pagesize_limit:
             kwargs["dictionary_pagesize_limit"] = dictionary_pagesize_limit
+        if statistics is not None:
+            kwargs["write_statistics"] = list(statistics)
+        if decoded_schema(table.schema) != table.schema:
+            # The Arrow schema Parquet stores beside its own would make pyarrow read the columns back as
+            # dictionaries; without it they read as the value types the Parquet schema gives.
+            kwargs["store_schema"] = False
         pq.write_table(table, tmp, compression=compression, **kwargs)
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
@@ -92,6 +106,18 @@ def write_parquet(
         raise
     _remove_stale_temps(path.parent)
     return path
+
+
+def decoded_schema(schema: pa.Schema) -> pa.Schema:
+    """`schema` with each dictionary-encoded field as its value type (nullability and metadata kept)."""
+    fields = [f.with_type(f.type.value_type) if pa.types.is_dictionary(f.type) else f for f in schema]
+    return pa.schema(fields, metadata=schema.metadata)
+
+
+def decoded(table: pa.Table) -> pa.Table:
+    """`table` with its dictionary-encoded columns decoded (the table itself when it has none)."""
+    schema = decoded_schema(table.schema)
+    return table if schema == table.schema else table.cast(schema)
 
 
 def _same_content(path: Path, table: pa.Table) -> bool:
