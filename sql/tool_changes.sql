@@ -60,11 +60,11 @@ status_changes AS (
                               AND site_of(p.redirect_location) IS NOT DISTINCT FROM site_of(t.redirect_location))
                 THEN 'redirects_other_domain' END,
            'redirects to ' || coalesce(t.redirect_location, '?') || ' (not followed)'
-    FROM today AS t JOIN previous_checked AS p USING (server_key)
-    WHERE t.outcome = 'redirect'
+    -- Redirects first: site_of is Python, and the filter must not wait for the join.
+    FROM (SELECT * FROM today WHERE outcome = 'redirect') AS t JOIN previous_checked AS p USING (server_key)
     UNION ALL
     SELECT t.server_key, p.day, 'new_payment_address', 'new payment address ' || address
-    FROM today AS t
+    FROM (SELECT * FROM today WHERE len(payment_addresses) > 0) AS t  -- few endpoints ask for payment
     JOIN previous_checked AS p USING (server_key)
     LEFT JOIN previous_paid AS pp USING (server_key)
     CROSS JOIN unnest(t.payment_addresses) AS a(address)
@@ -79,10 +79,15 @@ endpoint_lists AS (
 list_pairs AS (
     SELECT DISTINCT old_hash, new_hash FROM endpoint_lists
 ),
+-- Only the lists of the pairs: a few hundred of the lists ever seen (filtered before the window, which
+-- partitions by list, so each list's facts are still its first computed ones).
+pair_lists AS (
+    SELECT old_hash AS tools_hash FROM list_pairs UNION SELECT new_hash FROM list_pairs
+),
 facts AS (
     SELECT tools_hash, position, fingerprint, name, description, input_schema_json, annotations_json, risk
     FROM tool_facts
-    WHERE method_version = $facts_method
+    WHERE method_version = $facts_method AND tools_hash IN (SELECT tools_hash FROM pair_lists)
     QUALIFY row_number() OVER (PARTITION BY tools_hash, position ORDER BY day) = 1
 ),
 old_tools AS (
