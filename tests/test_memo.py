@@ -39,10 +39,10 @@ def test_unchanged_inputs_are_read_once_and_a_rewritten_one_again(tmp_path):
     assert memo.remembered("t", (1,), [a, b], compute) == "value 2"
     b.write_bytes(b"now here")
     assert memo.remembered("t", (1,), [a, b], compute) == "value 3"
-    # Other parameters or another name are other entries.
+    # Other parameters are another value; another name is another entry.
     assert memo.remembered("t", (2,), [a, b], compute) == "value 4"
-    assert memo.remembered("u", (1,), [a, b], compute) == "value 5"
-    assert memo.remembered("t", (1,), [a, b], compute) == "value 3"
+    assert memo.remembered("u", (2,), [a, b], compute) == "value 5"
+    assert memo.remembered("t", (2,), [a, b], compute) == "value 4"
 
 
 def test_an_input_rewritten_while_computing_is_read_again(tmp_path):
@@ -77,12 +77,14 @@ def test_a_file_the_computation_writes_is_part_of_the_key_as_it_left_it(tmp_path
     assert calls == [1]
 
 
-def test_old_entries_go_first(tmp_path):
+def test_one_entry_per_relation_the_latest(tmp_path):
     a = tmp_path / "a"
     a.write_bytes(b"x")
-    for day in range(memo.MAX_ENTRIES + 1):
-        memo.remembered("t", (day,), [a], lambda day=day: day)
+    memo.remembered("t", ("day 1",), [a], lambda: "t of day 1")
+    memo.remembered("u", ("day 1",), [a], lambda: "u of day 1")
+    memo.remembered("t", ("day 2",), [a], lambda: "t of day 2")
     calls = []
-    assert memo.remembered("t", (0,), [a], lambda: calls.append(1) or "recomputed") == "recomputed"
-    assert memo.remembered("t", (memo.MAX_ENTRIES,), [a], lambda: calls.append(1) or "recomputed") == memo.MAX_ENTRIES
+    assert memo.remembered("t", ("day 2",), [a], lambda: calls.append(1) or "again") == "t of day 2"
+    assert memo.remembered("u", ("day 1",), [a], lambda: calls.append(1) or "again") == "u of day 1"
+    assert memo.remembered("t", ("day 1",), [a], lambda: calls.append(1) or "recomputed") == "recomputed"
     assert calls == [1]

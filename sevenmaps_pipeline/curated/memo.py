@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import os
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-# A day's builds share a few relations; older days' entries are dropped first (a backfill moves on).
-MAX_ENTRIES = 6
-_ENTRIES: OrderedDict[tuple, Any] = OrderedDict()
+# One entry per relation: a day's builds share it, and the next day's replaces it. (A single-run backfill
+# builds each asset over all its days before the next asset, so older days' entries would wait there for a
+# reader that comes only after they are gone, holding tens of MB each.)
+_ENTRIES: dict[tuple, Any] = {}
 _LOCK = threading.Lock()
 
 
@@ -52,13 +52,12 @@ def remembered(name: str, params: tuple, inputs: Iterable[Path], compute: Callab
     with _LOCK:
         key = (name, params, before, identity(writes))
         if key in _ENTRIES:
-            _ENTRIES.move_to_end(key)
             return _ENTRIES[key]
     value = compute()
     with _LOCK:
+        for stale in [k for k in _ENTRIES if k[0] == name]:
+            del _ENTRIES[stale]
         _ENTRIES[(name, params, before, identity(writes))] = value
-        while len(_ENTRIES) > MAX_ENTRIES:
-            _ENTRIES.popitem(last=False)
     return value
 
 
