@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..lake import duck
@@ -76,6 +77,21 @@ def _compute(earlier: pa.Table, status_files: list[Path], since: dt.date) -> pa.
         duck.bind_input(con, "daily_status", status_files, DAILY_STATUS.schema)
         table = duck.run_sql(con, "change_baseline", {"since": since})
     return table.cast(BASELINE_SCHEMA)
+
+
+def _since(baseline: pa.Table, since: dt.date) -> pa.Table:
+    """`baseline` without what lies before `since`: what sql/change_baseline.sql gives over `baseline` alone
+    (an endpoint whose latest checked row is older goes; a tool-list or 402 row that is older becomes null),
+    as a filter: one baseline's rows are already one per endpoint, in order."""
+    def recent(column: pa.ChunkedArray) -> pa.ChunkedArray:
+        return pc.fill_null(pc.greater_equal(pc.struct_field(column, "day"), pa.scalar(since, pa.date32())), False)
+
+    kept = baseline.filter(recent(baseline.column("checked")))
+    for name in ("listed", "paid"):
+        column = kept.column(name)
+        kept = kept.set_column(kept.schema.get_field_index(name), name,
+                               pc.if_else(recent(column), column, pa.nulls(len(column), column.type)))
+    return kept
 
 
 def _meta(schema: pa.Schema) -> dict:
@@ -149,7 +165,7 @@ def _baseline_before(lake: LakePaths, day: dt.date) -> Baseline:
     prints_today = _fingerprints(lake, day)
     earlier, source = _through(lake, day - dt.timedelta(days=1))
     since = day - dt.timedelta(days=LOOKBACK_DAYS)
-    before = _compute(earlier, [], since)
+    before = _since(earlier, since)
     if prints_today[day.isoformat()] is not None and _cached_prints(lake, day) != prints_today:
         _store(lake, day, _compute(before, [lake.curated_file("daily_status", day)], since), prints_today)
     return Baseline(before, source)
