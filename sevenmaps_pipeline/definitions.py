@@ -4,15 +4,7 @@ import os
 
 import dagster as dg
 
-from .defs.checks import (
-    daily_root_chain_intact,
-    daily_status_codes_valid,
-    day_snapshot_verifies,
-    incidents_only_confirmed_are_shown,
-    readiness_unseen_lines_not_counted,
-    reliable_rankings_eligible,
-    server_history_windows_valid,
-)
+from .defs.checks import daily_root_chain_intact, day_snapshot_verifies
 from .defs.frequent_assets import (
     five_minute_job,
     five_minute_schedule,
@@ -41,9 +33,8 @@ from .defs.resources import LakeResource, ProberResource, scan_concurrency
 
 defs = dg.Definitions(
     assets=[probe_slice, hourly_checks, *MAP_ASSETS, *SIGN_ASSETS],
-    asset_checks=[daily_status_codes_valid, server_history_windows_valid, incidents_only_confirmed_are_shown,
-                  reliable_rankings_eligible, readiness_unseen_lines_not_counted, daily_root_chain_intact,
-                  day_snapshot_verifies, *FRESHNESS_CHECKS],
+    # The map's own checks are its step's (defs/day_map.py, defs/checks.py DAY_CHECKS).
+    asset_checks=[daily_root_chain_intact, day_snapshot_verifies, *FRESHNESS_CHECKS],
     jobs=[scan_slice_job, hourly_check_job, five_minute_job, map_job, sign_job, retention_job,
           submission_job, lookups_job],
     schedules=[scan_slice_schedule, hourly_check_schedule, five_minute_schedule, daily_map_schedule,

@@ -43,6 +43,7 @@ def test_a_day_that_went_80_percent_d_shows_in_its_numbers(lake, signing_key, tm
         assert (good["code o"].value, good["code d"].value, good["share d %"].value) == (9, 1, 10.0)
         assert (worse["code o"].value, worse["code d"].value, worse["share d %"].value) == (2, 8, 80.0)
         assert worse["dagster/row_count"].value == 10 and worse["code n"].value == 0
+        assert worse["build seconds"].value >= 0  # each table's build time, charted per day
         assert worse["shown_status down"].value == 8
         assert "| server_name | url | code |" in worse["preview"].value
         probes = _latest(instance, "raw_probes", bad)

@@ -140,6 +140,7 @@ def test_run_says_what_failed_in_three_lines(lake, tmp_path, monkeypatch, capfd)
     lines = captured.err.strip().splitlines()
     assert len(lines) == 3 and "Traceback" not in captured.err and "dagster - ERROR" not in captured.err
     assert lines[0].startswith("run ") and lines[0].endswith(f"FAILED for {today}:")
-    assert lines[1] == ("  raw_probes: sevenmaps_pipeline.probe.netguard.RefusedAddress: 127.0.0.1 resolves to a "
-                        "non-public address (127.0.0.1); not contacted")
+    # The map's one step (daily_map), then the asset that failed in it.
+    assert lines[1] == ("  daily_map: raw_probes: sevenmaps_pipeline.probe.netguard.RefusedAddress: 127.0.0.1 "
+                        "resolves to a non-public address (127.0.0.1); not contacted")
     assert lines[2].startswith("  the whole log: `sevenmaps ui`, Runs, ")

@@ -1,12 +1,13 @@
 """Relations that several of a day's builds read, kept in this process while the files they were read from
 stay the same.
 
-Dagster's in-process executor runs a day's steps one after another in one process, so the second build that
-needs, say, the facts of the day's tool lists takes them from here instead of decoding the same Parquet
-again. Each entry is keyed by the identity (inode, size, modification time) of every file it was read from,
-taken before reading: every write in the lake is a rename (lake.parquet_io), so a rewritten input has a new
-identity and the relation is read again. Another process, or a changed input, computes it afresh: the same
-rows either way, so no figure depends on this (docs/scaling.md).
+A day's builds run in one process (curated.day.build_day, two at a time), so the second build that needs,
+say, the facts of the day's tool lists takes them from here instead of decoding the same Parquet again; one
+that asks while the first is still computing them waits for it. Each entry is keyed by the identity (inode,
+size, modification time) of every file it was read from, taken before reading: every write in the lake is a
+rename (lake.parquet_io), so a rewritten input has a new identity and the relation is read again. Another
+process, or a changed input, computes it afresh: the same rows either way, so no figure depends on this
+(docs/scaling.md).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ T = TypeVar("T")
 # reader that comes only after they are gone, holding tens of MB each.)
 _ENTRIES: dict[tuple, Any] = {}
 _LOCK = threading.Lock()
+# One computation at a time per relation: builds side by side that need the same one compute it once.
+_COMPUTING: dict[str, threading.RLock] = {}
 
 
 def identity(paths: Iterable[Path]) -> tuple:
@@ -46,19 +49,24 @@ def remembered(name: str, params: tuple, inputs: Iterable[Path], compute: Callab
     are after computing, so a value is reused only while they still stand as it left them (a deleted cache
     is written again)."""
     writes = list(writes)
-    # Taken before computing: a value computed while an input was rewritten is filed under the identity the
-    # input had before, which no file takes again (a rewrite is a new inode and time), so it is never reused.
-    before = identity(inputs)
+    inputs = list(inputs)
     with _LOCK:
-        key = (name, params, before, identity(writes))
-        if key in _ENTRIES:
-            return _ENTRIES[key]
-    value = compute()
-    with _LOCK:
-        for stale in [k for k in _ENTRIES if k[0] == name]:
-            del _ENTRIES[stale]
-        _ENTRIES[(name, params, before, identity(writes))] = value
-    return value
+        computing = _COMPUTING.setdefault(name, threading.RLock())
+    with computing:
+        # Taken before computing: a value computed while an input was rewritten is filed under the identity
+        # the input had before, which no file takes again (a rewrite is a new inode and time), so it is never
+        # reused.
+        before = identity(inputs)
+        with _LOCK:
+            key = (name, params, before, identity(writes))
+            if key in _ENTRIES:
+                return _ENTRIES[key]
+        value = compute()
+        with _LOCK:
+            for stale in [k for k in _ENTRIES if k[0] == name]:
+                del _ENTRIES[stale]
+            _ENTRIES[(name, params, before, identity(writes))] = value
+        return value
 
 
 def forget() -> None:

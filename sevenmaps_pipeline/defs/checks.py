@@ -2,6 +2,8 @@
 
 
 import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import dagster as dg
 
@@ -11,25 +13,33 @@ from ..lake.export import default_folder
 from ..lake.paths import LakePaths
 from ..rules.methods import INCIDENTS_PARAMS, RANKINGS_PARAMS
 from .integrity_assets import daily_root, day_snapshot
-from .map_assets import daily_status, open_day_without_scan, server_history
-from .readiness_assets import readiness_scores
-from .report_assets import incidents, reliable_rankings
-from .resources import LakeResource, ProberResource, partition_days
+from .resources import LakeResource, partition_days
+
+
+@dataclass(frozen=True)
+class DayCheck:
+    """A blocking check of a map asset, run on each day right after the day's table is built (defs/day_map.py):
+    a day that fails it keeps whatever reads that table from being built."""
+    name: str
+    asset: str
+    description: str
+    violations: Callable[[LakePaths, dt.date], dict[str, int]]
+
+    @property
+    def spec(self) -> dg.AssetCheckSpec:
+        return dg.AssetCheckSpec(self.name, asset=self.asset, blocking=True, description=self.description)
+
+    def result(self, found: dict[dt.date, dict[str, int]]) -> dg.AssetCheckResult:
+        """The run's result: the violations found on every day it checked."""
+        bad = {f"{day} {name}": n for day, violations in found.items() for name, n in violations.items()}
+        return dg.AssetCheckResult(asset_key=self.asset, check_name=self.name, passed=not bad, metadata={
+            "violations": dg.MetadataValue.int(sum(bad.values())), "days_checked": dg.MetadataValue.int(len(found)),
+            "detail": dg.MetadataValue.json(bad) if bad else "none"})
 
 
 def _query(sql: str, path) -> list[tuple]:
     with duck.session() as con:
         return con.execute(sql.replace("$file", "'" + str(path).replace("'", "''") + "'")).fetchall()
-
-
-def _check_days(context: dg.AssetCheckExecutionContext, lake: LakeResource, prober: ProberResource,
-                violations) -> dg.AssetCheckResult:
-    """Run `violations` on each day of the run; the open day not built for want of a scan has nothing to check."""
-    days = [d for d in partition_days(context) if not open_day_without_scan(lake, prober, d)]
-    bad = {f"{day} {name}": n for day in days for name, n in violations(lake.paths, day).items()}
-    return dg.AssetCheckResult(passed=not bad, metadata={
-        "violations": dg.MetadataValue.int(sum(bad.values())), "days_checked": dg.MetadataValue.int(len(days)),
-        "detail": dg.MetadataValue.json(bad) if bad else "none"})
 
 
 def status_violations(paths: LakePaths, day: dt.date) -> dict[str, int]:
@@ -61,22 +71,6 @@ def history_violations(paths: LakePaths, day: dt.date) -> dict[str, int]:
     found = {"wrong_length": length, "bad_chars": chars, "counts_disagree": counts, "last_code_disagrees": last,
              "false_100": hundred}
     return {name: n for name, n in found.items() if n}
-
-
-@dg.asset_check(asset=daily_status, blocking=True,
-                description="Codes are o/a/p/d/n, one row per endpoint, n rows carry no outcome, d/o/a/p rows do.")
-def daily_status_codes_valid(context: dg.AssetCheckExecutionContext, lake: LakeResource,
-        prober: ProberResource) -> dg.AssetCheckResult:
-    return _check_days(context, lake, prober, status_violations)
-
-
-@dg.asset_check(asset=server_history, blocking=True,
-                description="Histories are 30 codes of o/a/p/d/n; day counts match the codes; the last code is "
-                "the day's daily_status code; uptime is 100 only when every checked day answered.")
-def server_history_windows_valid(context: dg.AssetCheckExecutionContext,
-                                 lake: LakeResource,
-        prober: ProberResource) -> dg.AssetCheckResult:
-    return _check_days(context, lake, prober, history_violations)
 
 
 @dg.asset_check(asset=daily_root, blocking=True,
@@ -139,23 +133,6 @@ def ranking_violations(paths: LakePaths, day: dt.date) -> dict[str, int]:
     return {name: n for name, n in found.items() if n}
 
 
-@dg.asset_check(asset=incidents, blocking=True,
-                description="Only live incidents are shown, and every one was confirmed by our own d check or by "
-                "the trusted reporters the method asks for: never by anonymous reports alone.")
-def incidents_only_confirmed_are_shown(context: dg.AssetCheckExecutionContext,
-                                       lake: LakeResource,
-        prober: ProberResource) -> dg.AssetCheckResult:
-    return _check_days(context, lake, prober, incident_violations)
-
-
-@dg.asset_check(asset=reliable_rankings, blocking=True,
-                description="Every ranked endpoint answered with tools that day, has a category other than "
-                "'other' and enough checked days; ranks start at 1 in each category and follow the order.")
-def reliable_rankings_eligible(context: dg.AssetCheckExecutionContext, lake: LakeResource,
-        prober: ProberResource) -> dg.AssetCheckResult:
-    return _check_days(context, lake, prober, ranking_violations)
-
-
 def readiness_violations(paths: LakePaths, day: dt.date) -> dict[str, int]:
     """An unseen line with points, a passed line that is unseen, more points than the line is worth, a
     subject under two rubric versions, and a score whose earned/possible is not the sum of its seen lines."""
@@ -177,10 +154,26 @@ def readiness_violations(paths: LakePaths, day: dt.date) -> dict[str, int]:
     return {name: n for name, n in found.items() if n}
 
 
-@dg.asset_check(asset=readiness_scores, blocking=True,
-                description="No unseen line was counted on either side of the slash: unseen lines carry no points "
-                "and never pass, no line earns more than it is worth, each listing is scored under one rubric "
-                "version, and every score's earned/possible is exactly the sum of its seen lines.")
-def readiness_unseen_lines_not_counted(context: dg.AssetCheckExecutionContext, lake: LakeResource,
-                                       prober: ProberResource) -> dg.AssetCheckResult:
-    return _check_days(context, lake, prober, readiness_violations)
+# The map's checks, in graph order of the assets they check.
+DAY_CHECKS = (
+    DayCheck("daily_status_codes_valid", "daily_status",
+             "Codes are o/a/p/d/n, one row per endpoint, n rows carry no outcome, d/o/a/p rows do.",
+             status_violations),
+    DayCheck("server_history_windows_valid", "server_history",
+             "Histories are 30 codes of o/a/p/d/n; day counts match the codes; the last code is "
+             "the day's daily_status code; uptime is 100 only when every checked day answered.",
+             history_violations),
+    DayCheck("incidents_only_confirmed_are_shown", "incidents",
+             "Only live incidents are shown, and every one was confirmed by our own d check or by "
+             "the trusted reporters the method asks for: never by anonymous reports alone.",
+             incident_violations),
+    DayCheck("reliable_rankings_eligible", "reliable_rankings",
+             "Every ranked endpoint answered with tools that day, has a category other than "
+             "'other' and enough checked days; ranks start at 1 in each category and follow the order.",
+             ranking_violations),
+    DayCheck("readiness_unseen_lines_not_counted", "readiness_scores",
+             "No unseen line was counted on either side of the slash: unseen lines carry no points "
+             "and never pass, no line earns more than it is worth, each listing is scored under one rubric "
+             "version, and every score's earned/possible is exactly the sum of its seen lines.",
+             readiness_violations),
+)

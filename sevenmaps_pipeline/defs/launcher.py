@@ -29,7 +29,10 @@ def root_cause(error: Any) -> str:
     while error is not None and error.cause is not None:
         error = error.cause
     lines = error.message.strip().splitlines() if error is not None else []
-    return lines[-1] if lines else "failed"
+    if not lines:
+        return "failed"
+    # A Failure is raised with our own words: they are the cause, without the class Dagster puts first.
+    return lines[-1].removeprefix(f"{dg.Failure.__module__}.{dg.Failure.__qualname__}: ")
 
 
 @dataclass

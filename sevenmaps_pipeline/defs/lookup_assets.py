@@ -3,31 +3,26 @@ what it landed (docs/methodology.md, "Package advisories", "Domain age"). Thin w
 `lookups/daily.py` and `curated/lookup_tables.py`."""
 
 import datetime as dt
-from collections.abc import Iterator
 
 import dagster as dg
 
-from .. import curated
-from .map_assets import build_each_day, day_asset, raw_probes
+from .map_assets import day_spec, raw_probes
 from .resources import LakeResource, ProberResource
 
-
-@day_asset("lookups", deps=[raw_probes],
+package_advisories = day_spec(
+    "package_advisories", "lookups", deps=[raw_probes],
            description="Per npm or PyPI package the day's registry entries ship: the shipped version's OSV "
            "advisories (ids, severities, fixed versions), the package's latest version, or why unseen. "
-           "sql/package_advisories.sql")
-def package_advisories(context: dg.AssetExecutionContext, lake: LakeResource,
-                       prober: ProberResource) -> Iterator[dg.MaterializeResult]:
-    yield from build_each_day(context, lake, prober, curated.build_package_advisories)
+           "sql/package_advisories.sql",
+)
 
 
-@day_asset("lookups", deps=["daily_status"],
+domain_ages = day_spec(
+    "domain_ages", "lookups", deps=["daily_status"],
            description="Per registrable domain of the endpoints on the map: its RDAP registration date (the "
            "latest record within the 30-day refresh window), age in days, and whether it is young (under 90 "
-           "days: the route's caution rule), or why unseen. sql/domain_ages.sql")
-def domain_ages(context: dg.AssetExecutionContext, lake: LakeResource,
-                prober: ProberResource) -> Iterator[dg.MaterializeResult]:
-    yield from build_each_day(context, lake, prober, curated.build_domain_ages)
+           "days: the route's caution rule), or why unseen. sql/domain_ages.sql",
+)
 
 
 @dg.op(description="The day's outside lookups (never the servers themselves): the public metadata of each npm "

@@ -1,26 +1,23 @@
-"""The map's day partitions: landed raw probes -> daily_status -> server_history.
+"""The map's day partitions: landed raw probes -> daily_status -> server_history, and the scan's slices.
 
-Each asset is a thin loop over the run's days calling `sevenmaps_pipeline.curated`; the SQL behind every
-figure is in `sql/<asset>.sql`.
+Each day asset is a spec here (what it is, what it reads); the map's one step builds them all by calling
+`sevenmaps_pipeline.curated` (defs/day_map.py); the SQL behind every figure is in `sql/<asset>.sql`.
 """
 
 
 import contextlib
 import datetime as dt
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import dagster as dg
 
-from .. import curated
-from ..curated.profile import DayProfile, profile_day
 from ..lake.parquet_io import SignedDayError
 from ..lake.paths import LakePaths
-from ..lake.warehouse import publish_warehouse
 from ..probe.run import DayScan, readiness_day, scan_day, scan_slice, take_snapshot
 from ..probe.shards import Shard
-from .metadata import day_metadata, range_summary, table_metadata
-from .partitions import SLICE_KEY_FORMAT, daily_partitions, hourly_slices, last_30_days, last_60_days, open_hours
-from .resources import LakeResource, ProberResource, partition_days, scan_shards
+from .metadata import table_metadata
+from .partitions import SLICE_KEY_FORMAT, hourly_slices, last_30_days, last_60_days, open_hours
+from .resources import LakeResource, ProberResource, scan_shards
 
 SINGLE_RUN = dg.BackfillPolicy.single_run()
 # An asset's body, or an op's inside a graph-backed asset (the sharded slice).
@@ -31,33 +28,14 @@ StepContext = dg.AssetExecutionContext | dg.OpExecutionContext
 ASSET_TABLE = {"raw_probes": "probes"}
 
 
-def day_asset(group_name: str, kinds: tuple[str, ...] = ("parquet", "duckdb"), **kwargs):
-    """A curated asset partitioned by UTC day (open day included), built as one run per day range, with
-    its table's column schema attached. Its output is not required: a run that builds none of its days
-    (the open day before its scan) records no materialisation, so the UI never shows a table that does
-    not exist (build_each_day)."""
-    def wrap(fn):
-        table = ASSET_TABLE.get(fn.__name__, fn.__name__)
-        options = {"output_required": False, **kwargs} if fn.__name__ != "raw_probes" else kwargs
-        return dg.asset(partitions_def=daily_partitions, backfill_policy=SINGLE_RUN, group_name=group_name,
-                        kinds=set(kinds), metadata=table_metadata(table), **options)(fn)
-    return wrap
-
-
-def day_result(context: dg.AssetExecutionContext, profiles: list[DayProfile],
-               extra: dict | None = None) -> dg.MaterializeResult:
-    """A one-day run carries that day's numbers. A range run (a single-run backfill) logs each day's
-    materialisation with its own numbers first, then ends with the range's summary."""
-    extra = dict(extra or {})
-    if len(profiles) == 1 and len(context.partition_keys) == 1:
-        return dg.MaterializeResult(metadata={**extra, "days": 1, **day_metadata(profiles[0])})
-    for profile in profiles:
-        context.log_event(dg.AssetMaterialization(asset_key=context.asset_key, partition=profile.day.isoformat(),
-                                                  metadata=day_metadata(profile)))
-    rows = sum(p.rows for p in profiles)
-    return dg.MaterializeResult(metadata={**extra, "days": len(context.partition_keys), "rows": rows,
-                                          "dagster/row_count": rows,
-                                          "days built": dg.MetadataValue.md(range_summary(profiles))})
+def day_spec(name: str, group_name: str, kinds: tuple[str, ...] = ("parquet", "duckdb"), **kwargs) -> dg.AssetSpec:
+    """A curated asset partitioned by UTC day (open day included), with its table's column schema attached.
+    Every one is built by the map's one step (defs/day_map.py), a day at a time, its builds two at a time.
+    Its output is not required: a run that builds none of its days (the open day before its scan) records no
+    materialisation, so the UI never shows a table that does not exist."""
+    table = ASSET_TABLE.get(name, name)
+    return dg.AssetSpec(name, group_name=group_name, kinds=set(kinds), metadata=table_metadata(table),
+                        skippable=name != "raw_probes", **kwargs)
 
 
 @contextlib.contextmanager
@@ -67,8 +45,12 @@ def frozen_days_fail_loudly() -> Iterator[None]:
     try:
         yield
     except SignedDayError as exc:
-        raise dg.Failure(description=f"{exc}. Recomputing it would change it; signed history is never "
-                         "rewritten (backfill unsigned days only, or investigate with `sevenmaps verify`).") from exc
+        raise frozen_day_failure(exc) from exc
+
+
+def frozen_day_failure(exc: SignedDayError) -> dg.Failure:
+    return dg.Failure(description=f"{exc}. Recomputing it would change it; signed history is never "
+                      "rewritten (backfill unsigned days only, or investigate with `sevenmaps verify`).")
 
 
 def open_day_without_scan(lake: LakeResource, prober: ProberResource, day: dt.date) -> bool:
@@ -76,29 +58,6 @@ def open_day_without_scan(lake: LakeResource, prober: ProberResource, day: dt.da
     a UI backfill's downstream days reach up to). It is built once its scan lands, or when `no_scan`."""
     return (day == prober.clock()().date() and not prober.no_scan and not lake.paths.registry_file(day).exists()
             and not lake.paths.raw_files("probes", day))
-
-
-def build_each_day(context: dg.AssetExecutionContext, lake: LakeResource, prober: ProberResource,
-                   build: Callable[[LakePaths, dt.date], curated.BuildResult], publish: bool = True,
-                   ) -> Iterator[dg.MaterializeResult]:
-    """The body of a curated asset: build each day of the run (frozen days guarded), log, publish views."""
-    profiles = []
-    with frozen_days_fail_loudly():
-        for day in partition_days(context):
-            if open_day_without_scan(lake, prober, day):
-                context.log.warning(f"{day}: the open day has no scan yet; not built (it is built once its "
-                                    "scan lands, or with SEVENMAPS_NO_SCAN=1)")
-                continue
-            result = build(lake.paths, day)
-            profiles.append(profile_day(lake.paths, result.table, day))
-            extra = f" {result.stats}" if result.stats else ""
-            context.log.info(f"{day}: {result.rows:,} rows in {result.seconds:.2f}s{extra}")
-    if not profiles:
-        context.log.info("no day of this run was built: no materialisation is recorded")
-        return
-    if publish:
-        publish_warehouse(lake.paths)
-    yield day_result(context, profiles)
 
 
 def scan_config(paths: LakePaths, prober: ProberResource, shard: Shard | None = None):
@@ -279,8 +238,8 @@ def probe_slice():
     return slice_landed(slice_shards().map(scan_shard).collect())
 
 
-@day_asset(
-    "map",
+raw_probes = day_spec(
+    "raw_probes", "map",
     deps=[dg.AssetDep(probe_slice, partition_mapping=dg.TimeWindowPartitionMapping())],
     description="The day's scan, landed: its 24 hourly slices (probe_slice) check every listed endpoint once "
     "into raw/registry, raw/probes and raw/origins, the last slice followed by the nightly readiness probe of "
@@ -290,12 +249,13 @@ def probe_slice():
     "is validated: unreadable files and invalid rows go to curated/quarantine with a reason "
     "(sql/quarantine.sql), never counted and never silently dropped.",
 )
-def raw_probes(context: dg.AssetExecutionContext, lake: LakeResource,
-               prober: ProberResource) -> dg.MaterializeResult:
-    paths = lake.paths
-    days = partition_days(context)
-    landed = refused_rows = refused_files = scanned = 0
-    profiles = []
+
+
+def open_day_scan(context: dg.AssetExecutionContext, lake: LakeResource, prober: ProberResource,
+                  days: list[dt.date]) -> int:
+    """raw_probes' part before its validation: the open day's scan when the run has it (whole_day_scan, or
+    the replayed day), refused when no registry is set; a day that has passed is never probed. Returns the
+    checks made."""
     clock = prober.clock()
     today = clock().date()
     if today in days and not prober.registry_url and not prober.no_scan:
@@ -303,51 +263,36 @@ def raw_probes(context: dg.AssetExecutionContext, lake: LakeResource,
                          "cannot run, and building it from nothing would put every endpoint at n. Set "
                          "SEVENMAPS_REGISTRY_URL (the prober resource's registry_url), leave the open day out "
                          "of the backfill, or set SEVENMAPS_NO_SCAN=1 to build it from what has landed.")
-    with frozen_days_fail_loudly():
-        for day in days:
-            if prober.registry_url and day == clock().date():
-                scanned += scan_open_day(context, paths, day, prober)
-            elif prober.registry_url:
-                context.log.info(f"{day}: has passed ({clock().date()} UTC now): never probed, nothing lands")
-            result = curated.build_quarantine(paths, day)
-            profiles.append(profile_day(paths, "probes", day))
-            landed += result.stats["landed_probe_rows"]
-            refused_rows += result.stats["refused_rows"]
-            refused_files += result.stats["refused_files"]
-            if result.rows:
-                context.log.warning(f"{day}: {result.rows} raw rows/files quarantined (see the quarantine view)")
-            context.log.info(f"{day}: {result.stats['landed_probe_rows']:,} probe rows landed")
-    return day_result(context, profiles, {"scanned_checks": scanned, "landed_rows": landed,
-                                          "quarantined_rows": refused_rows, "quarantined_files": refused_files})
+    scanned = 0
+    for day in days:
+        if prober.registry_url and day == clock().date():
+            scanned += scan_open_day(context, lake.paths, day, prober)
+        elif prober.registry_url:
+            context.log.info(f"{day}: has passed ({clock().date()} UTC now): never probed, nothing lands")
+    return scanned
 
 
-@day_asset(
-    "map",
+daily_status = day_spec(
+    "daily_status", "map",
     deps=[dg.AssetDep(raw_probes, partition_mapping=last_30_days)],
     description="One row per endpoint on the map that UTC day: day code o/a/p/d/n, reason, shown status "
     "(incl. 'answers, but not as a standard MCP endpoint'), handshake, protocol, tool count and size, "
     "tokens estimate, tools_hash. A day without a valid daily check is n, never d. sql/daily_status.sql",
 )
-def daily_status(context: dg.AssetExecutionContext, lake: LakeResource,
-        prober: ProberResource) -> Iterator[dg.MaterializeResult]:
-    yield from build_each_day(context, lake, prober, curated.build_daily_status)
 
 
-@day_asset(
-    "map",
+failure_reasons = day_spec(
+    "failure_reasons", "map",
     deps=[daily_status],
     description="Why the day's checks failed: the endpoints whose deciding daily check was d, counted by the "
     "classes the Agent-Ready directory publishes (HTTP 4xx, could not connect, HTTP 5xx, no answer in time, "
     "answered but not as MCP, rate-limited 429, refused the handshake) and a redirect to another domain; every "
     "class has a row. Shown on the site's index. sql/failure_reasons.sql",
 )
-def failure_reasons(context: dg.AssetExecutionContext, lake: LakeResource,
-        prober: ProberResource) -> Iterator[dg.MaterializeResult]:
-    yield from build_each_day(context, lake, prober, curated.build_failure_reasons)
 
 
-@day_asset(
-    "map",
+server_history = day_spec(
+    "server_history", "map",
     deps=[dg.AssetDep(daily_status, partition_mapping=last_30_days),
           dg.AssetDep("tool_changes", partition_mapping=last_60_days)],
     description="Per endpoint on the map: its 30 day codes oldest first, checked/answered days, uptime "
@@ -355,6 +300,3 @@ def failure_reasons(context: dg.AssetExecutionContext, lake: LakeResource,
     "success chance with a 90% credible interval, stability of the tool list from the change days of "
     "tool_changes, and the change days of the last 60 days. sql/server_history.sql",
 )
-def server_history(context: dg.AssetExecutionContext, lake: LakeResource,
-        prober: ProberResource) -> Iterator[dg.MaterializeResult]:
-    yield from build_each_day(context, lake, prober, curated.build_server_history)

@@ -1,17 +1,12 @@
 """Readiness (docs/methodology.md, "Readiness"): the discovery surfaces each endpoint answered, every rubric
 line of every MCP endpoint and Agent Skill the night's readiness run read, and the scores summed from them."""
 
-from collections.abc import Iterator
-
-import dagster as dg
-
-from .. import curated
-from .map_assets import build_each_day, day_asset, raw_probes
-from .resources import LakeResource, ProberResource
 
 
-@day_asset(
-    "readiness",
+from .map_assets import day_spec, raw_probes
+
+readiness_discovery = day_spec(
+    "readiness_discovery", "readiness",
     deps=[raw_probes],
     description="Per endpoint with a readiness check that day, each discovery surface asked for it: its server "
     "card (<mcp-url>/server-card, Accept application/mcp-server-card+json) and RFC 9728 metadata, its origin's "
@@ -19,13 +14,10 @@ from .resources import LakeResource, ProberResource
     "/llms.txt, markdown door and registry proof file: whether it answered, and where a card disagrees with "
     "the server (a card_disagrees finding). sql/readiness_discovery.sql, rules/discovery.py",
 )
-def readiness_discovery(context: dg.AssetExecutionContext, lake: LakeResource,
-                        prober: ProberResource) -> Iterator[dg.MaterializeResult]:
-    yield from build_each_day(context, lake, prober, curated.build_readiness_discovery)
 
 
-@day_asset(
-    "readiness",
+readiness_lines = day_spec(
+    "readiness_lines", "readiness",
     deps=[raw_probes],
     description="Every line of the readiness rubric (mcp-2026-09-11.1 for MCP endpoints, skill-2026-09-11.1 "
     "for Agent Skills) for each endpoint checked and skill read that night: seen, passed, points and "
@@ -33,17 +25,11 @@ def readiness_discovery(context: dg.AssetExecutionContext, lake: LakeResource,
     "p50 is the median round trip of the last 7 days' readiness checks. sql/readiness_lines.sql, "
     "rules/readiness.py",
 )
-def readiness_lines(context: dg.AssetExecutionContext, lake: LakeResource,
-                    prober: ProberResource) -> Iterator[dg.MaterializeResult]:
-    yield from build_each_day(context, lake, prober, curated.build_readiness_lines)
 
 
-@day_asset(
-    "readiness",
+readiness_scores = day_spec(
+    "readiness_scores", "readiness",
     deps=[readiness_lines],
     description="Each listing's readiness score that day: every section's and the total's earned/possible over "
     "the lines seen (e.g. 61/85), lines seen and unseen, and the rubric version. sql/readiness_scores.sql",
 )
-def readiness_scores(context: dg.AssetExecutionContext, lake: LakeResource,
-                     prober: ProberResource) -> Iterator[dg.MaterializeResult]:
-    yield from build_each_day(context, lake, prober, curated.build_readiness_scores)

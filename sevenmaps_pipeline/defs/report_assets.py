@@ -1,18 +1,14 @@
 """What agents report, and what the map ranks: validated reports, rating aggregates, incidents, rankings."""
 
-from collections.abc import Iterator
 
 import dagster as dg
 
-from .. import curated
-from .map_assets import build_each_day, daily_status, day_asset, server_history
+from .map_assets import daily_status, day_spec, server_history
 from .partitions import last_14_days, last_30_days
-from .resources import LakeResource, ProberResource
 from .tool_assets import server_categories
 
-
-@day_asset(
-    "reports",
+agent_reports = day_spec(
+    "agent_reports", "reports",
     deps=[dg.AssetDep(daily_status, partition_mapping=last_30_days)],
     description="The agent reports that arrived that UTC day (raw/agent_reports, landed by the reporting service), "
     "validated: fixed fields only (an unknown enum, a negative figure, free text where a tool name belongs, an "
@@ -20,45 +16,33 @@ from .tool_assets import server_categories
     "agent_report_quarantine, never counted), resolved to the endpoint and compared with our own check of the "
     "day each is about. sql/agent_report_validation.sql, sql/agent_reports.sql",
 )
-def agent_reports(context: dg.AssetExecutionContext, lake: LakeResource,
-        prober: ProberResource) -> Iterator[dg.MaterializeResult]:
-    yield from build_each_day(context, lake, prober, curated.build_agent_reports)
 
 
-@day_asset(
-    "reports",
+rating_aggregates = day_spec(
+    "rating_aggregates", "reports",
     deps=[dg.AssetDep(agent_reports, partition_mapping=last_30_days)],
     description="Per endpoint and per tool, over the 30 days ending that day: weighted success share (recency, "
     "paid over anonymous, agreement with our own check; each reporter capped per endpoint and day), fail "
     "reasons, median ms, surprises; stars only from enough independent reporters including paying ones, "
     "otherwise 'not enough reports'. Weights in rules/methods.py RATINGS_PARAMS. sql/rating_aggregates.sql",
 )
-def rating_aggregates(context: dg.AssetExecutionContext, lake: LakeResource,
-        prober: ProberResource) -> Iterator[dg.MaterializeResult]:
-    yield from build_each_day(context, lake, prober, curated.build_rating_aggregates)
 
 
-@day_asset(
-    "reports",
+incidents = day_spec(
+    "incidents", "reports",
     deps=[dg.AssetDep(agent_reports, partition_mapping=last_14_days),
           dg.AssetDep(daily_status, partition_mapping=last_14_days)],
     description="Live incidents (confirmed by our own check that day or by enough paying reporters; never by "
     "anonymous reports alone), incidents closed that day (a check works again, or the reports aged out), and "
     "unconfirmed failure reports kept for a person to review (never shown). sql/incidents.sql",
 )
-def incidents(context: dg.AssetExecutionContext, lake: LakeResource,
-        prober: ProberResource) -> Iterator[dg.MaterializeResult]:
-    yield from build_each_day(context, lake, prober, curated.build_incidents)
 
 
-@day_asset(
-    "map",
+reliable_rankings = day_spec(
+    "reliable_rankings", "map",
     deps=[daily_status, server_history, server_categories],
     description="The reliable list of each category: endpoints answering with tools now, with a category other "
     "than 'other' and >= 14 checked days, ranked by the share of checked days answering over 30 days, then "
     "median handshake. Payment, plans, owner verification and ratings never enter the order. "
     "sql/reliable_rankings.sql",
 )
-def reliable_rankings(context: dg.AssetExecutionContext, lake: LakeResource,
-        prober: ProberResource) -> Iterator[dg.MaterializeResult]:
-    yield from build_each_day(context, lake, prober, curated.build_reliable_rankings)

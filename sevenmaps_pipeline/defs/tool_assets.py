@@ -1,17 +1,13 @@
 """What each endpoint's tools can do and cost: facts once per distinct tool list, then per endpoint-day."""
 
-from collections.abc import Iterator
 
 import dagster as dg
 
-from .. import curated
-from .map_assets import build_each_day, daily_status, day_asset
+from .map_assets import daily_status, day_spec
 from .partitions import last_60_days
-from .resources import LakeResource, ProberResource
 
-
-@day_asset(
-    "tools",
+tool_facts = day_spec(
+    "tool_facts", "tools",
     kinds=("parquet", "python"),
     deps=[dg.AssetDep(daily_status, partition_mapping=last_60_days)],
     description="Facts of every tool list the day needs (its endpoints' lists, and the previous list of each "
@@ -20,36 +16,27 @@ from .resources import LakeResource, ProberResource
     "evidence, description tokens) and one per list in curated/tool_lists (o200k_base definition tokens). "
     "Computed once per list, never per endpoint-day. sevenmaps_pipeline/rules/tool_facts.py",
 )
-def tool_facts(context: dg.AssetExecutionContext, lake: LakeResource,
-        prober: ProberResource) -> Iterator[dg.MaterializeResult]:
-    yield from build_each_day(context, lake, prober, curated.build_tool_facts, publish=False)
 
 
-@day_asset(
-    "tools",
+tools = day_spec(
+    "tools", "tools",
     deps=[tool_facts, daily_status],
     description="One row per endpoint, day and tool: name, description, schema, annotations (unset kept apart "
     "from false), fingerprint, risk green/yellow/red with the rule that fired and its evidence, annotation "
     "contradictions. sql/tools.sql",
 )
-def tools(context: dg.AssetExecutionContext, lake: LakeResource,
-        prober: ProberResource) -> Iterator[dg.MaterializeResult]:
-    yield from build_each_day(context, lake, prober, curated.build_tools)
 
 
-@day_asset(
-    "tools",
+token_cost = day_spec(
+    "token_cost", "tools",
     deps=[tool_facts, daily_status],
     description="Per endpoint and day: tool_list_size, tokens_estimate (size/4), definition_tokens (o200k_base) "
     "and the endpoint's percentile among that day's endpoints. sql/token_cost.sql",
 )
-def token_cost(context: dg.AssetExecutionContext, lake: LakeResource,
-        prober: ProberResource) -> Iterator[dg.MaterializeResult]:
-    yield from build_each_day(context, lake, prober, curated.build_token_cost)
 
 
-@day_asset(
-    "tools",
+findings = day_spec(
+    "findings", "tools",
     deps=[tool_facts, daily_status, dg.AssetDep("readiness_discovery")],
     description="Published findings per endpoint and day (token_heavy, huge_description, missing_descriptions, "
     "no_annotations, missing_schema, duplicate_names, old_protocol, slow, annotation_contradiction, "
@@ -57,13 +44,10 @@ def token_cost(context: dg.AssetExecutionContext, lake: LakeResource,
     "sql/findings.sql) and, in a separate table never exported, internal-only pattern checks on descriptions "
     "(sql/internal_findings.sql).",
 )
-def findings(context: dg.AssetExecutionContext, lake: LakeResource,
-        prober: ProberResource) -> Iterator[dg.MaterializeResult]:
-    yield from build_each_day(context, lake, prober, curated.build_findings)
 
 
-@day_asset(
-    "tools",
+server_categories = day_spec(
+    "server_categories", "tools",
     deps=[tool_facts, daily_status],
     description="A category per endpoint and day, with the rule that placed it, in the Agent-Ready "
     "directory's order: the server's own registry name and description; else its tool-name rule (>= 3 "
@@ -71,13 +55,10 @@ def findings(context: dg.AssetExecutionContext, lake: LakeResource,
     "endpoints list identically and generic words); else 7Maps' words in names and descriptions; else 'other'. "
     "sql/server_categories.sql, words in assets/categories.json",
 )
-def server_categories(context: dg.AssetExecutionContext, lake: LakeResource,
-        prober: ProberResource) -> Iterator[dg.MaterializeResult]:
-    yield from build_each_day(context, lake, prober, curated.build_server_categories)
 
 
-@day_asset(
-    "tools",
+tool_changes = day_spec(
+    "tool_changes", "tools",
     deps=[tool_facts, dg.AssetDep(daily_status, partition_mapping=last_60_days)],
     description="What each endpoint changed since its previous checked day (at most 60 days back): tools added, "
     "removed, changed (which fields), renamed, a yellow/red tool rewritten, a rise in risk, 'silent' list "
@@ -85,6 +66,3 @@ def server_categories(context: dg.AssetExecutionContext, lake: LakeResource,
     "address, a redirect to another domain. Both days' tools are classified with the current risk method, so a "
     "method change is never a change by the server. sql/tool_changes.sql",
 )
-def tool_changes(context: dg.AssetExecutionContext, lake: LakeResource,
-        prober: ProberResource) -> Iterator[dg.MaterializeResult]:
-    yield from build_each_day(context, lake, prober, curated.build_tool_changes)

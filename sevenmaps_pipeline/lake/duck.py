@@ -86,7 +86,9 @@ def session(threads: int | None = None,
         con = connect(config=config)
         _register_functions(con)
     else:
-        con = _shared_database().cursor()
+        shared = _shared_database()
+        with _SHARED_LOCK:  # a connection object is not safe across threads; its cursors are, one per thread
+            con = shared.cursor()
         con.execute("SET TimeZone = 'UTC'")
     try:
         yield con
