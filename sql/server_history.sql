@@ -1,6 +1,7 @@
 -- server_history: one row per endpoint on the map on $day, describing the $window_days UTC days that end
 -- on $day (oldest first).
--- Inputs: daily_status for $day and the days before it in the window (missing partitions count as n);
+-- Inputs: daily_status for $day (the endpoints on the map); history_state (sql/history_state.sql) for the
+--         window's days (missing partitions count as n);
 --         tool_changes for $day and the $change_days_kept - 1 days before it (sql/tool_changes.sql).
 -- Method ($method_version, parameters in sevenmaps_pipeline/rules/methods.py):
 --   * history: one code per day, n where the endpoint had no row (not on the map, or no partition);
@@ -14,13 +15,12 @@
 --     (change_record_days: a day without change records cannot say whether the list changed); a change
 --     day is such a day on which tool_changes recorded one of $list_change_kinds against that earlier day;
 --   * change_days: the days of the last $change_days_kept with any tool_changes record (seed: kept 60 days).
--- One pass over the window's rows, grouped by endpoint (no endpoint x day grid, no ordered aggregate, no
--- window function, no join per row; docs/scaling.md): each day's code sits in 3 bits of one HUGEINT at bit
--- 3 x age (0 for n, so a missing row reads as n), 42 days at most (build_server_history refuses a longer
--- window); the days checked, answered, ok, down and with a tool list are bit masks (bit age) counted by
--- their bits, and so are the days with change records and with a list change, taken apart from the rows.
--- The first listed day of the window, which has nothing earlier to be compared with, is taken off the
--- comparisons and change days it would count.
+-- The window's days come as history_state (sql/history_state.sql: per endpoint, bit masks of the days by
+-- code and with a tool list, bit age, 0 for $day; the handshake of each o day by age), folded a day at a
+-- time (curated/history_state.py), so no row of an earlier day is read here (docs/scaling.md). The days
+-- with change records and with a list change are masks too, taken from tool_changes' rows. The first
+-- listed day of the window, which has nothing earlier to be compared with, is taken off the comparisons
+-- and change days it would count.
 WITH today AS (
     SELECT server_key, server_id, server_name, url, code FROM daily_status WHERE day = $day::DATE
 ),
@@ -37,27 +37,24 @@ list_changes AS (
             AND day >= $day::DATE - ($window_days - 1)::INTEGER)
     GROUP BY server_key
 ),
+weights AS (  -- each age's weight as exact integer units (1e-12): their sums do not depend on the order
+              -- they are added in, so a day recomputed comes out byte for byte the same (signed days must)
+    SELECT list_transform(range($window_days), lambda age: round(power(0.5, age / $half_life) * 1e12)::BIGINT)
+               AS units
+),
 per_server AS (
-    SELECT server_key,
-           bit_or((CASE code WHEN 'o' THEN 1 WHEN 'a' THEN 2 WHEN 'p' THEN 3 WHEN 'd' THEN 4 ELSE 0 END)::HUGEINT
-                  << (3 * age)) AS packed_codes,
-           bit_count(bit_or(CASE WHEN code <> 'n' THEN 1::BIGINT << age ELSE 0 END))::INTEGER AS checked_days,
-           bit_count(bit_or(CASE WHEN code IN ('o', 'a', 'p') THEN 1::BIGINT << age ELSE 0 END))::INTEGER
-               AS answered_days,
-           bit_count(bit_or(CASE WHEN code = 'o' THEN 1::BIGINT << age ELSE 0 END))::INTEGER AS ok_days,
-           bit_count(bit_or(CASE WHEN code = 'd' THEN 1::BIGINT << age ELSE 0 END))::INTEGER AS down_days,
-           -- Day weights as exact integer units (1e-12): their sums do not depend on the order DuckDB's
-           -- threads add them in, so a day recomputed comes out byte for byte the same (signed days must).
-           $prior_alpha + coalesce(sum(round(power(0.5, age / $half_life) * 1e12)::BIGINT)
-               FILTER (WHERE code IN ('o', 'a', 'p')), 0) / 1e12 AS alpha,
-           $prior_beta + coalesce(sum(round(power(0.5, age / $half_life) * 1e12)::BIGINT)
-               FILTER (WHERE code = 'd'), 0) / 1e12 AS beta,
-           median(handshake_ms) FILTER (WHERE code = 'o') AS median_handshake_ms,
-           bit_or(CASE WHEN tools_hash IS NOT NULL THEN 1::BIGINT << age ELSE 0 END) AS listed_mask,
-           max(age) FILTER (WHERE tools_hash IS NOT NULL) AS first_listed_age
-    FROM (SELECT *, ($day::DATE - day)::INTEGER AS age FROM daily_status
-          WHERE day BETWEEN $day::DATE - ($window_days - 1)::INTEGER AND $day::DATE) AS w
-    GROUP BY server_key
+    SELECT server_key, lo, mid, hi, listed AS listed_mask,
+           bit_count(lo | mid | hi)::INTEGER AS checked_days,
+           bit_count((lo | mid) & ~hi)::INTEGER AS answered_days,
+           bit_count(lo & ~mid & ~hi)::INTEGER AS ok_days,
+           bit_count(hi)::INTEGER AS down_days,
+           $prior_alpha + list_sum(list_transform(range($window_days), lambda age:
+               ((((lo | mid) & ~hi) >> age) & 1) * units[age + 1])) / 1e12 AS alpha,
+           $prior_beta + list_sum(list_transform(range($window_days), lambda age:
+               ((hi >> age) & 1) * units[age + 1])) / 1e12 AS beta,
+           list_aggregate(handshakes, 'median') AS median_handshake_ms,
+           list_max(list_filter(range($window_days), lambda age: (listed >> age) & 1 = 1)) AS first_listed_age
+    FROM history_state CROSS JOIN weights
 ),
 counted AS (
     SELECT p.*, coalesce(c.mask, 0) AS changed_mask, r.mask AS recorded_mask,
@@ -83,7 +80,8 @@ recent_change_days AS (
 history AS (
     SELECT server_key,
            array_to_string(list_transform(range($window_days - 1, -1, -1),
-               lambda age: ['n', 'o', 'a', 'p', 'd'][((packed_codes >> (3 * age)::INTEGER) & 7)::INTEGER + 1]), '')
+               lambda age: ['n', 'o', 'a', 'p', 'd'][((lo >> age) & 1) + 2 * ((mid >> age) & 1)
+                                                      + 4 * ((hi >> age) & 1) + 1]), '')
                AS history
     FROM counted
 )

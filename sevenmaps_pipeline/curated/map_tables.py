@@ -40,6 +40,7 @@ from .common import (
     rel,
     require_status,
 )
+from .history_state import history_state
 
 
 def build_quarantine(lake: LakePaths, day: dt.date) -> BuildResult:
@@ -83,25 +84,27 @@ def build_daily_status(lake: LakePaths, day: dt.date) -> BuildResult:
                         "registry_snapshot": rel(lake, registry) if registry else None})
 
 
-# Days of codes sql/server_history.sql packs into one HUGEINT, 3 bits each (127 value bits).
-MAX_HISTORY_DAYS = 42
+# Days sql/history_state.sql keeps as bits of one BIGINT mask (bit age; the sign bit left alone).
+MAX_HISTORY_DAYS = 63
 
 
 def build_server_history(lake: LakePaths, day: dt.date) -> BuildResult:
     started = time.perf_counter()
     window = HISTORY_PARAMS["window_days"]
     if not 1 <= window <= MAX_HISTORY_DAYS:
-        raise ValueError(f"the history window is {window} days; sql/server_history.sql packs at most "
-                         f"{MAX_HISTORY_DAYS} days of codes into one HUGEINT")
+        raise ValueError(f"the history window is {window} days; sql/history_state.sql keeps at most "
+                         f"{MAX_HISTORY_DAYS} days as bits of one BIGINT")
     require_status(lake, day)
     files = partitions_between(lake, "daily_status", day, window)
+    state, source = history_state(lake, day, window)
     kept = CHANGES_PARAMS["lookback_days"]
     change_files = partitions_between(lake, "tool_changes", day, kept)
     # The window's days whose change records were built (a day without them cannot say "unchanged").
     built = set(change_files)
     recorded = [d for d in days_back(day, window - 1) if lake.curated_file("tool_changes", d) in built]
     with duck.session() as con:
-        duck.bind_input(con, "daily_status", files, DAILY_STATUS.schema)
+        duck.bind_input(con, "daily_status", [lake.curated_file("daily_status", day)], DAILY_STATUS.schema)
+        con.register("history_state", state)
         duck.bind_input(con, "tool_changes", change_files, TOOL_CHANGES.schema)
         con.register("change_record_days", pa.table({"day": pa.array(recorded, pa.date32())}))
         params = {
@@ -120,7 +123,7 @@ def build_server_history(lake: LakePaths, day: dt.date) -> BuildResult:
         result = conform(duck.run_sql(con, "server_history", params), SERVER_HISTORY)
     path = write_parquet(lake, lake.curated_file("server_history", day), result)
     return BuildResult("server_history", day, path, result.num_rows, time.perf_counter() - started,
-                       {"window_files": len(files),
+                       {"window_files": len(files), "window_state": source,
                         "window_days_without_change_records": window - len(recorded)})
 
 

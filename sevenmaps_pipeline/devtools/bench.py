@@ -71,7 +71,8 @@ def _clone(src: LakePaths, dst: Path, *, morning_of: dt.date | None = None, cura
     """Copy a lake with hard links (writes replace files by rename, so the source is never touched).
 
     With `morning_of`, the lake as it stood on the morning that day was built: the day's raw files and
-    those of the days before, the earlier days' tables, roots, snapshots and cached change baselines, the
+    those of the days before, the earlier days' tables, roots, snapshots, cached change baselines and
+    history states, the
     log re-derived from those roots (with `key`) and the warehouse's views; nothing of that day or later. A
     run of that day then builds, signs and exports it alone, as a daily run does, and catches nothing up.
     (Before, the day's lake had no log, snapshots or warehouse, so its run re-logged and re-exported every
@@ -86,7 +87,7 @@ def _clone(src: LakePaths, dst: Path, *, morning_of: dt.date | None = None, cura
     lake = LakePaths.at(dst)
     if morning_of:
         def day_of(name: str) -> dt.date | None:
-            text = name.removeprefix("day=").removeprefix("change_baseline-")[:10]
+            text = name.removeprefix("day=").removeprefix("change_baseline-").removeprefix("history_state-")[:10]
             try:
                 return dt.date.fromisoformat(text)
             except ValueError:
@@ -142,8 +143,8 @@ def _child_run(job: str, first: dt.date, last: dt.date, lake: Path, key: Path) -
         if first == last:
             for event in runs[0].get_asset_materialization_events():
                 value = event.materialization.metadata.get("build seconds")
-                if value is not None:
-                    builds[event.asset_key.to_user_string()] = value.value
+                if value is not None and event.asset_key is not None:
+                    builds[event.asset_key.to_user_string()] = float(value.value)  # type: ignore[arg-type]
     shutil.rmtree(home, ignore_errors=True)
     return {"success": all(r.success for r in runs) and len(runs) == 2, "in_run_seconds": in_run,
             "site_seconds": steps.get("day_site", 0.0), "peak_rss_mb": peak_rss_mb(),
