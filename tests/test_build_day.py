@@ -109,3 +109,15 @@ def test_the_map_step_fails_naming_the_asset_and_records_what_it_built(tmp_path,
             # server_history and reliable_rankings were not built, so neither was checked.
             assert checks == {"daily_status_codes_valid": True, "incidents_only_confirmed_are_shown": True,
                               "readiness_unseen_lines_not_counted": True}
+
+
+def test_what_more_builds_wait_for_goes_first(tmp_path):
+    """One at a time, the order shows the choice among ready builds: tool_changes (server_history and the
+    rankings wait for it) before tools (nothing does), daily_status's readers before the readiness tables."""
+    lake, days = _synth(tmp_path / "lake", days=1)
+    order: list[str] = []
+    report = build_day(lake, days[0], workers=1, after=lambda asset, result: order.append(asset))
+    assert report.ok and sorted(order) == sorted(MAP_ASSET_NAMES)
+    assert order[:4] == ["raw_probes", "daily_status", "tool_facts", "tool_changes"]
+    assert order.index("server_history") < order.index("tools")
+    assert order.index("reliable_rankings") > order.index("server_categories")

@@ -169,6 +169,31 @@ class Refresh:
 BUILD_WORKERS = 2
 _BUILDERS = {asset: build for asset, build, _, _ in DAY_BUILDS}
 _READS = {asset: reads for asset, _, _, reads in DAY_BUILDS}
+
+
+def _readers(asset: str) -> set[str]:
+    """The day assets that read `asset`, directly or not."""
+    found: set[str] = set()
+    for other in MAP_ASSET_NAMES:
+        if asset in _READS[other] or found & set(_READS[other]):
+            found.add(other)
+    return found
+
+
+# Of the builds ready to start, the one more builds wait for goes first (then graph order): tool_changes
+# before tools, so server_history and the rankings after it are not left to run alone at the day's end.
+_PRIORITY = {asset: (-len(_readers(asset)), i) for i, asset in enumerate(MAP_ASSET_NAMES)}
+
+
+def _load_tokenizer() -> None:
+    from ..rules.tokens import encoding
+
+    encoding()
+
+
+# What a build needs loaded in the process, loaded by a worker with nothing to build meanwhile: the
+# tokenizer (0.2 s of Python) while raw_probes and daily_status run, ahead of tool_facts.
+_PREPARE: dict[str, Callable[[], None]] = {"tool_facts": _load_tokenizer}
 # After a build: None to let the builds that read it go on, else why they must not (a blocking check
 # failed). Runs in the build's own thread.
 AfterBuild = Callable[[str, BuildResult], str | None]
@@ -193,7 +218,8 @@ def build_day(lake: LakePaths, day: dt.date, assets: Collection[str] | None = No
     """Build the day's `assets` (all of DAY_BUILDS by default), `workers` at a time.
 
     A build starts once every asset of the same day it reads (DAY_BUILDS) has been built, when that asset is
-    among `assets`; the others are read as the lake holds them. A build that raises, or whose `after` says
+    among `assets`; the others are read as the lake holds them. Of the builds ready to start, the one with
+    the most builds waiting on it goes first. A build that raises, or whose `after` says
     to hold, leaves whatever reads it (directly or not) unbuilt; the rest of the day goes on. The same files
     come out as built one after another: each build reads only finished inputs."""
     wanted = [a for a in MAP_ASSET_NAMES if assets is None or a in assets]
@@ -213,9 +239,11 @@ def build_day(lake: LakePaths, day: dt.date, assets: Collection[str] | None = No
                 report.held[asset] = hold
         return asset, result
 
-    pending = list(wanted)
+    pending = sorted(wanted, key=_PRIORITY.__getitem__)
+    preparations = [_PREPARE[a] for a in wanted if a in _PREPARE]
     running: dict[Future, str] = {}
-    with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix=f"build-{day}") as pool:
+    slots = max(1, workers)
+    with ThreadPoolExecutor(max_workers=slots, thread_name_prefix=f"build-{day}") as pool:
         while pending or running:
             for asset in list(pending):
                 blocked = [r for r in sorted(waits[asset]) if outcome.get(r) in ("failed", "held", "not_built")]
@@ -223,14 +251,20 @@ def build_day(lake: LakePaths, day: dt.date, assets: Collection[str] | None = No
                     pending.remove(asset)
                     outcome[asset] = "not_built"
                     report.not_built[asset] = blocked[0]
-                elif all(outcome.get(r) == "built" for r in waits[asset]) and len(running) < max(1, workers):
+                elif all(outcome.get(r) == "built" for r in waits[asset]) and len(running) < slots:
                     pending.remove(asset)
                     running[pool.submit(run, asset)] = asset
+            while preparations and len(running) < slots:  # a worker with nothing to build
+                running[pool.submit(preparations.pop())] = ""
             if not running:
                 continue
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in finished:
                 asset = running.pop(future)
+                if not asset:
+                    # A preparation's failure is the build's that needed it, which does it again and says why.
+                    future.exception()
+                    continue
                 try:
                     _, result = future.result()
                 except BaseException as exc:  # noqa: BLE001 - reported with its asset, the day goes on

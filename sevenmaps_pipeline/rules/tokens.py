@@ -11,6 +11,7 @@ import functools
 import gzip
 import hashlib
 import os
+import threading
 from binascii import a2b_base64
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
@@ -49,8 +50,18 @@ def _bpe_bytes() -> bytes:
     return checked(gzip.decompress(packed))
 
 
-@functools.cache
+_LOADING = threading.Lock()
+
+
 def encoding() -> tiktoken.Encoding:
+    """o200k_base, loaded once per process (about 0.2 s); a thread that asks while another loads it waits
+    for that load (a day's builds load it ahead of tool_facts on an idle worker: curated/day.py)."""
+    with _LOADING:
+        return _load_encoding()
+
+
+@functools.cache
+def _load_encoding() -> tiktoken.Encoding:
     # binascii directly: base64.b64decode's checks per call cost a third of the load (200,000 lines).
     lines = (line.split() for line in _bpe_bytes().splitlines() if line)
     ranks = {a2b_base64(token): int(rank) for token, rank in lines}
