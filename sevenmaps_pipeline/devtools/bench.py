@@ -71,8 +71,8 @@ def _clone(src: LakePaths, dst: Path, *, morning_of: dt.date | None = None, cura
     """Copy a lake with hard links (writes replace files by rename, so the source is never touched).
 
     With `morning_of`, the lake as it stood on the morning that day was built: the day's raw files and
-    those of the days before, the earlier days' tables, roots, snapshots, cached change baselines and
-    history states, the
+    those of the days before, the earlier days' tables, roots, snapshots, cached change baselines, history
+    states and category verdicts, the
     log re-derived from those roots (with `key`) and the warehouse's views; nothing of that day or later. A
     run of that day then builds, signs and exports it alone, as a daily run does, and catches nothing up.
     (Before, the day's lake had no log, snapshots or warehouse, so its run re-logged and re-exported every
@@ -104,6 +104,9 @@ def _clone(src: LakePaths, dst: Path, *, morning_of: dt.date | None = None, cura
         drop(lake.roots_dir.glob("day=*.json"), yesterday)
         drop(lake.exports_dir.glob("*"), yesterday)
         drop((dst / "cache").glob("*"), yesterday)
+        from ..curated.categories import as_of
+
+        as_of(lake, morning_of)  # the category verdicts kept per list, without the lists first seen that day
         if key is not None and lake.roots_dir.is_dir():
             from ..integrity.keys import load_private_key
             from ..integrity.roots import sync_log
@@ -227,6 +230,10 @@ def _bare_scan_seconds(lake: LakePaths, day: dt.date) -> tuple[float, int]:
         [f for d in window for f in lake.raw_files("agent_reports", d)][-1:],  # the day's report batch
         [lake.curated_file("agent_reports", d) for d in window],  # ratings (30 days), incidents (14)
         [lake.curated_file("tool_changes", d) for d in window],  # stability and change days
+        # The caches the day reads: the change baseline and the history state of the day before, the
+        # category verdicts kept per list.
+        [lake.root / "cache" / f"{kind}-{day - dt.timedelta(days=1)}.parquet"
+         for kind in ("change_baseline", "history_state")] + sorted((lake.root / "cache").glob("list_categories-*")),
     ]
     groups = [[p for p in group if p.exists()] for group in groups]
     con = duck.connect()
