@@ -10,16 +10,28 @@ from sevenmaps_pipeline.devtools import bench
 from sevenmaps_pipeline.devtools.synth import synthesize
 
 
-def test_the_bench_run_builds_and_signs_its_own_lakes_days_and_they_verify(lake, signing_key, monkeypatch):
+def test_the_bench_run_builds_and_signs_its_own_lakes_days_and_they_verify(lake, signing_key, monkeypatch,
+                                                                           tmp_path):
     # No first day and no lake from the environment: on a fresh clone the code location's partitions would
     # begin today, after every day of the bench's lake, unless the bench names its lake's first day.
     monkeypatch.delenv("SEVENMAPS_FIRST_DAY", raising=False)
     monkeypatch.delenv("SEVENMAPS_LAKE", raising=False)
     day = dt.date(2026, 1, 5)  # before the first day of any lake the checkout may hold (the demo's: 30 days ago)
-    synthesize(lake, 40, 1, seed=2, end_day=day, missing_days=0)
+    synthesize(lake, 40, 2, seed=2, end_day=day + dt.timedelta(days=1), missing_days=0)
     figures = bench._measure("map_and_sign", day, day, lake, signing_key)
     assert figures["success"] and figures["in_run_seconds"] > figures["site_seconds"] > 0
     assert (lake.root / "site" / "days" / day.isoformat() / "index.html").is_file()
     verifying = bench._verify_figures(lake, signing_key)
     assert verifying["verify_ok"] and verifying["log_check_ok"] and verifying["days"] == 1
     assert verifying["files"] > 10 and verifying["sha256sum_seconds"] > 0
+    # The next day in the lake as it stood that morning, then the bare scan of what its run read (the
+    # caches of the day before among them: each a group of its own, their schemas differ).
+    after = day + dt.timedelta(days=1)
+    morning = bench._clone(lake, tmp_path / "morning", morning_of=after, key=signing_key)
+    assert not morning.curated_file("daily_status", after).exists()
+    next_day = bench._measure("map_and_sign", after, after, morning, signing_key)
+    assert next_day["success"] and {"daily_status", "server_history"} <= set(next_day["build_seconds"])
+    assert all((morning.root / "cache" / f"{kind}-{day}.parquet").is_file()
+               for kind in ("change_baseline", "history_state"))
+    seconds, files = bench._bare_scan_seconds(morning, after)
+    assert seconds > 0 and files >= 15

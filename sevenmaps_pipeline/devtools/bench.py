@@ -230,10 +230,11 @@ def _bare_scan_seconds(lake: LakePaths, day: dt.date) -> tuple[float, int]:
         [f for d in window for f in lake.raw_files("agent_reports", d)][-1:],  # the day's report batch
         [lake.curated_file("agent_reports", d) for d in window],  # ratings (30 days), incidents (14)
         [lake.curated_file("tool_changes", d) for d in window],  # stability and change days
-        # The caches the day reads: the change baseline and the history state of the day before, the
-        # category verdicts kept per list.
-        [lake.root / "cache" / f"{kind}-{day - dt.timedelta(days=1)}.parquet"
-         for kind in ("change_baseline", "history_state")] + sorted((lake.root / "cache").glob("list_categories-*")),
+        # The caches the day reads (each a group: their schemas differ): the change baseline and the history
+        # state of the day before, the category verdicts kept per list.
+        [lake.root / "cache" / f"change_baseline-{day - dt.timedelta(days=1)}.parquet"],
+        [lake.root / "cache" / f"history_state-{day - dt.timedelta(days=1)}.parquet"],
+        sorted((lake.root / "cache").glob("list_categories-*")),
     ]
     groups = [[p for p in group if p.exists()] for group in groups]
     con = duck.connect()
