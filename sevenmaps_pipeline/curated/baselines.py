@@ -10,11 +10,7 @@ are built in (docs/scaling.md, "Ninety days").
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import json
-import os
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,16 +19,13 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..lake import duck
-from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
 from ..lake.schemas import DAILY_STATUS
 from ..rules.methods import CHANGES_PARAMS
+from .cache_files import described, status_identities, store
 from .memo import remembered
 
 CACHE_FORMAT = "change-baseline-1"
-# A day's run reads the baseline cached the day before, and a backfill the one it wrote a moment ago: older
-# files are deleted when a new one is cached, so the cache stays a few files whatever the lake's age.
-CACHE_KEEP_SECONDS = 2 * 86_400
 LOOKBACK_DAYS: int = CHANGES_PARAMS["lookback_days"]
 
 BASELINE_SCHEMA = pa.schema([
@@ -57,18 +50,8 @@ def cache_file(lake: LakePaths, through: dt.date) -> Path:
 
 
 def _fingerprints(lake: LakePaths, through: dt.date) -> dict[str, list[int] | None]:
-    """The daily_status files a baseline through `through` stands for: (inode, size, mtime) of each day's
-    file in its window, or None for a day without one. Every rewrite is a rename (lake.parquet_io), so a
-    rebuilt day gets a new inode and time."""
-    prints: dict[str, list[int] | None] = {}
-    for back in range(LOOKBACK_DAYS + 1):
-        day = through - dt.timedelta(days=back)
-        try:
-            st = os.stat(lake.curated_file("daily_status", day))
-            prints[day.isoformat()] = [st.st_ino, st.st_size, st.st_mtime_ns]
-        except FileNotFoundError:
-            prints[day.isoformat()] = None
-    return prints
+    """The daily_status files a baseline through `through` stands for (curated/cache_files.py)."""
+    return status_identities(lake, (through - dt.timedelta(days=back) for back in range(LOOKBACK_DAYS + 1)))
 
 
 def _compute(earlier: pa.Table, status_files: list[Path], since: dt.date) -> pa.Table:
@@ -94,10 +77,6 @@ def _since(baseline: pa.Table, since: dt.date) -> pa.Table:
     return kept
 
 
-def _meta(schema: pa.Schema) -> dict:
-    return json.loads((schema.metadata or {}).get(b"sevenmaps", b"{}"))
-
-
 def _load_cached(lake: LakePaths, through: dt.date, prints: dict) -> tuple[pa.Table | None, str]:
     """The cached baseline through `through`, if it stands for the files `prints` describes; else why not."""
     path = cache_file(lake, through)
@@ -105,7 +84,7 @@ def _load_cached(lake: LakePaths, through: dt.date, prints: dict) -> tuple[pa.Ta
         return None, f"no cached baseline through {through}"
     try:
         table = pq.read_table(path)
-        meta = _meta(table.schema)
+        meta = described(table.schema)
     except (OSError, ValueError, pa.ArrowException) as exc:
         return None, f"the cached baseline through {through} is unreadable ({exc})"
     if meta.get("format") != CACHE_FORMAT or meta.get("lookback_days") != LOOKBACK_DAYS:
@@ -119,13 +98,7 @@ def _load_cached(lake: LakePaths, through: dt.date, prints: dict) -> tuple[pa.Ta
 
 def _store(lake: LakePaths, through: dt.date, table: pa.Table, prints: dict[str, list[int] | None]) -> None:
     meta = {"format": CACHE_FORMAT, "lookback_days": LOOKBACK_DAYS, "through": through.isoformat(), "files": prints}
-    path = write_parquet(lake, cache_file(lake, through),
-                         table.replace_schema_metadata({"sevenmaps": json.dumps(meta, sort_keys=True)}))
-    oldest = time.time() - CACHE_KEEP_SECONDS
-    for old in path.parent.glob("change_baseline-*.parquet"):
-        with contextlib.suppress(FileNotFoundError):  # a concurrent run may prune it first
-            if old.stat().st_mtime < oldest:
-                old.unlink()
+    store(lake, cache_file(lake, through), table, meta, "change_baseline")
 
 
 def _through(lake: LakePaths, through: dt.date) -> tuple[pa.Table, str]:
@@ -143,7 +116,7 @@ def _through(lake: LakePaths, through: dt.date) -> tuple[pa.Table, str]:
 
 def _cached_prints(lake: LakePaths, through: dt.date) -> dict | None:
     try:
-        return _meta(pq.read_schema(cache_file(lake, through))).get("files")
+        return described(pq.read_schema(cache_file(lake, through))).get("files")
     except (OSError, ValueError, pa.ArrowException):
         return None
 

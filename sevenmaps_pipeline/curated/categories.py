@@ -10,11 +10,9 @@ next build scores every list of its day again), and the same rows either way (do
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import hashlib
 import json
-import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -23,10 +21,9 @@ import pyarrow.parquet as pq
 
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
+from .cache_files import store
 
 CACHE_FORMAT = "list-categories-1"
-# Files of other methods (or formats) not rewritten for this long are deleted when one is written.
-CACHE_KEEP_SECONDS = 2 * 86_400
 
 LIST_CATEGORIES_SCHEMA = pa.schema([
     pa.field("tools_hash", pa.string()),
@@ -79,10 +76,4 @@ def keep(lake: LakePaths, digest: str, known: pa.Table, scored: pa.Table) -> Non
         return
     fresh = pc.invert(pc.is_in(scored.column("tools_hash"), value_set=known.column("tools_hash")))
     rows = pa.concat_tables([known, scored.cast(LIST_CATEGORIES_SCHEMA).filter(fresh)])
-    rows = rows.sort_by("tools_hash")
-    path = write_parquet(lake, cache_file(lake, digest), rows)
-    oldest = time.time() - CACHE_KEEP_SECONDS
-    for other in path.parent.glob("list_categories-*.parquet"):
-        with contextlib.suppress(FileNotFoundError):  # a concurrent run may prune it first
-            if other != path and other.stat().st_mtime < oldest:
-                other.unlink()
+    store(lake, cache_file(lake, digest), rows.sort_by("tools_hash"), {}, "list_categories")

@@ -11,25 +11,19 @@ published, safe to delete, and the same rows either way (docs/scaling.md, "Incre
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import json
-import os
-import time
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..lake import duck
-from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
 from ..lake.schemas import DAILY_STATUS
 from ..rules.methods import HISTORY_PARAMS
+from .cache_files import described, status_identities, store
 
 CACHE_FORMAT = "history-state-1"
-# A day's run reads the state cached the day before, a backfill the one it wrote a moment ago.
-CACHE_KEEP_SECONDS = 2 * 86_400
 WINDOW_DAYS: int = HISTORY_PARAMS["window_days"]
 
 STATE_SCHEMA = pa.schema([
@@ -51,16 +45,8 @@ def _window(day: dt.date, window: int) -> list[dt.date]:
 
 
 def _fingerprints(lake: LakePaths, day: dt.date, window: int) -> dict[str, list[int] | None]:
-    """(inode, size, mtime) of each daily_status file of the window ending on `day`, None for a day without
-    one. Every rewrite is a rename (lake.parquet_io), so a rebuilt day gets a new inode and time."""
-    prints: dict[str, list[int] | None] = {}
-    for d in _window(day, window):
-        try:
-            st = os.stat(lake.curated_file("daily_status", d))
-            prints[d.isoformat()] = [st.st_ino, st.st_size, st.st_mtime_ns]
-        except FileNotFoundError:
-            prints[d.isoformat()] = None
-    return prints
+    """The daily_status files of the window ending on `day` (curated/cache_files.py)."""
+    return status_identities(lake, _window(day, window))
 
 
 def fold(earlier: pa.Table, lake: LakePaths, day: dt.date, window: int) -> pa.Table:
@@ -79,7 +65,7 @@ def _load_cached(lake: LakePaths, day: dt.date, window: int, prints: dict) -> pa
         return None
     try:
         table = pq.read_table(path)
-        meta = json.loads((table.schema.metadata or {}).get(b"sevenmaps", b"{}"))
+        meta = described(table.schema)
     except (OSError, ValueError, pa.ArrowException):
         return None  # unreadable: folded again, and written anew
     if (meta.get("format") != CACHE_FORMAT or meta.get("window_days") != window or meta.get("files") != prints
@@ -90,13 +76,7 @@ def _load_cached(lake: LakePaths, day: dt.date, window: int, prints: dict) -> pa
 
 def _store(lake: LakePaths, day: dt.date, window: int, table: pa.Table, prints: dict) -> None:
     meta = {"format": CACHE_FORMAT, "window_days": window, "day": day.isoformat(), "files": prints}
-    path = write_parquet(lake, cache_file(lake, day),
-                         table.replace_schema_metadata({"sevenmaps": json.dumps(meta, sort_keys=True)}))
-    oldest = time.time() - CACHE_KEEP_SECONDS
-    for old in path.parent.glob("history_state-*.parquet"):
-        with contextlib.suppress(FileNotFoundError):  # a concurrent run may prune it first
-            if old.stat().st_mtime < oldest:
-                old.unlink()
+    store(lake, cache_file(lake, day), table, meta, "history_state")
 
 
 def history_state(lake: LakePaths, day: dt.date, window: int = WINDOW_DAYS) -> tuple[pa.Table, str]:
