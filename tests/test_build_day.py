@@ -9,6 +9,8 @@ import warnings
 from pathlib import Path
 
 import dagster as dg
+import pyarrow as pa
+import pyarrow.parquet as pq
 from conftest import DAY
 
 from sevenmaps_pipeline.curated.day import DAY_BUILDS, MAP_ASSET_NAMES, build_day
@@ -121,3 +123,29 @@ def test_what_more_builds_wait_for_goes_first(tmp_path):
     assert order[:4] == ["raw_probes", "daily_status", "tool_facts", "tool_changes"]
     assert order.index("server_history") < order.index("tools")
     assert order.index("reliable_rankings") > order.index("server_categories")
+
+
+def test_a_signed_day_that_would_change_stops_the_map_step_naming_it(tmp_path, signing_key):
+    from sevenmaps_pipeline.defs.runner import run_days, run_map_and_sign
+
+    lake, days = _synth(tmp_path / "lake", days=1)
+    (tmp_path / "home").mkdir()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with dg.instance_for_test(temp_dir=str(tmp_path / "home")) as instance:
+            assert all(r.success for r in run_map_and_sign(days[0], days[0], instance, lake.root, signing_key))
+            signed = lake.curated_file("daily_status", days[0]).read_bytes()
+            # A check put into the signed day's raw folder by another writer (write_parquet itself refuses a
+            # signed day): recomputing the day would change its daily_status.
+            first = lake.raw_files("probes", days[0])[0]
+            late = pq.read_table(first).slice(0, 1)
+            rows = late.to_pylist()
+            rows[0]["outcome"] = "timeout" if rows[0]["outcome"] == "ok" else "ok"
+            rows[0]["started_at"] = rows[0]["started_at"] + dt.timedelta(minutes=1)
+            pq.write_table(pa.Table.from_pylist(rows, late.schema), first.parent / "part-late.parquet")
+            run = run_days("daily_map_job", days[0], days[0], instance, lake.root, signing_key,
+                           raise_on_error=False)
+            assert not run.success
+            (message,) = [e.event_specific_data.error.message for e in run.all_events if e.is_step_failure]
+            assert f"day {days[0]} is signed" in message and "signed history is never rewritten" in message
+            assert lake.curated_file("daily_status", days[0]).read_bytes() == signed

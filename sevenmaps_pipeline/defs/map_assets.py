@@ -5,7 +5,6 @@ Each day asset is a spec here (what it is, what it reads); the map's one step bu
 """
 
 
-import contextlib
 import datetime as dt
 from collections.abc import Iterator
 
@@ -38,17 +37,9 @@ def day_spec(name: str, group_name: str, kinds: tuple[str, ...] = ("parquet", "d
                         skippable=name != "raw_probes", **kwargs)
 
 
-@contextlib.contextmanager
-def frozen_days_fail_loudly() -> Iterator[None]:
+def frozen_day_failure(exc: SignedDayError) -> dg.Failure:
     """A signed day that would come out different stops the run with the day's name (an unchanged one
     passes silently: see lake.parquet_io.write_parquet)."""
-    try:
-        yield
-    except SignedDayError as exc:
-        raise frozen_day_failure(exc) from exc
-
-
-def frozen_day_failure(exc: SignedDayError) -> dg.Failure:
     return dg.Failure(description=f"{exc}. Recomputing it would change it; signed history is never "
                       "rewritten (backfill unsigned days only, or investigate with `sevenmaps verify`).")
 
