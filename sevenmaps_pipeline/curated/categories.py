@@ -10,7 +10,6 @@ next build scores every list of its day again), and the same rows either way (do
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import json
 from pathlib import Path
@@ -19,7 +18,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
 from .cache_files import store
 
@@ -58,16 +56,6 @@ def known_lists(lake: LakePaths, digest: str) -> pa.Table:
     if not table.schema.remove_metadata().equals(LIST_CATEGORIES_SCHEMA):
         return LIST_CATEGORIES_SCHEMA.empty_table()
     return table.replace_schema_metadata(None)
-
-
-def as_of(lake: LakePaths, day: dt.date) -> None:
-    """Every method's file as it stood the morning of `day`: without the lists scored that day or later (the
-    benchmark's lake of that morning)."""
-    for path in (lake.root / "cache").glob("list_categories-*.parquet"):
-        table = pq.read_table(path)
-        if "scored_day" in table.column_names:
-            earlier = pc.less(table.column("scored_day"), pa.scalar(day, pa.date32()))
-            write_parquet(lake, path, table.filter(earlier))
 
 
 def keep(lake: LakePaths, digest: str, known: pa.Table, scored: pa.Table) -> None:

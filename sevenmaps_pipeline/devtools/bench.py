@@ -104,9 +104,7 @@ def _clone(src: LakePaths, dst: Path, *, morning_of: dt.date | None = None, cura
         drop(lake.roots_dir.glob("day=*.json"), yesterday)
         drop(lake.exports_dir.glob("*"), yesterday)
         drop((dst / "cache").glob("*"), yesterday)
-        from ..curated.categories import as_of
-
-        as_of(lake, morning_of)  # the category verdicts kept per list, without the lists first seen that day
+        _categories_as_of(lake, morning_of)
         if key is not None and lake.roots_dir.is_dir():
             from ..integrity.keys import load_private_key
             from ..integrity.roots import sync_log
@@ -118,6 +116,22 @@ def _clone(src: LakePaths, dst: Path, *, morning_of: dt.date | None = None, cura
 
         publish_warehouse(lake)
     return lake
+
+
+def _categories_as_of(lake: LakePaths, day: dt.date) -> None:
+    """The category verdicts kept per list (curated/categories.py) as they stood the morning of `day`:
+    without the lists scored that day or later."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from ..lake.parquet_io import write_parquet
+
+    for path in (lake.root / "cache").glob("list_categories-*.parquet"):
+        table = pq.read_table(path)
+        if "scored_day" in table.column_names:
+            earlier = pc.less(table.column("scored_day"), pa.scalar(day, pa.date32()))
+            write_parquet(lake, path, table.filter(earlier))
 
 
 def _child_run(job: str, first: dt.date, last: dt.date, lake: Path, key: Path) -> dict:
