@@ -168,11 +168,12 @@ def served_on_loopback(app: Any, what: str) -> Iterator[str]:
 
     import uvicorn
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    # uvicorn listens on the very socket the port was taken with (a port let go could be taken meanwhile).
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical"))
-    thread = threading.Thread(target=server.run, daemon=True)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
     while not server.started:
@@ -183,6 +184,55 @@ def served_on_loopback(app: Any, what: str) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+        sock.close()
+
+
+def unassigned_port() -> int:
+    """A free loopback port below the kernel's ephemeral range, for a server another process starts.
+
+    A port the kernel hands out for bind(0) stays in its ephemeral range, where every outgoing loopback
+    connection also takes its local port: while `dagster dev` spends seconds starting, the other test worker's
+    connections can take the port first, and the webserver then fails to bind ("address already in use")
+    while `dagster dev` itself keeps running. Below the range only another explicit choice can collide."""
+    import random
+    import socket
+
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    below = range(10000, low) if low > 10200 else range(1024, 65536)
+    for port in random.sample(below, k=200):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free loopback port between {below.start} and {below.stop}")
+
+
+def wait_for_ui(port: int, proc: Any, log: Path, seconds: float = 180) -> str:
+    """The GraphQL URL of the Dagster UI that `proc` (its process group writing `log`) serves on `port`, once
+    it answers; fails at once, with the log's tail, when the process exits or its webserver cannot bind."""
+    import time
+
+    import httpx
+
+    def tail() -> str:
+        return log.read_text(errors="replace")[-2500:]
+
+    deadline = time.monotonic() + seconds
+    while True:
+        assert proc.poll() is None, f"the UI exited ({proc.returncode}): {tail()}"
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/server_info", timeout=2).status_code == 200:
+                return f"http://127.0.0.1:{port}/graphql"
+        except httpx.HTTPError:
+            pass
+        assert "address already in use" not in log.read_text(errors="replace"), f"the UI could not bind: {tail()}"
+        assert time.monotonic() < deadline, f"the UI did not come up within {seconds:.0f} s: {tail()}"
+        time.sleep(1)
 
 
 def reporter(name: str) -> str:

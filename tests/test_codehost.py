@@ -4,19 +4,11 @@ a spent rate limit respected until its reset."""
 
 from __future__ import annotations
 
-import socket
-
 import pytest
-from conftest import served_on_loopback
+from conftest import served_on_loopback, unassigned_port
 
 from sevenmaps_pipeline.devtools.fleet.codehost_app import CodeHostApp
 from sevenmaps_pipeline.lookups.codehost import CodeHostClient, RepoStatus, parse_repository_url
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -74,7 +66,7 @@ def test_a_spent_rate_limit_is_respected_until_its_reset(codehost):
 
 
 def test_an_unreachable_code_host_is_a_reason():
-    with CodeHostClient(f"http://127.0.0.1:{_free_port()}", timeout=2) as client:
+    with CodeHostClient(f"http://127.0.0.1:{unassigned_port()}", timeout=2) as client:
         assert client.repository("acme", "x") == "code host unreachable: ConnectError"
 
 

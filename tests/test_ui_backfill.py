@@ -9,7 +9,6 @@ import hashlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,7 +18,7 @@ import dagster as dg
 import httpx
 import pyarrow.parquet as pq
 import pytest
-from conftest import land_reports, report
+from conftest import land_reports, report, unassigned_port, wait_for_ui
 
 from sevenmaps_pipeline.defs.home import DAGSTER_YAML
 from sevenmaps_pipeline.defs.jobs import MAP_ASSET_NAMES
@@ -42,12 +41,6 @@ STATUS = """query($id: String!) {
 
 # The daemon takes each asset layer in turn (about 30 s a tick), so the backfill needs a few minutes at most.
 TERMINAL = {"COMPLETED", "COMPLETED_SUCCESS", "COMPLETED_FAILED", "FAILED", "CANCELED", "FAILING"}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _digests(root: Path) -> dict[str, str]:
@@ -85,7 +78,7 @@ def test_ui_backfill_over_the_demo_sequence_through_the_daemon(lake, signing_key
     home = tmp_path / "home"
     home.mkdir()
     (home / "dagster.yaml").write_text(DAGSTER_YAML)
-    port = _free_port()
+    port = unassigned_port()
     env = {**os.environ, "DAGSTER_HOME": str(home), "SEVENMAPS_LAKE": str(lake.root),
            "SEVENMAPS_SIGNING_KEY": str(signing_key)}
     dagster = Path(sys.executable).with_name("dagster")
@@ -94,21 +87,12 @@ def test_ui_backfill_over_the_demo_sequence_through_the_daemon(lake, signing_key
                                 cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                                 # Ctrl-C's default, whatever the test runner's process does with SIGINT
                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-        url = f"http://127.0.0.1:{port}/graphql"
         try:
             # The UI comes up while the demo's runs go on beside it, as an operator's does (and the daemon's
             # first tick is not spent waiting after them).
             _demo_sequence(lake, signing_key, synth, home)
             signed_before = {k: v for k, v in _digests(lake.root).items() if END.isoformat() not in k}
-            deadline = time.monotonic() + 120
-            while True:
-                try:
-                    if httpx.get(f"http://127.0.0.1:{port}/server_info", timeout=2).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                assert time.monotonic() < deadline, "dagster dev did not come up"
-                time.sleep(1)
+            url = wait_for_ui(port, proc, tmp_path / "dagster-dev.log", seconds=120)
             params = {"partitionNames": [d.isoformat() for d in synth.days],
                       "assetSelection": [{"path": [a]} for a in MAP_ASSET_NAMES + ("daily_root",)],
                       "fromFailure": False}

@@ -8,7 +8,6 @@ from __future__ import annotations
 import datetime as dt
 import os
 import signal
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -16,7 +15,7 @@ from pathlib import Path
 import dagster as dg
 import httpx
 import pytest
-from conftest import DEMO_DAYS
+from conftest import DEMO_DAYS, unassigned_port, wait_for_ui
 from dagster._core.instance.ref import InstanceRef
 
 from sevenmaps_pipeline.defs.home import bound_lake
@@ -34,12 +33,6 @@ PARTITIONS = """query($key: [String!]!) {
 }"""
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _ignore_sigint() -> None:
     """What a shell does to a command it starts with `&`: SIGINT ignored, SIGTERM at its default. The test
     process's own SIGTERM may be ignored: Dagster's in-process runs, on leaving, set SIGTERM to whatever
@@ -53,19 +46,6 @@ def _start(cmd: list[str], env: dict, log: Path) -> subprocess.Popen:
     with open(log, "w") as out:
         return subprocess.Popen(cmd, cwd=PROJECT_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True, preexec_fn=_ignore_sigint)
-
-
-def _wait_up(port: int, proc: subprocess.Popen, log: Path) -> str:
-    deadline = time.monotonic() + 180
-    while True:
-        assert proc.poll() is None, f"the UI exited: {log.read_text()[-2000:]}"
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/server_info", timeout=2).status_code == 200:
-                return f"http://127.0.0.1:{port}/graphql"
-        except httpx.HTTPError:
-            pass
-        assert time.monotonic() < deadline, "the UI did not come up"
-        time.sleep(1)
 
 
 def _stopped(proc: subprocess.Popen, log: Path, how: str) -> None:
@@ -108,11 +88,11 @@ def test_the_demos_runs_are_under_their_jobs_and_partitions_start_on_its_first_d
         stray = run_days("daily_map_job", end, end, instance, lake.root).run_id
 
     env = {k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", "SEVENMAPS_FIRST_DAY")}
-    env.update(SEVENMAPS_LAKE=str(lake.root), PORT=str(_free_port()))
+    env.update(SEVENMAPS_LAKE=str(lake.root), PORT=str(unassigned_port()))
     log = tmp_path / "make-ui.log"
     proc = _start(["make", "--no-print-directory", "ui"], env, log)
     try:
-        url = _wait_up(int(env["PORT"]), proc, log)
+        url = wait_for_ui(int(env["PORT"]), proc, log)
         for job in ("daily_map_job", "sign_day_job"):
             runs = _gql(url, JOB, job=job)["pipelineOrError"]["runs"]
             # One map run per day (each day replayed as its own scan), one sign run for every day.
@@ -137,12 +117,12 @@ def test_the_demos_runs_are_under_their_jobs_and_partitions_start_on_its_first_d
     assert _group_gone(proc.pid), f"processes left after SIGTERM to make: {log.read_text()[-1500:]}"
 
     # `sevenmaps ui` started in the background stops on SIGINT to its process group (Ctrl-C's path).
-    port = _free_port()
+    port = unassigned_port()
     log = tmp_path / "sevenmaps-ui.log"
     proc = _start([str(Path(os.sys.executable).with_name("sevenmaps")), "--lake", str(lake.root), "ui", "--port",
                    str(port)], env, log)
     try:
-        _wait_up(port, proc, log)
+        wait_for_ui(port, proc, log)
     finally:
         os.killpg(proc.pid, signal.SIGINT)
     _stopped(proc, log, "SIGINT to its process group")

@@ -53,6 +53,14 @@ def parse_days(spec: str, total: int) -> set[int]:
     return days
 
 
+def _loopback_socket() -> socket.socket:
+    """A TCP socket bound to a free loopback port, for uvicorn to listen on."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    return sock
+
+
 @dataclass
 class FleetHost:
     name: str
@@ -402,9 +410,10 @@ class Fleet:
             self._tmp = tempfile.TemporaryDirectory(prefix="sevenmaps-fleet-")
             self._workdir = Path(self._tmp.name)
         self.tls = make_tls(self._workdir / "tls", self.tls_names)
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
+        # Each server is handed the socket its port was taken with: a port let go and bound again later could
+        # meanwhile be the local port of another process's outgoing loopback connection.
+        fleet_socket = _loopback_socket()
+        self.port = fleet_socket.getsockname()[1]
         config = uvicorn.Config(self._build(), host="127.0.0.1", port=self.port, log_level="critical",
                                 ssl_certfile=str(self.tls.cert_file), ssl_keyfile=str(self.tls.key_file),
                                 lifespan="on", timeout_graceful_shutdown=1)
@@ -412,17 +421,18 @@ class Fleet:
         assert config.ssl is not None
         self.tls.install(config.ssl)
         self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, name="sevenmaps-fleet", daemon=True)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [fleet_socket]},
+                                        name="sevenmaps-fleet", daemon=True)
         self._thread.start()
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.codehost_port = s.getsockname()[1]
+        codehost_socket = _loopback_socket()
+        self.codehost_port = codehost_socket.getsockname()[1]
         self.lookups.base = self.codehost_url
         outside = Starlette(routes=[*self.lookups.routes, Mount("/", self.codehost.app)])
         self._codehost_server = uvicorn.Server(uvicorn.Config(outside, host="127.0.0.1",
                                                               port=self.codehost_port, log_level="critical"))
-        self._codehost_thread = threading.Thread(target=self._codehost_server.run, name="sevenmaps-fleet-codehost",
-                                                 daemon=True)
+        self._codehost_thread = threading.Thread(target=self._codehost_server.run,
+                                                 kwargs={"sockets": [codehost_socket]},
+                                                 name="sevenmaps-fleet-codehost", daemon=True)
         self._codehost_thread.start()
         deadline = time.monotonic() + 20
         while not (self._server.started and self._codehost_server.started):
