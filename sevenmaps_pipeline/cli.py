@@ -784,11 +784,33 @@ def cmd_data_dictionary(args: argparse.Namespace) -> int:
     return 0
 
 
+def _port_taken(port: int) -> str | None:
+    """Why the UI's webserver could not listen on 127.0.0.1:`port`, or None when it can (the same
+    SO_REUSEADDR uvicorn sets, so a port a stopped UI left in TIME_WAIT counts as free)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OverflowError:
+            return "not a port number"
+        except OSError as exc:
+            return exc.strerror or str(exc)
+    return None
+
+
 def cmd_ui(args: argparse.Namespace) -> int:
     from .defs.home import ensure_dagster_home
     from .defs.partitions import first_day
 
     lake = _lake(args)
+    taken = _port_taken(args.port)
+    if taken:
+        # `dagster dev` would keep running without its webserver, the bind error one line in its log.
+        print(f"error: 127.0.0.1:{args.port} is not free for the UI ({taken}); another UI may be running there: "
+              "stop it, or pick another port with `sevenmaps ui --port N` (`make ui PORT=N`)", file=sys.stderr)
+        return 2
     home = ensure_dagster_home(lake)
     print(f"Dagster UI on http://127.0.0.1:{args.port} (Dagster home {home}, lake {lake.root}, "
           f"partitions from {first_day(lake)})", flush=True)

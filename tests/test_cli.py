@@ -144,3 +144,20 @@ def test_run_says_what_failed_in_three_lines(lake, tmp_path, monkeypatch, capfd)
     assert lines[1] == ("  daily_map: raw_probes: sevenmaps_pipeline.probe.netguard.RefusedAddress: 127.0.0.1 "
                         "resolves to a non-public address (127.0.0.1); not contacted")
     assert lines[2].startswith("  the whole log: `sevenmaps ui`, Runs, ")
+
+
+def test_ui_refuses_a_port_in_use_in_one_line(lake, tmp_path, monkeypatch, capsys):
+    import socket
+
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
+    with socket.socket() as other_ui:
+        other_ui.bind(("127.0.0.1", 0))
+        other_ui.listen()
+        port = other_ui.getsockname()[1]
+        # `dagster dev` would be started (and would keep running with its webserver failed to bind): refused first.
+        assert main(["ui", "--port", str(port), "--lake", str(lake.root)]) == 2
+    line = _one_error_line(capsys.readouterr().err)
+    assert line.startswith(f"error: 127.0.0.1:{port} is not free for the UI (") and "--port N" in line
+    assert not (tmp_path / "home").exists()  # nothing was set up for a UI that did not start
+    assert main(["ui", "--port", "70000", "--lake", str(lake.root)]) == 2
+    assert "(not a port number)" in _one_error_line(capsys.readouterr().err)
