@@ -205,3 +205,31 @@ def test_the_newest_signed_day_has_its_site_and_the_asset_carries_the_index_char
     superseded = metadata["superseded_days"].value
     assert metadata["day"].value == days[-1].isoformat() and days[-2].isoformat() in superseded
     assert not any((sites / d).exists() for d in superseded)
+
+
+def test_the_site_written_a_part_at_a_time_is_the_site_written_whole(fleet_demo_lake, tmp_path):
+    """build_site holds the whole status of only a part of the endpoints at once (memory at 100,000
+    endpoints, docs/scaling.md); cut into many parts, it writes the same files, byte for byte, as in one."""
+    import hashlib
+
+    from sevenmaps_pipeline.surfaces.site import build_site
+    from sevenmaps_pipeline.surfaces.status import statuses
+
+    lake = LakePaths.at(tmp_path / "lake")
+    shutil.copytree(fleet_demo_lake.root, lake.root, symlinks=True,
+                    ignore=lambda folder, names: [n for n in names if n == ".dagster"])
+    day = latest_built_day(lake)
+    assert day is not None
+
+    def built(servers_per_part: int) -> dict[str, str]:
+        folder = build_site(lake, day, servers_per_part=servers_per_part).folder
+        return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+                for p in sorted(folder.rglob("*")) if p.is_file()}
+
+    whole = built(10_000)
+    endpoints = sum(1 for name in whole if name.startswith("servers/"))
+    assert endpoints >= 20 and any(name.startswith("integrity/proofs/") for name in whole)
+    assert built(3) == whole
+    with MapDay.open(lake, day) as mapday:
+        sizes = [len(statuses(mapday, part=(i, 7))) for i in range(7)]
+    assert sum(sizes) == endpoints and sum(1 for n in sizes if n) > 3  # every endpoint in exactly one part

@@ -33,6 +33,8 @@ from .mapday import HISTORY_DAYS, MapDay
 from .status import statuses
 
 SITE_METHOD = "site-1.0"
+# Endpoints whose whole status is held at once while their pages are written: about 10 KB each.
+SERVERS_PER_PART = 10_000
 _SLUG = re.compile(r"[^a-z0-9]+")
 INDEX_SOURCES = ("daily_status", "server_history", "tools", "failure_reasons")
 SERVER_SOURCES = ("daily_status", "server_history", "tools", "findings", "token_cost", "server_categories",
@@ -150,7 +152,7 @@ def _chart_days(mapday: MapDay) -> list[tuple[dt.date, dict[str, int]]]:
     return [(first + dt.timedelta(days=i), counts.get(first + dt.timedelta(days=i), {})) for i in range(HISTORY_DAYS)]
 
 
-def build_site(lake: LakePaths, day: dt.date) -> SiteResult:
+def build_site(lake: LakePaths, day: dt.date, servers_per_part: int = SERVERS_PER_PART) -> SiteResult:
     started = time.perf_counter()
     env = _environment()
     site_root = lake.root / "site"
@@ -159,7 +161,7 @@ def build_site(lake: LakePaths, day: dt.date) -> SiteResult:
     tmp.mkdir()
     try:
         with MapDay.open(lake, day) as mapday:
-            result = _render(lake, mapday, env, tmp)
+            result = _render(lake, mapday, env, tmp, servers_per_part)
         final = site_root / "days" / day.isoformat()
         old = site_root / f".old-{day}-{uuid.uuid4().hex[:8]}"
         if final.exists():
@@ -184,51 +186,62 @@ def _point_current(site_root: Path, day: dt.date) -> bool:
     return newest == day.isoformat()
 
 
-def _render(lake: LakePaths, mapday: MapDay, env: Environment, out: Path) -> tuple[int, int, int, str]:
+def _render(lake: LakePaths, mapday: MapDay, env: Environment, out: Path,
+            servers_per_part: int = SERVERS_PER_PART) -> tuple[int, int, int, str]:
     day = mapday.day
     proofs = _copy_integrity(lake, day, out)
     lines = _root_lines(lake, day)
     common = {"day": day.isoformat(), "root": mapday.root}
-    everything = statuses(mapday)
-    servers = sorted(everything.values(), key=lambda s: (s["server_name"] or "", s["server_key"]))
-    pages = badges = 0
     (out / "servers").mkdir()
     (out / "badges").mkdir()
     (out / "categories").mkdir()
     (out / "feeds").mkdir()
     server_page = env.get_template("server.html")
     server_sources = _sources(lake, day, SERVER_SOURCES, lines, proofs)
-    for s in servers:
-        label, value = uptime_text(s["history"])
-        s["uptime_text"] = f"{label}: {value}"
-        history = (s["history"] or {}).get("history") or ""
-        chance = s["history"] or {}
-        tokens = s["token_cost"] or {}
-        html = server_page.render(
-            **common, base="../", s=s, uptime_text=s["uptime_text"], sources=server_sources,
-            bars=Markup(charts.day_code_bars(history, day)),
-            interval=Markup(charts.interval_chart(chance.get("success_chance"), chance.get("success_chance_low"),
-                                                  chance.get("success_chance_high"))),
-            risk_mix=Markup(charts.risk_mix_bar(s["risk_mix"])),
-            tokens=Markup(charts.position_chart(tokens.get("definition_tokens"),
-                                                tokens.get("day_median_definition_tokens"),
-                                                tokens.get("day_p90_definition_tokens"),
-                                                tokens.get("definition_tokens_percentile"))))
-        (out / "servers" / f"{s['server_id']}.html").write_text(html, encoding="utf-8")
-        (out / "badges" / f"{s['server_id']}.svg").write_text(
-            charts.badge("7maps", s["shown_status"] or "no data", status_colour(s["shown_status"])), encoding="utf-8")
-        (out / "badges" / f"{s['server_id']}-uptime.svg").write_text(
-            charts.badge(label, value, uptime_colour((s["history"] or {}).get("uptime_pct"))), encoding="utf-8")
-        pages += 1
-        badges += 2
+    # Each endpoint's page is written from its whole status a part of the day at a time; what the index,
+    # the down list and the totals need of every endpoint is kept in a few fields (docs/scaling.md).
+    endpoints = mapday.rows("SELECT count(*) AS n FROM daily_status")[0]["n"]
+    parts = max(1, -(-endpoints // max(1, servers_per_part)))
+    servers: list[dict[str, Any]] = []
+    for part in range(parts):
+        for s in statuses(mapday, part=(part, parts)).values():
+            label, value = uptime_text(s["history"])
+            history = (s["history"] or {}).get("history") or ""
+            chance = s["history"] or {}
+            tokens = s["token_cost"] or {}
+            html = server_page.render(
+                **common, base="../", s=s, uptime_text=f"{label}: {value}", sources=server_sources,
+                bars=Markup(charts.day_code_bars(history, day)),
+                interval=Markup(charts.interval_chart(chance.get("success_chance"), chance.get("success_chance_low"),
+                                                      chance.get("success_chance_high"))),
+                risk_mix=Markup(charts.risk_mix_bar(s["risk_mix"])),
+                tokens=Markup(charts.position_chart(tokens.get("definition_tokens"),
+                                                    tokens.get("day_median_definition_tokens"),
+                                                    tokens.get("day_p90_definition_tokens"),
+                                                    tokens.get("definition_tokens_percentile"))))
+            (out / "servers" / f"{s['server_id']}.html").write_text(html, encoding="utf-8")
+            (out / "badges" / f"{s['server_id']}.svg").write_text(
+                charts.badge("7maps", s["shown_status"] or "no data", status_colour(s["shown_status"])),
+                encoding="utf-8")
+            (out / "badges" / f"{s['server_id']}-uptime.svg").write_text(
+                charts.badge(label, value, uptime_colour(chance.get("uptime_pct"))), encoding="utf-8")
+            servers.append({
+                "server_id": s["server_id"], "server_name": s["server_name"], "server_key": s["server_key"],
+                "url": s["url"], "shown_status": s["shown_status"], "uptime_text": f"{label}: {value}",
+                "tools": len(s["tools"]), "red": s["risk_mix"]["red"],
+                "since": _down_since(chance.get("history"), day) if s["shown_status"] == "down" else None,
+                "reason": (s["current"] or {}).get("current_reason") or (s["daily"] or {}).get("reason"),
+                "live_incidents": [i for i in s["incidents"] if i["status"] == "live"]})
+    servers.sort(key=lambda s: (s["server_name"] or "", s["server_key"]))
+    pages, badges = len(servers), 2 * len(servers)
     failures = mapday.rows("SELECT reason_class, label, failed_checks, share FROM failure_reasons ORDER BY position")
     failed_total = sum(r["failed_checks"] for r in failures)
     chart = charts.shown_status_chart(_chart_days(mapday))
     totals = {"endpoints": len(servers),
               "answering": sum(1 for s in servers if s["shown_status"] == "answers with tools"),
               "down": sum(1 for s in servers if s["shown_status"] == "down"),
-              "tools": sum(len(s["tools"]) for s in servers),
-              "red": sum(s["risk_mix"]["red"] for s in servers)}
+              "tools": sum(s["tools"] for s in servers),
+              "red": sum(s["red"] for s in servers)}
     index = env.get_template("index.html").render(
         **common, base="", totals=totals, servers=servers, chart_days=HISTORY_DAYS, status_chart=Markup(chart),
         failures=failures, failed_total=failed_total,
@@ -252,12 +265,10 @@ def _render(lake: LakePaths, mapday: MapDay, env: Environment, out: Path) -> tup
         pages += 1
     (out / "categories" / "index.html").write_text(env.get_template("categories.html").render(
         **common, base="../", categories=listed, sources=category_sources), encoding="utf-8")
-    down = [{"server_id": s["server_id"], "server_name": s["server_name"],
-             "since": _down_since((s["history"] or {}).get("history"), day),
-             "reason": (s["current"] or {}).get("current_reason") or (s["daily"] or {}).get("reason")}
+    down = [{"server_id": s["server_id"], "server_name": s["server_name"], "since": s["since"], "reason": s["reason"]}
             for s in servers if s["shown_status"] == "down"]
     live = [{"server_id": s["server_id"], "server_name": s["server_name"], **i}
-            for s in servers for i in s["incidents"] if i["status"] == "live"]
+            for s in servers for i in s["live_incidents"]]
     (out / "down.html").write_text(env.get_template("down.html").render(
         **common, base="", down=down, incidents=live, sources=_sources(lake, day, DOWN_SOURCES, lines, proofs)),
         encoding="utf-8")

@@ -31,10 +31,14 @@ def _clean(row: dict[str, Any] | None) -> dict[str, Any] | None:
     return None if row is None else {k: _iso(v) for k, v in row.items()}
 
 
-def _grouped(mapday: MapDay, sql: str, keys: list[str] | None, key_column: str = "server_key") -> dict[str, list]:
+def _grouped(mapday: MapDay, sql: str, keys: list[str] | None, key_column: str = "server_key",
+             part: tuple[int, int] | None = None) -> dict[str, list]:
     """Rows of `sql` (a SELECT with `{where}` where its filter goes) per endpoint: one query for every
-    endpoint asked (or all of them), never one per endpoint."""
+    endpoint asked (or all of them, or one part of them), never one per endpoint."""
     where = f"{key_column} = ANY($keys)" if keys is not None else "true"
+    if part is not None:
+        index, parts = part
+        where += f" AND hash({key_column}) % {int(parts)} = {int(index)}"
     out: dict[str, list] = {}
     for row in mapday.rows(sql.format(where=where), {"keys": keys} if keys is not None else {}):
         out.setdefault(row.pop("_key"), []).append(_clean(row))
@@ -59,13 +63,16 @@ def server_status(mapday: MapDay, server: str) -> dict[str, Any]:
     return statuses(mapday, [key])[key]
 
 
-def statuses(mapday: MapDay, keys: list[str] | None = None) -> dict[str, dict[str, Any]]:
-    """server_status of each endpoint in `keys` (all of the day's when None), a few set-based queries."""
+def statuses(mapday: MapDay, keys: list[str] | None = None,
+             part: tuple[int, int] | None = None) -> dict[str, dict[str, Any]]:
+    """server_status of each endpoint in `keys` (all of the day's when None), a few set-based queries.
+    `part` (i, n) keeps the endpoints whose key hashes to i of n: n parts hold every endpoint once, so a
+    caller can walk the whole day a part at a time without holding it all."""
     def first(sql: str, key_column: str = "server_key") -> dict[str, dict[str, Any]]:
-        return {k: rows[0] for k, rows in _grouped(mapday, sql, keys, key_column).items()}
+        return {k: rows[0] for k, rows in _grouped(mapday, sql, keys, key_column, part).items()}
 
     def every(sql: str, key_column: str = "server_key") -> dict[str, list]:
-        return _grouped(mapday, sql, keys, key_column)
+        return _grouped(mapday, sql, keys, key_column, part)
 
     endpoints = first("SELECT server_key AS _key, server_key, server_id, server_name, url FROM daily_status "
                       "WHERE {where}")
