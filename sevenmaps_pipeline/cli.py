@@ -318,7 +318,10 @@ def cmd_site(args: argparse.Namespace) -> int:
         return 2
     result = build_site(lake, day)
     print(f"{day}: {result.pages} pages, {result.badges} badges, {result.proofs} proofs linked, in {result.folder}"
-          f"{' (site/current)' if result.current else ''}; {result.seconds:.1f}s")
+          f"{' (site/current)' if result.current else ''}; {result.seconds:.1f}s"
+          f"{f', {result.writers} processes writing server pages' if result.writers > 1 else ''}")
+    if result.writers_note:
+        print(f"note: {result.writers_note}", file=sys.stderr)
     return 0
 
 

@@ -10,6 +10,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -209,7 +210,8 @@ def test_the_newest_signed_day_has_its_site_and_the_asset_carries_the_index_char
 
 def test_the_site_written_a_part_at_a_time_is_the_site_written_whole(fleet_demo_lake, tmp_path):
     """build_site holds the whole status of only a part of the endpoints at once (memory at 100,000
-    endpoints, docs/scaling.md); cut into many parts, it writes the same files, byte for byte, as in one."""
+    endpoints, docs/scaling.md); cut into many parts, written in this process or by worker processes, it
+    writes the same files, byte for byte, as in one."""
     import hashlib
 
     from sevenmaps_pipeline.surfaces.site import build_site
@@ -221,8 +223,8 @@ def test_the_site_written_a_part_at_a_time_is_the_site_written_whole(fleet_demo_
     day = latest_built_day(lake)
     assert day is not None
 
-    def built(servers_per_part: int) -> dict[str, str]:
-        folder = build_site(lake, day, servers_per_part=servers_per_part).folder
+    def built(servers_per_part: int, workers: int = 1) -> dict[str, str]:
+        folder = build_site(lake, day, servers_per_part=servers_per_part, workers=workers).folder
         return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
                 for p in sorted(folder.rglob("*")) if p.is_file()}
 
@@ -230,6 +232,19 @@ def test_the_site_written_a_part_at_a_time_is_the_site_written_whole(fleet_demo_
     endpoints = sum(1 for name in whole if name.startswith("servers/"))
     assert endpoints >= 20 and any(name.startswith("integrity/proofs/") for name in whole)
     assert built(3) == whole
+    assert built(3, workers=2) == whole  # the parts shared by two worker processes
+    # A host whose main module a spawned worker cannot import again (a script read from stdin) loses its
+    # workers; the pages are then all written in the one process, and say so.
+    script = ("import datetime\nfrom pathlib import Path\nfrom sevenmaps_pipeline.lake.paths import LakePaths\n"
+              "from sevenmaps_pipeline.surfaces.site import build_site\n"
+              f"r = build_site(LakePaths.at(Path({str(lake.root)!r})), datetime.date({day.year}, {day.month}, "
+              f"{day.day}), servers_per_part=3, workers=2)\nprint(r.writers, r.writers_note)\n")
+    done = subprocess.run([sys.executable, "-"], input=script, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("1 worker processes failed (") and "pages written in one process" in done.stdout
+    folder = lake.root / "site" / "days" / day.isoformat()
+    assert {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()} == whole
     with MapDay.open(lake, day) as mapday:
         sizes = [len(statuses(mapday, part=(i, 7))) for i in range(7)]
     assert sum(sizes) == endpoints and sum(1 for n in sizes if n) > 3  # every endpoint in exactly one part

@@ -42,11 +42,13 @@ def day_site(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Materi
                          f"{superseded[-1]}): superseded by {newest}'s; `sevenmaps site --day D` builds one")
     last = build_site(lake.paths, newest)
     context.log.info(f"{newest}: {last.pages} pages, {last.badges} badges, {last.proofs} proofs in "
-                     f"{last.folder} ({last.seconds:.1f}s)")
+                     f"{last.folder} ({last.seconds:.1f}s, {last.writers} process(es) writing server pages)")
+    if last.writers_note:
+        context.log.warning(f"{newest}: {last.writers_note}")
     chart = base64.b64encode(last.index_chart.encode()).decode()
     return dg.MaterializeResult(metadata={
         "day": newest.isoformat(), "superseded_days": dg.MetadataValue.json([d.isoformat() for d in superseded]),
-        "pages": last.pages, "badges": last.badges, "seconds": round(last.seconds, 2),
+        "pages": last.pages, "badges": last.badges, "seconds": round(last.seconds, 2), "writers": last.writers,
         "proofs_linked": last.proofs, "folder": dg.MetadataValue.path(str(last.folder)),
         "current": last.current,
         "index_chart": dg.MetadataValue.md(f"Shown statuses over the 30 days ending {last.day}:\n\n"

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import multiprocessing
 import os
 import re
 import shutil
 import time
 import uuid
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,6 +56,8 @@ class SiteResult:
     seconds: float
     index_chart: str
     current: bool
+    writers: int = 1  # processes that wrote the server pages
+    writers_note: str | None = None  # why fewer wrote them than were asked for
 
 
 def slug(text: str) -> str:
@@ -152,7 +157,11 @@ def _chart_days(mapday: MapDay) -> list[tuple[dt.date, dict[str, int]]]:
     return [(first + dt.timedelta(days=i), counts.get(first + dt.timedelta(days=i), {})) for i in range(HISTORY_DAYS)]
 
 
-def build_site(lake: LakePaths, day: dt.date, servers_per_part: int = SERVERS_PER_PART) -> SiteResult:
+def build_site(lake: LakePaths, day: dt.date, servers_per_part: int = SERVERS_PER_PART,
+               workers: int | None = None) -> SiteResult:
+    """The day's site, built whole in a hidden folder and renamed into place. Server pages are written
+    `servers_per_part` endpoints at a time, by `workers` processes (site_workers() when None) when there
+    is more than one part."""
     started = time.perf_counter()
     env = _environment()
     site_root = lake.root / "site"
@@ -161,7 +170,7 @@ def build_site(lake: LakePaths, day: dt.date, servers_per_part: int = SERVERS_PE
     tmp.mkdir()
     try:
         with MapDay.open(lake, day) as mapday:
-            result = _render(lake, mapday, env, tmp, servers_per_part)
+            result = _render(lake, mapday, env, tmp, servers_per_part, workers)
         final = site_root / "days" / day.isoformat()
         old = site_root / f".old-{day}-{uuid.uuid4().hex[:8]}"
         if final.exists():
@@ -171,8 +180,9 @@ def build_site(lake: LakePaths, day: dt.date, servers_per_part: int = SERVERS_PE
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     current = _point_current(site_root, day)
-    pages, badges, proofs, chart = result
-    return SiteResult(day, final, pages, badges, proofs, time.perf_counter() - started, chart, current)
+    pages, badges, proofs, chart, writers, writers_note = result
+    return SiteResult(day, final, pages, badges, proofs, time.perf_counter() - started, chart, current, writers,
+                      writers_note)
 
 
 def _point_current(site_root: Path, day: dt.date) -> bool:
@@ -186,8 +196,64 @@ def _point_current(site_root: Path, day: dt.date) -> bool:
     return newest == day.isoformat()
 
 
-def _render(lake: LakePaths, mapday: MapDay, env: Environment, out: Path,
-            servers_per_part: int = SERVERS_PER_PART) -> tuple[int, int, int, str]:
+def site_workers() -> int:
+    """Processes that write server pages side by side: the cores this process may use, at most 4 (each
+    holds a part of the day's statuses and its own DuckDB connection)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cores = os.cpu_count() or 1
+    return max(1, min(4, cores))
+
+
+def _server_pages(mapday: MapDay, env: Environment, out: Path, part: tuple[int, int],
+                  sources: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Writes the page and the two badges of each endpoint in `part` of the day; returns what the index,
+    the down list and the totals need of each."""
+    day = mapday.day
+    common = {"day": day.isoformat(), "root": mapday.root}
+    server_page = env.get_template("server.html")
+    servers = []
+    for s in statuses(mapday, part=part).values():
+        label, value = uptime_text(s["history"])
+        history = (s["history"] or {}).get("history") or ""
+        chance = s["history"] or {}
+        tokens = s["token_cost"] or {}
+        html = server_page.render(
+            **common, base="../", s=s, uptime_text=f"{label}: {value}", sources=sources,
+            bars=Markup(charts.day_code_bars(history, day)),
+            interval=Markup(charts.interval_chart(chance.get("success_chance"), chance.get("success_chance_low"),
+                                                  chance.get("success_chance_high"))),
+            risk_mix=Markup(charts.risk_mix_bar(s["risk_mix"])),
+            tokens=Markup(charts.position_chart(tokens.get("definition_tokens"),
+                                                tokens.get("day_median_definition_tokens"),
+                                                tokens.get("day_p90_definition_tokens"),
+                                                tokens.get("definition_tokens_percentile"))))
+        (out / "servers" / f"{s['server_id']}.html").write_text(html, encoding="utf-8")
+        (out / "badges" / f"{s['server_id']}.svg").write_text(
+            charts.badge("7maps", s["shown_status"] or "no data", status_colour(s["shown_status"])),
+            encoding="utf-8")
+        (out / "badges" / f"{s['server_id']}-uptime.svg").write_text(
+            charts.badge(label, value, uptime_colour(chance.get("uptime_pct"))), encoding="utf-8")
+        servers.append({
+            "server_id": s["server_id"], "server_name": s["server_name"], "server_key": s["server_key"],
+            "url": s["url"], "shown_status": s["shown_status"], "uptime_text": f"{label}: {value}",
+            "tools": len(s["tools"]), "red": s["risk_mix"]["red"],
+            "since": _down_since(chance.get("history"), day) if s["shown_status"] == "down" else None,
+            "reason": (s["current"] or {}).get("current_reason") or (s["daily"] or {}).get("reason"),
+            "live_incidents": [i for i in s["incidents"] if i["status"] == "live"]})
+    return servers
+
+
+def _server_pages_apart(lake_root: Path, day: dt.date, out: Path, part: tuple[int, int],
+                        sources: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """_server_pages in a worker process, over the day opened there."""
+    with MapDay.open(LakePaths.at(lake_root), day) as mapday:
+        return _server_pages(mapday, _environment(), out, part, sources)
+
+
+def _render(lake: LakePaths, mapday: MapDay, env: Environment, out: Path, servers_per_part: int = SERVERS_PER_PART,
+            workers: int | None = None) -> tuple[int, int, int, str, int, str | None]:
     day = mapday.day
     proofs = _copy_integrity(lake, day, out)
     lines = _root_lines(lake, day)
@@ -196,42 +262,30 @@ def _render(lake: LakePaths, mapday: MapDay, env: Environment, out: Path,
     (out / "badges").mkdir()
     (out / "categories").mkdir()
     (out / "feeds").mkdir()
-    server_page = env.get_template("server.html")
     server_sources = _sources(lake, day, SERVER_SOURCES, lines, proofs)
     # Each endpoint's page is written from its whole status a part of the day at a time; what the index,
-    # the down list and the totals need of every endpoint is kept in a few fields (docs/scaling.md).
+    # the down list and the totals need of every endpoint is kept in a few fields (docs/scaling.md). At
+    # scale the parts are shared among worker processes, each reading the day for itself.
     endpoints = mapday.rows("SELECT count(*) AS n FROM daily_status")[0]["n"]
     parts = max(1, -(-endpoints // max(1, servers_per_part)))
+    workers = min(parts, workers if workers is not None else site_workers())
     servers: list[dict[str, Any]] = []
-    for part in range(parts):
-        for s in statuses(mapday, part=(part, parts)).values():
-            label, value = uptime_text(s["history"])
-            history = (s["history"] or {}).get("history") or ""
-            chance = s["history"] or {}
-            tokens = s["token_cost"] or {}
-            html = server_page.render(
-                **common, base="../", s=s, uptime_text=f"{label}: {value}", sources=server_sources,
-                bars=Markup(charts.day_code_bars(history, day)),
-                interval=Markup(charts.interval_chart(chance.get("success_chance"), chance.get("success_chance_low"),
-                                                      chance.get("success_chance_high"))),
-                risk_mix=Markup(charts.risk_mix_bar(s["risk_mix"])),
-                tokens=Markup(charts.position_chart(tokens.get("definition_tokens"),
-                                                    tokens.get("day_median_definition_tokens"),
-                                                    tokens.get("day_p90_definition_tokens"),
-                                                    tokens.get("definition_tokens_percentile"))))
-            (out / "servers" / f"{s['server_id']}.html").write_text(html, encoding="utf-8")
-            (out / "badges" / f"{s['server_id']}.svg").write_text(
-                charts.badge("7maps", s["shown_status"] or "no data", status_colour(s["shown_status"])),
-                encoding="utf-8")
-            (out / "badges" / f"{s['server_id']}-uptime.svg").write_text(
-                charts.badge(label, value, uptime_colour(chance.get("uptime_pct"))), encoding="utf-8")
-            servers.append({
-                "server_id": s["server_id"], "server_name": s["server_name"], "server_key": s["server_key"],
-                "url": s["url"], "shown_status": s["shown_status"], "uptime_text": f"{label}: {value}",
-                "tools": len(s["tools"]), "red": s["risk_mix"]["red"],
-                "since": _down_since(chance.get("history"), day) if s["shown_status"] == "down" else None,
-                "reason": (s["current"] or {}).get("current_reason") or (s["daily"] or {}).get("reason"),
-                "live_incidents": [i for i in s["incidents"] if i["status"] == "live"]})
+    writers_note = None
+    if workers > 1:
+        context = multiprocessing.get_context("spawn")  # DuckDB's threads make a fork unsafe
+        try:
+            with ProcessPoolExecutor(workers, mp_context=context) as pool:
+                for rows in pool.map(_server_pages_apart, [lake.root] * parts, [day] * parts, [out] * parts,
+                                     [(part, parts) for part in range(parts)], [server_sources] * parts):
+                    servers += rows
+        except BrokenProcessPool as exc:
+            # A host whose main module a spawned process cannot import again (a script read from stdin)
+            # loses its workers: every page is then written here, over whatever the workers wrote.
+            writers_note = f"worker processes failed ({exc}); pages written in one process"
+            servers, workers = [], 1
+    if workers <= 1:
+        for part in range(parts):
+            servers += _server_pages(mapday, env, out, (part, parts), server_sources)
     servers.sort(key=lambda s: (s["server_name"] or "", s["server_key"]))
     pages, badges = len(servers), 2 * len(servers)
     failures = mapday.rows("SELECT reason_class, label, failed_checks, share FROM failure_reasons ORDER BY position")
@@ -276,4 +330,4 @@ def _render(lake: LakePaths, mapday: MapDay, env: Environment, out: Path,
                                               indent=1, default=str) + "\n", encoding="utf-8")
     pages += 3
     (out / "feeds" / "watch.xml").write_text(_atom(mapday, watch(mapday, days=30)["entries"]), encoding="utf-8")
-    return pages, badges, len(proofs), chart
+    return pages, badges, len(proofs), chart, workers, writers_note
