@@ -35,3 +35,20 @@ def test_the_bench_run_builds_and_signs_its_own_lakes_days_and_they_verify(lake,
                for kind in ("change_baseline", "history_state"))
     seconds, files = bench._bare_scan_seconds(morning, after)
     assert seconds > 0 and files >= 15
+
+
+def test_the_peak_counts_the_workers_of_the_measured_run():
+    """A run's memory includes its worker processes' (the site's): tree_rss_mb sums a process's descendants."""
+    import os
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", "import sys, time; x = bytearray(200 * 2**20); "
+                              "print(len(x), flush=True); time.sleep(30)"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == str(200 * 2**20)
+        alone, with_child = bench.tree_rss_mb(child.pid), bench.tree_rss_mb(os.getpid())
+        assert alone >= 200 and with_child >= alone + 10  # the child's 200 MB, and this process on top
+    finally:
+        child.kill()
+        child.wait()

@@ -42,6 +42,29 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def tree_rss_mb(pid: int) -> float:
+    """The resident set size of process `pid` and all its descendants now, from /proc (0 where there is
+    no /proc)."""
+    parents: dict[int, int] = {}
+    rss: dict[int, int] = {}
+    page = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else []:
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        parents[int(entry.name)] = int(fields[1])
+        rss[int(entry.name)] = int(fields[21]) * page
+    tree, frontier = set(), [pid]
+    while frontier:
+        current = frontier.pop()
+        tree.add(current)
+        frontier += [child for child, parent in parents.items() if parent == current and child not in tree]
+    return sum(rss.get(p, 0) for p in tree) / 2**20
+
+
 def synthetic_lake(name: str, servers: int, days: int, seed: int, **options) -> tuple[LakePaths, dict]:
     """The synthetic lake `.bench/<name>`, made once (ending yesterday) and reused while it is complete."""
     from .synth import synthesize
@@ -174,14 +197,25 @@ def _measure(job: str, first: dt.date, last: dt.date, lake: LakePaths, key: Path
     # The code location's partitions begin at the lake's first day: the bench lake's, not whatever lake
     # (or none, on a fresh clone) the checkout holds (docs/operations.md, "The first day").
     env = {**os.environ, "SEVENMAPS_LAKE": str(lake.root), "SEVENMAPS_FIRST_DAY": lake_first_day(lake).isoformat()}
-    proc = subprocess.run(
-        [sys.executable, "-m", "sevenmaps_pipeline.devtools.bench", "--child", job, first.isoformat(), last.isoformat(),
-         str(lake.root), str(key)], capture_output=True, text=True, env=env)
-    wall = time.perf_counter() - started
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "sevenmaps_pipeline.devtools.bench", "--child", job, first.isoformat(),
+             last.isoformat(), str(lake.root), str(key)], stdout=out, stderr=err, text=True, env=env)
+        # The run's peak is its own and its site workers' together (surfaces/site.py writes server pages
+        # in worker processes), sampled as it runs.
+        tree_peak = 0.0
+        while proc.poll() is None:
+            tree_peak = max(tree_peak, tree_rss_mb(proc.pid))
+            time.sleep(0.25)
+        wall = time.perf_counter() - started
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
     if proc.returncode != 0:
-        raise RuntimeError(f"bench run failed:\n{proc.stderr[-4000:]}")
-    figures = json.loads(proc.stdout.strip().splitlines()[-1])
+        raise RuntimeError(f"bench run failed:\n{stderr[-4000:]}")
+    figures = json.loads(stdout.strip().splitlines()[-1])
     figures["wall_seconds"] = wall
+    figures["peak_rss_mb"] = max(figures["peak_rss_mb"], tree_peak)
     if not figures["success"]:
         raise RuntimeError("the Dagster run did not succeed")
     return figures
