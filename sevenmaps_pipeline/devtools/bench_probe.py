@@ -183,6 +183,7 @@ def run_probe_bench(endpoints: int = 2000, concurrency: int = 64, sample: int = 
         "ideal_seconds": bound, "ratio": one["wall"] / bound, "prober_cpu_seconds": one["prober_cpu"],
         "fleet_cpu_seconds": counts.get("cpu_seconds"), "naive_sample": sample, "naive_answered": answered,
         "naive_sample_seconds": naive, "naive_extrapolated_seconds": naive * endpoints / sample, "shards": shards,
+        "overlaps": counts.get("overlaps", [])[:20],
     }
     if sharded is not None:
         sharded_counts = sharded["counts"]
@@ -191,7 +192,15 @@ def run_probe_bench(endpoints: int = 2000, concurrency: int = 64, sample: int = 
             sharded_ok=sharded["outcomes"].get("ok", 0), sharded_prober_cpu_seconds=sharded["prober_cpu"],
             sharded_requests=sum(sharded_counts["requests"].get(h, 0) for h in hosts),
             sharded_max_in_flight_per_host=max(sharded_counts["max_in_flight"].get(h, 0) for h in hosts))
+        figures["overlaps"] += sharded_counts.get("overlaps", [])[:20]
     return figures
+
+
+def print_overlaps(overlaps: list[dict]) -> None:
+    """Each time a host had more than one request in flight, what was open (the fleet's record)."""
+    for o in overlaps[:5]:
+        still = "; ".join(f"{e['request']} open {e['open_seconds']:.3f} s, {e['ended']}" for e in o["open"])
+        print(f"    over one in flight on {o['host']}: {o['request']} arrived while {still}")
 
 
 def print_probe_bench(figures: dict) -> None:
@@ -209,6 +218,7 @@ def print_probe_bench(figures: dict) -> None:
               f"({f['sharded_ok']:,} ok, {f['sharded_requests']:,} requests, max {f['sharded_max_in_flight_per_host']} "
               f"in flight per host; prober CPU {f['sharded_prober_cpu_seconds']:.1f} s in all)")
         print(f"  ratio {f['shards']} shards / ideal                   {f['sharded_ratio']:8.2f} x")
+    print_overlaps(f.get("overlaps", []))
     print(f"  SDK Client, one endpoint at a time      {f['naive_extrapolated_seconds']:8.1f} s   "
           f"(measured {f['naive_sample_seconds']:.1f} s on {f['naive_sample']} endpoints, "
           f"{f['naive_answered']} answered; extrapolated)")

@@ -30,7 +30,7 @@ from typing import Any
 from ..lake.paths import LakePaths
 from ..probe.config import ProbeConfig, Timeouts
 from ..probe.run import ReplayClock, scan_day
-from .bench_probe import _RemoteFleet
+from .bench_probe import _RemoteFleet, print_overlaps
 from .fleet.run import load_timeline
 
 MEDIAN_SECONDS, P95_SECONDS = 0.150, 1.5
@@ -142,6 +142,7 @@ def run_registry_bench(endpoints: int = 25_000, concurrency: int = 256, seed: in
         "sum_busy_seconds": sum(busy.values()), "requests": requests,
         "max_in_flight_per_host": max(counts["max_in_flight"].values(), default=0),
         "hosts_over_one_in_flight": sorted(h for h, n in counts["max_in_flight"].items() if n > 1)[:20],
+        "overlaps": counts.get("overlaps", [])[:20],
         "prober_cpu_seconds": prober_cpu, "fleet_cpu_seconds": counts.get("cpu_seconds"),
         "outcomes": dict(sorted(report.outcomes.items())),
         "lost_to_timeouts_seconds": lost_to_timeouts,
@@ -161,6 +162,7 @@ def print_registry_bench(f: dict[str, Any]) -> None:
           f"registry, seed {f['seed']}), concurrency {f['concurrency']}")
     print(f"  scan wall time                          {f['wall_seconds']:8.1f} s   ({f['requests']:,} requests, "
           f"max {f['max_in_flight_per_host']} in flight per host; fleet start {f['fleet_start_seconds']:.1f} s)")
+    print_overlaps(f.get("overlaps", []))
     print(f"  ideal lower bound                       {f['ideal_seconds']:8.1f} s   (sum of waits "
           f"{f['sum_busy_seconds']:,.0f} s / {f['concurrency']}, at least the busiest host)")
     print(f"  ratio wall / ideal                      {f['ratio']:8.2f} x")

@@ -152,6 +152,26 @@ async def _wait_unless_abandoned(seconds: float, receive: Callable) -> Callable 
     return replay
 
 
+# How many turns of the event loop a request that finds another of its host's requests open waits before
+# it counts an overlap. A client that hangs up on one request (its timeout) and sends the next one at
+# once closed the first connection before it opened the second, but this loop may read the new request a
+# turn or two before it notices the hang-up; waiting a few turns (measured: the first one suffices) keeps
+# that ordering out of the count. Turns, not seconds: nothing here depends on the machine's speed.
+SETTLE_TURNS = 50
+
+
+@dataclass
+class OpenRequest:
+    """One request a host is answering, as the fleet sees it; `ended` says how it stopped being in flight:
+    answered (its last byte sent), abandoned (the client hung up while its answer was delayed) or
+    returned (the app finished without a complete answer)."""
+
+    method: str
+    path: str
+    arrived: float
+    ended: str | None = None
+
+
 class Fleet:
     """`with Fleet() as fleet:` — the servers run in a background thread until the block ends."""
 
@@ -169,7 +189,9 @@ class Fleet:
         self.registry_mode = registry_mode
         # The most requests each host had in flight at once: the prober promises one at a time per host.
         self.max_in_flight: dict[str, int] = {}
-        self._in_flight: dict[str, int] = {}
+        # Every time a host had more than one (at most 100 kept): what was open when the next one came.
+        self.overlaps: list[dict[str, Any]] = []
+        self._open: dict[str, list[OpenRequest]] = {}
         self.requests: dict[str, int] = {}
         # Injected per-host latency (seconds) before every answer: the benchmark's servers.
         self.latency: dict[str, float] = {}
@@ -374,9 +396,11 @@ class Fleet:
                 return
             headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
             host = headers.get("host", "").split(":")[0].lower()
-            self._in_flight[host] = self._in_flight.get(host, 0) + 1
-            self.max_in_flight[host] = max(self.max_in_flight.get(host, 0), self._in_flight[host])
             self.requests[host] = self.requests.get(host, 0) + 1
+            request = OpenRequest(scope["method"], scope["path"], time.monotonic())
+            open_here = self._open.setdefault(host, [])
+            earlier = list(open_here)
+            open_here.append(request)
             answered = False
 
             async def counted_send(message: dict) -> None:
@@ -386,20 +410,41 @@ class Fleet:
                 await send(message)
                 if message["type"] == "http.response.body" and not message.get("more_body") and not answered:
                     answered = True
-                    self._in_flight[host] -= 1
+                    self._close(host, request, "answered")
 
             try:
+                await self._count_in_flight(host, request, earlier)
                 if host in self.latency:
                     waited = await _wait_unless_abandoned(self.latency[host], receive)
                     if waited is None:  # the client gave up (its timeout) while the answer was delayed
+                        self._close(host, request, "abandoned")
                         return
                     receive = waited
                 await fronts.get(host, router)(scope, receive, counted_send)
             finally:
-                if not answered:
-                    self._in_flight[host] -= 1
+                if request.ended is None:
+                    self._close(host, request, "returned")
 
         return counting_router
+
+    def _close(self, host: str, request: OpenRequest, how: str) -> None:
+        request.ended = how
+        self._open[host].remove(request)
+
+    async def _count_in_flight(self, host: str, request: OpenRequest, earlier: list[OpenRequest]) -> None:
+        """Record how many of the host's requests were in flight when `request` arrived. One the client had
+        already hung up on is not counted: see SETTLE_TURNS. One answered after this arrival is."""
+        for _ in range(SETTLE_TURNS if earlier else 0):
+            if all(e.ended for e in earlier):
+                break
+            await asyncio.sleep(0)
+        overlapping = [e for e in earlier if e.ended != "abandoned"]
+        self.max_in_flight[host] = max(self.max_in_flight.get(host, 0), 1 + len(overlapping))
+        if overlapping and len(self.overlaps) < 100:
+            self.overlaps.append({
+                "host": host, "request": f"{request.method} {request.path}",
+                "open": [{"request": f"{e.method} {e.path}", "open_seconds": round(request.arrived - e.arrived, 3),
+                          "ended": e.ended or "still open"} for e in overlapping]})
 
     def __enter__(self) -> Fleet:
         # The SDK logs every session at INFO and every server-side error with a traceback; the fleet's

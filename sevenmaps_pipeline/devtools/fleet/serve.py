@@ -26,7 +26,7 @@ def main(spec_path: str, info_path: str) -> None:
         Path(info_path).write_text(json.dumps(info))
         sys.stdin.read()  # serve until the parent closes our stdin
         usage = resource.getrusage(resource.RUSAGE_SELF)
-        info.update(requests=fleet.requests, max_in_flight=fleet.max_in_flight,
+        info.update(requests=fleet.requests, max_in_flight=fleet.max_in_flight, overlaps=fleet.overlaps,
                     cpu_seconds=usage.ru_utime + usage.ru_stime)
         Path(info_path).write_text(json.dumps(info))
 
