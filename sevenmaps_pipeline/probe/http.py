@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ssl
 from http.cookiejar import CookieJar, DefaultCookiePolicy
+from typing import Any
 
 import httpcore
 import httpx
@@ -26,6 +27,31 @@ async def _refuse_credentials(request: httpx.Request) -> None:
     if request.url.userinfo or "authorization" in request.headers or "cookie" in request.headers:
         raise CredentialsRefused(f"refused to send credentials to {request.url.host} "
                                  "(userinfo, Authorization or Cookie)")
+
+
+class _NeverKept(httpx.Cookies):
+    """A cookie jar that keeps nothing: a response's Set-Cookie is not even parsed (httpx would build a
+    urllib request for every response to ask a jar whose policy refuses everything anyway)."""
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        return None
+
+
+class ProberClient(httpx.AsyncClient):
+    """httpx's client, with cookies never kept (so never sent back)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._never_kept = _NeverKept(CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])))
+
+    @property
+    def cookies(self) -> httpx.Cookies:
+        return self._never_kept
+
+    @cookies.setter
+    def cookies(self, cookies: object) -> None:
+        if cookies:
+            raise CredentialsRefused("the prober never keeps or sends cookies")
 
 
 def ssl_context(config: ProbeConfig) -> ssl.SSLContext:
@@ -52,11 +78,10 @@ def build_client(config: ProbeConfig, context: ssl.SSLContext | None = None,
         keepalive_expiry=5.0,
         network_backend=GuardedBackend(config.host_map, allow_private=config.allow_private),
     )
-    return httpx.AsyncClient(
+    return ProberClient(
         transport=transport,
         headers={"User-Agent": config.user_agent, "Accept-Encoding": ACCEPT_ENCODING},
         event_hooks={"request": [_refuse_credentials]},
-        cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),  # never store a cookie
         follow_redirects=False,
         trust_env=False,
         timeout=httpx.Timeout(30.0),

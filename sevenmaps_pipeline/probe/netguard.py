@@ -8,14 +8,15 @@ their loopback ports. TLS still verifies the URL's hostname, because httpcore st
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import socket
 from collections.abc import Iterable, Mapping
 
-import anyio
 import httpcore
 
 from .config import HostMap
+from .streams import AsyncioBackend
 
 
 class RefusedAddress(httpcore.ConnectError):
@@ -69,7 +70,7 @@ def is_public_address(address: str) -> bool:
 
 class GuardedBackend(httpcore.AsyncNetworkBackend):
     def __init__(self, host_map: Mapping[str, int] | None = None, allow_private: bool = False) -> None:
-        self._inner = httpcore.AnyIOBackend()
+        self._inner = AsyncioBackend()
         self._host_map = host_map if isinstance(host_map, HostMap) else HostMap(dict(host_map or {}))
         self._allow_private = allow_private
 
@@ -83,8 +84,8 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
                 raise httpcore.ConnectError(f"connection refused ({name} is down in the fleet timeline)")
             return await self._inner.connect_tcp("127.0.0.1", mapped, timeout, local_address, socket_options)
         try:
-            with anyio.fail_after(timeout):
-                infos = await anyio.getaddrinfo(name, port, type=socket.SOCK_STREAM)
+            async with asyncio.timeout(timeout):
+                infos = await asyncio.get_running_loop().getaddrinfo(name, port, type=socket.SOCK_STREAM)
         except TimeoutError as exc:
             raise httpcore.ConnectTimeout(f"resolving {name} timed out") from exc
         except OSError as exc:
