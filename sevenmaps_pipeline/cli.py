@@ -7,6 +7,7 @@ import datetime as dt
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -829,7 +830,30 @@ def cmd_ui(args: argparse.Namespace) -> int:
     return 0  # not reached
 
 
+BENCH_PARTS = ("risk", "lake", "tools", "probe", "registry")
+
+
+def _bench_each_part_apart(args: argparse.Namespace, parts: tuple[str, ...] = BENCH_PARTS) -> int:
+    """`sevenmaps bench` with no --only: each part in a fresh process of its own, one after another, as
+    each would run alone (the prober as the scan's own step does): no part's figures carry the heap an
+    earlier part left behind. Each starts after the files the one before wrote are on disk."""
+    code = 0
+    options = ["--servers", str(args.servers), "--days", str(args.days), "--seed", str(args.seed),
+               "--endpoints", str(args.endpoints), "--registry-endpoints", str(args.registry_endpoints),
+               "--registry-concurrency", str(args.registry_concurrency)]
+    for part in parts:
+        os.sync()
+        done = subprocess.run([sys.executable, "-m", "sevenmaps_pipeline.cli", "bench", "--only", part, *options],
+                              check=False)
+        if done.returncode != 0:
+            print(f"[bench] the {part} benchmark ended with exit code {done.returncode}", flush=True)
+            code = code or done.returncode
+    return code
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
+    if args.only is None:
+        return _bench_each_part_apart(args)
     from .devtools.bench import run_bench
     from .devtools.bench_probe import print_probe_bench, run_probe_bench
     from .devtools.bench_tools import print_tools_bench, run_tools_bench
@@ -1118,7 +1142,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="endpoints of the simulated registry (the registry benchmark)")
     p.add_argument("--registry-concurrency", type=int, default=256,
                    help="the prober's concurrency for the simulated registry")
-    p.add_argument("--only", choices=["risk", "lake", "tools", "probe", "registry"],
+    p.add_argument("--only", choices=BENCH_PARTS,
                    help="run one benchmark: risk (the words-only estimate on real tools), lake, tools, probe or "
                         "registry (the whole registry, simulated)")
     p.set_defaults(func=cmd_bench)
