@@ -4,8 +4,9 @@ httpcore's default (anyio) streams cost the prober most of its CPU per request: 
 every read and write, TLS records moved through Python one call at a time, and a dictionary of socket
 attributes built each time the pool asks whether an idle connection is still open (docs/scaling.md, "The
 prober"). At 100,000 endpoints the prober is CPU-bound, so these streams use asyncio's transports
-directly: the event loop reads and decrypts as data arrives, and a timeout is armed only when httpcore
-passes one. Errors are httpcore's, as its own backends raise them, so httpx reports them unchanged.
+directly: the event loop reads and decrypts as data arrives, and httpcore's timeout for a read or a write
+is armed only when it has to wait. Errors are httpcore's, as its own backends raise them, so httpx reports
+them unchanged.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ _READ_LIMIT = 2**16
 
 @contextlib.contextmanager
 def _mapped(errors: dict[type[BaseException], type[Exception]]) -> Iterator[None]:
+    # In order: TimeoutError is an OSError, so it is listed first wherever both are.
     try:
         yield
     except Exception as exc:
@@ -75,8 +77,7 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
 
     async def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
                         timeout: float | None = None) -> httpcore.AsyncNetworkStream:
-        with _mapped({TimeoutError: httpcore.ConnectTimeout, ssl.SSLError: httpcore.ConnectError,
-                      OSError: httpcore.ConnectError, ConnectionError: httpcore.ConnectError}):
+        with _mapped({TimeoutError: httpcore.ConnectTimeout, OSError: httpcore.ConnectError}):  # SSLError too
             try:
                 await _within(timeout, self._writer.start_tls(ssl_context, server_hostname=server_hostname))
             except BaseException:
