@@ -401,15 +401,12 @@ class Fleet:
             open_here = self._open.setdefault(host, [])
             earlier = list(open_here)
             open_here.append(request)
-            answered = False
 
             async def counted_send(message: dict) -> None:
                 # A request is in flight until its last byte is sent, which is when the client may ask the
                 # next question; what a server does after that (an SDK closing its stream) is its own time.
-                nonlocal answered
                 await send(message)
-                if message["type"] == "http.response.body" and not message.get("more_body") and not answered:
-                    answered = True
+                if message["type"] == "http.response.body" and not message.get("more_body") and request.ended is None:
                     self._close(host, request, "answered")
 
             try:
