@@ -7,7 +7,7 @@
 --   * a newer hourly answer (ok, needs_auth, http_402) replaces it at once;
 --   * a failed hourly check replaces it only when the check just before it (hourly, or the daily one)
 --     failed too: one failure is a flap and changes nothing shown; two in a row are shown;
---   * skipped checks and our own faults (prober_error) are not results: they are left out;
+--   * skipped checks and our own faults (prober_error, not_checked) are not results: they are left out;
 --   * hourly checks never change a day code, uptime or any signed table: this is a view for answers,
 --     badges and lists.
 WITH latest AS (
@@ -18,7 +18,7 @@ hourly AS (
            CASE h.outcome WHEN 'ok' THEN 'o' WHEN 'needs_auth' THEN 'a' WHEN 'http_402' THEN 'p' ELSE 'd' END AS code
     FROM hourly_checks AS h
     JOIN latest AS l USING (server_key)
-    WHERE h.check_kind = 'hourly' AND h.outcome NOT IN ('skipped', 'prober_error')
+    WHERE h.check_kind = 'hourly' AND h.outcome NOT IN ('skipped', 'prober_error', 'not_checked')
       AND h.started_at > coalesce(l.checked_at, (l.day - INTERVAL 1 DAY)::TIMESTAMPTZ)
 ),
 sequence AS (

@@ -10,7 +10,8 @@
 --     http_402 -> p, any other outcome -> d;
 --   * a run whose control check failed is voided, and so are the network failures (timeout/unreachable)
 --     in any minute of a run where most checks of many unrelated origins failed that way: our outage, not
---     theirs; a prober_error check (our own code failed) is voided too. An endpoint left with no valid
+--     theirs; a prober_error check (our own code failed) is voided too, and so is a not_checked one (we
+--     could not check fairly: the prober overloaded, robots.txt unavailable). An endpoint left with no valid
 --     check is n, never d. A skip is a listing decision, not a network result: it is never voided, so a
 --     voided run never brings a skipped listing back onto the map;
 --   * on the map: endpoints checked today and not skipped, plus endpoints listed in the registry in force
@@ -56,6 +57,7 @@ daily_checks AS (
            CASE
                WHEN t.outcome = 'skipped' THEN NULL
                WHEN t.outcome = 'prober_error' THEN 'our prober failed: ' || coalesce(t.outcome_detail, '')
+               WHEN t.outcome = 'not_checked' THEN 'not checked fairly: ' || coalesce(t.outcome_detail, '')
                ELSE coalesce(vr.void_reason,
                              CASE WHEN t.outcome IN ('timeout', 'unreachable') THEN vm.void_reason END)
            END AS void_reason

@@ -4,14 +4,14 @@
 --   five_minute_checks  raw/five_minute: checks of endpoints their owners chose (not covered by roots)
 -- Method (five-minute-uptime-1.0, docs/methodology.md "Five-minute checks"):
 --   * the windows end at the newest five-minute check of any endpoint (not the reader's clock);
---   * a check counts when it has a result: skipped (not reached in time, opted out) and prober_error (our
---     own fault) are counted apart, never as down;
+--   * a check counts when it has a result: skipped (not reached in time, opted out), prober_error and
+--     not_checked (our own fault or trouble) are counted apart, never as down;
 --   * answered = ok, needs_auth or http_402 (the same answers as the day codes o, a, p);
 --   * uptime is floored to one decimal and is 100% only when every counted check answered;
 --   * the 90-day figures are null until the endpoint has a counted check older than 30 days.
 WITH checks AS (
     SELECT server_key, started_at, outcome,
-           outcome NOT IN ('skipped', 'prober_error') AS counted,
+           outcome NOT IN ('skipped', 'prober_error', 'not_checked') AS counted,
            outcome IN ('ok', 'needs_auth', 'http_402') AS answered
     FROM five_minute_checks
     WHERE check_kind = 'five_minute'

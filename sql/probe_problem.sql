@@ -19,7 +19,8 @@ CASE
         THEN 'unknown check_kind ' || coalesce('''' || check_kind || '''', 'NULL')
     WHEN outcome IS NULL
         OR NOT (outcome IN ('ok', 'needs_auth', 'http_402', 'timeout', 'unreachable', 'redirect',
-                            'rpc_error', 'not_mcp', 'no_tool_list', 'skipped', 'prober_error')
+                            'rpc_error', 'not_mcp', 'no_tool_list', 'skipped', 'prober_error',
+                            'not_checked')
                 OR regexp_full_match(outcome, 'http_[1-5][0-9][0-9]'))
         THEN 'unknown outcome ' || coalesce('''' || outcome || '''', 'NULL')
     WHEN handshake_ms < 0 THEN 'negative handshake_ms'

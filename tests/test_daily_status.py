@@ -42,7 +42,7 @@ def test_outcome_gives_day_code_and_shown_status(lake, outcome, http, code, show
     land_probes(lake, [probe("https://a.example.com/mcp", outcome, http_status=http)])
     row = status_rows(lake)["a.example.com/mcp"]
     assert (row["code"], row["shown_status"], row["outcome"]) == (code, shown, outcome)
-    assert row["method_version"] == "status-1.0"
+    assert row["method_version"] == "status-1.1"
 
 
 def test_last_completed_daily_check_decides_and_hourly_checks_never_do(lake):

@@ -129,6 +129,25 @@ def test_a_voided_or_failed_check_is_n_and_never_brings_a_skip_back(lake, void):
     assert status[KEY]["code"] == ("n" if void == "control" else "d")
 
 
+@pytest.mark.parametrize("reason", ["prober_overloaded", "robots_unavailable"])
+def test_a_check_not_made_fairly_is_n_and_a_fair_check_of_the_same_day_decides(lake, reason):
+    """not_checked (our trouble, rules/outcomes.py) is voided like prober_error: n with its reason, never d,
+    and it never hides a fair check of the same day, earlier or later."""
+    later = "https://mcp.later.example.com/mcp"
+    land_registry(lake, [URL, later])
+    land_probes(lake, [
+        probe(URL, "not_checked", outcome_detail=f"{reason}: loop lag 2.1 s", skip_reason=reason),
+        probe(later, "timeout", hour=9),
+        probe(later, "not_checked", outcome_detail=f"{reason}: x", skip_reason=reason, hour=10),
+    ])
+    curated.build_quarantine(lake, DAY)
+    status = {r["server_key"]: r for r in
+              pq.read_table(curated.build_daily_status(lake, DAY).path).to_pylist()}
+    assert status[KEY]["code"] == "n"
+    assert status[KEY]["reason"] == f"not checked fairly: {reason}: loop lag 2.1 s"
+    assert status["mcp.later.example.com/mcp"]["code"] == "d"  # the fair check of 09:00 decides
+
+
 def test_a_single_run_backfill_builds_days_that_need_no_rebuild(lake, signing_key, tmp_path):
     """Dagster's single-run backfill builds each asset for every day before the next asset: every day is
     then current, and signing rebuilds nothing (the freshness rule reads lineage, not build order)."""

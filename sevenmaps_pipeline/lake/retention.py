@@ -75,7 +75,7 @@ def aggregate_day(lake: LakePaths, kind: str, day: dt.date) -> Path | None:
     with duck.connect() as con:
         con.execute(
             "COPY (SELECT $day::DATE AS day, check_kind, server_key, count(*) AS checks, "
-            "count(*) FILTER (WHERE outcome NOT IN ('skipped', 'prober_error')) AS counted, "
+            "count(*) FILTER (WHERE outcome NOT IN ('skipped', 'prober_error', 'not_checked')) AS counted, "
             "count(*) FILTER (WHERE outcome IN ('ok', 'needs_auth', 'http_402')) AS answered, "
             "min(started_at) AS first_check_at, max(started_at) AS last_check_at, "
             "count(DISTINCT filename) AS batches, $method AS method_version "

@@ -57,8 +57,9 @@ RAW_PROBES = TableSpec(
             col("handshake_ms", pa.int32(), "wall time of the whole check (initialize, "
                 "notifications/initialized, tools/list), ms"),
             col("outcome", pa.string(), "ok | needs_auth | http_402 | timeout | unreachable | redirect | "
-                "http_NNN | rpc_error | not_mcp | no_tool_list | skipped | prober_error (our own code failed: the "
-                "day code is n, never d)", False),
+                "http_NNN | rpc_error | not_mcp | no_tool_list | skipped | prober_error (our own code failed) | "
+                "not_checked (we could not check fairly: prober_overloaded, robots_unavailable); the last two "
+                "make the day code n, never d", False),
             col("outcome_detail", pa.string(), "human-readable detail of the outcome"),
             col("http_status", pa.int32(), "HTTP status of the decisive response"),
             col("protocol_version", pa.string(), "protocol version the server answered with"),
@@ -74,7 +75,8 @@ RAW_PROBES = TableSpec(
             col("www_authenticate", pa.string(), "WWW-Authenticate header of a 401/403"),
             col("resource_metadata_url", pa.string(), "RFC 9728 resource_metadata URL, when given"),
             col("payment_json", pa.string(), "body of an HTTP 402 answer (payment details)"),
-            col("skip_reason", pa.string(), "why the listing was not probed (outcome skipped)"),
+            col("skip_reason", pa.string(), "why the listing was not probed (outcome skipped), or why the check "
+                "was not made fairly (outcome not_checked: prober_overloaded | robots_unavailable)"),
             col("discover_supported", pa.bool_(), "server/discover answered (protocol 2026-07-28)"),
             col("ttl_ms", pa.int64(), "ttlMs of the 2026-07-28 tools/list result (null when absent or not a "
                 "non-negative integer)"),

@@ -34,6 +34,7 @@ from ..lookups.codehost import CodeHostClient, RepoFolder, RepoStatus, parse_rep
 from ..registry.listing import is_opted_out
 from ..rules.fingerprints import summarize_tools
 from ..rules.namespace import namespace_domain
+from ..rules.outcomes import NOT_A_RESULT
 from ..rules.tokens import count_tokens
 from .checker import CheckResult, EndpointCheck
 from .config import PROBER_VERSION, ProbeConfig
@@ -109,7 +110,7 @@ def answered_via(result: CheckResult) -> str | None:
         return "discover" if result.discover_supported else "initialize"
     if result.outcome == "needs_auth" and result.http_status == 401:
         return "401"
-    if result.outcome in ("skipped", "prober_error"):
+    if result.outcome in NOT_A_RESULT:
         return None  # not contacted, or our own fault: nothing was seen
     return "none"
 
@@ -239,7 +240,7 @@ async def readiness_scan(listings: Iterable[dict[str, Any]], day: dt.date, run_i
         if _operator_bad_call:  # never landed: the CLI shows it
             row.update(bad_call_tool=result.bad_call_tool, bad_call_legible=result.bad_call_legible,
                        bad_call_evidence=result.bad_call_evidence)
-        if result.outcome not in ("skipped", "prober_error"):
+        if result.outcome not in NOT_A_RESULT:
             await ask(client, "endpoint", row["server_key"], "server_card", url.rstrip("/") + "/server-card",
                       CARD_ACCEPT)
         if result.resource_metadata_url:

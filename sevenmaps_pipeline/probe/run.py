@@ -25,6 +25,7 @@ from ..lake.schemas import (
 )
 from ..lookups.codehost import CodeHostClient, RepoFolder
 from ..registry.client import fetch_snapshot
+from ..rules.outcomes import OURS_TO_REDO
 from .config import PROBER_VERSION, ProbeConfig
 from .http import build_client
 from .readiness_scan import readiness_scan
@@ -124,8 +125,8 @@ def _probe_table(rows: list[dict]) -> pa.Table:
 
 
 def _completed(lake: LakePaths, kind: str, day: dt.date, daily_only: bool) -> set[str]:
-    """server_keys with a check of raw `kind` landed on `day` that was not our own fault (prober_error:
-    ours to redo); `daily_only`: of check_kind daily."""
+    """server_keys with a check of raw `kind` landed on `day` that was not our own fault or trouble
+    (prober_error, not_checked: ours to redo); `daily_only`: of check_kind daily."""
     import pyarrow.parquet as pq
 
     keys: set[str] = set()
@@ -138,13 +139,14 @@ def _completed(lake: LakePaths, kind: str, day: dt.date, daily_only: bool) -> se
         kinds = table.column("check_kind").to_pylist() if daily_only else ["daily"] * table.num_rows
         for key, outcome, check_kind in zip(table.column("server_key").to_pylist(),
                                             table.column("outcome").to_pylist(), kinds, strict=True):
-            if check_kind == "daily" and key and outcome != "prober_error":
+            if check_kind == "daily" and key and outcome not in OURS_TO_REDO:
                 keys.add(key)
     return keys
 
 
 def completed_checks(lake: LakePaths, day: dt.date) -> set[str]:
-    """server_keys with a completed daily check landed on `day` (a prober_error is not one: ours to redo)."""
+    """server_keys with a completed daily check landed on `day` (a prober_error or
+    not_checked one is not: ours to redo)."""
     return _completed(lake, "probes", day, daily_only=True)
 
 

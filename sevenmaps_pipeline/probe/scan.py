@@ -24,6 +24,7 @@ from ..lake.keys import origin as origin_of
 from ..lake.keys import server_id, server_key
 from ..registry.listing import SKIP_OPTED_OUT, SKIP_ROBOTS, SKIP_SSE_ONLY, is_opted_out
 from ..rules.fingerprints import summarize_tools
+from ..rules.outcomes import NOT_CHECKED, not_checked_detail
 from .checker import CheckResult, EndpointCheck
 from .config import PROBER_VERSION, ProbeConfig
 from .http import build_client, ssl_context
@@ -92,6 +93,16 @@ def skip_row(listing: dict[str, Any], day: dt.date, run_id: str, now: dt.datetim
     """The row of a listing not contacted, with the reason (a skip is a listing decision, never a result)."""
     check = CheckResult(url=listing["url"], started_at=now, outcome="skipped", outcome_detail=reason,
                         skip_reason=reason, handshake_ms=0)
+    return probe_row(check, listing, day, run_id, check_kind)
+
+
+def not_checked_row(listing: dict[str, Any], day: dt.date, run_id: str, now: dt.datetime, reason: str,
+                    detail: str, check_kind: str = "daily", handshake_ms: int = 0) -> dict[str, Any]:
+    """The row of a check we could not make fairly (our trouble, rules/outcomes.py): kept with its reason
+    kind, a day code n, never d, and checked again by a later slice or a resumed scan."""
+    check = CheckResult(url=listing.get("url") or "", started_at=now, outcome=NOT_CHECKED,
+                        outcome_detail=not_checked_detail(reason, detail), skip_reason=reason,
+                        handshake_ms=handshake_ms)
     return probe_row(check, listing, day, run_id, check_kind)
 
 

@@ -25,6 +25,7 @@ from ..lake.keys import server_id, server_key
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
 from ..rules.methods import SUBMISSION_METHOD, SUBMISSION_PARAMS
+from ..rules.outcomes import NOT_A_RESULT
 from .list_file import list_lines
 from .listing import has_userinfo, listing_decision
 
@@ -136,7 +137,7 @@ def listing_of(entry: Submission) -> dict[str, Any]:
 def judge(checks: list[dict[str, Any]]) -> tuple[bool, str, dict[str, Any]]:
     """(admitted, reason, figures) from a submission's checks alone (the same thresholds for everyone)."""
     p = SUBMISSION_PARAMS
-    counted = [c for c in checks if c.get("outcome") not in ("skipped", "prober_error")]
+    counted = [c for c in checks if c.get("outcome") not in NOT_A_RESULT]
     answered = [c for c in counted if c.get("outcome") == "ok"]
     hashes = {c.get("tools_hash") for c in answered if c.get("tools_hash")}
     figures: dict[str, Any] = {"checks": len(counted), "answered": len(answered), "tool_lists": len(hashes)}

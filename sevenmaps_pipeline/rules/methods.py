@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 # Day codes, shown status and which checks count (sql/daily_status.sql).
-STATUS_METHOD = "status-1.0"
+STATUS_METHOD = "status-1.1"  # 1.1: a not_checked check (our trouble) is voided, like prober_error
 STATUS_PARAMS: dict[str, Any] = {
     # A minute of one run in which most checks of unrelated origins failed at the network level is our
     # own outage, not theirs: those failures are voided (the day becomes n, never d).
