@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import ipaddress
 import os
+import socket
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +30,32 @@ os.environ.setdefault("SEVENMAPS_FIRST_DAY", "2026-01-01")
 # a test serves its own fixture (docs/development.md).
 os.environ["SEVENMAPS_CODEHOST_URL"] = "http://127.0.0.1:9"
 os.environ.pop("SEVENMAPS_GITHUB_TOKEN", None)
+
+# No test resolves a public name: in the test processes only loopback names and numeric addresses resolve;
+# any other name (a fleet `.test` name asked of the system resolver because a host-map rule regressed, a
+# public name) fails at once as a name that does not exist, and no DNS query leaves the machine. The
+# names refused are kept in REFUSED_NAMES for the tests that assert the refusal.
+# The machine's own name is in its /etc/hosts (gRPC and Dagster ask for it).
+LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback", socket.gethostname().lower()}
+REFUSED_NAMES: list[str] = []
+_system_getaddrinfo = socket.getaddrinfo
+
+
+def _loopback_only_getaddrinfo(host, *args, **kwargs):
+    name = host.decode() if isinstance(host, bytes) else host
+    if name is not None:
+        bare = name.lower().rstrip(".")
+        try:
+            ipaddress.ip_address(bare.split("%", 1)[0])
+        except ValueError:
+            if bare not in LOOPBACK_NAMES and not bare.endswith(".localhost"):
+                REFUSED_NAMES.append(bare)
+                raise socket.gaierror(socket.EAI_NONAME,
+                                      f"tests resolve loopback names only, not {name!r}") from None
+    return _system_getaddrinfo(host, *args, **kwargs)
+
+
+socket.getaddrinfo = _loopback_only_getaddrinfo
 
 # The longest modules, with their rough seconds on one worker of this 2-core machine (minutes of a Dagster
 # daemon's fixed 30 s ticks, whole fleet demos, Dagster runs over several days). The three that read the

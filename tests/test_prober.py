@@ -7,9 +7,11 @@ import asyncio
 import datetime as dt
 import json
 import re
+import socket
 
 import httpcore
 import pytest
+from conftest import REFUSED_NAMES
 
 from sevenmaps_pipeline.devtools.fleet.run import Fleet
 from sevenmaps_pipeline.probe.checker import EndpointCheck
@@ -203,11 +205,21 @@ def test_a_name_resolving_to_loopback_is_refused_at_connect_time(fleet):
 
 
 def test_fleet_names_resolve_only_through_the_host_map(fleet):
+    """Without the host map a fleet name goes to the system resolver, which in the tests resolves loopback
+    names only (tests/conftest.py): the name is refused there, and no DNS query leaves the machine."""
     async def connect():
         await GuardedBackend().connect_tcp("mcp.weather.test", 443, timeout=5)
 
-    with pytest.raises(httpcore.ConnectError):
+    with pytest.raises(httpcore.ConnectError, match="cannot resolve mcp.weather.test"):
         asyncio.run(connect())
+    assert REFUSED_NAMES[-1] == "mcp.weather.test"
+
+
+@pytest.mark.parametrize("name", ["mcp.weather.test", "example.invalid.", "localhost.example"])
+def test_the_tests_never_resolve_a_name_that_is_not_loopback(name):
+    with pytest.raises(socket.gaierror):
+        socket.getaddrinfo(name, 443)
+    assert socket.getaddrinfo("localhost", 443) and socket.getaddrinfo("127.0.0.1", 443)
 
 
 @pytest.mark.parametrize(("name", "policy", "allowed"), [
