@@ -840,7 +840,7 @@ def _bench_each_part_apart(args: argparse.Namespace, parts: tuple[str, ...] = BE
     code = 0
     options = ["--servers", str(args.servers), "--days", str(args.days), "--seed", str(args.seed),
                "--endpoints", str(args.endpoints), "--registry-endpoints", str(args.registry_endpoints),
-               "--registry-concurrency", str(args.registry_concurrency)]
+               "--registry-concurrency", str(args.registry_concurrency), "--cpu-hog", str(args.cpu_hog)]
     for part in parts:
         os.sync()
         done = subprocess.run([sys.executable, "-m", "sevenmaps_pipeline.cli", "bench", "--only", part, *options],
@@ -879,7 +879,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         print(f"[bench] the whole registry, simulated: {args.registry_endpoints:,} endpoints on loopback virtual "
               "hosts (a few minutes) ...", flush=True)
-        print_registry_bench(run_registry_bench(args.registry_endpoints, args.registry_concurrency, args.seed))
+        print_registry_bench(run_registry_bench(args.registry_endpoints, args.registry_concurrency, args.seed,
+                                                cpu_hog=args.cpu_hog))
     return 0
 
 
@@ -1142,6 +1143,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="endpoints of the simulated registry (the registry benchmark)")
     p.add_argument("--registry-concurrency", type=int, default=256,
                    help="the prober's concurrency for the simulated registry")
+    p.add_argument("--cpu-hog", type=int, default=0, metavar="N",
+                   help="the registry benchmark with N busy processes beside it for the whole scan (a machine "
+                        "someone else is using: answering servers must not be recorded down)")
     p.add_argument("--only", choices=BENCH_PARTS,
                    help="run one benchmark: risk (the words-only estimate on real tools), lake, tools, probe or "
                         "registry (the whole registry, simulated)")

@@ -107,7 +107,65 @@ def busy_seconds(h: SimHost, t: Timeouts) -> float:
     return origin + h.endpoints * per_endpoint
 
 
-def run_registry_bench(endpoints: int = 25_000, concurrency: int = 256, seed: int = 1) -> dict[str, Any]:
+def intended_outcome(h: SimHost, t: Timeouts) -> str:
+    """What the simulation sets each endpoint up to do, as the map should record it: an answer (o), a
+    timeout or a refused connection of its own (d), or a robots.txt slower than its timeout (n: we may not
+    check, docs/methodology.md)."""
+    if h.state == "down":
+        return "refuses (d)"
+    if h.latency >= t.robots_txt:
+        return "robots.txt too slow (n)"
+    if h.state == "timeout" or h.latency >= t.initialize:
+        return "times out (d)"
+    return "answers (o)"
+
+
+def recorded_codes(lake: LakePaths, day: dt.date) -> dict[str, str]:
+    """server_key -> the code its last daily check of the day gives: o/a/p, d:<outcome>, n:<reason>, skipped."""
+    import pyarrow.parquet as pq
+
+    last: dict[str, tuple[dt.datetime, str, str | None]] = {}
+    for path in lake.raw_files("probes", day):
+        table = pq.read_table(path, columns=["server_key", "check_kind", "started_at", "outcome", "skip_reason"])
+        for row in table.to_pylist():
+            if row["check_kind"] == "daily" and (row["server_key"] not in last
+                                                 or row["started_at"] >= last[row["server_key"]][0]):
+                last[row["server_key"]] = (row["started_at"], row["outcome"], row["skip_reason"])
+    answers = {"ok": "o", "needs_auth": "a", "http_402": "p", "skipped": "skipped"}
+    return {key: answers.get(outcome) or (f"n:{reason or outcome}" if outcome in ("not_checked", "prober_error")
+                                          else f"d:{outcome}")
+            for key, (_, outcome, reason) in last.items()}
+
+
+def confusion(hosts: list[SimHost], codes: dict[str, str], t: Timeouts) -> dict[str, dict[str, int]]:
+    """intended -> recorded -> endpoints."""
+    table: dict[str, dict[str, int]] = {}
+    for h in hosts:
+        keys = [f"{h.host}/mcp"] + [f"{h.host}/u{j}/mcp" for j in range(1, h.endpoints)]
+        row = table.setdefault(intended_outcome(h, t), {})
+        for key in keys:
+            code = codes.get(key, "missing")
+            row[code] = row.get(code, 0) + 1
+    return {k: dict(sorted(v.items())) for k, v in sorted(table.items())}
+
+
+class CpuHog:
+    """Busy processes, one per core, for the whole scan: a machine someone else is using too."""
+
+    def __init__(self, processes: int) -> None:
+        import subprocess
+        import sys
+
+        self.procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(processes)]
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            proc.kill()
+            proc.wait()
+
+
+def run_registry_bench(endpoints: int = 25_000, concurrency: int = 256, seed: int = 1,
+                       cpu_hog: int = 0) -> dict[str, Any]:
     hosts = registry_mix(endpoints, seed)
     timeline = registry_timeline(hosts)
     latency = {h.host: h.latency for h in hosts if h.state != "down"}
@@ -121,10 +179,17 @@ def run_registry_bench(endpoints: int = 25_000, concurrency: int = 256, seed: in
             day = dt.datetime.now(dt.UTC).date()
             config = ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file, concurrency=concurrency,
                                  timeouts=timeouts)
-            started, cpu = time.perf_counter(), time.process_time()
-            report = scan_day(LakePaths.at(Path(tmp) / "lake"), day, fleet.registry_url, config, ReplayClock(day))
-            wall, prober_cpu = time.perf_counter() - started, time.process_time() - cpu
+            hog = CpuHog(cpu_hog) if cpu_hog else None
+            try:
+                started, cpu = time.perf_counter(), time.process_time()
+                lake = LakePaths.at(Path(tmp) / "lake")
+                report = scan_day(lake, day, fleet.registry_url, config, ReplayClock(day))
+                wall, prober_cpu = time.perf_counter() - started, time.process_time() - cpu
+            finally:
+                if hog is not None:
+                    hog.stop()
             counts = fleet.finish()
+            matrix = confusion(hosts, recorded_codes(lake, day), timeouts)
         finally:
             if fleet.proc.poll() is None:
                 fleet.proc.kill()
@@ -137,7 +202,9 @@ def run_registry_bench(endpoints: int = 25_000, concurrency: int = 256, seed: in
     shared = [h for h in hosts if h.endpoints > 1]
     ideal = max(sum(busy.values()) / concurrency, busy[busiest.host])
     return {
-        "endpoints": endpoints, "hosts": len(hosts), "concurrency": concurrency, "seed": seed,
+        "endpoints": endpoints, "hosts": len(hosts), "concurrency": concurrency, "seed": seed, "cpu_hog": cpu_hog,
+        "confusion": matrix,
+        "answering_recorded_d": sum(n for code, n in matrix.get("answers (o)", {}).items() if code.startswith("d:")),
         "fleet_start_seconds": fleet_start, "wall_seconds": wall, "ideal_seconds": ideal, "ratio": wall / ideal,
         "sum_busy_seconds": sum(busy.values()), "requests": requests,
         "max_in_flight_per_host": max(counts["max_in_flight"].values(), default=0),
@@ -173,4 +240,8 @@ def print_registry_bench(f: dict[str, Any]) -> None:
           f"endpoints; busiest {f['busiest_host']}: {f['busiest_host_endpoints']:,} endpoints, "
           f"{f['busiest_host_serial_seconds']:.0f} s one request at a time)")
     print("  outcomes                                " + ", ".join(f"{k} {v:,}" for k, v in f["outcomes"].items()))
+    hog = f" (with {f['cpu_hog']} busy processes beside it)" if f.get("cpu_hog") else ""
+    print(f"  intended -> recorded{hog}: answering endpoints recorded d: {f['answering_recorded_d']:,}")
+    for intended, recorded in f["confusion"].items():
+        print(f"    {intended:<26}" + ", ".join(f"{code} {n:,}" for code, n in recorded.items()))
     print(f"figures written to {BENCH_DIR / 'registry.json'}")

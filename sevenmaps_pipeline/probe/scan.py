@@ -24,10 +24,12 @@ from ..lake.keys import origin as origin_of
 from ..lake.keys import server_id, server_key
 from ..registry.listing import SKIP_OPTED_OUT, SKIP_ROBOTS, SKIP_SSE_ONLY, is_opted_out
 from ..rules.fingerprints import summarize_tools
-from ..rules.outcomes import NOT_CHECKED, not_checked_detail
+from ..rules.methods import FINDINGS_PARAMS, OVERLOAD_PARAMS
+from ..rules.outcomes import NOT_CHECKED, PROBER_OVERLOADED, not_checked_detail
 from .checker import CheckResult, EndpointCheck
 from .config import PROBER_VERSION, ProbeConfig
 from .http import build_client, ssl_context
+from .load import LoadMonitor
 from .origins import OriginResult, check_origin
 
 Clock = Callable[[], dt.datetime]
@@ -106,6 +108,26 @@ def not_checked_row(listing: dict[str, Any], day: dt.date, run_id: str, now: dt.
     return probe_row(check, listing, day, run_id, check_kind)
 
 
+def unfair_if_overloaded(row: dict[str, Any]) -> bool:
+    """Whether the row's outcome rests on timing that an overloaded prober can spoil: a timeout, or an
+    answer slower than the slow finding's threshold."""
+    if row["outcome"] == "timeout":
+        return True
+    answered = row["outcome"] in ("ok", "needs_auth", "http_402")
+    return answered and (row["handshake_ms"] or 0) > FINDINGS_PARAMS["slow_ms"]
+
+
+def overloaded_row(row: dict[str, Any], why: str, then: str) -> dict[str, Any]:
+    """A check seen while the prober could not keep up: a timeout becomes not_checked (prober_overloaded);
+    an answer stays what it is (it did answer) without its handshake time, which was ours as much as theirs."""
+    if row["outcome"] == "timeout":
+        return {**row, "outcome": NOT_CHECKED, "skip_reason": PROBER_OVERLOADED,
+                "outcome_detail": not_checked_detail(PROBER_OVERLOADED, f"{why}; saw: {row['outcome_detail']}; "
+                                                                        f"{then}")[:2000]}
+    return {**row, "handshake_ms": None,
+            "outcome_detail": f"{row['outcome_detail']} [handshake time not kept: {why}; {then}]"[:2000]}
+
+
 def endpoints_to_check(listings: Iterable[dict[str, Any]]) -> tuple[dict[str, dict], list[dict]]:
     """(endpoints to contact by server_key, listings skipped by the listing rules): one per server_key."""
     to_check: dict[str, dict[str, Any]] = {}
@@ -146,6 +168,9 @@ async def scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, co
         by_host[host].append(listing)
     context = ssl_context(config)
     semaphore = asyncio.Semaphore(config.concurrency)
+    monitor = LoadMonitor()
+    overloaded: dict[str, str] = {}  # server_key -> why the prober could not keep up during its check
+    rechecks: list[dict[str, Any]] = []
     done = 0
     total = sum(len(group) for group in by_host.values())
 
@@ -168,9 +193,17 @@ async def scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, co
             if seen.robots_policy == "disallow_all":
                 reason += f" ({seen.robots_detail})"
             return skip_row(listing, day, run_id, clock(), reason)
-        check = await EndpointCheck(client, config, listing["url"], clock(),
-                                    listing.get("remote_type") or "streamable-http").run()
-        return probe_row(check, listing, day, run_id)
+        return await measured_check(client, listing)
+
+    async def measured_check(client: Any, listing: dict[str, Any]) -> dict[str, Any]:
+        with monitor.watch() as reading:
+            check = await EndpointCheck(client, config, listing["url"], clock(),
+                                        listing.get("remote_type") or "streamable-http").run()
+        row = probe_row(check, listing, day, run_id)
+        why = reading[0].overloaded() if unfair_if_overloaded(row) else None
+        if why is not None:
+            overloaded[listing["server_key"]] = why
+        return row
 
     async def host_worker(listings_of_host: list[dict[str, Any]]) -> None:
         nonlocal done
@@ -183,6 +216,10 @@ async def scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, co
                         row = await check_one(client, origins, listing)
                     except Exception as exc:  # noqa: BLE001 - one endpoint never takes its host or the day down
                         row = prober_error_row(listing, day, run_id, clock(), exc, "checking the endpoint")
+                    why = overloaded.pop(listing["server_key"], None)
+                    if why is not None:
+                        row = overloaded_row(row, why, "checked again at the end of the scan")
+                        rechecks.append(listing)
                     out.add_probe(row)
                     finished += 1
                     done += 1
@@ -193,6 +230,31 @@ async def scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, co
                 out.add_probe(prober_error_row(listing, day, run_id, clock(), exc, "the host's worker"))
                 done += 1
 
+    async def recheck_overloaded(listings_again: list[dict[str, Any]]) -> None:
+        """The checks the prober could not make fairly, once more after the main pass, at a fraction of its
+        concurrency (one request at a time per host still): a fair answer decides the day; overloaded
+        again, the check is not_checked (prober_overloaded), n, never d (docs/methodology.md)."""
+        p = OVERLOAD_PARAMS
+        await monitor.calm(p["recheck_calm_s"], p["recheck_calm_at_most_s"])
+        gate = asyncio.Semaphore(max(1, config.concurrency // p["recheck_concurrency_divisor"]))
+        again: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for listing in listings_again:
+            again[(urlsplit(listing["url"]).hostname or "").lower()].append(listing)
+
+        async def host_again(group: list[dict[str, Any]]) -> None:
+            async with gate, build_client(config, context, max_connections=2) as client:
+                for listing in group:
+                    try:
+                        row = await measured_check(client, listing)
+                    except Exception as exc:  # noqa: BLE001 - as in the main pass
+                        row = prober_error_row(listing, day, run_id, clock(), exc, "checking the endpoint again")
+                    why = overloaded.pop(listing["server_key"], None)
+                    if why is not None:
+                        row = overloaded_row(row, why, "overloaded in the second pass too")
+                    out.add_probe(row)
+
+        await asyncio.gather(*(host_again(group) for group in again.values()))
+
     if control_url:
         async with build_client(config, context, max_connections=2) as client:
             check = await EndpointCheck(client, config, control_url, clock()).run()
@@ -202,5 +264,8 @@ async def scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, co
     # end no sooner than its queue does; started last, it would run alone after everything else
     # (docs/scaling.md, "The whole registry, simulated").
     queues = sorted(by_host.values(), key=len, reverse=True)
-    await asyncio.gather(*(host_worker(group) for group in queues))
+    async with monitor:
+        await asyncio.gather(*(host_worker(group) for group in queues))
+        if rechecks:
+            await recheck_overloaded(rechecks)
     return out

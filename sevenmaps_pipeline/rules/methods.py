@@ -21,6 +21,19 @@ STATUS_PARAMS: dict[str, Any] = {
     "lookback_days": 29,
 }
 
+# When the prober could not keep up during a check (probe/load.py): a timeout, or an answer slower than
+# the slow finding's threshold, seen then is checked again at the end of the scan, at a fraction of its
+# concurrency, and recorded not_checked (prober_overloaded, day code n) when the prober is overloaded again.
+OVERLOAD_METHOD = "overload-1.0"
+OVERLOAD_PARAMS: dict[str, Any] = {
+    "max_loop_lag_s": 1.0,     # the event loop woke this late at least once during the check
+    "min_cpu_wait_s": 0.5,     # ... or the prober's thread waited at least this long for a CPU
+    "cpu_wait_share": 0.10,    #     and at least this share of the check's wall time
+    "recheck_concurrency_divisor": 8,
+    "recheck_calm_s": 1.0,     # before the second pass: wait for a quiet second of the loop, at most
+    "recheck_calm_at_most_s": 30.0,
+}
+
 # 30-day history, uptime, success chance and stability (sql/server_history.sql).
 HISTORY_METHOD = "history-1.1"  # 1.1: stability counts the change days of tool_changes
 HISTORY_PARAMS: dict[str, Any] = {
