@@ -162,9 +162,9 @@ def cmd_backfill(args: argparse.Namespace) -> int:
 
 
 def _range_summary(lake: LakePaths, first: dt.date, last: dt.date) -> str:
-    from .lake import duck
+    from .lake.warehouse import open_warehouse
 
-    with duck.connect(str(lake.warehouse), read_only=True) as con:
+    with open_warehouse(lake) as con:
         rows = con.execute("SELECT day, endpoints, o, a, p, d, n, signed FROM map_days WHERE day BETWEEN $a AND $b "
                            "ORDER BY day", {"a": first, "b": last}).fetchall()
     lines = [f"  {d}: {e:,} endpoints (o={o:,} a={a:,} p={p:,} d={dd:,} n={n:,}){', signed' if s else ''}"
@@ -719,7 +719,7 @@ def cmd_sql(args: argparse.Namespace) -> int:
     import csv
     import json
 
-    from .lake import duck
+    from .lake.warehouse import open_warehouse
 
     lake = _existing_lake(args)
     if not lake.warehouse.exists():
@@ -733,7 +733,7 @@ def cmd_sql(args: argparse.Namespace) -> int:
     if args.format == "parquet" and not args.out:
         print("error: --format parquet writes a file: add --out FILE.parquet", file=sys.stderr)
         return 2
-    with duck.connect(str(lake.warehouse), read_only=True) as con:
+    with open_warehouse(lake) as con:
         relation = con.sql(args.query)
         if relation is None:  # a statement that returns nothing
             return 0
