@@ -830,7 +830,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
     return 0  # not reached
 
 
-BENCH_PARTS = ("risk", "lake", "tools", "probe", "registry")
+BENCH_PARTS = ("risk", "lake", "export", "tools", "probe", "registry")
 
 
 def _bench_each_part_apart(args: argparse.Namespace, parts: tuple[str, ...] = BENCH_PARTS) -> int:
@@ -864,6 +864,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from .devtools.bench import run_bench
 
         return run_bench(args.servers, args.days, args.seed)
+    elif args.only == "export":
+        from .devtools.bench_export import print_export_bench, run_export_bench
+
+        print_export_bench(run_export_bench(args.servers, args.days, args.seed))
     elif args.only == "tools":
         from .devtools.bench_tools import print_tools_bench, run_tools_bench
 
@@ -1143,8 +1147,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--registry-concurrency", type=int, default=256,
                    help="the prober's concurrency for the simulated registry")
     p.add_argument("--only", choices=BENCH_PARTS,
-                   help="run one benchmark: risk (the words-only estimate on real tools), lake, tools, probe or "
-                        "registry (the whole registry, simulated)")
+                   help="run one benchmark: risk (the words-only estimate on real tools), lake, export (one "
+                        "snapshot of the lake's signed day), tools, probe or registry (the whole registry, simulated)")
     p.set_defaults(func=cmd_bench)
     return parser
 
