@@ -162,9 +162,9 @@ def cmd_backfill(args: argparse.Namespace) -> int:
 
 
 def _range_summary(lake: LakePaths, first: dt.date, last: dt.date) -> str:
-    from .lake import duck
+    from .lake.warehouse import open_warehouse
 
-    with duck.connect(str(lake.warehouse), read_only=True) as con:
+    with open_warehouse(lake) as con:
         rows = con.execute("SELECT day, endpoints, o, a, p, d, n, signed FROM map_days WHERE day BETWEEN $a AND $b "
                            "ORDER BY day", {"a": first, "b": last}).fetchall()
     lines = [f"  {d}: {e:,} endpoints (o={o:,} a={a:,} p={p:,} d={dd:,} n={n:,}){', signed' if s else ''}"
@@ -719,7 +719,7 @@ def cmd_sql(args: argparse.Namespace) -> int:
     import csv
     import json
 
-    from .lake import duck
+    from .lake.warehouse import open_warehouse
 
     lake = _existing_lake(args)
     if not lake.warehouse.exists():
@@ -733,7 +733,7 @@ def cmd_sql(args: argparse.Namespace) -> int:
     if args.format == "parquet" and not args.out:
         print("error: --format parquet writes a file: add --out FILE.parquet", file=sys.stderr)
         return 2
-    with duck.connect(str(lake.warehouse), read_only=True) as con:
+    with open_warehouse(lake) as con:
         relation = con.sql(args.query)
         if relation is None:  # a statement that returns nothing
             return 0
@@ -830,7 +830,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
     return 0  # not reached
 
 
-BENCH_PARTS = ("risk", "lake", "tools", "probe", "registry")
+BENCH_PARTS = ("risk", "lake", "export", "tools", "probe", "registry")
 
 
 def _bench_each_part_apart(args: argparse.Namespace, parts: tuple[str, ...] = BENCH_PARTS) -> int:
@@ -864,6 +864,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from .devtools.bench import run_bench
 
         return run_bench(args.servers, args.days, args.seed)
+    elif args.only == "export":
+        from .devtools.bench_export import print_export_bench, run_export_bench
+
+        print_export_bench(run_export_bench(args.servers, args.days, args.seed))
     elif args.only == "tools":
         from .devtools.bench_tools import print_tools_bench, run_tools_bench
 
@@ -1147,8 +1151,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the registry benchmark with N busy processes beside it for the whole scan (a machine "
                         "someone else is using: answering servers must not be recorded down)")
     p.add_argument("--only", choices=BENCH_PARTS,
-                   help="run one benchmark: risk (the words-only estimate on real tools), lake, tools, probe or "
-                        "registry (the whole registry, simulated)")
+                   help="run one benchmark: risk (the words-only estimate on real tools), lake, export (one "
+                        "snapshot of the lake's signed day), tools, probe or registry (the whole registry, simulated)")
     p.set_defaults(func=cmd_bench)
     return parser
 

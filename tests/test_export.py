@@ -18,11 +18,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_integrity import NOW, build_day
 
+from sevenmaps_pipeline import curated
 from sevenmaps_pipeline.cli import main
 from sevenmaps_pipeline.integrity.keys import generate_key
 from sevenmaps_pipeline.integrity.manifest import sha256_file
 from sevenmaps_pipeline.integrity.roots import read_root, sign_through
-from sevenmaps_pipeline.integrity.verify import Trust, verify_export
+from sevenmaps_pipeline.integrity.verify import Trust, verify_export, verify_lake
 from sevenmaps_pipeline.lake.export import ExportError, export_snapshot
 from sevenmaps_pipeline.lake.paths import LakePaths
 from sevenmaps_pipeline.lake.schemas import WITHHELD_TABLES
@@ -209,3 +210,35 @@ def test_any_changed_byte_in_any_file_of_a_snapshot_is_named(snapshot, pick, off
         assert report.summary()
     finally:
         target.write_bytes(original)
+
+
+def test_editing_a_snapshot_in_place_leaves_the_signed_lake_as_it_was(lake, signing_key, tmp_path):
+    """A snapshot shares no inode with the lake (they were hard links): a researcher who edits an exported
+    file in place with open(..., 'r+b') changes their copy only, and the lake still verifies."""
+    build_day(lake, DAYS[0])
+    sign_through(lake, DAYS[0], signing_key, now=NOW)
+    trusted = tmp_path / "trusted-7maps.json"
+    shutil.copyfile(lake.well_known, trusted)
+    result = export_snapshot(lake, DAYS[0])
+    exported = sorted(p for p in result.folder.rglob("*") if p.is_file())
+    for path in (p for p in exported if p.suffix == ".parquet"):
+        with open(path, "r+b") as fh:
+            fh.seek(4)
+            fh.write(b"edited")
+    assert not verify_export(result.folder, Trust.from_public_key_file(trusted)).ok  # the copy changed
+    report = verify_lake(lake, Trust.from_public_key_file(trusted))
+    assert report.ok, report.summary()
+    for path in exported:
+        source = lake.root / path.relative_to(result.folder)
+        if source.is_file():
+            assert path.stat().st_ino != source.stat().st_ino, path
+
+
+def test_signing_makes_the_days_files_and_its_root_read_only(lake, signing_key):
+    build_day(lake, DAYS[0])
+    sign_through(lake, DAYS[0], signing_key, now=NOW)
+    covered = [lake.root / line[66:] for line in read_root(lake, DAYS[0])["lines"]]
+    assert covered and {oct(p.stat().st_mode & 0o777) for p in covered + [lake.root_file(DAYS[0])]} == {"0o444"}
+    # Writers replace by rename, so a rebuild of the signed day that changes nothing still passes.
+    curated.day.rebuild_day(lake, DAYS[0])
+    assert verify_lake(lake).ok

@@ -158,6 +158,38 @@ def test_the_warehouse_is_rebuilt_only_when_a_view_changes(tmp_path):
     assert lake.warehouse.stat().st_ino != built
 
 
+def test_a_copied_lake_answers_from_itself(tmp_path, monkeypatch, capsys):
+    """Copy a lake, delete a day's daily_status in the copy: `sevenmaps sql` on the copy, from another working
+    directory, no longer shows the day, and the original still does (the copy's views once read the original)."""
+    import shutil
+
+    from sevenmaps_pipeline import curated
+    from sevenmaps_pipeline.cli import main
+
+    lake = LakePaths.at(tmp_path / "lake")
+    first, second = synthesize(lake, 30, 2, seed=3, end_day=END, missing_days=0).days
+    for day in (first, second):
+        curated.build_quarantine(lake, day)
+        curated.build_daily_status(lake, day)
+    publish_warehouse(lake)
+    copy = LakePaths.at(tmp_path / "copy")
+    shutil.copytree(lake.root, copy.root)
+    shutil.rmtree(copy.curated_dir("daily_status", first))
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+
+    def days(root: Path) -> list[str]:
+        capsys.readouterr()
+        assert main(["--lake", str(root), "sql", "SELECT DISTINCT day FROM daily_status ORDER BY day",
+                     "--format", "csv"]) == 0
+        return capsys.readouterr().out.split()[1:]
+
+    assert days(copy.root) == [second.isoformat()]
+    assert days(lake.root) == [first.isoformat(), second.isoformat()]
+    with duckdb.connect(str(copy.warehouse), read_only=True) as con:  # rebuilt for the copy, and says so
+        assert con.execute("SELECT lake_root FROM warehouse_lake").fetchone()[0] == str(copy.root)
+
+
 def test_synth_agent_reports_carry_every_kind_of_reporter_and_some_invalid_rows(tmp_path):
     from sevenmaps_pipeline import curated
     from sevenmaps_pipeline.lake.schemas import RAW_AGENT_REPORTS

@@ -91,7 +91,8 @@ def synthetic_lake(name: str, servers: int, days: int, seed: int, **options) -> 
 
 def _clone(src: LakePaths, dst: Path, *, morning_of: dt.date | None = None, curated: bool = True,
            key: Path | None = None) -> LakePaths:
-    """Copy a lake with hard links (writes replace files by rename, so the source is never touched).
+    """Copy a lake with hard links (writes replace files by rename, so the source's bytes are never touched;
+    signing the copy makes the files it signs 0444, in the source too: the same inodes, only ever read there).
 
     With `morning_of`, the lake as it stood on the morning that day was built: the day's raw files and
     those of the days before, the earlier days' tables, roots, snapshots, cached change baselines, history

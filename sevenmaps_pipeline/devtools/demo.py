@@ -18,6 +18,7 @@ from ..integrity.keys import default_key_path, generate_key
 from ..integrity.verify import verify_lake
 from ..lake import duck
 from ..lake.paths import LakePaths
+from ..lake.warehouse import open_warehouse
 from .synth import synthesize
 
 DEMO_MARKER = ".sevenmaps-demo-lake"
@@ -304,7 +305,7 @@ def _readiness_summary(con, last: dt.date) -> list[str]:
 
 
 def summary(lake: LakePaths) -> str:
-    con = duck.connect(str(lake.warehouse), read_only=True)
+    con = open_warehouse(lake)
     try:
         last = duck.one(con, "SELECT max(day) FROM daily_status")[0]
         lines = [f"== The map on {last} (UTC) =="]

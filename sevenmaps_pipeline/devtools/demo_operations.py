@@ -18,6 +18,7 @@ from typing import Any
 
 from ..lake import duck
 from ..lake.paths import LakePaths
+from ..lake.warehouse import open_warehouse
 from ..probe.config import ProbeConfig
 from ..probe.frequent import frequent_checks
 from ..probe.opt_out_check import token_proof
@@ -90,7 +91,7 @@ def hourly_today(location: Any, lake: LakePaths, fleet: Any, config_for: Any, to
         from ..lake.warehouse import publish_warehouse
 
         publish_warehouse(lake)
-        with duck.connect(str(lake.warehouse), read_only=True) as con:
+        with open_warehouse(lake) as con:
             row = con.execute("SELECT current_shown_status, decided_by, unconfirmed_failure, last_hourly_outcome "
                               "FROM current_status WHERE server_key = $k", {"k": key}).fetchone()
         if row:
@@ -113,7 +114,7 @@ def five_minute_today(location: Any, config_for: Any, today: dt.date) -> bool:
 def cadence_summary(lake: LakePaths, end: dt.date) -> list[str]:
     """What the demo's cadences and controls left in the lake, for the summary."""
     out = ["\nCadences and controls (docs/operations.md):"]
-    with duck.connect(str(lake.warehouse), read_only=True) as con:
+    with open_warehouse(lake) as con:
         hours = con.execute(
             "SELECT day, hour(started_at) FROM probes WHERE server_key = 'mcp.weather.test/mcp' AND "
             "check_kind = 'daily' AND day > $d::DATE - 7 ORDER BY day", {"d": end}).fetchall()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -141,11 +142,27 @@ def publish_keys(lake: LakePaths, key, origin: str) -> None:
     publish_vkey(lake, verifier)
 
 
+# A signed day's files and its root are made read-only: a guard against an accidental in-place write (an
+# editor, `open(path, 'r+b')`). Writers replace files by rename, which the mode does not stop, and root
+# ignores mode bits: the frozen-day check (lake/parquet_io.py) and `sevenmaps verify` stay the real guards
+# (docs/verifying.md "Read-only signed files").
+SIGNED_MODE = 0o444
+
+
+def make_read_only(lake: LakePaths, lines: Sequence[str]) -> None:
+    """chmod 0444 every file the lines name (one that has gone meanwhile is for `verify` to name)."""
+    for line in lines:
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(lake.root / line[66:], SIGNED_MODE)
+
+
 def _create_exclusive(path: Path, data: bytes) -> None:
-    """Write a new file atomically, failing if it exists (a concurrent signer cannot overwrite a root)."""
+    """Write a new read-only file atomically, failing if it exists (a concurrent signer cannot overwrite
+    a root)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.name}.{uuid.uuid4().hex}.tmp"
     tmp.write_bytes(data)
+    os.chmod(tmp, SIGNED_MODE)
     try:
         os.link(tmp, path)
     except FileExistsError:
@@ -204,6 +221,7 @@ def sign_through(lake: LakePaths, through: dt.date, key_path: Path, now: dt.date
             doc["statement"] = sign_statement(doc, prepared.origin, key)
             path = lake.root_file(day)
             _create_exclusive(path, (json.dumps(doc, indent=2) + "\n").encode())
+            make_read_only(lake, lines)
             cosignatures, problems = _ask_witnesses(prepared, witnesses)
             published = publish(lake, prepared, cosignatures)
             state = LogState(prepared.origin, prepared.entries, prepared.tree, published)

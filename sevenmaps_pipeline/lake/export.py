@@ -4,11 +4,18 @@ It holds every published table's signed files for those days (byte-identical, at
 day root documents, the log (checkpoint, tiles, entries) and a C2SP tlog-proof per included file, the
 public key and vkey, `SHA256SUMS` (so `sha256sum -c SHA256SUMS` works), a Frictionless Data Package v2
 `datapackage.json`, a README and `WITHHELD.txt` naming every signed file left out and why
-(docs/verifying.md "Snapshots")."""
+(docs/verifying.md "Snapshots").
+
+A snapshot shares no file with the lake: each data file is a reflink (its own inode, blocks shared until
+either side writes) where the filesystem can, else a copy, never a hard link, so editing a snapshot in
+place never changes the signed lake. Its files are ordinary writable files (0644 under the usual umask),
+whatever the lake's 0444: a researcher's copy is theirs to trim or re-share, and SHA256SUMS and
+`sevenmaps verify --export` check it, not its mode bits."""
 
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
 import hashlib
 import json
 import os
@@ -84,12 +91,24 @@ def _resource_name(rel: str) -> str:
     return "".join(c if c.isalnum() or c in "._-" else "-" for c in raw)
 
 
-def _link_or_copy(source: Path, target: Path) -> None:
+# Linux's FICLONE ioctl (linux/fs.h: _IOW(0x94, 9, int)): the target file shares the source's blocks,
+# copy on write. Filesystems without reflinks (ext4, tmpfs) refuse it (EOPNOTSUPP, EXDEV across
+# filesystems, EINVAL, ENOTTY): then a plain copy.
+FICLONE = 0x40049409
+
+
+def copy_independent(source: Path, target: Path) -> str:
+    """`target`, a new file of its own with `source`'s bytes: "reflink" where the filesystem can, else
+    "copy". Never a hard link: a snapshot edited in place must not change the signed lake."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.link(source, target)  # signed files are frozen and always replaced by rename, never in place
-    except OSError:
-        shutil.copyfile(source, target)
+    with open(source, "rb") as src, open(target, "xb") as dst:
+        try:
+            fcntl.ioctl(dst.fileno(), FICLONE, src.fileno())
+            return "reflink"
+        except OSError:
+            pass
+    shutil.copyfile(source, target)  # onto the empty file made above; sendfile on Linux
+    return "copy"
 
 
 def _readme(name: str, days: list[dt.date], tables: dict[str, TableSpec], checkpoint_size: int) -> str:
@@ -191,7 +210,7 @@ def export_snapshot(lake: LakePaths, first: dt.date, last: dt.date | None = None
                 source = lake.root / rel
                 if not source.is_file() or sha256_file(source) != digest:
                     raise ExportError(f"{rel} no longer matches its signed line; run `sevenmaps verify`")
-                _link_or_copy(source, tmp / rel)
+                copy_independent(source, tmp / rel)
                 proof = TlogProof(index_of[line], state.tree.inclusion_proof(index_of[line], state.size),
                                   state.checkpoint_bytes, line.encode())
                 (tmp / "proofs" / (rel + ".tlog-proof")).parent.mkdir(parents=True, exist_ok=True)

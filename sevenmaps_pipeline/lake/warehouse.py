@@ -3,7 +3,10 @@
 
 It is rebuilt in a new file and renamed over the old one: no pipeline step ever holds it open, so an
 analyst's read-only session can never stall a run (DuckDB lets one writer *or* many readers at a time).
-Views use absolute paths, so they resolve from any working directory.
+Views use absolute paths, so they resolve from any working directory; each file records the lake it was
+built for (`warehouse_lake`), and `open_warehouse`, which every reader in the project goes through,
+rebuilds the views first when that is not the lake the file sits in (a copied or moved lake answers from
+itself, docs/analyst.md "A copied lake").
 """
 
 from __future__ import annotations
@@ -12,7 +15,9 @@ import glob
 import hashlib
 import os
 import uuid
+from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 
 from . import duck
@@ -172,6 +177,39 @@ def owner_note_statements(lake: LakePaths) -> list[str]:
         "figures, never mixed into them (control/owners.parquet, not covered by roots).")]
 
 
+# The one-row table naming the lake a warehouse file's views read (their paths are absolute).
+BUILT_FOR = "warehouse_lake"
+
+
+def built_for_statements(lake: LakePaths) -> list[str]:
+    return [f"CREATE TABLE {BUILT_FOR} AS SELECT {_quote(str(lake.root))} AS lake_root",
+            f"COMMENT ON TABLE {BUILT_FOR} IS " + _quote(
+                "The lake folder this file's views read. When it is not the folder the file sits in (a copied "
+                "or moved lake), the views read that other lake: `sevenmaps sql` and `sevenmaps warehouse` "
+                "rebuild them (docs/analyst.md).")]
+
+
+def _built_for(path: Path) -> str | None:
+    """The lake root a warehouse file was built for (None: no file, or one from before it was recorded)."""
+    if not path.is_file():
+        return None
+    try:
+        with duck.connect(str(path), read_only=True) as con:
+            row = con.execute(f"SELECT lake_root FROM {BUILT_FOR}").fetchone()
+    except duckdb.CatalogException:
+        return None
+    return row[0] if row else None
+
+
+def open_warehouse(lake: LakePaths, internal: bool = False) -> duckdb.DuckDBPyConnection:
+    """A read-only session on the lake's warehouse (or internal.duckdb) whose views read this lake: when the
+    file was built for another lake root (the lake was copied or moved) it is rebuilt here first."""
+    path = lake.internal_warehouse if internal else lake.warehouse
+    if _built_for(path) != str(lake.root):
+        publish_warehouse(lake, force=True)
+    return duck.connect(str(path), read_only=True)
+
+
 def publish_warehouse(lake: LakePaths, force: bool = False) -> str:
     """Build fresh `warehouse.duckdb` and `internal.duckdb` files next to the old ones and atomically rename
     them into place.
@@ -180,8 +218,9 @@ def publish_warehouse(lake: LakePaths, force: bool = False) -> str:
     rebuilt only when a view itself changes (a table's first file, the lake moved, a schema changed), which
     `.warehouse.sha256` (the digest of the view statements) tells."""
     lake.root.mkdir(parents=True, exist_ok=True)
-    public = view_statements(lake) + analyst_view_statements() + owner_note_statements(lake)
-    internal = view_statements(lake, INTERNAL_TABLES, with_roots=False)
+    public = (view_statements(lake) + analyst_view_statements() + owner_note_statements(lake)
+              + built_for_statements(lake))
+    internal = view_statements(lake, INTERNAL_TABLES, with_roots=False) + built_for_statements(lake)
     digest = hashlib.sha256("\n".join(public + ["-- internal"] + internal).encode()).hexdigest()
     marker = lake.root / ".warehouse.sha256"
     if (not force and lake.warehouse.exists() and lake.internal_warehouse.exists() and marker.is_file()
