@@ -283,3 +283,24 @@ def test_behind_never_masks_a_fork(built, signing_key, tmp_path, capsys):
     data[10] ^= 1
     bundle.write_bytes(bytes(data))
     assert _verify(lake, capsys, "verify")[0] == 1
+
+
+def test_the_sign_job_asked_again_for_the_interrupted_day_completes_the_log(built, signing_key, tmp_path):
+    import dagster as dg
+
+    from sevenmaps_pipeline.defs.runner import run_days
+
+    lake = built
+    sign_through(lake, DAYS[0], signing_key, now=NOW)
+    _kill_between_root_and_checkpoint(lake, signing_key, DAYS[1])
+    assert verify_lake(lake).kind is Kind.BEHIND
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    with dg.instance_for_test(temp_dir=str(home)) as instance:
+        result = run_days("sign_day_job", DAYS[1], DAYS[1], instance, lake.root, signing_key)
+    assert result.success
+    (materialization,) = result.asset_materializations_for_node("daily_root")
+    assert materialization.metadata["already_signed_days"].value == [DAYS[1].isoformat()]
+    assert materialization.metadata["log_completed_days"].value == [DAYS[1].isoformat()]
+    report = verify_lake(lake)
+    assert report.ok and report.days_verified == DAYS[:2], report.summary()
