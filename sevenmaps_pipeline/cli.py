@@ -640,8 +640,9 @@ def _log_sync(args: argparse.Namespace) -> int:
     synced = complete_signing(lake, Path(args.signing_key) if args.signing_key else default_key_path())
     for problem in synced.problems:
         print(f"warning: {problem}", file=sys.stderr)
-    added = (f"; appended {len(synced.days)} signed day(s) it lacked ({synced.days[0]} .. {synced.days[-1]})"
-             if synced.days else "; nothing to append")
+    span = "" if not synced.days else str(synced.days[0]) if len(synced.days) == 1 else (
+        f"{synced.days[0]} .. {synced.days[-1]}")
+    added = f"; appended {len(synced.days)} signed day(s) it lacked ({span})" if synced.days else "; nothing to append"
     print(f"log {synced.state.origin} at size {synced.state.size}: every signed day's lines are in it"
           + added + ("" if before else " (created)"))
     return 0
