@@ -632,20 +632,19 @@ def cmd_log_check(args: argparse.Namespace) -> int:
 
 
 def _log_sync(args: argparse.Namespace) -> int:
-    from .integrity.keys import default_key_path, load_private_key
-    from .integrity.log import locked
-    from .integrity.roots import publish_keys, sync_log
+    from .integrity.keys import default_key_path
+    from .integrity.roots import complete_signing
 
     lake = _existing_lake(args)
-    key = load_private_key(Path(args.signing_key) if args.signing_key else default_key_path(), lake)
-    with locked(lake.roots_dir / ".signing.lock"):
-        before = (lake.log_dir / "checkpoint").is_file()
-        state, problems = sync_log(lake, key)
-        publish_keys(lake, key, state.origin)
-    for problem in problems:
+    before = (lake.log_dir / "checkpoint").is_file()
+    synced = complete_signing(lake, Path(args.signing_key) if args.signing_key else default_key_path())
+    for problem in synced.problems:
         print(f"warning: {problem}", file=sys.stderr)
-    print(f"log {state.origin} at size {state.size}: every signed day's lines are in it"
-          + ("" if before else " (created)"))
+    span = "" if not synced.days else str(synced.days[0]) if len(synced.days) == 1 else (
+        f"{synced.days[0]} .. {synced.days[-1]}")
+    added = f"; appended {len(synced.days)} signed day(s) it lacked ({span})" if synced.days else "; nothing to append"
+    print(f"log {synced.state.origin} at size {synced.state.size}: every signed day's lines are in it"
+          + added + ("" if before else " (created)"))
     return 0
 
 
@@ -897,7 +896,8 @@ examples:
   sevenmaps verify --public-key 7maps.json --state ~/.7maps-state.json
   sevenmaps verify --vkey "$(cat trusted.vkey)" --witness "$(cat w1.vkey)" --quorum 1
   sevenmaps verify --export data_lake/exports/2026-11-24_2026-11-30 --public-key 7maps.json
-exit codes: 0 verified, 1 a problem (named with its day and file), 2 no such lake or a bad option, 3 a fork
+exit codes: 0 verified, 1 a problem (named with its day and file), 2 no such lake or a bad option, 3 a fork,
+  4 the log only behind its roots (a signer stopped between a root and its checkpoint: `sevenmaps log sync`)
 """
 
 
@@ -1068,7 +1068,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("verify", help="recompute every signed day from its files and check roots, chain, "
                        "signatures and the log against a key you trust; exit 1 naming the first bad day and file, "
-                       "3 on a fork", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=VERIFY_EPILOG)
+                       "3 on a fork, 4 when the log is only behind its roots",
+                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=VERIFY_EPILOG)
     _trust_options(p)
     p.add_argument("--state", help="remember the checkpoint and key verified here, and next time require the "
                    "log to be consistent with them (a fork otherwise)")
@@ -1087,7 +1088,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_verify_proof)
 
     p = sub.add_parser("log", help="the transparency log: `log check` re-derives every tile and the checkpoint; "
-                       "`log sync` appends signed days the log lacks (a lake signed before the log existed)")
+                       "`log sync` appends signed days the log lacks (a lake signed before the log existed, or a "
+                       "signer stopped between a root and its checkpoint: verify's BEHIND)")
     p.add_argument("action", choices=["check", "sync"])
     _trust_options(p)
     p.add_argument("--signing-key", help="for sync: the private key (default: $SEVENMAPS_SIGNING_KEY, else "
@@ -1159,7 +1161,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 EXIT_CODES = """exit codes: 0 done; 1 the command found a problem (a failed check or verification, a failed run);
 2 a usage or input error, such as a lake that is not there (named in one line); 3 a fork (verify) or an
-endpoint not answering (probe); 130 interrupted"""
+endpoint not answering (probe); 4 the log behind its signed roots, not forked (verify, log check: run
+`sevenmaps log sync`); 130 interrupted"""
 
 
 def _error_line(exc: BaseException) -> tuple[str, int]:

@@ -8,7 +8,7 @@ import dagster as dg
 from ..curated.day import MAP_ASSET_NAMES, refresh_day
 from ..integrity.keys import SigningKeyError
 from ..integrity.log import LogError
-from ..integrity.roots import SignedDay, SigningError, sign_through, signed_days
+from ..integrity.roots import LogSync, SignedDay, SigningError, complete_signing, sign_through, signed_days
 from ..integrity.verify import verify_days
 from ..lake.export import ExportError, default_folder, export_snapshot
 from ..lake.warehouse import publish_warehouse
@@ -27,7 +27,8 @@ from .resources import LakeResource, partition_days
     "sha256(previous_root + '\\n' + lines), Ed25519 signature. Signed only after the day ended; earlier "
     "unsigned days are signed first, in chain order; each signed day's lines are appended to the RFC 6962 log "
     "under log/ (C2SP tiles) and a new checkpoint is published, cosigned by the configured witnesses; a "
-    "signed day is never signed again (asked again, it is verified instead) and its files are frozen. "
+    "signed day is never signed again (asked again, it is verified instead, and the log is completed if a "
+    "signer died between that root and its checkpoint) and its files are frozen. "
     "Before a day is signed its tables are rebuilt if they were built before the day ended or before an "
     "input changed (a missed day backfilled late, a report batch at 23:59): signed days are what their "
     "closed inputs say, so a backfill over them is a no-op. Partitions are finished days only.",
@@ -38,6 +39,7 @@ def daily_root(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Mate
     signed: list[SignedDay] = []
     already: list[str] = []
     rebuilt: dict[str, str] = {}
+    completed: LogSync | None = None
 
     def refresh(day):
         done = refresh_day(paths, day)
@@ -54,6 +56,13 @@ def daily_root(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Mate
                 raise dg.Failure(description=f"day {day} is signed but does not verify ({problems[0]}); "
                                  "run `sevenmaps verify`")
             already.append(day.isoformat())  # never signed twice: checked, left as it is
+            if completed is None:  # a signer that died after this root left the log behind: finish it
+                try:
+                    completed = complete_signing(paths, lake.key_path, lake.witness_configs())
+                except (SigningKeyError, LogError, OSError) as exc:
+                    raise dg.Failure(description=str(exc)) from exc
+                for d in completed.days:
+                    context.log.info(f"{d}: signed earlier, its lines appended to the log now (it was behind)")
             continue
         try:
             signed += sign_through(paths, day, lake.key_path, refresh=refresh, witnesses=lake.witness_configs())
@@ -72,7 +81,8 @@ def daily_root(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Mate
     publish_warehouse(paths)
     metadata: dict = {"signed": len(signed), "already_signed": len(already), "rebuilt": len(rebuilt),
                       "signed_days": [s.day.isoformat() for s in signed], "already_signed_days": already,
-                      "rebuilt_before_signing": rebuilt or "none"}
+                      "rebuilt_before_signing": rebuilt or "none",
+                      "log_completed_days": [d.isoformat() for d in completed.days] if completed else []}
     if signed:
         metadata.update(root=signed[-1].root, previous_root=signed[-1].previous_root, files=signed[-1].files,
                         log_size=signed[-1].tree_size, cosignatures=signed[-1].cosignatures,

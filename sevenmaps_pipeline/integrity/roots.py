@@ -6,6 +6,7 @@ import contextlib
 import datetime as dt
 import json
 import os
+import re
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -108,16 +109,28 @@ def _append_to_log(lake: LakePaths, state: LogState, lines: list[str], key, witn
     return LogState(prepared.origin, prepared.entries, prepared.tree, published), problems
 
 
-def sync_log(lake: LakePaths, key, witnesses: Sequence[WitnessConfig] = ()) -> tuple[LogState, list[str]]:
+@dataclass(frozen=True)
+class LogSync:
+    """What bringing the log up to the signed roots did."""
+
+    state: LogState
+    days: list[dt.date]  # signed days whose lines were appended now (the log was behind its roots)
+    problems: list[str]  # witnesses that did not cosign
+
+
+def sync_log(lake: LakePaths, key, witnesses: Sequence[WitnessConfig] = ()) -> LogSync:
     """Bring the log up to the signed roots: every signed day's lines, in chain order, must be the log's
     entries; days signed but not yet logged (a lake signed before the log existed, or a signer that died
-    between its root and its checkpoint) are appended now. A log that disagrees with the roots is refused."""
+    or hit a full disk between its root and its checkpoint: the log is *behind*, docs/verifying.md) are
+    appended now, one checkpoint per day as the signer would have published it. Idempotent. A log that
+    disagrees with the roots is refused."""
     origin = configured_origin()
     state = read_state(lake)
     if state.checkpoint_bytes is None:
         state = LogState(origin, [], state.tree, None)
     at = 0
     problems: list[str] = []
+    appended: list[dt.date] = []
     for day in signed_days(lake):
         lines = [line.encode() for line in read_root(lake, day)["lines"]]
         if at + len(lines) <= state.size:
@@ -129,10 +142,41 @@ def sync_log(lake: LakePaths, key, witnesses: Sequence[WitnessConfig] = ()) -> t
         else:
             state, trouble = _append_to_log(lake, state, [line.decode() for line in lines], key, witnesses)
             problems += trouble
+            appended.append(day)
         at += len(lines)
     if at < state.size:
         raise LogError(f"the log holds {state.size - at} entries beyond the signed roots; run `sevenmaps log check`")
-    return state, problems
+    return LogSync(state, appended, problems)
+
+
+# The temp names of lake.parquet_io.write_bytes_atomic and _create_exclusive: `.<name>.<uuid4 hex>.tmp`.
+TEMP_NAME = re.compile(r"^\..+\.[0-9a-f]{32}\.tmp$")
+
+
+def remove_leftover_temps(lake: LakePaths) -> list[Path]:
+    """The temp files a killed signer left in roots/ and log/ (never a root, tile or checkpoint: those
+    appear only by rename or link, docs/operations.md "Interrupted signing"). Call with the signing lock
+    held; log/ is cleaned under its checkpoint lock too, the one every publisher holds while writing."""
+    removed = []
+    if lake.roots_dir.is_dir():
+        removed += [p for p in lake.roots_dir.iterdir() if TEMP_NAME.match(p.name) and p.is_file()]
+    if lake.log_dir.is_dir():
+        with locked(lake.log_dir / ".checkpoint.lock"):
+            removed += [p for p in lake.log_dir.rglob(".*.tmp") if TEMP_NAME.match(p.name) and p.is_file()]
+    for path in removed:
+        path.unlink(missing_ok=True)
+    return removed
+
+
+def complete_signing(lake: LakePaths, key_path: Path, witnesses: Sequence[WitnessConfig] = ()) -> LogSync:
+    """Finish what an interrupted signer left: its temp files removed, the signed days the log lacks
+    appended (`sevenmaps log sync`, and `daily_root` asked for a day that is already signed)."""
+    with locked(lake.roots_dir / ".signing.lock"):
+        remove_leftover_temps(lake)
+        key = load_private_key(key_path, lake)
+        synced = sync_log(lake, key, witnesses)
+        publish_keys(lake, key, synced.state.origin)
+    return synced
 
 
 def publish_keys(lake: LakePaths, key, origin: str) -> None:
@@ -161,9 +205,12 @@ def _create_exclusive(path: Path, data: bytes) -> None:
     a root)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.name}.{uuid.uuid4().hex}.tmp"
-    tmp.write_bytes(data)
-    os.chmod(tmp, SIGNED_MODE)
-    try:
+    try:  # the temp is removed whatever happens, a full disk half-way through the write included
+        with open(tmp, "xb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, SIGNED_MODE)
         os.link(tmp, path)
     except FileExistsError:
         raise AlreadySignedError(f"{path.name} was signed by someone else meanwhile") from None
@@ -176,11 +223,24 @@ def sign_through(lake: LakePaths, through: dt.date, key_path: Path, now: dt.date
                  witnesses: Sequence[WitnessConfig] = ()) -> list[SignedDay]:
     """Sign every unsigned day up to `through`, oldest first, and append each day's lines to the log with a
     new checkpoint (cosigned by the configured witnesses that answer). Refuses, before signing anything,
-    when a day has not ended, was never built, or `through` is already signed. `refresh(day)` runs just
-    before a day is hashed, once every earlier day is signed: it rebuilds the day's tables if they are not
-    what its (now final) inputs say (curated.day.refresh_day). One signer at a time per lake."""
+    when a day has not ended, was never built, or `through` is already signed and logged. `refresh(day)` runs
+    just before a day is hashed, once every earlier day is signed: it rebuilds the day's tables if they are
+    not what its (now final) inputs say (curated.day.refresh_day). One signer at a time per lake.
+
+    Signing a day is two writes, its root and then the log's checkpoint. A signer killed (or out of disk)
+    between them leaves the log behind its roots; the next call completes it before anything else (its
+    temp files removed, the missing days appended), and asked for that very day it completes it and
+    returns nothing new rather than refusing (docs/operations.md "Interrupted signing")."""
     now = now or dt.datetime.now(dt.UTC)
     with locked(lake.roots_dir / ".signing.lock"):
+        remove_leftover_temps(lake)
+        if lake.root_file(through).exists():
+            key = load_private_key(key_path, lake)
+            synced = sync_log(lake, key, witnesses)
+            if not synced.days:
+                days_to_sign(lake, through)  # raises AlreadySignedError, naming the day
+            publish_keys(lake, key, synced.state.origin)
+            return []
         pending = days_to_sign(lake, through)
         for day in pending:
             ends = dt.datetime.combine(day + dt.timedelta(days=1), dt.time(), dt.UTC)
@@ -193,7 +253,8 @@ def sign_through(lake: LakePaths, through: dt.date, key_path: Path, now: dt.date
                                    f"backfill {day} first (signing keeps chain order)")
         key = load_private_key(key_path, lake)
         origin = configured_origin()
-        state, witness_problems = sync_log(lake, key, witnesses)
+        synced = sync_log(lake, key, witnesses)
+        state, witness_problems = synced.state, synced.problems
         publish_keys(lake, key, state.origin)
         if state.origin != origin:
             witness_problems.append(f"the log keeps its origin {state.origin!r} ({ORIGIN_ENV} says {origin!r})")
@@ -223,7 +284,12 @@ def sign_through(lake: LakePaths, through: dt.date, key_path: Path, now: dt.date
             _create_exclusive(path, (json.dumps(doc, indent=2) + "\n").encode())
             make_read_only(lake, lines)
             cosignatures, problems = _ask_witnesses(prepared, witnesses)
-            published = publish(lake, prepared, cosignatures)
+            try:
+                published = publish(lake, prepared, cosignatures)
+            except OSError as exc:  # a full disk: the root stands, the log is behind until the next signing
+                raise SigningError(f"day {day} is signed ({path.name}) but its log checkpoint could not be "
+                                   f"written ({exc.strerror or exc}): the log is behind its roots; "
+                                   "`sevenmaps log sync` or the next signing appends it") from exc
             state = LogState(prepared.origin, prepared.entries, prepared.tree, published)
             signed.append(SignedDay(day, root, previous_root, len(lines), path, prepared.checkpoint.size,
                                     len(cosignatures), witness_problems + problems))

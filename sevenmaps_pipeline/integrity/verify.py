@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as dt
+import enum
 import json
 import re
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ from ..lake.paths import LakePaths
 from .checkpoint import Checkpoint, open_checkpoint, parse_checkpoint_text
 from .keys import SigningKeyError, read_trusted_key, signature_valid
 from .manifest import compute_root, day_lines
-from .merkle import HashTree, verify_consistency
+from .merkle import HashTree, leaf_hash, verify_consistency
 from .note import ED25519, Verifier, parse_note, parse_vkey, valid_name, verifier_for
 from .statement import check_statement
 from .tiles import WIDTH, bundle_bytes, expected_files, load_entries, parse_tile_path, tile_bytes, tree_of
@@ -35,7 +36,15 @@ LINE = re.compile(r"^([0-9a-f]{64})  ((?:raw|curated)/[A-Za-z0-9_]+/day=(\d{4}-\
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
 B64_SIG = re.compile(r"^[A-Za-z0-9+/]{86}==$")
 
-EXIT_OK, EXIT_PROBLEM, EXIT_FORK = 0, 1, 3
+EXIT_OK, EXIT_PROBLEM, EXIT_FORK, EXIT_BEHIND = 0, 1, 3, 4
+
+
+class Kind(enum.Enum):
+    """What a problem means (docs/verifying.md, "Behind or forked"): worst first, FORK > PROBLEM > BEHIND."""
+
+    PROBLEM = "FAILED"  # something does not verify
+    FORK = "FORK"  # two histories: a log or checkpoint that contradicts the roots or a remembered checkpoint
+    BEHIND = "BEHIND"  # the log is a prefix of what the roots say; `sevenmaps log sync` appends the rest
 
 
 @dataclass(frozen=True)
@@ -43,7 +52,11 @@ class Problem:
     what: str
     day: dt.date | None = None
     file: str | None = None
-    fork: bool = False
+    kind: Kind = Kind.PROBLEM
+
+    @property
+    def fork(self) -> bool:
+        return self.kind is Kind.FORK
 
     def __str__(self) -> str:
         file = self.file if self.file and self.file not in self.what else None
@@ -93,13 +106,24 @@ class VerifyReport:
     trusted: str | None = None  # where the key verified against came from
     legacy_days: list[dt.date] = field(default_factory=list)  # roots of method 7maps-roots-1.0
 
-    def add(self, what: str, day: dt.date | None = None, file: str | None = None, fork: bool = False) -> None:
+    def add(self, what: str, day: dt.date | None = None, file: str | None = None, fork: bool = False,
+            kind: Kind = Kind.PROBLEM) -> None:
         self.ok = False
-        self.problems.append(Problem(what, day, file, fork))
+        self.problems.append(Problem(what, day, file, Kind.FORK if fork else kind))
 
     @property
     def fork(self) -> bool:
         return any(p.fork for p in self.problems)
+
+    @property
+    def kind(self) -> Kind | None:
+        """The worst kind found: a fork, else a problem, else the log only behind its roots."""
+        kinds = {p.kind for p in self.problems}
+        return next((k for k in (Kind.FORK, Kind.PROBLEM, Kind.BEHIND) if k in kinds), None)
+
+    @property
+    def behind(self) -> bool:
+        return self.kind is Kind.BEHIND
 
     @property
     def bad_day(self) -> dt.date | None:
@@ -111,7 +135,7 @@ class VerifyReport:
 
     @property
     def exit_code(self) -> int:
-        return EXIT_OK if self.ok else EXIT_FORK if self.fork else EXIT_PROBLEM
+        return {None: EXIT_OK, Kind.FORK: EXIT_FORK, Kind.PROBLEM: EXIT_PROBLEM, Kind.BEHIND: EXIT_BEHIND}[self.kind]
 
     def summary(self) -> str:
         out = []
@@ -125,9 +149,12 @@ class VerifyReport:
                 out.append(f"log: {self.checkpoint.describe()}"
                            + (f"; cosigned by {', '.join(self.cosigned_by)}" if self.cosigned_by else ""))
         else:
-            label = "FORK" if self.fork else "FAILED"
-            first = next(p for p in self.problems if p.fork) if self.fork else self.problems[0]
-            out.append(f"{label} at {first.day}: {first.what}" if first.day else f"{label}: {first.what}")
+            kind = self.kind or Kind.PROBLEM
+            first = next(p for p in self.problems if p.kind is kind)
+            out.append(f"{kind.value} at {first.day}: {first.what}" if first.day else f"{kind.value}: {first.what}")
+            if kind is Kind.BEHIND and self.days_verified:
+                out.append(f"  the roots verified: {len(self.days_verified)} signed days ({self.days_verified[0]} .. "
+                           f"{self.days_verified[-1]}), every entry the log holds one of their lines")
             rest = [p for p in self.problems if p is not first]
             out += [f"  also: {p}" for p in rest[:20]]
             if len(rest) > 20:
@@ -307,11 +334,21 @@ def check_log(report: VerifyReport, log_dir: Path, docs: list[RootDoc], public: 
               trust: Trust, complete: bool) -> tuple[HashTree | None, Checkpoint | None]:
     """The checkpoint (signed by the trusted key under the log's origin), the tiles and entries against it,
     the entries against the signed lines (all of them when `complete`, else the docs' own ranges), each
-    root's recorded checkpoint a prefix of the latest, and the witness quorum."""
+    root's recorded checkpoint a prefix of the latest, and the witness quorum.
+
+    With `complete` (a lake), signed days wholly past the checkpoint are one BEHIND problem, not a fork,
+    when every entry the log holds is the line the roots say and each such day's recorded checkpoint is
+    the tree of the roots' lines: a signer stopped between a root and its checkpoint (docs/verifying.md,
+    "Behind or forked"). No checkpoint at all is the empty log, behind every signed day."""
     path = log_dir / "checkpoint"
     if not path.is_file():
-        report.add("no log/checkpoint: the signed days are not in the transparency log (a lake signed before "
-                   "the log existed: `sevenmaps log sync` or the next signing appends them)", None, "log/checkpoint")
+        if not complete or not docs:
+            report.add("no log/checkpoint: the signed days are not in the transparency log", None, "log/checkpoint")
+            return None, None
+        named = [(d.log or {}).get("origin") for d in docs]
+        origin = trust.log_name or next((n for n in named if isinstance(n, str) and valid_name(n)), None)
+        verifier = verifier_for(origin, public) if public is not None and origin else None
+        _check_entries(report, docs, [], HashTree(), None, verifier, origin, complete)
         return None, None
     data = path.read_bytes()
     note, problem = parse_note(data)
@@ -355,6 +392,19 @@ def check_log(report: VerifyReport, log_dir: Path, docs: list[RootDoc], public: 
                 report.add(f"tile log/{rel} is missing", None, f"log/{rel}")
             elif tile.read_bytes() != expected:
                 report.add(f"tile log/{rel} does not match the entries", None, f"log/{rel}")
+    _check_entries(report, docs, entries, tree, checkpoint, verifier, origin, complete)
+    return tree, checkpoint
+
+
+def _check_entries(report: VerifyReport, docs: list[RootDoc], entries: list[bytes], tree: HashTree,
+                   checkpoint: Checkpoint | None, verifier: Verifier | None, origin: str | None,
+                   complete: bool) -> None:
+    """Each day's lines against the log's entries, each root's recorded checkpoint against the log, and
+    (complete) whether the log holds exactly the roots' lines or is only behind them."""
+    size = checkpoint.size if checkpoint else 0
+    latest = checkpoint.describe() if checkpoint else "no checkpoint"
+    behind: list[RootDoc] = []
+    ahead: HashTree | None = None  # the tree the roots say, grown past the checkpoint by the days behind
     at = 0
     for doc in docs:
         record = doc.log or {}
@@ -370,9 +420,14 @@ def check_log(report: VerifyReport, log_dir: Path, docs: list[RootDoc], public: 
         if complete and first != at:
             report.add(f"the day's lines start at log entry {first}, expected {at}", doc.day, doc.rel)
         end = first + len(doc.lines)
-        if end > checkpoint.size:
-            report.add(f"signed but not in the log (log size {checkpoint.size}, the day ends at entry {end})",
-                       doc.day, doc.rel)
+        wholly_past = complete and first == at >= size and end > size
+        if wholly_past:
+            behind.append(doc)
+            ahead = ahead or tree.copy()
+            for line in doc.lines:
+                ahead.append(leaf_hash(line.encode()))
+        elif end > size:
+            report.add(f"signed but not in the log (log size {size}, the day ends at entry {end})", doc.day, doc.rel)
         elif [e.decode(errors="replace") for e in entries[first:end]] != doc.lines:
             report.add(f"log entries {first}..{end - 1} are not the day's signed lines", doc.day, doc.rel)
         at = end
@@ -381,12 +436,21 @@ def check_log(report: VerifyReport, log_dir: Path, docs: list[RootDoc], public: 
             opened, problem = open_checkpoint(recorded.encode(), verifier, origin)
             if opened is None:
                 report.add(f"the root's log checkpoint: {problem}", doc.day, doc.rel)
-            elif opened[0].size > checkpoint.size or tree.root(opened[0].size) != opened[0].root:
+            elif wholly_past and ahead is not None:
+                if opened[0].size > ahead.size or ahead.root(opened[0].size) != opened[0].root:
+                    report.add(f"the root's log checkpoint ({opened[0].describe()}) is not the tree of the signed "
+                               "lines: the key signed another history", doc.day, doc.rel, fork=True)
+            elif opened[0].size > size or tree.root(opened[0].size) != opened[0].root:
                 report.add(f"the root's log checkpoint ({opened[0].describe()}) is not a prefix of the latest "
-                           f"({checkpoint.describe()})", doc.day, doc.rel, fork=True)
-    if complete and at != checkpoint.size and not report.problems:
-        report.add(f"the log holds {checkpoint.size - at} entries beyond the signed roots", None, "log/checkpoint")
-    return tree, checkpoint
+                           f"({latest})", doc.day, doc.rel, fork=True)
+    if behind:
+        days = f"{behind[0].day}" if len(behind) == 1 else f"{behind[0].day} .. {behind[-1].day}"
+        report.add(("no log/checkpoint: " if checkpoint is None else "")
+                   + f"the log is behind its roots: {len(behind)} signed day(s) ({days}, entries {size}..{at - 1}) "
+                   f"are not in it yet (log size {size}); a signer stopped between a root and its checkpoint. "
+                   "Run `sevenmaps log sync` (or the next signing does it)", None, "log/checkpoint", kind=Kind.BEHIND)
+    elif complete and at != size and not report.problems:
+        report.add(f"the log holds {size - at} entries beyond the signed roots", None, "log/checkpoint")
 
 
 # --- remembered state: fork detection -----------------------------------------------------------------
@@ -415,6 +479,9 @@ def check_state(report: VerifyReport, state_path: Path, trust: Trust, tree: Hash
             if vkey and vkey != old_vkey:
                 report.add(f"the log's key changed: you last verified {old_vkey}, the lake now publishes {vkey} "
                            f"(last: {was}; now: {now})", None, "log/checkpoint", fork=True)
+            elif old_size and not (log_dir / "checkpoint").is_file():  # never behind: you saw it published
+                report.add(f"the log went back from size {old_size} to no checkpoint at all (last: {was})", None,
+                           "log/checkpoint", fork=True)
             return None
         if old_vkey != vkey:
             report.add(f"the log's key changed: you last verified {old_vkey}, now {vkey} (last: {was}; now: {now})",
@@ -613,7 +680,10 @@ def check_log_only(lake: LakePaths, trust: Trust | None = None) -> tuple[VerifyR
         return report, 0
     tree, checkpoint = check_log(report, lake.log_dir, docs, trust.public, trust, complete=True)
     compared = 0
-    if tree is not None:
+    if report.behind:  # tiles a stopped signer wrote past the checkpoint are what the roots say, or a problem
+        said = [line.encode() for doc in docs for line in doc.lines]
+        compared = check_tile_files(report, lake.log_dir, tree_of(said), said)
+    elif tree is not None:
         entries, _ = load_entries(lake.log_dir, tree.size)
         compared = check_tile_files(report, lake.log_dir, tree, entries or [])
     _finish(report, docs)

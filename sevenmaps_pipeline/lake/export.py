@@ -191,7 +191,7 @@ def export_snapshot(lake: LakePaths, first: dt.date, last: dt.date | None = None
         at += len(doc["lines"])
     if at > state.size:
         raise ExportError(f"the log (size {state.size}) does not yet hold every signed line ({at}); "
-                          "sign the next day or run `sevenmaps log check`")
+                          "it is behind its roots: run `sevenmaps log sync` (or the next signing does it)")
     tmp = folder.parent / f".{folder.name}.{uuid.uuid4().hex}.tmp"
     tmp.mkdir(parents=True)
     try:
