@@ -1,7 +1,9 @@
 """A day's scan: every listed endpoint once, one request at a time per host, bounded concurrency.
 
-Per host, in order: robots.txt and the well-known documents of its origin, then its endpoints; a
-robots.txt that disallows 7Maps-bot (or `*`) turns the endpoint into a skip with that reason.
+Per host, in order: robots.txt and the well-known documents of its origin (once a UTC day: reused from
+the day's first fetch), then its endpoints; a robots.txt that disallows 7Maps-bot (or `*`) turns the
+endpoint into a skip with that reason, one we could not read (and no policy of the last 24 hours) into
+not_checked (robots_unavailable): our trouble, n, never d.
 
 Nothing one endpoint or host does can take the scan down: each endpoint's check, and each host's
 worker as a whole, is isolated, and whatever escapes becomes a `prober_error` row (our fault: day code
@@ -24,11 +26,11 @@ from ..lake.keys import origin as origin_of
 from ..lake.keys import server_id, server_key
 from ..registry.listing import SKIP_OPTED_OUT, SKIP_ROBOTS, SKIP_SSE_ONLY, is_opted_out
 from ..rules.fingerprints import summarize_tools
-from ..rules.outcomes import NOT_CHECKED, not_checked_detail
+from ..rules.outcomes import NOT_CHECKED, ROBOTS_UNAVAILABLE, not_checked_detail
 from .checker import CheckResult, EndpointCheck
 from .config import PROBER_VERSION, ProbeConfig
 from .http import build_client, ssl_context
-from .origins import OriginResult, check_origin
+from .origins import OriginBook, OriginResult, check_origin
 
 Clock = Callable[[], dt.datetime]
 
@@ -126,11 +128,13 @@ def endpoints_to_check(listings: Iterable[dict[str, Any]]) -> tuple[dict[str, di
 
 async def scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, config: ProbeConfig, clock: Clock,
                control_url: str | None = None, progress: Callable[[int, int], None] | None = None,
-               sink: Sink | None = None, already_checked: Collection[str] = ()) -> Sink:
+               sink: Sink | None = None, already_checked: Collection[str] = (),
+               book: OriginBook | None = None) -> Sink:
     """Check every endpoint of the snapshot once (except those in `already_checked`: a resumed scan).
     Listings that are not to be contacted are recorded as skips; sse-only remotes are only opened (seed
-    004) and recorded as skips too."""
+    004) and recorded as skips too. `book`: the origins the day already read (probe/origins.py), reused."""
     out: Sink = sink if sink is not None else ScanResult()
+    book = book if book is not None else OriginBook()
     to_check, skipped = endpoints_to_check(listings)
     for listing in skipped:
         if listing["server_key"] not in already_checked:
@@ -152,17 +156,23 @@ async def scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, co
     async def check_one(client: Any, origins: dict[str, OriginResult], listing: dict[str, Any]) -> dict:
         origin = origin_of(listing["url"])
         if origin not in origins:
-            origins[origin] = await check_origin(client, config, origin, clock())
-            out.add_origin({"day": day, "run_id": run_id, "prober_version": PROBER_VERSION,
-                            **origins[origin].row()})
+            # Once a UTC day per origin: the day's first fetch (landed, or this run's) is reused; only the
+            # first lands a row (docs/methodology.md, "Per origin, once a day").
+            reused = book.of_day(origin, day)
+            if reused is not None:
+                origins[origin] = reused
+            else:
+                origins[origin] = await check_origin(client, config, origin, clock(),
+                                                     cached=book.stand_in(origin, clock()))
+                book.add(origins[origin])
+                out.add_origin({"day": day, "run_id": run_id, "prober_version": PROBER_VERSION,
+                                **origins[origin].row()})
         seen = origins[origin]
         if seen.skip_reason is not None:
             return skip_row(listing, day, run_id, clock(), f"{seen.skip_reason} ({seen.robots_detail})")
-        if seen.network_outcome is not None:
-            check = CheckResult(url=listing["url"], started_at=clock(), outcome=seen.network_outcome,
-                                outcome_detail=f"origin not reachable: {seen.robots_detail}; "
-                                               "the endpoint was not contacted")
-            return probe_row(check, listing, day, run_id)
+        if seen.unavailable is not None:
+            return not_checked_row(listing, day, run_id, clock(), ROBOTS_UNAVAILABLE,
+                                   f"{seen.unavailable}; the endpoint was not contacted")
         if not seen.allows(listing["url"]):
             reason = SKIP_ROBOTS
             if seen.robots_policy == "disallow_all":
