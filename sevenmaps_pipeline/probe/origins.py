@@ -51,23 +51,24 @@ class OriginResult:
     def allows(self, url: str) -> bool:
         if self.robots_policy == "allow_all":
             return True
+        if self.robots_policy == "rules" and self._rules is None and self.robots_txt is not None:
+            try:
+                self._rules = Protego.parse(self.robots_txt)
+            except Exception:  # noqa: BLE001 - it parsed when fetched; if not now, disallow (never guess)
+                self.robots_policy = "disallow_all"
         if self.robots_policy == "disallow_all" or self._rules is None:
             return False
         return self._rules.can_fetch(url, ROBOTS_TOKEN)
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> OriginResult:
-        """An origin as a landed raw/origins row has it (its policy rebuilt from the robots.txt it kept)."""
-        result = cls(origin=row["origin"], fetched_at=row["fetched_at"], robots_status=row.get("robots_status"),
+        """An origin as a landed raw/origins row has it; its rules are parsed from the robots.txt it kept
+        when first asked (`allows`): a run reads every landed row of two days, but asks only about the
+        origins of its own endpoints."""
+        return cls(origin=row["origin"], fetched_at=row["fetched_at"], robots_status=row.get("robots_status"),
                      robots_policy=row["robots_policy"], robots_txt=row.get("robots_txt"),
                      robots_detail=row.get("robots_detail") or "",
                      documents={name: (row.get(f"{name}_status"), row.get(f"{name}_json")) for name in WELL_KNOWN})
-        if result.robots_policy == "rules":
-            try:
-                result._rules = Protego.parse(result.robots_txt or "")
-            except Exception:  # noqa: BLE001 - it parsed when fetched; if not now, disallow (never guess)
-                result.robots_policy = "disallow_all"
-        return result
 
     def row(self) -> dict[str, Any]:
         row = {"origin": self.origin, "fetched_at": self.fetched_at, "robots_status": self.robots_status,
@@ -178,6 +179,7 @@ async def check_origin(client: httpx.AsyncClient, config: ProbeConfig, origin: s
             result.robots_policy, result.robots_detail = "disallow_all", f"{failed}; not checked (RFC 9309)"
             result.unavailable = result.robots_detail
             return result
+        cached.allows(origin + "/")  # its rules parsed, if not yet
         result.robots_policy, result.robots_txt, result._rules = cached.robots_policy, cached.robots_txt, cached._rules
         result.robots_detail = (f"{failed}; used the cached policy fetched at {cached.fetched_at:%Y-%m-%d %H:%M:%S} "
                                 "UTC (RFC 9309: at most 24 h)")[:300]
