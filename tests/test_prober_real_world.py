@@ -224,7 +224,7 @@ def test_a_name_resolving_to_a_non_public_address_is_skipped_never_down(fleet):
 
     check, origin = asyncio.run(go())
     assert check.outcome == "skipped" and check.skip_reason == "resolves to a non-public address"
-    assert origin.skip_reason == "resolves to a non-public address" and origin.network_outcome is None
+    assert origin.skip_reason == "resolves to a non-public address" and origin.unavailable is None
 
 
 # ------------------------------------------------------------------------------------- timing rules

@@ -14,7 +14,15 @@ from sevenmaps_pipeline import curated
 from sevenmaps_pipeline.defs.runner import run_days
 from sevenmaps_pipeline.devtools.fleet.run import Fleet, load_timeline
 from sevenmaps_pipeline.probe.config import ProbeConfig, Timeouts
-from sevenmaps_pipeline.probe.run import PastDayError, ReplayClock, SnapshotMissingError, scan_day, take_snapshot
+from sevenmaps_pipeline.probe.origins import OriginResult
+from sevenmaps_pipeline.probe.run import (
+    PartWriter,
+    PastDayError,
+    ReplayClock,
+    SnapshotMissingError,
+    scan_day,
+    take_snapshot,
+)
 from sevenmaps_pipeline.probe.shards import Shard, shard_of
 
 DAY = dt.date(2026, 11, 20)
@@ -111,15 +119,22 @@ def test_a_shard_is_one_of_count_and_every_host_falls_in_exactly_one():
 
 
 def test_a_host_that_is_down_is_d_not_skipped(fleet, lake):
+    # The day's copy of its robots.txt, read by an earlier slice (probe/origins.py): d comes from the
+    # endpoint's own MCP check (without a policy to go by, it is n: tests/test_robots_day.py).
+    writer = PartWriter(lake, DAY, "scan-earlier")
+    earlier = OriginResult(origin="https://mcp.notes.test", fetched_at=dt.datetime.combine(DAY, dt.time(1), dt.UTC),
+                           robots_status=404, robots_policy="allow_all", robots_detail="HTTP 404: no robots.txt")
+    writer.add_origin({"day": DAY, "run_id": "scan-earlier", **earlier.row()})
+    writer.flush()
     fleet.set_day(2)  # "notes" is down (connection refused) on day 2
     try:
         scan_day(lake, DAY, fleet.registry_url, config_for(fleet), ReplayClock(DAY))
     finally:
         fleet.set_day(0)
-    probes = {p["server_key"]: p for p in pq.read_table(lake.raw_files("probes", DAY)[0]).to_pylist()}
+    probes = {p["server_key"]: p for path in lake.raw_files("probes", DAY) for p in pq.read_table(path).to_pylist()}
     notes = probes["mcp.notes.test/mcp"]
     assert notes["outcome"] == "unreachable" and notes["skip_reason"] is None
-    assert "origin not reachable" in notes["outcome_detail"]
+    assert notes["outcome_detail"].startswith("initialize:")
     curated.build_quarantine(lake, DAY)
     curated.build_daily_status(lake, DAY)
     status = {r["server_key"]: r["code"] for r in pq.read_table(lake.curated_file("daily_status", DAY)).to_pylist()}

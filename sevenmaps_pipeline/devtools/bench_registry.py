@@ -96,7 +96,7 @@ def busy_seconds(h: SimHost, t: Timeouts) -> float:
         return 0.0
     lat = h.latency
     if lat >= t.robots_txt:
-        return t.robots_txt  # robots.txt times out: the origin is unreachable, its endpoints not contacted
+        return t.robots_txt  # robots.txt times out: its endpoints not_checked (robots_unavailable), not contacted
     origin = lat + min(3 * lat, t.well_known_per_origin)
     if h.state == "timeout":
         per_endpoint = t.initialize

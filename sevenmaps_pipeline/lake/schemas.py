@@ -118,7 +118,8 @@ RAW_ORIGINS = TableSpec(
     name="origins",
     layer="raw",
     location="raw/origins/day=YYYY-MM-DD/<run_id>-<part>.parquet",
-    grain="one row per origin contacted by a daily scan: robots.txt and the three well-known documents",
+    grain="one row per origin fetch by a daily scan, once per origin per UTC day (a later slice reuses it; a "
+          "failed fetch is tried again): robots.txt and the three well-known documents",
     view="origins",
     schema=pa.schema(
         [
@@ -128,9 +129,13 @@ RAW_ORIGINS = TableSpec(
             col("fetched_at", UTC_TS, "when robots.txt was requested (UTC)"),
             col("robots_status", pa.int32(), "HTTP status of /robots.txt (null: no answer)"),
             col("robots_policy", pa.string(), "rules (2xx, parsed) | allow_all (4xx) | disallow_all (5xx or no "
-                "answer, RFC 9309)", False),
+                "answer, RFC 9309: its endpoints not_checked, robots_unavailable) | host_unreachable (the "
+                "connection refused or the name unresolved: nothing listens, the endpoints' own checks "
+                "decide); on a 5xx or no answer, the "
+                "policy of the last 24 h that stood in, if any (robots_detail says so)", False),
             col("robots_txt", pa.string(), "robots.txt as served (first 512 KiB)"),
-            col("robots_detail", pa.string(), "what happened fetching robots.txt"),
+            col("robots_detail", pa.string(), "what happened fetching robots.txt (and whether a cached policy "
+                "stood in)"),
             col("oauth_protected_resource_status", pa.int32(), "HTTP status of /.well-known/oauth-protected-resource"),
             col("oauth_protected_resource_json", pa.string(), "its body when 200 (first 64 KiB)"),
             col("agent_card_status", pa.int32(), "HTTP status of /.well-known/agent-card.json"),

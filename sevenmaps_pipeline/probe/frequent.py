@@ -4,7 +4,10 @@ The same check as the daily scan (initialize, notifications/initialized, tools/l
 of a chosen few endpoints, landed in their own raw kind (`raw/hourly`, `raw/five_minute`: not covered by
 roots). They never enter a day code or uptime: daily_status reads daily checks only.
 
-- hourly: the most used endpoints. robots.txt is read per origin each run and obeyed, as the daily scan does.
+- hourly: the most used endpoints. robots.txt is obeyed as the daily scan obeys it, re-read at most hourly:
+  the day's copy (raw/origins, read once per run) is reused while it is under an hour old, else read
+  again for this run (not landed: raw/origins holds the daily scan's fetches). One we cannot read is
+  not_checked (robots_unavailable), never d, unless a policy of the last 24 hours stands in.
 - submitted: servers submitted for the map, every 6 hours for 7 days (registry/submissions.py), robots.txt
   obeyed as hourly.
 - five_minute: endpoints whose owner verified control of the host. robots.txt is not read again (the owner
@@ -33,14 +36,16 @@ from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
 from ..lake.schemas import RAW_FIVE_MINUTE, RAW_HOURLY, RAW_SUBMITTED, conform
 from ..registry.listing import SKIP_OPTED_OUT, SKIP_ROBOTS, is_opted_out
+from ..rules.outcomes import ROBOTS_UNAVAILABLE
 from .checker import CheckResult, EndpointCheck
 from .config import PROBER_VERSION, ProbeConfig
 from .http import build_client, ssl_context
-from .origins import OriginResult, check_origin
-from .scan import Clock, probe_row, prober_error_row, skip_row
+from .origins import OriginBook, OriginResult, check_origin
+from .scan import Clock, not_checked_row, probe_row, prober_error_row, skip_row
 
 KINDS = {"hourly": RAW_HOURLY, "five_minute": RAW_FIVE_MINUTE, "submitted": RAW_SUBMITTED}
 NOT_REACHED = "not reached in time"
+HOURLY_ROBOTS = dt.timedelta(hours=1)  # robots.txt re-read at most hourly by the hourly checks
 FIVE_MINUTE_WINDOW_SECONDS = 240.0  # a run must end before the next one starts (every 5 minutes)
 
 
@@ -77,7 +82,7 @@ def listings_for(lake: LakePaths, day: dt.date, keys: Collection[str]) -> tuple[
 
 
 async def _run(kind: str, listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, config: ProbeConfig,
-               clock: Clock, window_seconds: float | None) -> list[dict[str, Any]]:
+               clock: Clock, window_seconds: float | None, book: OriginBook) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     by_host: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for listing in listings:
@@ -93,17 +98,17 @@ async def _run(kind: str, listings: Iterable[dict[str, Any]], day: dt.date, run_
     async def one(client: Any, origins: dict[str, OriginResult], listing: dict[str, Any]) -> dict[str, Any]:
         if closes is not None and time.monotonic() >= closes:
             return skip_row(listing, day, run_id, clock(), NOT_REACHED, kind)
-        if kind != "five_minute":  # robots.txt is obeyed as the daily scan obeys it (read each run)
+        if kind != "five_minute":  # robots.txt is obeyed as the daily scan obeys it (at most an hour old)
             origin = origin_of(listing["url"])
             if origin not in origins:
-                origins[origin] = await check_origin(client, config, origin, clock(), documents=False)
+                origins[origin] = book.within(origin, clock(), HOURLY_ROBOTS) or await check_origin(
+                    client, config, origin, clock(), documents=False, cached=book.stand_in(origin, clock()))
             seen = origins[origin]
             if seen.skip_reason is not None:
                 return skip_row(listing, day, run_id, clock(), seen.skip_reason, kind)
-            if seen.network_outcome is not None:
-                check = CheckResult(url=listing["url"], started_at=clock(), outcome=seen.network_outcome,
-                                    outcome_detail=f"origin not reachable: {seen.robots_detail}")
-                return probe_row(check, listing, day, run_id, check_kind=kind)
+            if seen.unavailable is not None:
+                return not_checked_row(listing, day, run_id, clock(), ROBOTS_UNAVAILABLE,
+                                       f"{seen.unavailable}; the endpoint was not contacted", kind)
             if not seen.allows(listing["url"]):
                 return skip_row(listing, day, run_id, clock(), SKIP_ROBOTS, kind)
         started = clock()
@@ -149,7 +154,8 @@ def frequent_checks(lake: LakePaths, kind: str, keys: Collection[str], config: P
         listings, run.not_listed = listings_for(lake, day, set(keys))
     if kind == "five_minute" and window_seconds is None:
         window_seconds = FIVE_MINUTE_WINDOW_SECONDS
-    rows = asyncio.run(_run(kind, listings, day, run.run_id, config, clock, window_seconds)) if listings else []
+    book = OriginBook.from_lake(lake, day) if listings and kind != "five_minute" else OriginBook()
+    rows = asyncio.run(_run(kind, listings, day, run.run_id, config, clock, window_seconds, book)) if listings else []
     if rows:
         for row in rows:
             row["prober_version"] = PROBER_VERSION

@@ -1,17 +1,24 @@
-"""Once a day per origin: robots.txt (RFC 9309) and the three well-known documents
-(docs/methodology.md, "The prober")."""
+"""Once a UTC day per origin: robots.txt (RFC 9309) and the three well-known documents
+(docs/methodology.md, "The prober", "Per origin, once a day").
+
+The day's first fetch lands in raw/origins/day=D; every later slice, hourly check and readiness run of
+that day reuses it (`OriginBook`, read once per run). A robots.txt we could not read (no answer, or a
+5xx) is our trouble: the origin's endpoints are not_checked (robots_unavailable, day code n), unless a
+policy fetched within the last 24 hours stands in for it."""
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 from protego import Protego
 
+from ..lake.paths import LakePaths
 from ..registry.listing import SKIP_NON_PUBLIC
 from .config import ROBOTS_TOKEN, ProbeConfig
 from .netguard import refused_address
@@ -25,6 +32,10 @@ WELL_KNOWN = {
 }
 
 
+# The robots policy of an origin whose robots.txt fetch found nothing listening (check_origin).
+HOST_UNREACHABLE = "host_unreachable"
+
+
 @dataclass
 class OriginResult:
     origin: str
@@ -34,19 +45,34 @@ class OriginResult:
     robots_txt: str | None = None
     robots_detail: str = ""
     documents: dict[str, tuple[int | None, str | None]] = field(default_factory=dict)
-    # When robots.txt got no HTTP answer at all, the origin itself is unreachable (or timing out): its
-    # endpoints get that outcome without being contacted, rather than being called "skipped".
-    network_outcome: str | None = None
+    # When robots.txt could not be read (no answer, or a 5xx) and no policy of the last 24 hours stands in:
+    # what happened. Its endpoints are not_checked (robots_unavailable), never d and never off the map.
+    unavailable: str | None = None
     # When its name resolves to a non-public address: its endpoints are skipped (off the map, never d).
     skip_reason: str | None = None
     _rules: Protego | None = None
 
     def allows(self, url: str) -> bool:
-        if self.robots_policy == "allow_all":
+        if self.robots_policy in ("allow_all", HOST_UNREACHABLE):
             return True
+        if self.robots_policy == "rules" and self._rules is None and self.robots_txt is not None:
+            try:
+                self._rules = Protego.parse(self.robots_txt)
+            except Exception:  # noqa: BLE001 - it parsed when fetched; if not now, disallow (never guess)
+                self.robots_policy = "disallow_all"
         if self.robots_policy == "disallow_all" or self._rules is None:
             return False
         return self._rules.can_fetch(url, ROBOTS_TOKEN)
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> OriginResult:
+        """An origin as a landed raw/origins row has it; its rules are parsed from the robots.txt it kept
+        when first asked (`allows`): a run reads every landed row of two days, but asks only about the
+        origins of its own endpoints."""
+        return cls(origin=row["origin"], fetched_at=row["fetched_at"], robots_status=row.get("robots_status"),
+                     robots_policy=row["robots_policy"], robots_txt=row.get("robots_txt"),
+                     robots_detail=row.get("robots_detail") or "",
+                     documents={name: (row.get(f"{name}_status"), row.get(f"{name}_json")) for name in WELL_KNOWN})
 
     def row(self) -> dict[str, Any]:
         row = {"origin": self.origin, "fetched_at": self.fetched_at, "robots_status": self.robots_status,
@@ -56,26 +82,45 @@ class OriginResult:
         return row
 
 
+async def _answer(client: httpx.AsyncClient, url: str, cap: int,
+                  follow: bool | None) -> str | tuple[int | None, bytes, str, str | None]:
+    """One GET: its answer, or (`follow` True) the redirect target to ask next; `follow` False: a redirect
+    is not followed (a second one); None: a redirect is an answer like any other (the well-knowns)."""
+    async with client.stream("GET", url) as response:
+        location = response.headers.get("location")
+        if follow is not None and response.is_redirect and location:
+            target, why = redirect_target(url, location)
+            if follow and target is not None and why is None:
+                return target
+            why = why or "a second redirect"
+            return response.status_code, b"", f"redirects to {why}; not followed", None
+        body, problem = await read_body(response, cap)
+        return response.status_code, body, problem or "", None
+
+
 async def _get(client: httpx.AsyncClient, url: str, timeout: float, cap: int,
                follow: bool) -> tuple[int | None, bytes, str, str | None]:
-    """(status, body, detail, network outcome): the last is 'timeout', 'unreachable' or 'skipped' (the
+    """(status, body, detail, network outcome): the last is 'timeout', 'refused' (the connection was
+    refused or the name does not resolve), 'unreachable' (a connection broken twice) or 'skipped' (the
     name resolves to a non-public address) without an answer. With `follow`, one redirect within the
     same registrable domain over https is followed (the methodology's redirect rule); any other redirect comes
     back as its 3xx status, with the reason in `detail`."""
     try:
-        async with asyncio.timeout(timeout):
-            for hop in range(2):
-                async with client.stream("GET", url) as response:
-                    location = response.headers.get("location")
-                    if follow and response.is_redirect and location:
-                        target, why = redirect_target(url, location)
-                        if target is not None and why is None and hop == 0:
-                            url = target
-                            continue
-                        why = why or "a second redirect"
-                        return response.status_code, b"", f"redirects to {why}; not followed", None
-                    body, problem = await read_body(response, cap)
-                    return response.status_code, body, problem or "", None
+        async with asyncio.timeout(timeout):  # the budget covers the one retry and the one redirect
+            hop = retried = 0
+            while hop < 2:
+                try:
+                    answer = await _answer(client, url, cap, (hop == 0) if follow else None)
+                except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError):
+                    # A broken connection is retried once, as every request of the prober is (probe/checker.py).
+                    if retried:
+                        raise
+                    retried = 1
+                    continue
+                if isinstance(answer, str):
+                    url, hop = answer, hop + 1
+                    continue
+                return answer
             raise AssertionError("unreachable: the loop returns or continues once")
     except TimeoutError:
         return None, b"", f"no answer within {timeout:g} s", "timeout"
@@ -86,30 +131,42 @@ async def _get(client: httpx.AsyncClient, url: str, timeout: float, cap: int,
             return 302, b"", "redirects to an invalid Location; not followed", None
         if refused_address(exc):
             return None, b"", f"{SKIP_NON_PUBLIC}: {exc}"[:300], "skipped"
+        if isinstance(exc, httpx.ConnectError):  # refused, or the name does not resolve: nothing listens
+            return None, b"", f"{type(exc).__name__}: {exc}"[:300], "refused"
         return None, b"", f"{type(exc).__name__}: {exc}"[:300], "unreachable"
 
 
+def usable(result: OriginResult) -> bool:
+    """A robots.txt that was read (an answer below 500): a policy a later check may reuse. One that stood
+    in for a failed fetch is not (its status is the failure's), so a stand-in never outlives its 24 hours."""
+    return result.robots_status is not None and result.robots_status < 500 and result.skip_reason is None
+
+
 async def check_origin(client: httpx.AsyncClient, config: ProbeConfig, origin: str,
-                       fetched_at: dt.datetime, documents: bool = True) -> OriginResult:
+                       fetched_at: dt.datetime, documents: bool = True,
+                       cached: OriginResult | None = None) -> OriginResult:
     """robots.txt, then (with `documents`) the three well-known documents; the readiness probe asks for
-    robots.txt only and for its own documents (probe/surfaces.py)."""
+    robots.txt only and for its own documents (probe/surfaces.py). `cached`: the origin's last readable
+    policy of the last 24 hours (OriginBook.stand_in), used if robots.txt cannot be read now."""
     result = OriginResult(origin=origin, fetched_at=fetched_at)
     # RFC 9309 §2.3.1: follow redirects (rules stay those of this authority) — here only as the methodology's
     # redirect rule allows, once, to the same registrable domain over https; a redirect that may not be
-    # followed leaves robots.txt unavailable (§2.3.1.2: like a 4xx, no rules). 4xx: no rules; 5xx or no
-    # answer: assume complete disallow. No answer at all also means the origin cannot be reached: its
-    # endpoints are recorded with that outcome (d), never contacted, never called skipped. A name that
-    # resolves to a non-public address is a skip for all its endpoints.
+    # followed leaves robots.txt unavailable (§2.3.1.2: like a 4xx, no rules). 4xx: no rules. 5xx or no
+    # answer: RFC 9309's complete disallow means we do not check — our trouble, not the server's
+    # (docs/methodology.md, "Per origin, once a day"): the endpoints are not_checked (robots_unavailable),
+    # unless a policy of the last 24 hours stands in (RFC 9309 §2.4 allows caching that long). A host that
+    # is down is d only from its endpoints' own MCP checks. A name that resolves to a non-public address is
+    # a skip for all its endpoints.
     status, body, detail, network = await _get(client, origin + "/robots.txt", config.timeouts.robots_txt,
                                                config.robots_max_bytes, follow=True)
     result.robots_status = status
+    failed = None
     if status is None:
-        result.robots_policy, result.robots_detail = "disallow_all", f"robots.txt unreachable: {detail}"
         if network == "skipped":
+            result.robots_policy, result.robots_detail = "disallow_all", f"robots.txt unreachable: {detail}"
             result.skip_reason = SKIP_NON_PUBLIC
-        else:
-            result.network_outcome = network
-        return result
+            return result
+        failed = f"robots.txt unreachable: {detail}"
     elif 300 <= status < 400:
         result.robots_policy, result.robots_detail = "allow_all", f"HTTP {status}: {detail}; robots.txt unavailable"
     elif 200 <= status < 300:
@@ -123,7 +180,23 @@ async def check_origin(client: httpx.AsyncClient, config: ProbeConfig, origin: s
     elif 400 <= status < 500:
         result.robots_policy, result.robots_detail = "allow_all", f"HTTP {status}: no robots.txt"
     else:
-        result.robots_policy, result.robots_detail = "disallow_all", f"HTTP {status}: assumed complete disallow"
+        failed = f"robots.txt answered HTTP {status}"
+    if failed is not None:
+        if cached is None and network == "refused":
+            # Nothing listens there (a refused connection, a name that does not resolve): there is nothing
+            # to crawl that rules could protect, and robots.txt must not hide a host that is down. Its
+            # endpoints' own checks decide, and fail the same way (d). Never reused as the day's copy.
+            result.robots_policy = HOST_UNREACHABLE
+            result.robots_detail = f"{failed}; nothing listens: the endpoints' own checks decide"[:300]
+            return result
+        if cached is None:
+            result.robots_policy, result.robots_detail = "disallow_all", f"{failed}; not checked (RFC 9309)"
+            result.unavailable = result.robots_detail
+            return result
+        cached.allows(origin + "/")  # its rules parsed, if not yet
+        result.robots_policy, result.robots_txt, result._rules = cached.robots_policy, cached.robots_txt, cached._rules
+        result.robots_detail = (f"{failed}; used the cached policy fetched at {cached.fetched_at:%Y-%m-%d %H:%M:%S} "
+                                "UTC (RFC 9309: at most 24 h)")[:300]
     if not documents:
         return result
     # The methodology: 4 s per origin for the well-known documents, all three together.
@@ -139,3 +212,50 @@ async def check_origin(client: httpx.AsyncClient, config: ProbeConfig, origin: s
         result.documents[name] = (status, text)
     return result
 
+
+
+STAND_IN = dt.timedelta(hours=24)  # RFC 9309 §2.4: a cached robots.txt may be used for up to 24 hours
+
+
+class OriginBook:
+    """The origins already read: the landed raw/origins rows of the day and the day before (read once per
+    run, never per endpoint) and those this run fetched. Per origin, the latest readable policy
+    (`usable`): reused as the day's copy, or standing in for a fetch that failed."""
+
+    def __init__(self, results: Iterable[OriginResult] = ()) -> None:
+        self._latest: dict[str, OriginResult] = {}
+        for result in results:
+            self.add(result)
+
+    @classmethod
+    def from_lake(cls, lake: LakePaths, day: dt.date) -> OriginBook:
+        import pyarrow.parquet as pq
+
+        results = []
+        for back in (1, 0):
+            for path in lake.raw_files("origins", day - dt.timedelta(days=back)):
+                try:
+                    rows = pq.read_table(path).to_pylist()
+                except Exception:  # noqa: BLE001 - an unreadable part is quarantined later; its origins are read again
+                    continue
+                results += [OriginResult.from_row(row) for row in rows if row.get("fetched_at") is not None]
+        return cls(results)
+
+    def add(self, result: OriginResult) -> None:
+        seen = self._latest.get(result.origin)
+        if usable(result) and (seen is None or result.fetched_at >= seen.fetched_at):
+            self._latest[result.origin] = result
+
+    def of_day(self, origin: str, day: dt.date) -> OriginResult | None:
+        """The origin's copy fetched on UTC `day`: every later daily slice and readiness run reuses it."""
+        seen = self._latest.get(origin)
+        return seen if seen is not None and seen.fetched_at.astimezone(dt.UTC).date() == day else None
+
+    def within(self, origin: str, now: dt.datetime, age: dt.timedelta) -> OriginResult | None:
+        """The origin's copy fetched at most `age` before `now` (the hourly checks: at most an hour)."""
+        seen = self._latest.get(origin)
+        return seen if seen is not None and dt.timedelta(0) <= now - seen.fetched_at <= age else None
+
+    def stand_in(self, origin: str, now: dt.datetime) -> OriginResult | None:
+        """The policy that may stand in for a robots.txt we cannot read now."""
+        return self.within(origin, now, STAND_IN)

@@ -34,12 +34,12 @@ from ..lookups.codehost import CodeHostClient, RepoFolder, RepoStatus, parse_rep
 from ..registry.listing import is_opted_out
 from ..rules.fingerprints import summarize_tools
 from ..rules.namespace import namespace_domain
-from ..rules.outcomes import NOT_A_RESULT
+from ..rules.outcomes import NOT_A_RESULT, NOT_CHECKED, ROBOTS_UNAVAILABLE, not_checked_detail
 from ..rules.tokens import count_tokens
 from .checker import CheckResult, EndpointCheck
 from .config import PROBER_VERSION, ProbeConfig
 from .http import build_client, ssl_context
-from .origins import OriginResult, check_origin
+from .origins import OriginBook, OriginResult, check_origin
 from .scan import Clock, endpoints_to_check
 from .surfaces import (
     CARD_ACCEPT,
@@ -169,7 +169,7 @@ async def readiness_scan(listings: Iterable[dict[str, Any]], day: dt.date, run_i
                          skills: Sequence[RepoFolder] = (), already_checked: Iterable[str] = (),
                          progress: Callable[[int, int], None] | None = None,
                          step_progress: Callable[[str], None] | None = None,
-                         _operator_bad_call: bool = False) -> ReadinessSink:
+                         _operator_bad_call: bool = False, book: OriginBook | None = None) -> ReadinessSink:
     """Probe every endpoint the daily scan would contact (except `already_checked`: a resumed run), then
     the documents elsewhere, then the code host; every row goes to `sink`. `step_progress` is told each
     step of each endpoint check (`sevenmaps readiness` shows them). `_operator_bad_call` is step 5 of the
@@ -191,9 +191,14 @@ async def readiness_scan(listings: Iterable[dict[str, Any]], day: dt.date, run_i
     total, done = sum(len(v) for v in by_host.values()), 0
     timeout, cap = config.timeouts.well_known_per_origin, config.max_small_body_bytes
 
+    known = book if book is not None else OriginBook()
+
     async def robots(client: Any, origin: str) -> OriginResult:
+        # The day's copy of robots.txt, read by its scan, is reused (docs/methodology.md, "Per origin, once
+        # a day"); an origin the scan did not read is read here, once per run.
         if origin not in origins:
-            origins[origin] = await check_origin(client, config, origin, clock(), documents=False)
+            origins[origin] = known.of_day(origin, day) or await check_origin(
+                client, config, origin, clock(), documents=False, cached=known.stand_in(origin, clock()))
         return origins[origin]
 
     async def ask(client: Any, scope: str, subject: str, surface: str, url: str, accept: str) -> None:
@@ -204,7 +209,7 @@ async def readiness_scan(listings: Iterable[dict[str, Any]], day: dt.date, run_i
                                          "not asked: the host opted out"))
             return
         seen = await robots(client, origin_of(url))
-        if seen.network_outcome is not None or seen.skip_reason is not None:
+        if seen.unavailable is not None or seen.skip_reason is not None:
             why = f"not asked: {seen.robots_detail}"
         elif not seen.allows(url):
             why = f"not asked: robots.txt disallows 7Maps-bot ({seen.robots_detail})"
@@ -219,15 +224,15 @@ async def readiness_scan(listings: Iterable[dict[str, Any]], day: dt.date, run_i
         origin = origin_of(url)
         first_visit = origin not in origins
         seen = await robots(client, origin)
-        if first_visit and seen.network_outcome is None and seen.skip_reason is None:
+        if first_visit and seen.unavailable is None and seen.skip_reason is None:
             for surface, path, accept in ORIGIN_SURFACES:
                 await ask(client, "origin", origin, surface, origin + path, accept)
         if seen.skip_reason is not None:
             return check_row(_not_contacted(listing, now, "skipped", seen.skip_reason, seen.skip_reason),
                              listing, day, run_id, None)
-        if seen.network_outcome is not None:
-            return check_row(_not_contacted(listing, now, seen.network_outcome,
-                                            f"origin not reachable: {seen.robots_detail}"), listing, day, run_id, 0)
+        if seen.unavailable is not None:  # our trouble (n), never d
+            detail = not_checked_detail(ROBOTS_UNAVAILABLE, f"{seen.unavailable}; the endpoint was not contacted")
+            return check_row(_not_contacted(listing, now, NOT_CHECKED, detail), listing, day, run_id, 0)
         if not seen.allows(url):
             reason = f"robots.txt disallows 7Maps-bot ({seen.robots_detail})"
             return check_row(_not_contacted(listing, now, "skipped", reason, reason), listing, day, run_id, None)

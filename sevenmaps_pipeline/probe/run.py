@@ -28,6 +28,7 @@ from ..registry.client import fetch_snapshot
 from ..rules.outcomes import OURS_TO_REDO
 from .config import PROBER_VERSION, ProbeConfig
 from .http import build_client
+from .origins import OriginBook
 from .readiness_scan import readiness_scan
 from .scan import Clock, scan
 from .shards import Shard
@@ -242,7 +243,8 @@ def scan_day(lake: LakePaths, day: dt.date, registry_url: str, config: ProbeConf
         if shard is not None:
             rows = [row for row in rows if shard.holds(row.get("url"))]
         try:
-            await scan(rows, day, run_id, config, clock, control_url, progress, sink=writer, already_checked=done)
+            await scan(rows, day, run_id, config, clock, control_url, progress, sink=writer, already_checked=done,
+                       book=OriginBook.from_lake(lake, day))
         finally:
             writer.flush()
 
@@ -333,7 +335,8 @@ def readiness_day(lake: LakePaths, day: dt.date, config: ProbeConfig, clock: Clo
     writer = ReadinessWriter(lake, day, run_id, flush_rows)
     rows = pq.read_table(registry).to_pylist()
     try:
-        asyncio.run(readiness_scan(rows, day, run_id, config, clock, writer, codehost, skills, already_checked=done))
+        asyncio.run(readiness_scan(rows, day, run_id, config, clock, writer, codehost, skills, already_checked=done,
+                                   book=OriginBook.from_lake(lake, day)))
     finally:
         writer.flush()
     report.checks, report.surfaces, report.skills = (writer.counts[k] for k in ("readiness", "readiness_surfaces",

@@ -1,7 +1,9 @@
 """A day's scan: every listed endpoint once, one request at a time per host, bounded concurrency.
 
-Per host, in order: robots.txt and the well-known documents of its origin, then its endpoints; a
-robots.txt that disallows 7Maps-bot (or `*`) turns the endpoint into a skip with that reason.
+Per host, in order: robots.txt and the well-known documents of its origin (once a UTC day: reused from
+the day's first fetch), then its endpoints; a robots.txt that disallows 7Maps-bot (or `*`) turns the
+endpoint into a skip with that reason, one we could not read (and no policy of the last 24 hours) into
+not_checked (robots_unavailable): our trouble, n, never d.
 
 Nothing one endpoint or host does can take the scan down: each endpoint's check, and each host's
 worker as a whole, is isolated, and whatever escapes becomes a `prober_error` row (our fault: day code
@@ -25,12 +27,12 @@ from ..lake.keys import server_id, server_key
 from ..registry.listing import SKIP_OPTED_OUT, SKIP_ROBOTS, SKIP_SSE_ONLY, is_opted_out
 from ..rules.fingerprints import summarize_tools
 from ..rules.methods import FINDINGS_PARAMS, OVERLOAD_PARAMS
-from ..rules.outcomes import NOT_CHECKED, PROBER_OVERLOADED, not_checked_detail
+from ..rules.outcomes import NOT_CHECKED, PROBER_OVERLOADED, ROBOTS_UNAVAILABLE, not_checked_detail
 from .checker import CheckResult, EndpointCheck
 from .config import PROBER_VERSION, ProbeConfig
 from .http import build_client, ssl_context
 from .load import LoadMonitor
-from .origins import OriginResult, check_origin
+from .origins import OriginBook, OriginResult, check_origin
 
 Clock = Callable[[], dt.datetime]
 
@@ -118,9 +120,10 @@ def unfair_if_overloaded(row: dict[str, Any]) -> bool:
 
 
 def overloaded_row(row: dict[str, Any], why: str, then: str) -> dict[str, Any]:
-    """A check seen while the prober could not keep up: a timeout becomes not_checked (prober_overloaded);
+    """A check seen while the prober could not keep up: a timeout (or a robots.txt that failed meanwhile)
+    becomes not_checked (prober_overloaded);
     an answer stays what it is (it did answer) without its handshake time, which was ours as much as theirs."""
-    if row["outcome"] == "timeout":
+    if row["outcome"] in ("timeout", NOT_CHECKED):
         return {**row, "outcome": NOT_CHECKED, "skip_reason": PROBER_OVERLOADED,
                 "outcome_detail": not_checked_detail(PROBER_OVERLOADED, f"{why}; saw: {row['outcome_detail']}; "
                                                                         f"{then}")[:2000]}
@@ -148,11 +151,13 @@ def endpoints_to_check(listings: Iterable[dict[str, Any]]) -> tuple[dict[str, di
 
 async def scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, config: ProbeConfig, clock: Clock,
                control_url: str | None = None, progress: Callable[[int, int], None] | None = None,
-               sink: Sink | None = None, already_checked: Collection[str] = ()) -> Sink:
+               sink: Sink | None = None, already_checked: Collection[str] = (),
+               book: OriginBook | None = None) -> Sink:
     """Check every endpoint of the snapshot once (except those in `already_checked`: a resumed scan).
     Listings that are not to be contacted are recorded as skips; sse-only remotes are only opened (seed
-    004) and recorded as skips too."""
+    004) and recorded as skips too. `book`: the origins the day already read (probe/origins.py), reused."""
     out: Sink = sink if sink is not None else ScanResult()
+    book = book if book is not None else OriginBook()
     to_check, skipped = endpoints_to_check(listings)
     for listing in skipped:
         if listing["server_key"] not in already_checked:
@@ -170,6 +175,7 @@ async def scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, co
     semaphore = asyncio.Semaphore(config.concurrency)
     monitor = LoadMonitor()
     overloaded: dict[str, str] = {}  # server_key -> why the prober could not keep up during its check
+    overloaded_origins: dict[str, str] = {}  # origin -> why, for a robots.txt fetch that failed meanwhile
     rechecks: list[dict[str, Any]] = []
     done = 0
     total = sum(len(group) for group in by_host.values())
@@ -177,17 +183,29 @@ async def scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, co
     async def check_one(client: Any, origins: dict[str, OriginResult], listing: dict[str, Any]) -> dict:
         origin = origin_of(listing["url"])
         if origin not in origins:
-            origins[origin] = await check_origin(client, config, origin, clock())
-            out.add_origin({"day": day, "run_id": run_id, "prober_version": PROBER_VERSION,
-                            **origins[origin].row()})
+            # Once a UTC day per origin: the day's first fetch (landed, or this run's) is reused; only the
+            # first lands a row (docs/methodology.md, "Per origin, once a day").
+            reused = book.of_day(origin, day)
+            if reused is not None:
+                origins[origin] = reused
+            else:
+                with monitor.watch() as reading:
+                    origins[origin] = await check_origin(client, config, origin, clock(),
+                                                         cached=book.stand_in(origin, clock()))
+                why = reading[0].overloaded() if origins[origin].unavailable is not None else None
+                if why is not None:  # robots.txt timed out or broke while we could not keep up: ask again later
+                    overloaded_origins[origin] = f"robots.txt: {why}"
+                book.add(origins[origin])
+                out.add_origin({"day": day, "run_id": run_id, "prober_version": PROBER_VERSION,
+                                **origins[origin].row()})
         seen = origins[origin]
         if seen.skip_reason is not None:
             return skip_row(listing, day, run_id, clock(), f"{seen.skip_reason} ({seen.robots_detail})")
-        if seen.network_outcome is not None:
-            check = CheckResult(url=listing["url"], started_at=clock(), outcome=seen.network_outcome,
-                                outcome_detail=f"origin not reachable: {seen.robots_detail}; "
-                                               "the endpoint was not contacted")
-            return probe_row(check, listing, day, run_id)
+        if seen.unavailable is not None:
+            if origin in overloaded_origins:
+                overloaded[listing["server_key"]] = overloaded_origins[origin]
+            return not_checked_row(listing, day, run_id, clock(), ROBOTS_UNAVAILABLE,
+                                   f"{seen.unavailable}; the endpoint was not contacted")
         if not seen.allows(listing["url"]):
             reason = SKIP_ROBOTS
             if seen.robots_policy == "disallow_all":
@@ -241,11 +259,14 @@ async def scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, co
         for listing in listings_again:
             again[(urlsplit(listing["url"]).hostname or "").lower()].append(listing)
 
+        overloaded_origins.clear()  # their robots.txt is asked again (a failed fetch is never the day's copy)
+
         async def host_again(group: list[dict[str, Any]]) -> None:
             async with gate, build_client(config, context, max_connections=2) as client:
+                origins: dict[str, OriginResult] = {}
                 for listing in group:
                     try:
-                        row = await measured_check(client, listing)
+                        row = await check_one(client, origins, listing)
                     except Exception as exc:  # noqa: BLE001 - as in the main pass
                         row = prober_error_row(listing, day, run_id, clock(), exc, "checking the endpoint again")
                     why = overloaded.pop(listing["server_key"], None)

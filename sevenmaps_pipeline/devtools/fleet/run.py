@@ -334,6 +334,7 @@ class Fleet:
         routes.update(self.extra_apps)
         by_host = {h.host: h for h in self.hosts}
         state = self.state
+        robots_broken: dict[str, int] = {}
 
         async def router(scope: dict, receive: Callable, send: Callable) -> None:
             if scope["type"] == "lifespan":
@@ -353,6 +354,21 @@ class Fleet:
             if fleet_host is not None:
                 if path == "/robots.txt":
                     text = fleet_host.robots
+                    # The robots.txt troubles (docs/methodology.md, "Per origin, once a day"): "SLOW <s>\n<file>"
+                    # answers after <s> seconds; "BROKEN ONCE\n<file>" cuts the first request's connection
+                    # mid-answer and serves the file after that.
+                    if text is not None and text.startswith("SLOW "):
+                        first, _, text = text.partition("\n")
+                        await asyncio.sleep(float(first[5:]))
+                    elif text is not None and text.startswith("BROKEN ONCE"):
+                        text = text.partition("\n")[2]
+                        robots_broken.setdefault(host, 0)
+                        robots_broken[host] += 1
+                        if robots_broken[host] == 1:
+                            await send({"type": "http.response.start", "status": 200,
+                                        "headers": [(b"content-type", b"text/plain"), (b"content-length", b"500")]})
+                            await send({"type": "http.response.body", "body": b"User-agent", "more_body": False})
+                            return
                     if text is not None and text.startswith("HTTP "):  # e.g. "HTTP 503": robots.txt errors
                         response: Response = Response("unavailable", status_code=int(text[5:]))
                     else:
