@@ -112,6 +112,9 @@ def test_a_day_failing_a_blocking_check_is_not_signed_nor_any_day_after_it(lake,
         assert f"{d1}: its blocking check fails: incidents_only_confirmed_are_shown" in message
         assert f"{d2}: " not in message  # d2 itself passes, and is not signed either (chain order)
         assert not lake.root_file(d1).exists() and not lake.root_file(d2).exists()
+        ranged = run_days("sign_day_job", d1, d2, instance, lake.root, signing_key, raise_on_error=False)
+        assert f"{d1}: its blocking check fails" in _refusal(ranged)  # a range run, too, signs none of them
+        assert not lake.root_file(d1).exists() and not lake.root_file(d2).exists()
         # The map job rebuilds d1 with its checks (and d2, whose windows read it); then both are signed.
         assert days_to_rebuild(lake, d2, instance) == (d1, d2)
         assert run_days("daily_map_job", d1, d2, instance, lake.root, signing_key).success

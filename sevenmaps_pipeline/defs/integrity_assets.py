@@ -40,6 +40,17 @@ def daily_root(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Mate
     requested = partition_days(context)
     signed: list[SignedDay] = []
     already: list[str] = []
+    unsigned = [d for d in requested if not paths.root_file(d).exists()]
+    try:
+        # Every day this run would sign, before signing any (a day that has not ended is refused by
+        # sign_through, in those words).
+        ended = [d for d in (days_to_sign(paths, max(unsigned)) if unsigned else [])
+                 if d < dt.datetime.now(dt.UTC).date()]
+        unchecked = unchecked_days(paths, ended, context.instance)
+        if unchecked:
+            raise StaleDaysError(unchecked)
+    except (SigningError, ValueError) as exc:
+        raise dg.Failure(description=str(exc)) from exc
     for day in requested:
         if paths.root_file(day).exists():
             if any(s.day == day for s in signed):
@@ -51,11 +62,6 @@ def daily_root(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Mate
             already.append(day.isoformat())  # never signed twice: checked, left as it is
             continue
         try:
-            # A day that has not ended is refused by sign_through, in those words.
-            ended = [d for d in days_to_sign(paths, day) if d < dt.datetime.now(dt.UTC).date()]
-            unchecked = unchecked_days(paths, ended, context.instance)
-            if unchecked:
-                raise StaleDaysError(unchecked)
             signed += sign_through(paths, day, lake.key_path, witnesses=lake.witness_configs())
         except (SigningError, SigningKeyError, LogError, ValueError) as exc:
             raise dg.Failure(description=str(exc)) from exc
