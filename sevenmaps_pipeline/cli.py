@@ -150,6 +150,21 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     print(f"backfilling {first} .. {last} in {lake.root} (Dagster home {home}, partitions from {start})", flush=True)
     with dg.DagsterInstance.get() as instance, code_location(instance) as location:
         for job, a, b in jobs:
+            if job == "sign_day_job":
+                # Signing signs only days the map job built and checked: an unsigned day it would refuse
+                # (stale, or built outside the map job) is rebuilt by the map job first (docs/operations.md,
+                # "When a day is stale").
+                from .defs.integrity_assets import days_to_rebuild
+
+                rebuild = days_to_rebuild(lake, b, instance)
+                if rebuild is not None:
+                    run = location.run("daily_map_job", *rebuild, config)
+                    if not run.success:
+                        _say_run_failed(run, f"daily_map_job run {run.run_id} FAILED for {rebuild[0]} .. "
+                                        f"{rebuild[1]} (rebuilding before signing):")
+                        return 1
+                    print(f"daily_map_job run {run.run_id[:8]} rebuilt {rebuild[0]} .. {rebuild[1]} before signing",
+                          flush=True)
             t = time.perf_counter()
             run = location.run(job, a, b, config)
             if not run.success:

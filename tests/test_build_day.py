@@ -13,11 +13,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from conftest import DAY
 
-from sevenmaps_pipeline.curated.day import DAY_BUILDS, MAP_ASSET_NAMES, build_day
+from sevenmaps_pipeline.curated.day import DAY_GRAPH, MAP_ASSET_NAMES, build_day
 from sevenmaps_pipeline.devtools.synth import synthesize
 from sevenmaps_pipeline.lake.paths import LakePaths
 
-# What reads tool_facts, directly or through another day asset (DAY_BUILDS), written out by hand.
+# What reads tool_facts, directly or through another day asset (DAY_GRAPH), written out by hand.
 READS_TOOL_FACTS = {"tools", "token_cost", "findings", "server_categories", "tool_changes", "server_history",
                     "reliable_rankings"}
 # What reads daily_status, directly or not: everything but the scan's own tables and readiness.
@@ -39,7 +39,7 @@ def test_two_at_a_time_writes_the_same_files_as_one_after_another(tmp_path):
     one, days = _synth(tmp_path / "one")
     two, _ = _synth(tmp_path / "two")
     for day in days:
-        for _, build, _, _ in DAY_BUILDS:
+        for _, build, _, _ in DAY_GRAPH:
             build(one, day)
         report = build_day(two, day, workers=2)
         assert report.ok and list(report.built) == list(MAP_ASSET_NAMES)

@@ -1,16 +1,16 @@
-"""A day's curated tables as one unit: the builders in graph order, whether a built day is still current,
-and the rebuild that makes it so before it is signed (README, "The rules, exactly": signed roots).
+"""A day's curated tables as one unit: the day's graph (DAY_GRAPH: each asset, its builder, its tables and
+what it reads over which window), the builds in graph order, and whether a built day is still current
+(README, "The rules, exactly": signed roots).
 
 A day may be signed only when every table it publishes was built after the day ended and after every
 input it reads changed last: the raw files of the days its windows reach back to (an agent-report batch
-landing at 23:59:59 included), the curated files of earlier days that it reads (EARLIER_READS), and,
-within the day, the tables it reads. When an earlier day is built late
-(a missed day backfilled), the later days whose windows include it read it only once rebuilt; signing
-rebuilds them first, in chain order, and says why.
+landing at 23:59:59 included), the curated files of earlier days in its windows, and, within the day, the
+tables it reads. When an earlier day is built late (a missed day backfilled), the later days whose windows
+include it are current only once rebuilt. Signing never rebuilds: it refuses such days and names them, and
+the map job rebuilds them with their blocking checks (docs/operations.md, "When a day is stale").
 Freshness is judged by file modification times: atomic writes (lake.parquet_io) give every rewrite a new
 one, and frozen (signed) files are never rewritten.
 """
-
 from __future__ import annotations
 
 import datetime as dt
@@ -19,9 +19,19 @@ from collections.abc import Callable, Collection
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
-from ..lake.paths import COVERED_RAW, LakePaths
-from ..rules.methods import CHANGES_PARAMS, HISTORY_PARAMS, INCIDENTS_PARAMS, RATINGS_PARAMS
+from ..lake.paths import LakePaths
+from ..rules.methods import (
+    CHANGES_PARAMS,
+    DOMAIN_AGE_PARAMS,
+    HISTORY_PARAMS,
+    INCIDENTS_PARAMS,
+    RATINGS_PARAMS,
+    READINESS_P50_DAYS,
+    REPORTS_PARAMS,
+    STATUS_PARAMS,
+)
 from .common import BuildResult
 from .lookup_tables import build_domain_ages, build_package_advisories
 from .map_tables import build_daily_status, build_failure_reasons, build_quarantine, build_server_history
@@ -38,60 +48,98 @@ from .tool_tables import (
 
 Builder = Callable[[LakePaths, dt.date], BuildResult]
 
-# (asset, builder, the curated tables it writes in the order it writes them, the assets of the same day
-# it reads), in an order that builds every asset after what it reads (the map job's graph).
-DAY_BUILDS: tuple[tuple[str, Builder, tuple[str, ...], tuple[str, ...]], ...] = (
-    ("raw_probes", build_quarantine, ("quarantine",), ()),
-    ("daily_status", build_daily_status, ("daily_status",), ("raw_probes",)),
-    ("tool_facts", build_tool_facts, ("tool_lists", "tool_facts"), ("daily_status",)),
-    ("tools", build_tools, ("tools",), ("tool_facts", "daily_status")),
-    ("token_cost", build_token_cost, ("token_cost",), ("tool_facts", "daily_status")),
-    ("readiness_discovery", build_readiness_discovery, ("readiness_discovery",), ("raw_probes",)),
-    ("findings", build_findings, ("internal_findings", "findings"),
-     ("tool_facts", "daily_status", "readiness_discovery")),
-    ("server_categories", build_server_categories, ("server_categories",),
-     ("tool_facts", "daily_status", "raw_probes")),
-    ("tool_changes", build_tool_changes, ("tool_changes",), ("tool_facts", "daily_status")),
-    ("server_history", build_server_history, ("server_history",), ("daily_status", "tool_changes")),
-    ("agent_reports", build_agent_reports, ("agent_report_quarantine", "agent_reports"), ("daily_status",)),
-    ("rating_aggregates", build_rating_aggregates, ("rating_aggregates",), ("agent_reports",)),
-    ("incidents", build_incidents, ("incidents",), ("agent_reports", "daily_status")),
-    ("reliable_rankings", build_reliable_rankings, ("reliable_rankings",),
-     ("daily_status", "server_history", "server_categories")),
-    ("readiness_lines", build_readiness_lines, ("readiness_lines",), ("raw_probes",)),
-    ("readiness_scores", build_readiness_scores, ("readiness_scores",), ("readiness_lines",)),
-    ("package_advisories", build_package_advisories, ("package_advisories",), ("raw_probes",)),
-    ("domain_ages", build_domain_ages, ("domain_ages",), ("daily_status",)),
-    ("failure_reasons", build_failure_reasons, ("failure_reasons",), ("daily_status",)),
+
+@dataclass(frozen=True)
+class Read:
+    """One input of a day asset: `source` over the `days` days ending at the day built (1: that day only;
+    None: every day up to it). `source` is a day asset of DAY_GRAPH, or `raw/<kind>` for raw data that no day
+    asset lands (RAW_KINDS_OF_SCAN are raw_probes': the scan lands them and raw_probes validates them). An
+    asset that reads its own earlier days names itself."""
+    source: str
+    days: int | None = 1
+
+    def reaches(self, back: int) -> bool:
+        """Whether the day `back` days before the day built is in the window."""
+        return self.days is None or 0 <= back < self.days
+
+
+class DayAsset(NamedTuple):
+    name: str
+    build: Builder
+    tables: tuple[str, ...]  # the curated tables it writes, in the order it writes them
+    reads: tuple[Read, ...]  # what its builder reads (tests/test_day_graph.py observes it)
+
+
+# The raw kinds the day's scan lands (its slices, the nightly readiness probe): read as raw_probes, which
+# validates them; every other raw kind an asset reads is landed outside the map's graph (agent reports by
+# the reporting service, packages and domains by lookups_job) and read as `raw/<kind>`.
+RAW_KINDS_OF_SCAN = ("registry", "probes", "origins", "readiness", "readiness_surfaces", "skills")
+EVERY_DAY = None
+_STATUS_DAYS = STATUS_PARAMS["lookback_days"] + 1  # the day's probes and the registry in force
+# A tool list's change baseline: the endpoint's previous checked day, at most lookback_days before the day.
+_BASELINE_DAYS = CHANGES_PARAMS["lookback_days"] + 1
+# The facts of a list are computed once, in the day it first appeared, and read from there (every day up to
+# the day built: tool_facts' tables tool_lists and tool_facts).
+_FACTS = Read("tool_facts", EVERY_DAY)
+
+# The day's graph, declared once (docs/operations.md, "The day's graph"): each asset, its builder, the tables
+# it writes and what it reads, in an order that builds every asset after what it reads of the same day. The
+# Dagster specs (defs/*_assets.py, defs/day_map.py), the build order, the freshness rule below and the
+# signing asset's inputs all derive from it.
+DAY_GRAPH: tuple[DayAsset, ...] = (
+    DayAsset("raw_probes", build_quarantine, ("quarantine",), (Read("raw_probes"),)),  # its own landed raw
+    DayAsset("daily_status", build_daily_status, ("daily_status",), (Read("raw_probes", _STATUS_DAYS),)),
+    DayAsset("tool_facts", build_tool_facts, ("tool_lists", "tool_facts"),
+             (Read("daily_status", _BASELINE_DAYS), Read("raw_probes", _BASELINE_DAYS), _FACTS)),
+    DayAsset("tools", build_tools, ("tools",), (_FACTS, Read("daily_status"))),
+    DayAsset("token_cost", build_token_cost, ("token_cost",), (_FACTS, Read("daily_status"))),
+    DayAsset("readiness_discovery", build_readiness_discovery, ("readiness_discovery",), (Read("raw_probes"),)),
+    DayAsset("findings", build_findings, ("internal_findings", "findings"),
+             (_FACTS, Read("daily_status"), Read("readiness_discovery"))),
+    # The registry in force names and describes each listing: its own words place it first.
+    DayAsset("server_categories", build_server_categories, ("server_categories",),
+             (_FACTS, Read("daily_status"), Read("raw_probes", _STATUS_DAYS))),
+    DayAsset("tool_changes", build_tool_changes, ("tool_changes",),
+             (_FACTS, Read("daily_status", _BASELINE_DAYS))),
+    DayAsset("server_history", build_server_history, ("server_history",),
+             (Read("daily_status", HISTORY_PARAMS["window_days"]),
+              Read("tool_changes", CHANGES_PARAMS["lookback_days"]))),
+    DayAsset("agent_reports", build_agent_reports, ("agent_report_quarantine", "agent_reports"),
+             (Read("daily_status", REPORTS_PARAMS["max_age_days"] + 1), Read("raw/agent_reports"))),
+    DayAsset("rating_aggregates", build_rating_aggregates, ("rating_aggregates",),
+             (Read("agent_reports", RATINGS_PARAMS["window_days"]),)),
+    DayAsset("incidents", build_incidents, ("incidents",),
+             (Read("agent_reports", INCIDENTS_PARAMS["lookback_days"]),
+              Read("daily_status", INCIDENTS_PARAMS["lookback_days"]))),
+    DayAsset("reliable_rankings", build_reliable_rankings, ("reliable_rankings",),
+             (Read("daily_status"), Read("server_history"), Read("server_categories"))),
+    # The p50 of a line is the median round trip of the last days' readiness checks.
+    DayAsset("readiness_lines", build_readiness_lines, ("readiness_lines",), (Read("raw_probes", READINESS_P50_DAYS),)),
+    DayAsset("readiness_scores", build_readiness_scores, ("readiness_scores",), (Read("readiness_lines"),)),
+    DayAsset("package_advisories", build_package_advisories, ("package_advisories",), (Read("raw/packages"),)),
+    DayAsset("domain_ages", build_domain_ages, ("domain_ages",),
+             (Read("daily_status"), Read("raw/domains", DOMAIN_AGE_PARAMS["refresh_days"]))),
+    DayAsset("failure_reasons", build_failure_reasons, ("failure_reasons",), (Read("daily_status"),)),
 )
-DAY_TABLES = tuple(t for _, _, tables, _ in DAY_BUILDS for t in tables)
+DAY_TABLES = tuple(t for asset in DAY_GRAPH for t in asset.tables)
 # The map's day assets in graph order: the one list the jobs, the sign asset's inputs, the tests and the
 # generated docs derive from.
-MAP_ASSET_NAMES = tuple(name for name, *_ in DAY_BUILDS)
-# What each table reads of earlier days: (table, within how many days back, None for all of them). The
-# tool-list facts are computed once per distinct list, in the day it first appeared, and read from there.
-EARLIER_READS: dict[str, tuple[tuple[str, int | None], ...]] = {
-    "tool_lists": (("daily_status", CHANGES_PARAMS["lookback_days"]), ("tool_lists", None)),
-    "tool_facts": (("daily_status", CHANGES_PARAMS["lookback_days"]), ("tool_lists", None)),
-    "tools": (("tool_facts", None), ("tool_lists", None)),
-    "token_cost": (("tool_facts", None), ("tool_lists", None)),
-    # The facts of the day's lists (curated/tool_tables.py day_list_facts), as tools reads them.
-    "findings": (("tool_facts", None), ("tool_lists", None)),
-    "internal_findings": (("tool_facts", None), ("tool_lists", None)),
-    "server_categories": (("tool_facts", None), ("tool_lists", None)),
-    "tool_changes": (("daily_status", CHANGES_PARAMS["lookback_days"]), ("tool_facts", None),
-                     ("tool_lists", None)),
-    "server_history": (("daily_status", HISTORY_PARAMS["window_days"]),
-                       ("tool_changes", CHANGES_PARAMS["lookback_days"])),
-    "agent_report_quarantine": (("daily_status", RATINGS_PARAMS["window_days"]),),
-    "agent_reports": (("daily_status", RATINGS_PARAMS["window_days"]),),
-    "rating_aggregates": (("agent_reports", RATINGS_PARAMS["window_days"]),),
-    "incidents": (("agent_reports", INCIDENTS_PARAMS["lookback_days"]),
-                  ("daily_status", INCIDENTS_PARAMS["lookback_days"])),
-}
-_WRITES = {asset: tables for asset, _, tables, _ in DAY_BUILDS}
-# The furthest back any table of a day reads (change baselines and histories' change days: 60 days).
-WINDOW_DAYS = CHANGES_PARAMS["lookback_days"]
+MAP_ASSET_NAMES = tuple(asset.name for asset in DAY_GRAPH)
+_WRITES = {asset.name: asset.tables for asset in DAY_GRAPH}
+_GRAPH = {asset.name: asset for asset in DAY_GRAPH}
+
+
+def asset_inputs(name: str) -> tuple[Read, ...]:
+    """The day assets `name` reads (its own earlier days and raw data landed outside the graph left out): what
+    its Dagster dependencies are generated from (defs/map_assets.py day_spec)."""
+    return tuple(r for r in _GRAPH[name].reads if r.source in _GRAPH and r.source != name)
+
+
+def raw_kinds(read: Read) -> tuple[str, ...]:
+    """The raw kinds a read of raw data stands for (none for a curated one)."""
+    if read.source == "raw_probes":
+        return RAW_KINDS_OF_SCAN
+    return (read.source.removeprefix("raw/"),) if read.source.startswith("raw/") else ()
 
 
 def _mtime(path: Path) -> float | None:
@@ -119,27 +167,29 @@ def stale_reason(lake: LakePaths, day: dt.date) -> str | None:
     if oldest < ended:
         at = dt.datetime.fromtimestamp(oldest, dt.UTC).isoformat(timespec="seconds")
         return f"{oldest_table} of {day} was built at {at}, before the day ended"
-    for _, _, tables, reads in DAY_BUILDS:
-        first_written = min(built[t] for t in tables)
-        for upstream in reads:
-            last_input = max(_WRITES[upstream], key=built.__getitem__)
-            if built[last_input] > first_written:
-                return f"{tables[0]} of {day} was built before {last_input} of the same day changed"
-    raw = [p for back in range(WINDOW_DAYS) for kind in COVERED_RAW
-           for p in lake.raw_files(kind, day - dt.timedelta(days=back))]
-    for path in raw:
-        when = _mtime(path)
-        if when is not None and when > oldest:
-            return f"{_name(lake, path)} changed after {oldest_table} of {day} was built"
-    # Earlier days: what each table reads of them (EARLIER_READS), newer than the table itself.
     history: dict[str, list[tuple[dt.date, float]]] = {}
-    for reader, earlier_reads in EARLIER_READS.items():
-        for upstream, back in earlier_reads:
-            if upstream not in history:
-                history[upstream] = _earlier_mtimes(lake, upstream, day)
-            for earlier, when in history[upstream]:
-                if (back is None or (day - earlier).days < back) and when > built[reader]:
-                    return f"curated/{upstream}/day={earlier} changed after {reader} of {day} was built"
+    for asset in DAY_GRAPH:
+        first_written = min(built[t] for t in asset.tables)
+        for read in asset.reads:
+            for kind in raw_kinds(read):
+                for back in range(read.days or 1):
+                    for path in lake.raw_files(kind, day - dt.timedelta(days=back)):
+                        when = _mtime(path)
+                        if when is not None and when > first_written:
+                            return f"{_name(lake, path)} changed after {asset.tables[0]} of {day} was built"
+            if read.source not in _GRAPH or (read.source == "raw_probes" and asset.name == "raw_probes"):
+                continue
+            if read.source != asset.name:  # the same day's tables it reads
+                last_input = max(_WRITES[read.source], key=built.__getitem__)
+                if built[last_input] > first_written:
+                    return f"{asset.tables[0]} of {day} was built before {last_input} of the same day changed"
+            # Earlier days within the window, newer than the asset's tables.
+            for upstream in _WRITES[read.source]:
+                if upstream not in history:
+                    history[upstream] = _earlier_mtimes(lake, upstream, day)
+                for earlier, when in history[upstream]:
+                    if read.reaches((day - earlier).days) and when > first_written:
+                        return f"curated/{upstream}/day={earlier} changed after {asset.tables[0]} of {day} was built"
     return None
 
 
@@ -156,19 +206,13 @@ def _earlier_mtimes(lake: LakePaths, table: str, day: dt.date) -> list[tuple[dt.
     return out
 
 
-@dataclass(frozen=True)
-class Refresh:
-    day: dt.date
-    reason: str | None  # None: the day was current and nothing was rebuilt
-    results: tuple[BuildResult, ...] = ()
-
-
 # Builds of one day run two at a time: a day's builds use 1.4 of this machine's 2 cores one after another
 # (DuckDB's operators use both, the Python parts one), and two side by side fill them; three are no faster
 # (docs/scaling.md, "Two builds at a time").
 BUILD_WORKERS = 2
-_BUILDERS = {asset: build for asset, build, _, _ in DAY_BUILDS}
-_READS = {asset: reads for asset, _, _, reads in DAY_BUILDS}
+_BUILDERS = {asset.name: asset.build for asset in DAY_GRAPH}
+# What each asset waits for within a day: the day assets it reads.
+_READS = {asset.name: tuple(r.source for r in asset_inputs(asset.name)) for asset in DAY_GRAPH}
 
 
 def _readers(asset: str) -> set[str]:
@@ -215,9 +259,9 @@ class DayBuild:
 
 def build_day(lake: LakePaths, day: dt.date, assets: Collection[str] | None = None, *,
               workers: int = BUILD_WORKERS, after: AfterBuild | None = None) -> DayBuild:
-    """Build the day's `assets` (all of DAY_BUILDS by default), `workers` at a time.
+    """Build the day's `assets` (all of DAY_GRAPH by default), `workers` at a time.
 
-    A build starts once every asset of the same day it reads (DAY_BUILDS) has been built, when that asset is
+    A build starts once every asset of the same day it reads (DAY_GRAPH) has been built, when that asset is
     among `assets`; the others are read as the lake holds them. Of the builds ready to start, the one with
     the most builds waiting on it goes first. A build that raises, or whose `after` says
     to hold, leaves whatever reads it (directly or not) unbuilt; the rest of the day goes on. The same files
@@ -280,16 +324,28 @@ def build_day(lake: LakePaths, day: dt.date, assets: Collection[str] | None = No
 
 
 def rebuild_day(lake: LakePaths, day: dt.date) -> tuple[BuildResult, ...]:
-    """Build every curated table of the day, in graph order; the first failure raises."""
+    """Build every curated table of the day, in graph order; the first failure raises. Without the blocking
+    checks: for tests and benches. A day to be signed is rebuilt by the map job (defs/day_map.py)."""
     report = build_day(lake, day)
     for exc in report.failed.values():
         raise exc
     return tuple(report.built.values())
 
 
-def refresh_day(lake: LakePaths, day: dt.date) -> Refresh:
-    """Rebuild the day's tables if they are not current (see the module docstring); say why."""
-    reason = stale_reason(lake, day)
-    if reason is None:
-        return Refresh(day, None)
-    return Refresh(day, reason, rebuild_day(lake, day))
+class StaleDaysError(ValueError):
+    """Days signing refuses as they are: stale (stale_reason), or not what the map job built and checked. Only
+    the map job rebuilds them, with its blocking checks and materialisations (docs/operations.md, "When a day
+    is stale")."""
+
+    def __init__(self, days: list[tuple[dt.date, str]]):
+        self.days = days
+        first = days[0][0]
+        super().__init__(
+            f"not signed: {len(days)} day(s) need the map job first ({'; '.join(f'{d}: {why}' for d, why in days)}); "
+            f"rebuild them with their checks: daily_map_job from {first} through the day to sign "
+            f"(`sevenmaps backfill --from {first} --to <day>`), then sign again")
+
+
+def stale_days(lake: LakePaths, days: Collection[dt.date]) -> list[tuple[dt.date, str]]:
+    """Each of `days` whose tables are not current, with why, in chain order."""
+    return [(day, why) for day in sorted(days) if (why := stale_reason(lake, day)) is not None]

@@ -49,8 +49,9 @@ _SPECS = {spec.key.to_user_string(): spec for spec in (
 
 def _one_mapping_per_input(specs: tuple[dg.AssetSpec, ...]) -> tuple[dg.AssetSpec, ...]:
     """Dagster gives a multi-asset one input per upstream asset, so every spec that reads, say, daily_status
-    must name the same partition mapping: the widest window any of them reads (60 days for daily_status).
-    What each asset reads exactly is in its description and in curated/day.py (EARLIER_READS)."""
+    must name the same partition mapping: the widest window any of them reads (61 days for daily_status).
+    What each asset reads exactly, over which window, is declared in curated/day.py (DAY_GRAPH), which the
+    specs' dependencies are generated from (docs/operations.md, "The day's graph")."""
     def reach(dep: dg.AssetDep) -> int:
         mapping = dep.partition_mapping
         return mapping.start_offset if isinstance(mapping, dg.TimeWindowPartitionMapping) else 0

@@ -5,12 +5,21 @@ from collections.abc import Callable
 
 import dagster as dg
 
-from ..curated.day import MAP_ASSET_NAMES, refresh_day
+from ..curated.day import MAP_ASSET_NAMES, StaleDaysError, stale_days
 from ..integrity.keys import SigningKeyError
 from ..integrity.log import LogError
-from ..integrity.roots import LogSync, SignedDay, SigningError, complete_signing, sign_through, signed_days
+from ..integrity.roots import (
+    LogSync,
+    SignedDay,
+    SigningError,
+    complete_signing,
+    days_to_sign,
+    sign_through,
+    signed_days,
+)
 from ..integrity.verify import verify_days
 from ..lake.export import ExportError, default_folder, export_snapshot
+from ..lake.paths import LakePaths
 from ..lake.warehouse import publish_warehouse
 from .map_assets import SINGLE_RUN
 from .partitions import FIRST_DAY, finished_days
@@ -29,24 +38,29 @@ from .resources import LakeResource, partition_days
     "under log/ (C2SP tiles) and a new checkpoint is published, cosigned by the configured witnesses; a "
     "signed day is never signed again (asked again, it is verified instead, and the log is completed if a "
     "signer died between that root and its checkpoint) and its files are frozen. "
-    "Before a day is signed its tables are rebuilt if they were built before the day ended or before an "
-    "input changed (a missed day backfilled late, a report batch at 23:59): signed days are what their "
-    "closed inputs say, so a backfill over them is a no-op. Partitions are finished days only.",
+    "Signs only days the map job has checked: a day whose tables were built before the day ended or "
+    "before an input changed (a missed day backfilled late, a report batch at 23:59), was built outside "
+    "the map job, or fails a blocking check of the map now is refused, with every such day named and the "
+    "daily_map_job range that rebuilds them with their checks; nothing is signed then. A signed day is what "
+    "its closed inputs say, so a backfill over it is a no-op. Partitions are finished days only.",
 )
 def daily_root(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
     paths = lake.paths
     requested = partition_days(context)
     signed: list[SignedDay] = []
     already: list[str] = []
-    rebuilt: dict[str, str] = {}
     completed: LogSync | None = None
-
-    def refresh(day):
-        done = refresh_day(paths, day)
-        if done.reason is not None:
-            rebuilt[day.isoformat()] = done.reason
-            context.log.info(f"{day}: rebuilt {len(done.results)} tables before signing ({done.reason})")
-
+    unsigned = [d for d in requested if not paths.root_file(d).exists()]
+    try:
+        # Every day this run would sign, before signing any (a day that has not ended is refused by
+        # sign_through, in those words).
+        ended = [d for d in (days_to_sign(paths, max(unsigned)) if unsigned else [])
+                 if d < dt.datetime.now(dt.UTC).date()]
+        unchecked = unchecked_days(paths, ended, context.instance)
+        if unchecked:
+            raise StaleDaysError(unchecked)
+    except (SigningError, ValueError) as exc:
+        raise dg.Failure(description=str(exc)) from exc
     for day in requested:
         if paths.root_file(day).exists():
             if any(s.day == day for s in signed):
@@ -65,7 +79,7 @@ def daily_root(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Mate
                     context.log.info(f"{d}: signed earlier, its lines appended to the log now (it was behind)")
             continue
         try:
-            signed += sign_through(paths, day, lake.key_path, refresh=refresh, witnesses=lake.witness_configs())
+            signed += sign_through(paths, day, lake.key_path, witnesses=lake.witness_configs())
         except (SigningError, SigningKeyError, LogError, ValueError) as exc:
             raise dg.Failure(description=str(exc)) from exc
     for s in signed:
@@ -79,15 +93,52 @@ def daily_root(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Mate
                 description="signed as the catch-up of a later day",
                 metadata={"root": s.root, "files": s.files}))
     publish_warehouse(paths)
-    metadata: dict = {"signed": len(signed), "already_signed": len(already), "rebuilt": len(rebuilt),
+    metadata: dict = {"signed": len(signed), "already_signed": len(already),
                       "signed_days": [s.day.isoformat() for s in signed], "already_signed_days": already,
-                      "rebuilt_before_signing": rebuilt or "none",
                       "log_completed_days": [d.isoformat() for d in completed.days] if completed else []}
     if signed:
         metadata.update(root=signed[-1].root, previous_root=signed[-1].previous_root, files=signed[-1].files,
                         log_size=signed[-1].tree_size, cosignatures=signed[-1].cosignatures,
                         witness_problems="\n".join(p for s in signed for p in s.problems) or "none")
     return dg.MaterializeResult(metadata=metadata)
+
+
+def unchecked_days(paths: LakePaths, days: list[dt.date],
+                   instance: dg.DagsterInstance) -> list[tuple[dt.date, str]]:
+    """The days that signing refuses, with why, in chain order: stale (curated/day.py stale_reason), without
+    a materialisation of every map asset in this instance (built outside the map job), or failing one of the
+    map's blocking checks now (defs/checks.py DAY_CHECKS: the same functions the map job runs). Only the map
+    job rebuilds a day, with its checks and materialisations (docs/operations.md, "When a day is stale")."""
+    from .checks import DAY_CHECKS  # checks.py names this module's assets
+
+    stale = dict(stale_days(paths, days))
+    built = {name: instance.get_materialized_partitions(dg.AssetKey(name)) for name in MAP_ASSET_NAMES}
+    out = []
+    for day in days:
+        why = stale.get(day)
+        if why is None:
+            missing = [name for name in MAP_ASSET_NAMES if day.isoformat() not in built[name]]
+            if missing:
+                why = f"{', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''} not materialised by the map job"
+        if why is None:
+            failed = [f"{check.name} {found}" for check in DAY_CHECKS if (found := check.violations(paths, day))]
+            if failed:
+                why = f"its blocking check fails: {'; '.join(failed)}"
+        if why is not None:
+            out.append((day, why))
+    return out
+
+
+def days_to_rebuild(paths: LakePaths, through: dt.date,
+                    instance: dg.DagsterInstance) -> tuple[dt.date, dt.date] | None:
+    """The days the map job must build before `through` can be signed: from the first unsigned day signing
+    would refuse through `through` (every later day's windows may read it), or None when there is none."""
+    try:
+        pending = days_to_sign(paths, through)
+    except SigningError:
+        return None  # already signed, or before the signed history: the sign run says so itself
+    unchecked = unchecked_days(paths, pending, instance)
+    return (unchecked[0][0], through) if unchecked else None
 
 
 def caught_up_days(lake: LakeResource, requested: list, done: Callable[[dt.date], bool]) -> list[dt.date]:

@@ -6,11 +6,11 @@ import datetime as dt
 
 import dagster as dg
 
-from .map_assets import day_spec, raw_probes
+from .map_assets import day_spec
 from .resources import LakeResource, ProberResource
 
 package_advisories = day_spec(
-    "package_advisories", "lookups", deps=[raw_probes],
+    "package_advisories", "lookups",
            description="Per npm or PyPI package the day's registry entries ship: the shipped version's OSV "
            "advisories (ids, severities, fixed versions), the package's latest version, or why unseen. "
            "sql/package_advisories.sql",
@@ -18,7 +18,7 @@ package_advisories = day_spec(
 
 
 domain_ages = day_spec(
-    "domain_ages", "lookups", deps=["daily_status"],
+    "domain_ages", "lookups",
            description="Per registrable domain of the endpoints on the map: its RDAP registration date (the "
            "latest record within the 30-day refresh window), age in days, and whether it is young (under 90 "
            "days: the route's caution rule), or why unseen. sql/domain_ages.sql",

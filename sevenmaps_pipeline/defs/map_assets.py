@@ -10,12 +10,13 @@ from collections.abc import Iterator
 
 import dagster as dg
 
+from ..curated.day import asset_inputs
 from ..lake.parquet_io import SignedDayError
 from ..lake.paths import LakePaths
 from ..probe.run import DayScan, readiness_day, scan_day, scan_slice, take_snapshot
 from ..probe.shards import Shard
 from .metadata import table_metadata
-from .partitions import SLICE_KEY_FORMAT, hourly_slices, last_30_days, last_60_days, open_hours
+from .partitions import SLICE_KEY_FORMAT, hourly_slices, open_hours
 from .resources import LakeResource, ProberResource, scan_shards
 
 SINGLE_RUN = dg.BackfillPolicy.single_run()
@@ -27,14 +28,35 @@ StepContext = dg.AssetExecutionContext | dg.OpExecutionContext
 ASSET_TABLE = {"raw_probes": "probes"}
 
 
-def day_spec(name: str, group_name: str, kinds: tuple[str, ...] = ("parquet", "duckdb"), **kwargs) -> dg.AssetSpec:
-    """A curated asset partitioned by UTC day (open day included), with its table's column schema attached.
+# "Every day up to the day built" as a window Dagster can hold: a start that no lake reaches (Dagster clamps a
+# window to the partitions that exist).
+EVERY_DAY_OFFSET = 100_000
+
+
+def _window(days: int | None) -> dg.PartitionMapping | None:
+    if days == 1:
+        return None  # the same day
+    return dg.TimeWindowPartitionMapping(start_offset=-(days - 1) if days else -EVERY_DAY_OFFSET, end_offset=0)
+
+
+def day_deps(name: str) -> list[dg.AssetDep]:
+    """The asset's dependencies as the day's graph declares them (curated/day.py DAY_GRAPH): each day asset it
+    reads, over its window. An asset's reads of its own earlier days are not declared to Dagster: a
+    self-dependency would make every backfill run one day after another (docs/operations.md, "The day's
+    graph"); signing's freshness rule still holds them."""
+    return [dg.AssetDep(read.source, partition_mapping=_window(read.days)) for read in asset_inputs(name)]
+
+
+def day_spec(name: str, group_name: str, kinds: tuple[str, ...] = ("parquet", "duckdb"),
+             extra_deps: tuple[dg.AssetDep, ...] = (), **kwargs) -> dg.AssetSpec:
+    """A curated asset partitioned by UTC day (open day included), with its table's column schema attached and
+    its dependencies generated from the day's graph (plus `extra_deps` from outside it: the scan's slices).
     Every one is built by the map's one step (defs/day_map.py), a day at a time, its builds two at a time.
     Its output is not required: a run that builds none of its days (the open day before its scan) records no
     materialisation, so the UI never shows a table that does not exist."""
     table = ASSET_TABLE.get(name, name)
     return dg.AssetSpec(name, group_name=group_name, kinds=set(kinds), metadata=table_metadata(table),
-                        skippable=name != "raw_probes", **kwargs)
+                        skippable=name != "raw_probes", deps=[*extra_deps, *day_deps(name)], **kwargs)
 
 
 def frozen_day_failure(exc: SignedDayError) -> dg.Failure:
@@ -231,7 +253,7 @@ def probe_slice():
 
 raw_probes = day_spec(
     "raw_probes", "map",
-    deps=[dg.AssetDep(probe_slice, partition_mapping=dg.TimeWindowPartitionMapping())],
+    extra_deps=(dg.AssetDep(probe_slice, partition_mapping=dg.TimeWindowPartitionMapping()),),
     description="The day's scan, landed: its 24 hourly slices (probe_slice) check every listed endpoint once "
     "into raw/registry, raw/probes and raw/origins, the last slice followed by the nightly readiness probe of "
     "every listing into raw/readiness, raw/readiness_surfaces and raw/skills (its own check kind: it never "
@@ -265,7 +287,6 @@ def open_day_scan(context: dg.AssetExecutionContext, lake: LakeResource, prober:
 
 daily_status = day_spec(
     "daily_status", "map",
-    deps=[dg.AssetDep(raw_probes, partition_mapping=last_30_days)],
     description="One row per endpoint on the map that UTC day: day code o/a/p/d/n, reason, shown status "
     "(incl. 'answers, but not as a standard MCP endpoint'), handshake, protocol, tool count and size, "
     "tokens estimate, tools_hash. A day without a valid daily check is n, never d. sql/daily_status.sql",
@@ -274,7 +295,6 @@ daily_status = day_spec(
 
 failure_reasons = day_spec(
     "failure_reasons", "map",
-    deps=[daily_status],
     description="Why the day's checks failed: the endpoints whose deciding daily check was d, counted by the "
     "classes the Agent-Ready directory publishes (HTTP 4xx, could not connect, HTTP 5xx, no answer in time, "
     "answered but not as MCP, rate-limited 429, refused the handshake) and a redirect to another domain; every "
@@ -284,8 +304,6 @@ failure_reasons = day_spec(
 
 server_history = day_spec(
     "server_history", "map",
-    deps=[dg.AssetDep(daily_status, partition_mapping=last_30_days),
-          dg.AssetDep("tool_changes", partition_mapping=last_60_days)],
     description="Per endpoint on the map: its 30 day codes oldest first, checked/answered days, uptime "
     "(floored, never 100% unless every checked day answered; '30-day uptime' from 14 checked days), "
     "success chance with a 90% credible interval, stability of the tool list from the change days of "

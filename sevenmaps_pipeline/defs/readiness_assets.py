@@ -3,11 +3,10 @@ line of every MCP endpoint and Agent Skill the night's readiness run read, and t
 
 
 
-from .map_assets import day_spec, raw_probes
+from .map_assets import day_spec
 
 readiness_discovery = day_spec(
     "readiness_discovery", "readiness",
-    deps=[raw_probes],
     description="Per endpoint with a readiness check that day, each discovery surface asked for it: its server "
     "card (<mcp-url>/server-card, Accept application/mcp-server-card+json) and RFC 9728 metadata, its origin's "
     "card paths (/.well-known/mcp/server-card.json, /.well-known/mcp.json), its publisher domain's catalog, "
@@ -18,7 +17,6 @@ readiness_discovery = day_spec(
 
 readiness_lines = day_spec(
     "readiness_lines", "readiness",
-    deps=[raw_probes],
     description="Every line of the readiness rubric (mcp-2026-09-11.1 for MCP endpoints, skill-2026-09-11.1 "
     "for Agent Skills) for each endpoint checked and skill read that night: seen, passed, points and "
     "evidence, with the rubric version. A line the probe could not see is unseen and counts on neither side. "
@@ -29,7 +27,6 @@ readiness_lines = day_spec(
 
 readiness_scores = day_spec(
     "readiness_scores", "readiness",
-    deps=[readiness_lines],
     description="Each listing's readiness score that day: every section's and the total's earned/possible over "
     "the lines seen (e.g. 61/85), lines seen and unseen, and the rubric version. sql/readiness_scores.sql",
 )

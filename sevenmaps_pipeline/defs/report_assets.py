@@ -1,15 +1,11 @@
 """What agents report, and what the map ranks: validated reports, rating aggregates, incidents, rankings."""
 
 
-import dagster as dg
 
-from .map_assets import daily_status, day_spec, server_history
-from .partitions import last_14_days, last_30_days
-from .tool_assets import server_categories
+from .map_assets import day_spec
 
 agent_reports = day_spec(
     "agent_reports", "reports",
-    deps=[dg.AssetDep(daily_status, partition_mapping=last_30_days)],
     description="The agent reports that arrived that UTC day (raw/agent_reports, landed by the reporting service), "
     "validated: fixed fields only (an unknown enum, a negative figure, free text where a tool name belongs, an "
     "unknown server or a reporter id that is not a keyed hash is refused with its reason into "
@@ -20,7 +16,6 @@ agent_reports = day_spec(
 
 rating_aggregates = day_spec(
     "rating_aggregates", "reports",
-    deps=[dg.AssetDep(agent_reports, partition_mapping=last_30_days)],
     description="Per endpoint and per tool, over the 30 days ending that day: weighted success share (recency, "
     "paid over anonymous, agreement with our own check; each reporter capped per endpoint and day), fail "
     "reasons, median ms, surprises; stars only from enough independent reporters including paying ones, "
@@ -30,8 +25,6 @@ rating_aggregates = day_spec(
 
 incidents = day_spec(
     "incidents", "reports",
-    deps=[dg.AssetDep(agent_reports, partition_mapping=last_14_days),
-          dg.AssetDep(daily_status, partition_mapping=last_14_days)],
     description="Live incidents (confirmed by our own check that day or by enough paying reporters; never by "
     "anonymous reports alone), incidents closed that day (a check works again, or the reports aged out), and "
     "unconfirmed failure reports kept for a person to review (never shown). sql/incidents.sql",
@@ -40,7 +33,6 @@ incidents = day_spec(
 
 reliable_rankings = day_spec(
     "reliable_rankings", "map",
-    deps=[daily_status, server_history, server_categories],
     description="The reliable list of each category: endpoints answering with tools now, with a category other "
     "than 'other' and >= 14 checked days, ranked by the share of checked days answering over 30 days, then "
     "median handshake. Payment, plans, owner verification and ratings never enter the order. "

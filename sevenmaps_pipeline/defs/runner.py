@@ -53,10 +53,19 @@ def _run(job_name: str, tags: dict[str, str], instance: dg.DagsterInstance, lake
 def run_map_and_sign(first: dt.date, last: dt.date, instance: dg.DagsterInstance, lake_root: Path,
                      signing_key: Path | None = None, log_level: str = "INFO",
                      raise_on_error: bool = True) -> list[dg.ExecuteInProcessResult]:
-    """Build the map for the days, then sign them: what a UI backfill of all four assets does."""
+    """Build the map for the days, then sign them: what a UI backfill of all four assets does. Signing signs
+    only days the map job built and checked; an unsigned earlier day it would refuse (stale, or built outside
+    the map job) is rebuilt by the map job first, through `last` (docs/operations.md, "When a day is stale")."""
+    from ..lake.paths import LakePaths
+    from .integrity_assets import days_to_rebuild
+
     runs = [run_days("daily_map_job", first, last, instance, lake_root, signing_key, log_level=log_level,
                      raise_on_error=raise_on_error)]
-    if runs[0].success:
+    rebuild = days_to_rebuild(LakePaths.at(lake_root), last, instance) if runs[-1].success else None
+    if rebuild is not None:
+        runs.append(run_days("daily_map_job", *rebuild, instance, lake_root, signing_key, log_level=log_level,
+                             raise_on_error=raise_on_error))
+    if runs[-1].success:
         runs.append(run_days("sign_day_job", first, last, instance, lake_root, signing_key, log_level=log_level,
                              raise_on_error=raise_on_error))
     return runs

@@ -1,15 +1,12 @@
 """What each endpoint's tools can do and cost: facts once per distinct tool list, then per endpoint-day."""
 
 
-import dagster as dg
 
-from .map_assets import daily_status, day_spec
-from .partitions import last_60_days
+from .map_assets import day_spec
 
 tool_facts = day_spec(
     "tool_facts", "tools",
     kinds=("parquet", "python"),
-    deps=[dg.AssetDep(daily_status, partition_mapping=last_60_days)],
     description="Facts of every tool list the day needs (its endpoints' lists, and the previous list of each "
     "endpoint whose list changed) not yet computed under the current method: one row "
     "per tool in curated/tool_facts (fingerprint, hints with unset kept apart from false, risk with rule and "
@@ -20,7 +17,6 @@ tool_facts = day_spec(
 
 tools = day_spec(
     "tools", "tools",
-    deps=[tool_facts, daily_status],
     description="One row per endpoint, day and tool: name, description, schema, annotations (unset kept apart "
     "from false), fingerprint, risk green/yellow/red with the rule that fired and its evidence, annotation "
     "contradictions. sql/tools.sql",
@@ -29,7 +25,6 @@ tools = day_spec(
 
 token_cost = day_spec(
     "token_cost", "tools",
-    deps=[tool_facts, daily_status],
     description="Per endpoint and day: tool_list_size, tokens_estimate (size/4), definition_tokens (o200k_base) "
     "and the endpoint's percentile among that day's endpoints. sql/token_cost.sql",
 )
@@ -37,7 +32,6 @@ token_cost = day_spec(
 
 findings = day_spec(
     "findings", "tools",
-    deps=[tool_facts, daily_status, dg.AssetDep("readiness_discovery")],
     description="Published findings per endpoint and day (token_heavy, huge_description, missing_descriptions, "
     "no_annotations, missing_schema, duplicate_names, old_protocol, slow, annotation_contradiction, "
     "card_disagrees from readiness_discovery; "
@@ -48,7 +42,6 @@ findings = day_spec(
 
 server_categories = day_spec(
     "server_categories", "tools",
-    deps=[tool_facts, daily_status],
     description="A category per endpoint and day, with the rule that placed it, in the Agent-Ready "
     "directory's order: the server's own registry name and description; else its tool-name rule (>= 3 "
     "names on a topic, twice any other, >= a quarter of the tools, after dropping whole toolsets that >= 20 "
@@ -59,7 +52,6 @@ server_categories = day_spec(
 
 tool_changes = day_spec(
     "tool_changes", "tools",
-    deps=[tool_facts, dg.AssetDep(daily_status, partition_mapping=last_60_days)],
     description="What each endpoint changed since its previous checked day (at most 60 days back): tools added, "
     "removed, changed (which fields), renamed, a yellow/red tool rewritten, a rise in risk, 'silent' list "
     "changes under the same serverInfo.version, stopped/started answering, now asks for sign-in, a new payment "

@@ -8,7 +8,7 @@ import json
 import os
 import re
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -219,13 +219,12 @@ def _create_exclusive(path: Path, data: bytes) -> None:
 
 
 def sign_through(lake: LakePaths, through: dt.date, key_path: Path, now: dt.datetime | None = None,
-                 refresh: Callable[[dt.date], Any] | None = None,
                  witnesses: Sequence[WitnessConfig] = ()) -> list[SignedDay]:
     """Sign every unsigned day up to `through`, oldest first, and append each day's lines to the log with a
     new checkpoint (cosigned by the configured witnesses that answer). Refuses, before signing anything,
-    when a day has not ended, was never built, or `through` is already signed and logged. `refresh(day)` runs
-    just before a day is hashed, once every earlier day is signed: it rebuilds the day's tables if they are
-    not what its (now final) inputs say (curated.day.refresh_day). One signer at a time per lake.
+    when a day has not ended, was never built, or `through` is already signed and logged. It never rebuilds
+    a day: the sign asset first refuses days the map job has not built and checked (defs/integrity_assets.py,
+    docs/operations.md "When a day is stale"). One signer at a time per lake.
 
     Signing a day is two writes, its root and then the log's checkpoint. A signer killed (or out of disk)
     between them leaves the log behind its roots; the next call completes it before anything else (its
@@ -248,7 +247,7 @@ def sign_through(lake: LakePaths, through: dt.date, key_path: Path, now: dt.date
                 raise SigningError(f"day {day} has not ended (it ends at {ends.isoformat()}); "
                                    "a day is signed only after it has ended")
             missing = [t for t in REQUIRED_TABLES if not lake.curated_file(t, day).is_file()]
-            if missing and (refresh is None or not lake.curated_file("daily_status", day).is_file()):
+            if missing:
                 raise SigningError(f"day {day} cannot be signed: {', '.join(missing)} not materialised for it; "
                                    f"backfill {day} first (signing keeps chain order)")
         key = load_private_key(key_path, lake)
@@ -262,8 +261,6 @@ def sign_through(lake: LakePaths, through: dt.date, key_path: Path, now: dt.date
         previous_root = read_root(lake, last)["root"] if last else ""
         signed: list[SignedDay] = []
         for day in pending:
-            if refresh is not None:
-                refresh(day)
             lines = day_lines(lake, day)
             root = compute_root(previous_root, lines)
             prepared = prepare(state, lines, key)
