@@ -121,8 +121,8 @@ def unfair_if_overloaded(row: dict[str, Any]) -> bool:
 
 def overloaded_row(row: dict[str, Any], why: str, then: str) -> dict[str, Any]:
     """A check seen while the prober could not keep up: a timeout (or a robots.txt that failed meanwhile)
-    becomes not_checked (prober_overloaded);
-    an answer stays what it is (it did answer) without its handshake time, which was ours as much as theirs."""
+    becomes not_checked (prober_overloaded); an answer stays what it is (it did answer) without its
+    handshake time, which was ours as much as theirs."""
     if row["outcome"] in ("timeout", NOT_CHECKED):
         return {**row, "outcome": NOT_CHECKED, "skip_reason": PROBER_OVERLOADED,
                 "outcome_detail": not_checked_detail(PROBER_OVERLOADED, f"{why}; saw: {row['outcome_detail']}; "
@@ -223,6 +223,20 @@ async def scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, co
             overloaded[listing["server_key"]] = why
         return row
 
+    async def check_and_land(client: Any, origins: dict[str, OriginResult], listing: dict[str, Any],
+                             where: str, then: str) -> bool:
+        """Check one endpoint and land its row; whether the prober was overloaded meanwhile (then the row is
+        not_checked, or an answer without its handshake time, and `then` says what follows)."""
+        try:
+            row = await check_one(client, origins, listing)
+        except Exception as exc:  # noqa: BLE001 - one endpoint never takes its host or the day down
+            row = prober_error_row(listing, day, run_id, clock(), exc, where)
+        why = overloaded.pop(listing["server_key"], None)
+        if why is not None:
+            row = overloaded_row(row, why, then)
+        out.add_probe(row)
+        return why is not None
+
     async def host_worker(listings_of_host: list[dict[str, Any]]) -> None:
         nonlocal done
         finished = 0
@@ -230,15 +244,9 @@ async def scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, co
             async with semaphore, build_client(config, context, max_connections=2) as client:
                 origins: dict[str, OriginResult] = {}
                 for listing in listings_of_host:
-                    try:
-                        row = await check_one(client, origins, listing)
-                    except Exception as exc:  # noqa: BLE001 - one endpoint never takes its host or the day down
-                        row = prober_error_row(listing, day, run_id, clock(), exc, "checking the endpoint")
-                    why = overloaded.pop(listing["server_key"], None)
-                    if why is not None:
-                        row = overloaded_row(row, why, "checked again at the end of the scan")
+                    if await check_and_land(client, origins, listing, "checking the endpoint",
+                                            "checked again at the end of the scan"):
                         rechecks.append(listing)
-                    out.add_probe(row)
                     finished += 1
                     done += 1
                     if progress:
@@ -265,14 +273,8 @@ async def scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, co
             async with gate, build_client(config, context, max_connections=2) as client:
                 origins: dict[str, OriginResult] = {}
                 for listing in group:
-                    try:
-                        row = await check_one(client, origins, listing)
-                    except Exception as exc:  # noqa: BLE001 - as in the main pass
-                        row = prober_error_row(listing, day, run_id, clock(), exc, "checking the endpoint again")
-                    why = overloaded.pop(listing["server_key"], None)
-                    if why is not None:
-                        row = overloaded_row(row, why, "overloaded in the second pass too")
-                    out.add_probe(row)
+                    await check_and_land(client, origins, listing, "checking the endpoint again",
+                                         "overloaded in the second pass too")
 
         await asyncio.gather(*(host_again(group) for group in again.values()))
 
