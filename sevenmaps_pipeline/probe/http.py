@@ -8,11 +8,11 @@ import ssl
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
 
-import httpcore
 import httpx
 
 from .config import ProbeConfig
 from .netguard import GuardedBackend
+from .transport import ProberTransport
 from .wire import ACCEPT_ENCODING
 
 
@@ -56,10 +56,13 @@ class ProberClient(httpx.AsyncClient):
 
 def ssl_context(config: ProbeConfig) -> ssl.SSLContext:
     if config.ca_file is not None:  # the fleet's CA: demo and test configuration only
-        return ssl.create_default_context(cafile=str(config.ca_file))
-    import certifi
+        context = ssl.create_default_context(cafile=str(config.ca_file))
+    else:
+        import certifi
 
-    return ssl.create_default_context(cafile=certifi.where())
+        context = ssl.create_default_context(cafile=certifi.where())
+    context.set_alpn_protocols(["http/1.1"])  # the transport speaks HTTP/1.1 only (probe/transport.py)
+    return context
 
 
 def build_client(config: ProbeConfig, context: ssl.SSLContext | None = None,
@@ -68,16 +71,8 @@ def build_client(config: ProbeConfig, context: ssl.SSLContext | None = None,
     own is all it needs, and a pool shared by thousands of hosts costs a scan of every idle connection
     on each request)."""
     context = context or ssl_context(config)
-    connections = max_connections or config.concurrency * 2
-    transport = httpx.AsyncHTTPTransport(verify=context, trust_env=False)
-    # httpx exposes no network-backend argument; its transport wraps an httpcore pool, which does.
-    transport._pool = httpcore.AsyncConnectionPool(  # noqa: SLF001
-        ssl_context=context,
-        max_connections=connections,
-        max_keepalive_connections=connections,
-        keepalive_expiry=5.0,
-        network_backend=GuardedBackend(config.host_map, allow_private=config.allow_private),
-    )
+    transport = ProberTransport(context, GuardedBackend(config.host_map, allow_private=config.allow_private),
+                                max_connections=max_connections or config.concurrency * 2, keepalive_expiry=5.0)
     return ProberClient(
         transport=transport,
         headers={"User-Agent": config.user_agent, "Accept-Encoding": ACCEPT_ENCODING},

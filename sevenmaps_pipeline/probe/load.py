@@ -21,33 +21,57 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 from ..rules.methods import OVERLOAD_METHOD, OVERLOAD_PARAMS
 
 TICK = 0.1  # seconds between the ticker's wake-ups
-_SCHEDSTAT = Path("/proc/thread-self/schedstat")
-_PRESSURE = Path("/proc/pressure/cpu")
+_SCHEDSTAT = "/proc/thread-self/schedstat"
+_PRESSURE = "/proc/pressure/cpu"
 
 
-def _read_schedstat_wait() -> float:
-    """Seconds the calling thread has waited runnable for a CPU (0 where the kernel does not say)."""
-    try:
-        return int(_SCHEDSTAT.read_bytes().split()[1]) / 1e9
-    except (OSError, IndexError, ValueError):
-        return 0.0
+class _Counters:
+    """The two kernel counters, read through descriptors opened once (in the loop's thread: thread-self is
+    the thread that opens it). A check reads them four times, and opening the files each time cost about
+    2% of the prober's CPU (docs/scaling.md, "The prober")."""
 
+    def __init__(self) -> None:
+        self._fds: dict[str, int] = {}
+        for path in (_SCHEDSTAT, _PRESSURE):
+            with contextlib.suppress(OSError):  # not Linux, or no PSI: that measure reads 0
+                self._fds[path] = os.open(path, os.O_RDONLY)
 
-def _read_pressure() -> float:
-    """Seconds some task on the machine has waited for a CPU (0 where PSI is not available)."""
-    try:
-        first = _PRESSURE.read_bytes().split(b"\n", 1)[0]  # some avg10=.. avg60=.. avg300=.. total=N
-        return int(first.rsplit(b"total=", 1)[1]) / 1e6
-    except (OSError, IndexError, ValueError):
-        return 0.0
+    def _read(self, path: str) -> bytes | None:
+        fd = self._fds.get(path)
+        if fd is None:
+            return None
+        try:
+            return os.pread(fd, 512, 0)
+        except OSError:
+            return None
+
+    def schedstat_wait(self) -> float:
+        """Seconds the loop's thread has waited runnable for a CPU (0 where the kernel does not say)."""
+        try:
+            return int((self._read(_SCHEDSTAT) or b"").split()[1]) / 1e9
+        except (IndexError, ValueError):
+            return 0.0
+
+    def pressure(self) -> float:
+        """Seconds some task on the machine has waited for a CPU (0 where PSI is not available)."""
+        try:
+            first = (self._read(_PRESSURE) or b"").split(b"\n", 1)[0]  # some avg10=.. avg60=.. total=N
+            return int(first.rsplit(b"total=", 1)[1]) / 1e6
+        except (IndexError, ValueError):
+            return 0.0
+
+    def close(self) -> None:
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
 
 
 @dataclass(frozen=True)
@@ -77,11 +101,11 @@ class LoadReading:
 class _Window:
     __slots__ = ("max_lag", "start", "wait0", "pressure0")
 
-    def __init__(self) -> None:
+    def __init__(self, counters: _Counters) -> None:
         self.max_lag = 0.0
         self.start = time.monotonic()
-        self.wait0 = _read_schedstat_wait()
-        self.pressure0 = _read_pressure()
+        self.wait0 = counters.schedstat_wait()
+        self.pressure0 = counters.pressure()
 
 
 class LoadMonitor:
@@ -93,9 +117,11 @@ class LoadMonitor:
     def __init__(self) -> None:
         self._open: set[_Window] = set()
         self._task: asyncio.Task[None] | None = None
+        self._counters: _Counters | None = None
         self.max_lag_s = 0.0  # the largest lag of the whole run (the bench prints it)
 
     async def __aenter__(self) -> LoadMonitor:
+        self._counters = _Counters()
         self._task = asyncio.create_task(self._tick())
         return self
 
@@ -104,6 +130,15 @@ class LoadMonitor:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+        if self._counters is not None:
+            self._counters.close()
+            self._counters = None
+
+    @property
+    def counters(self) -> _Counters:
+        if self._counters is None:  # watched outside `async with` (a test): opened in this thread, kept
+            self._counters = _Counters()
+        return self._counters
 
     async def _tick(self) -> None:
         loop = asyncio.get_running_loop()
@@ -120,7 +155,8 @@ class LoadMonitor:
     @contextlib.contextmanager
     def watch(self) -> Iterator[list[LoadReading]]:
         """Spans one check; the list holds its LoadReading once the block has ended."""
-        window = _Window()
+        counters = self.counters
+        window = _Window(counters)
         self._open.add(window)
         out: list[LoadReading] = []
         try:
@@ -128,8 +164,8 @@ class LoadMonitor:
         finally:
             self._open.discard(window)
             reading = LoadReading(wall_s=time.monotonic() - window.start, max_lag_s=window.max_lag,
-                                  cpu_wait_s=max(0.0, _read_schedstat_wait() - window.wait0),
-                                  pressure_s=max(0.0, _read_pressure() - window.pressure0))
+                                  cpu_wait_s=max(0.0, counters.schedstat_wait() - window.wait0),
+                                  pressure_s=max(0.0, counters.pressure() - window.pressure0))
             out.append(reading)
 
     async def calm(self, quiet_s: float, at_most_s: float) -> bool:
