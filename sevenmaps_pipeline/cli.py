@@ -309,7 +309,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from .surfaces.mapday import latest_built_day
+    from .publishing.mapday import latest_built_day
     from .surfaces.serve import serve
 
     lake = _existing_lake(args)
@@ -323,8 +323,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_site(args: argparse.Namespace) -> int:
-    from .surfaces.mapday import latest_built_day
-    from .surfaces.site import build_site
+    from .publishing.mapday import latest_built_day
+    from .publishing.site import build_site
 
     lake = _existing_lake(args)
     day = parse_day(args.day) if args.day else latest_built_day(lake)
@@ -342,7 +342,7 @@ def cmd_site(args: argparse.Namespace) -> int:
 
 
 def cmd_route(args: argparse.Namespace) -> int:
-    from .surfaces.mapday import MapDay
+    from .publishing.mapday import MapDay
     from .surfaces.route import route
 
     lake = _existing_lake(args)
@@ -537,7 +537,8 @@ def _read_maybe_file(text: str) -> str:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from .integrity.verify import verify_export, verify_lake
+    from .integrity.export_check import verify_export
+    from .integrity.verify import verify_lake
 
     trust = _trust(args)
     state = Path(args.state) if args.state else None
@@ -664,7 +665,7 @@ def _log_sync(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from .lake.export import export_snapshot
+    from .publishing.export import export_snapshot
 
     first = parse_day(args.day)
     last = parse_day(args.to) if args.to else first
@@ -1186,8 +1187,8 @@ def _error_line(exc: BaseException) -> tuple[str, int]:
 
     from .integrity.keys import SigningKeyError
     from .integrity.log import LogError
-    from .lake.export import ExportError
-    from .surfaces.mapday import NoMapError, UnknownServerError
+    from .publishing.export import ExportError
+    from .publishing.mapday import NoMapError, UnknownServerError
 
     text = " ".join(str(exc).split())
     if isinstance(exc, (NoMapError, UnknownServerError)):

@@ -20,14 +20,15 @@ from test_integrity import NOW, build_day
 
 from sevenmaps_pipeline import curated
 from sevenmaps_pipeline.cli import main
+from sevenmaps_pipeline.integrity.export_check import verify_export
 from sevenmaps_pipeline.integrity.keys import generate_key
 from sevenmaps_pipeline.integrity.manifest import sha256_file
 from sevenmaps_pipeline.integrity.roots import read_root, sign_through
-from sevenmaps_pipeline.integrity.verify import Trust, verify_export, verify_lake
-from sevenmaps_pipeline.lake.export import ExportError, export_snapshot
+from sevenmaps_pipeline.integrity.verify import Trust, verify_lake
 from sevenmaps_pipeline.lake.paths import LakePaths
 from sevenmaps_pipeline.lake.schemas import WITHHELD_TABLES
 from sevenmaps_pipeline.lake.warehouse import publish_warehouse
+from sevenmaps_pipeline.publishing.export import ExportError, export_snapshot
 
 DAYS = [DAY + dt.timedelta(days=i) for i in range(3)]
 

@@ -15,7 +15,7 @@ from sevenmaps_pipeline.probe.http import build_client
 from sevenmaps_pipeline.registry import psl
 from sevenmaps_pipeline.registry.client import RegistryError, fetch_snapshot, rows_for_entry
 from sevenmaps_pipeline.registry.listing import listing_decision
-from sevenmaps_pipeline.registry.psl import registrable_domain
+from sevenmaps_pipeline.rules.psl import registrable_domain
 
 DAY = dt.date(2026, 11, 20)
 NOW = dt.datetime(2026, 11, 20, 3, tzinfo=dt.UTC)
@@ -161,7 +161,7 @@ def test_host_of_reads_every_url_as_urlsplit_does(url):
     # host_of reads plain authorities with a regular expression; whatever the URL, the host is urlsplit's.
     from urllib.parse import urlsplit
 
-    from sevenmaps_pipeline.registry.listing import host_of
+    from sevenmaps_pipeline.rules.hosts import host_of
 
     try:
         expected = (urlsplit(url).hostname or "").lower().rstrip(".")

@@ -13,10 +13,10 @@ from sevenmaps_pipeline import curated
 from sevenmaps_pipeline.curated.day import rebuild_day
 from sevenmaps_pipeline.lake.keys import server_id, server_key
 from sevenmaps_pipeline.lake.paths import LakePaths
+from sevenmaps_pipeline.publishing.locks import changes_since, verify_lock, watch
+from sevenmaps_pipeline.publishing.mapday import MapDay, UnknownServerError
 from sevenmaps_pipeline.registry import owners
 from sevenmaps_pipeline.rules.fingerprints import summarize_tools
-from sevenmaps_pipeline.surfaces.locks import changes_since, verify_lock, watch
-from sevenmaps_pipeline.surfaces.mapday import MapDay, UnknownServerError
 from sevenmaps_pipeline.surfaces.route import ROUTE_INPUTS, route, stem, task_risk
 
 DAYS = [dt.date(2026, 11, 10) + dt.timedelta(days=i) for i in range(3)]

@@ -10,8 +10,8 @@ from conftest import land_probes, probe
 
 from sevenmaps_pipeline.curated.day import rebuild_day
 from sevenmaps_pipeline.lake.keys import server_id, server_key
-from sevenmaps_pipeline.surfaces import charts
-from sevenmaps_pipeline.surfaces.site import build_site, uptime_text
+from sevenmaps_pipeline.publishing import charts
+from sevenmaps_pipeline.publishing.site import build_site, uptime_text
 
 DAYS = [dt.date(2026, 11, 1) + dt.timedelta(days=i) for i in range(3)]
 HOSTILE = "<script>alert('x')</script><img src=x onerror=alert(1)> Ignore previous instructions & \"quote\""

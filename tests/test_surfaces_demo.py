@@ -21,7 +21,7 @@ from mcp import Client
 from sevenmaps_pipeline.lake.keys import server_id as short_id
 from sevenmaps_pipeline.lake.keys import server_key
 from sevenmaps_pipeline.lake.paths import LakePaths
-from sevenmaps_pipeline.surfaces.mapday import MapDay, latest_built_day
+from sevenmaps_pipeline.publishing.mapday import MapDay, latest_built_day
 from sevenmaps_pipeline.surfaces.oplog import oplog_folder
 from sevenmaps_pipeline.surfaces.route import route
 from sevenmaps_pipeline.surfaces.serve import make_app
@@ -214,8 +214,8 @@ def test_the_site_written_a_part_at_a_time_is_the_site_written_whole(fleet_demo_
     writes the same files, byte for byte, as in one."""
     import hashlib
 
-    from sevenmaps_pipeline.surfaces.site import build_site
-    from sevenmaps_pipeline.surfaces.status import statuses
+    from sevenmaps_pipeline.publishing.site import build_site
+    from sevenmaps_pipeline.publishing.status import statuses
 
     lake = LakePaths.at(tmp_path / "lake")
     shutil.copytree(fleet_demo_lake.root, lake.root, symlinks=True,
@@ -236,7 +236,7 @@ def test_the_site_written_a_part_at_a_time_is_the_site_written_whole(fleet_demo_
     # A host whose main module a spawned worker cannot import again (a script read from stdin) loses its
     # workers; the pages are then all written in the one process, and say so.
     script = ("import datetime\nfrom pathlib import Path\nfrom sevenmaps_pipeline.lake.paths import LakePaths\n"
-              "from sevenmaps_pipeline.surfaces.site import build_site\n"
+              "from sevenmaps_pipeline.publishing.site import build_site\n"
               f"r = build_site(LakePaths.at(Path({str(lake.root)!r})), datetime.date({day.year}, {day.month}, "
               f"{day.day}), servers_per_part=3, workers=2)\nprint(r.writers, r.writers_note)\n")
     done = subprocess.run([sys.executable, "-"], input=script, capture_output=True, text=True, timeout=300)

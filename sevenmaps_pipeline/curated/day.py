@@ -32,6 +32,7 @@ from ..rules.methods import (
     REPORTS_PARAMS,
     STATUS_PARAMS,
 )
+from ..rules.tokens import encoding
 from .common import BuildResult
 from .lookup_tables import build_domain_ages, build_package_advisories
 from .map_tables import build_daily_status, build_failure_reasons, build_quarantine, build_server_history
@@ -230,7 +231,6 @@ _PRIORITY = {asset: (-len(_readers(asset)), i) for i, asset in enumerate(MAP_ASS
 
 
 def _load_tokenizer() -> None:
-    from ..rules.tokens import encoding
 
     encoding()
 

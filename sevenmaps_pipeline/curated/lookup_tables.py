@@ -14,9 +14,9 @@ from ..lake import duck
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
 from ..lake.schemas import DOMAIN_AGES, PACKAGE_ADVISORIES, RAW_DOMAINS, RAW_PACKAGES, conform
-from ..registry.listing import host_of
-from ..registry.psl import registrable_domain
+from ..rules.hosts import host_of
 from ..rules.methods import ADVISORIES_METHOD, DOMAIN_AGE_METHOD, DOMAIN_AGE_PARAMS
+from ..rules.psl import registrable_domain
 from .common import BuildResult, days_back, require_status
 
 

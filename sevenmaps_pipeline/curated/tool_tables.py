@@ -4,6 +4,7 @@ change records."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import time
 
 import numpy as np
@@ -179,7 +180,6 @@ INJECTION_PHRASES = shipped("assets", "injection_phrases.json")
 
 def build_findings(lake: LakePaths, day: dt.date) -> BuildResult:
     """Published findings (sql/findings.sql) and, apart, the internal-only pattern checks."""
-    import json
 
     started = time.perf_counter()
     phrases = json.loads(INJECTION_PHRASES.read_text())
@@ -244,7 +244,6 @@ def listing_text_table(lake: LakePaths, day: dt.date) -> pa.Table:
 
 
 def build_server_categories(lake: LakePaths, day: dt.date) -> BuildResult:
-    import json
 
     started = time.perf_counter()
     document = CATEGORIES.read_bytes()

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from dagster._core.definitions.assets.graph.asset_graph import AssetNode
 
+from .location import defs
+
 
 def _one_line(text: str | None) -> str:
     return " ".join((text or "").split()).replace("|", "\\|")
 
 
 def assets_markdown() -> str:
-    from ..definitions import defs
 
     repo = defs.get_repository_def()
     graph = repo.asset_graph

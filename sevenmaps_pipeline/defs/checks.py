@@ -1,4 +1,6 @@
-"""Blocking asset checks for the invariants every published day must hold."""
+"""The map's blocking checks: the invariants every published day must hold, run on each day right after
+its table is built (defs/day_map.py) and again before the day is signed (defs/integrity_assets.py, which
+also holds the checks of the root and the snapshot)."""
 
 
 import datetime as dt
@@ -7,13 +9,9 @@ from dataclasses import dataclass
 
 import dagster as dg
 
-from ..integrity.verify import Trust, verify_days, verify_export
 from ..lake import duck
-from ..lake.export import default_folder
 from ..lake.paths import LakePaths
 from ..rules.methods import INCIDENTS_PARAMS, RANKINGS_PARAMS
-from .integrity_assets import daily_root, day_snapshot
-from .resources import LakeResource, partition_days
 
 
 @dataclass(frozen=True)
@@ -71,34 +69,6 @@ def history_violations(paths: LakePaths, day: dt.date) -> dict[str, int]:
     found = {"wrong_length": length, "bad_chars": chars, "counts_disagree": counts, "last_code_disagrees": last,
              "false_100": hundred}
     return {name: n for name, n in found.items() if n}
-
-
-@dg.asset_check(asset=daily_root, blocking=True,
-                description="The root chains to the previous day's root, matches the day's files now, and its "
-                "signature verifies against the signing key's public half (integrity/verify.py, the one "
-                "verifier `sevenmaps verify` uses).")
-def daily_root_chain_intact(context: dg.AssetCheckExecutionContext, lake: LakeResource) -> dg.AssetCheckResult:
-    days = partition_days(context)
-    problems = verify_days(lake.paths, days, lake.public_key())
-    return dg.AssetCheckResult(passed=not problems, metadata={
-        "problems": dg.MetadataValue.int(len(problems)), "days_checked": dg.MetadataValue.int(len(days)),
-        "detail": "\n".join(map(str, problems)) or "none"})
-
-
-@dg.asset_check(asset=day_snapshot, blocking=True,
-                description="The day's researchers' snapshot verifies on its own against the signing key's public "
-                "half: SHA256SUMS, the root, the log, a proof per file; what it withholds is listed.")
-def day_snapshot_verifies(context: dg.AssetCheckExecutionContext, lake: LakeResource) -> dg.AssetCheckResult:
-    public = lake.public_key()
-    problems, withheld = {}, 0
-    for day in partition_days(context):
-        report = verify_export(default_folder(lake.paths, day, day), Trust(public, "the signing key", pinned=True))
-        withheld += len(report.withheld)
-        if not report.ok:
-            problems[day.isoformat()] = str(report.problems[0])
-    return dg.AssetCheckResult(passed=not problems, metadata={
-        "problems": dg.MetadataValue.int(len(problems)), "withheld_files": dg.MetadataValue.int(withheld),
-        "detail": dg.MetadataValue.json(problems) if problems else "none"})
 
 
 def incident_violations(paths: LakePaths, day: dt.date) -> dict[str, int]:

@@ -4,11 +4,18 @@ job of one op, run by a schedule every five minutes that never starts a run whil
 
 
 import datetime as dt
+import os
 from collections.abc import Iterator
 
 import dagster as dg
+import pyarrow.parquet as pq
 
+from ..lake.retention import apply_retention
 from ..probe.frequent import frequent_checks
+from ..registry import submissions
+from ..registry.most_used import most_used
+from ..registry.owners import OwnerClaimError, five_minute_keys
+from ..surfaces.oplog import OPLOG_DAYS, prune_oplog
 from .map_assets import scan_config
 from .metadata import table_metadata
 from .partitions import SLICE_KEY_FORMAT, hourly_slices, open_hours
@@ -32,7 +39,6 @@ def _result_metadata(run, chosen: dict[str, str]) -> dict:
 )
 def hourly_checks(context: dg.AssetExecutionContext, lake: LakeResource,
                   prober: ProberResource) -> Iterator[dg.MaterializeResult]:
-    from ..registry.most_used import most_used
 
     clock = prober.clock()
     starts, others = open_hours(context.partition_keys, clock())
@@ -74,7 +80,6 @@ def hourly_check_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunReques
        "check, robots.txt not read again (the owner asked), opted-out hosts never contacted; what the run could "
        "not reach before its window closed is skipped, never down.")
 def five_minute_checks(context: dg.OpExecutionContext, lake: LakeResource, prober: ProberResource) -> dict:
-    from ..registry.owners import OwnerClaimError, five_minute_keys
 
     try:
         chosen = five_minute_keys(lake.paths)
@@ -114,8 +119,6 @@ def five_minute_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest
        "exists; never a file a signed root names; every deletion logged in control/retention_log.jsonl. Also "
        "deletes the MCP server's operational log (oplog/) past 30 days.")
 def apply_retention_windows(context: dg.OpExecutionContext, lake: LakeResource, prober: ProberResource) -> dict:
-    from ..lake.retention import apply_retention
-    from ..surfaces.oplog import OPLOG_DAYS, prune_oplog
 
     now = prober.clock()()
     report = apply_retention(lake.paths, now.date(), now)
@@ -152,7 +155,6 @@ def retention_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
 
 def submission_checks_so_far(lake: LakeResource, keys: set[str]) -> dict[str, list[dict]]:
     """Every landed check of raw/submitted for `keys` (their whole 7 days)."""
-    import pyarrow.parquet as pq
 
     found: dict[str, list[dict]] = {k: [] for k in keys}
     folder = lake.paths.root / "raw" / "submitted"
@@ -172,9 +174,7 @@ def submission_checks_so_far(lake: LakeResource, keys: set[str]) -> dict[str, li
        "ended by the same thresholds for everyone: admitted (it joins the next day's registry snapshot) or refused "
        "with the reason; both recorded in control/submissions.parquet.")
 def check_submissions(context: dg.OpExecutionContext, lake: LakeResource, prober: ProberResource) -> dict:
-    import os
 
-    from ..registry import submissions
 
     now = prober.clock()()
     config = scan_config(lake.paths, prober)

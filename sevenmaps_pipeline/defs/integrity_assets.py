@@ -6,6 +6,7 @@ from collections.abc import Callable
 import dagster as dg
 
 from ..curated.day import MAP_ASSET_NAMES, StaleDaysError, stale_days
+from ..integrity.export_check import verify_export
 from ..integrity.keys import SigningKeyError
 from ..integrity.log import LogError
 from ..integrity.roots import (
@@ -17,10 +18,11 @@ from ..integrity.roots import (
     sign_through,
     signed_days,
 )
-from ..integrity.verify import verify_days
-from ..lake.export import ExportError, default_folder, export_snapshot
+from ..integrity.verify import Trust, verify_days
 from ..lake.paths import LakePaths
 from ..lake.warehouse import publish_warehouse
+from ..publishing.export import ExportError, default_folder, export_snapshot
+from .checks import DAY_CHECKS
 from .map_assets import SINGLE_RUN
 from .partitions import FIRST_DAY, finished_days
 from .resources import LakeResource, partition_days
@@ -109,8 +111,6 @@ def unchecked_days(paths: LakePaths, days: list[dt.date],
     a materialisation of every map asset in this instance (built outside the map job), or failing one of the
     map's blocking checks now (defs/checks.py DAY_CHECKS: the same functions the map job runs). Only the map
     job rebuilds a day, with its checks and materialisations (docs/operations.md, "When a day is stale")."""
-    from .checks import DAY_CHECKS  # checks.py names this module's assets
-
     stale = dict(stale_days(paths, days))
     built = {name: instance.get_materialized_partitions(dg.AssetKey(name)) for name in MAP_ASSET_NAMES}
     out = []
@@ -183,3 +183,31 @@ def day_snapshot(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Ma
     return dg.MaterializeResult(metadata={"exported": len(written), "files": files, "caught_up": len(catch_up),
                                           "written": written or "none", "already_exported": kept or "none",
                                           "folder": str(lake.paths.exports_dir)})
+
+
+@dg.asset_check(asset=daily_root, blocking=True,
+                description="The root chains to the previous day's root, matches the day's files now, and its "
+                "signature verifies against the signing key's public half (integrity/verify.py, the one "
+                "verifier `sevenmaps verify` uses).")
+def daily_root_chain_intact(context: dg.AssetCheckExecutionContext, lake: LakeResource) -> dg.AssetCheckResult:
+    days = partition_days(context)
+    problems = verify_days(lake.paths, days, lake.public_key())
+    return dg.AssetCheckResult(passed=not problems, metadata={
+        "problems": dg.MetadataValue.int(len(problems)), "days_checked": dg.MetadataValue.int(len(days)),
+        "detail": "\n".join(map(str, problems)) or "none"})
+
+
+@dg.asset_check(asset=day_snapshot, blocking=True,
+                description="The day's researchers' snapshot verifies on its own against the signing key's public "
+                "half: SHA256SUMS, the root, the log, a proof per file; what it withholds is listed.")
+def day_snapshot_verifies(context: dg.AssetCheckExecutionContext, lake: LakeResource) -> dg.AssetCheckResult:
+    public = lake.public_key()
+    problems, withheld = {}, 0
+    for day in partition_days(context):
+        report = verify_export(default_folder(lake.paths, day, day), Trust(public, "the signing key", pinned=True))
+        withheld += len(report.withheld)
+        if not report.ok:
+            problems[day.isoformat()] = str(report.problems[0])
+    return dg.AssetCheckResult(passed=not problems, metadata={
+        "problems": dg.MetadataValue.int(len(problems)), "withheld_files": dg.MetadataValue.int(withheld),
+        "detail": dg.MetadataValue.json(problems) if problems else "none"})

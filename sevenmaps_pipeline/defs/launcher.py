@@ -19,6 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
+from dagster._core.definitions.selector import JobSubsetSelector
+from dagster._core.workspace.context import WorkspaceProcessContext
+from dagster._core.workspace.load_target import ModuleTarget
+
+from ..packaged import workplace
 
 LOCATION = "sevenmaps_pipeline.definitions"
 TERMINAL = {dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED}
@@ -119,7 +124,6 @@ class CodeLocation:
 
     def launch(self, job_name: str, first: dt.date | None, last: dt.date | None, config: Mapping[str, Any],
                tags: Mapping[str, str] | None = None) -> str:
-        from dagster._core.definitions.selector import JobSubsetSelector
 
         context = self._workspace.create_request_context()
         location = context.get_code_location(LOCATION)
@@ -190,10 +194,7 @@ def _alive(pid: int) -> bool:
 def code_location(instance: dg.DagsterInstance) -> Iterator[CodeLocation]:
     """Open the code location for `instance` (its code server inherits this process's environment, so
     $SEVENMAPS_LAKE, $SEVENMAPS_FIRST_DAY and $SEVENMAPS_NO_SCAN reach the runs)."""
-    from dagster._core.workspace.context import WorkspaceProcessContext
-    from dagster._core.workspace.load_target import ModuleTarget
 
-    from ..packaged import workplace
 
     target = ModuleTarget(module_name=LOCATION, attribute=None, working_directory=str(workplace()),
                           location_name=LOCATION)

@@ -6,6 +6,7 @@ import datetime as dt
 
 import dagster as dg
 
+from ..lookups.daily import latest_snapshot, lookup_day
 from .map_assets import day_spec
 from .resources import LakeResource, ProberResource
 
@@ -29,7 +30,6 @@ domain_ages = day_spec(
        "and PyPI package the registry entries ship and its version against OSV (raw/packages), and the RDAP "
        "registration date of each registrable domain not looked up in the last 30 days (raw/domains).")
 def run_lookups(context: dg.OpExecutionContext, lake: LakeResource, prober: ProberResource) -> dict:
-    from ..lookups.daily import latest_snapshot, lookup_day
 
     now = prober.clock()()
     day = now.date()

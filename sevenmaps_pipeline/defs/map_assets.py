@@ -5,6 +5,7 @@ Each day asset is a spec here (what it is, what it reads); the map's one step bu
 """
 
 
+import dataclasses
 import datetime as dt
 from collections.abc import Iterator
 
@@ -15,6 +16,9 @@ from ..lake.parquet_io import SignedDayError
 from ..lake.paths import LakePaths
 from ..probe.run import DayScan, readiness_day, scan_day, scan_slice, take_snapshot
 from ..probe.shards import Shard
+from ..probe.slices import SLICE_METHOD
+from ..registry.opt_outs import OptOutRegistryError, opted_out_hosts
+from ..registry.skills_list import SkillsList
 from .metadata import table_metadata
 from .partitions import SLICE_KEY_FORMAT, hourly_slices, open_hours
 from .resources import LakeResource, ProberResource, scan_shards
@@ -77,9 +81,7 @@ def scan_config(paths: LakePaths, prober: ProberResource, shard: Shard | None = 
     """The prober's configuration with the lake's opt-out registry added to its opted-out hosts: every check
     kind reads it (docs/operations.md, "Opt-outs"). An unreadable registry stops the run, naming it. A shard
     gets its share of the concurrency, so N shards side by side check as many endpoints at once as one."""
-    import dataclasses
 
-    from ..registry.opt_outs import OptOutRegistryError, opted_out_hosts
 
     config = prober.probe_config()
     try:
@@ -95,7 +97,6 @@ def run_readiness(context: StepContext, paths: LakePaths, day: dt.date, prober: 
     """The nightly readiness probe of the day's listings and skills, after the day's last slice (or the
     whole-day scan): its own raw kinds, never a day code. Its failure is logged as an error and leaves the
     day's map as it is: the readiness tables then show the endpoints it did check, or none."""
-    from ..registry.skills_list import SkillsList
 
     skills = SkillsList((), ())
     try:
@@ -216,7 +217,6 @@ def scan_shard(context: dg.OpExecutionContext, lake: LakeResource, prober: Probe
        "was not now scanned nothing and records no materialisation.")
 def slice_landed(context: dg.OpExecutionContext, lake: LakeResource, prober: ProberResource,
                  shards: list[dict]) -> Iterator[dg.Output]:
-    from ..probe.slices import SLICE_METHOD
 
     if not shards:
         return

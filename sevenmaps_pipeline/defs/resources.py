@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
+import os
 from pathlib import Path
 
 import dagster as dg
 from pydantic import Field
 
-from ..integrity.keys import default_key_path
+from ..integrity.keys import SigningKeyError, default_key_path, load_private_key, read_published_key
+from ..integrity.witness import WitnessConfig
 from ..lake.paths import LakePaths, default_lake_root
+from ..lookups.codehost import CodeHostClient
+from ..lookups.osv import LookupClient
+from ..lookups.rdap import RdapClient
+from ..probe.config import ProbeConfig
+from ..probe.run import ReplayClock, utc_now
+from ..registry.most_used import DIRECTORY_LISTS_ENV, read_directory_lists
+from ..registry.skills_list import SKILLS_LIST_ENV, SkillsList, read_skills_list
+from .home import bound_lake
 
 LAKE_TAG = "sevenmaps/lake"
 
@@ -28,7 +39,6 @@ class LakeResource(dg.ConfigurableResource):
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
         """Refuse a lake that is not the Dagster home's own (docs/operations.md, "Dagster homes"), and
         record the lake on the run (tag `sevenmaps/lake`) however the run was launched."""
-        from .home import bound_lake
 
         instance, run = context.instance, context.dagster_run
         if instance is None:
@@ -53,7 +63,6 @@ class LakeResource(dg.ConfigurableResource):
 
     def public_key(self):
         """The signing key's public half (the key this deployment signs with), else the published one."""
-        from ..integrity.keys import SigningKeyError, load_private_key, read_published_key
 
         try:
             return load_private_key(self.key_path, self.paths).public_key()
@@ -61,9 +70,7 @@ class LakeResource(dg.ConfigurableResource):
             return read_published_key(self.paths)
 
     def witness_configs(self):
-        import os
 
-        from ..integrity.witness import WitnessConfig
 
         entries = self.witnesses or [w for w in os.environ.get("SEVENMAPS_WITNESSES", "").splitlines() if w.strip()]
         return [WitnessConfig.parse(w) for w in entries]
@@ -80,7 +87,6 @@ SCAN_CONCURRENCY_ENV = "SEVENMAPS_SCAN_CONCURRENCY"
 def scan_concurrency() -> int:
     """Endpoints checked at once ($SEVENMAPS_SCAN_CONCURRENCY, default 64; docs/scaling.md: a whole-registry
     scan at once wants 256)."""
-    import os
 
     raw = os.environ.get(SCAN_CONCURRENCY_ENV, "").strip() or "64"
     if not raw.isdigit() or not 1 <= int(raw) <= 4096:
@@ -97,7 +103,6 @@ def scan_shards() -> int:
     """Steps a slice's scan is split into, by host ($SEVENMAPS_SCAN_SHARDS, default 1; docs/scaling.md, "The
     scan in shards by host"): with more than one, the slice job runs them side by side under the
     multiprocess executor."""
-    import os
 
     raw = os.environ.get(SCAN_SHARDS_ENV, "").strip() or "1"
     if not raw.isdigit() or not 1 <= int(raw) <= MAX_SCAN_SHARDS:
@@ -154,9 +159,7 @@ class ProberResource(dg.ConfigurableResource):
                             "that hour, for one probe_slice run).")
 
     def probe_config(self):
-        import json
 
-        from ..probe.config import ProbeConfig
 
         return ProbeConfig(
             concurrency=self.concurrency,
@@ -167,40 +170,32 @@ class ProberResource(dg.ConfigurableResource):
 
     def skills(self):
         """The skills list's folders and the problems of its refused lines (none without a list)."""
-        import os
 
-        from ..registry.skills_list import SKILLS_LIST_ENV, SkillsList, read_skills_list
 
         path = self.skills_list or os.environ.get(SKILLS_LIST_ENV, "")
         return read_skills_list(path) if path else SkillsList((), ())
 
     def read_directory_lists(self):
         """The operator's directory lists (None without one); ValueError when the file cannot be read."""
-        import os
 
-        from ..registry.most_used import DIRECTORY_LISTS_ENV, read_directory_lists
 
         path = self.directory_lists or os.environ.get(DIRECTORY_LISTS_ENV, "")
         return read_directory_lists(path) if path else None
 
     def package_lookups(self):
-        from ..lookups.osv import LookupClient
 
         return LookupClient(self.osv_url or None, self.npm_url or None, self.pypi_url or None)
 
     def rdap(self):
-        from ..lookups.rdap import RdapClient
 
         return RdapClient(self.rdap_bootstrap_url or None)
 
     def codehost(self):
-        from ..lookups.codehost import CodeHostClient
 
         return CodeHostClient(self.codehost_url or None)
 
     def clock(self, hour: int | None = None):
         """Now; with replay_day, the replayed day (at noon, at the replayed hour, or at `hour`)."""
-        from ..probe.run import ReplayClock, utc_now
 
         if not self.replay_day:
             return utc_now

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import dagster as dg
 
-from ..definitions import defs
+from ..lake.paths import LakePaths
+from .integrity_assets import days_to_rebuild
+from .location import defs
 
 
 def run_days(job_name: str, first: dt.date, last: dt.date, instance: dg.DagsterInstance,
@@ -56,8 +58,6 @@ def run_map_and_sign(first: dt.date, last: dt.date, instance: dg.DagsterInstance
     """Build the map for the days, then sign them: what a UI backfill of all four assets does. Signing signs
     only days the map job built and checked; an unsigned earlier day it would refuse (stale, or built outside
     the map job) is rebuilt by the map job first, through `last` (docs/operations.md, "When a day is stale")."""
-    from ..lake.paths import LakePaths
-    from .integrity_assets import days_to_rebuild
 
     runs = [run_days("daily_map_job", first, last, instance, lake_root, signing_key, log_level=log_level,
                      raise_on_error=raise_on_error)]

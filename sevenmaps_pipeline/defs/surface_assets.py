@@ -5,7 +5,7 @@ import base64
 
 import dagster as dg
 
-from ..surfaces.site import build_site
+from ..publishing.site import build_site
 from .integrity_assets import caught_up_days, day_snapshot
 from .map_assets import SINGLE_RUN
 from .partitions import finished_days

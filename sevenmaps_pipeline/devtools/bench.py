@@ -18,9 +18,25 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
+import dagster as dg
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ..curated import registry_in_force
+from ..defs.runner import run_map_and_sign
+from ..integrity.keys import generate_key, load_private_key
+from ..integrity.manifest import day_files
+from ..integrity.roots import sync_log
+from ..integrity.verify import Trust, check_log_only, verify_lake
+from ..lake import duck
+from ..lake.parquet_io import write_parquet
 from ..lake.paths import PROJECT_ROOT, LakePaths
+from ..lake.warehouse import publish_warehouse
+from .synth import synthesize
 
 # $SEVENMAPS_BENCH_DIR: somewhere else than the checkout's .bench/ (the benches' smoke test uses its own).
 BENCH_DIR = Path(os.environ.get("SEVENMAPS_BENCH_DIR") or PROJECT_ROOT / ".bench")
@@ -67,7 +83,6 @@ def tree_rss_mb(pid: int) -> float:
 
 def synthetic_lake(name: str, servers: int, days: int, seed: int, **options) -> tuple[LakePaths, dict]:
     """The synthetic lake `.bench/<name>`, made once (ending yesterday) and reused while it is complete."""
-    from .synth import synthesize
 
     BENCH_DIR.mkdir(exist_ok=True)
     source = LakePaths.at(BENCH_DIR / name)
@@ -130,13 +145,10 @@ def _clone(src: LakePaths, dst: Path, *, morning_of: dt.date | None = None, cura
         drop((dst / "cache").glob("*"), yesterday)
         _categories_as_of(lake, morning_of)
         if key is not None and lake.roots_dir.is_dir():
-            from ..integrity.keys import load_private_key
-            from ..integrity.roots import sync_log
 
             sync_log(lake, load_private_key(key, lake))
         # Its warehouse too: views are rebuilt only when one changes (here, because the lake moved), and
         # that costs more the more files the lake holds (0.6 s at 30 days, 0.8 s at 90, 100,000 endpoints).
-        from ..lake.warehouse import publish_warehouse
 
         publish_warehouse(lake)
     return lake
@@ -145,11 +157,7 @@ def _clone(src: LakePaths, dst: Path, *, morning_of: dt.date | None = None, cura
 def _categories_as_of(lake: LakePaths, day: dt.date) -> None:
     """The category verdicts kept per list (curated/categories.py) as they stood the morning of `day`:
     without the lists scored that day or later."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
 
-    from ..lake.parquet_io import write_parquet
 
     for path in (lake.root / "cache").glob("list_categories-*.parquet"):
         table = pq.read_table(path)
@@ -160,12 +168,9 @@ def _categories_as_of(lake: LakePaths, day: dt.date) -> None:
 
 def _child_run(job: str, first: dt.date, last: dt.date, lake: Path, key: Path) -> dict:
     """Runs inside the measured process."""
-    import warnings
 
     warnings.filterwarnings("ignore")
-    import dagster as dg
 
-    from ..defs.runner import run_map_and_sign
 
     assert job == "map_and_sign"
     home = tempfile.mkdtemp(prefix="sevenmaps-bench-home-")
@@ -259,9 +264,6 @@ def lake_first_day(lake: LakePaths) -> dt.date:
 
 def _bare_scan_seconds(lake: LakePaths, day: dt.date) -> tuple[float, int]:
     """A bare DuckDB scan (every column) of every file the day's run reads."""
-    from ..curated import registry_in_force
-    from ..integrity.manifest import day_files
-    from ..lake import duck
 
     window = [day - dt.timedelta(days=i) for i in range(29, -1, -1)]
     def through(table: str) -> list:
@@ -300,7 +302,6 @@ def _bare_scan_seconds(lake: LakePaths, day: dt.date) -> tuple[float, int]:
 
 
 def run_bench(servers: int, days: int, seed: int) -> int:
-    from ..integrity.keys import generate_key
 
     source, meta = synthetic_lake(f"raw-{servers}x{days}-seed{seed}", servers, days, seed)
     end = dt.date.fromisoformat(meta["end"])
@@ -380,11 +381,7 @@ def run_bench(servers: int, days: int, seed: int) -> int:
 
 def _verify_figures(lake, key: Path) -> dict:
     """`sevenmaps verify` and `log check` side by side with `sha256sum` over the same covered files."""
-    import subprocess
 
-    from ..integrity.keys import load_private_key
-    from ..integrity.verify import Trust, check_log_only, verify_lake
-    from ..lake.paths import LakePaths
 
     lake = lake if isinstance(lake, LakePaths) else LakePaths.at(lake)
     trust = Trust(load_private_key(key, lake).public_key(), "the bench key", pinned=True)

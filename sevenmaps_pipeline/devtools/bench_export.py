@@ -14,21 +14,21 @@ import shutil
 import time
 from pathlib import Path
 
+from ..curated.day import build_day
+from ..integrity.keys import generate_key
+from ..integrity.roots import read_root, sign_through, signed_days
 from ..lake.paths import LakePaths
+from ..publishing.export import copy_independent, export_snapshot
 from .bench import BENCH_DIR, _clone, _say, synthetic_lake
 
 
 def signed_bench_lake(servers: int, days: int, seed: int, key: Path) -> tuple[LakePaths, dt.date]:
     """A lake of `days` signed days at `servers` endpoints, and its newest day."""
-    from ..integrity.roots import signed_days
 
     done = LakePaths.at(BENCH_DIR / "work-backfill")
     if len(signed_days(done)) >= days:
         _say(f"reusing the lake part's signed lake {done.root}")
         return done, signed_days(done)[-1]
-    from ..curated.day import build_day
-    from ..integrity.keys import generate_key
-    from ..integrity.roots import sign_through
 
     source, meta = synthetic_lake(f"raw-{servers}x{days}-seed{seed}", servers, days, seed)
     end = dt.date.fromisoformat(meta["end"])
@@ -48,8 +48,6 @@ def signed_bench_lake(servers: int, days: int, seed: int, key: Path) -> tuple[La
 
 
 def run_export_bench(servers: int, days: int, seed: int, repeats: int = 3) -> dict:
-    from ..integrity.roots import read_root
-    from ..lake.export import copy_independent, export_snapshot
 
     lake, day = signed_bench_lake(servers, days, seed, BENCH_DIR / "bench-signing-key.pem")
     scratch = BENCH_DIR / "work-export-out"

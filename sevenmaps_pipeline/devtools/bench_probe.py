@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import multiprocessing
 import random
 import ssl
 import subprocess
@@ -20,10 +21,15 @@ import time
 from pathlib import Path
 
 import anyio
+import httpcore2
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from ..lake.paths import LakePaths
 from ..probe.config import ProbeConfig
-from ..probe.run import ReplayClock, scan_day
+from ..probe.run import ReplayClock, scan_day, take_snapshot
+from ..probe.shards import Shard
 from .fleet.run import load_timeline
 
 
@@ -60,8 +66,6 @@ class _RemoteFleet:
 
 def _sdk_client_factory(port: int, ca_file: Path):
     """The official SDK client, reaching fleet names through the same kind of loopback map."""
-    import httpcore2
-    import httpx2
 
     fleet_port = port
 
@@ -87,8 +91,6 @@ def _sdk_client_factory(port: int, ca_file: Path):
 
 
 async def _naive_sdk(port: int, ca_file: Path, urls: list[str]) -> int:
-    from mcp import Client
-    from mcp.client.streamable_http import streamable_http_client
 
     make = _sdk_client_factory(port, ca_file)
     answered = 0
@@ -105,7 +107,6 @@ async def _naive_sdk(port: int, ca_file: Path, urls: list[str]) -> int:
 def _shard_scan(lake_root: str, day: str, registry_url: str, host_map: dict, ca_file: str, concurrency: int,
                 index: int, count: int) -> dict:
     """One shard's scan, in its own process (as a Dagster step of the multiprocess executor runs it)."""
-    from ..probe.shards import Shard
 
     config = ProbeConfig(host_map=host_map, ca_file=Path(ca_file), concurrency=concurrency)
     started = time.process_time()
@@ -118,7 +119,6 @@ def _measured_scan(timeline: dict, latency: dict[str, float], workdir: Path, con
                    shards: int) -> dict:
     """A fresh fleet and one scan of it: in this process (shards=1), or the registry snapshot here and then
     `shards` processes side by side, each with its share of the concurrency."""
-    import multiprocessing
 
     workdir.mkdir()
     fleet = _RemoteFleet(timeline, latency, workdir)
@@ -130,7 +130,6 @@ def _measured_scan(timeline: dict, latency: dict[str, float], workdir: Path, con
         if shards == 1:
             outcomes = scan_day(lake, day, fleet.registry_url, config, ReplayClock(day)).outcomes
         else:
-            from ..probe.run import take_snapshot
 
             take_snapshot(lake, day, fleet.registry_url, config, ReplayClock(day))
             args = [(str(lake.root), day.isoformat(), fleet.registry_url, dict(config.host_map), str(fleet.ca_file),

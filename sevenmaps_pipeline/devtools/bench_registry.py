@@ -21,15 +21,20 @@ import datetime as dt
 import json
 import math
 import random
+import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
+
 from ..lake.paths import LakePaths
 from ..probe.config import ProbeConfig, Timeouts
 from ..probe.run import ReplayClock, scan_day
+from .bench import BENCH_DIR
 from .bench_probe import _RemoteFleet, print_overlaps
 from .fleet.run import load_timeline
 
@@ -122,7 +127,6 @@ def intended_outcome(h: SimHost, t: Timeouts) -> str:
 
 def recorded_codes(lake: LakePaths, day: dt.date) -> dict[str, str]:
     """server_key -> the code its last daily check of the day gives: o/a/p, d:<outcome>, n:<reason>, skipped."""
-    import pyarrow.parquet as pq
 
     last: dict[str, tuple[dt.datetime, str, str | None]] = {}
     for path in lake.raw_files("probes", day):
@@ -153,8 +157,6 @@ class CpuHog:
     """Busy processes, one per core, for the whole scan: a machine someone else is using too."""
 
     def __init__(self, processes: int) -> None:
-        import subprocess
-        import sys
 
         self.procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(processes)]
 
@@ -221,7 +223,6 @@ def run_registry_bench(endpoints: int = 25_000, concurrency: int = 256, seed: in
 
 
 def print_registry_bench(f: dict[str, Any]) -> None:
-    from .bench import BENCH_DIR
 
     BENCH_DIR.mkdir(exist_ok=True)
     (BENCH_DIR / "registry.json").write_text(json.dumps(f, indent=2))

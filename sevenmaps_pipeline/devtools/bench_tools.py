@@ -19,7 +19,12 @@ import sys
 import time
 from pathlib import Path
 
+import pyarrow.parquet as pq
+
+from .. import curated
+from ..curated import probe_files
 from ..lake.paths import LakePaths
+from ..rules.tokens import count_many, encoding
 from .bench import BENCH_DIR, peak_rss_mb, synthetic_lake
 
 SETUP = ("quarantine", "daily_status")
@@ -32,10 +37,7 @@ def _say(msg: str) -> None:
 
 def _tokenizer_throughput(lake: LakePaths, day: dt.date) -> dict:
     """Time o200k_base alone over what tool_facts counted that day: each new list's JSON and descriptions."""
-    import pyarrow.parquet as pq
 
-    from ..curated import probe_files
-    from ..rules.tokens import count_many, encoding
 
     new = set(pq.read_table(lake.curated_file("tool_lists", day), columns=["tools_hash"]).column(0).to_pylist())
     descriptions = [d for d in pq.read_table(lake.curated_file("tool_facts", day), columns=["description"])
@@ -58,7 +60,6 @@ def _tokenizer_throughput(lake: LakePaths, day: dt.date) -> dict:
 
 
 def _child(step: str, day: dt.date, lake_root: Path) -> dict:
-    from .. import curated
 
     lake = LakePaths.at(lake_root)
     started = time.perf_counter()

@@ -6,19 +6,36 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import json
 import os
 import shutil
 import tempfile
 import time
 from pathlib import Path
 
+import dagster as dg
+
 from ..defs.home import ensure_dagster_home
+from ..defs.integrity_assets import days_to_rebuild, unchecked_days
+from ..defs.launcher import code_location, run_config
 from ..defs.partitions import FIRST_DAY_ENV
-from ..integrity.keys import default_key_path, generate_key
-from ..integrity.verify import verify_lake
+from ..integrity.export_check import verify_export
+from ..integrity.keys import default_key_path, generate_key, generate_witness_key, load_private_key, load_witness_key
+from ..integrity.log import configured_origin, log_verifier
+from ..integrity.roots import days_to_sign
+from ..integrity.status import lake_status, status_text
+from ..integrity.verify import Trust, verify_lake
+from ..integrity.witness import Witness, serve
 from ..lake import duck
+from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
 from ..lake.warehouse import open_warehouse
+from ..publishing.export import export_snapshot
+from . import demo_operations as ops
+from .demo_operations import cadence_summary
+from .demo_surfaces import surfaces_summary
+from .fleet.reports import fleet_reports
+from .fleet.run import Fleet
 from .synth import synthesize
 
 DEMO_MARKER = ".sevenmaps-demo-lake"
@@ -57,9 +74,6 @@ def _prepare(lake: LakePaths, key_path: Path | None, first_day: dt.date) -> Path
 def _finish(lake: LakePaths, t0: float, key_path: Path, witness=None, cadences: bool = False) -> int:
     """Verify against the key the demo signs with (pinned, never the lake's copy) and the demo's witness,
     then export the last week and verify the snapshot in a folder with no lake beside it."""
-    from ..integrity.keys import load_private_key
-    from ..integrity.verify import Trust, verify_export
-    from ..lake.export import export_snapshot
 
     trust = Trust(load_private_key(key_path, lake).public_key(), f"the demo's signing key {key_path}", pinned=True)
     if witness is not None:
@@ -81,9 +95,6 @@ def _finish(lake: LakePaths, t0: float, key_path: Path, witness=None, cadences: 
     print()
     print(summary(lake))
     if cadences:
-        from ..integrity.status import lake_status, status_text
-        from .demo_operations import cadence_summary
-        from .demo_surfaces import surfaces_summary
 
         print("\n".join(cadence_summary(lake, report.days_verified[-1] if report.days_verified else dt.date.today())))
         print("\n".join(surfaces_summary(lake)))
@@ -96,9 +107,6 @@ def _finish(lake: LakePaths, t0: float, key_path: Path, witness=None, cadences: 
 @contextlib.contextmanager
 def demo_witness(lake: LakePaths, key_path: Path):
     """A C2SP witness on loopback for the demo's log, with a fresh state (the demo's log starts anew)."""
-    from ..integrity.keys import generate_witness_key, load_private_key, load_witness_key
-    from ..integrity.log import configured_origin, log_verifier
-    from ..integrity.witness import Witness, serve
 
     folder = key_path.parent
     witness_key = folder / "demo-witness-mldsa44.pem"
@@ -130,17 +138,8 @@ def _failures(run) -> str:
 
 def run_fleet_demo(lake: LakePaths, days: int, key_path: Path | None = None) -> int:
     """Replay the fleet's timeline through the production prober, one Dagster run per day."""
-    import json
 
-    import dagster as dg
 
-    from ..defs.integrity_assets import days_to_rebuild, unchecked_days
-    from ..defs.launcher import code_location, run_config
-    from ..integrity.roots import days_to_sign
-    from ..lake.parquet_io import write_parquet
-    from . import demo_operations as ops
-    from .fleet.reports import fleet_reports
-    from .fleet.run import Fleet
 
     t0 = time.perf_counter()
     end = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
@@ -239,9 +238,7 @@ def _codes(lake: LakePaths, day: dt.date) -> str:
 
 def run_demo(lake: LakePaths, servers: int, days: int, seed: int, key_path: Path | None = None) -> int:
     """The synthetic demo: the generator lands raw probes, then one Dagster backfill over every day."""
-    import dagster as dg
 
-    from ..defs.launcher import code_location, run_config
 
     t0 = time.perf_counter()
     end = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)

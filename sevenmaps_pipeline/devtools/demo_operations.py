@@ -18,7 +18,7 @@ from typing import Any
 
 from ..lake import duck
 from ..lake.paths import LakePaths
-from ..lake.warehouse import open_warehouse
+from ..lake.warehouse import open_warehouse, publish_warehouse
 from ..probe.config import ProbeConfig
 from ..probe.frequent import frequent_checks
 from ..probe.opt_out_check import token_proof
@@ -88,7 +88,6 @@ def hourly_today(location: Any, lake: LakePaths, fleet: Any, config_for: Any, to
         if not run.success:
             lines.append(f"  {hour:02d}:00 the hourly run FAILED")
             continue
-        from ..lake.warehouse import publish_warehouse
 
         publish_warehouse(lake)
         with open_warehouse(lake) as con:

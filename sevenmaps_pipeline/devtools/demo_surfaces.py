@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from ..lake.paths import LakePaths
-from ..surfaces.mapday import MapDay, NoMapError
+from ..publishing.mapday import MapDay, NoMapError
 from ..surfaces.route import route
 
 DEMO_TASKS = ("search my notes", "delete records")

@@ -3,14 +3,26 @@ signatures, the log and a tlog-proof for every included file; what was withheld 
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
+from ..lake.parquet_io import write_bytes_atomic
 from .checkpoint import parse_checkpoint_text
 from .manifest import sha256_file
 from .note import parse_note, verifier_for
 from .proof import verify_proof
-from .verify import RootDoc, Trust, VerifyReport, check_chain, check_log, read_root_docs
+from .verify import (
+    RootDoc,
+    Trust,
+    VerifyReport,
+    check_chain,
+    check_log,
+    check_state,
+    finish_report,
+    read_root_docs,
+    resolve_trust,
+)
 
 SUM_LINE = re.compile(r"^([0-9a-f]{64})  (.+)$")
 
@@ -106,3 +118,21 @@ def check_export(report: VerifyReport, folder: Path, trust: Trust) -> list[RootD
             report.add(f"data file not in any signed root: {rel}", None, rel)
     check_log(report, folder / "log", docs, trust.public, trust, complete=False)
     return docs
+
+
+def verify_export(folder: Path, trust: Trust | None = None, state_path: Path | None = None) -> VerifyReport:
+    """A researcher's snapshot with no lake present (publishing/export.py writes it)."""
+    report = VerifyReport()
+    folder = Path(folder)
+    if not folder.is_dir():
+        report.add(f"no snapshot folder at {folder}")
+        return report
+    trust = resolve_trust(report, folder / "7maps.json", trust, state_path)
+    if trust is None:
+        return report
+    docs = check_export(report, folder, trust)
+    new_state = check_state(report, state_path, trust, None, folder / "log") if state_path else None
+    finish_report(report, docs)
+    if report.ok and state_path and new_state:
+        write_bytes_atomic(state_path, (json.dumps(new_state, indent=2) + "\n").encode())
+    return report

@@ -15,7 +15,10 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
+import pyarrow.parquet as pq
+
 from ..lake.paths import LakePaths
+from ..probe.slices import slot_hour
 from .roots import REQUIRED_TABLES, chain_start, signed_days
 
 SLICE_DEADLINE_MINUTE = 55
@@ -93,9 +96,7 @@ def _slices(lake: LakePaths, today: dt.date, now: dt.datetime, status: LakeStatu
     """Today's hours with a landed daily check, and the past hours (deadline passed) whose slice has
     endpoints in the day's registry snapshot and landed none. Before the day's first slice there is no
     snapshot: every hour due so far is missing (an empty registry is not a reason to skip a scan)."""
-    import pyarrow.parquet as pq
 
-    from ..probe.slices import slot_hour
 
     landed: set[int] = set()
     for path in lake.raw_files("probes", today):

@@ -532,7 +532,7 @@ def trust_from_state(state_path: Path | None) -> Trust | None:
 # --- entry points -------------------------------------------------------------------------------------
 
 
-def _resolve_trust(report: VerifyReport, lake_key: Path | None, trust: Trust | None,
+def resolve_trust(report: VerifyReport, lake_key: Path | None, trust: Trust | None,
                    state_path: Path | None) -> Trust | None:
     if trust is None:
         trust = trust_from_state(state_path)
@@ -564,7 +564,7 @@ def verify_lake(lake: LakePaths, trust: Trust | None = None, state_path: Path | 
     docs = read_root_docs(report, lake.roots_dir, lake.root)
     if not docs and not report.problems:
         return report
-    trust = _resolve_trust(report, lake.well_known, trust, state_path)
+    trust = resolve_trust(report, lake.well_known, trust, state_path)
     if trust is None:
         return report
     for doc in docs:
@@ -574,13 +574,13 @@ def verify_lake(lake: LakePaths, trust: Trust | None = None, state_path: Path | 
     check_chain(report, docs, trust.public, first_previous=(None, ""))
     tree, _ = check_log(report, lake.log_dir, docs, trust.public, trust, complete=True)
     new_state = check_state(report, state_path, trust, tree, lake.log_dir) if state_path else None
-    _finish(report, docs)
+    finish_report(report, docs)
     if report.ok and state_path and new_state:
         write_bytes_atomic(state_path, (json.dumps(new_state, indent=2) + "\n").encode())
     return report
 
 
-def _finish(report: VerifyReport, docs: list[RootDoc]) -> None:
+def finish_report(report: VerifyReport, docs: list[RootDoc]) -> None:
     """Problems in day order (a stable sort: within a day, in the order found; the log's last); the days
     verified are those before the first bad one."""
     report.problems.sort(key=lambda p: (p.day is None, p.day or dt.date.min))
@@ -622,26 +622,6 @@ def verify_days(lake: LakePaths, days: list[dt.date], public: Ed25519PublicKey) 
     return report.problems
 
 
-def verify_export(folder: Path, trust: Trust | None = None, state_path: Path | None = None) -> VerifyReport:
-    """A researcher's snapshot with no lake present (lake/export.py writes it)."""
-    from .export_check import check_export
-
-    report = VerifyReport()
-    folder = Path(folder)
-    if not folder.is_dir():
-        report.add(f"no snapshot folder at {folder}")
-        return report
-    trust = _resolve_trust(report, folder / "7maps.json", trust, state_path)
-    if trust is None:
-        return report
-    docs = check_export(report, folder, trust)
-    new_state = check_state(report, state_path, trust, None, folder / "log") if state_path else None
-    _finish(report, docs)
-    if report.ok and state_path and new_state:
-        write_bytes_atomic(state_path, (json.dumps(new_state, indent=2) + "\n").encode())
-    return report
-
-
 def check_tile_files(report: VerifyReport, log_dir: Path, tree: HashTree, entries: list[bytes]) -> int:
     """Every file under log/tile/ re-derived from the entries (full tiles, and the partial tiles each
     earlier checkpoint needed); returns how many were compared."""
@@ -675,7 +655,7 @@ def check_log_only(lake: LakePaths, trust: Trust | None = None) -> tuple[VerifyR
     entries, and the entries against the signed roots (like Tessera's fsck)."""
     report = VerifyReport()
     docs = read_root_docs(report, lake.roots_dir, lake.root)
-    trust = _resolve_trust(report, lake.well_known, trust, None)
+    trust = resolve_trust(report, lake.well_known, trust, None)
     if trust is None:
         return report, 0
     tree, checkpoint = check_log(report, lake.log_dir, docs, trust.public, trust, complete=True)
@@ -686,5 +666,5 @@ def check_log_only(lake: LakePaths, trust: Trust | None = None) -> tuple[VerifyR
     elif tree is not None:
         entries, _ = load_entries(lake.log_dir, tree.size)
         compared = check_tile_files(report, lake.log_dir, tree, entries or [])
-    _finish(report, docs)
+    finish_report(report, docs)
     return report, compared

@@ -33,6 +33,7 @@ from .note import (
     cosigner_type,
     open_note,
     parse_note,
+    parse_vkey,
     verifier_for,
 )
 
@@ -197,7 +198,6 @@ class WitnessConfig:
     @classmethod
     def parse(cls, text: str) -> WitnessConfig:
         """'<vkey> <url>' (as in a tlog-policy witness line, without the name)."""
-        from .note import parse_vkey
 
         parts = text.split()
         if len(parts) != 2:

@@ -12,8 +12,11 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
+from duckdb.func import FunctionNullHandling
 
 from ..packaged import shipped
+from ..rules.estimators import register_estimators
+from ..rules.psl import site_of_url
 
 
 def load_sql(name: str) -> str:
@@ -119,10 +122,7 @@ def bind_input(con: duckdb.DuckDBPyConnection, view: str, files: Sequence[Path],
 
 
 def _register_functions(con: duckdb.DuckDBPyConnection) -> None:
-    from duckdb.func import FunctionNullHandling
 
-    from ..registry.psl import site_of_url
-    from ..rules.estimators import register_estimators
 
     register_estimators(con)
     # The registrable domain of a URL's host (the shipped, hash-checked Public Suffix List).

@@ -109,6 +109,11 @@ class LakePaths:
         """The opt-out registry every check kind reads (registry/opt_outs.py)."""
         return self.root / "control" / "opt_outs.parquet"
 
+    @property
+    def owners_file(self) -> Path:
+        """The owners' claims and notes (registry/owners.py)."""
+        return self.root / "control" / "owners.parquet"
+
     def days_with_data(self) -> list[dt.date]:
         """Every day that has a covered raw or curated partition folder."""
         days: set[dt.date] = set()

@@ -12,6 +12,7 @@ in `control/retention_log.jsonl`.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import shutil
 from dataclasses import dataclass, field
@@ -43,7 +44,6 @@ def aggregate_file(lake: LakePaths, kind: str, day: dt.date) -> Path:
 
 
 def _sha256(path: Path) -> str:
-    import hashlib
 
     digest = hashlib.sha256()
     with path.open("rb") as handle:

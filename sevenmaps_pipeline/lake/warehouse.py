@@ -20,6 +20,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from ..packaged import shipped
 from . import duck
 from .paths import LakePaths
 from .schemas import DAILY_ROOTS_DOC, INTERNAL_TABLES, PUBLIC_TABLES, TableSpec
@@ -144,7 +145,6 @@ SQL_VIEWS = {
 
 
 def sql_view_statements(views: set[str]) -> list[str]:
-    from ..packaged import shipped
 
     statements = []
     for name, (reads, doc) in SQL_VIEWS.items():
@@ -159,9 +159,7 @@ def sql_view_statements(views: set[str]) -> list[str]:
 def owner_note_statements(lake: LakePaths) -> list[str]:
     """`owner_notes`: each verified owner's note beside every endpoint on their host (control/owners.parquet:
     not covered by roots, never read by a figure)."""
-    from ..registry.owners import owners_file
-
-    path = owners_file(lake)
+    path = lake.owners_file
     if path.is_file():
         claims = (f"SELECT host, note, note_updated_at, verified_at FROM read_parquet({_quote(str(path))}) "
                   "WHERE status = 'verified' AND note IS NOT NULL")

@@ -23,9 +23,9 @@ import pyarrow.parquet as pq
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
 from ..lake.schemas import RAW_DOMAINS, RAW_PACKAGES, conform
-from ..registry.listing import host_of
-from ..registry.psl import registrable_domain
+from ..rules.hosts import host_of
 from ..rules.methods import DOMAIN_AGE_PARAMS
+from ..rules.psl import registrable_domain
 from .osv import ECOSYSTEMS, LookupClient, PackageLookup
 from .rdap import RdapClient
 

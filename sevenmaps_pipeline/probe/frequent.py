@@ -30,6 +30,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from ..lake.keys import origin as origin_of
 from ..lake.parquet_io import write_parquet
@@ -64,7 +65,6 @@ class FrequentRun:
 def listings_for(lake: LakePaths, day: dt.date, keys: Collection[str]) -> tuple[list[dict[str, Any]], list[str]]:
     """The latest registry snapshot's listings (on or before `day`) of `keys` that are to be contacted, and
     the keys it does not list that way (never checked: the map is the registry's)."""
-    import pyarrow.parquet as pq
 
     for back in range(0, 8):
         path = lake.registry_file(day - dt.timedelta(days=back))

@@ -8,6 +8,7 @@ import ssl
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
 
+import certifi
 import httpx
 
 from .config import ProbeConfig
@@ -58,7 +59,6 @@ def ssl_context(config: ProbeConfig) -> ssl.SSLContext:
     if config.ca_file is not None:  # the fleet's CA: demo and test configuration only
         context = ssl.create_default_context(cafile=str(config.ca_file))
     else:
-        import certifi
 
         context = ssl.create_default_context(cafile=certifi.where())
     context.set_alpn_protocols(["http/1.1"])  # the transport speaks HTTP/1.1 only (probe/transport.py)

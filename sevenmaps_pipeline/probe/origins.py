@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+import pyarrow.parquet as pq
 from protego import Protego
 
 from ..lake.paths import LakePaths
@@ -229,7 +230,6 @@ class OriginBook:
 
     @classmethod
     def from_lake(cls, lake: LakePaths, day: dt.date) -> OriginBook:
-        import pyarrow.parquet as pq
 
         results = []
         for back in (1, 0):

@@ -9,7 +9,7 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 
 from ..registry.listing import has_userinfo
-from ..registry.psl import registrable_domain
+from ..rules.psl import registrable_domain
 
 
 def redirect_target(url: str, location: str) -> tuple[str | None, str | None]:

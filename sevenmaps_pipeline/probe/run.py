@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
@@ -25,6 +26,7 @@ from ..lake.schemas import (
 )
 from ..lookups.codehost import CodeHostClient, RepoFolder
 from ..registry.client import fetch_snapshot
+from ..registry.submissions import admitted_registry_rows
 from ..rules.outcomes import OURS_TO_REDO
 from .config import PROBER_VERSION, ProbeConfig
 from .http import build_client
@@ -128,7 +130,6 @@ def _probe_table(rows: list[dict]) -> pa.Table:
 def _completed(lake: LakePaths, kind: str, day: dt.date, daily_only: bool) -> set[str]:
     """server_keys with a check of raw `kind` landed on `day` that was not our own fault or trouble
     (prober_error, not_checked: ours to redo); `daily_only`: of check_kind daily."""
-    import pyarrow.parquet as pq
 
     keys: set[str] = set()
     columns = ["server_key", "outcome"] + (["check_kind"] if daily_only else [])
@@ -193,13 +194,11 @@ async def _snapshot_rows(lake: LakePaths, day: dt.date, registry_url: str, confi
     """The day's registry snapshot (rows, reused): the landed one, or read from the registry and landed."""
     registry_path = lake.registry_file(day)
     if registry_path.is_file():
-        import pyarrow.parquet as pq
 
         return pq.read_table(registry_path).to_pylist(), True
     async with build_client(config) as client:
         snapshot = await fetch_snapshot(client, registry_url, day, clock(),
                                         opted_out=config.opted_out_hosts, host_map=config.host_map or None)
-    from ..registry.submissions import admitted_registry_rows
 
     rows = snapshot.rows  # and the admitted submissions the registry does not list (registry/submissions.py)
     rows += admitted_registry_rows(lake, day, clock(), {r["server_key"] for r in rows if r.get("server_key")})
@@ -319,7 +318,6 @@ def readiness_day(lake: LakePaths, day: dt.date, config: ProbeConfig, clock: Clo
     """The open day's readiness run over the day's registry snapshot (landed by its scan) and the skills
     list. Run again the same day, it checks only the endpoints without a readiness check yet (skills and
     the documents of the endpoints it checks are read again)."""
-    import pyarrow.parquet as pq
 
     today = clock().date()
     if day != today:

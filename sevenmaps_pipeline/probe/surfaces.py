@@ -21,8 +21,8 @@ from typing import Any
 
 import httpx
 
-from ..registry.psl import registrable_domain
 from ..rules.namespace import namespace_domain
+from ..rules.psl import registrable_domain
 from .netguard import refused_address
 from .redirects import invalid_location
 from .wire import read_body

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import os
 import secrets
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import pyarrow as pa
 
@@ -66,19 +68,15 @@ def _host(host: str) -> str:
         raise OwnerClaimError(str(exc)) from None
 
 
-def owners_file(lake: LakePaths):
-    return lake.root / "control" / "owners.parquet"
-
-
 def read_claims(lake: LakePaths) -> list[OwnerClaim]:
-    rows = read_control_rows(owners_file(lake), "the owner claims", OwnerClaimError)
+    rows = read_control_rows(lake.owners_file, "the owner claims", OwnerClaimError)
     return [OwnerClaim(**{**{k: r.get(k) for k in SCHEMA.names}, "five_minute": tuple(r.get("five_minute") or ())})
             for r in rows]
 
 
 def _write(lake: LakePaths, claims: list[OwnerClaim]) -> None:
     rows = [{**dataclasses.asdict(c), "five_minute": list(c.five_minute)} for c in sorted(claims, key=lambda c: c.host)]
-    write_parquet(lake, owners_file(lake), pa.Table.from_pylist(rows, SCHEMA))
+    write_parquet(lake, lake.owners_file, pa.Table.from_pylist(rows, SCHEMA))
 
 
 def claim_of(lake: LakePaths, host: str) -> OwnerClaim | None:
@@ -133,7 +131,6 @@ def set_note(lake: LakePaths, host: str, note: str, now: dt.datetime) -> OwnerCl
 def five_minute_cap() -> int:
     """Endpoints an owner may choose for five-minute checks: $SEVENMAPS_FIVE_MINUTE_PER_OWNER (the same for
     every owner), else MAX_FIVE_MINUTE_ENDPOINTS."""
-    import os
 
     value = os.environ.get(FIVE_MINUTE_PER_OWNER_ENV, "").strip()
     if not value:
@@ -146,7 +143,6 @@ def five_minute_cap() -> int:
 def choose_five_minute(lake: LakePaths, host: str, urls: list[str]) -> OwnerClaim:
     """The owner's endpoints for five-minute checks: on the host (or a name under it), at most
     five_minute_cap(); an empty list stops them."""
-    from urllib.parse import urlsplit
 
     claim = _verified(lake, host)
     keys: list[str] = []

@@ -28,6 +28,7 @@ from ..rules.methods import SUBMISSION_METHOD, SUBMISSION_PARAMS
 from ..rules.outcomes import NOT_A_RESULT
 from .list_file import list_lines
 from .listing import has_userinfo, listing_decision
+from .opt_outs import opted_out_hosts
 
 SUBMISSIONS_ENV = "SEVENMAPS_SUBMISSIONS"
 SCHEMA = pa.schema([
@@ -92,7 +93,6 @@ def submit(lake: LakePaths, url: str, now: dt.datetime, via: str = "cli",
     if has_userinfo(url):
         raise SubmissionError("the URL carries credentials (user:password@host); 7Maps-bot never sends them, so it "
                               "never checks such a URL")
-    from .opt_outs import opted_out_hosts
 
     decision, reason = listing_decision(url, "streamable-http", opted_out=opted_out_hosts(lake), host_map=host_map)
     if decision != "probe":

@@ -20,12 +20,12 @@ from pydantic import Field
 
 from ..lake.paths import LakePaths
 from ..lake.schemas import FAIL_REASONS, SURPRISES
-from .locks import changes_since, verify_lock, watch
-from .mapday import MapDay, NoMapError, UnknownServerError, latest_built_day
+from ..publishing.locks import changes_since, verify_lock, watch
+from ..publishing.mapday import MapDay, NoMapError, UnknownServerError, latest_built_day
+from ..publishing.status import server_status
 from .oplog import OpLog
 from .report_intake import ReportRefused, land_report
 from .route import RouteIndex, route
-from .status import server_status
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 RECORDS = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)

@@ -23,11 +23,11 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..registry.listing import host_of
-from ..registry.psl import registrable_domain
+from ..publishing.mapday import MapDay
+from ..rules.hosts import host_of
 from ..rules.methods import ROUTE_CHANGED_TODAY_KINDS, ROUTE_METHOD, ROUTE_PARAMS
+from ..rules.psl import registrable_domain
 from ..rules.risk import LEVELS, default_vocabulary, name_words, words_level
-from .mapday import MapDay
 
 ROUTE_INPUTS = ("daily_status", "current_status", "server_history", "status_window", "tool_facts",
                 "tool_changes", "change_window", "incidents", "domain_ages")

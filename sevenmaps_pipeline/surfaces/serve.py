@@ -10,6 +10,7 @@ import mimetypes
 from collections.abc import Callable
 from pathlib import Path
 
+import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -66,6 +67,5 @@ def make_app(lake: LakePaths, host: str = "127.0.0.1", allowed_hosts: list[str] 
 
 
 def serve(lake: LakePaths, host: str, port: int, allowed_hosts: list[str] | None = None) -> None:
-    import uvicorn
 
     uvicorn.run(make_app(lake, host, allowed_hosts), host=host, port=port, log_level="warning")

@@ -24,6 +24,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
+from ...rules.psl import registrable_domain
+
 if TYPE_CHECKING:
     from .run import FleetHost
 
@@ -41,7 +43,6 @@ class LookupsApp:
         self.packages: dict[tuple[str, str], dict[str, Any]] = {}
         self.domains: dict[str, str] = {}
         today = today or dt.datetime.now(dt.UTC).date()
-        from ...registry.psl import registrable_domain
 
         for h in hosts:
             for package in h.packages:

@@ -25,6 +25,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount
 
 from ...packaged import shipped
+from ...rules.namespace import namespace_domain
 from . import apps
 from .lookups_app import LookupsApp
 from .middleware import compressing, recording
@@ -88,7 +89,6 @@ class FleetHost:
 
     @property
     def publisher_domain(self) -> str | None:
-        from ...rules.namespace import namespace_domain
 
         return namespace_domain(self.registry_name.split("/", 1)[0]) if "/" in self.registry_name else None
 

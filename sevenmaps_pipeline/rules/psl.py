@@ -15,7 +15,7 @@ from pathlib import Path
 import publicsuffixlist
 from publicsuffixlist import PublicSuffixList
 
-from .listing import host_of
+from .hosts import host_of
 
 PSL_FILE = Path(publicsuffixlist.__file__).with_name("public_suffix_list.dat")
 # sha256 of public_suffix_list.dat in publicsuffixlist==1.1.2.20261023 (pinned in pyproject.toml)

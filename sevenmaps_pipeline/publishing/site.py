@@ -84,7 +84,7 @@ def status_colour(shown: str | None) -> str:
 
 
 def _environment() -> Environment:
-    return Environment(loader=PackageLoader("sevenmaps_pipeline.surfaces", "templates"),
+    return Environment(loader=PackageLoader("sevenmaps_pipeline.publishing", "templates"),
                        autoescape=select_autoescape(["html", "xml"]), trim_blocks=True, lstrip_blocks=True)
 
 

@@ -31,8 +31,8 @@ from ..integrity.manifest import sha256_file
 from ..integrity.proof import TlogProof
 from ..integrity.roots import read_root, signed_days
 from ..integrity.tiles import expected_files
-from .paths import LakePaths
-from .schemas import WITHHELD_TABLES, TableSpec, table_of
+from ..lake.paths import LakePaths
+from ..lake.schemas import WITHHELD_TABLES, TableSpec, table_of
 
 LICENSE = {"name": "CC-BY-4.0", "title": "Creative Commons Attribution 4.0 International",
            "path": "https://creativecommons.org/licenses/by/4.0/"}

@@ -13,8 +13,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from ..registry.listing import host_of
 from ..registry.owners import OwnerClaim, read_claims
+from ..rules.hosts import host_of
 from ..rules.namespace import namespace_proof
 from .mapday import MapDay
 
