@@ -1,0 +1,204 @@
+"""The readiness probe's raw tables and the rubric's tables."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from .spec import UTC_TS, TableSpec, col
+
+RAW_READINESS = TableSpec(
+    name="readiness",
+    layer="raw",
+    location="raw/readiness/day=YYYY-MM-DD/<run_id>-<part>.parquet",
+    grain="one row per readiness check of one endpoint (the nightly readiness probe; the last of the day "
+    "counts). Its own check kind: it never changes a day code",
+    view="readiness_checks",
+    schema=pa.schema(
+        [
+            col("day", pa.date32(), "UTC day of the check", False),
+            col("run_id", pa.string(), "the readiness run", False),
+            col("server_key", pa.string(), "the endpoint (see probes.server_key)", False),
+            col("server_id", pa.string(), "first 12 hex of SHA-256(server_key)", False),
+            col("server_name", pa.string(), "registry name of the listing"),
+            col("url", pa.string(), "the URL as listed (userinfo replaced by REDACTED)"),
+            col("origin", pa.string(), "scheme://host[:port] of the URL"),
+            col("started_at", UTC_TS, "when the check started (UTC)", False),
+            col("round_trip_ms", pa.int32(), "wall time of the check up to its first answer's end (discover or "
+                "initialize, or the 401), ms"),
+            col("outcome", pa.string(), "as probes.outcome", False),
+            col("outcome_detail", pa.string(), "human-readable detail of the outcome"),
+            col("skip_reason", pa.string(), "why the endpoint was not contacted (outcome skipped)"),
+            col("http_status", pa.int32(), "HTTP status of the decisive response"),
+            col("answered_via", pa.string(), "discover | initialize | 401 | none (contacted, no such answer); "
+                "null when not contacted or our own fault"),
+            col("redirects_followed", pa.int32(), "redirects followed before the answer (the rule allows one)"),
+            col("protocol_version", pa.string(), "protocol revision the server answered with"),
+            col("server_info_name", pa.string(), "serverInfo.name"),
+            col("server_info_version", pa.string(), "serverInfo.version"),
+            col("tools_json", pa.string(), "the first tools/list result's tools array, compact JSON"),
+            col("tool_count", pa.int32(), "tools listed"),
+            col("required_arguments", pa.int32(), "required arguments over all tools (inputSchema.required)"),
+            col("definition_tokens", pa.int32(), "o200k_base tokens of tools_json (whitespace removed)"),
+            col("tools_hash", pa.string(), "SHA-256 over the canonical tool fingerprints (churn)"),
+            col("second_tool_names_json", pa.string(), "the tool names of the second tools/list, in order, JSON "
+                "(null: the second listing failed, so the order is unseen)"),
+            col("ttl_ms", pa.int64(), "ttlMs of the tools/list result (non-negative integer, else null)"),
+            col("cache_scope", pa.string(), "cacheScope of the tools/list result"),
+            col("www_authenticate", pa.string(), "WWW-Authenticate of a 401/403"),
+            col("resource_metadata_url", pa.string(), "its RFC 9728 resource_metadata URL"),
+            col("publisher_domain", pa.string(), "where /llms.txt and the markdown door were looked for: the "
+                "namespace's domain for a reverse-DNS name, else the URL host's registrable domain"),
+            col("repository_url", pa.string(), "the registry entry's repository.url"),
+            col("repo_private", pa.bool_(), "the code host's `private` (null: not read)"),
+            col("repo_archived", pa.bool_(), "the code host's `archived`"),
+            col("repo_pushed_at", pa.string(), "the code host's `pushed_at`"),
+            col("repo_detail", pa.string(), "why the repository could not be read, when it could not"),
+            col("prober_version", pa.string(), "version of the prober"),
+        ]
+    ),
+)
+
+RAW_READINESS_SURFACES = TableSpec(
+    name="readiness_surfaces",
+    layer="raw",
+    location="raw/readiness_surfaces/day=YYYY-MM-DD/<run_id>-<part>.parquet",
+    grain="one row per document the readiness probe asked for: per endpoint (its server card, its RFC 9728 "
+    "metadata), per origin (the card paths seen in the wild) and per publisher domain (catalog, /llms.txt, "
+    "markdown door, the registry's HTTP proof file)",
+    view="readiness_surfaces",
+    schema=pa.schema(
+        [
+            col("day", pa.date32(), "UTC day", False),
+            col("run_id", pa.string(), "the readiness run", False),
+            col("scope", pa.string(), "endpoint | origin | domain", False),
+            col("subject", pa.string(), "the endpoint's server_key, the origin, or the domain", False),
+            col("surface", pa.string(), "server_card | resource_metadata | well_known_server_card | "
+                "well_known_mcp_json | catalog | llms_txt | markdown_negotiated | markdown_index | registry_auth",
+                False),
+            col("url", pa.string(), "what was requested", False),
+            col("accept", pa.string(), "the Accept header sent"),
+            col("requested_at", UTC_TS, "when (UTC)", False),
+            col("status", pa.int32(), "HTTP status (null: no answer, or not asked: see detail)"),
+            col("content_type", pa.string(), "Content-Type of the answer"),
+            col("body", pa.string(), "the answer when 200 (first 64 KiB, UTF-8 with replacement)"),
+            col("detail", pa.string(), "what happened (robots.txt disallows, timeout, redirect not followed...)"),
+            col("prober_version", pa.string(), "version of the prober"),
+        ]
+    ),
+)
+
+RAW_SKILLS = TableSpec(
+    name="skills",
+    layer="raw",
+    location="raw/skills/day=YYYY-MM-DD/<run_id>-<part>.parquet",
+    grain="one row per skill folder of the skills list read that day (SKILL.md through the code host)",
+    view="skill_checks",
+    schema=pa.schema(
+        [
+            col("day", pa.date32(), "UTC day", False),
+            col("run_id", pa.string(), "the readiness run", False),
+            col("skill_key", pa.string(), "the folder: github.com/<owner>/<repo>/<path>", False),
+            col("folder_url", pa.string(), "https://github.com/<owner>/<repo>/tree/<ref>/<path>", False),
+            col("folder_name", pa.string(), "the folder's own name (what the frontmatter name must match)", False),
+            col("requested_at", UTC_TS, "when (UTC)", False),
+            col("skill_md", pa.string(), "SKILL.md as fetched (UTF-8; null when not fetched)"),
+            col("skill_md_detail", pa.string(), "why SKILL.md was not fetched, when it was not"),
+            col("repo_private", pa.bool_(), "the code host's `private` (null: not read)"),
+            col("repo_archived", pa.bool_(), "the code host's `archived`"),
+            col("repo_pushed_at", pa.string(), "the code host's `pushed_at`"),
+            col("repo_detail", pa.string(), "why the repository could not be read, when it could not"),
+            col("prober_version", pa.string(), "version of the prober"),
+        ]
+    ),
+)
+
+READINESS_DISCOVERY = TableSpec(
+    name="readiness_discovery",
+    layer="curated",
+    location="curated/readiness_discovery/day=YYYY-MM-DD/part-0.parquet",
+    grain="one row per endpoint with a readiness check that day and discovery surface asked for it (its own, "
+    "its origin's and its publisher domain's)",
+    view="readiness_discovery",
+    schema=pa.schema(
+        [
+            col("day", pa.date32(), "UTC day", False),
+            col("server_key", pa.string(), "the endpoint", False),
+            col("server_id", pa.string(), "first 12 hex of SHA-256(server_key)", False),
+            col("server_name", pa.string(), "registry name"),
+            col("surface", pa.string(), "as readiness_surfaces.surface", False),
+            col("scope", pa.string(), "endpoint | origin | domain", False),
+            col("url", pa.string(), "what was requested", False),
+            col("answered", pa.bool_(), "it answered with the document (see the method: status 200 and the "
+                "expected kind of content)", False),
+            col("status", pa.int32(), "HTTP status (null: no answer or not asked)"),
+            col("detail", pa.string(), "why it did not answer, or what it is"),
+            col("card_name", pa.string(), "a server card's server name"),
+            col("card_version", pa.string(), "a server card's server version"),
+            col("card_protocol_versions", pa.string(), "a server card's protocol versions, comma-separated"),
+            col("disagreement", pa.string(), "where the card disagrees with what the server answered (name, "
+                "version, protocol version); null when it agrees or cannot be compared"),
+            col("method_version", pa.string(), "discovery method", False),
+        ]
+    ),
+)
+
+READINESS_LINES = TableSpec(
+    name="readiness_lines",
+    layer="curated",
+    location="curated/readiness_lines/day=YYYY-MM-DD/part-0.parquet",
+    grain="one row per rubric line of each MCP endpoint with a readiness check that day and of each skill "
+    "read that day",
+    view="readiness_lines",
+    schema=pa.schema(
+        [
+            col("day", pa.date32(), "UTC day", False),
+            col("subject_kind", pa.string(), "mcp | skill", False),
+            col("subject_key", pa.string(), "the endpoint's server_key, or the skill's skill_key", False),
+            col("server_id", pa.string(), "first 12 hex of SHA-256(server_key) (MCP only)"),
+            col("server_name", pa.string(), "registry name (MCP), or the skill's folder URL"),
+            col("rubric_version", pa.string(), "mcp-2026-09-11.1 | skill-2026-09-11.1", False),
+            col("section", pa.string(), "the rubric's section", False),
+            col("line", pa.string(), "the line's stable key", False),
+            col("line_order", pa.int32(), "the line's place in its rubric, from 1", False),
+            col("label", pa.string(), "the line as the rubric words it", False),
+            col("max_points", pa.float64(), "what the line is worth", False),
+            col("seen", pa.bool_(), "the probe could see it (an unseen line counts on neither side)", False),
+            col("passed", pa.bool_(), "it passed (false when unseen)", False),
+            col("points", pa.float64(), "points earned (0 when unseen; sliding lines to 0.01)", False),
+            col("evidence", pa.string(), "what was seen, or why it could not be", False),
+        ]
+    ),
+)
+
+READINESS_SCORES = TableSpec(
+    name="readiness_scores",
+    layer="curated",
+    location="curated/readiness_scores/day=YYYY-MM-DD/part-0.parquet",
+    grain="one row per MCP endpoint with a readiness check that day and per skill read that day",
+    view="readiness_scores",
+    schema=pa.schema(
+        [
+            col("day", pa.date32(), "UTC day", False),
+            col("subject_kind", pa.string(), "mcp | skill", False),
+            col("subject_key", pa.string(), "as readiness_lines.subject_key", False),
+            col("server_id", pa.string(), "first 12 hex of SHA-256(server_key) (MCP only)"),
+            col("server_name", pa.string(), "registry name (MCP), or the skill's folder URL"),
+            col("rubric_version", pa.string(), "the rubric version of every line summed", False),
+            col("reachable_earned", pa.float64(), "Reachable: points earned", False),
+            col("reachable_possible", pa.float64(), "Reachable: points of its seen lines", False),
+            col("speaks_earned", pa.float64(), "Speaks the protocol (MCP) / the format (skills): earned", False),
+            col("speaks_possible", pa.float64(), "... possible", False),
+            col("cheap_earned", pa.float64(), "Cheap to hold: earned", False),
+            col("cheap_possible", pa.float64(), "... possible", False),
+            col("honest_earned", pa.float64(), "Honest: earned", False),
+            col("honest_possible", pa.float64(), "... possible", False),
+            col("trustworthy_earned", pa.float64(), "Trustworthy: earned", False),
+            col("trustworthy_possible", pa.float64(), "... possible", False),
+            col("earned", pa.float64(), "total earned", False),
+            col("possible", pa.float64(), "total possible: the points of the lines seen (100 when all were)", False),
+            col("score", pa.string(), "earned/possible as shown, e.g. 61/85", False),
+            col("lines_seen", pa.int32(), "lines seen", False),
+            col("lines_unseen", pa.int32(), "lines the probe could not see", False),
+        ]
+    ),
+)
