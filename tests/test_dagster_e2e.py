@@ -15,7 +15,8 @@ from sevenmaps_pipeline.defs.runner import run_days, run_map_and_sign
 from sevenmaps_pipeline.devtools.synth import synthesize
 from sevenmaps_pipeline.integrity import keys
 from sevenmaps_pipeline.integrity.export_check import verify_export
-from sevenmaps_pipeline.integrity.verify import Trust, verify_lake
+from sevenmaps_pipeline.integrity.report import Trust
+from sevenmaps_pipeline.integrity.verify import verify_lake
 
 END = dt.date(2026, 11, 20)
 

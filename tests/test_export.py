@@ -23,8 +23,9 @@ from sevenmaps_pipeline.cli import main
 from sevenmaps_pipeline.integrity.export_check import verify_export
 from sevenmaps_pipeline.integrity.keys import generate_key
 from sevenmaps_pipeline.integrity.manifest import sha256_file
+from sevenmaps_pipeline.integrity.report import Code, Trust
 from sevenmaps_pipeline.integrity.roots import read_root, sign_through
-from sevenmaps_pipeline.integrity.verify import Trust, verify_lake
+from sevenmaps_pipeline.integrity.verify import verify_lake
 from sevenmaps_pipeline.lake.paths import LakePaths
 from sevenmaps_pipeline.lake.schemas import WITHHELD_TABLES
 from sevenmaps_pipeline.lake.warehouse import publish_warehouse
@@ -135,6 +136,7 @@ def test_a_changed_file_is_named_even_when_sha256sums_is_rewritten_to_match(snap
     report = verify_export(folder, Trust.from_public_key_file(trusted))
     assert not report.ok
     assert any(f"file differs from its signed line: {rel}" in p.what for p in report.problems)
+    assert Code.FILE_CHANGED in report.codes
 
 
 def test_a_file_left_out_silently_fails_and_one_declared_withheld_is_listed(snapshot):
@@ -147,6 +149,7 @@ def test_a_file_left_out_silently_fails_and_one_declared_withheld_is_listed(snap
     report = verify_export(folder, Trust.from_public_key_file(trusted))
     assert not report.ok
     assert report.problem == f"signed file missing and not listed in WITHHELD.txt: {rel}"
+    assert report.problems[0].code is Code.FILE_MISSING
     with open(folder / "WITHHELD.txt", "a") as fh:
         fh.write(f"{rel}\tleft out by the researcher who shared this copy\n")
     keep = [line for line in keep if not line.endswith("  WITHHELD.txt")]
@@ -167,6 +170,7 @@ def test_a_snapshot_re_signed_with_another_key_fails_against_the_pinned_key(snap
     other.write_text(json.dumps({"integrity": {"public_key_pem": public_pem(Ed25519PrivateKey.generate())}}))
     report = verify_export(folder, Trust.from_public_key_file(other))
     assert not report.ok and report.problem.startswith(f"bad signature in roots/day={DAYS[1]}.json")
+    assert report.problems[0].code is Code.BAD_SIGNATURE
     unpinned = verify_export(folder)
     assert unpinned.ok and "the lake's own public key" in unpinned.notes[0]
 

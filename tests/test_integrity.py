@@ -21,6 +21,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sevenmaps_pipeline import curated
 from sevenmaps_pipeline.integrity import keys
 from sevenmaps_pipeline.integrity.manifest import compute_root, day_lines
+from sevenmaps_pipeline.integrity.report import Code, Kind
 from sevenmaps_pipeline.integrity.roots import (
     REQUIRED_TABLES,
     AlreadySignedError,
@@ -198,6 +199,7 @@ def test_verify_catches_a_flipped_byte(signed_lake):
     assert not report.ok
     assert report.bad_day == DAY + dt.timedelta(days=1)
     assert report.problem.startswith("file changed: curated/daily_status/day=2026-11-11/part-0.parquet")
+    assert report.problems[0].code is Code.FILE_CHANGED
 
 
 def test_verify_catches_a_deleted_file(signed_lake):
@@ -205,6 +207,7 @@ def test_verify_catches_a_deleted_file(signed_lake):
     report = verify_lake(signed_lake)
     assert (report.ok, report.bad_day) == (False, DAY)
     assert report.problem == "file missing: raw/probes/day=2026-11-10/run-1.parquet"
+    assert report.problems[0].code is Code.FILE_MISSING
 
 
 def test_verify_catches_an_added_file(signed_lake):
@@ -213,6 +216,7 @@ def test_verify_catches_an_added_file(signed_lake):
     report = verify_lake(signed_lake)
     assert (report.ok, report.bad_day) == (False, DAY + dt.timedelta(days=2))
     assert report.problem == "file added after signing: raw/probes/day=2026-11-12/sneaky.parquet"
+    assert report.problems[0].code is Code.FILE_ADDED
 
 
 def test_verify_catches_swapped_signatures(signed_lake):
@@ -224,6 +228,7 @@ def test_verify_catches_swapped_signatures(signed_lake):
     report = verify_lake(signed_lake)
     assert (report.ok, report.bad_day) == (False, DAY)
     assert report.problem == "bad signature in roots/day=2026-11-10.json: not signed by the trusted key"
+    assert report.problems[0].code is Code.BAD_SIGNATURE
 
 
 def test_verify_catches_a_rewritten_root_and_a_broken_chain(signed_lake, tmp_path):
@@ -234,11 +239,13 @@ def test_verify_catches_a_rewritten_root_and_a_broken_chain(signed_lake, tmp_pat
     path.write_text(json.dumps(doc))
     report = verify_lake(signed_lake)
     assert report.bad_day == DAY + dt.timedelta(days=1) and report.problem.startswith("file changed")
+    assert report.problems[0].code is Code.FILE_CHANGED
 
     signed_lake.root_file(DAY + dt.timedelta(days=1)).unlink()
     report = verify_lake(signed_lake)
     assert report.bad_day == DAY + dt.timedelta(days=2)
     assert report.problem == "broken chain: no root for 2026-11-11 (roots/day=2026-11-11.json missing)"
+    assert report.problems[0].code is Code.CHAIN_BROKEN
 
 
 def test_verify_catches_a_day_signed_before_it_ended(signed_lake):
@@ -249,6 +256,7 @@ def test_verify_catches_a_day_signed_before_it_ended(signed_lake):
     report = verify_lake(signed_lake)
     assert (report.ok, report.bad_day) == (False, DAY)
     assert report.problem == "signed at 2026-11-10T23:00:00+00:00, before the day ended"
+    assert report.problems[0].code is Code.SIGNED_TOO_EARLY
 
 
 def test_verify_cli_exit_codes(signed_lake):
@@ -312,3 +320,13 @@ def test_build_status_refuses_before_touching_a_signed_day(lake, signing_key):
     with pytest.raises(SignedDayError):
         land_status(lake, DAY, {"x": "o"})
     assert land_status_path.read_bytes() == before
+
+
+def test_every_problem_kind_has_one_meaning():
+    # The verifier's problems are named kinds; what a kind means for the exit code is fixed here, so a new
+    # kind cannot silently become a fork (exit 3) or a mere lag of the log (exit 4).
+    forks = {c for c in Code if c.kind is Kind.FORK}
+    assert forks == {Code.OTHER_HISTORY, Code.NOT_A_PREFIX, Code.KEY_CHANGED, Code.ORIGIN_CHANGED,
+                     Code.LOG_ROLLED_BACK, Code.SPLIT_VIEW, Code.INCONSISTENT}
+    assert [c for c in Code if c.kind is Kind.BEHIND] == [Code.LOG_BEHIND]
+    assert len({c.value for c in Code}) == len(Code)

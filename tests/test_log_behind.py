@@ -27,9 +27,10 @@ from sevenmaps_pipeline.integrity import keys
 from sevenmaps_pipeline.integrity.log import LogState, prepare, publish, read_state
 from sevenmaps_pipeline.integrity.merkle import HashTree
 from sevenmaps_pipeline.integrity.note import COSIGNATURE_V1, verifier_for
+from sevenmaps_pipeline.integrity.report import EXIT_BEHIND, EXIT_FORK, EXIT_OK, Code, Kind
 from sevenmaps_pipeline.integrity.roots import read_root, sign_through, signed_days
 from sevenmaps_pipeline.integrity.tiles import tile_path
-from sevenmaps_pipeline.integrity.verify import EXIT_BEHIND, EXIT_FORK, EXIT_OK, Kind, check_log_only, verify_lake
+from sevenmaps_pipeline.integrity.verify import check_log_only, verify_lake
 from sevenmaps_pipeline.lake.paths import LakePaths
 
 DAYS = [DAY + dt.timedelta(days=i) for i in range(3)]
@@ -261,6 +262,7 @@ def test_behind_never_masks_a_fork(built, signing_key, tmp_path, capsys):
     report = verify_lake(lake)
     assert report.exit_code == EXIT_FORK and report.fork, report.summary()
     assert "is not the tree of the signed lines" in next(p for p in report.problems if p.fork).what
+    assert Code.OTHER_HISTORY in report.codes
 
     # A log entry changed and the log re-signed with the same key: its entries contradict the roots.
     shutil.rmtree(lake.root)
@@ -274,6 +276,7 @@ def test_behind_never_masks_a_fork(built, signing_key, tmp_path, capsys):
     report = verify_lake(lake)
     assert report.exit_code == EXIT_FORK, report.summary()
     assert any(p.kind is Kind.PROBLEM and "are not the day's signed lines" in p.what for p in report.problems)
+    assert Code.ENTRIES_NOT_LINES in report.codes
 
     # A changed byte in a logged entry (not re-signed) is a plain problem, never behind.
     shutil.rmtree(lake.root)

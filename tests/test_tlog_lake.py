@@ -26,8 +26,9 @@ from sevenmaps_pipeline.integrity.log import LogConflict, prepare, publish, read
 from sevenmaps_pipeline.integrity.manifest import compute_root, day_lines
 from sevenmaps_pipeline.integrity.note import COSIGNATURE_V1, parse_vkey, verifier_for
 from sevenmaps_pipeline.integrity.proof import verify_proof
+from sevenmaps_pipeline.integrity.report import EXIT_BEHIND, EXIT_FORK, Code, Trust
 from sevenmaps_pipeline.integrity.roots import AlreadySignedError, read_root, sign_through
-from sevenmaps_pipeline.integrity.verify import EXIT_BEHIND, EXIT_FORK, Trust, check_log_only, verify_lake
+from sevenmaps_pipeline.integrity.verify import check_log_only, verify_lake
 from sevenmaps_pipeline.integrity.witness import Witness, WitnessConfig, serve
 from sevenmaps_pipeline.lake.paths import LakePaths
 
@@ -166,6 +167,7 @@ def test_the_rewrite_with_a_new_key_attack_fails_against_a_pinned_key(signed_lak
     report = verify_lake(signed_lake, Trust.from_public_key_file(trusted))
     assert not report.ok and report.bad_day == DAYS[0]
     assert report.problem == f"bad signature in roots/day={DAYS[0]}.json: not signed by the trusted key"
+    assert report.problems[0].code is Code.BAD_SIGNATURE
     report = verify_lake(signed_lake, Trust.from_vkey(vkey))
     assert not report.ok and any("log/checkpoint: no signature from a trusted key" in str(p) for p in report.problems)
     assert main(["--lake", str(signed_lake.root), "verify", "--public-key", str(trusted)]) == 1
@@ -207,6 +209,7 @@ def test_same_key_other_history_is_a_fork_and_growth_is_checked_for_consistency(
     assert report.fork and report.exit_code == EXIT_FORK
     fork = next(p for p in report.problems if p.fork)
     assert "same size, different root" in fork.what and first["root"] in fork.what
+    assert fork.code is Code.SPLIT_VIEW
     assert read_state(lake).size == first["size"]
 
 
@@ -224,6 +227,7 @@ def test_a_forked_checkpoint_in_a_root_is_flagged(signed_lake, signing_key):
     report = verify_lake(signed_lake)
     assert report.fork and report.bad_day == DAYS[0]
     assert "is not a prefix of the latest" in report.problem
+    assert report.problems[0].code is Code.NOT_A_PREFIX
 
 
 # --- malformed input never raises ---------------------------------------------------------------------
@@ -284,6 +288,7 @@ def test_unreadable_public_keys_are_named_not_raised(signed_lake, tmp_path, caps
     signed_lake.well_known.write_text("[]")
     report = verify_lake(signed_lake)
     assert not report.ok and "has no integrity.public_key_pem" in report.problem
+    assert report.problems[0].code is Code.KEY_UNREADABLE
     assert main(["--lake", str(tmp_path / "nowhere"), "verify"]) == 2  # no lake there: an input error
 
 
@@ -359,6 +364,7 @@ def test_a_crash_between_root_and_checkpoint_is_repaired_by_the_next_signing(lak
     (lake.root / "log" / "checkpoint").write_bytes(before)  # as if the signer died after writing the root
     report = verify_lake(lake)
     assert report.behind and report.exit_code == EXIT_BEHIND and "behind its roots" in report.problem
+    assert report.problems[0].code is Code.LOG_BEHIND
     sign_through(lake, DAYS[2], signing_key, now=NOW)
     report = verify_lake(lake)
     assert report.ok, report.summary()
@@ -400,6 +406,7 @@ def test_a_witness_cosigns_each_day_and_the_verifier_requires_the_quorum(lake, s
     trust.witnesses, trust.quorum = [w.verifier, other], 2
     report = verify_lake(lake, trust)
     assert not report.ok and "carries 1 valid witness cosignature(s); the quorum is 2" in report.problem
+    assert report.problems[0].code is Code.QUORUM_UNMET
     assert main(["--lake", str(lake.root), "verify", "--vkey", _vkey(lake), "--witness", w.verifier.vkey]) == 0
     assert "cosigned by witness.test/w1" in capsys.readouterr().out
     # Monitors read the witness's latest cosigned checkpoint at GET /<sha256(origin) hex>/checkpoint.
@@ -457,6 +464,7 @@ def test_a_witness_refuses_a_fork_and_the_verifier_flags_it(lake, signing_key, w
     report = verify_lake(lake, trust, state_path=state)
     assert report.fork and not report.ok
     assert any("quorum is 1" in p.what for p in report.problems)
+    assert Code.QUORUM_UNMET in report.codes
 
 
 # --- our own day roots, a known answer ------------------------------------------------------------------
@@ -500,6 +508,7 @@ def test_a_lake_signed_before_the_log_existed_gets_its_log_at_the_next_signing(l
         lake.root_file(d).write_text(json.dumps(legacy, indent=2) + "\n")
     report = verify_lake(lake)
     assert not report.ok and report.problem.startswith("no log/checkpoint")
+    assert report.problems[0].code in (Code.NO_CHECKPOINT, Code.LOG_BEHIND)
     assert main(["--lake", str(lake.root), "log", "sync", "--signing-key", str(signing_key)]) == 0
     assert verify_lake(lake).ok and read_state(lake).size == sum(len(read_root(lake, d)["lines"]) for d in DAYS[:2])
     assert (lake.root / "log" / "vkey").is_file()

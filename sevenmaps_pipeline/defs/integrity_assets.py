@@ -9,6 +9,7 @@ from ..curated.day import MAP_ASSET_NAMES, StaleDaysError, stale_days
 from ..integrity.export_check import verify_export
 from ..integrity.keys import SigningKeyError
 from ..integrity.log import LogError
+from ..integrity.report import Trust
 from ..integrity.roots import (
     LogSync,
     SignedDay,
@@ -18,7 +19,7 @@ from ..integrity.roots import (
     sign_through,
     signed_days,
 )
-from ..integrity.verify import Trust, verify_days
+from ..integrity.verify import verify_days
 from ..lake.paths import LakePaths
 from ..lake.warehouse import publish_warehouse
 from ..publishing.export import ExportError, default_folder, export_snapshot

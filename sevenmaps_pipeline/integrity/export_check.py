@@ -12,17 +12,10 @@ from .checkpoint import parse_checkpoint_text
 from .manifest import sha256_file
 from .note import parse_note, verifier_for
 from .proof import verify_proof
-from .verify import (
-    RootDoc,
-    Trust,
-    VerifyReport,
-    check_chain,
-    check_log,
-    check_state,
-    finish_report,
-    read_root_docs,
-    resolve_trust,
-)
+from .report import Code, Trust, VerifyReport
+from .root_docs import RootDoc, read_root_docs
+from .verify import check_chain, finish_report, resolve_trust
+from .verify_log import check_log, check_state
 
 SUM_LINE = re.compile(r"^([0-9a-f]{64})  (.+)$")
 
@@ -35,25 +28,26 @@ def _safe(rel: str) -> bool:
 def _read_sums(report: VerifyReport, folder: Path) -> dict[str, str]:
     path = folder / "SHA256SUMS"
     if not path.is_file():
-        report.add("no SHA256SUMS in the snapshot", None, "SHA256SUMS")
+        report.add(Code.SUMS_MISSING, "no SHA256SUMS in the snapshot", None, "SHA256SUMS")
         return {}
     sums: dict[str, str] = {}
     for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
         m = SUM_LINE.match(line)
         if not m or not _safe(m.group(2)):
-            report.add(f"SHA256SUMS line {n} is not '<sha256>  <relative path>': {line[:100]!r}", None, "SHA256SUMS")
+            report.add(Code.SUMS_MALFORMED,
+                       f"SHA256SUMS line {n} is not '<sha256>  <relative path>': {line[:100]!r}", None, "SHA256SUMS")
             continue
         sums[m.group(2)] = m.group(1)
     for rel, digest in sums.items():
         target = folder / rel
         if not target.is_file():
-            report.add(f"listed in SHA256SUMS but missing: {rel}", None, rel)
+            report.add(Code.FILE_MISSING, f"listed in SHA256SUMS but missing: {rel}", None, rel)
         elif sha256_file(target) != digest:
-            report.add(f"file changed: {rel} (SHA256SUMS says {digest})", None, rel)
+            report.add(Code.FILE_CHANGED, f"file changed: {rel} (SHA256SUMS says {digest})", None, rel)
     for target in folder.rglob("*"):
         rel = target.relative_to(folder).as_posix()
         if target.is_file() and rel != "SHA256SUMS" and rel not in sums:
-            report.add(f"file not listed in SHA256SUMS: {rel}", None, rel)
+            report.add(Code.FILE_NOT_LISTED, f"file not listed in SHA256SUMS: {rel}", None, rel)
     return sums
 
 
@@ -73,7 +67,7 @@ def check_export(report: VerifyReport, folder: Path, trust: Trust) -> list[RootD
     sums = _read_sums(report, folder)
     docs = read_root_docs(report, folder / "roots", folder)
     if not docs:
-        report.add("the snapshot has no root documents (roots/day=*.json)", None, "roots")
+        report.add(Code.NO_ROOTS, "the snapshot has no root documents (roots/day=*.json)", None, "roots")
         return docs
     check_chain(report, docs, trust.public, first_previous=None)
     withheld = _read_withheld(folder)
@@ -93,29 +87,31 @@ def check_export(report: VerifyReport, folder: Path, trust: Trust) -> list[RootD
                 if rel in withheld:
                     report.withheld.append(f"{rel} ({withheld[rel]})")
                 else:
-                    report.add(f"signed file missing and not listed in WITHHELD.txt: {rel}", doc.day, rel)
+                    report.add(Code.FILE_MISSING,
+                               f"signed file missing and not listed in WITHHELD.txt: {rel}", doc.day, rel)
                 continue
             if sums.get(rel) != digest:
-                report.add(f"file differs from its signed line: {rel} (signed sha256 {digest})", doc.day, rel)
+                report.add(Code.FILE_CHANGED,
+                           f"file differs from its signed line: {rel} (signed sha256 {digest})", doc.day, rel)
                 continue
             report.files_checked += 1
             proof_path = folder / "proofs" / (rel + ".tlog-proof")
             if not proof_path.is_file():
-                report.add(f"no proof for {rel} (proofs/{rel}.tlog-proof)", doc.day, rel)
+                report.add(Code.PROOF_MISSING, f"no proof for {rel} (proofs/{rel}.tlog-proof)", doc.day, rel)
                 continue
             if log is None:
                 continue
             result, problem = verify_proof(proof_path.read_bytes(), log, origin, trust.witnesses, trust.quorum)
             if result is None:
-                report.add(f"proof of {rel}: {problem}", doc.day, f"proofs/{rel}.tlog-proof")
+                report.add(Code.PROOF_INVALID, f"proof of {rel}: {problem}", doc.day, f"proofs/{rel}.tlog-proof")
             elif result.line != line:
-                report.add(f"proof of {rel} proves another line ({result.line[:90]})", doc.day,
+                report.add(Code.PROOF_INVALID, f"proof of {rel} proves another line ({result.line[:90]})", doc.day,
                            f"proofs/{rel}.tlog-proof")
             else:
                 report.proofs_checked += 1
     for rel in sums:
         if rel.startswith(("raw/", "curated/")) and rel not in signed_paths:
-            report.add(f"data file not in any signed root: {rel}", None, rel)
+            report.add(Code.FILE_NOT_SIGNED, f"data file not in any signed root: {rel}", None, rel)
     check_log(report, folder / "log", docs, trust.public, trust, complete=False)
     return docs
 
@@ -125,7 +121,7 @@ def verify_export(folder: Path, trust: Trust | None = None, state_path: Path | N
     report = VerifyReport()
     folder = Path(folder)
     if not folder.is_dir():
-        report.add(f"no snapshot folder at {folder}")
+        report.add(Code.NO_SNAPSHOT, f"no snapshot folder at {folder}")
         return report
     trust = resolve_trust(report, folder / "7maps.json", trust, state_path)
     if trust is None:

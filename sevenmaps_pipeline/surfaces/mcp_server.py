@@ -40,7 +40,8 @@ INSTRUCTIONS = (
 FailReason = Literal["unreachable", "auth", "args", "server_error", "timeout", "rate_limited", "wrong_result"]
 Surprise = Literal["side_effect", "unexpected_cost", "data_leak_suspected", "other"]
 if set(FailReason.__args__) != set(FAIL_REASONS) or set(Surprise.__args__) != set(SURPRISES):  # type: ignore[attr-defined]
-    raise RuntimeError("report_road's enums must be the report schema's (lake/schemas/reports.py FAIL_REASONS, SURPRISES)")
+    raise RuntimeError("report_road's enums must be the report schema's (lake/schemas/reports.py FAIL_REASONS, "
+                       "SURPRISES)")
 # Reports one caller (one agent code) may land in an hour: past it report_road refuses, and the refusal is
 # logged (the ratings cap each reporter's weight too, rules/methods.py RATINGS_PARAMS).
 REPORTS_PER_HOUR = 60
