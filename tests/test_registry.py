@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from sevenmaps_pipeline.devtools.fleet.run import Fleet
 from sevenmaps_pipeline.probe.config import ProbeConfig
 from sevenmaps_pipeline.probe.http import build_client
-from sevenmaps_pipeline.registry import psl
+from sevenmaps_pipeline.rules import psl
 from sevenmaps_pipeline.registry.client import RegistryError, fetch_snapshot, rows_for_entry
-from sevenmaps_pipeline.registry.listing import listing_decision
+from sevenmaps_pipeline.registry.listing import ListingDecision, Malformed, SkipReason, listing_decision
 from sevenmaps_pipeline.rules.psl import registrable_domain
 
 DAY = dt.date(2026, 11, 20)
@@ -48,14 +48,20 @@ NOW = dt.datetime(2026, 11, 20, 3, tzinfo=dt.UTC)
 ])
 def test_listing_rules(url, remote_type, decision):
     got = listing_decision(url, remote_type, opted_out={"optout.example.com"})
-    assert got[0] == decision[0]
+    assert got.verdict == decision[0]
     if decision[1] is not None:
-        assert got[1] == decision[1]
+        assert got.text == decision[1]
+    # the kind is named, and the stored text begins with it
+    assert (got.kind is None) == (got.verdict == "probe")
+    assert got.kind is None or got.text.startswith(str(got.kind))
+    assert got.verdict != "skip" or isinstance(got.kind, SkipReason)
+    assert got.verdict != "malformed" or isinstance(got.kind, Malformed)
 
 
 def test_fleet_names_are_public_only_through_the_host_map():
     assert listing_decision("https://mcp.weather.test/mcp", "streamable-http",
-                            host_map={"mcp.weather.test": 1}) == ("probe", None)
+                            host_map={"mcp.weather.test": 1}) == ListingDecision("probe")
+    assert listing_decision("https://mcp.weather.test/mcp", "streamable-http").kind is SkipReason.PRIVATE
 
 
 def test_registrable_domains_come_from_the_shipped_public_suffix_list():

@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx
 
-from ..registry.listing import SKIP_CREDENTIALS, SKIP_NON_PUBLIC, has_userinfo, redact_userinfo
+from ..registry.listing import SkipReason, has_userinfo, redact_userinfo
 from .config import MODERN_PROTOCOL_VERSION, PROTOCOL_VERSION, ProbeConfig
 from .netguard import refused_address
 from .redirects import invalid_location, redirect_target
@@ -187,7 +187,8 @@ class EndpointCheck:
         t0 = self._t0 = time.monotonic()
         try:
             if has_userinfo(self.url):
-                raise _Outcome("skipped", f"{SKIP_CREDENTIALS}: never contacted (7Maps-bot never sends credentials)")
+                raise _Outcome("skipped",
+                               f"{SkipReason.CREDENTIALS}: never contacted (7Maps-bot never sends credentials)")
             async with asyncio.timeout(self.overall):
                 if self.remote_type == "sse":
                     await self._legacy_sse()
@@ -250,7 +251,7 @@ class EndpointCheck:
             raise _Outcome("timeout", f"{step}: {type(exc).__name__}") from exc
         except httpx.ConnectError as exc:
             if refused_address(exc):
-                raise _Outcome("skipped", f"{SKIP_NON_PUBLIC}: {exc}") from exc
+                raise _Outcome("skipped", f"{SkipReason.NON_PUBLIC}: {exc}") from exc
             raise _Outcome("unreachable", f"{step}: {exc or type(exc).__name__}") from exc
         except httpx.HTTPError as exc:
             raise _Outcome("unreachable", f"{step}: {type(exc).__name__}: {exc}") from exc

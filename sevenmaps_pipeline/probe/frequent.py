@@ -36,7 +36,7 @@ from ..lake.keys import origin as origin_of
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
 from ..lake.schemas import RAW_FIVE_MINUTE, RAW_HOURLY, RAW_SUBMITTED, conform
-from ..registry.listing import SKIP_OPTED_OUT, SKIP_ROBOTS, is_opted_out
+from ..registry.listing import SkipReason, is_opted_out
 from ..rules.outcomes import ROBOTS_UNAVAILABLE
 from .checker import CheckResult, EndpointCheck
 from .config import PROBER_VERSION, ProbeConfig
@@ -88,7 +88,7 @@ async def _run(kind: str, listings: Iterable[dict[str, Any]], day: dt.date, run_
     for listing in listings:
         host = (urlsplit(listing["url"]).hostname or "").lower()
         if is_opted_out(host, config.opted_out_hosts):
-            rows.append(skip_row(listing, day, run_id, clock(), SKIP_OPTED_OUT, kind))
+            rows.append(skip_row(listing, day, run_id, clock(), SkipReason.OPTED_OUT, kind))
         else:
             by_host[host].append(listing)
     context = ssl_context(config)
@@ -110,7 +110,7 @@ async def _run(kind: str, listings: Iterable[dict[str, Any]], day: dt.date, run_
                 return not_checked_row(listing, day, run_id, clock(), ROBOTS_UNAVAILABLE,
                                        f"{seen.unavailable}; the endpoint was not contacted", kind)
             if not seen.allows(listing["url"]):
-                return skip_row(listing, day, run_id, clock(), SKIP_ROBOTS, kind)
+                return skip_row(listing, day, run_id, clock(), SkipReason.ROBOTS, kind)
         started = clock()
         checker = EndpointCheck(client, config, listing["url"], started,
                                 listing.get("remote_type") or "streamable-http")

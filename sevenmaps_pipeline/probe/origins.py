@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 from protego import Protego
 
 from ..lake.paths import LakePaths
-from ..registry.listing import SKIP_NON_PUBLIC
+from ..registry.listing import SkipReason
 from .config import ROBOTS_TOKEN, ProbeConfig
 from .netguard import refused_address
 from .redirects import invalid_location, redirect_target
@@ -131,7 +131,7 @@ async def _get(client: httpx.AsyncClient, url: str, timeout: float, cap: int,
         if invalid_location(exc):
             return 302, b"", "redirects to an invalid Location; not followed", None
         if refused_address(exc):
-            return None, b"", f"{SKIP_NON_PUBLIC}: {exc}"[:300], "skipped"
+            return None, b"", f"{SkipReason.NON_PUBLIC}: {exc}"[:300], "skipped"
         if isinstance(exc, httpx.ConnectError):  # refused, or the name does not resolve: nothing listens
             return None, b"", f"{type(exc).__name__}: {exc}"[:300], "refused"
         return None, b"", f"{type(exc).__name__}: {exc}"[:300], "unreachable"
@@ -165,7 +165,7 @@ async def check_origin(client: httpx.AsyncClient, config: ProbeConfig, origin: s
     if status is None:
         if network == "skipped":
             result.robots_policy, result.robots_detail = "disallow_all", f"robots.txt unreachable: {detail}"
-            result.skip_reason = SKIP_NON_PUBLIC
+            result.skip_reason = SkipReason.NON_PUBLIC
             return result
         failed = f"robots.txt unreachable: {detail}"
     elif 300 <= status < 400:

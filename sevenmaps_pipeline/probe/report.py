@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..lake.keys import origin as origin_of
-from ..registry.listing import SKIP_IP, SKIP_NON_PUBLIC, SKIP_NOT_HTTPS, SKIP_PRIVATE, listing_decision
+from ..registry.listing import PROBE, ListingDecision, Malformed, SkipReason, listing_decision
 from .checker import CheckResult, EndpointCheck
 from .config import ProbeConfig
 from .http import build_client
@@ -21,15 +21,15 @@ def listing_refusal(url: str, config: ProbeConfig, remote_type: str, now: dt.dat
     """The listing rules, as the map applies them (with --allow-private an owner asks for a check of their
     own server: private names and plain http are allowed); a refused URL is never contacted."""
     if config.allow_private:
-        listing, reason = "probe", None
+        decision = PROBE
         if urlsplit(url).scheme not in ("http", "https"):
-            listing, reason = "malformed", "not an http(s) URL"
+            decision = ListingDecision("malformed", Malformed.NOT_HTTP)
     else:
-        listing, reason = listing_decision(url, remote_type, opted_out=config.opted_out_hosts,
-                                           host_map=config.host_map or None)
-    if listing != "probe" and not (listing == "skip" and remote_type == "sse" and reason == "sse-only remote"):
-        return CheckResult(url=url, started_at=now, outcome="skipped", outcome_detail=reason or "",
-                           skip_reason=reason, handshake_ms=0)
+        decision = listing_decision(url, remote_type, opted_out=config.opted_out_hosts,
+                                    host_map=config.host_map or None)
+    if decision.verdict != "probe" and not (remote_type == "sse" and decision.kind is SkipReason.SSE_ONLY):
+        return CheckResult(url=url, started_at=now, outcome="skipped", outcome_detail=decision.text or "",
+                           skip_reason=decision.text, handshake_ms=0)
     return None
 
 
@@ -85,7 +85,7 @@ def as_json(check: CheckResult, origin: OriginResult | None) -> dict[str, Any]:
 
 
 # What the map never checks but an owner may, with --allow-private (probe_one).
-OWNER_MAY_CHECK = (SKIP_NOT_HTTPS, SKIP_IP, SKIP_PRIVATE, SKIP_NON_PUBLIC)
+OWNER_MAY_CHECK = (SkipReason.NOT_HTTPS, SkipReason.IP, SkipReason.PRIVATE, SkipReason.NON_PUBLIC)
 
 
 def owner_hint(check: CheckResult) -> str | None:

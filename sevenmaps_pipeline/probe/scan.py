@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 from ..lake.keys import origin as origin_of
 from ..lake.keys import server_id, server_key
-from ..registry.listing import SKIP_OPTED_OUT, SKIP_ROBOTS, SKIP_SSE_ONLY, is_opted_out
+from ..registry.listing import SkipReason, is_opted_out
 from ..rules.fingerprints import summarize_tools
 from ..rules.methods import FINDINGS_PARAMS, OVERLOAD_PARAMS
 from ..rules.outcomes import NOT_CHECKED, PROBER_OVERLOADED, ROBOTS_UNAVAILABLE, not_checked_detail
@@ -140,7 +140,7 @@ def endpoints_to_check(listings: Iterable[dict[str, Any]]) -> tuple[dict[str, di
         if not key:
             continue
         if listing.get("listing") == "probe" or (listing.get("listing") == "skip"
-                                                  and listing.get("skip_reason") == SKIP_SSE_ONLY):
+                                                  and listing.get("skip_reason") == SkipReason.SSE_ONLY):
             if key not in to_check:
                 to_check[key] = listing
                 skipped.pop(key, None)
@@ -168,7 +168,7 @@ async def scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, co
             continue
         host = (urlsplit(listing["url"]).hostname or "").lower()
         if is_opted_out(host, config.opted_out_hosts):  # opted out after the snapshot was taken: never contacted
-            out.add_probe(skip_row(listing, day, run_id, clock(), SKIP_OPTED_OUT))
+            out.add_probe(skip_row(listing, day, run_id, clock(), SkipReason.OPTED_OUT))
             continue
         by_host[host].append(listing)
     context = ssl_context(config)
@@ -207,7 +207,7 @@ async def scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, co
             return not_checked_row(listing, day, run_id, clock(), ROBOTS_UNAVAILABLE,
                                    f"{seen.unavailable}; the endpoint was not contacted")
         if not seen.allows(listing["url"]):
-            reason = SKIP_ROBOTS
+            reason = SkipReason.ROBOTS
             if seen.robots_policy == "disallow_all":
                 reason += f" ({seen.robots_detail})"
             return skip_row(listing, day, run_id, clock(), reason)

@@ -104,11 +104,12 @@ def rows_for_entry(entry: Any, day: dt.date, fetched_at: dt.datetime, *, opted_o
             continue
         remote_type = remote.get("type") or remote.get("transport_type")
         url = remote.get("url")
-        listing, reason = listing_decision(url, remote_type, opted_out=opted_out, host_map=host_map)
+        decision = listing_decision(url, remote_type, opted_out=opted_out, host_map=host_map)
         if isinstance(url, str) and has_userinfo(url):
             url = redact_userinfo(url)  # never stored, never printed: the listing is skipped for it
         row = {**base, "remote_type": remote_type if isinstance(remote_type, str) else None,
-               "url": url if isinstance(url, str) else None, "listing": listing, "skip_reason": reason}
+               "url": url if isinstance(url, str) else None, "listing": decision.verdict,
+               "skip_reason": decision.text}
         if isinstance(url, str):
             try:
                 key = server_key(url)

@@ -4,29 +4,66 @@ The methodology's `scope.skipped` (docs/methodology.md, "The prober"): sse-only 
 addresses, non-https addresses, IP addresses, localhost and private names, opted-out hosts (robots.txt is
 read per origin by the prober); and URLs that carry credentials (userinfo), since 7Maps-bot never sends
 credentials: such a URL is never contacted and is stored redacted. A public name that resolves to a
-non-public address is refused later, at connect time (probe/netguard.py), and skipped with SKIP_NON_PUBLIC.
+non-public address is refused later, at connect time (probe/netguard.py), and skipped with SkipReason.NON_PUBLIC.
 """
 
 from __future__ import annotations
 
+import enum
 import ipaddress
 import re
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 # Names that never denote a public host (RFC 6761/6762/8375 and common private zones).
 PRIVATE_SUFFIXES = (".localhost", ".local", ".internal", ".intranet", ".lan", ".home", ".corp", ".private",
                     ".home.arpa", ".test", ".example", ".invalid", ".onion")
 
-SKIP_SSE_ONLY = "sse-only remote"
-SKIP_TEMPLATED = "templated URL"
-SKIP_NOT_HTTPS = "non-https URL"
-SKIP_IP = "IP address"
-SKIP_PRIVATE = "localhost or private name"
-SKIP_OPTED_OUT = "host opted out"
-SKIP_ROBOTS = "robots.txt disallows 7Maps-bot"
-SKIP_CREDENTIALS = "credentials in URL"
-SKIP_NON_PUBLIC = "resolves to a non-public address"
+
+
+class SkipReason(enum.StrEnum):
+    """Why a listing is not contacted (the methodology's `scope.skipped`), each a named kind whose value is
+    the text stored in `skip_reason`."""
+
+    SSE_ONLY = "sse-only remote"
+    TEMPLATED = "templated URL"
+    NOT_HTTPS = "non-https URL"
+    IP = "IP address"
+    PRIVATE = "localhost or private name"
+    OPTED_OUT = "host opted out"
+    ROBOTS = "robots.txt disallows 7Maps-bot"
+    CREDENTIALS = "credentials in URL"
+    NON_PUBLIC = "resolves to a non-public address"
+
+
+class Malformed(enum.StrEnum):
+    """Why a registry remote is not a listing at all."""
+
+    NO_URL = "remote has no URL"
+    UNKNOWN_TYPE = "unknown remote type"
+    UNPARSEABLE = "unparseable URL"
+    NO_HOST = "URL has no host"
+    NOT_HTTP = "not an http(s) URL"  # an owner's own check (--allow-private) takes plain http too, nothing else
+
+
+@dataclass(frozen=True)
+class ListingDecision:
+    """What the listing rules decide for one remote: probe it, skip it (`kind`: a SkipReason) or set it aside
+    as malformed (`kind`: a Malformed); `text` is the line stored as its skip_reason."""
+
+    verdict: str  # probe | skip | malformed
+    kind: SkipReason | Malformed | None = None
+    detail: str | None = None  # what the text adds to the kind (the remote type given, the parser's words)
+
+    @property
+    def text(self) -> str | None:
+        if self.kind is None:
+            return None
+        return str(self.kind) if self.detail is None else f"{self.kind}{self.detail}"
+
+
+PROBE = ListingDecision("probe")
 REDACTED = "REDACTED"
 # userinfo (`user:secret@`) in any http(s) URL inside a text: what is stored in its place.
 _USERINFO = re.compile(r"(?i)\b(https?:(?://|\\/\\/))[^/\\\s\"'?#]*@")
@@ -67,37 +104,37 @@ def is_opted_out(host: str, opted_out: Collection[str]) -> bool:
 
 
 def listing_decision(url: str | None, remote_type: str | None, *, opted_out: Collection[str] = (),
-                     host_map: Mapping[str, int] | None = None) -> tuple[str, str | None]:
-    """('probe', None) or ('skip', reason) or ('malformed', reason) for one registry remote.
+                     host_map: Mapping[str, int] | None = None) -> ListingDecision:
+    """Whether one registry remote is probed, skipped (and why) or malformed (and why).
 
     Names in `host_map` (demo and test configuration only) are the fleet's, so they are not private."""
     if not isinstance(url, str) or not url.strip():
-        return "malformed", "remote has no URL"
+        return ListingDecision("malformed", Malformed.NO_URL)
     if remote_type not in ("streamable-http", "sse"):
-        return "malformed", f"unknown remote type {remote_type!r}"
+        return ListingDecision("malformed", Malformed.UNKNOWN_TYPE, f" {remote_type!r}")
     if "{" in url or "}" in url:
-        return "skip", SKIP_TEMPLATED
+        return ListingDecision("skip", SkipReason.TEMPLATED)
     try:
         parts = urlsplit(url.strip())
         parts.port  # noqa: B018 - raises on a malformed port
     except ValueError as exc:
-        return "malformed", f"unparseable URL: {exc}"
+        return ListingDecision("malformed", Malformed.UNPARSEABLE, f": {exc}")
     if "@" in parts.netloc:  # before anything else is read from it: this URL is never contacted
-        return "skip", SKIP_CREDENTIALS
+        return ListingDecision("skip", SkipReason.CREDENTIALS)
     if parts.scheme.lower() != "https":
-        return "skip", SKIP_NOT_HTTPS
+        return ListingDecision("skip", SkipReason.NOT_HTTPS)
     host = (parts.hostname or "").lower().rstrip(".")
     if not host:
-        return "malformed", "URL has no host"
+        return ListingDecision("malformed", Malformed.NO_HOST)
     if _is_ip(host):
-        return "skip", SKIP_IP
+        return ListingDecision("skip", SkipReason.IP)
     # The fleet's map is normalised already (probe.config.HostMap): look the name up, and normalise the
     # keys only when it is not found (never once per listing for every name).
     mapped = host_map is not None and (host in host_map or host in {h.lower().rstrip(".") for h in host_map})
     if not mapped and is_private_name(host):
-        return "skip", SKIP_PRIVATE
+        return ListingDecision("skip", SkipReason.PRIVATE)
     if is_opted_out(host, opted_out):
-        return "skip", SKIP_OPTED_OUT
+        return ListingDecision("skip", SkipReason.OPTED_OUT)
     if remote_type == "sse":  # last: only a public, permitted SSE endpoint is opened (and kept off the map)
-        return "skip", SKIP_SSE_ONLY
-    return "probe", None
+        return ListingDecision("skip", SkipReason.SSE_ONLY)
+    return PROBE

@@ -94,9 +94,9 @@ def submit(lake: LakePaths, url: str, now: dt.datetime, via: str = "cli",
         raise SubmissionError("the URL carries credentials (user:password@host); 7Maps-bot never sends them, so it "
                               "never checks such a URL")
 
-    decision, reason = listing_decision(url, "streamable-http", opted_out=opted_out_hosts(lake), host_map=host_map)
-    if decision != "probe":
-        raise SubmissionError(f"{url}: not checked ({reason})")
+    decision = listing_decision(url, "streamable-http", opted_out=opted_out_hosts(lake), host_map=host_map)
+    if decision.verdict != "probe":
+        raise SubmissionError(f"{url}: not checked ({decision.text})")
     key = server_key(url)
     entries = read_submissions(lake)
     for entry in entries:
