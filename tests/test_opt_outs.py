@@ -15,8 +15,9 @@ from sevenmaps_pipeline.defs.map_assets import scan_config
 from sevenmaps_pipeline.defs.resources import ProberResource
 from sevenmaps_pipeline.devtools.fleet.run import Fleet, load_timeline
 from sevenmaps_pipeline.devtools.fleet.scripted import Scripted, ScriptedApp
+from sevenmaps_pipeline.lake.control import Refused
 from sevenmaps_pipeline.probe.run import readiness_day, scan_day
-from sevenmaps_pipeline.registry import opt_outs
+from sevenmaps_pipeline.registry import opt_outs, owners
 
 NOW = dt.datetime(2026, 11, 30, 9, tzinfo=dt.UTC)
 PROOF = "mcp.proof.test"
@@ -41,10 +42,12 @@ def test_the_registry_keeps_who_opted_out_how_and_when(lake):
     again = opt_outs.record_opt_out(lake, "mcp.example.com", "operator", NOW + dt.timedelta(days=1))
     assert again.opted_out_at == NOW  # the first date stands
     assert opt_outs.opted_out_hosts(lake) == {"mcp.example.com"}
-    with pytest.raises(opt_outs.OptOutRegistryError, match="not a host name"):
+    with pytest.raises(opt_outs.OptOutRegistryError, match="not a host name") as refused:
         opt_outs.record_opt_out(lake, "localhost", "operator", NOW)
-    with pytest.raises(opt_outs.OptOutRegistryError, match="how must be"):
+    assert refused.value.kind is Refused.NOT_A_HOST
+    with pytest.raises(opt_outs.OptOutRegistryError, match="how must be") as refused:
         opt_outs.record_opt_out(lake, "a.example.com", "phone", NOW)
+    assert refused.value.kind is Refused.UNKNOWN_HOW
 
 
 def test_an_unreadable_registry_stops_the_run_instead_of_reading_as_empty(lake):
@@ -52,8 +55,9 @@ def test_an_unreadable_registry_stops_the_run_instead_of_reading_as_empty(lake):
 
     lake.opt_outs_file.parent.mkdir(parents=True)
     lake.opt_outs_file.write_bytes(b"PAR1 not a parquet file")
-    with pytest.raises(opt_outs.OptOutRegistryError, match="no host is contacted"):
+    with pytest.raises(opt_outs.OptOutRegistryError, match="no host is contacted") as refused:
         opt_outs.opted_out_hosts(lake)
+    assert refused.value.kind is Refused.FILE_UNREADABLE
     with pytest.raises(dg.Failure, match="cannot be read"):
         scan_config(lake, ProberResource())
 
@@ -98,3 +102,24 @@ def test_every_check_kind_reads_the_registry_even_on_a_snapshot_taken_before(fle
     readiness_day(lake, today, config)
     assert len(fleet.requests_to("mcp.weather.test")) == before  # never contacted again
     assert fleet.requests_to("mcp.notes.test")  # the others are
+
+
+def test_an_owners_claim_refuses_by_named_kind(lake):
+    now = dt.datetime(2026, 11, 20, tzinfo=dt.UTC)
+    with pytest.raises(owners.OwnerClaimError) as refused:
+        owners.mark_verified(lake, "mcp.example.com", now)
+    assert refused.value.kind is Refused.NO_TOKEN_ISSUED
+    owners.issue_owner_token(lake, "mcp.example.com", now)
+    owners.mark_verified(lake, "mcp.example.com", now)
+    with pytest.raises(owners.OwnerClaimError) as refused:
+        owners.set_note(lake, "mcp.example.com", "x" * (owners.MAX_NOTE_CHARS + 1), now)
+    assert refused.value.kind is Refused.NOTE_TOO_LONG
+    with pytest.raises(owners.OwnerClaimError) as refused:
+        owners.set_note(lake, "mcp.example.com", "hello\x07", now)
+    assert refused.value.kind is Refused.NOTE_CONTROL_CHARACTERS
+    with pytest.raises(owners.OwnerClaimError) as refused:
+        owners.choose_five_minute(lake, "mcp.example.com", ["https://elsewhere.example.org/mcp"])
+    assert refused.value.kind is Refused.NOT_THEIR_HOST
+    with pytest.raises(owners.OwnerClaimError) as refused:
+        owners.set_note(lake, "other.example.com", "hello", now)
+    assert refused.value.kind is Refused.NO_VERIFIED_OWNER

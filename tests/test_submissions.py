@@ -16,6 +16,7 @@ from conftest import probe
 from sevenmaps_pipeline.cli import main
 from sevenmaps_pipeline.defs.runner import defs
 from sevenmaps_pipeline.devtools.fleet.run import Fleet, load_timeline
+from sevenmaps_pipeline.lake.control import Refused
 from sevenmaps_pipeline.probe.config import ProbeConfig
 from sevenmaps_pipeline.probe.frequent import frequent_checks
 from sevenmaps_pipeline.probe.run import ReplayClock, scan_day
@@ -58,6 +59,13 @@ def test_a_submission_is_refused_when_its_url_is_never_checked(lake, capsys):
     assert main(["--lake", str(lake.root), "submit", "https://mcp.example.com/mcp/"]) == 0  # the same endpoint
     (entry,) = submissions.read_submissions(lake)
     assert (entry.server_key, entry.status, entry.via) == ("mcp.example.com/mcp", "queued", "cli")
+    now = dt.datetime(2026, 11, 20, tzinfo=dt.UTC)
+    with pytest.raises(submissions.SubmissionError) as refused:
+        submissions.submit(lake, "https://user:secret@mcp.example.com/mcp", now)
+    assert refused.value.kind is Refused.CREDENTIALS_IN_URL
+    with pytest.raises(submissions.SubmissionError) as refused:
+        submissions.submit(lake, "http://mcp.example.com/mcp", now)
+    assert refused.value.kind is Refused.NOT_LISTABLE and "non-https URL" in str(refused.value)
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from ..lake.control import read_control_rows
+from ..lake.control import ControlError, Refused, read_control_rows
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
 
@@ -39,7 +39,7 @@ SCHEMA = pa.schema([
 ])
 
 
-class OptOutRegistryError(ValueError):
+class OptOutRegistryError(ControlError):
     """The registry cannot be read or changed as asked."""
 
 
@@ -61,7 +61,7 @@ def normal_host(host: str) -> str:
         text = text.split("://", 1)[1]
     text = text.split("/", 1)[0].split("@")[-1].rsplit(":", 1)[0].rstrip(".")
     if not text or any(c.isspace() for c in text) or "." not in text:
-        raise OptOutRegistryError(f"not a host name: {host!r}")
+        raise OptOutRegistryError(Refused.NOT_A_HOST, f"not a host name: {host!r}")
     return text
 
 
@@ -85,7 +85,7 @@ def record_opt_out(lake: LakePaths, host: str, how: str, now: dt.datetime, note:
                    token: str | None = None) -> OptOut:
     """Opt a host out (kept as it was if it already is: the first date stands)."""
     if how not in HOWS:
-        raise OptOutRegistryError(f"how must be one of {', '.join(HOWS)}, not {how!r}")
+        raise OptOutRegistryError(Refused.UNKNOWN_HOW, f"how must be one of {', '.join(HOWS)}, not {how!r}")
     host = normal_host(host)
     entries = read_opt_outs(lake)
     for entry in entries:
@@ -104,7 +104,8 @@ def issue_token(lake: LakePaths, host: str, now: dt.datetime) -> OptOut:
     for entry in entries:
         if entry.host == host:
             if entry.status == "opted_out":
-                raise OptOutRegistryError(f"{host} has already opted out ({entry.how}, {entry.opted_out_at})")
+                raise OptOutRegistryError(Refused.ALREADY_OPTED_OUT,
+                                          f"{host} has already opted out ({entry.how}, {entry.opted_out_at})")
             return entry
     entry = OptOut(host, "pending", "form", now, token=f"7maps-optout-{secrets.token_urlsafe(24)}")
     _write(lake, entries + [entry])
@@ -116,7 +117,8 @@ def pending_token(lake: LakePaths, host: str) -> str:
     for entry in read_opt_outs(lake):
         if entry.host == host and entry.status == "pending" and entry.token:
             return entry.token
-    raise OptOutRegistryError(f"no form token was issued for {host}: `sevenmaps opt-out issue {host}` first")
+    raise OptOutRegistryError(Refused.NO_TOKEN_ISSUED,
+                              f"no form token was issued for {host}: `sevenmaps opt-out issue {host}` first")
 
 
 def file_holds_token(body: bytes, token: str) -> bool:

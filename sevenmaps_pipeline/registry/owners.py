@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 import pyarrow as pa
 
-from ..lake.control import read_control_rows
+from ..lake.control import ControlError, Refused, read_control_rows
 from ..lake.keys import server_key
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
@@ -45,7 +45,7 @@ SCHEMA = pa.schema([
 ])
 
 
-class OwnerClaimError(ValueError):
+class OwnerClaimError(ControlError):
     """The claim cannot be read or changed as asked."""
 
 
@@ -65,7 +65,7 @@ def _host(host: str) -> str:
     try:
         return normal_host(host)
     except OptOutRegistryError as exc:
-        raise OwnerClaimError(str(exc)) from None
+        raise OwnerClaimError(Refused.NOT_A_HOST, str(exc)) from None
 
 
 def read_claims(lake: LakePaths) -> list[OwnerClaim]:
@@ -100,7 +100,8 @@ def mark_verified(lake: LakePaths, host: str, now: dt.datetime) -> OwnerClaim:
     """Record that the host's well-known file held its token (the caller fetched it: probe/token_proof.py)."""
     claim = claim_of(lake, host)
     if claim is None:
-        raise OwnerClaimError(f"no owner token was issued for {host}: `sevenmaps owner issue {host}` first")
+        raise OwnerClaimError(Refused.NO_TOKEN_ISSUED,
+                              f"no owner token was issued for {host}: `sevenmaps owner issue {host}` first")
     if claim.status == "verified":
         return claim
     verified = dataclasses.replace(claim, status="verified", verified_at=now)
@@ -111,7 +112,8 @@ def mark_verified(lake: LakePaths, host: str, now: dt.datetime) -> OwnerClaim:
 def _verified(lake: LakePaths, host: str) -> OwnerClaim:
     claim = claim_of(lake, host)
     if claim is None or claim.status != "verified":
-        raise OwnerClaimError(f"{_host(host)} has no verified owner: `sevenmaps owner issue` and `owner verify` first")
+        raise OwnerClaimError(Refused.NO_VERIFIED_OWNER,
+                              f"{_host(host)} has no verified owner: `sevenmaps owner issue` and `owner verify` first")
     return claim
 
 
@@ -120,9 +122,10 @@ def set_note(lake: LakePaths, host: str, note: str, now: dt.datetime) -> OwnerCl
     claim = _verified(lake, host)
     text = " ".join(note.split())
     if len(text) > MAX_NOTE_CHARS:
-        raise OwnerClaimError(f"the note has {len(text):,} characters; at most {MAX_NOTE_CHARS:,}")
+        raise OwnerClaimError(Refused.NOTE_TOO_LONG,
+                              f"the note has {len(text):,} characters; at most {MAX_NOTE_CHARS:,}")
     if any(ord(c) < 32 for c in text):
-        raise OwnerClaimError("the note holds control characters")
+        raise OwnerClaimError(Refused.NOTE_CONTROL_CHARACTERS, "the note holds control characters")
     updated = dataclasses.replace(claim, note=text or None, note_updated_at=now)
     _write(lake, [c for c in read_claims(lake) if c.host != claim.host] + [updated])
     return updated
@@ -136,7 +139,8 @@ def five_minute_cap() -> int:
     if not value:
         return MAX_FIVE_MINUTE_ENDPOINTS
     if not value.isdigit() or not 0 < int(value) <= 50:
-        raise OwnerClaimError(f"${FIVE_MINUTE_PER_OWNER_ENV} must be a whole number from 1 to 50, not {value!r}")
+        raise OwnerClaimError(Refused.BAD_SETTING,
+                              f"${FIVE_MINUTE_PER_OWNER_ENV} must be a whole number from 1 to 50, not {value!r}")
     return int(value)
 
 
@@ -148,16 +152,18 @@ def choose_five_minute(lake: LakePaths, host: str, urls: list[str]) -> OwnerClai
     keys: list[str] = []
     for url in urls:
         if not url.lower().startswith("https://") or has_userinfo(url):
-            raise OwnerClaimError(f"{url!r}: an https URL without credentials, please")
+            raise OwnerClaimError(Refused.NOT_AN_HTTPS_URL, f"{url!r}: an https URL without credentials, please")
         name = (urlsplit(url).hostname or "").lower()
         if not is_opted_out(name, frozenset({claim.host})):  # the same host, or a name under it
-            raise OwnerClaimError(f"{url} is not on {claim.host}: an owner chooses endpoints of their own host")
+            raise OwnerClaimError(Refused.NOT_THEIR_HOST,
+                                  f"{url} is not on {claim.host}: an owner chooses endpoints of their own host")
         key = server_key(url)
         if key not in keys:
             keys.append(key)
     cap = five_minute_cap()
     if len(keys) > cap:
-        raise OwnerClaimError(f"{len(keys)} endpoints chosen; five-minute checks are for at most {cap} per owner "
+        raise OwnerClaimError(Refused.TOO_MANY_ENDPOINTS,
+                              f"{len(keys)} endpoints chosen; five-minute checks are for at most {cap} per owner "
                               "(the same for everyone)")
     updated = dataclasses.replace(claim, five_minute=tuple(keys))
     _write(lake, [c for c in read_claims(lake) if c.host != claim.host] + [updated])

@@ -20,7 +20,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..lake.control import read_control_rows
+from ..lake.control import ControlError, Refused, read_control_rows
 from ..lake.keys import server_id, server_key
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
@@ -47,7 +47,7 @@ SCHEMA = pa.schema([
 ])
 
 
-class SubmissionError(ValueError):
+class SubmissionError(ControlError):
     """The submission cannot be taken or the file read."""
 
 
@@ -91,12 +91,13 @@ def submit(lake: LakePaths, url: str, now: dt.datetime, via: str = "cli",
     the tests' loopback names."""
     url = url.strip()
     if has_userinfo(url):
-        raise SubmissionError("the URL carries credentials (user:password@host); 7Maps-bot never sends them, so it "
+        raise SubmissionError(Refused.CREDENTIALS_IN_URL,
+                              "the URL carries credentials (user:password@host); 7Maps-bot never sends them, so it "
                               "never checks such a URL")
 
     decision = listing_decision(url, "streamable-http", opted_out=opted_out_hosts(lake), host_map=host_map)
     if decision.verdict != "probe":
-        raise SubmissionError(f"{url}: not checked ({decision.text})")
+        raise SubmissionError(Refused.NOT_LISTABLE, f"{url}: not checked ({decision.text})")
     key = server_key(url)
     entries = read_submissions(lake)
     for entry in entries:
