@@ -13,28 +13,24 @@ crash or a kill keeps every check already made (see probe/run.py).
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import traceback
-from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
-from urllib.parse import urlsplit
 
 from ..lake.keys import origin as origin_of
 from ..lake.keys import server_id, server_key
-from ..registry.listing import SkipReason, is_opted_out
+from ..registry.listing import SkipReason
 from ..rules.fingerprints import summarize_tools
 from ..rules.methods import FINDINGS_PARAMS, OVERLOAD_PARAMS
 from ..rules.outcomes import NOT_CHECKED, PROBER_OVERLOADED, ROBOTS_UNAVAILABLE, not_checked_detail
 from .checker import CheckResult, EndpointCheck
 from .config import PROBER_VERSION, ProbeConfig
+from .hosts import Admission, Clock, HostRunner, HostSession, Robots, by_host, day_copy
 from .http import build_client, ssl_context
 from .load import LoadMonitor
-from .origins import OriginBook, OriginResult, check_origin
-
-Clock = Callable[[], dt.datetime]
+from .origins import OriginBook, OriginResult
 
 
 class Sink(Protocol):
@@ -149,6 +145,115 @@ def endpoints_to_check(listings: Iterable[dict[str, Any]]) -> tuple[dict[str, di
     return to_check, list(skipped.values())
 
 
+def _refusal_row(listing: dict[str, Any], day: dt.date, run_id: str, now: dt.datetime,
+                 refused: Admission) -> dict[str, Any]:
+    """The row of an endpoint the daily scan may not contact, in the daily scan's words."""
+    seen = refused.seen
+    if refused.kind is SkipReason.OPTED_OUT:
+        return skip_row(listing, day, run_id, now, SkipReason.OPTED_OUT)
+    assert seen is not None
+    if refused.kind is SkipReason.NON_PUBLIC:
+        return skip_row(listing, day, run_id, now, f"{seen.skip_reason} ({seen.robots_detail})")
+    if refused.kind is None:
+        return not_checked_row(listing, day, run_id, now, ROBOTS_UNAVAILABLE,
+                               f"{seen.unavailable}; the endpoint was not contacted")
+    reason = str(SkipReason.ROBOTS)
+    if seen.robots_policy == "disallow_all":
+        reason += f" ({seen.robots_detail})"
+    return skip_row(listing, day, run_id, now, reason)
+
+
+class _DailyScan:
+    """One run of the daily scan over the endpoints of a snapshot (or of a slice of it): the main pass, then
+    the checks the prober could not make fairly, once more (docs/methodology.md, "When the prober is
+    overloaded"). Politeness is the host runner's (probe/hosts.py)."""
+
+    def __init__(self, day: dt.date, run_id: str, config: ProbeConfig, clock: Clock, out: Sink, book: OriginBook,
+                 progress: Callable[[int, int], None] | None, total: int) -> None:
+        self.day, self.run_id, self.config, self.clock, self.out = day, run_id, config, clock, out
+        self.book, self.progress, self.total, self.done = book, progress, total, 0
+        self.monitor = LoadMonitor()
+        self.overloaded: dict[str, str] = {}  # server_key -> why the prober could not keep up during its check
+        self.overloaded_origins: dict[str, str] = {}  # origin -> why, for a robots.txt fetch that failed meanwhile
+        self.rechecks: list[dict[str, Any]] = []
+
+    def runner(self, concurrency: int | None = None) -> HostRunner[dict[str, Any]]:
+        return HostRunner(self.config, self.clock, Robots(day_copy(self.day), documents=True, fetched=self.fetched),
+                          self.book, concurrency)
+
+    async def fetched(self, origin: str, fetch: Callable[[], Awaitable[OriginResult]]) -> OriginResult:
+        """The day's first fetch of an origin: landed (only the first is: docs/methodology.md, "Per origin,
+        once a day"), and watched, since a robots.txt that failed while we could not keep up is asked again."""
+        with self.monitor.watch() as reading:
+            result = await fetch()
+        why = reading[0].overloaded() if result.unavailable is not None else None
+        if why is not None:
+            self.overloaded_origins[origin] = f"robots.txt: {why}"
+        self.out.add_origin({"day": self.day, "run_id": self.run_id, "prober_version": PROBER_VERSION, **result.row()})
+        return result
+
+    async def check_one(self, session: HostSession, listing: dict[str, Any]) -> dict[str, Any]:
+        refused = await session.admission(listing["url"])
+        if refused is None:
+            return await self.measured_check(session.client, listing)
+        if refused.unavailable is not None and origin_of(listing["url"]) in self.overloaded_origins:
+            self.overloaded[listing["server_key"]] = self.overloaded_origins[origin_of(listing["url"])]
+        return _refusal_row(listing, self.day, self.run_id, self.clock(), refused)
+
+    async def measured_check(self, client: Any, listing: dict[str, Any]) -> dict[str, Any]:
+        with self.monitor.watch() as reading:
+            check = await EndpointCheck(client, self.config, listing["url"], self.clock(),
+                                        listing.get("remote_type") or "streamable-http").run()
+        row = probe_row(check, listing, self.day, self.run_id)
+        why = reading[0].overloaded() if unfair_if_overloaded(row) else None
+        if why is not None:
+            self.overloaded[listing["server_key"]] = why
+        return row
+
+    async def check_and_land(self, session: HostSession, listing: dict[str, Any], then: str) -> bool:
+        """Check one endpoint and land its row; whether the prober was overloaded meanwhile (then the row is
+        not_checked, or an answer without its handshake time, and `then` says what follows)."""
+        row = await self.check_one(session, listing)
+        why = self.overloaded.pop(listing["server_key"], None)
+        if why is not None:
+            row = overloaded_row(row, why, then)
+        self.out.add_probe(row)
+        return why is not None
+
+    async def first(self, session: HostSession, listing: dict[str, Any]) -> None:
+        if await self.check_and_land(session, listing, "checked again at the end of the scan"):
+            self.rechecks.append(listing)
+        self.count()
+
+    async def again(self, session: HostSession, listing: dict[str, Any]) -> None:
+        await self.check_and_land(session, listing, "overloaded in the second pass too")
+
+    def failed(self, where: str) -> Callable[[dict[str, Any], BaseException, bool], None]:
+        def land(listing: dict[str, Any], exc: BaseException, whole_host: bool) -> None:
+            self.overloaded.pop(listing["server_key"], None)
+            self.out.add_probe(prober_error_row(listing, self.day, self.run_id, self.clock(), exc,
+                                                "the host's worker" if whole_host else where))
+            if whole_host or where == "checking the endpoint":
+                self.count()
+        return land
+
+    def count(self) -> None:
+        self.done += 1
+        if self.progress:
+            self.progress(self.done, self.total)
+
+    async def recheck_overloaded(self) -> None:
+        """The checks the prober could not make fairly, once more after the main pass, at a fraction of its
+        concurrency (one request at a time per host still): a fair answer decides the day; overloaded
+        again, the check is not_checked (prober_overloaded), n, never d (docs/methodology.md)."""
+        p = OVERLOAD_PARAMS
+        await self.monitor.calm(p["recheck_calm_s"], p["recheck_calm_at_most_s"])
+        self.overloaded_origins.clear()  # their robots.txt is asked again (a failed fetch is never the day's copy)
+        runner = self.runner(max(1, self.config.concurrency // p["recheck_concurrency_divisor"]))
+        groups = by_host(self.rechecks, lambda listing: listing["url"])
+        await runner.run(groups.values(), self.again, self.failed("checking the endpoint again"))
+
+
 async def scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, config: ProbeConfig, clock: Clock,
                control_url: str | None = None, progress: Callable[[int, int], None] | None = None,
                sink: Sink | None = None, already_checked: Collection[str] = (),
@@ -157,138 +262,25 @@ async def scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, co
     Listings that are not to be contacted are recorded as skips; sse-only remotes are only opened (seed
     004) and recorded as skips too. `book`: the origins the day already read (probe/origins.py), reused."""
     out: Sink = sink if sink is not None else ScanResult()
-    book = book if book is not None else OriginBook()
     to_check, skipped = endpoints_to_check(listings)
     for listing in skipped:
         if listing["server_key"] not in already_checked:
             out.add_probe(skip_row(listing, day, run_id, clock(), listing["skip_reason"]))
-    by_host: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for key, listing in to_check.items():
-        if key in already_checked:
-            continue
-        host = (urlsplit(listing["url"]).hostname or "").lower()
-        if is_opted_out(host, config.opted_out_hosts):  # opted out after the snapshot was taken: never contacted
-            out.add_probe(skip_row(listing, day, run_id, clock(), SkipReason.OPTED_OUT))
-            continue
-        by_host[host].append(listing)
-    context = ssl_context(config)
-    semaphore = asyncio.Semaphore(config.concurrency)
-    monitor = LoadMonitor()
-    overloaded: dict[str, str] = {}  # server_key -> why the prober could not keep up during its check
-    overloaded_origins: dict[str, str] = {}  # origin -> why, for a robots.txt fetch that failed meanwhile
-    rechecks: list[dict[str, Any]] = []
-    done = 0
-    total = sum(len(group) for group in by_host.values())
-
-    async def check_one(client: Any, origins: dict[str, OriginResult], listing: dict[str, Any]) -> dict:
-        origin = origin_of(listing["url"])
-        if origin not in origins:
-            # Once a UTC day per origin: the day's first fetch (landed, or this run's) is reused; only the
-            # first lands a row (docs/methodology.md, "Per origin, once a day").
-            reused = book.of_day(origin, day)
-            if reused is not None:
-                origins[origin] = reused
-            else:
-                with monitor.watch() as reading:
-                    origins[origin] = await check_origin(client, config, origin, clock(),
-                                                         cached=book.stand_in(origin, clock()))
-                why = reading[0].overloaded() if origins[origin].unavailable is not None else None
-                if why is not None:  # robots.txt timed out or broke while we could not keep up: ask again later
-                    overloaded_origins[origin] = f"robots.txt: {why}"
-                book.add(origins[origin])
-                out.add_origin({"day": day, "run_id": run_id, "prober_version": PROBER_VERSION,
-                                **origins[origin].row()})
-        seen = origins[origin]
-        if seen.skip_reason is not None:
-            return skip_row(listing, day, run_id, clock(), f"{seen.skip_reason} ({seen.robots_detail})")
-        if seen.unavailable is not None:
-            if origin in overloaded_origins:
-                overloaded[listing["server_key"]] = overloaded_origins[origin]
-            return not_checked_row(listing, day, run_id, clock(), ROBOTS_UNAVAILABLE,
-                                   f"{seen.unavailable}; the endpoint was not contacted")
-        if not seen.allows(listing["url"]):
-            reason = SkipReason.ROBOTS
-            if seen.robots_policy == "disallow_all":
-                reason += f" ({seen.robots_detail})"
-            return skip_row(listing, day, run_id, clock(), reason)
-        return await measured_check(client, listing)
-
-    async def measured_check(client: Any, listing: dict[str, Any]) -> dict[str, Any]:
-        with monitor.watch() as reading:
-            check = await EndpointCheck(client, config, listing["url"], clock(),
-                                        listing.get("remote_type") or "streamable-http").run()
-        row = probe_row(check, listing, day, run_id)
-        why = reading[0].overloaded() if unfair_if_overloaded(row) else None
-        if why is not None:
-            overloaded[listing["server_key"]] = why
-        return row
-
-    async def check_and_land(client: Any, origins: dict[str, OriginResult], listing: dict[str, Any],
-                             where: str, then: str) -> bool:
-        """Check one endpoint and land its row; whether the prober was overloaded meanwhile (then the row is
-        not_checked, or an answer without its handshake time, and `then` says what follows)."""
-        try:
-            row = await check_one(client, origins, listing)
-        except Exception as exc:  # noqa: BLE001 - one endpoint never takes its host or the day down
-            row = prober_error_row(listing, day, run_id, clock(), exc, where)
-        why = overloaded.pop(listing["server_key"], None)
-        if why is not None:
-            row = overloaded_row(row, why, then)
-        out.add_probe(row)
-        return why is not None
-
-    async def host_worker(listings_of_host: list[dict[str, Any]]) -> None:
-        nonlocal done
-        finished = 0
-        try:
-            async with semaphore, build_client(config, context, max_connections=2) as client:
-                origins: dict[str, OriginResult] = {}
-                for listing in listings_of_host:
-                    if await check_and_land(client, origins, listing, "checking the endpoint",
-                                            "checked again at the end of the scan"):
-                        rechecks.append(listing)
-                    finished += 1
-                    done += 1
-                    if progress:
-                        progress(done, total)
-        except Exception as exc:  # noqa: BLE001 - the host's client itself failed: its other endpoints
-            for listing in listings_of_host[finished:]:
-                out.add_probe(prober_error_row(listing, day, run_id, clock(), exc, "the host's worker"))
-                done += 1
-
-    async def recheck_overloaded(listings_again: list[dict[str, Any]]) -> None:
-        """The checks the prober could not make fairly, once more after the main pass, at a fraction of its
-        concurrency (one request at a time per host still): a fair answer decides the day; overloaded
-        again, the check is not_checked (prober_overloaded), n, never d (docs/methodology.md)."""
-        p = OVERLOAD_PARAMS
-        await monitor.calm(p["recheck_calm_s"], p["recheck_calm_at_most_s"])
-        gate = asyncio.Semaphore(max(1, config.concurrency // p["recheck_concurrency_divisor"]))
-        again: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for listing in listings_again:
-            again[(urlsplit(listing["url"]).hostname or "").lower()].append(listing)
-
-        overloaded_origins.clear()  # their robots.txt is asked again (a failed fetch is never the day's copy)
-
-        async def host_again(group: list[dict[str, Any]]) -> None:
-            async with gate, build_client(config, context, max_connections=2) as client:
-                origins: dict[str, OriginResult] = {}
-                for listing in group:
-                    await check_and_land(client, origins, listing, "checking the endpoint again",
-                                         "overloaded in the second pass too")
-
-        await asyncio.gather(*(host_again(group) for group in again.values()))
-
+    pending = [listing for key, listing in to_check.items() if key not in already_checked]
+    groups = by_host(pending, lambda listing: listing["url"])
+    run = _DailyScan(day, run_id, config, clock, out, book if book is not None else OriginBook(), progress,
+                     len(pending))
     if control_url:
-        async with build_client(config, context, max_connections=2) as client:
+        async with build_client(config, ssl_context(config), max_connections=2) as client:
             check = await EndpointCheck(client, config, control_url, clock()).run()
         out.add_probe(probe_row(check, {"url": control_url, "server_name": "control"}, day, run_id,
                                 check_kind="control"))
     # Longest queues first: a host with many endpoints is checked one request at a time, so the scan can
     # end no sooner than its queue does; started last, it would run alone after everything else
     # (docs/scaling.md, "The whole registry, simulated").
-    queues = sorted(by_host.values(), key=len, reverse=True)
-    async with monitor:
-        await asyncio.gather(*(host_worker(group) for group in queues))
-        if rechecks:
-            await recheck_overloaded(rechecks)
+    queues = sorted(groups.values(), key=len, reverse=True)
+    async with run.monitor:
+        await run.runner().run(queues, run.first, run.failed("checking the endpoint"))
+        if run.rechecks:
+            await run.recheck_overloaded()
     return out

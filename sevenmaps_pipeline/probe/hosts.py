@@ -1,0 +1,151 @@
+"""The one place politeness is kept, for every loop that contacts servers (the daily scan, the frequent checks,
+the readiness probe; docs/methodology.md, "Politeness"): a host's work runs in order on one client of its
+own, so one request at a time per host; at most `concurrency` hosts at once; an opted-out host is never
+contacted; robots.txt is read once per origin per run (or reused from the day's book) and obeyed; every
+connection goes through the guard (probe/netguard.py, inside the client).
+
+A loop gives the runner its items grouped by host and says, per item, what to do once it is admitted; the
+runner says why an item may not be contacted (`Admission`), and the loop writes that down in its own rows.
+Nothing one item or one host does takes the run down: an item's error, or its host's client failing, is
+handed back to the loop as an error for that item."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from collections import defaultdict
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from ..lake.keys import origin as origin_of
+from ..registry.listing import SkipReason, is_opted_out
+from ..rules.hosts import host_of
+from .config import ProbeConfig
+from .http import build_client, ssl_context
+from .origins import OriginBook, OriginResult, check_origin
+
+T = TypeVar("T")
+Clock = Callable[[], dt.datetime]
+
+
+@dataclass(frozen=True)
+class Robots:
+    """How a loop reads robots.txt: `reuse` picks a copy from the book (the day's, or one at most an hour
+    old), else it is fetched, with the well-known documents when `documents`; `fetched` is told of each
+    fetch (the daily scan lands it and watches its own load meanwhile). `Robots.never()`: the five-minute
+    checks an owner asked for do not read it."""
+
+    reuse: Callable[[OriginBook, str, dt.datetime], OriginResult | None] | None
+    documents: bool = False
+    fetched: Callable[[str, Callable[[], Awaitable[OriginResult]]], Awaitable[OriginResult]] | None = None
+
+    @classmethod
+    def never(cls) -> Robots:
+        return cls(reuse=None)
+
+    @property
+    def obeyed(self) -> bool:
+        return self.reuse is not None
+
+
+@dataclass(frozen=True)
+class Admission:
+    """Why an item may not be contacted: `kind` is OPTED_OUT, NON_PUBLIC, ROBOTS, or None with `unavailable`
+    set (robots.txt could not be read: our trouble, n). `seen` is its origin's policy, for the loop's line."""
+
+    kind: SkipReason | None
+    seen: OriginResult | None = None
+
+    @property
+    def unavailable(self) -> str | None:
+        return self.seen.unavailable if self.kind is None and self.seen is not None else None
+
+
+class HostSession:
+    """One host's client and the origins read for it."""
+
+    def __init__(self, runner: HostRunner, client: Any) -> None:
+        self.runner, self.client = runner, client
+
+    async def origin(self, origin: str) -> OriginResult:
+        return await self.runner.origin(self.client, origin)
+
+    async def admission(self, url: str) -> Admission | None:
+        """None when `url` may be contacted now; else why not."""
+        if is_opted_out(host_of(url), self.runner.config.opted_out_hosts):
+            return Admission(SkipReason.OPTED_OUT)
+        if not self.runner.robots.obeyed:
+            return None
+        seen = await self.origin(origin_of(url))
+        if seen.skip_reason is not None:
+            return Admission(SkipReason.NON_PUBLIC, seen)
+        if seen.unavailable is not None:
+            return Admission(None, seen)
+        if not seen.allows(url):
+            return Admission(SkipReason.ROBOTS, seen)
+        return None
+
+
+class HostRunner(Generic[T]):
+    """Runs a loop's items host by host (see the module's docstring)."""
+
+    def __init__(self, config: ProbeConfig, clock: Clock, robots: Robots, book: OriginBook | None = None,
+                 concurrency: int | None = None) -> None:
+        self.config, self.clock, self.robots = config, clock, robots
+        self.book = book if book is not None else OriginBook()
+        self.origins: dict[str, OriginResult] = {}
+        self._context = ssl_context(config)
+        self._gate = asyncio.Semaphore(concurrency or config.concurrency)
+
+    async def origin(self, client: Any, origin: str) -> OriginResult:
+        """The origin's policy for this run: read once (from the book when `robots.reuse` finds a copy)."""
+        if origin not in self.origins:
+            assert self.robots.reuse is not None
+            reused = self.robots.reuse(self.book, origin, self.clock())
+            if reused is not None:
+                self.origins[origin] = reused
+            else:
+                def fetch() -> Awaitable[OriginResult]:
+                    return check_origin(client, self.config, origin, self.clock(), documents=self.robots.documents,
+                                        cached=self.book.stand_in(origin, self.clock()))
+                fetched = await (self.robots.fetched(origin, fetch) if self.robots.fetched else fetch())
+                self.origins[origin] = fetched
+                self.book.add(fetched)
+        return self.origins[origin]
+
+    async def run(self, groups: Iterable[Sequence[T]], work: Callable[[HostSession, T], Awaitable[None]],
+                  failed: Callable[[T, BaseException, bool], None]) -> None:
+        """Each group (one host's items) in order on one client, groups side by side up to the concurrency.
+        `failed(item, error, whole_host)` is told of an item whose work raised, or (whole_host) of each item
+        left when the host's client itself failed."""
+        await asyncio.gather(*(self._host(group, work, failed) for group in groups))
+
+    async def _host(self, group: Sequence[T], work: Callable[[HostSession, T], Awaitable[None]],
+                    failed: Callable[[T, BaseException, bool], None]) -> None:
+        finished = 0
+        try:
+            async with self._gate, build_client(self.config, self._context, max_connections=2) as client:
+                session = HostSession(self, client)
+                for item in group:
+                    try:
+                        await work(session, item)
+                    except Exception as exc:  # noqa: BLE001 - one item never takes its host or the run down
+                        failed(item, exc, False)
+                    finished += 1
+        except Exception as exc:  # noqa: BLE001 - the host's client itself failed: its items not yet done
+            for item in group[finished:]:
+                failed(item, exc, True)
+
+
+def by_host(items: Iterable[T], url_of: Callable[[T], str]) -> dict[str, list[T]]:
+    """Items grouped by the host of their URL, in the order given."""
+    groups: dict[str, list[T]] = defaultdict(list)
+    for item in items:
+        groups[host_of(url_of(item))].append(item)
+    return groups
+
+
+def day_copy(day: dt.date) -> Callable[[OriginBook, str, dt.datetime], OriginResult | None]:
+    """The daily scan's and the readiness probe's reuse: the origin's copy fetched on `day`, once a day."""
+    return lambda book, origin, _now: book.of_day(origin, day)
