@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from sevenmaps_pipeline.devtools.fleet.run import Fleet
 from sevenmaps_pipeline.probe.config import ProbeConfig
 from sevenmaps_pipeline.probe.http import build_client
-from sevenmaps_pipeline.registry import psl
 from sevenmaps_pipeline.registry.client import RegistryError, fetch_snapshot, rows_for_entry
 from sevenmaps_pipeline.registry.listing import listing_decision
+from sevenmaps_pipeline.rules import psl
 from sevenmaps_pipeline.rules.psl import registrable_domain
 
 DAY = dt.date(2026, 11, 20)
