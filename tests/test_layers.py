@@ -53,7 +53,7 @@ def _target_unit(path: Path, node: ast.ImportFrom | ast.Import) -> list[str]:
     return [alias.name for alias in node.names]  # `from . import x` at the top level
 
 
-def _imports() -> list[tuple[Path, ast.stmt, bool, list[str]]]:
+def _imports() -> list[tuple[Path, ast.Import | ast.ImportFrom, bool, list[str]]]:
     """(file, import statement, whether it stands inside a function, the units it names)."""
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):

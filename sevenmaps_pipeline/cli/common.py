@@ -1,0 +1,34 @@
+"""What several command groups share: the lake a command writes or reads, and the prober's configuration for
+a one-endpoint command."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..lake.paths import LakePaths
+from ..probe.config import ProbeConfig
+
+
+def _lake(args: argparse.Namespace) -> LakePaths:
+    return LakePaths.at(args.lake)
+
+
+def _existing_lake(args: argparse.Namespace) -> LakePaths:
+    """The lake a reading command reads: a lake that is not there is an input error, never an empty answer."""
+    lake = _lake(args)
+    if not lake.root.is_dir():
+        raise ValueError(f"no lake at {lake.root} (pass --lake PATH or set SEVENMAPS_LAKE; `make demo` makes one)")
+    return lake
+
+
+def _probe_config(args: argparse.Namespace) -> ProbeConfig:
+    """The prober's configuration for a one-endpoint command: --allow-private, --resolve HOST:PORT, --ca-file."""
+    host_map = {}
+    for item in args.resolve or []:
+        host, _, port = item.rpartition(":")
+        if not host or not port.isdigit():
+            raise ValueError(f"--resolve takes HOST:PORT, got {item!r}")
+        host_map[host.lower()] = int(port)
+    return ProbeConfig(allow_private=args.allow_private, host_map=host_map,
+                       ca_file=Path(args.ca_file) if args.ca_file else None)

@@ -1,0 +1,95 @@
+"""The developer's commands: demo, synth, bench. Their imports of devtools stay inside the functions that
+need them: devtools is not the product, and the packages only it needs (fleet, demo, benches) come with the
+`devtools` extra."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from ..lake.paths import parse_day
+from .common import _lake
+from .parser import BENCH_PARTS
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from ..devtools.demo import run_demo, run_fleet_demo
+
+    key = Path(args.signing_key).resolve() if args.signing_key else None
+    if args.synthetic:
+        return run_demo(_lake(args), args.servers, args.days, args.seed, key)
+    return run_fleet_demo(_lake(args), args.days, key)
+
+
+def cmd_synth(args: argparse.Namespace) -> int:
+    from ..devtools.synth import synthesize
+
+    lake = _lake(args)
+    end = parse_day(args.end_day) if args.end_day else dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
+    started = time.perf_counter()
+    print(f"synthesising {args.servers:,} endpoints x {args.days} days ending {end} into {lake.root}", flush=True)
+    result = synthesize(lake, args.servers, args.days, args.seed, end, args.missing_days,
+                        progress=lambda msg: print(f"  {msg}", flush=True))
+    print(f"done in {time.perf_counter() - started:.1f}s: {result.probe_rows:,} probe rows, "
+          f"{result.registry_rows:,} registry rows, {result.distinct_tool_lists:,} distinct tool lists")
+    return 0
+
+
+def _bench_each_part_apart(args: argparse.Namespace, parts: tuple[str, ...] = BENCH_PARTS) -> int:
+    """`sevenmaps bench` with no --only: each part in a fresh process of its own, one after another, as
+    each would run alone (the prober as the scan's own step does): no part's figures carry the heap an
+    earlier part left behind. Each starts after the files the one before wrote are on disk."""
+    code = 0
+    options = ["--servers", str(args.servers), "--days", str(args.days), "--seed", str(args.seed),
+               "--endpoints", str(args.endpoints), "--registry-endpoints", str(args.registry_endpoints),
+               "--registry-concurrency", str(args.registry_concurrency), "--cpu-hog", str(args.cpu_hog)]
+    for part in parts:
+        os.sync()
+        done = subprocess.run([sys.executable, "-m", "sevenmaps_pipeline.cli", "bench", "--only", part, *options],
+                              check=False)
+        if done.returncode != 0:
+            print(f"[bench] the {part} benchmark ended with exit code {done.returncode}", flush=True)
+            code = code or done.returncode
+        print(flush=True)
+    return code
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """One part with --only; without it, every part, each in a process of its own."""
+    if args.only is None:
+        return _bench_each_part_apart(args)
+    if args.only == "risk":
+        from ..devtools.risk_corpus import measure, report
+
+        print(report(measure()))
+    elif args.only == "lake":
+        from ..devtools.bench import run_bench
+
+        return run_bench(args.servers, args.days, args.seed)
+    elif args.only == "export":
+        from ..devtools.bench_export import print_export_bench, run_export_bench
+
+        print_export_bench(run_export_bench(args.servers, args.days, args.seed))
+    elif args.only == "tools":
+        from ..devtools.bench_tools import print_tools_bench, run_tools_bench
+
+        print_tools_bench(run_tools_bench(args.servers, args.seed))
+    elif args.only == "probe":
+        from ..devtools.bench_probe import print_probe_bench, run_probe_bench
+
+        print(f"[bench] prober: {args.endpoints:,} fleet endpoints with injected latency, and the naive SDK "
+              "baseline ...", flush=True)
+        print_probe_bench(run_probe_bench(endpoints=args.endpoints))
+    elif args.only == "registry":
+        from ..devtools.bench_registry import print_registry_bench, run_registry_bench
+
+        print(f"[bench] the whole registry, simulated: {args.registry_endpoints:,} endpoints on loopback virtual "
+              "hosts (a few minutes) ...", flush=True)
+        print_registry_bench(run_registry_bench(args.registry_endpoints, args.registry_concurrency, args.seed,
+                                                cpu_hog=args.cpu_hog))
+    return 0
