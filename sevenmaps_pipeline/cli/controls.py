@@ -7,6 +7,7 @@ import asyncio
 import datetime as dt
 import sys
 
+from ..lake.control import Refused
 from ..probe.opt_out_check import form_proof, token_proof
 from ..registry import opt_outs, owners, submissions
 from .common import _existing_lake, _lake, _probe_config
@@ -74,7 +75,8 @@ def cmd_owner(args: argparse.Namespace) -> int:
     if args.action == "verify":
         found = owners.claim_of(lake, args.host)
         if found is None:
-            raise owners.OwnerClaimError(f"no owner token was issued for {args.host}: `sevenmaps owner issue` first")
+            raise owners.OwnerClaimError(Refused.NO_TOKEN_ISSUED,
+                                         f"no owner token was issued for {args.host}: `sevenmaps owner issue` first")
         ok, detail = asyncio.run(token_proof(found.host, owners.OWNER_PATH, found.token, _probe_config(args)))
         if not ok:
             print(f"not verified: {detail}", file=sys.stderr)

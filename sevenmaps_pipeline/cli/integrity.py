@@ -15,8 +15,9 @@ from ..integrity.log import read_state
 from ..integrity.manifest import sha256_file
 from ..integrity.note import COSIGNATURE_TYPES, parse_vkey, verifier_for
 from ..integrity.proof import TlogProof, parse_proof, verify_proof
+from ..integrity.report import Trust
 from ..integrity.roots import complete_signing, read_root, signed_days
-from ..integrity.verify import Trust, check_log_only, trust_from_state, verify_lake
+from ..integrity.verify import check_log_only, trust_from_state, verify_lake
 from ..integrity.witness import Witness, serve
 from ..lake.paths import parse_day
 from ..publishing.export import export_snapshot
