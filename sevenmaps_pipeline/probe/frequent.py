@@ -23,26 +23,23 @@ import asyncio
 import datetime as dt
 import time
 import uuid
-from collections import defaultdict
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..lake.keys import origin as origin_of
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
 from ..lake.schemas import RAW_FIVE_MINUTE, RAW_HOURLY, RAW_SUBMITTED, conform
-from ..registry.listing import SkipReason, is_opted_out
+from ..registry.listing import SkipReason
 from ..rules.outcomes import ROBOTS_UNAVAILABLE
 from .checker import CheckResult, EndpointCheck
 from .config import PROBER_VERSION, ProbeConfig
-from .http import build_client, ssl_context
-from .origins import OriginBook, OriginResult, check_origin
-from .scan import Clock, not_checked_row, probe_row, prober_error_row, skip_row
+from .hosts import Admission, Clock, HostRunner, HostSession, Robots, by_host
+from .origins import OriginBook
+from .scan import not_checked_row, probe_row, prober_error_row, skip_row
 
 KINDS = {"hourly": RAW_HOURLY, "five_minute": RAW_FIVE_MINUTE, "submitted": RAW_SUBMITTED}
 NOT_REACHED = "not reached in time"
@@ -81,62 +78,59 @@ def listings_for(lake: LakePaths, day: dt.date, keys: Collection[str]) -> tuple[
     return list(found.values()), sorted(set(keys) - set(found))
 
 
+def _refusal_row(kind: str, listing: dict[str, Any], day: dt.date, run_id: str, now: dt.datetime,
+                 refused: Admission) -> dict[str, Any]:
+    """The row of an endpoint a frequent check may not contact, in the frequent checks' words."""
+    if refused.kind is None:
+        assert refused.seen is not None
+        return not_checked_row(listing, day, run_id, now, ROBOTS_UNAVAILABLE,
+                               f"{refused.seen.unavailable}; the endpoint was not contacted", kind)
+    if refused.kind is SkipReason.NON_PUBLIC:
+        assert refused.seen is not None and refused.seen.skip_reason is not None
+        return skip_row(listing, day, run_id, now, refused.seen.skip_reason, kind)
+    return skip_row(listing, day, run_id, now, refused.kind, kind)
+
+
+async def _checked(kind: str, client: Any, listing: dict[str, Any], day: dt.date, run_id: str,
+                   config: ProbeConfig, started: dt.datetime) -> dict[str, Any]:
+    checker = EndpointCheck(client, config, listing["url"], started, listing.get("remote_type") or "streamable-http")
+    if kind != "five_minute":
+        return probe_row(await checker.run(), listing, day, run_id, check_kind=kind)
+    cap = config.timeouts.check_overall
+    try:
+        async with asyncio.timeout(cap):
+            check = await checker.run()
+    except TimeoutError:
+        check = CheckResult(url=listing["url"], started_at=started, outcome="timeout",
+                            outcome_detail=f"no complete answer within the check's {cap:g} s overall",
+                            handshake_ms=int(cap * 1000))
+    return probe_row(check, listing, day, run_id, check_kind=kind)
+
+
 async def _run(kind: str, listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, config: ProbeConfig,
                clock: Clock, window_seconds: float | None, book: OriginBook) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    by_host: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for listing in listings:
-        host = (urlsplit(listing["url"]).hostname or "").lower()
-        if is_opted_out(host, config.opted_out_hosts):
-            rows.append(skip_row(listing, day, run_id, clock(), SkipReason.OPTED_OUT, kind))
-        else:
-            by_host[host].append(listing)
-    context = ssl_context(config)
-    semaphore = asyncio.Semaphore(config.concurrency)
     closes = time.monotonic() + window_seconds if window_seconds else None
+    # robots.txt is obeyed as the daily scan obeys it, at most an hour old; the five-minute checks an owner
+    # asked for do not read it (the module's docstring).
+    robots = Robots.never() if kind == "five_minute" else Robots(
+        lambda known, origin, now: known.within(origin, now, HOURLY_ROBOTS))
+    runner: HostRunner[dict[str, Any]] = HostRunner(config, clock, robots, book)
 
-    async def one(client: Any, origins: dict[str, OriginResult], listing: dict[str, Any]) -> dict[str, Any]:
-        if closes is not None and time.monotonic() >= closes:
-            return skip_row(listing, day, run_id, clock(), NOT_REACHED, kind)
-        if kind != "five_minute":  # robots.txt is obeyed as the daily scan obeys it (at most an hour old)
-            origin = origin_of(listing["url"])
-            if origin not in origins:
-                origins[origin] = book.within(origin, clock(), HOURLY_ROBOTS) or await check_origin(
-                    client, config, origin, clock(), documents=False, cached=book.stand_in(origin, clock()))
-            seen = origins[origin]
-            if seen.skip_reason is not None:
-                return skip_row(listing, day, run_id, clock(), seen.skip_reason, kind)
-            if seen.unavailable is not None:
-                return not_checked_row(listing, day, run_id, clock(), ROBOTS_UNAVAILABLE,
-                                       f"{seen.unavailable}; the endpoint was not contacted", kind)
-            if not seen.allows(listing["url"]):
-                return skip_row(listing, day, run_id, clock(), SkipReason.ROBOTS, kind)
-        started = clock()
-        checker = EndpointCheck(client, config, listing["url"], started,
-                                listing.get("remote_type") or "streamable-http")
-        if kind == "five_minute":
-            cap = config.timeouts.check_overall
-            try:
-                async with asyncio.timeout(cap):
-                    check = await checker.run()
-            except TimeoutError:
-                check = CheckResult(url=listing["url"], started_at=started, outcome="timeout",
-                                    outcome_detail=f"no complete answer within the check's {cap:g} s overall",
-                                    handshake_ms=int(cap * 1000))
-        else:
-            check = await checker.run()
-        return probe_row(check, listing, day, run_id, check_kind=kind)
+    async def one(session: HostSession, listing: dict[str, Any]) -> None:
+        if closes is not None and time.monotonic() >= closes and not session.opted_out(listing["url"]):
+            rows.append(skip_row(listing, day, run_id, clock(), NOT_REACHED, kind))
+            return
+        refused = await session.admission(listing["url"])
+        if refused is not None:
+            rows.append(_refusal_row(kind, listing, day, run_id, clock(), refused))
+            return
+        rows.append(await _checked(kind, session.client, listing, day, run_id, config, clock()))
 
-    async def host_worker(group: list[dict[str, Any]]) -> None:
-        async with semaphore, build_client(config, context, max_connections=2) as client:
-            origins: dict[str, OriginResult] = {}
-            for listing in group:
-                try:
-                    rows.append(await one(client, origins, listing))
-                except Exception as exc:  # noqa: BLE001 - one endpoint never takes the run down
-                    rows.append(prober_error_row(listing, day, run_id, clock(), exc, f"the {kind} check", kind))
+    def failed(listing: dict[str, Any], exc: BaseException, _whole_host: bool) -> None:
+        rows.append(prober_error_row(listing, day, run_id, clock(), exc, f"the {kind} check", kind))
 
-    await asyncio.gather(*(host_worker(group) for group in by_host.values()))
+    await runner.run(by_host(listings, lambda listing: listing["url"]).values(), one, failed)
     return rows
 
 

@@ -71,9 +71,12 @@ class HostSession:
     async def origin(self, origin: str) -> OriginResult:
         return await self.runner.origin(self.client, origin)
 
+    def opted_out(self, url: str) -> bool:
+        return is_opted_out(host_of(url), self.runner.config.opted_out_hosts)
+
     async def admission(self, url: str) -> Admission | None:
         """None when `url` may be contacted now; else why not."""
-        if is_opted_out(host_of(url), self.runner.config.opted_out_hosts):
+        if self.opted_out(url):
             return Admission(SkipReason.OPTED_OUT)
         if not self.runner.robots.obeyed:
             return None

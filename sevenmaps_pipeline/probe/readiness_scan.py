@@ -23,24 +23,24 @@ import datetime as dt
 import json
 import traceback
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
-from urllib.parse import urlsplit
 
 from ..lake.keys import origin as origin_of
 from ..lake.keys import server_id, server_key
 from ..lookups.codehost import CodeHostClient, RepoFolder, RepoStatus, parse_repository_url
-from ..registry.listing import is_opted_out
+from ..registry.listing import SkipReason
 from ..rules.fingerprints import summarize_tools
+from ..rules.hosts import host_of
 from ..rules.namespace import namespace_domain
 from ..rules.outcomes import NOT_A_RESULT, NOT_CHECKED, ROBOTS_UNAVAILABLE, not_checked_detail
 from ..rules.tokens import count_tokens
 from .checker import CheckResult, EndpointCheck
 from .config import PROBER_VERSION, ProbeConfig
-from .http import build_client, ssl_context
-from .origins import OriginBook, OriginResult, check_origin
-from .scan import Clock, endpoints_to_check
+from .hosts import Admission, Clock, HostRunner, HostSession, Robots, by_host, day_copy
+from .origins import OriginBook
+from .scan import endpoints_to_check
 from .surfaces import (
     CARD_ACCEPT,
     DOMAIN_SURFACES,
@@ -164,6 +164,111 @@ class _Elsewhere:
     accept: str
 
 
+class _ReadinessRun:
+    """One readiness run: phase 1 (endpoint hosts), phase 2 (the documents they point to elsewhere), on the
+    host runner that keeps politeness (probe/hosts.py); phase 3 (the code host) is `_code_host_phase`."""
+
+    def __init__(self, day: dt.date, run_id: str, config: ProbeConfig, clock: Clock, sink: ReadinessSink,
+                 book: OriginBook, step_progress: Callable[[str], None] | None, bad_call: bool) -> None:
+        self.day, self.run_id, self.config, self.clock, self.sink = day, run_id, config, clock, sink
+        self.step_progress, self.bad_call = step_progress, bad_call
+        # The day's copy of robots.txt, read by its scan, is reused (docs/methodology.md, "Per origin, once
+        # a day"); an origin the scan did not read is read here, once per run.
+        self.runner: HostRunner[Any] = HostRunner(config, clock, Robots(day_copy(day)), book)
+        self.rows: list[dict[str, Any]] = []
+        self.elsewhere: dict[str, list[_Elsewhere]] = defaultdict(list)
+        self.domains_seen: set[str] = set()
+
+    async def ask(self, session: HostSession, scope: str, subject: str, surface: str, url: str, accept: str) -> None:
+        """One document, under robots.txt of its origin (read first, once per run)."""
+        def land(answer: Any, why: str | None = None) -> None:
+            self.sink.add_surface(surface_row(self.day, self.run_id, scope, subject, surface, url, accept, self.clock(),
+                                              answer, why))
+
+        if session.opted_out(url):
+            land(None, "not asked: the host opted out")
+            return
+        refused = await session.admission(url)
+        if refused is None:
+            land(await fetch_document(session.client, url, accept, self.config.timeouts.well_known_per_origin,
+                                      self.config.max_small_body_bytes))
+            return
+        assert refused.seen is not None
+        if refused.kind is SkipReason.ROBOTS:
+            land(None, f"not asked: robots.txt disallows 7Maps-bot ({refused.seen.robots_detail})")
+        else:
+            land(None, f"not asked: {refused.seen.robots_detail}")
+
+    async def check_one(self, session: HostSession, listing: dict[str, Any]) -> dict[str, Any] | None:
+        url, now = listing["url"], self.clock()
+        origin = origin_of(url)
+        first_visit = origin not in self.runner.origins
+        refused = await session.admission(url)
+        if refused is not None and refused.kind is SkipReason.OPTED_OUT:
+            return None  # opted out since the snapshot was taken: never contacted, nothing to score
+        seen = self.runner.origins[origin]
+        if first_visit and seen.unavailable is None and seen.skip_reason is None:
+            for surface, path, accept in ORIGIN_SURFACES:
+                await self.ask(session, "origin", origin, surface, origin + path, accept)
+        if refused is not None:
+            return self.refusal_row(listing, now, refused)
+        if (listing.get("remote_type") or "streamable-http") == "sse":
+            return check_row(_not_contacted(listing, now, "skipped", SSE_ONLY, SSE_ONLY), listing, self.day,
+                             self.run_id, None)
+        return await self.checked(session, listing, now)
+
+    def refusal_row(self, listing: dict[str, Any], now: dt.datetime, refused: Admission) -> dict[str, Any]:
+        seen = refused.seen
+        assert seen is not None
+        if refused.kind is SkipReason.NON_PUBLIC:
+            return check_row(_not_contacted(listing, now, "skipped", seen.skip_reason or "", seen.skip_reason),
+                             listing, self.day, self.run_id, None)
+        if refused.kind is None:  # our trouble (n), never d
+            detail = not_checked_detail(ROBOTS_UNAVAILABLE, f"{seen.unavailable}; the endpoint was not contacted")
+            return check_row(_not_contacted(listing, now, NOT_CHECKED, detail), listing, self.day, self.run_id, 0)
+        reason = f"robots.txt disallows 7Maps-bot ({seen.robots_detail})"
+        return check_row(_not_contacted(listing, now, "skipped", reason, reason), listing, self.day, self.run_id, None)
+
+    async def checked(self, session: HostSession, listing: dict[str, Any], now: dt.datetime) -> dict[str, Any]:
+        url = listing["url"]
+        check = EndpointCheck(session.client, self.config, url, now, readiness=True, progress=self.step_progress,
+                              bad_call=self.bad_call)
+        result = await check.run()
+        row = check_row(result, listing, self.day, self.run_id, check.redirects_followed)
+        if self.bad_call:  # never landed: the CLI shows it
+            row.update(bad_call_tool=result.bad_call_tool, bad_call_legible=result.bad_call_legible,
+                       bad_call_evidence=result.bad_call_evidence)
+        if result.outcome not in NOT_A_RESULT:
+            await self.ask(session, "endpoint", row["server_key"], "server_card", url.rstrip("/") + "/server-card",
+                           CARD_ACCEPT)
+        if result.resource_metadata_url:
+            target = result.resource_metadata_url
+            self.elsewhere[host_of(target)].append(
+                _Elsewhere("endpoint", row["server_key"], "resource_metadata", target, "application/json"))
+        self.point_to_domain(row["publisher_domain"], listing.get("server_name"))
+        return row
+
+    def point_to_domain(self, domain: str | None, name: Any) -> None:
+        """Phase 2's documents on the publisher's domain, once per domain."""
+        if not domain or domain in self.domains_seen:
+            return
+        self.domains_seen.add(domain)
+        base = f"https://{domain}"
+        for surface, path, accept in DOMAIN_SURFACES:
+            self.elsewhere[domain].append(_Elsewhere("domain", domain, surface, base + path, accept))
+        if isinstance(name, str) and "/" in name and namespace_domain(name.split("/", 1)[0]) == domain:
+            surface, path, accept = REGISTRY_AUTH
+            self.elsewhere[domain].append(_Elsewhere("domain", domain, surface, base + path, accept))
+
+    async def document(self, session: HostSession, doc: _Elsewhere) -> None:
+        await self.ask(session, doc.scope, doc.subject, doc.surface, doc.url, doc.accept)
+
+    def document_failed(self, doc: _Elsewhere, exc: BaseException, _whole_host: bool) -> None:
+        # a document never takes the run down
+        self.sink.add_surface(surface_row(self.day, self.run_id, doc.scope, doc.subject, doc.surface, doc.url,
+                                          doc.accept, self.clock(), None, f"prober_error: {type(exc).__name__}"))
+
+
 async def readiness_scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, config: ProbeConfig,
                          clock: Clock, sink: ReadinessSink, codehost: CodeHostClient | None = None,
                          skills: Sequence[RepoFolder] = (), already_checked: Iterable[str] = (),
@@ -176,135 +281,32 @@ async def readiness_scan(listings: Iterable[dict[str, Any]], day: dt.date, run_i
     rubric, a tool call: only `sevenmaps readiness --bad-call` passes it, never the nightly run."""
     to_check, _ = endpoints_to_check(listings)
     skip = set(already_checked)
-    by_host: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for key, listing in to_check.items():
-        host = (urlsplit(listing["url"]).hostname or "").lower()
-        # opted out since the snapshot was taken: never contacted
-        if key not in skip and not is_opted_out(host, config.opted_out_hosts):
-            by_host[host].append(listing)
-    context = ssl_context(config)
-    semaphore = asyncio.Semaphore(config.concurrency)
-    origins: dict[str, OriginResult] = {}
-    rows: list[dict[str, Any]] = []
-    elsewhere: dict[str, list[_Elsewhere]] = defaultdict(list)
-    domains_seen: set[str] = set()
-    total, done = sum(len(v) for v in by_host.values()), 0
-    timeout, cap = config.timeouts.well_known_per_origin, config.max_small_body_bytes
+    pending = [listing for key, listing in to_check.items() if key not in skip]
+    run = _ReadinessRun(day, run_id, config, clock, sink, book if book is not None else OriginBook(), step_progress,
+                        _operator_bad_call)
+    total, done = len(pending), 0
 
-    known = book if book is not None else OriginBook()
+    def count() -> None:
+        nonlocal done
+        done += 1
+        if progress:
+            progress(done, total)
 
-    async def robots(client: Any, origin: str) -> OriginResult:
-        # The day's copy of robots.txt, read by its scan, is reused (docs/methodology.md, "Per origin, once
-        # a day"); an origin the scan did not read is read here, once per run.
-        if origin not in origins:
-            origins[origin] = known.of_day(origin, day) or await check_origin(
-                client, config, origin, clock(), documents=False, cached=known.stand_in(origin, clock()))
-        return origins[origin]
+    async def endpoint(session: HostSession, listing: dict[str, Any]) -> None:
+        row = await run.check_one(session, listing)
+        if row is not None:
+            run.rows.append(row)
+        count()
 
-    async def ask(client: Any, scope: str, subject: str, surface: str, url: str, accept: str) -> None:
-        """One document, under robots.txt of its origin (read first, once per run)."""
-        host = (urlsplit(url).hostname or "").lower()
-        if is_opted_out(host, config.opted_out_hosts):
-            sink.add_surface(surface_row(day, run_id, scope, subject, surface, url, accept, clock(), None,
-                                         "not asked: the host opted out"))
-            return
-        seen = await robots(client, origin_of(url))
-        if seen.unavailable is not None or seen.skip_reason is not None:
-            why = f"not asked: {seen.robots_detail}"
-        elif not seen.allows(url):
-            why = f"not asked: robots.txt disallows 7Maps-bot ({seen.robots_detail})"
-        else:
-            sink.add_surface(surface_row(day, run_id, scope, subject, surface, url, accept, clock(),
-                                         await fetch_document(client, url, accept, timeout, cap)))
-            return
-        sink.add_surface(surface_row(day, run_id, scope, subject, surface, url, accept, clock(), None, why))
+    def endpoint_failed(listing: dict[str, Any], exc: BaseException, _whole_host: bool) -> None:
+        # one endpoint never takes its host or the run down
+        run.rows.append(_prober_error(listing, day, run_id, clock(), exc))
+        count()
 
-    async def check_one(client: Any, listing: dict[str, Any]) -> dict[str, Any]:
-        url, now = listing["url"], clock()
-        origin = origin_of(url)
-        first_visit = origin not in origins
-        seen = await robots(client, origin)
-        if first_visit and seen.unavailable is None and seen.skip_reason is None:
-            for surface, path, accept in ORIGIN_SURFACES:
-                await ask(client, "origin", origin, surface, origin + path, accept)
-        if seen.skip_reason is not None:
-            return check_row(_not_contacted(listing, now, "skipped", seen.skip_reason, seen.skip_reason),
-                             listing, day, run_id, None)
-        if seen.unavailable is not None:  # our trouble (n), never d
-            detail = not_checked_detail(ROBOTS_UNAVAILABLE, f"{seen.unavailable}; the endpoint was not contacted")
-            return check_row(_not_contacted(listing, now, NOT_CHECKED, detail), listing, day, run_id, 0)
-        if not seen.allows(url):
-            reason = f"robots.txt disallows 7Maps-bot ({seen.robots_detail})"
-            return check_row(_not_contacted(listing, now, "skipped", reason, reason), listing, day, run_id, None)
-        if (listing.get("remote_type") or "streamable-http") == "sse":
-            return check_row(_not_contacted(listing, now, "skipped", SSE_ONLY, SSE_ONLY), listing, day, run_id, None)
-        check = EndpointCheck(client, config, url, now, readiness=True, progress=step_progress,
-                              bad_call=_operator_bad_call)
-        result = await check.run()
-        row = check_row(result, listing, day, run_id, check.redirects_followed)
-        if _operator_bad_call:  # never landed: the CLI shows it
-            row.update(bad_call_tool=result.bad_call_tool, bad_call_legible=result.bad_call_legible,
-                       bad_call_evidence=result.bad_call_evidence)
-        if result.outcome not in NOT_A_RESULT:
-            await ask(client, "endpoint", row["server_key"], "server_card", url.rstrip("/") + "/server-card",
-                      CARD_ACCEPT)
-        if result.resource_metadata_url:
-            target = result.resource_metadata_url
-            elsewhere[(urlsplit(target).hostname or "").lower()].append(
-                _Elsewhere("endpoint", row["server_key"], "resource_metadata", target, "application/json"))
-        domain = row["publisher_domain"]
-        if domain and domain not in domains_seen:
-            domains_seen.add(domain)
-            base = f"https://{domain}"
-            for surface, path, accept in DOMAIN_SURFACES:
-                elsewhere[domain].append(_Elsewhere("domain", domain, surface, base + path, accept))
-            name = listing.get("server_name")
-            if isinstance(name, str) and "/" in name and namespace_domain(name.split("/", 1)[0]) == domain:
-                surface, path, accept = REGISTRY_AUTH
-                elsewhere[domain].append(_Elsewhere("domain", domain, surface, base + path, accept))
-        return row
-
-    async def guarded(work: Callable[[Any], Awaitable[None]]) -> None:
-        async with semaphore, build_client(config, context, max_connections=2) as client:
-            await work(client)
-
-    async def endpoint_host(listings_of_host: list[dict[str, Any]]) -> None:
-        async def work(client: Any) -> None:
-            nonlocal done
-            for listing in listings_of_host:
-                try:
-                    rows.append(await check_one(client, listing))
-                except Exception as exc:  # noqa: BLE001 - one endpoint never takes its host or the run down
-                    rows.append(_prober_error(listing, day, run_id, clock(), exc))
-                done += 1
-                if progress:
-                    progress(done, total)
-        try:
-            await guarded(work)
-        except Exception as exc:  # noqa: BLE001 - the host's client failed: its unfinished endpoints
-            finished = {r["server_key"] for r in rows}
-            rows.extend(_prober_error(listing, day, run_id, clock(), exc) for listing in listings_of_host
-                        if listing["server_key"] not in finished)
-
-    async def other_host(documents: list[_Elsewhere]) -> None:
-        async def work(client: Any) -> None:
-            for doc in documents:
-                try:
-                    await ask(client, doc.scope, doc.subject, doc.surface, doc.url, doc.accept)
-                except Exception as exc:  # noqa: BLE001 - a document never takes the run down
-                    sink.add_surface(surface_row(day, run_id, doc.scope, doc.subject, doc.surface, doc.url,
-                                                 doc.accept, clock(), None, f"prober_error: {type(exc).__name__}"))
-        try:
-            await guarded(work)
-        except Exception as exc:  # noqa: BLE001
-            for doc in documents:
-                sink.add_surface(surface_row(day, run_id, doc.scope, doc.subject, doc.surface, doc.url, doc.accept,
-                                             clock(), None, f"prober_error: {type(exc).__name__}"))
-
-    await asyncio.gather(*(endpoint_host(group) for group in by_host.values()))
-    await asyncio.gather(*(other_host(docs) for docs in elsewhere.values()))
-    await asyncio.to_thread(_code_host_phase, rows, codehost, skills, day, run_id, clock, sink)
-    for row in rows:
+    await run.runner.run(by_host(pending, lambda listing: listing["url"]).values(), endpoint, endpoint_failed)
+    await run.runner.run(run.elsewhere.values(), run.document, run.document_failed)
+    await asyncio.to_thread(_code_host_phase, run.rows, codehost, skills, day, run_id, clock, sink)
+    for row in run.rows:
         sink.add_check(row)
     return sink
 
