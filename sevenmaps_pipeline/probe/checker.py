@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import math
 import re
 import time
 import traceback
@@ -25,39 +24,15 @@ import httpx
 
 from ..registry.listing import SkipReason, has_userinfo, redact_userinfo
 from .config import MODERN_PROTOCOL_VERSION, PROTOCOL_VERSION, ProbeConfig
+from .legibility import error_legibility
+from .messages import CLIENT_INFO, error_text, modern_meta, rpc
 from .netguard import refused_address
 from .redirects import invalid_location, redirect_target
+from .values import header_token, json_int, scalar_text
 from .wire import Reply, loads, read_body, read_endpoint_event, read_reply
 
 MODERN_ERROR_CODES = {-32020, -32021, -32022}
-CLIENT_INFO = {"name": "7maps-prober", "version": "0.2"}
 _RESOURCE_METADATA = re.compile(r'resource_metadata="([^"]+)"')
-# What may be sent back in a header: visible ASCII (the spec's rule for Mcp-Session-Id), bounded.
-_HEADER_TOKEN = re.compile(r"[\x21-\x7e]{1,1024}")
-
-
-def header_token(value: Any) -> str | None:
-    return value if isinstance(value, str) and _HEADER_TOKEN.fullmatch(value) else None
-
-
-def json_int(value: Any) -> int | None:
-    """A JSON integer (never a bool, never a float that is not whole or not finite)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        return int(value)
-    return None
-
-
-def scalar_text(value: Any, limit: int) -> str | None:
-    """A name or version as stored: strings as they are, numbers as text, anything else not at all."""
-    if isinstance(value, str):
-        return value[:limit]
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return str(value)[:limit]
-    return None
 
 
 @dataclass
@@ -115,47 +90,6 @@ class _Outcome(Exception):
     def __init__(self, outcome: str, detail: str, status: int | None = None) -> None:
         super().__init__(detail)
         self.outcome, self.detail, self.status = outcome, detail, status
-
-
-# Messages that say an error happened but not what was wrong with the call (JSON-RPC's stock texts among them).
-_GENERIC_ERRORS = {"error", "internal error", "internal server error", "bad request", "invalid params",
-                   "an error occurred", "unknown error", "server error", "method not found", "parse error",
-                   "invalid request"}
-
-
-def error_legibility(status: int, kind: str | None, error: Any, result: Any) -> tuple[bool, str]:
-    """Whether the answer to a bad call tells the caller what went wrong: a JSON-RPC error, or a result
-    with isError true, whose message says more than a generic word (at least 8 characters)."""
-    text = None
-    if kind == "error" and isinstance(error, dict) and isinstance(error.get("message"), str):
-        text = error["message"]
-    elif kind == "result" and isinstance(result, dict) and result.get("isError") is True:
-        content = result.get("content")
-        parts = [str(c["text"]) for c in content if isinstance(c, dict) and isinstance(c.get("text"), str)] \
-            if isinstance(content, list) else []
-        text = " ".join(parts)
-    elif kind == "result":
-        return False, "the call succeeded with arguments no schema allows"
-    if text is None:
-        return False, f"HTTP {status}, no error message"
-    said = " ".join(text.split())[:200]
-    legible = len(said) >= 8 and said.lower().strip(" .!") not in _GENERIC_ERRORS
-    return legible, repr(said)
-
-
-def _rpc(method: str, request_id: int | str | None, params: dict | None = None) -> dict:
-    body: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-    if request_id is not None:
-        body["id"] = request_id
-    if params is not None:
-        body["params"] = params
-    return body
-
-
-def _modern_meta() -> dict:
-    return {"io.modelcontextprotocol/protocolVersion": MODERN_PROTOCOL_VERSION,
-            "io.modelcontextprotocol/clientCapabilities": {},
-            "io.modelcontextprotocol/clientInfo": CLIENT_INFO}
 
 
 class EndpointCheck:
@@ -295,7 +229,7 @@ class EndpointCheck:
         started = time.monotonic()
         if self.readiness and await self._modern(started):
             return
-        init = _rpc("initialize", 1, {"protocolVersion": PROTOCOL_VERSION, "capabilities": {},
+        init = rpc("initialize", 1, {"protocolVersion": PROTOCOL_VERSION, "capabilities": {},
                                       "clientInfo": CLIENT_INFO})
         response = await self._post(init, t.initialize, "initialize", request_id=1,
                                     cap=self.config.max_handshake_bytes)
@@ -319,7 +253,7 @@ class EndpointCheck:
         if reply is None:
             raise _Outcome("not_mcp", "initialize: no JSON-RPC answer", status)
         if reply.kind == "error":
-            raise _Outcome("rpc_error", f"initialize answered JSON-RPC error {_error_text(reply.error)}", status)
+            raise _Outcome("rpc_error", f"initialize answered JSON-RPC error {error_text(reply.error)}", status)
         if reply.kind != "result" or not isinstance(reply.result, dict):
             raise _Outcome("not_mcp", f"initialize: {reply.detail or 'no JSON-RPC result'}", status)
         result = reply.result
@@ -335,7 +269,7 @@ class EndpointCheck:
         headers = {"MCP-Protocol-Version": self.result.protocol_version}
         if self.result.session_id:
             headers["Mcp-Session-Id"] = self.result.session_id
-        ack = await self._post(_rpc("notifications/initialized", None), t.notifications_initialized,
+        ack = await self._post(rpc("notifications/initialized", None), t.notifications_initialized,
                                   "notifications/initialized", headers=headers)
         if ack.status_code >= 400:
             self.result.note(f"notifications/initialized refused with HTTP {ack.status_code}; listing tools anyway")
@@ -361,7 +295,7 @@ class EndpointCheck:
     async def _modern(self, started: float) -> bool:
         t = self.config.timeouts
         headers = {"MCP-Protocol-Version": MODERN_PROTOCOL_VERSION, "Mcp-Method": "server/discover"}
-        response = await self._post(_rpc("server/discover", "discover-1", {"_meta": _modern_meta()}),
+        response = await self._post(rpc("server/discover", "discover-1", {"_meta": modern_meta()}),
                                     t.initialize, "server/discover", headers=headers,
                                     request_id="discover-1", cap=self.config.max_handshake_bytes)
         reply = response.reply
@@ -426,12 +360,12 @@ class EndpointCheck:
         self.result.bad_call_tool = tool["name"][:200]
         params: dict[str, Any] = {"name": tool["name"], "arguments": {"__7maps_bad_argument__": [None]}}
         if modern:  # the 2026-07-28 revision names the tool in a header too (when a header can carry it)
-            params["_meta"] = _modern_meta()
+            params["_meta"] = modern_meta()
             if tool["name"].isascii() and tool["name"].isprintable():
                 headers = {**headers, "Mcp-Name": tool["name"]}
         request_id = "bad-call-1"
         try:
-            answer = await self._post(_rpc("tools/call", request_id, params), self.config.timeouts.tools_list_per_page,
+            answer = await self._post(rpc("tools/call", request_id, params), self.config.timeouts.tools_list_per_page,
                                       "tools/call (bad arguments)", headers=headers, request_id=request_id)
         except _Outcome as failed:
             self.result.bad_call_legible, self.result.bad_call_evidence = False, failed.detail[:300]
@@ -457,9 +391,9 @@ class EndpointCheck:
         for page in range(self.config.max_pages):
             params: dict[str, Any] = {"cursor": cursor} if cursor else {}
             if modern:
-                params["_meta"] = _modern_meta()
+                params["_meta"] = modern_meta()
             request_id = id_base + page
-            response = await self._post(_rpc("tools/list", request_id, params or None),
+            response = await self._post(rpc("tools/list", request_id, params or None),
                                         t.tools_list_per_page, f"tools/list page {page + 1}",
                                         headers=headers, request_id=request_id)
             reply = response.reply
@@ -471,7 +405,7 @@ class EndpointCheck:
             if not 200 <= status < 300:
                 problem = f"HTTP {status}"
             elif reply is None or reply.kind != "result":
-                problem = (f"JSON-RPC error {_error_text(reply.error)}"
+                problem = (f"JSON-RPC error {error_text(reply.error)}"
                            if reply is not None and reply.kind == "error" else (reply.detail if reply else "no body"))
             elif not isinstance(reply.result, dict) or not isinstance(reply.result.get("tools"), list):
                 problem = "result has no tools array"
@@ -546,10 +480,3 @@ class EndpointCheck:
     def _server_info(self, info: dict) -> None:
         self.result.server_info_name = scalar_text(info.get("name"), 200)
         self.result.server_info_version = scalar_text(info.get("version"), 100)
-
-
-def _error_text(error: dict) -> str:
-    code = json_int(error.get("code"))
-    message = error.get("message")
-    return (f"{code if code is not None else '(code not an integer)'}: "
-            f"{message[:200] if isinstance(message, str) else '(no message)'}")
