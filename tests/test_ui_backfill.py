@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import IO
 
 import dagster as dg
 import httpx
@@ -83,6 +84,57 @@ def _demo_sequence(lake, signing_key, synth, home: Path) -> None:
     assert lake.curated_file("rating_aggregates", after).read_bytes() != before
 
 
+def _wait_for_backfill(url: str, backfill_id: str) -> tuple[str, list[str]]:
+    """Poll the backfill's status until it ends (five minutes at most); its last status and every one seen."""
+    deadline = time.monotonic() + 300
+    status, seen = "REQUESTED", []
+    while status not in TERMINAL:
+        assert time.monotonic() < deadline, f"backfill still {status}"
+        time.sleep(2)
+        reply = httpx.post(url, json={"query": STATUS, "variables": {"id": backfill_id}},
+                           timeout=30).json()
+        status = reply["data"]["partitionBackfillOrError"]["status"]
+        seen.append(status)
+    return status, seen
+
+
+def _ui_backfill(url: str, days: list[dt.date], log: IO[str], log_path: Path) -> None:
+    """Launch a backfill of the map and the daily root over `days` as the UI does, and see it complete."""
+    params = {"partitionNames": [d.isoformat() for d in days],
+              "assetSelection": [{"path": [a]} for a in MAP_ASSET_NAMES + ("daily_root",)],
+              "fromFailure": False}
+    answer = httpx.post(url, json={"query": LAUNCH, "variables": {"params": params}}, timeout=60).json()
+    launched = answer["data"]["launchPartitionBackfill"]
+    assert launched["__typename"] == "LaunchBackfillSuccess", json.dumps(answer)
+    status, seen = _wait_for_backfill(url, launched["backfillId"])
+    if status not in ("COMPLETED", "COMPLETED_SUCCESS"):
+        log.flush()
+        lines = log_path.read_text().splitlines()
+        interesting = [ln for ln in lines if any(w in ln for w in ("ERROR", "Failure", "Error:", "failed"))]
+        pytest.fail(f"backfill ended {status} (statuses seen: {seen})\n" + "\n".join(interesting[-40:]))
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    os.killpg(proc.pid, signal.SIGINT)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _shell_backfill_changes_nothing(lake, signing_key, synth, tmp_path: Path, after_ui: dict[str, str]) -> None:
+    """A shell backfill of the signed days (the job run in-process, as `sevenmaps` and the demo run it)
+    leaves every file as the UI backfill left it; the missed day stays all n."""
+    (tmp_path / "shell-home").mkdir()
+    with dg.DagsterInstance.local_temp(str(tmp_path / "shell-home")) as instance:
+        assert run_days("daily_map_job", synth.days[0], END, instance, lake.root, signing_key).success
+        assert run_days("sign_day_job", synth.days[0], END, instance, lake.root, signing_key).success
+    assert _digests(lake.root) == after_ui
+    (missed,) = synth.missing_days
+    codes = set(pq.read_table(lake.curated_file("daily_status", missed), columns=["code"]).column("code").to_pylist())
+    assert codes == {"n"}
+
+
 def test_ui_backfill_over_the_demo_sequence_through_the_daemon(lake, signing_key, tmp_path):
     synth = synthesize(lake, 60, 4, seed=21, end_day=END, missing_days=1)
     home = tmp_path / "home"
@@ -108,32 +160,9 @@ def test_ui_backfill_over_the_demo_sequence_through_the_daemon(lake, signing_key
             # the map job has not built whole (docs/operations.md, "Backfilling missed days").
             yesterday = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
             days = [synth.days[0] + dt.timedelta(days=i) for i in range((yesterday - synth.days[0]).days + 1)]
-            params = {"partitionNames": [d.isoformat() for d in days],
-                      "assetSelection": [{"path": [a]} for a in MAP_ASSET_NAMES + ("daily_root",)],
-                      "fromFailure": False}
-            answer = httpx.post(url, json={"query": LAUNCH, "variables": {"params": params}}, timeout=60).json()
-            launched = answer["data"]["launchPartitionBackfill"]
-            assert launched["__typename"] == "LaunchBackfillSuccess", json.dumps(answer)
-            deadline = time.monotonic() + 300
-            status, seen = "REQUESTED", []
-            while status not in TERMINAL:
-                assert time.monotonic() < deadline, f"backfill still {status}"
-                time.sleep(2)
-                reply = httpx.post(url, json={"query": STATUS, "variables": {"id": launched["backfillId"]}},
-                                   timeout=30).json()
-                status = reply["data"]["partitionBackfillOrError"]["status"]
-                seen.append(status)
-            if status not in ("COMPLETED", "COMPLETED_SUCCESS"):
-                log.flush()
-                lines = (tmp_path / "dagster-dev.log").read_text().splitlines()
-                interesting = [ln for ln in lines if any(w in ln for w in ("ERROR", "Failure", "Error:", "failed"))]
-                pytest.fail(f"backfill ended {status} (statuses seen: {seen})\n" + "\n".join(interesting[-40:]))
+            _ui_backfill(url, days, log, tmp_path / "dagster-dev.log")
         finally:
-            os.killpg(proc.pid, signal.SIGINT)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
+            _stop(proc)
     # Every signed day came out of the UI backfill unchanged, byte for byte; the last day was built and
     # signed in chain order.
     # Dagster carried the map on to the days downstream of the backfill, but never to the open day: it
@@ -145,12 +174,4 @@ def test_ui_backfill_over_the_demo_sequence_through_the_daemon(lake, signing_key
     verified = verify_lake(lake)
     assert verified.ok
     assert verified.days_verified[:len(synth.days)] == synth.days
-    # And a shell backfill of the signed days (the job run in-process, as `sevenmaps` and the demo run it).
-    (tmp_path / "shell-home").mkdir()
-    with dg.DagsterInstance.local_temp(str(tmp_path / "shell-home")) as instance:
-        assert run_days("daily_map_job", synth.days[0], END, instance, lake.root, signing_key).success
-        assert run_days("sign_day_job", synth.days[0], END, instance, lake.root, signing_key).success
-    assert _digests(lake.root) == after_ui
-    (missed,) = synth.missing_days
-    codes = set(pq.read_table(lake.curated_file("daily_status", missed), columns=["code"]).column("code").to_pylist())
-    assert codes == {"n"}
+    _shell_backfill_changes_nothing(lake, signing_key, synth, tmp_path, after_ui)

@@ -17,7 +17,7 @@ import dagster as dg
 
 from ..defs.home import ensure_dagster_home
 from ..defs.integrity_assets import days_to_rebuild, unchecked_days
-from ..defs.launcher import code_location, run_config
+from ..defs.launcher import CodeLocation, code_location, run_config
 from ..defs.partitions import FIRST_DAY_ENV
 from ..integrity.export_check import verify_export
 from ..integrity.keys import default_key_path, generate_key, generate_witness_key, load_private_key, load_witness_key
@@ -138,9 +138,6 @@ def _failures(run) -> str:
 
 def run_fleet_demo(lake: LakePaths, days: int, key_path: Path | None = None) -> int:
     """Replay the fleet's timeline through the production prober, one Dagster run per day."""
-
-
-
     t0 = time.perf_counter()
     end = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
     day_list = [end - dt.timedelta(days=days - 1 - i) for i in range(days)]
@@ -150,29 +147,58 @@ def run_fleet_demo(lake: LakePaths, days: int, key_path: Path | None = None) -> 
         missed = {day_list[i] for i in fleet.timeline.get("missed_days", []) if i < days}
         say(f"fleet: {len(fleet.hosts)} servers over HTTPS on 127.0.0.1:{fleet.port} (CA made at start), "
             f"registry {fleet.registry_url}; no scan on {', '.join(map(str, sorted(missed))) or 'no day'}")
+        witness = _FleetDemo(lake, key_path, fleet, instance, location, day_list, missed).run()
+        if witness is None:
+            return 1
+    return _finish(lake, t0, key_path, witness, cadences=True)
 
-        skills_list = str(fleet.skills_list(fleet.workdir))
 
-        def prober(today: dt.date | str) -> dict:
-            return {"registry_url": fleet.registry_url, "control_url": fleet.control_url,
-                    "host_map_json": json.dumps(fleet.host_map), "ca_file": str(fleet.ca_file),
-                    "replay_day": str(today), "opted_out_hosts": fleet.timeline.get("opted_out_hosts", []),
-                    "codehost_url": fleet.codehost_url, "skills_list": skills_list, **fleet.lookup_urls()}
+class _FleetDemo:
+    """The fleet demo's runs, day by day, with the fleet, the Dagster instance and the code location open."""
 
-        def config_for(at: str) -> dict:
-            return run_config(lake.root, key_path, prober(at), log_level="WARNING")
+    def __init__(self, lake: LakePaths, key_path: Path, fleet: Fleet, instance: dg.DagsterInstance,
+                 location: CodeLocation, day_list: list[dt.date], missed: set[dt.date]):
+        self.lake = lake
+        self.key_path = key_path
+        self.fleet = fleet
+        self.instance = instance
+        self.location = location
+        self.day_list = day_list
+        self.end = day_list[-1]
+        self.missed = missed
+        self.skills_list = str(fleet.skills_list(fleet.workdir))
 
-        def map_day(day: dt.date, today: dt.date, label: str) -> bool:
-            t = time.perf_counter()
-            run = location.run("daily_map_job", day, day,
-                               run_config(lake.root, key_path, prober(today), log_level="WARNING"))
-            if not run.success:
-                say(f"{day}: the run FAILED:\n{_failures(run)}")
-                return False
-            say(f"{day} ({label}): {_codes(lake, day)}  [{time.perf_counter() - t:.1f}s]")
-            return True
+    def run(self) -> Witness | None:
+        """Every day of the timeline, the missed days backfilled, the day after, the last day signed; the
+        demo's witness, or None once a run failed (said why)."""
+        if not (self.replay_timeline() and self.backfill_missed() and self.the_day_after()
+                and self.rebuild_before_signing()):
+            return None
+        return self.sign()
 
-        for i, day in enumerate(day_list):
+    def prober(self, today: dt.date | str) -> dict:
+        fleet = self.fleet
+        return {"registry_url": fleet.registry_url, "control_url": fleet.control_url,
+                "host_map_json": json.dumps(fleet.host_map), "ca_file": str(fleet.ca_file),
+                "replay_day": str(today), "opted_out_hosts": fleet.timeline.get("opted_out_hosts", []),
+                "codehost_url": fleet.codehost_url, "skills_list": self.skills_list, **fleet.lookup_urls()}
+
+    def config_for(self, at: str) -> dict:
+        return run_config(self.lake.root, self.key_path, self.prober(at), log_level="WARNING")
+
+    def map_day(self, day: dt.date, today: dt.date, label: str) -> bool:
+        t = time.perf_counter()
+        run = self.location.run("daily_map_job", day, day,
+                                run_config(self.lake.root, self.key_path, self.prober(today), log_level="WARNING"))
+        if not run.success:
+            say(f"{day}: the run FAILED:\n{_failures(run)}")
+            return False
+        say(f"{day} ({label}): {_codes(self.lake, day)}  [{time.perf_counter() - t:.1f}s]")
+        return True
+
+    def replay_timeline(self) -> bool:
+        lake, fleet, days = self.lake, self.fleet, len(self.day_list)
+        for i, day in enumerate(self.day_list):
             fleet.set_day(i % fleet.days)
             # The reporting service lands agents' reports every day, whether or not our scan ran.
             reports = fleet_reports(fleet, i % fleet.days, day)
@@ -182,51 +208,68 @@ def run_fleet_demo(lake: LakePaths, days: int, key_path: Path | None = None) -> 
                 say(f"{day}: submitted {', '.join(ops.SUBMITTED)} (checked every 6 hours for 7 days)")
             if i >= max(0, days - ops.SUBMISSION_DAYS):
                 ops.submission_checks_of_day(lake, fleet, day)
-            if day in missed:
+            if day in self.missed:
                 continue
             # The daily outside lookups (OSV, npm, PyPI, RDAP) on the last days, before the day's map.
-            if i >= days - 3 and not location.run("lookups_job", None, None, config_for(f"{day}T12")).success:
+            if i >= days - 3 and not self.location.run("lookups_job", None, None, self.config_for(f"{day}T12")).success:
                 say(f"{day}: the lookups run FAILED")
-                return 1
+                return False
             if i == days - 1:
                 say(f"{day}: {ops.form_opt_out(lake, fleet, dt.datetime.combine(day, dt.time(1), dt.UTC))}")
-            if not map_day(day, day, f"timeline day {i:>2}"):
-                return 1
-        for day in sorted(missed):  # the operator backfills the missed day later: the past is never probed
-            if not map_day(day, end, "backfilled later, not probed"):
-                return 1
-        today = end + dt.timedelta(days=1)
-        say(f"{today}: {ops.claim_owner(lake, fleet, dt.datetime.combine(today, dt.time(5), dt.UTC))}")
+            if not self.map_day(day, day, f"timeline day {i:>2}"):
+                return False
+        return True
+
+    def backfill_missed(self) -> bool:
+        # The operator backfills the missed day later: the past is never probed.
+        return all(self.map_day(day, self.end, "backfilled later, not probed") for day in sorted(self.missed))
+
+    def the_day_after(self) -> bool:
+        """The day after the last one: an owner's claim, the submissions decided, the frequent checks."""
+        location, config_for = self.location, self.config_for
+        today = self.end + dt.timedelta(days=1)
+        say(f"{today}: {ops.claim_owner(self.lake, self.fleet, dt.datetime.combine(today, dt.time(5), dt.UTC))}")
         if not location.run("submission_job", None, None, config_for(f"{today}T06")).success:
             say("the submission run FAILED")
-            return 1
+            return False
         say(f"{today}: the submissions' 7 days ended: decided (admitted joins the next registry snapshot)")
         say(f"{today}: five-minute checks of the owner's endpoint: "
             f"{'ran twice' if ops.five_minute_today(location, config_for, today) else 'FAILED'}")
         say(f"{today}: hourly checks of the most used endpoints; mcp.{ops.FLAPPING}.test flaps once, then fails "
             "twice:")
-        for line in ops.hourly_today(location, lake, fleet, config_for, today):
+        for line in ops.hourly_today(location, self.lake, self.fleet, config_for, today):
             print(line, flush=True)
+        return True
+
+    def rebuild_before_signing(self) -> bool:
         # Signing signs only days the map job built and checked: the days whose windows include the late
         # day are rebuilt by the map job first (docs/operations.md, "When a day is stale").
-        rebuild = days_to_rebuild(lake, end, instance)
-        if rebuild is not None:
-            stale = len(unchecked_days(lake, days_to_sign(lake, end), instance))
-            t = time.perf_counter()
-            run = location.run("daily_map_job", *rebuild, config_for(str(today)))
-            if not run.success:
-                say(f"the map run before signing FAILED:\n{_failures(run)}")
-                return 1
-            say(f"{rebuild[0]} .. {rebuild[1]}: rebuilt by the map job with their checks before signing ({stale} "
-                f"day(s) read the late day or were built before an input changed) [{time.perf_counter() - t:.1f}s]")
-        with demo_witness(lake, key_path) as witness:
-            run = location.run("sign_day_job", end, end, run_config(
-                lake.root, key_path, witnesses=os.environ["SEVENMAPS_WITNESSES"].splitlines(), log_level="WARNING"))
+        lake, end = self.lake, self.end
+        rebuild = days_to_rebuild(lake, end, self.instance)
+        if rebuild is None:
+            return True
+        stale = len(unchecked_days(lake, days_to_sign(lake, end), self.instance))
+        t = time.perf_counter()
+        run = self.location.run("daily_map_job", *rebuild, self.config_for(str(end + dt.timedelta(days=1))))
+        if not run.success:
+            say(f"the map run before signing FAILED:\n{_failures(run)}")
+            return False
+        say(f"{rebuild[0]} .. {rebuild[1]}: rebuilt by the map job with their checks before signing ({stale} "
+            f"day(s) read the late day or were built before an input changed) [{time.perf_counter() - t:.1f}s]")
+        return True
+
+    def sign(self) -> Witness | None:
+        end = self.end
+        with demo_witness(self.lake, self.key_path) as witness:
+            run = self.location.run("sign_day_job", end, end, run_config(
+                self.lake.root, self.key_path, witnesses=os.environ["SEVENMAPS_WITNESSES"].splitlines(),
+                log_level="WARNING"))
         if not run.success:
             say(f"signing FAILED:\n{_failures(run)}")
-            return 1
-        say(f"signed {days} days in chain order (one run); each day's lines logged, each checkpoint cosigned")
-    return _finish(lake, t0, key_path, witness, cadences=True)
+            return None
+        say(f"signed {len(self.day_list)} days in chain order (one run); each day's lines logged, each checkpoint "
+            "cosigned")
+        return witness
 
 
 def _codes(lake: LakePaths, day: dt.date) -> str:

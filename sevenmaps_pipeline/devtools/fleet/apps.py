@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -229,63 +229,86 @@ def static_app(kind: str, host: str, redirect_to: str | None = None, slow_second
 
     async def handler(request: Request) -> Response:
         await _drain(request)
-        if kind == "auth401_prm":
-            return JSONResponse({"error": "invalid_token"}, status_code=401, headers={
-                "WWW-Authenticate": f'Bearer error="invalid_token", resource_metadata='
-                                    f'"https://{host}/.well-known/oauth-protected-resource/mcp"'})
-        if kind == "auth401_plain":
-            return Response("Unauthorized", status_code=401)
-        if kind == "auth403":
-            return JSONResponse({"error": "insufficient_scope"}, status_code=403,
-                                headers={"WWW-Authenticate": 'Bearer error="insufficient_scope"'})
-        if kind == "pay402":
-            return JSONResponse({"x402Version": 1, "accepts": [
-                {"scheme": "exact", "network": "base", "payTo": "0x1111111111111111111111111111111111111111",
-                 "maxAmountRequired": "10000", "asset": "USDC"}]}, status_code=402)
-        if kind in ("http400", "http405", "http500"):
-            status = int(kind[4:])
-            return Response("Method Not Allowed" if status == 405 else "error", status_code=status,
-                            headers={"Allow": "GET"} if status == 405 else None)
-        if kind == "html200":
-            return Response("<!doctype html><html><body>Log in to continue</body></html>", media_type="text/html")
-        if kind == "rpc_error":
-            return JSONResponse(_rpc(error={"code": -32603, "message": "Internal error"}))
-        if kind == "slow":
-            await asyncio.sleep(slow_seconds)
-            return JSONResponse(_rpc({"protocolVersion": "2025-06-18"}))
-        if kind == "endless_sse":
-            async def keepalives():
-                while True:
-                    yield b": keep-alive\n\n"
-                    await asyncio.sleep(0.05)
-            return StreamingResponse(keepalives(), media_type="text/event-stream")
-        if kind == "oversized":
-            chunk = b" " * (1 << 20)
-
-            async def huge():
-                yield b'{"jsonrpc":"2.0","id":1,"result":{"padding":"'
-                for _ in range(50):
-                    yield chunk
-                yield b'"}}'
-            return StreamingResponse(huge(), media_type="application/json")
-        if kind == "nested_json":
-            depth = 100_000
-            return Response(b'{"jsonrpc":"2.0","id":1,"result":' + b"[" * depth + b"]" * depth + b"}",
-                            media_type="application/json")
-        if kind == "bad_utf8":
-            return Response(b'{"jsonrpc":"2.0","id":1,"result":{"serverInfo":{"name":"\xff\xfe\xfa"}}}',
-                            media_type="application/json")
-        if kind == "slow_drip":
-            async def drip():
-                for ch in json.dumps(_rpc({"protocolVersion": "2025-06-18"})).encode():
-                    yield bytes([ch])
-                    await asyncio.sleep(1.0)
-            return StreamingResponse(drip(), media_type="application/json")
-        if kind in ("redirect_same", "redirect_cross"):
-            return Response(status_code=307, headers={"Location": redirect_to or "/"})
-        return Response("unknown fleet behaviour", status_code=500)
+        response = _refusal(kind, host, redirect_to)
+        if response is None:
+            response = await _broken_answer(kind, slow_seconds)
+        return response if response is not None else Response("unknown fleet behaviour", status_code=500)
 
     return Starlette(routes=[Route("/mcp", handler, methods=["GET", "POST", "DELETE"])])
+
+
+def _refusal(kind: str, host: str, redirect_to: str | None) -> Response | None:
+    """A `static_app` kind that answers in place of an MCP server (sign-in, payment, an HTTP error, a web
+    page, a redirect); None for any other kind."""
+    if kind == "auth401_prm":
+        return JSONResponse({"error": "invalid_token"}, status_code=401, headers={
+            "WWW-Authenticate": f'Bearer error="invalid_token", resource_metadata='
+                                f'"https://{host}/.well-known/oauth-protected-resource/mcp"'})
+    if kind == "auth401_plain":
+        return Response("Unauthorized", status_code=401)
+    if kind == "auth403":
+        return JSONResponse({"error": "insufficient_scope"}, status_code=403,
+                            headers={"WWW-Authenticate": 'Bearer error="insufficient_scope"'})
+    if kind == "pay402":
+        return JSONResponse({"x402Version": 1, "accepts": [
+            {"scheme": "exact", "network": "base", "payTo": "0x1111111111111111111111111111111111111111",
+             "maxAmountRequired": "10000", "asset": "USDC"}]}, status_code=402)
+    if kind in ("http400", "http405", "http500"):
+        status = int(kind[4:])
+        return Response("Method Not Allowed" if status == 405 else "error", status_code=status,
+                        headers={"Allow": "GET"} if status == 405 else None)
+    if kind == "html200":
+        return Response("<!doctype html><html><body>Log in to continue</body></html>", media_type="text/html")
+    if kind in ("redirect_same", "redirect_cross"):
+        return Response(status_code=307, headers={"Location": redirect_to or "/"})
+    return None
+
+
+async def _broken_answer(kind: str, slow_seconds: float) -> Response | None:
+    """A `static_app` kind that answers like a JSON-RPC server gone wrong (an error, too slow, never ending,
+    too big, too deep, not UTF-8, a byte a second); None for any other kind."""
+    if kind == "rpc_error":
+        return JSONResponse(_rpc(error={"code": -32603, "message": "Internal error"}))
+    if kind == "slow":
+        await asyncio.sleep(slow_seconds)
+        return JSONResponse(_rpc({"protocolVersion": "2025-06-18"}))
+    if kind == "endless_sse":
+        return StreamingResponse(_keepalives(), media_type="text/event-stream")
+    if kind == "oversized":
+        return StreamingResponse(_oversized_body(), media_type="application/json")
+    if kind == "nested_json":
+        depth = 100_000
+        return Response(b'{"jsonrpc":"2.0","id":1,"result":' + b"[" * depth + b"]" * depth + b"}",
+                        media_type="application/json")
+    if kind == "bad_utf8":
+        return Response(b'{"jsonrpc":"2.0","id":1,"result":{"serverInfo":{"name":"\xff\xfe\xfa"}}}',
+                        media_type="application/json")
+    if kind == "slow_drip":
+        return StreamingResponse(_drip(), media_type="application/json")
+    return None
+
+
+async def _keepalives() -> AsyncIterator[bytes]:
+    """An event stream that never ends: a keep-alive comment every 50 ms."""
+    while True:
+        yield b": keep-alive\n\n"
+        await asyncio.sleep(0.05)
+
+
+async def _oversized_body() -> AsyncIterator[bytes]:
+    """A JSON-RPC answer padded to 50 MiB."""
+    chunk = b" " * (1 << 20)
+    yield b'{"jsonrpc":"2.0","id":1,"result":{"padding":"'
+    for _ in range(50):
+        yield chunk
+    yield b'"}}'
+
+
+async def _drip() -> AsyncIterator[bytes]:
+    """An initialize answer, one byte a second."""
+    for ch in json.dumps(_rpc({"protocolVersion": "2025-06-18"})).encode():
+        yield bytes([ch])
+        await asyncio.sleep(1.0)
 
 
 async def respond_for_state(state: str, host: str, scope: dict, receive: Callable, send: Callable,

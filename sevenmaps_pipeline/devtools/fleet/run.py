@@ -7,7 +7,6 @@ configuration); a host that is down today maps to port 0, so its connection is r
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import socket
@@ -21,7 +20,6 @@ from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
-from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount
 
 from ...packaged import shipped
@@ -29,16 +27,11 @@ from ...rules.namespace import namespace_domain
 from . import apps
 from .lookups_app import LookupsApp
 from .middleware import compressing, recording
-from .publisher import codehost_for, publisher_app
-from .registry_app import registry_app
+from .publisher import codehost_for
+from .routing import CONTROL_HOST, REGISTRY_HOST, HostRouter, host_apps, request_host
 from .tls import FleetTLS, make_tls
 
 TIMELINE = shipped("assets", "fleet_timeline.json")
-REGISTRY_HOST = "registry.test"
-# The benchmarks' shared servers: kind -> the SDK behaviour behind all of its names. A bench host may list
-# many endpoints (`/<anything>/mcp`, as a gateway does); all reach its kind's one server.
-BENCH_KINDS = {"bench": "mcp_json", "bench_paginated": "mcp_paginated"}
-CONTROL_HOST = "control.sevenmaps.test"
 
 
 def parse_days(spec: str, total: int) -> set[int]:
@@ -303,100 +296,9 @@ class Fleet:
 
     # ---------------------------------------------------------------- serving
     def _build(self) -> Callable:
-        routes: dict[str, Any] = {}
-        children: list[Any] = []
-        shared: dict[str, Any] = {}
-        for h in self.hosts:
-            if h.kind in BENCH_KINDS:  # many hosts, one SDK server per kind: the benchmarks' fleets
-                if h.kind not in shared:
-                    self.state.by_server[h.kind] = self.state.today(h.name)
-                    shared[h.kind] = apps.mcp_app(h.kind, "*", BENCH_KINDS[h.kind], self.state, "/mcp")
-                    children.append(shared[h.kind])
-                routes[h.host] = shared[h.kind]
-            elif h.kind in apps.MCP_KINDS:
-                app = apps.mcp_app(h.name, h.host, h.kind, self.state, h.path)
-                children.append(app)
-                routes[h.host] = apps.modern_only(app) if h.kind == "mcp_modern" else (
-                    apps.handshake_only(app) if h.kind == "mcp_handshake" else app)
-            elif h.kind == "legacy_sse":
-                app = apps.legacy_sse_app(h.name, h.host, self.state)
-                children.append(app)
-                routes[h.host] = app
-            else:
-                routes[h.host] = apps.static_app(h.kind, h.host, h.redirect_to, self.state.slow_seconds)
-        control = apps.mcp_app("control", CONTROL_HOST, "mcp_json", self.state)
-        self.state.by_server["control"] = apps.ServerDay(tools=[{"name": "ping", "inputSchema": {"type": "object"}}])
-        children.append(control)
-        routes[CONTROL_HOST] = control
-        routes[REGISTRY_HOST] = registry_app(self)
-        for domain, config in self.publishers.items():
-            routes[domain] = publisher_app(config)
-        routes.update(self.extra_apps)
+        """The one ASGI app uvicorn serves: every request counted in flight for its host, then routed."""
+        router = HostRouter(*host_apps(self), self.hosts, self.state)
         by_host = {h.host: h for h in self.hosts}
-        state = self.state
-        robots_broken: dict[str, int] = {}
-
-        async def router(scope: dict, receive: Callable, send: Callable) -> None:
-            if scope["type"] == "lifespan":
-                async with contextlib.AsyncExitStack() as stack:
-                    for child in children:
-                        await stack.enter_async_context(child.router.lifespan_context(child))
-                    message = await receive()
-                    assert message["type"] == "lifespan.startup"
-                    await send({"type": "lifespan.startup.complete"})
-                    message = await receive()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
-            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-            host = headers.get("host", "").split(":")[0].lower()
-            fleet_host = by_host.get(host)
-            path = scope.get("path", "")
-            if fleet_host is not None:
-                if path == "/robots.txt":
-                    text = fleet_host.robots
-                    # The robots.txt troubles (docs/methodology.md, "Per origin, once a day"): "SLOW <s>\n<file>"
-                    # answers after <s> seconds; "BROKEN ONCE\n<file>" cuts the first request's connection
-                    # mid-answer and serves the file after that.
-                    if text is not None and text.startswith("SLOW "):
-                        first, _, text = text.partition("\n")
-                        await asyncio.sleep(float(first[5:]))
-                    elif text is not None and text.startswith("BROKEN ONCE"):
-                        text = text.partition("\n")[2]
-                        robots_broken.setdefault(host, 0)
-                        robots_broken[host] += 1
-                        if robots_broken[host] == 1:
-                            await send({"type": "http.response.start", "status": 200,
-                                        "headers": [(b"content-type", b"text/plain"), (b"content-length", b"500")]})
-                            await send({"type": "http.response.body", "body": b"User-agent", "more_body": False})
-                            return
-                    if text is not None and text.startswith("HTTP "):  # e.g. "HTTP 503": robots.txt errors
-                        response: Response = Response("unavailable", status_code=int(text[5:]))
-                    else:
-                        response = PlainTextResponse(text) if text is not None else Response(status_code=404)
-                    await response(scope, receive, send)
-                    return
-                if fleet_host.server_card is not None and path == fleet_host.path + "/server-card":
-                    accept = headers.get("accept", "")
-                    response = JSONResponse(fleet_host.server_card, media_type="application/mcp-server-card+json") \
-                        if "application/mcp-server-card+json" in accept else Response(status_code=406)
-                    await response(scope, receive, send)
-                    return
-                if path.startswith("/.well-known/"):
-                    doc = fleet_host.well_known.get(path)  # a str is a text file (a token a host publishes)
-                    response = (PlainTextResponse(doc) if isinstance(doc, str) else JSONResponse(doc)) \
-                        if doc is not None else Response(status_code=404)
-                    await response(scope, receive, send)
-                    return
-                today = state.today(fleet_host.name)
-                if await apps.respond_for_state(today.state, host, scope, receive, send, state.slow_seconds):
-                    return
-                if fleet_host.kind in BENCH_KINDS and path.endswith("/mcp") and path != "/mcp":
-                    scope = {**scope, "path": "/mcp", "raw_path": b"/mcp"}
-            app = routes.get(host)
-            if app is None:
-                await Response("unknown host", status_code=421)(scope, receive, send)
-                return
-            await app(scope, receive, send)
 
         # What stands in front of each host: a compressing proxy where the timeline says so; and a recorder
         # of every request for all of them.
@@ -410,8 +312,7 @@ class Fleet:
             if scope["type"] != "http":
                 await router(scope, receive, send)
                 return
-            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-            host = headers.get("host", "").split(":")[0].lower()
+            host, _ = request_host(scope)
             self.requests[host] = self.requests.get(host, 0) + 1
             request = OpenRequest(scope["method"], scope["path"], time.monotonic())
             open_here = self._open.setdefault(host, [])
