@@ -41,7 +41,7 @@ def test_the_wheel_installs_and_runs_a_day_outside_the_source_tree(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "sevenmaps_pipeline/sql/daily_status.sql" in names
     assert "sevenmaps_pipeline/assets/risk_vocabulary.json" in names
-    assert "sevenmaps_pipeline/surfaces/templates/server.html" in names  # the site's pages (Jinja2)
+    assert "sevenmaps_pipeline/publishing/templates/server.html" in names  # the site's pages (Jinja2)
     assert "sevenmaps_pipeline/devtools/fleet/apps.py" in names  # its own subpackage, not the product
 
     venv = tmp_path / "venv"

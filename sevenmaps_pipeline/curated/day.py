@@ -172,25 +172,41 @@ def stale_reason(lake: LakePaths, day: dt.date) -> str | None:
     for asset in DAY_GRAPH:
         first_written = min(built[t] for t in asset.tables)
         for read in asset.reads:
-            for kind in raw_kinds(read):
-                for back in range(read.days or 1):
-                    for path in lake.raw_files(kind, day - dt.timedelta(days=back)):
-                        when = _mtime(path)
-                        if when is not None and when > first_written:
-                            return f"{_name(lake, path)} changed after {asset.tables[0]} of {day} was built"
-            if read.source not in _GRAPH or (read.source == "raw_probes" and asset.name == "raw_probes"):
-                continue
-            if read.source != asset.name:  # the same day's tables it reads
-                last_input = max(_WRITES[read.source], key=built.__getitem__)
-                if built[last_input] > first_written:
-                    return f"{asset.tables[0]} of {day} was built before {last_input} of the same day changed"
-            # Earlier days within the window, newer than the asset's tables.
-            for upstream in _WRITES[read.source]:
-                if upstream not in history:
-                    history[upstream] = _earlier_mtimes(lake, upstream, day)
-                for earlier, when in history[upstream]:
-                    if read.reaches((day - earlier).days) and when > first_written:
-                        return f"curated/{upstream}/day={earlier} changed after {asset.tables[0]} of {day} was built"
+            reason = _raw_newer(lake, day, asset, read, first_written) or \
+                _curated_newer(lake, day, asset, read, first_written, built, history)
+            if reason:
+                return reason
+    return None
+
+
+def _raw_newer(lake: LakePaths, day: dt.date, asset: DayAsset, read: Read, first_written: float) -> str | None:
+    """A raw file the asset reads (within its window) written after the asset's tables."""
+    for kind in raw_kinds(read):
+        for back in range(read.days or 1):
+            for path in lake.raw_files(kind, day - dt.timedelta(days=back)):
+                when = _mtime(path)
+                if when is not None and when > first_written:
+                    return f"{_name(lake, path)} changed after {asset.tables[0]} of {day} was built"
+    return None
+
+
+def _curated_newer(lake: LakePaths, day: dt.date, asset: DayAsset, read: Read, first_written: float,
+                   built: dict[str, float], history: dict[str, list[tuple[dt.date, float]]]) -> str | None:
+    """A curated table the asset reads, of the same day or an earlier one within its window, written after
+    the asset's tables (`history` caches each table's earlier days)."""
+    if read.source not in _GRAPH or (read.source == "raw_probes" and asset.name == "raw_probes"):
+        return None
+    if read.source != asset.name:  # the same day's tables it reads
+        last_input = max(_WRITES[read.source], key=built.__getitem__)
+        if built[last_input] > first_written:
+            return f"{asset.tables[0]} of {day} was built before {last_input} of the same day changed"
+    # Earlier days within the window, newer than the asset's tables.
+    for upstream in _WRITES[read.source]:
+        if upstream not in history:
+            history[upstream] = _earlier_mtimes(lake, upstream, day)
+        for earlier, when in history[upstream]:
+            if read.reaches((day - earlier).days) and when > first_written:
+                return f"curated/{upstream}/day={earlier} changed after {asset.tables[0]} of {day} was built"
     return None
 
 

@@ -17,9 +17,10 @@ from collections.abc import Iterator
 
 import dagster as dg
 
-from ..curated.day import MAP_ASSET_NAMES, BuildResult, build_day
+from ..curated.day import MAP_ASSET_NAMES, BuildResult, DayBuild, build_day
 from ..curated.profile import DayProfile, profile_day
 from ..lake.parquet_io import SignedDayError
+from ..lake.paths import LakePaths
 from ..lake.warehouse import publish_warehouse
 from .checks import DAY_CHECKS, DayCheck
 from .lookup_assets import domain_ages, package_advisories
@@ -109,6 +110,102 @@ def _results(context: dg.AssetExecutionContext, asset: str, profiles: list[DayPr
         "days built": dg.MetadataValue.md(range_summary(profiles))})
 
 
+def _scan(context: dg.AssetExecutionContext, lake: LakeResource, prober: ProberResource,
+          days: list[dt.date]) -> int:
+    """The open day's scan, its failure named as raw_probes' (its root cause first, its traceback kept)."""
+    try:
+        return open_day_scan(context, lake, prober, days)
+    except dg.Failure:
+        raise
+    except Exception as exc:  # noqa: BLE001 - named as raw_probes' failure, its traceback kept
+        root: BaseException = exc
+        while root.__cause__ is not None:
+            root = root.__cause__
+        raise _failure(f"raw_probes: {_qualified(root)}: {root}", exc) from None
+
+
+def _report_problems(day: dt.date, days: list[dt.date], report: DayBuild) -> str:
+    """A day that did not build, in one line: what failed, what was held by its check, what was not built,
+    and the later days the run leaves unbuilt."""
+    problems = [f"{a} failed ({_qualified(e)}: {e})" for a, e in report.failed.items()]
+    problems += [f"{a} was built but {why}" for a, why in report.held.items()]
+    problems += [f"{a} was not built ({why} did not succeed)" for a, why in report.not_built.items()]
+    failure = f"{day}: " + "; ".join(problems)
+    cause = next(iter(report.failed.values()), None)
+    if isinstance(cause, SignedDayError):
+        failure = f"{frozen_day_failure(cause).description} ({failure})"
+    later = days[days.index(day) + 1:]
+    if later:
+        failure += f". Not built: {later[0]} .. {later[-1]} (their windows would read this day)"
+    return failure
+
+
+class _MapRun:
+    """One run of daily_map: the selected assets and checks, and what the days built so far added up to."""
+
+    def __init__(self, context: dg.AssetExecutionContext, paths: LakePaths):
+        self.context = context
+        self.paths = paths
+        self.selected = [a for a in MAP_ASSET_NAMES if dg.AssetKey(a) in context.selected_asset_keys]
+        self.checks = [c for c in DAY_CHECKS if c.spec.key in context.selected_asset_check_keys]
+        self.checks_of: dict[str, list[DayCheck]] = {}
+        for check in self.checks:
+            self.checks_of.setdefault(check.asset, []).append(check)
+        self.profiles: dict[str, list[DayProfile]] = {a: [] for a in self.selected}
+        self.found: dict[str, dict[dt.date, dict[str, int]]] = {c.name: {} for c in self.checks}
+        self.probes = {"landed_rows": 0, "quarantined_rows": 0, "quarantined_files": 0}
+        self.build_seconds: dict[str, float] = {}  # per asset, over the run's days: the Plots tab charts it per day
+        self.range_run = len(context.partition_keys) > 1
+
+    def build(self, day: dt.date, assets: list[str]) -> DayBuild:
+        """Build one day's assets, each one's numbers and blocking checks taken right after its table."""
+        day_profiles: dict[str, DayProfile] = {}
+
+        def after(asset: str, result: BuildResult) -> str | None:
+            # In the build's thread: its numbers and its checks, before anything that reads it starts.
+            day_profiles[asset] = _profile(self.paths, asset, day)
+            failed = []
+            for check in self.checks_of.get(asset, []):
+                self.found[check.name][day] = violations = check.violations(self.paths, day)
+                if violations:
+                    failed.append(f"{check.name} {violations}")
+            return f"its blocking check failed: {'; '.join(failed)}" if failed else None
+
+        started = time.perf_counter()
+        report = build_day(self.paths, day, assets, after=after)
+        _log_day(self.context, day, report.built, time.perf_counter() - started)
+        for asset, result in report.built.items():
+            self._tally(day, asset, result, day_profiles[asset])
+        return report
+
+    def _tally(self, day: dt.date, asset: str, result: BuildResult, profile: DayProfile) -> None:
+        self.profiles[asset].append(profile)
+        if asset == "raw_probes":
+            self.probes["landed_rows"] += result.stats["landed_probe_rows"]
+            self.probes["quarantined_rows"] += result.stats["refused_rows"]
+            self.probes["quarantined_files"] += result.stats["refused_files"]
+        self.build_seconds[asset] = self.build_seconds.get(asset, 0.0) + result.seconds
+        if self.range_run:
+            self.context.log_event(dg.AssetMaterialization(asset_key=asset, partition=day.isoformat(), metadata={
+                "build seconds": round(result.seconds, 2), **day_metadata(profile)}))
+
+    def check_results(self, asset: str | None = None) -> Iterator[dg.AssetCheckResult]:
+        """The checks that ran (of one asset, or of all), each with the violations of every day it saw."""
+        for check in self.checks if asset is None else self.checks_of.get(asset, []):
+            if self.found[check.name]:
+                yield check.result(self.found[check.name])
+
+    def results(self, scanned: int) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
+        for asset in self.selected:
+            if not self.profiles[asset]:
+                continue
+            extra = {"build seconds": round(self.build_seconds[asset], 2)}
+            if asset == "raw_probes":
+                extra |= {"scanned_checks": scanned, **self.probes}
+            yield _results(self.context, asset, self.profiles[asset], extra)
+            yield from self.check_results(asset)
+
+
 @dg.multi_asset(
     name="daily_map",
     specs=DAY_SPECS,
@@ -123,98 +220,34 @@ def _results(context: dg.AssetExecutionContext, asset: str, profiles: list[DayPr
 )
 def daily_map(context: dg.AssetExecutionContext, lake: LakeResource,
               prober: ProberResource) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
-    paths = lake.paths
+    run = _MapRun(context, lake.paths)
     days = partition_days(context)
-    selected = [a for a in MAP_ASSET_NAMES if dg.AssetKey(a) in context.selected_asset_keys]
-    checks = [c for c in DAY_CHECKS if c.spec.key in context.selected_asset_check_keys]
-    checks_of: dict[str, list[DayCheck]] = {}
-    for check in checks:
-        checks_of.setdefault(check.asset, []).append(check)
-    scanned = 0
-    if "raw_probes" in selected:
-        try:
-            scanned = open_day_scan(context, lake, prober, days)
-        except dg.Failure:
-            raise
-        except Exception as exc:  # noqa: BLE001 - named as raw_probes' failure, its traceback kept
-            root: BaseException = exc
-            while root.__cause__ is not None:
-                root = root.__cause__
-            raise _failure(f"raw_probes: {_qualified(root)}: {root}", exc) from None
-    profiles: dict[str, list[DayProfile]] = {a: [] for a in selected}
-    found: dict[str, dict[dt.date, dict[str, int]]] = {c.name: {} for c in checks}
-    probes = {"landed_rows": 0, "quarantined_rows": 0, "quarantined_files": 0}
-    build_seconds: dict[str, float] = {}  # per asset, over the run's days: the Plots tab charts it per day
-    range_run = len(context.partition_keys) > 1
+    scanned = _scan(context, lake, prober, days) if "raw_probes" in run.selected else 0
     failure: str | None = None
     cause: BaseException | None = None  # the first build's error, its traceback kept with the failure
-
     for day in days:
-        assets = selected
+        assets = run.selected
         if open_day_without_scan(lake, prober, day):
-            assets = [a for a in selected if a == "raw_probes"]
+            assets = [a for a in run.selected if a == "raw_probes"]
             context.log.warning(f"{day}: the open day has no scan yet; not built (it is built once its scan "
                                 "lands, or with SEVENMAPS_NO_SCAN=1)")
         if not assets:
             continue
-        day_profiles: dict[str, DayProfile] = {}
-
-        def after(asset: str, result: BuildResult, day: dt.date = day,
-                  day_profiles: dict[str, DayProfile] = day_profiles) -> str | None:
-            # In the build's thread: its numbers and its checks, before anything that reads it starts.
-            day_profiles[asset] = _profile(paths, asset, day)
-            failed = []
-            for check in checks_of.get(asset, []):
-                found[check.name][day] = violations = check.violations(paths, day)
-                if violations:
-                    failed.append(f"{check.name} {violations}")
-            return f"its blocking check failed: {'; '.join(failed)}" if failed else None
-
-        started = time.perf_counter()
-        report = build_day(paths, day, assets, after=after)
-        _log_day(context, day, report.built, time.perf_counter() - started)
-        for asset, result in report.built.items():
-            profiles[asset].append(day_profiles[asset])
-            if asset == "raw_probes":
-                probes["landed_rows"] += result.stats["landed_probe_rows"]
-                probes["quarantined_rows"] += result.stats["refused_rows"]
-                probes["quarantined_files"] += result.stats["refused_files"]
-            build_seconds[asset] = build_seconds.get(asset, 0.0) + result.seconds
-            if range_run:
-                context.log_event(dg.AssetMaterialization(asset_key=asset, partition=day.isoformat(), metadata={
-                    "build seconds": round(result.seconds, 2), **day_metadata(day_profiles[asset])}))
+        report = run.build(day, assets)
         if not report.ok:
-            problems = [f"{a} failed ({_qualified(e)}: {e})" for a, e in report.failed.items()]
-            problems += [f"{a} was built but {why}" for a, why in report.held.items()]
-            problems += [f"{a} was not built ({why} did not succeed)" for a, why in report.not_built.items()]
-            failure = f"{day}: " + "; ".join(problems)
+            failure = _report_problems(day, days, report)
             cause = next(iter(report.failed.values()), None)
-            if isinstance(cause, SignedDayError):
-                failure = f"{frozen_day_failure(cause).description} ({failure})"
-            later = days[days.index(day) + 1:]
-            if later:
-                failure += f". Not built: {later[0]} .. {later[-1]} (their windows would read this day)"
             break
 
-    if any(profiles.values()):
-        publish_warehouse(paths)
-    if failure is not None and range_run:
+    built_any = any(run.profiles.values())
+    if built_any:
+        publish_warehouse(run.paths)
+    if failure is not None and run.range_run:
         # The days built have their materialisations; the range as a whole was not built.
-        for check in checks:
-            if found[check.name]:
-                yield check.result(found[check.name])
+        yield from run.check_results()
         raise _failure(failure, cause) from None
-    for asset in selected:
-        if not profiles[asset]:
-            continue
-        extra = {"build seconds": round(build_seconds[asset], 2)}
-        if asset == "raw_probes":
-            extra |= {"scanned_checks": scanned, **probes}
-        yield _results(context, asset, profiles[asset], extra)
-        for check in checks_of.get(asset, []):
-            if found[check.name]:
-                yield check.result(found[check.name])
-    if not any(profiles.values()):
+    yield from run.results(scanned)
+    if not built_any:
         context.log.info("no day of this run was built: no materialisation is recorded")
     if failure is not None:
         raise _failure(failure, cause) from None

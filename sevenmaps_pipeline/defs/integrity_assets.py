@@ -154,7 +154,7 @@ def caught_up_days(lake: LakeResource, requested: list, done: Callable[[dt.date]
     group_name="integrity",
     kinds={"parquet"},
     deps=[daily_root],
-    description="exports/D/: the researchers' snapshot of the signed day (lake/export.py): every published "
+    description="exports/D/: the researchers' snapshot of the signed day (publishing/export.py): every published "
     "table's files byte-identical to the signed ones, the root, the log's checkpoint and tiles, a C2SP "
     ".tlog-proof per file, the public key and vkey, SHA256SUMS, a Frictionless datapackage.json (CC BY 4.0), "
     "a README and WITHHELD.txt (internal-only findings and quarantines, with why). Immutable: a day already "

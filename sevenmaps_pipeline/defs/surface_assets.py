@@ -1,4 +1,4 @@
-"""The site of each signed day: pages, badges, lists and feeds (surfaces/site.py), after the day's
+"""The site of each signed day: pages, badges, lists and feeds (publishing/site.py), after the day's
 snapshot so every page can link the proofs of the files it was built from."""
 
 import base64
@@ -18,7 +18,7 @@ from .resources import LakeResource, partition_days
     group_name="surfaces",
     kinds={"html", "svg"},
     deps=[day_snapshot],
-    description="site/days/D/: the static site of the newest signed day of the run (surfaces/site.py, Jinja2 "
+    description="site/days/D/: the static site of the newest signed day of the run (publishing/site.py, Jinja2 "
     "templates, inline SVG, no JavaScript): an index with the map's numbers, a chart of shown statuses "
     "over the last 30 days and why checks failed; a page per endpoint (30 daily codes as coloured bars, "
     "uptime and success chance with its interval, tools with risk colours and evidence, token cost "

@@ -207,7 +207,7 @@ def _measure(job: str, first: dt.date, last: dt.date, lake: LakePaths, key: Path
         proc = subprocess.Popen(
             [sys.executable, "-m", "sevenmaps_pipeline.devtools.bench", "--child", job, first.isoformat(),
              last.isoformat(), str(lake.root), str(key)], stdout=out, stderr=err, text=True, env=env)
-        # The run's peak is its own and its site workers' together (surfaces/site.py writes server pages
+        # The run's peak is its own and its site workers' together (publishing/site.py writes server pages
         # in worker processes), sampled as it runs.
         tree_peak = 0.0
         while proc.poll() is None:

@@ -43,17 +43,9 @@ def parse_root_doc(data: bytes, day: dt.date, rel: str) -> tuple[RootDoc | None,
         return None, f"root file is not JSON ({exc})"
     if not isinstance(doc, dict):
         return None, "root file is not a JSON object"
-    for name in ("day", "root", "signature", "signed_at", "previous_root"):
-        if not isinstance(doc.get(name), str):
-            return None, f"root file has no text field {name!r}"
-    if doc["day"] != day.isoformat():
-        return None, f"root file names day {doc['day'][:20]!r}"
-    if not HEX64.match(doc["root"]):
-        return None, "root is not 64 lower-case hex digits"
-    if doc["previous_root"] and not HEX64.match(doc["previous_root"]):
-        return None, "previous_root is not 64 lower-case hex digits"
-    if not B64_SIG.match(doc["signature"]):
-        return None, "signature is not base64 of a 64-byte Ed25519 signature"
+    why = _fields_problem(doc, day)
+    if why:
+        return None, why
     previous_day = doc.get("previous_day")
     if previous_day is not None and not isinstance(previous_day, str):
         return None, "previous_day is neither null nor a day"
@@ -67,22 +59,47 @@ def parse_root_doc(data: bytes, day: dt.date, rel: str) -> tuple[RootDoc | None,
     lines = doc.get("lines")
     if not isinstance(lines, list) or not all(isinstance(x, str) for x in lines):
         return None, "lines is not a list of text lines"
-    for i, line in enumerate(lines):
-        m = LINE.match(line)
-        if not m:
-            return None, f"line {i} is not '<sha256 hex>  <raw|curated path>': {line[:100]!r}"
-        if m.group(3) != day.isoformat():
-            return None, f"line {i} names a file of another day: {m.group(2)[:100]}"
-        if ".." in m.group(2).split("/"):
-            return None, f"line {i} has a '..' path element"
-    paths = [line[66:] for line in lines]
-    if paths != sorted(paths) or len(set(paths)) != len(paths):
-        return None, "lines are not sorted by path, or name a file twice"
+    why = _lines_problem(lines, day)
+    if why:
+        return None, why
     log = doc.get("log")
     if log is not None and not isinstance(log, dict):
         return None, "log is not an object"
     return RootDoc(day, previous, doc["previous_root"], doc["root"], doc["signature"], signed_at, lines, log, rel,
                    doc), None
+
+
+def _fields_problem(doc: dict[str, Any], day: dt.date) -> str | None:
+    """What is wrong with the document's text fields (day, root, previous_root, signature), if anything."""
+    for name in ("day", "root", "signature", "signed_at", "previous_root"):
+        if not isinstance(doc.get(name), str):
+            return f"root file has no text field {name!r}"
+    if doc["day"] != day.isoformat():
+        return f"root file names day {doc['day'][:20]!r}"
+    if not HEX64.match(doc["root"]):
+        return "root is not 64 lower-case hex digits"
+    if doc["previous_root"] and not HEX64.match(doc["previous_root"]):
+        return "previous_root is not 64 lower-case hex digits"
+    if not B64_SIG.match(doc["signature"]):
+        return "signature is not base64 of a 64-byte Ed25519 signature"
+    return None
+
+
+def _lines_problem(lines: list[str], day: dt.date) -> str | None:
+    """What is wrong with the document's lines, if anything: each '<sha256>  <path>' of a file of this day,
+    no '..', sorted by path, none twice."""
+    for i, line in enumerate(lines):
+        m = LINE.match(line)
+        if not m:
+            return f"line {i} is not '<sha256 hex>  <raw|curated path>': {line[:100]!r}"
+        if m.group(3) != day.isoformat():
+            return f"line {i} names a file of another day: {m.group(2)[:100]}"
+        if ".." in m.group(2).split("/"):
+            return f"line {i} has a '..' path element"
+    paths = [line[66:] for line in lines]
+    if paths != sorted(paths) or len(set(paths)) != len(paths):
+        return "lines are not sorted by path, or name a file twice"
+    return None
 
 
 def _root_files(roots_dir: Path) -> list[tuple[dt.date, Path]]:

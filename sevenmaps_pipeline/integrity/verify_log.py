@@ -102,15 +102,9 @@ def _check_entries(report: VerifyReport, docs: list[RootDoc], entries: list[byte
     at = 0
     for doc in docs:
         record = doc.log or {}
-        first = record.get("first_index")
-        if not isinstance(first, int) or isinstance(first, bool):  # a root signed before the log existed
-            if complete or not doc.lines:
-                first = at
-            elif doc.lines[0].encode() in entries:
-                first = entries.index(doc.lines[0].encode())
-            else:
-                report.add(Code.LINES_NOT_IN_LOG, "the day's lines are not in the log", doc.day, doc.rel)
-                continue
+        first = _first_index(report, doc, entries, at, complete)
+        if first is None:
+            continue
         if complete and first != at:
             report.add(Code.LINES_OUT_OF_PLACE,
                        f"the day's lines start at log entry {first}, expected {at}", doc.day, doc.rel)
@@ -130,18 +124,8 @@ def _check_entries(report: VerifyReport, docs: list[RootDoc], entries: list[byte
         at = end
         recorded = record.get("checkpoint")
         if isinstance(recorded, str) and verifier is not None:
-            opened, problem = open_checkpoint(recorded.encode(), verifier, origin)
-            if opened is None:
-                report.add(Code.ROOT_CHECKPOINT_INVALID, f"the root's log checkpoint: {problem}", doc.day, doc.rel)
-            elif wholly_past and ahead is not None:
-                if opened[0].size > ahead.size or ahead.root(opened[0].size) != opened[0].root:
-                    report.add(Code.OTHER_HISTORY,
-                               f"the root's log checkpoint ({opened[0].describe()}) is not the tree of the signed "
-                               "lines: the key signed another history", doc.day, doc.rel)
-            elif opened[0].size > size or tree.root(opened[0].size) != opened[0].root:
-                report.add(Code.NOT_A_PREFIX,
-                           f"the root's log checkpoint ({opened[0].describe()}) is not a prefix of the latest "
-                           f"({latest})", doc.day, doc.rel)
+            _check_root_checkpoint(report, doc, recorded, verifier, origin,
+                                   ahead if wholly_past else None, tree, size, latest)
     if behind:
         days = f"{behind[0].day}" if len(behind) == 1 else f"{behind[0].day} .. {behind[-1].day}"
         report.add(Code.LOG_BEHIND, ("no log/checkpoint: " if checkpoint is None else "")
@@ -150,6 +134,39 @@ def _check_entries(report: VerifyReport, docs: list[RootDoc], entries: list[byte
                    "Run `sevenmaps log sync` (or the next signing does it)", None, "log/checkpoint")
     elif complete and at != size and not report.problems:
         report.add(Code.LOG_AHEAD, f"the log holds {size - at} entries beyond the signed roots", None, "log/checkpoint")
+
+
+def _first_index(report: VerifyReport, doc: RootDoc, entries: list[bytes], at: int, complete: bool) -> int | None:
+    """The log index of the day's first line: recorded in its root, or (a root signed before the log
+    existed) where the log holds it; None, and the problem added, when the log does not hold it."""
+    first = (doc.log or {}).get("first_index")
+    if isinstance(first, int) and not isinstance(first, bool):
+        return first
+    if complete or not doc.lines:
+        return at
+    if doc.lines[0].encode() in entries:
+        return entries.index(doc.lines[0].encode())
+    report.add(Code.LINES_NOT_IN_LOG, "the day's lines are not in the log", doc.day, doc.rel)
+    return None
+
+
+def _check_root_checkpoint(report: VerifyReport, doc: RootDoc, recorded: str, verifier: Verifier,
+                           origin: str | None, ahead: HashTree | None, tree: HashTree, size: int,
+                           latest: str) -> None:
+    """The checkpoint a root recorded: a valid note, and a prefix of the latest checkpoint's tree (or, for a
+    day the log is behind on, of the tree the roots' lines make: `ahead`)."""
+    opened, problem = open_checkpoint(recorded.encode(), verifier, origin)
+    if opened is None:
+        report.add(Code.ROOT_CHECKPOINT_INVALID, f"the root's log checkpoint: {problem}", doc.day, doc.rel)
+    elif ahead is not None:
+        if opened[0].size > ahead.size or ahead.root(opened[0].size) != opened[0].root:
+            report.add(Code.OTHER_HISTORY,
+                       f"the root's log checkpoint ({opened[0].describe()}) is not the tree of the signed "
+                       "lines: the key signed another history", doc.day, doc.rel)
+    elif opened[0].size > size or tree.root(opened[0].size) != opened[0].root:
+        report.add(Code.NOT_A_PREFIX,
+                   f"the root's log checkpoint ({opened[0].describe()}) is not a prefix of the latest "
+                   f"({latest})", doc.day, doc.rel)
 
 
 # --- remembered state: fork detection -----------------------------------------------------------------

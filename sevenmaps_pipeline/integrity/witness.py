@@ -78,32 +78,10 @@ class Witness:
             fh.write(f"# {stamp} refused: {why}\n".encode() + body + b"\n")
 
     def add_checkpoint(self, body: bytes) -> Answer:
-        if len(body) > MAX_BODY:
-            return _text(400, f"request larger than {MAX_BODY} bytes")
-        head, sep, note_bytes = body.partition(b"\n\n")
-        if not sep:
-            return _text(400, "no empty line before the checkpoint")
-        try:
-            lines = head.decode("ascii").split("\n")
-        except UnicodeDecodeError:
-            return _text(400, "the old size and proof lines are not ASCII")
-        if not lines[0].startswith("old "):
-            return _text(400, "the first line is not 'old <size>'")
-        old_text = lines[0][4:]
-        if not old_text.isdigit() or (old_text != "0" and old_text.startswith("0")) or len(old_text) > 19:
-            return _text(400, "old size is not a decimal without leading zeroes")
-        old = int(old_text)
-        proof = []
-        for line in lines[1:]:
-            try:
-                value = base64.b64decode(line, validate=True)
-            except ValueError:
-                value = b""
-            if len(value) != 32:
-                return _text(400, "a consistency proof line is not base64 of a 32-byte hash")
-            proof.append(value)
-        if len(proof) > 63:
-            return _text(400, "more than 63 consistency proof lines")
+        request = _parse_add_checkpoint(body)
+        if isinstance(request, Answer):
+            return request
+        old, proof, note_bytes = request
         note, problem = parse_note(note_bytes)
         if note is None:
             return _text(400, f"not a signed note: {problem}")
@@ -150,6 +128,37 @@ class Witness:
                 if hashlib.sha256(origin.encode()).hexdigest() == parts[0]:
                     return Answer(200, self.latest(origin) or b"")
         return _text(404, "no checkpoint cosigned for that origin")
+
+
+def _parse_add_checkpoint(body: bytes) -> tuple[int, list[bytes], bytes] | Answer:
+    """An add-checkpoint request's old size, consistency proof and checkpoint note (C2SP tlog-witness), or
+    the 400 answer that says what is wrong with it."""
+    if len(body) > MAX_BODY:
+        return _text(400, f"request larger than {MAX_BODY} bytes")
+    head, sep, note_bytes = body.partition(b"\n\n")
+    if not sep:
+        return _text(400, "no empty line before the checkpoint")
+    try:
+        lines = head.decode("ascii").split("\n")
+    except UnicodeDecodeError:
+        return _text(400, "the old size and proof lines are not ASCII")
+    if not lines[0].startswith("old "):
+        return _text(400, "the first line is not 'old <size>'")
+    old_text = lines[0][4:]
+    if not old_text.isdigit() or (old_text != "0" and old_text.startswith("0")) or len(old_text) > 19:
+        return _text(400, "old size is not a decimal without leading zeroes")
+    proof = []
+    for line in lines[1:]:
+        try:
+            value = base64.b64decode(line, validate=True)
+        except ValueError:
+            value = b""
+        if len(value) != 32:
+            return _text(400, "a consistency proof line is not base64 of a 32-byte hash")
+        proof.append(value)
+    if len(proof) > 63:
+        return _text(400, "more than 63 consistency proof lines")
+    return int(old_text), proof, note_bytes
 
 
 def serve(witness: Witness, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:

@@ -21,12 +21,12 @@ import json
 import os
 import shutil
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
 
-from ..integrity.log import read_state
+from ..integrity.log import LogState, read_state
 from ..integrity.manifest import sha256_file
 from ..integrity.proof import TlogProof
 from ..integrity.roots import read_root, signed_days
@@ -156,9 +156,8 @@ the roots, so the roots verify and nothing is left out silently.
 """
 
 
-def export_snapshot(lake: LakePaths, first: dt.date, last: dt.date | None = None, out: Path | None = None,
-                    progress=None) -> ExportResult:
-    last = last or first
+def _days_to_export(lake: LakePaths, first: dt.date, last: dt.date) -> tuple[list[dt.date], list[dt.date]]:
+    """The snapshot's days, and every signed day of the lake; refused unless all the snapshot's are signed."""
     if last < first:
         raise ExportError(f"--to {last} is before --day {first}")
     days = [first + dt.timedelta(days=i) for i in range((last - first).days + 1)]
@@ -167,18 +166,13 @@ def export_snapshot(lake: LakePaths, first: dt.date, last: dt.date | None = None
     if unsigned:
         raise ExportError(f"day {unsigned[0]} is not signed; only signed days are exported "
                           f"(signed: {signed[0]} .. {signed[-1]})" if signed else "no signed days in the lake")
-    folder = Path(out) if out else default_folder(lake, first, last)
-    if folder.exists():
-        if (folder / "SHA256SUMS").is_file():
-            return ExportResult(folder, days, 0, 0, 0, created=False)
-        raise ExportError(f"{folder} exists and is not a snapshot; choose another --out")
-    state = read_state(lake)
-    if state.checkpoint_bytes is None:
-        raise ExportError("the lake has no log/checkpoint yet; sign a day first")
-    well_known = lake.well_known
-    if not well_known.is_file():
-        raise ExportError(f"no public key at {well_known}")
-    # Log positions: days in chain order, each day's lines in order.
+    return days, signed
+
+
+def _log_positions(lake: LakePaths, signed: list[dt.date], days: list[dt.date],
+                   state: LogState) -> tuple[dict[dt.date, dict], dict[str, int]]:
+    """The root documents of the snapshot's days, and each of their lines' index in the log (days in chain
+    order, each day's lines in order); refused when the log does not yet hold every signed line."""
     index_of: dict[str, int] = {}
     at = 0
     docs: dict[dt.date, dict] = {}
@@ -192,70 +186,110 @@ def export_snapshot(lake: LakePaths, first: dt.date, last: dt.date | None = None
     if at > state.size:
         raise ExportError(f"the log (size {state.size}) does not yet hold every signed line ({at}); "
                           "it is behind its roots: run `sevenmaps log sync` (or the next signing does it)")
+    return docs, index_of
+
+
+@dataclass
+class _Contents:
+    """What a snapshot being written holds so far: its data files (datapackage resources), the signed files
+    it leaves out and why, the tables it has and their bytes."""
+    included: list[dict] = field(default_factory=list)
+    withheld: list[tuple[str, str]] = field(default_factory=list)
+    tables: dict[str, TableSpec] = field(default_factory=dict)
+    total: int = 0
+
+
+def _add_day(lake: LakePaths, tmp: Path, day: dt.date, doc: dict, index_of: dict[str, int], state: LogState,
+             checkpoint: bytes, contents: _Contents) -> None:
+    """One day's documented files (each with its tlog-proof) and its root document into the snapshot."""
+    for line in doc["lines"]:
+        digest, rel = line[:64], line[66:]
+        spec = table_of(rel)
+        reason = WITHHELD_TABLES.get(spec.name) if spec else "not a documented table"
+        if reason or spec is None:
+            contents.withheld.append((rel, reason or "not a documented table"))
+            continue
+        source = lake.root / rel
+        if not source.is_file() or sha256_file(source) != digest:
+            raise ExportError(f"{rel} no longer matches its signed line; run `sevenmaps verify`")
+        copy_independent(source, tmp / rel)
+        proof = TlogProof(index_of[line], state.tree.inclusion_proof(index_of[line], state.size),
+                          checkpoint, line.encode())
+        (tmp / "proofs" / (rel + ".tlog-proof")).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / "proofs" / (rel + ".tlog-proof")).write_text(proof.render())
+        size = source.stat().st_size
+        contents.total += size
+        contents.tables[spec.name] = spec
+        contents.included.append({"name": _resource_name(rel), "path": rel, "format": "parquet",
+                                  "mediatype": "application/vnd.apache.parquet", "bytes": size,
+                                  "hash": f"sha256:{digest}", "description": f"{spec.name} of {day}: {spec.grain}",
+                                  "schema": _table_schema(spec)})
+    (tmp / "roots").mkdir(exist_ok=True)
+    shutil.copyfile(lake.root_file(day), tmp / "roots" / lake.root_file(day).name)
+
+
+def _add_log(lake: LakePaths, tmp: Path, state: LogState, checkpoint: bytes) -> None:
+    """The log as of its checkpoint (checkpoint, vkey, tiles, entries) and the public key."""
+    (tmp / "log").mkdir()
+    (tmp / "log" / "checkpoint").write_bytes(checkpoint)
+    shutil.copyfile(lake.log_dir / "vkey", tmp / "log" / "vkey")
+    for rel, data in expected_files(state.tree, state.entries, state.size).items():
+        (tmp / "log" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / "log" / rel).write_bytes(data)
+    shutil.copyfile(lake.well_known, tmp / "7maps.json")
+
+
+def _add_documents(tmp: Path, name: str, days: list[dt.date], contents: _Contents, log_size: int) -> None:
+    """datapackage.json, WITHHELD.txt, README.md and, last, SHA256SUMS over every file of the folder."""
+    package = {"$schema": PROFILE, "name": f"sevenmaps-{name}", "title": f"7Maps daily map {name}",
+               "description": "Signed daily map of remote MCP servers: status codes, histories, tools, risk, "
+               "findings, changes, categories, rankings and agent-report ratings. Verify with SHA256SUMS, "
+               "roots/, log/ and proofs/ (README.md).",
+               "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+               "licenses": [LICENSE], "resources": contents.included}
+    (tmp / "datapackage.json").write_text(json.dumps(package, indent=2) + "\n")
+    (tmp / "WITHHELD.txt").write_text(
+        "# Signed files of these days that this snapshot leaves out: <path><TAB><reason>.\n"
+        "# Their lines stay in roots/day=D.json, so the roots still verify.\n"
+        + "".join(f"{rel}\t{reason}\n" for rel, reason in contents.withheld))
+    (tmp / "README.md").write_text(_readme(name, days, contents.tables, log_size))
+    known = {r["path"]: r["hash"][7:] for r in contents.included}  # data files: hashed once, against their line
+    sums = []
+    for path in sorted(p for p in tmp.rglob("*") if p.is_file()):
+        rel = path.relative_to(tmp).as_posix()
+        sums.append(f"{known.get(rel) or hashlib.sha256(path.read_bytes()).hexdigest()}  {rel}")
+    (tmp / "SHA256SUMS").write_text("\n".join(sums) + "\n")
+
+
+def export_snapshot(lake: LakePaths, first: dt.date, last: dt.date | None = None, out: Path | None = None,
+                    progress=None) -> ExportResult:
+    last = last or first
+    days, signed = _days_to_export(lake, first, last)
+    folder = Path(out) if out else default_folder(lake, first, last)
+    if folder.exists():
+        if (folder / "SHA256SUMS").is_file():
+            return ExportResult(folder, days, 0, 0, 0, created=False)
+        raise ExportError(f"{folder} exists and is not a snapshot; choose another --out")
+    state = read_state(lake)
+    checkpoint = state.checkpoint_bytes
+    if checkpoint is None:
+        raise ExportError("the lake has no log/checkpoint yet; sign a day first")
+    if not lake.well_known.is_file():
+        raise ExportError(f"no public key at {lake.well_known}")
+    docs, index_of = _log_positions(lake, signed, days, state)
     tmp = folder.parent / f".{folder.name}.{uuid.uuid4().hex}.tmp"
     tmp.mkdir(parents=True)
     try:
-        included: list[dict] = []
-        withheld: list[tuple[str, str]] = []
-        tables: dict[str, TableSpec] = {}
-        total = 0
+        contents = _Contents()
         for day in days:
-            for line in docs[day]["lines"]:
-                digest, rel = line[:64], line[66:]
-                spec = table_of(rel)
-                reason = WITHHELD_TABLES.get(spec.name) if spec else "not a documented table"
-                if reason or spec is None:
-                    withheld.append((rel, reason or "not a documented table"))
-                    continue
-                source = lake.root / rel
-                if not source.is_file() or sha256_file(source) != digest:
-                    raise ExportError(f"{rel} no longer matches its signed line; run `sevenmaps verify`")
-                copy_independent(source, tmp / rel)
-                proof = TlogProof(index_of[line], state.tree.inclusion_proof(index_of[line], state.size),
-                                  state.checkpoint_bytes, line.encode())
-                (tmp / "proofs" / (rel + ".tlog-proof")).parent.mkdir(parents=True, exist_ok=True)
-                (tmp / "proofs" / (rel + ".tlog-proof")).write_text(proof.render())
-                size = source.stat().st_size
-                total += size
-                tables[spec.name] = spec
-                included.append({"name": _resource_name(rel), "path": rel, "format": "parquet",
-                                 "mediatype": "application/vnd.apache.parquet", "bytes": size,
-                                 "hash": f"sha256:{digest}", "description": f"{spec.name} of {day}: {spec.grain}",
-                                 "schema": _table_schema(spec)})
-            (tmp / "roots").mkdir(exist_ok=True)
-            shutil.copyfile(lake.root_file(day), tmp / "roots" / lake.root_file(day).name)
+            _add_day(lake, tmp, day, docs[day], index_of, state, checkpoint, contents)
             if progress:
-                progress(f"{day}: {sum(1 for r in included if f'/day={day}/' in r['path'])} files")
-        source_log = lake.log_dir
-        (tmp / "log").mkdir()
-        (tmp / "log" / "checkpoint").write_bytes(state.checkpoint_bytes)
-        shutil.copyfile(source_log / "vkey", tmp / "log" / "vkey")
-        for rel, data in expected_files(state.tree, state.entries, state.size).items():
-            (tmp / "log" / rel).parent.mkdir(parents=True, exist_ok=True)
-            (tmp / "log" / rel).write_bytes(data)
-        shutil.copyfile(well_known, tmp / "7maps.json")
-        name = snapshot_name(first, last)
-        package = {"$schema": PROFILE, "name": f"sevenmaps-{name}", "title": f"7Maps daily map {name}",
-                   "description": "Signed daily map of remote MCP servers: status codes, histories, tools, risk, "
-                   "findings, changes, categories, rankings and agent-report ratings. Verify with SHA256SUMS, "
-                   "roots/, log/ and proofs/ (README.md).",
-                   "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-                   "licenses": [LICENSE], "resources": included}
-        (tmp / "datapackage.json").write_text(json.dumps(package, indent=2) + "\n")
-        (tmp / "WITHHELD.txt").write_text(
-            "# Signed files of these days that this snapshot leaves out: <path><TAB><reason>.\n"
-            "# Their lines stay in roots/day=D.json, so the roots still verify.\n"
-            + "".join(f"{rel}\t{reason}\n" for rel, reason in withheld))
-        (tmp / "README.md").write_text(_readme(name, days, tables, state.size))
-        known = {r["path"]: r["hash"][7:] for r in included}  # data files: hashed once, against their line
-        sums = []
-        for path in sorted(p for p in tmp.rglob("*") if p.is_file()):
-            rel = path.relative_to(tmp).as_posix()
-            sums.append(f"{known.get(rel) or hashlib.sha256(path.read_bytes()).hexdigest()}  {rel}")
-        (tmp / "SHA256SUMS").write_text("\n".join(sums) + "\n")
+                progress(f"{day}: {sum(1 for r in contents.included if f'/day={day}/' in r['path'])} files")
+        _add_log(lake, tmp, state, checkpoint)
+        _add_documents(tmp, snapshot_name(first, last), days, contents, state.size)
         folder.parent.mkdir(parents=True, exist_ok=True)
         os.rename(tmp, folder)  # fails if someone else made the folder meanwhile: snapshots are immutable
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return ExportResult(folder, days, len(included), len(withheld), total, created=True)
+    return ExportResult(folder, days, len(contents.included), len(contents.withheld), contents.total, created=True)

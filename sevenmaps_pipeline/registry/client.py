@@ -120,6 +120,54 @@ def rows_for_entry(entry: Any, day: dt.date, fetched_at: dt.datetime, *, opted_o
     return rows
 
 
+class _Versions:
+    """The entries read so far: the latest version of each name, the names whose latest version is deleted
+    (the entry leaves the map) and the entries that are not a server at all (kept, to be listed malformed)."""
+
+    def __init__(self) -> None:
+        self.latest: dict[str, tuple[Any, dict]] = {}
+        self.deleted: set[str] = set()
+        self.broken: list[Any] = []
+
+    def add(self, entry: Any) -> None:
+        server, _problem = _server_of(entry)
+        if server is None or not isinstance(server.get("name"), str):
+            self.broken.append(entry)
+            return
+        is_latest = _is_latest(entry, server)
+        if str(_official(entry).get("status", "active")).lower() == "deleted":
+            if is_latest:
+                self.deleted.add(server["name"])
+            return
+        if is_latest or server["name"] not in self.latest:
+            self.latest[server["name"]] = (entry, server)
+
+    def entries(self) -> list[Any]:
+        """The entries to list: each name's latest version, then the broken ones."""
+        for name in self.deleted:
+            self.latest.pop(name, None)  # an older version never comes back in place of a deleted latest one
+        return [entry for entry, _server in self.latest.values()] + self.broken
+
+
+def _read_page(response: httpx.Response, api: str, number: int) -> tuple[list[Any], str | None]:
+    """A page's entries and its next cursor (None on the last page); RegistryError when it is not a page."""
+    if response.status_code != 200:
+        raise RegistryError(f"registry {api} answered HTTP {response.status_code}: {response.text[:200]}")
+    try:
+        page = response.json()
+    except ValueError as exc:
+        raise RegistryError(f"registry {api} answered non-JSON: {exc}") from exc
+    entries = page.get("servers") if isinstance(page, dict) else None
+    if not isinstance(entries, list):
+        raise RegistryError(f"registry {api} page {number} has no servers list")
+    metadata = page.get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
+    cursor = metadata.get("nextCursor") or metadata.get("next_cursor")
+    if cursor and not isinstance(cursor, str):
+        raise RegistryError(f"registry {api} page {number} has a cursor that is not a string")
+    return entries, cursor or None
+
+
 async def fetch_snapshot(client: httpx.AsyncClient, base_url: str, day: dt.date, now: dt.datetime, *,
                          opted_out: Collection[str] = (), host_map: Mapping[str, int] | None = None,
                          timeout: float = 30.0) -> Snapshot:
@@ -127,9 +175,7 @@ async def fetch_snapshot(client: httpx.AsyncClient, base_url: str, day: dt.date,
     snapshot = Snapshot()
     api = "/v0.1/servers"
     cursor: str | None = None
-    latest: dict[str, tuple[Any, dict]] = {}
-    deleted: set[str] = set()  # names whose latest version is deleted: the entry leaves the map
-    broken: list[Any] = []
+    versions = _Versions()
     seen_cursors: set[str] = set()
     while True:
         params = {"limit": str(PAGE_LIMIT)}
@@ -139,45 +185,17 @@ async def fetch_snapshot(client: httpx.AsyncClient, base_url: str, day: dt.date,
         if response.status_code == 404 and api == "/v0.1/servers" and snapshot.pages == 0:
             api = "/v0/servers"
             continue
-        if response.status_code != 200:
-            raise RegistryError(f"registry {api} answered HTTP {response.status_code}: {response.text[:200]}")
-        try:
-            page = response.json()
-        except ValueError as exc:
-            raise RegistryError(f"registry {api} answered non-JSON: {exc}") from exc
+        entries, cursor = _read_page(response, api, snapshot.pages + 1)
         snapshot.pages += 1
-        entries = page.get("servers") if isinstance(page, dict) else None
-        if not isinstance(entries, list):
-            raise RegistryError(f"registry {api} page {snapshot.pages} has no servers list")
+        snapshot.entries += len(entries)
         for entry in entries:
-            snapshot.entries += 1
-            server, problem = _server_of(entry)
-            if server is None or not isinstance(server.get("name"), str):
-                broken.append(entry)
-                continue
-            if str(_official(entry).get("status", "active")).lower() == "deleted":
-                if _is_latest(entry, server):
-                    deleted.add(server["name"])
-                continue
-            if not _is_latest(entry, server) and server["name"] in latest:
-                continue
-            if _is_latest(entry, server) or server["name"] not in latest:
-                latest[server["name"]] = (entry, server)
-        metadata = page.get("metadata")
-        metadata = metadata if isinstance(metadata, dict) else {}
-        cursor = metadata.get("nextCursor") or metadata.get("next_cursor")
+            versions.add(entry)
         if not cursor:
             break
-        if not isinstance(cursor, str):
-            raise RegistryError(f"registry {api} page {snapshot.pages} has a cursor that is not a string")
         if cursor in seen_cursors or snapshot.pages >= MAX_PAGES:
             raise RegistryError(f"registry pagination does not end (cursor {cursor!r} after {snapshot.pages} pages)")
         seen_cursors.add(cursor)
     snapshot.api = api
-    for name in deleted:
-        latest.pop(name, None)  # an older version never comes back in place of a deleted latest one
-    for entry, _server in latest.values():
-        snapshot.rows += rows_for_entry(entry, day, now, opted_out=opted_out, host_map=host_map)
-    for entry in broken:
+    for entry in versions.entries():
         snapshot.rows += rows_for_entry(entry, day, now, opted_out=opted_out, host_map=host_map)
     return snapshot

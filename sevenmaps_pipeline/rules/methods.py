@@ -207,5 +207,5 @@ ROUTE_PARAMS: dict[str, Any] = {
 ROUTE_CHANGED_TODAY_KINDS = ("tool_added", "tool_removed", "tool_changed", "tool_renamed", "changing_tool_rewritten",
                              "risk_rise", "silent", "now_asks_sign_in", "new_payment_address",
                              "redirects_other_domain")
-# What watch reports (surfaces/locks.py): rises in risk and sign-in, payment and redirect changes.
+# What watch reports (publishing/locks.py): rises in risk and sign-in, payment and redirect changes.
 WATCH_KINDS = ("risk_rise", "now_asks_sign_in", "new_payment_address", "redirects_other_domain")

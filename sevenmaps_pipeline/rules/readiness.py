@@ -199,6 +199,13 @@ def _pushed_within(pushed_at: str, today: dt.date) -> bool | None:
 
 
 def score_mcp(facts: McpFacts) -> Score:
+    return assemble(READINESS_MCP_METHOD,
+                    _answer_lines(facts) + _tool_list_lines(facts) + _trust_lines(facts))
+
+
+def _answer_lines(facts: McpFacts) -> list[LineResult]:
+    """How it answers: at all, over HTTPS without redirects, fast, to discover or initialize, at which
+    revision."""
     p = READINESS_PARAMS
     r: list[LineResult] = []
     if facts.answered_via is None:
@@ -226,6 +233,13 @@ def score_mcp(facts: McpFacts) -> Score:
         r.append(unseen("revision_2026_07_28", "no protocol revision read"))
     else:
         r.append(judged("revision_2026_07_28", facts.revision == p["revision"], 5, f"revision {facts.revision}"))
+    return r
+
+
+def _tool_list_lines(facts: McpFacts) -> list[LineResult]:
+    """Its tool list: the same order twice, its token cost, cache hints, annotations and output schemas."""
+    p = READINESS_PARAMS
+    r: list[LineResult] = []
     if facts.tool_orders is None or len(facts.tool_orders) < 2:
         r.append(unseen("deterministic_order", "tools/list not read twice"))
     else:
@@ -253,6 +267,13 @@ def score_mcp(facts: McpFacts) -> Score:
         with_out, n = _coverage(facts.tools, lambda t: isinstance(t.get("outputSchema"), dict))
         r.append(judged("output_schema_coverage", with_out / n >= p["output_schema_coverage_min"], 5,
                         f"{with_out}/{n} tools with outputSchema"))
+    return r
+
+
+def _trust_lines(facts: McpFacts) -> list[LineResult]:
+    """Whom it answers for: auth metadata, the namespace proven, a fresh public repository, descriptions
+    free of injection phrases."""
+    r: list[LineResult] = []
     if facts.needs_auth is None or facts.answered_via in (None, "none"):
         r.append(unseen("auth_metadata", "no answer, so no way to tell whether it needs auth"))
     elif not facts.needs_auth:
@@ -274,7 +295,7 @@ def score_mcp(facts: McpFacts) -> Score:
         r.append(unseen("injection_clean", "no descriptions read"))
     else:
         r.append(_injection_line(facts.injection_hits))
-    return assemble(READINESS_MCP_METHOD, r)
+    return r
 
 
 def _injection_line(hits: Sequence[str]) -> LineResult:

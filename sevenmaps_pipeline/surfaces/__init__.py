@@ -1,3 +1,2 @@
-"""What agents and people read: the route, locks and change feeds, the map's own MCP server, badges, lists
-and the static site, as pure query functions over one built day (surfaces/mapday.py) with thin adapters
-(docs/agents.md)."""
+"""What agents and people ask of the map: the route, the map's own MCP server and its operations log, and
+report intake, as thin adapters over one built day (publishing/mapday.py) (docs/agents.md)."""

@@ -125,14 +125,23 @@ def _caller(ctx: Context | None) -> tuple[str | None, str | None]:
     return name, address
 
 
+Logged = Callable[[str, Context | None, Callable[[], dict[str, Any]]], dict[str, Any]]
+
+
 def build_server(lake: LakePaths, oplog: OpLog, clock: Callable[[], dt.datetime] | None = None,
                  reports_per_hour: int = REPORTS_PER_HOUR) -> MCPServer:
-    service = MapService(lake)
-    limiter = ReportLimiter(reports_per_hour)
     now = clock or (lambda: dt.datetime.now(dt.UTC))
     server: MCPServer = MCPServer("7maps", title="7Maps: the map of remote MCP servers", version="1.0",
                                   instructions=INSTRUCTIONS, log_level="WARNING")
+    logged = _logger(oplog, now)
+    _add_read_tools(server, MapService(lake), logged)
+    _add_report_tool(server, lake, oplog, ReportLimiter(reports_per_hour), now, logged)
+    return server
 
+
+def _logger(oplog: OpLog, now: Callable[[], dt.datetime]) -> Logged:
+    """A tool call run and written to the operations log with its outcome; our own fault becomes a tool
+    error that says so."""
     def logged(tool: str, ctx: Context | None, fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         name, address = _caller(ctx)
         code = oplog.agent_code(address, name)
@@ -147,7 +156,11 @@ def build_server(lake: LakePaths, oplog: OpLog, clock: Callable[[], dt.datetime]
                             "not of the request") from exc
         oplog.record(tool, name, code, "ok", now())
         return result
+    return logged
 
+
+def _add_read_tools(server: MCPServer, service: MapService, logged: Logged) -> None:
+    """The read-only tools: route, server_status, verify_lock, changes_since, watch."""
     @server.tool(name="route", annotations=READ_ONLY, description=(
         "Which tools to use for a task, in plain words. Ranked by the match of each tool's name and "
         "description (BM25), the server's success chance and stability, and least privilege (the lowest risk "
@@ -199,6 +212,10 @@ def build_server(lake: LakePaths, oplog: OpLog, clock: Callable[[], dt.datetime]
                    ctx: Context | None = None) -> dict[str, Any]:
         return logged("watch", ctx, lambda: service.call(lambda day: watch(day, days, server)))
 
+
+def _add_report_tool(server: MCPServer, lake: LakePaths, oplog: OpLog, limiter: ReportLimiter,
+                     now: Callable[[], dt.datetime], logged: Logged) -> None:
+    """report_road: an agent's report in the methodology's fixed fields, limited per caller and hour."""
     @server.tool(name="report_road", annotations=RECORDS, description=(
         "Report how a call to a server's tool went, in the methodology's fixed fields only (never text in your "
         "own words). Recorded for the map's ratings and incidents; refused with the reason when a field breaks "
@@ -231,4 +248,3 @@ def build_server(lake: LakePaths, oplog: OpLog, clock: Callable[[], dt.datetime]
                     "counts_from": "the map of the day it arrived (built after that day ends)"}
 
         return logged("report_road", ctx, land)
-    return server
