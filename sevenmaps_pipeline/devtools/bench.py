@@ -30,8 +30,9 @@ from ..curated import registry_in_force
 from ..defs.runner import run_map_and_sign
 from ..integrity.keys import generate_key, load_private_key
 from ..integrity.manifest import day_files
+from ..integrity.report import Trust
 from ..integrity.roots import sync_log
-from ..integrity.verify import Trust, check_log_only, verify_lake
+from ..integrity.verify import check_log_only, verify_lake
 from ..lake import duck
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import PROJECT_ROOT, LakePaths

@@ -22,9 +22,10 @@ from ..defs.partitions import FIRST_DAY_ENV
 from ..integrity.export_check import verify_export
 from ..integrity.keys import default_key_path, generate_key, generate_witness_key, load_private_key, load_witness_key
 from ..integrity.log import configured_origin, log_verifier
+from ..integrity.report import Trust
 from ..integrity.roots import days_to_sign
 from ..integrity.status import lake_status, status_text
-from ..integrity.verify import Trust, verify_lake
+from ..integrity.verify import verify_lake
 from ..integrity.witness import Witness, serve
 from ..lake import duck
 from ..lake.parquet_io import write_parquet
