@@ -247,7 +247,6 @@ _PRIORITY = {asset: (-len(_readers(asset)), i) for i, asset in enumerate(MAP_ASS
 
 
 def _load_tokenizer() -> None:
-
     encoding()
 
 

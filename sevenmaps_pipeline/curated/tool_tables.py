@@ -180,7 +180,6 @@ INJECTION_PHRASES = shipped("assets", "injection_phrases.json")
 
 def build_findings(lake: LakePaths, day: dt.date) -> BuildResult:
     """Published findings (sql/findings.sql) and, apart, the internal-only pattern checks."""
-
     started = time.perf_counter()
     phrases = json.loads(INJECTION_PHRASES.read_text())
     facts = day_list_facts(lake, day)
@@ -244,7 +243,6 @@ def listing_text_table(lake: LakePaths, day: dt.date) -> pa.Table:
 
 
 def build_server_categories(lake: LakePaths, day: dt.date) -> BuildResult:
-
     started = time.perf_counter()
     document = CATEGORIES.read_bytes()
     doc = json.loads(document)

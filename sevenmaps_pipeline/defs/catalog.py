@@ -14,7 +14,6 @@ def _one_line(text: str | None) -> str:
 
 
 def assets_markdown() -> str:
-
     repo = defs.get_repository_def()
     graph = repo.asset_graph
     checks: dict[str, list[str]] = {}

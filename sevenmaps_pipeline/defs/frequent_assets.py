@@ -39,7 +39,6 @@ def _result_metadata(run, chosen: dict[str, str]) -> dict:
 )
 def hourly_checks(context: dg.AssetExecutionContext, lake: LakeResource,
                   prober: ProberResource) -> Iterator[dg.MaterializeResult]:
-
     clock = prober.clock()
     starts, others = open_hours(context.partition_keys, clock())
     for key in others:
@@ -80,7 +79,6 @@ def hourly_check_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunReques
        "check, robots.txt not read again (the owner asked), opted-out hosts never contacted; what the run could "
        "not reach before its window closed is skipped, never down.")
 def five_minute_checks(context: dg.OpExecutionContext, lake: LakeResource, prober: ProberResource) -> dict:
-
     try:
         chosen = five_minute_keys(lake.paths)
     except OwnerClaimError as exc:
@@ -119,7 +117,6 @@ def five_minute_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest
        "exists; never a file a signed root names; every deletion logged in control/retention_log.jsonl. Also "
        "deletes the MCP server's operational log (oplog/) past 30 days.")
 def apply_retention_windows(context: dg.OpExecutionContext, lake: LakeResource, prober: ProberResource) -> dict:
-
     now = prober.clock()()
     report = apply_retention(lake.paths, now.date(), now)
     pruned = prune_oplog(lake.paths, now.date())
@@ -155,7 +152,6 @@ def retention_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
 
 def submission_checks_so_far(lake: LakeResource, keys: set[str]) -> dict[str, list[dict]]:
     """Every landed check of raw/submitted for `keys` (their whole 7 days)."""
-
     found: dict[str, list[dict]] = {k: [] for k in keys}
     folder = lake.paths.root / "raw" / "submitted"
     for path in sorted(folder.glob("day=*/*.parquet")) if folder.is_dir() else ():

@@ -124,7 +124,6 @@ class CodeLocation:
 
     def launch(self, job_name: str, first: dt.date | None, last: dt.date | None, config: Mapping[str, Any],
                tags: Mapping[str, str] | None = None) -> str:
-
         context = self._workspace.create_request_context()
         location = context.get_code_location(LOCATION)
         repository = next(iter(location.get_repositories().values()))

@@ -30,7 +30,6 @@ domain_ages = day_spec(
        "and PyPI package the registry entries ship and its version against OSV (raw/packages), and the RDAP "
        "registration date of each registrable domain not looked up in the last 30 days (raw/domains).")
 def run_lookups(context: dg.OpExecutionContext, lake: LakeResource, prober: ProberResource) -> dict:
-
     now = prober.clock()()
     day = now.date()
     if latest_snapshot(lake.paths, day) is None:

@@ -97,7 +97,6 @@ def run_readiness(context: StepContext, paths: LakePaths, day: dt.date, prober: 
     """The nightly readiness probe of the day's listings and skills, after the day's last slice (or the
     whole-day scan): its own raw kinds, never a day code. Its failure is logged as an error and leaves the
     day's map as it is: the readiness tables then show the endpoints it did check, or none."""
-
     skills = SkillsList((), ())
     try:
         skills = prober.skills()
@@ -217,7 +216,6 @@ def scan_shard(context: dg.OpExecutionContext, lake: LakeResource, prober: Probe
        "was not now scanned nothing and records no materialisation.")
 def slice_landed(context: dg.OpExecutionContext, lake: LakeResource, prober: ProberResource,
                  shards: list[dict]) -> Iterator[dg.Output]:
-
     if not shards:
         return
     first = shards[0]

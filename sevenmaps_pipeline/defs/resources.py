@@ -39,7 +39,6 @@ class LakeResource(dg.ConfigurableResource):
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
         """Refuse a lake that is not the Dagster home's own (docs/operations.md, "Dagster homes"), and
         record the lake on the run (tag `sevenmaps/lake`) however the run was launched."""
-
         instance, run = context.instance, context.dagster_run
         if instance is None:
             return
@@ -63,7 +62,6 @@ class LakeResource(dg.ConfigurableResource):
 
     def public_key(self):
         """The signing key's public half (the key this deployment signs with), else the published one."""
-
         try:
             return load_private_key(self.key_path, self.paths).public_key()
         except SigningKeyError:
@@ -87,7 +85,6 @@ SCAN_CONCURRENCY_ENV = "SEVENMAPS_SCAN_CONCURRENCY"
 def scan_concurrency() -> int:
     """Endpoints checked at once ($SEVENMAPS_SCAN_CONCURRENCY, default 64; docs/scaling.md: a whole-registry
     scan at once wants 256)."""
-
     raw = os.environ.get(SCAN_CONCURRENCY_ENV, "").strip() or "64"
     if not raw.isdigit() or not 1 <= int(raw) <= 4096:
         raise ValueError(f"{SCAN_CONCURRENCY_ENV}={raw!r}: the endpoints checked at once must be a whole number "
@@ -103,7 +100,6 @@ def scan_shards() -> int:
     """Steps a slice's scan is split into, by host ($SEVENMAPS_SCAN_SHARDS, default 1; docs/scaling.md, "The
     scan in shards by host"): with more than one, the slice job runs them side by side under the
     multiprocess executor."""
-
     raw = os.environ.get(SCAN_SHARDS_ENV, "").strip() or "1"
     if not raw.isdigit() or not 1 <= int(raw) <= MAX_SCAN_SHARDS:
         raise ValueError(f"{SCAN_SHARDS_ENV}={raw!r}: the shards of a slice's scan must be a whole number from 1 to "
@@ -183,20 +179,16 @@ class ProberResource(dg.ConfigurableResource):
         return read_directory_lists(path) if path else None
 
     def package_lookups(self):
-
         return LookupClient(self.osv_url or None, self.npm_url or None, self.pypi_url or None)
 
     def rdap(self):
-
         return RdapClient(self.rdap_bootstrap_url or None)
 
     def codehost(self):
-
         return CodeHostClient(self.codehost_url or None)
 
     def clock(self, hour: int | None = None):
         """Now; with replay_day, the replayed day (at noon, at the replayed hour, or at `hour`)."""
-
         if not self.replay_day:
             return utc_now
         day, _, at = self.replay_day.partition("T")

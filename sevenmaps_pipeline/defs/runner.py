@@ -58,7 +58,6 @@ def run_map_and_sign(first: dt.date, last: dt.date, instance: dg.DagsterInstance
     """Build the map for the days, then sign them: what a UI backfill of all four assets does. Signing signs
     only days the map job built and checked; an unsigned earlier day it would refuse (stale, or built outside
     the map job) is rebuilt by the map job first, through `last` (docs/operations.md, "When a day is stale")."""
-
     runs = [run_days("daily_map_job", first, last, instance, lake_root, signing_key, log_level=log_level,
                      raise_on_error=raise_on_error)]
     rebuild = days_to_rebuild(LakePaths.at(lake_root), last, instance) if runs[-1].success else None

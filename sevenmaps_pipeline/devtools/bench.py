@@ -84,7 +84,6 @@ def tree_rss_mb(pid: int) -> float:
 
 def synthetic_lake(name: str, servers: int, days: int, seed: int, **options) -> tuple[LakePaths, dict]:
     """The synthetic lake `.bench/<name>`, made once (ending yesterday) and reused while it is complete."""
-
     BENCH_DIR.mkdir(exist_ok=True)
     source = LakePaths.at(BENCH_DIR / name)
     marker = source.root / ".complete.json"
@@ -169,7 +168,6 @@ def _categories_as_of(lake: LakePaths, day: dt.date) -> None:
 
 def _child_run(job: str, first: dt.date, last: dt.date, lake: Path, key: Path) -> dict:
     """Runs inside the measured process."""
-
     warnings.filterwarnings("ignore")
 
 
@@ -265,7 +263,6 @@ def lake_first_day(lake: LakePaths) -> dt.date:
 
 def _bare_scan_seconds(lake: LakePaths, day: dt.date) -> tuple[float, int]:
     """A bare DuckDB scan (every column) of every file the day's run reads."""
-
     window = [day - dt.timedelta(days=i) for i in range(29, -1, -1)]
     def through(table: str) -> list:
         folder = lake.root / "curated" / table
@@ -303,7 +300,6 @@ def _bare_scan_seconds(lake: LakePaths, day: dt.date) -> tuple[float, int]:
 
 
 def run_bench(servers: int, days: int, seed: int) -> int:
-
     source, meta = synthetic_lake(f"raw-{servers}x{days}-seed{seed}", servers, days, seed)
     end = dt.date.fromisoformat(meta["end"])
     key = BENCH_DIR / "bench-signing-key.pem"

@@ -24,7 +24,6 @@ from .bench import BENCH_DIR, _clone, _say, synthetic_lake
 
 def signed_bench_lake(servers: int, days: int, seed: int, key: Path) -> tuple[LakePaths, dt.date]:
     """A lake of `days` signed days at `servers` endpoints, and its newest day."""
-
     done = LakePaths.at(BENCH_DIR / "work-backfill")
     if len(signed_days(done)) >= days:
         _say(f"reusing the lake part's signed lake {done.root}")
@@ -48,7 +47,6 @@ def signed_bench_lake(servers: int, days: int, seed: int, key: Path) -> tuple[La
 
 
 def run_export_bench(servers: int, days: int, seed: int, repeats: int = 3) -> dict:
-
     lake, day = signed_bench_lake(servers, days, seed, BENCH_DIR / "bench-signing-key.pem")
     scratch = BENCH_DIR / "work-export-out"
     shutil.rmtree(scratch, ignore_errors=True)

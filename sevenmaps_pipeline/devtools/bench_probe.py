@@ -66,7 +66,6 @@ class _RemoteFleet:
 
 def _sdk_client_factory(port: int, ca_file: Path):
     """The official SDK client, reaching fleet names through the same kind of loopback map."""
-
     fleet_port = port
 
     class MapBackend(httpcore2.AsyncNetworkBackend):
@@ -91,7 +90,6 @@ def _sdk_client_factory(port: int, ca_file: Path):
 
 
 async def _naive_sdk(port: int, ca_file: Path, urls: list[str]) -> int:
-
     make = _sdk_client_factory(port, ca_file)
     answered = 0
     for url in urls:  # one endpoint at a time, as a straightforward script would
@@ -107,7 +105,6 @@ async def _naive_sdk(port: int, ca_file: Path, urls: list[str]) -> int:
 def _shard_scan(lake_root: str, day: str, registry_url: str, host_map: dict, ca_file: str, concurrency: int,
                 index: int, count: int) -> dict:
     """One shard's scan, in its own process (as a Dagster step of the multiprocess executor runs it)."""
-
     config = ProbeConfig(host_map=host_map, ca_file=Path(ca_file), concurrency=concurrency)
     started = time.process_time()
     report = scan_day(LakePaths.at(Path(lake_root)), dt.date.fromisoformat(day), registry_url, config,
@@ -119,7 +116,6 @@ def _measured_scan(timeline: dict, latency: dict[str, float], workdir: Path, con
                    shards: int) -> dict:
     """A fresh fleet and one scan of it: in this process (shards=1), or the registry snapshot here and then
     `shards` processes side by side, each with its share of the concurrency."""
-
     workdir.mkdir()
     fleet = _RemoteFleet(timeline, latency, workdir)
     lake = LakePaths.at(workdir / "lake")

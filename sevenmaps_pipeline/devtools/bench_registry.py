@@ -127,7 +127,6 @@ def intended_outcome(h: SimHost, t: Timeouts) -> str:
 
 def recorded_codes(lake: LakePaths, day: dt.date) -> dict[str, str]:
     """server_key -> the code its last daily check of the day gives: o/a/p, d:<outcome>, n:<reason>, skipped."""
-
     last: dict[str, tuple[dt.datetime, str, str | None]] = {}
     for path in lake.raw_files("probes", day):
         table = pq.read_table(path, columns=["server_key", "check_kind", "started_at", "outcome", "skip_reason"])
@@ -157,7 +156,6 @@ class CpuHog:
     """Busy processes, one per core, for the whole scan: a machine someone else is using too."""
 
     def __init__(self, processes: int) -> None:
-
         self.procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(processes)]
 
     def stop(self) -> None:
@@ -223,7 +221,6 @@ def run_registry_bench(endpoints: int = 25_000, concurrency: int = 256, seed: in
 
 
 def print_registry_bench(f: dict[str, Any]) -> None:
-
     BENCH_DIR.mkdir(exist_ok=True)
     (BENCH_DIR / "registry.json").write_text(json.dumps(f, indent=2))
     print(f"sevenmaps registry bench: {f['endpoints']:,} endpoints on {f['hosts']:,} loopback hosts (simulated "

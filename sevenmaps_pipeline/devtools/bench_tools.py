@@ -60,7 +60,6 @@ def _tokenizer_throughput(lake: LakePaths, day: dt.date) -> dict:
 
 
 def _child(step: str, day: dt.date, lake_root: Path) -> dict:
-
     lake = LakePaths.at(lake_root)
     started = time.perf_counter()
     result = getattr(curated, f"build_{step}")(lake, day)

@@ -75,7 +75,6 @@ def _prepare(lake: LakePaths, key_path: Path | None, first_day: dt.date) -> Path
 def _finish(lake: LakePaths, t0: float, key_path: Path, witness=None, cadences: bool = False) -> int:
     """Verify against the key the demo signs with (pinned, never the lake's copy) and the demo's witness,
     then export the last week and verify the snapshot in a folder with no lake beside it."""
-
     trust = Trust(load_private_key(key_path, lake).public_key(), f"the demo's signing key {key_path}", pinned=True)
     if witness is not None:
         trust.witnesses, trust.quorum = [witness.verifier], 1
@@ -108,7 +107,6 @@ def _finish(lake: LakePaths, t0: float, key_path: Path, witness=None, cadences: 
 @contextlib.contextmanager
 def demo_witness(lake: LakePaths, key_path: Path):
     """A C2SP witness on loopback for the demo's log, with a fresh state (the demo's log starts anew)."""
-
     folder = key_path.parent
     witness_key = folder / "demo-witness-mldsa44.pem"
     if not witness_key.exists():

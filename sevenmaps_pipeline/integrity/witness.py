@@ -163,7 +163,6 @@ def _parse_add_checkpoint(body: bytes) -> tuple[int, list[bytes], bytes] | Answe
 
 def serve(witness: Witness, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
     """Start the witness's HTTP server in a thread; returns the server (server_address has the port)."""
-
     class Handler(BaseHTTPRequestHandler):
         server_version = "sevenmaps-witness"
 
@@ -207,7 +206,6 @@ class WitnessConfig:
     @classmethod
     def parse(cls, text: str) -> WitnessConfig:
         """'<vkey> <url>' (as in a tlog-policy witness line, without the name)."""
-
         parts = text.split()
         if len(parts) != 2:
             raise ValueError(f"a witness is '<vkey> <url>', got {text[:120]!r}")

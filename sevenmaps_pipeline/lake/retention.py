@@ -44,7 +44,6 @@ def aggregate_file(lake: LakePaths, kind: str, day: dt.date) -> Path:
 
 
 def _sha256(path: Path) -> str:
-
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):

@@ -145,7 +145,6 @@ SQL_VIEWS = {
 
 
 def sql_view_statements(views: set[str]) -> list[str]:
-
     statements = []
     for name, (reads, doc) in SQL_VIEWS.items():
         if reads not in views:

@@ -62,7 +62,6 @@ class FrequentRun:
 def listings_for(lake: LakePaths, day: dt.date, keys: Collection[str]) -> tuple[list[dict[str, Any]], list[str]]:
     """The latest registry snapshot's listings (on or before `day`) of `keys` that are to be contacted, and
     the keys it does not list that way (never checked: the map is the registry's)."""
-
     for back in range(0, 8):
         path = lake.registry_file(day - dt.timedelta(days=back))
         if path.is_file():

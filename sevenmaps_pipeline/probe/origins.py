@@ -230,7 +230,6 @@ class OriginBook:
 
     @classmethod
     def from_lake(cls, lake: LakePaths, day: dt.date) -> OriginBook:
-
         results = []
         for back in (1, 0):
             for path in lake.raw_files("origins", day - dt.timedelta(days=back)):

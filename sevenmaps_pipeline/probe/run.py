@@ -130,7 +130,6 @@ def _probe_table(rows: list[dict]) -> pa.Table:
 def _completed(lake: LakePaths, kind: str, day: dt.date, daily_only: bool) -> set[str]:
     """server_keys with a check of raw `kind` landed on `day` that was not our own fault or trouble
     (prober_error, not_checked: ours to redo); `daily_only`: of check_kind daily."""
-
     keys: set[str] = set()
     columns = ["server_key", "outcome"] + (["check_kind"] if daily_only else [])
     for path in lake.raw_files(kind, day):
@@ -318,7 +317,6 @@ def readiness_day(lake: LakePaths, day: dt.date, config: ProbeConfig, clock: Clo
     """The open day's readiness run over the day's registry snapshot (landed by its scan) and the skills
     list. Run again the same day, it checks only the endpoints without a readiness check yet (skills and
     the documents of the endpoints it checks are read again)."""
-
     today = clock().date()
     if day != today:
         raise PastDayError(f"{day} is not today ({today} UTC): a day that has passed is never probed")

@@ -21,7 +21,6 @@ PRIVATE_SUFFIXES = (".localhost", ".local", ".internal", ".intranet", ".lan", ".
                     ".home.arpa", ".test", ".example", ".invalid", ".onion")
 
 
-
 class SkipReason(enum.StrEnum):
     """Why a listing is not contacted (the methodology's `scope.skipped`), each a named kind whose value is
     the text stored in `skip_reason`."""

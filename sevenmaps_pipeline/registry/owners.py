@@ -134,7 +134,6 @@ def set_note(lake: LakePaths, host: str, note: str, now: dt.datetime) -> OwnerCl
 def five_minute_cap() -> int:
     """Endpoints an owner may choose for five-minute checks: $SEVENMAPS_FIVE_MINUTE_PER_OWNER (the same for
     every owner), else MAX_FIVE_MINUTE_ENDPOINTS."""
-
     value = os.environ.get(FIVE_MINUTE_PER_OWNER_ENV, "").strip()
     if not value:
         return MAX_FIVE_MINUTE_ENDPOINTS
@@ -147,7 +146,6 @@ def five_minute_cap() -> int:
 def choose_five_minute(lake: LakePaths, host: str, urls: list[str]) -> OwnerClaim:
     """The owner's endpoints for five-minute checks: on the host (or a name under it), at most
     five_minute_cap(); an empty list stops them."""
-
     claim = _verified(lake, host)
     keys: list[str] = []
     for url in urls:

@@ -67,5 +67,4 @@ def make_app(lake: LakePaths, host: str = "127.0.0.1", allowed_hosts: list[str] 
 
 
 def serve(lake: LakePaths, host: str, port: int, allowed_hosts: list[str] | None = None) -> None:
-
     uvicorn.run(make_app(lake, host, allowed_hosts), host=host, port=port, log_level="warning")

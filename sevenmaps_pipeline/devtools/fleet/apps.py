@@ -129,7 +129,6 @@ def replaying(body: bytes, receive: Callable) -> Callable:
 
 def modern_only(app: ASGIApp) -> ASGIApp:
     """A 2026-07-28-only server: refuses the handshake era's `initialize` like a modern-only server does."""
-
     async def wrapped(scope: dict, receive: Callable, send: Callable) -> None:
         if scope["type"] != "http" or scope["method"] != "POST":
             await app(scope, receive, send)
@@ -150,7 +149,6 @@ def modern_only(app: ASGIApp) -> ASGIApp:
 def handshake_only(app: ASGIApp) -> ASGIApp:
     """A server of the handshake era only, as the npm TypeScript SDK's are: `server/discover` is "Method
     not found", so a client falls back to initialize (and the tools/list result has no cache hints)."""
-
     async def wrapped(scope: dict, receive: Callable, send: Callable) -> None:
         if scope["type"] != "http" or scope["method"] != "POST":
             await app(scope, receive, send)

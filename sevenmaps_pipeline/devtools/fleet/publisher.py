@@ -16,7 +16,6 @@ def publisher_app(config: dict[str, Any]) -> Callable:
     """A publisher's site: `/llms.txt`, a markdown door (`markdown`: "negotiate" answers text/markdown to
     `Accept: text/markdown` on /, "index" serves /index.md), `catalog` at /.well-known/mcp/catalog.json and
     the registry's proof file when `registry_auth`. Anything else is 404; an empty config serves nothing."""
-
     async def app(scope: dict, receive: Callable, send: Callable) -> None:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         path = scope.get("path", "")

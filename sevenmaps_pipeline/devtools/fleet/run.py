@@ -82,7 +82,6 @@ class FleetHost:
 
     @property
     def publisher_domain(self) -> str | None:
-
         return namespace_domain(self.registry_name.split("/", 1)[0]) if "/" in self.registry_name else None
 
     @property
