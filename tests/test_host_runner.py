@@ -11,7 +11,7 @@ import datetime as dt
 from collections import Counter
 
 from sevenmaps_pipeline.probe.config import ProbeConfig, Timeouts
-from sevenmaps_pipeline.probe.hosts import HostRunner, HostSession, Robots, by_host
+from sevenmaps_pipeline.probe.hosts import HostRunner, HostSession, NotAdmitted, Robots, by_host
 from sevenmaps_pipeline.probe.origins import OriginBook
 from sevenmaps_pipeline.registry.listing import SkipReason
 
@@ -90,13 +90,13 @@ def _run(concurrency: int, robots: Robots, urls: list[str]) -> tuple[HostCounter
                 if refused is not None:
                     outcome[url] = str(refused.kind) if refused.kind else f"unavailable: {refused.unavailable}"
                     return
-                answer = await session.client.get(url)
+                answer = await session.client_for(url).get(url)
                 outcome[url] = f"HTTP {answer.status_code}"
 
             def failed(url: str, exc: BaseException, whole_host: bool) -> None:
                 failures.append(f"{url}: {type(exc).__name__}")
 
-            await runner.run(by_host(urls, lambda u: u).values(), work, failed)
+            await runner.run(by_host(urls, lambda u: u), work, failed)
             return server, outcome, failures
 
     return asyncio.run(main())
@@ -109,7 +109,7 @@ def test_one_request_at_a_time_per_host_and_at_most_the_concurrency_of_hosts():
     assert {h: server.requests[h] for h in ("a.test", "b.test", "c.test", "d.test")} == dict.fromkeys(
         ("a.test", "b.test", "c.test", "d.test"), 4)
     assert max(server.most.values()) == 1, "two requests were in flight on one host"
-    assert server.most_hosts <= 2, "more hosts were busy at once than the concurrency allows"
+    assert server.most_hosts == 2, "hosts did not run side by side up to the concurrency, or ran past it"
 
 
 def test_robots_is_read_once_per_origin_and_obeyed_and_opted_out_hosts_are_never_contacted():
@@ -140,7 +140,60 @@ def test_a_name_the_guard_refuses_is_skipped_without_a_request():
             refused = await session.admission(url)
             seen.append(str(refused.kind) if refused else "admitted")
 
-        await runner.run([["https://127.0.0.1/mcp"]], work, lambda *a: seen.append("failed"))
+        await runner.run({"127.0.0.1": ["https://127.0.0.1/mcp"]}, work, lambda *a: seen.append("failed"))
         return seen[0]
 
     assert asyncio.run(main()) == SkipReason.NON_PUBLIC
+
+
+def test_a_host_is_never_in_two_sessions_at_once_even_over_two_runs_of_one_runner():
+    async def main() -> HostCounter:
+        async with HostCounter() as server:
+            config = ProbeConfig(host_map={h: server.port for h in HOSTS}, concurrency=4)
+            runner: HostRunner[str] = HostRunner(config, lambda: NOW, Robots.never(), OriginBook())
+
+            async def work(session: HostSession, url: str) -> None:
+                assert await session.admission(url) is None
+                await session.client_for(url).get(url)
+
+            def failed(url: str, exc: BaseException, whole_host: bool) -> None:
+                raise AssertionError(f"{url}: {exc!r}")
+
+            urls = [f"http://a.test/mcp/{i}" for i in range(4)] + [f"http://b.test/mcp/{i}" for i in range(4)]
+            await asyncio.gather(runner.run(by_host(urls, lambda u: u), work, failed),
+                                 runner.run(by_host(urls, lambda u: u), work, failed))
+            return server
+
+    server = asyncio.run(main())
+    assert server.requests == Counter({"a.test": 8, "b.test": 8})
+    assert max(server.most.values()) == 1, "two runs of one runner had one host in flight twice"
+    assert server.most_hosts == 2
+
+
+def test_the_client_is_handed_out_only_for_a_url_admitted_on_the_sessions_host():
+    async def main() -> tuple[HostCounter, list[str]]:
+        async with HostCounter() as server:
+            config = ProbeConfig(host_map={h: server.port for h in HOSTS}, concurrency=2)
+            runner: HostRunner[str] = HostRunner(config, lambda: NOW, Robots.never(), OriginBook())
+            errors: list[str] = []
+
+            async def work(session: HostSession, url: str) -> None:
+                if url.endswith("/unasked"):  # a loop that forgot to ask
+                    await session.client_for(url).get(url)
+                elif url.endswith("/elsewhere"):  # a loop that asks for another host's URL in this host's session
+                    await session.admission("http://b.test/mcp")
+                else:
+                    assert await session.admission(url) is None
+                    await session.client_for(url).get(url)
+
+            def failed(url: str, exc: BaseException, whole_host: bool) -> None:
+                errors.append(f"{url}: {type(exc).__name__}")
+
+            await runner.run({"a.test": ["http://a.test/unasked", "http://a.test/elsewhere", "http://a.test/mcp"]},
+                             work, failed)
+            return server, errors
+
+    server, errors = asyncio.run(main())
+    assert errors == ["http://a.test/unasked: NotAdmitted", "http://a.test/elsewhere: NotAdmitted"]
+    assert server.requests == Counter({"a.test": 1}), "a URL was contacted without being admitted"
+    assert issubclass(NotAdmitted, RuntimeError)

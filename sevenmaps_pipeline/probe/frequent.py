@@ -124,12 +124,12 @@ async def _run(kind: str, listings: Iterable[dict[str, Any]], day: dt.date, run_
         if refused is not None:
             rows.append(_refusal_row(kind, listing, day, run_id, clock(), refused))
             return
-        rows.append(await _checked(kind, session.client, listing, day, run_id, config, clock()))
+        rows.append(await _checked(kind, session.client_for(listing["url"]), listing, day, run_id, config, clock()))
 
     def failed(listing: dict[str, Any], exc: BaseException, _whole_host: bool) -> None:
         rows.append(prober_error_row(listing, day, run_id, clock(), exc, f"the {kind} check", kind))
 
-    await runner.run(by_host(listings, lambda listing: listing["url"]).values(), one, failed)
+    await runner.run(by_host(listings, lambda listing: listing["url"]), one, failed)
     return rows
 
 

@@ -4,17 +4,19 @@ own, so one request at a time per host; at most `concurrency` hosts at once; an 
 contacted; robots.txt is read once per origin per run (or reused from the day's book) and obeyed; every
 connection goes through the guard (probe/netguard.py, inside the client).
 
-A loop gives the runner its items grouped by host and says, per item, what to do once it is admitted; the
-runner says why an item may not be contacted (`Admission`), and the loop writes that down in its own rows.
-Nothing one item or one host does takes the run down: an item's error, or its host's client failing, is
-handed back to the loop as an error for that item."""
+A loop gives the runner its items keyed by host and says, per item, what to do; the runner says why a URL
+may not be contacted (`Admission`), and the loop writes that down in its own rows. A host's session hands
+out its client only for a URL it admitted on that host (`client_for`), so no loop can contact a URL
+without asking, nor another host than the session's; and one host is never in two sessions at once, even
+over two runs of one runner. Nothing one item or one host does takes the run down: an item's error, or its
+host's client failing, is handed back to the loop as an error for that item."""
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -62,32 +64,46 @@ class Admission:
         return self.seen.unavailable if self.kind is None and self.seen is not None else None
 
 
-class HostSession:
-    """One host's client and the origins read for it."""
+class NotAdmitted(RuntimeError):
+    """A loop asked for the client for a URL its host's session did not admit, or of another host: a bug in
+    the loop, landed as that item's prober error (never a request)."""
 
-    def __init__(self, runner: HostRunner, client: Any) -> None:
-        self.runner, self.client = runner, client
+
+class HostSession:
+    """One host's client and the origins read for it; the client only for URLs admitted on this host."""
+
+    def __init__(self, runner: HostRunner, host: str, client: Any) -> None:
+        self.runner, self.host, self._client = runner, host, client
+        self._admitted: set[str] = set()
 
     async def origin(self, origin: str) -> OriginResult:
-        return await self.runner.origin(self.client, origin)
+        return await self.runner.origin(self._client, origin)
 
     def opted_out(self, url: str) -> bool:
         return is_opted_out(host_of(url), self.runner.config.opted_out_hosts)
 
     async def admission(self, url: str) -> Admission | None:
-        """None when `url` may be contacted now; else why not."""
+        """None when `url` may be contacted now (then `client_for(url)` gives the client); else why not."""
+        if host_of(url) != self.host:
+            raise NotAdmitted(f"{url} is not on {self.host}: a host's session contacts its own host only")
         if self.opted_out(url):
             return Admission(SkipReason.OPTED_OUT)
-        if not self.runner.robots.obeyed:
-            return None
-        seen = await self.origin(origin_of(url))
-        if seen.skip_reason is not None:
-            return Admission(SkipReason.NON_PUBLIC, seen)
-        if seen.unavailable is not None:
-            return Admission(None, seen)
-        if not seen.allows(url):
-            return Admission(SkipReason.ROBOTS, seen)
+        if self.runner.robots.obeyed:
+            seen = await self.origin(origin_of(url))
+            if seen.skip_reason is not None:
+                return Admission(SkipReason.NON_PUBLIC, seen)
+            if seen.unavailable is not None:
+                return Admission(None, seen)
+            if not seen.allows(url):
+                return Admission(SkipReason.ROBOTS, seen)
+        self._admitted.add(url)
         return None
+
+    def client_for(self, url: str) -> Any:
+        """The host's client, for a URL `admission` let through."""
+        if url not in self._admitted:
+            raise NotAdmitted(f"{url} was not admitted on {self.host}: ask `admission` first")
+        return self._client
 
 
 class HostRunner(Generic[T]):
@@ -100,6 +116,7 @@ class HostRunner(Generic[T]):
         self.origins: dict[str, OriginResult] = {}
         self._context = ssl_context(config)
         self._gate = asyncio.Semaphore(concurrency or config.concurrency)
+        self._busy: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)  # host -> held while it has a session
 
     async def origin(self, client: Any, origin: str) -> OriginResult:
         """The origin's policy for this run: read once (from the book when `robots.reuse` finds a copy)."""
@@ -117,19 +134,20 @@ class HostRunner(Generic[T]):
                 self.book.add(fetched)
         return self.origins[origin]
 
-    async def run(self, groups: Iterable[Sequence[T]], work: Callable[[HostSession, T], Awaitable[None]],
+    async def run(self, groups: Mapping[str, Sequence[T]], work: Callable[[HostSession, T], Awaitable[None]],
                   failed: Callable[[T, BaseException, bool], None]) -> None:
-        """Each group (one host's items) in order on one client, groups side by side up to the concurrency.
-        `failed(item, error, whole_host)` is told of an item whose work raised, or (whole_host) of each item
-        left when the host's client itself failed."""
-        await asyncio.gather(*(self._host(group, work, failed) for group in groups))
+        """Each host's items (`groups`: host -> items, see `by_host`) in order on one client, hosts side by
+        side up to the concurrency, in the mapping's order. `failed(item, error, whole_host)` is told of an
+        item whose work raised, or (whole_host) of each item left when the host's client itself failed."""
+        await asyncio.gather(*(self._host(host, group, work, failed) for host, group in groups.items()))
 
-    async def _host(self, group: Sequence[T], work: Callable[[HostSession, T], Awaitable[None]],
+    async def _host(self, host: str, group: Sequence[T], work: Callable[[HostSession, T], Awaitable[None]],
                     failed: Callable[[T, BaseException, bool], None]) -> None:
         finished = 0
         try:
-            async with self._gate, build_client(self.config, self._context, max_connections=2) as client:
-                session = HostSession(self, client)
+            async with self._busy[host], self._gate, build_client(self.config, self._context,
+                                                                  max_connections=2) as client:
+                session = HostSession(self, host, client)
                 for item in group:
                     try:
                         await work(session, item)

@@ -22,7 +22,6 @@ import asyncio
 import datetime as dt
 import json
 import traceback
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -32,7 +31,6 @@ from ..lake.keys import server_id, server_key
 from ..lookups.codehost import CodeHostClient, RepoFolder, RepoStatus, parse_repository_url
 from ..registry.listing import SkipReason
 from ..rules.fingerprints import summarize_tools
-from ..rules.hosts import host_of
 from ..rules.namespace import namespace_domain
 from ..rules.outcomes import NOT_A_RESULT, NOT_CHECKED, ROBOTS_UNAVAILABLE, not_checked_detail
 from ..rules.tokens import count_tokens
@@ -51,7 +49,7 @@ from .surfaces import (
     surface_row,
 )
 
-SSE_ONLY = "sse-only remote: the readiness probe speaks streamable HTTP only"
+SSE_ONLY = f"{SkipReason.SSE_ONLY}: the readiness probe speaks streamable HTTP only"
 
 
 class ReadinessSink(Protocol):
@@ -176,7 +174,7 @@ class _ReadinessRun:
         # a day"); an origin the scan did not read is read here, once per run.
         self.runner: HostRunner[Any] = HostRunner(config, clock, Robots(day_copy(day)), book)
         self.rows: list[dict[str, Any]] = []
-        self.elsewhere: dict[str, list[_Elsewhere]] = defaultdict(list)
+        self.elsewhere: list[_Elsewhere] = []  # phase 2, run by host (host_of each URL)
         self.domains_seen: set[str] = set()
 
     async def ask(self, session: HostSession, scope: str, subject: str, surface: str, url: str, accept: str) -> None:
@@ -190,12 +188,12 @@ class _ReadinessRun:
             return
         refused = await session.admission(url)
         if refused is None:
-            land(await fetch_document(session.client, url, accept, self.config.timeouts.well_known_per_origin,
+            land(await fetch_document(session.client_for(url), url, accept, self.config.timeouts.well_known_per_origin,
                                       self.config.max_small_body_bytes))
             return
         assert refused.seen is not None
         if refused.kind is SkipReason.ROBOTS:
-            land(None, f"not asked: robots.txt disallows 7Maps-bot ({refused.seen.robots_detail})")
+            land(None, f"not asked: {SkipReason.ROBOTS} ({refused.seen.robots_detail})")
         else:
             land(None, f"not asked: {refused.seen.robots_detail}")
 
@@ -226,13 +224,13 @@ class _ReadinessRun:
         if refused.kind is None:  # our trouble (n), never d
             detail = not_checked_detail(ROBOTS_UNAVAILABLE, f"{seen.unavailable}; the endpoint was not contacted")
             return check_row(_not_contacted(listing, now, NOT_CHECKED, detail), listing, self.day, self.run_id, 0)
-        reason = f"robots.txt disallows 7Maps-bot ({seen.robots_detail})"
+        reason = f"{SkipReason.ROBOTS} ({seen.robots_detail})"
         return check_row(_not_contacted(listing, now, "skipped", reason, reason), listing, self.day, self.run_id, None)
 
     async def checked(self, session: HostSession, listing: dict[str, Any], now: dt.datetime) -> dict[str, Any]:
         url = listing["url"]
-        check = EndpointCheck(session.client, self.config, url, now, readiness=True, progress=self.step_progress,
-                              bad_call=self.bad_call)
+        check = EndpointCheck(session.client_for(url), self.config, url, now, readiness=True,
+                              progress=self.step_progress, bad_call=self.bad_call)
         result = await check.run()
         row = check_row(result, listing, self.day, self.run_id, check.redirects_followed)
         if self.bad_call:  # never landed: the CLI shows it
@@ -243,7 +241,7 @@ class _ReadinessRun:
                            CARD_ACCEPT)
         if result.resource_metadata_url:
             target = result.resource_metadata_url
-            self.elsewhere[host_of(target)].append(
+            self.elsewhere.append(
                 _Elsewhere("endpoint", row["server_key"], "resource_metadata", target, "application/json"))
         self.point_to_domain(row["publisher_domain"], listing.get("server_name"))
         return row
@@ -255,10 +253,10 @@ class _ReadinessRun:
         self.domains_seen.add(domain)
         base = f"https://{domain}"
         for surface, path, accept in DOMAIN_SURFACES:
-            self.elsewhere[domain].append(_Elsewhere("domain", domain, surface, base + path, accept))
+            self.elsewhere.append(_Elsewhere("domain", domain, surface, base + path, accept))
         if isinstance(name, str) and "/" in name and namespace_domain(name.split("/", 1)[0]) == domain:
             surface, path, accept = REGISTRY_AUTH
-            self.elsewhere[domain].append(_Elsewhere("domain", domain, surface, base + path, accept))
+            self.elsewhere.append(_Elsewhere("domain", domain, surface, base + path, accept))
 
     async def document(self, session: HostSession, doc: _Elsewhere) -> None:
         await self.ask(session, doc.scope, doc.subject, doc.surface, doc.url, doc.accept)
@@ -303,8 +301,8 @@ async def readiness_scan(listings: Iterable[dict[str, Any]], day: dt.date, run_i
         run.rows.append(_prober_error(listing, day, run_id, clock(), exc))
         count()
 
-    await run.runner.run(by_host(pending, lambda listing: listing["url"]).values(), endpoint, endpoint_failed)
-    await run.runner.run(run.elsewhere.values(), run.document, run.document_failed)
+    await run.runner.run(by_host(pending, lambda listing: listing["url"]), endpoint, endpoint_failed)
+    await run.runner.run(by_host(run.elsewhere, lambda doc: doc.url), run.document, run.document_failed)
     await asyncio.to_thread(_code_host_phase, run.rows, codehost, skills, day, run_id, clock, sink)
     for row in run.rows:
         sink.add_check(row)

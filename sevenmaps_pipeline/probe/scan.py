@@ -195,7 +195,7 @@ class _DailyScan:
     async def check_one(self, session: HostSession, listing: dict[str, Any]) -> dict[str, Any]:
         refused = await session.admission(listing["url"])
         if refused is None:
-            return await self.measured_check(session.client, listing)
+            return await self.measured_check(session.client_for(listing["url"]), listing)
         if refused.unavailable is not None and origin_of(listing["url"]) in self.overloaded_origins:
             self.overloaded[listing["server_key"]] = self.overloaded_origins[origin_of(listing["url"])]
         return _refusal_row(listing, self.day, self.run_id, self.clock(), refused)
@@ -251,7 +251,7 @@ class _DailyScan:
         self.overloaded_origins.clear()  # their robots.txt is asked again (a failed fetch is never the day's copy)
         runner = self.runner(max(1, self.config.concurrency // p["recheck_concurrency_divisor"]))
         groups = by_host(self.rechecks, lambda listing: listing["url"])
-        await runner.run(groups.values(), self.again, self.failed("checking the endpoint again"))
+        await runner.run(groups, self.again, self.failed("checking the endpoint again"))
 
 
 async def scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, config: ProbeConfig, clock: Clock,
@@ -278,7 +278,7 @@ async def scan(listings: Iterable[dict[str, Any]], day: dt.date, run_id: str, co
     # Longest queues first: a host with many endpoints is checked one request at a time, so the scan can
     # end no sooner than its queue does; started last, it would run alone after everything else
     # (docs/scaling.md, "The whole registry, simulated").
-    queues = sorted(groups.values(), key=len, reverse=True)
+    queues = dict(sorted(groups.items(), key=lambda group: len(group[1]), reverse=True))
     async with run.monitor:
         await run.runner().run(queues, run.first, run.failed("checking the endpoint"))
         if run.rechecks:
