@@ -130,7 +130,7 @@ def test_paginated_snapshot_keeps_latest_drops_deleted_and_records_malformed():
     assert by_name["test.snake/legacy-record"][0]["server_version"] == "0.1.0"  # snake_case record read
     assert by_name["test.snake/legacy-record"][0]["listing"] == "probe"
     malformed = sorted(r["skip_reason"] for r in snap.rows if r["listing"] == "malformed")
-    assert malformed == ["entry has no valid name", "entry is not an object (str)", "remote has no URL"]
+    assert malformed == [Malformed.NO_VALID_NAME, f"{Malformed.NOT_AN_OBJECT} (str)", Malformed.NO_URL]
     skips = {r.get("server_name"): r["skip_reason"] for r in snap.rows if r["listing"] == "skip"}
     assert skips["test.optout/optout"] == "host opted out"
     assert skips["test.legacy/legacy"] == "sse-only remote"
@@ -149,10 +149,12 @@ def test_falls_back_to_v0_and_refuses_endless_pagination():
 
 def test_a_malformed_entry_never_aborts_and_is_kept_with_its_reason():
     rows = rows_for_entry({"server": {"name": "x/y", "remotes": "nope"}}, DAY, NOW)
-    assert rows[0]["listing"] == "malformed" and rows[0]["skip_reason"] == "remotes is not a list"
+    assert rows[0]["listing"] == "malformed" and rows[0]["skip_reason"] == Malformed.REMOTES_NOT_A_LIST
     rows = rows_for_entry({"server": {"name": "x/y", "remotes": [{"type": "streamable-http",
                                                                    "url": "https://a.example.com/mcp"}, 7]}}, DAY, NOW)
     assert [r["listing"] for r in rows] == ["probe", "malformed"]
+    assert rows[1]["skip_reason"] == Malformed.REMOTE_NOT_AN_OBJECT
+    assert rows_for_entry({"server": 7}, DAY, NOW)[0]["skip_reason"] == Malformed.SERVER_NOT_AN_OBJECT
 
 
 _URL_PIECES = st.sampled_from([

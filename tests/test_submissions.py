@@ -21,6 +21,8 @@ from sevenmaps_pipeline.probe.config import ProbeConfig
 from sevenmaps_pipeline.probe.frequent import frequent_checks
 from sevenmaps_pipeline.probe.run import ReplayClock, scan_day
 from sevenmaps_pipeline.registry import submissions
+from sevenmaps_pipeline.registry.listing import SkipReason
+from sevenmaps_pipeline.registry.submissions import Shortfall
 from sevenmaps_pipeline.rules.methods import SUBMISSION_PARAMS
 
 DAY = dt.date(2026, 11, 10)
@@ -33,22 +35,26 @@ def _checks(n: int, outcome: str = "ok", tools=TOOLS, **extra) -> list[dict]:
 
 
 def test_the_decision_reads_the_checks_alone_with_the_same_thresholds_for_everyone():
-    assert submissions.judge(_checks(28))[0] is True
-    admitted, reason, figures = submissions.judge(_checks(26) + _checks(2, "timeout"))
-    assert admitted and figures == {"checks": 28, "answered": 26, "tool_lists": 1, "server_name": None}
-    refused, reason, _ = submissions.judge(_checks(20) + _checks(8, "timeout"))
-    assert not refused and "answered 20 of 28 checks with tools (71%; at least 90% are needed)" in reason
-    refused, reason, _ = submissions.judge(_checks(10) + _checks(18, "skipped"))
-    needed = SUBMISSION_PARAMS["min_checks"]
-    assert not refused and reason.startswith(f"only 10 checks with a result (at least {needed}")
+    assert submissions.judge(_checks(28)).admitted is True
+    judged = submissions.judge(_checks(26) + _checks(2, "timeout"))
+    assert judged.admitted and judged.kinds == []
+    assert judged.figures == {"checks": 28, "answered": 26, "tool_lists": 1, "server_name": None}
+    judged = submissions.judge(_checks(20) + _checks(8, "timeout"))
+    assert not judged.admitted and judged.kinds == [Shortfall.TOO_FEW_ANSWERS]
+    assert judged.reason == "answered 20 of 28 checks with tools (71%; at least 90% are needed)"  # its one line
+    judged = submissions.judge(_checks(10) + _checks(18, "skipped"))
+    assert judged.kinds == [Shortfall.TOO_FEW_CHECKS]
+    assert f"at least {SUBMISSION_PARAMS['min_checks']}" in judged.reason
     undescribed = TOOLS + [{"name": "set_alert", "inputSchema": {"type": "object"}}]
-    refused, reason, _ = submissions.judge(_checks(14) + _checks(14, tools=undescribed))
-    assert not refused and reason.startswith("served 2 different tool lists in its 7 days")
-    refused, reason, _ = submissions.judge(_checks(28, tools=undescribed))
-    assert not refused and reason == "1 of 2 tools have no description (set_alert)"
+    judged = submissions.judge(_checks(14) + _checks(14, tools=undescribed))
+    assert judged.kinds == [Shortfall.TOO_MANY_TOOL_LISTS]
+    judged = submissions.judge(_checks(28, tools=undescribed))
+    assert judged.kinds == [Shortfall.UNDESCRIBED_TOOLS] and "(set_alert)" in judged.reason
+    assert submissions.judge(_checks(28, tools=[])).kinds == [Shortfall.NO_TOOLS]
     # Nothing else a check row might carry (a payment, an owner's claim, a rating) moves the decision.
     bought = _checks(20, paid=True, owner_verified=True, stars=5) + _checks(8, "timeout")
-    assert submissions.judge(bought)[:2] == submissions.judge(_checks(20) + _checks(8, "timeout"))[:2]
+    plain = submissions.judge(_checks(20) + _checks(8, "timeout"))
+    assert (submissions.judge(bought).kinds, submissions.judge(bought).reason) == (plain.kinds, plain.reason)
 
 
 def test_a_submission_is_refused_when_its_url_is_never_checked(lake, capsys):
@@ -65,7 +71,7 @@ def test_a_submission_is_refused_when_its_url_is_never_checked(lake, capsys):
     assert refused.value.kind is Refused.CREDENTIALS_IN_URL
     with pytest.raises(submissions.SubmissionError) as refused:
         submissions.submit(lake, "http://mcp.example.com/mcp", now)
-    assert refused.value.kind is Refused.NOT_LISTABLE and "non-https URL" in str(refused.value)
+    assert refused.value.kind is Refused.NOT_LISTABLE and refused.value.because is SkipReason.NOT_HTTPS
 
 
 @pytest.fixture(scope="module")

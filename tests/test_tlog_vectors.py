@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from sevenmaps_pipeline.integrity import merkle, note, tiles
 from sevenmaps_pipeline.integrity.checkpoint import Checkpoint, open_checkpoint, parse_checkpoint_text
-from sevenmaps_pipeline.integrity.proof import TlogProof, parse_proof, verify_proof
+from sevenmaps_pipeline.integrity.proof import ProofFailure, TlogProof, parse_proof, verify_proof
 
 VECTORS = Path(__file__).parent / "vectors"
 MERKLE = json.loads((VECTORS / "transparency-dev-merkle.json").read_text())
@@ -283,15 +283,20 @@ def test_tlog_proof_format_round_trip_and_offline_verification():
     result, problem = verify_proof(proof, log)
     assert problem is None and result.line == lines[4] and result.index == 4
     wrong_index = proof.replace("index 4", "index 5")
-    assert "does not lead to the root" in verify_proof(wrong_index, log)[1]
+    assert verify_proof(wrong_index, log)[1].kind is ProofFailure.NOT_INCLUDED
     encoded = [base64.b64encode(line.encode()).decode() for line in lines]
     other_line = proof.replace(encoded[4], encoded[3])
-    assert verify_proof(other_line, log)[1] is not None
+    assert verify_proof(other_line, log)[1].kind is ProofFailure.NOT_INCLUDED
     other_key = note.verifier_for("example.org/log", Ed25519PrivateKey.generate().public_key())
-    assert verify_proof(proof, other_key)[1].startswith("checkpoint: no signature from a trusted key")
-    assert verify_proof(proof, log, quorum=1)[1].startswith("checkpoint carries 0 valid witness")
+    assert verify_proof(proof, other_key)[1].kind is ProofFailure.CHECKPOINT
+    assert verify_proof(proof, log, quorum=1)[1].kind is ProofFailure.QUORUM
+    assert str(verify_proof(proof, log, quorum=1)[1]).startswith("checkpoint carries 0 valid witness")  # its line
+    no_line = TlogProof(4, tree.inclusion_proof(4, 9), signed).render()
+    assert verify_proof(no_line, log)[1].kind is ProofFailure.NO_LINE
+    not_a_line = TlogProof(4, tree.inclusion_proof(4, 9), signed, b"not a line").render()
+    assert verify_proof(not_a_line, log)[1].kind is ProofFailure.LINE_MALFORMED
     for garbage in ("", "c2sp.org/tlog-proof@v1\n", proof.replace("index 4", "index 04"), proof[:40], "\x00" * 50):
-        assert verify_proof(garbage, log)[0] is None
+        assert verify_proof(garbage, log)[1].kind in (ProofFailure.MALFORMED, ProofFailure.CHECKPOINT)
 
 
 # --- nothing a file or a request holds can make a parser raise -----------------------------------------

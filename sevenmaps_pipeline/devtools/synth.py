@@ -23,6 +23,7 @@ from ..lake.keys import origin, server_id, server_key
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
 from ..lake.schemas import RAW_PROBES, RAW_REGISTRY, conform
+from ..registry.listing import SkipReason
 from ..rules.fingerprints import summarize_tools
 from .synth_reports import day_reports, land_day_reports, reporter_ids
 
@@ -36,7 +37,9 @@ ARCHETYPE_P = (0.46, 0.06, 0.20, 0.02, 0.20, 0.02, 0.04)
 DOWN_OUTCOMES = ("timeout", "unreachable", "http_404", "http_500", "http_502", "http_503", "not_mcp",
                  "rpc_error", "redirect", "no_tool_list", "http_429", "http_400", "http_405")
 DOWN_P = (0.22, 0.22, 0.14, 0.08, 0.05, 0.05, 0.05, 0.04, 0.04, 0.03, 0.02, 0.03, 0.03)
-LISTING_SKIPS = ("non-https URL", "templated URL", "private or localhost host", "sse-only remote")
+# The listing rules' own texts (registry/listing.py), as a real snapshot stores them.
+LISTING_SKIPS = (SkipReason.NOT_HTTPS.value, SkipReason.TEMPLATED.value, SkipReason.PRIVATE.value,
+                 SkipReason.SSE_ONLY.value)
 PROTOCOLS = ("2025-06-18", "2025-03-26", "2025-11-25", "2024-11-05", "2026-07-28")
 PROTOCOL_P = (0.55, 0.15, 0.22, 0.05, 0.03)
 
@@ -150,9 +153,9 @@ def _url(i: int, archetype: int, listing_skip: int) -> str:
     host = f"mcp{i}.example{i % 89}.com"
     if ARCHETYPES[archetype] == "listing_skip":
         reason = LISTING_SKIPS[listing_skip]
-        host = {"non-https URL": host, "templated URL": "{tenant}." + host,
-                "private or localhost host": f"mcp{i}.internal", "sse-only remote": host}[reason]
-        scheme = "http" if reason == "non-https URL" else "https"
+        host = {SkipReason.NOT_HTTPS: host, SkipReason.TEMPLATED: "{tenant}." + host,
+                SkipReason.PRIVATE: f"mcp{i}.internal", SkipReason.SSE_ONLY: host}[SkipReason(reason)]
+        scheme = "http" if reason == SkipReason.NOT_HTTPS else "https"
     else:
         scheme = "https"
     return f"{scheme}://{host}/mcp"
@@ -294,7 +297,7 @@ def _registry_snapshot(day: dt.date, present: np.ndarray, endpoints: _Endpoints)
         "server_name": columns["server_name"].take(present),
         "server_version": pa.array(["1.0.0"] * len(present)),
         "status": pa.array(["active"] * len(present)),
-        "remote_type": pa.array(np.where(skip_reason == "sse-only remote", "sse", "streamable-http")),
+        "remote_type": pa.array(np.where(skip_reason == SkipReason.SSE_ONLY.value, "sse", "streamable-http")),
         "url": columns["url"].take(present),
         "server_key": columns["server_key"].take(present),
         "server_id": columns["server_id"].take(present),
@@ -412,7 +415,7 @@ def _probe_table(day: dt.date, run_id: str, scan: _Scan, keys_today: pa.Array, e
                                           NULL).tolist(), pa.string()),
         "redirect_location": pa.array(np.where(outcome == "redirect", "https://elsewhere.example.net/mcp",
                                                NULL).tolist(), pa.string()),
-        "skip_reason": pa.array(np.where(outcome == "skipped", "robots.txt disallows 7Maps-bot",
+        "skip_reason": pa.array(np.where(outcome == "skipped", SkipReason.ROBOTS.value,
                                          NULL).tolist(), pa.string()),
         "prober_version": pa.array([PROBER_VERSION] * n),
     })
@@ -457,5 +460,5 @@ def _detail(outcome: str, http: int | None) -> str:
         "not_mcp": "HTTP 200 with text/html, not JSON-RPC",
         "rpc_error": "initialize answered with JSON-RPC error -32603",
         "no_tool_list": "tools/list answered without a tools array",
-        "skipped": "robots.txt disallows 7Maps-bot",
+        "skipped": SkipReason.ROBOTS.value,
     }.get(outcome, f"HTTP {http}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import enum
 from dataclasses import dataclass
 
 from .checkpoint import Checkpoint, open_checkpoint
@@ -80,31 +81,56 @@ class ProofResult:
     witnesses: list[str]
 
 
-def verify_proof(data: bytes | str, log: Verifier, origin: str | None = None,
-                 witnesses: list[Verifier] | None = None, quorum: int = 0) -> tuple[ProofResult | None, str | None]:
+class ProofFailure(enum.Enum):
+    """Why a tlog-proof does not prove its line (docs/verifying.md)."""
+
+    MALFORMED = "malformed"  # not a c2sp.org/tlog-proof@v1 document
+    CHECKPOINT = "checkpoint"  # its checkpoint is not signed by the trusted log key, or is malformed
+    QUORUM = "quorum"  # fewer witness cosignatures than asked for
+    NO_LINE = "no_line"  # no extra line, or not UTF-8: the logged line is not known
+    LINE_MALFORMED = "line_malformed"  # the extra line is not '<sha256 hex>  <path>'
+    NOT_INCLUDED = "not_included"  # the hashes do not lead from the line at the index to the checkpoint's root
+
+
+@dataclass(frozen=True)
+class ProofProblem:
+    """A failed proof: its kind, and the line that tells it (str())."""
+
+    kind: ProofFailure
+    what: str
+
+    def __str__(self) -> str:
+        return self.what
+
+
+def verify_proof(data: bytes | str, log: Verifier, origin: str | None = None, witnesses: list[Verifier] | None = None,
+                 quorum: int = 0) -> tuple[ProofResult | None, ProofProblem | None]:
     """Check a .tlog-proof with nothing but the trusted keys: the checkpoint's log signature (and at least
     `quorum` witness cosignatures), then the inclusion of the line in `extra` at `index`."""
     proof, problem = parse_proof(data)
     if proof is None:
-        return None, problem
+        return None, ProofProblem(ProofFailure.MALFORMED, problem or "not a tlog-proof")
     opened, problem = open_checkpoint(proof.checkpoint, log, origin or log.name, witnesses)
     if opened is None:
-        return None, f"checkpoint: {problem}"
+        return None, ProofProblem(ProofFailure.CHECKPOINT, f"checkpoint: {problem}")
     checkpoint, note = opened
     cosigned = [v.name for v in note.verified if v in (witnesses or [])]
     if len(cosigned) < quorum:
-        return None, (f"checkpoint carries {len(cosigned)} valid witness cosignature(s), the quorum is {quorum}"
-                      + (f" (signed by {', '.join(cosigned)})" if cosigned else ""))
+        return None, ProofProblem(ProofFailure.QUORUM, f"checkpoint carries {len(cosigned)} valid witness "
+                                  f"cosignature(s), the quorum is {quorum}"
+                                  + (f" (signed by {', '.join(cosigned)})" if cosigned else ""))
     if proof.extra is None:
-        return None, "the proof has no extra line: the logged line is not known"
+        return None, ProofProblem(ProofFailure.NO_LINE, "the proof has no extra line: the logged line is not known")
     try:
         line = proof.extra.decode("utf-8")
     except UnicodeDecodeError:
-        return None, "the extra line is not UTF-8"
+        return None, ProofProblem(ProofFailure.NO_LINE, "the extra line is not UTF-8")
     digest, sep, path = line.partition("  ")
     if not sep or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest) or not path:
-        return None, f"the logged line {line[:100]!r} is not '<sha256 hex>  <path>'"
+        return None, ProofProblem(ProofFailure.LINE_MALFORMED,
+                                  f"the logged line {line[:100]!r} is not '<sha256 hex>  <path>'")
     problem = verify_inclusion(proof.index, checkpoint.size, leaf_hash(proof.extra), proof.hashes, checkpoint.root)
     if problem:
-        return None, f"inclusion of entry {proof.index} in {checkpoint.describe()}: {problem}"
+        return None, ProofProblem(ProofFailure.NOT_INCLUDED,
+                                  f"inclusion of entry {proof.index} in {checkpoint.describe()}: {problem}")
     return ProofResult(line, proof.index, checkpoint, cosigned), None

@@ -32,11 +32,12 @@ class Refused(enum.Enum):
 
 
 class ControlError(ValueError):
-    """A control's refusal: `kind` is what callers and tests match; str() is the one line shown."""
+    """A control's refusal: `kind` is what callers and tests match; `because`, the rule's own kind behind it
+    when there is one (a listing rule's SkipReason); str() is the one line shown."""
 
-    def __init__(self, kind: Refused, line: str) -> None:
+    def __init__(self, kind: Refused, line: str, because: enum.Enum | None = None) -> None:
         super().__init__(line)
-        self.kind = kind
+        self.kind, self.because = kind, because
 
 
 def read_control_rows(path: Path, what: str, error: type[ControlError], consequence: str = "") -> list[Any]:

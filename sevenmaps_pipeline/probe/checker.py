@@ -451,7 +451,7 @@ class EndpointCheck:
     async def _legacy_sse(self) -> None:
         """Open a legacy HTTP+SSE endpoint and wait for its `endpoint` event; SSE-only remotes are skipped
         from the map, so this records what was seen without a handshake."""
-        self.result.skip_reason = "sse-only remote"
+        self.result.skip_reason = SkipReason.SSE_ONLY.value
         wait = self.config.timeouts.legacy_sse_endpoint_event
         t0 = time.monotonic()
         try:

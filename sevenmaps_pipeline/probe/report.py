@@ -44,7 +44,7 @@ async def robots_refusal(client, config: ProbeConfig, url: str, now: dt.datetime
     say(f"robots.txt: {origin.robots_policy}")
     # No answer at all: the check itself shows what is wrong with the host (as before robots_unavailable).
     if not (origin.unavailable is not None and origin.robots_status is None) and not origin.allows(url):
-        reason = f"robots.txt disallows 7Maps-bot ({origin.robots_detail})"
+        reason = f"{SkipReason.ROBOTS} ({origin.robots_detail})"
         return CheckResult(url=url, started_at=now, outcome="skipped", outcome_detail=reason, skip_reason=reason,
                            handshake_ms=0), origin
     return None, origin

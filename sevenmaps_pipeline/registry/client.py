@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 
 from ..lake.keys import server_id, server_key
-from .listing import has_userinfo, listing_decision, redact_userinfo
+from .listing import ListingDecision, Malformed, has_userinfo, listing_decision, redact_userinfo
 
 MAX_PAGES = 2000  # 100 per page: 200,000 entries before we call the registry broken
 PAGE_LIMIT = 100
@@ -49,12 +49,12 @@ def _parse_time(value: Any) -> dt.datetime | None:
         return None
 
 
-def _server_of(entry: Any) -> tuple[dict | None, str | None]:
+def _server_of(entry: Any) -> tuple[dict | None, ListingDecision | None]:
     if not isinstance(entry, dict):
-        return None, f"entry is not an object ({type(entry).__name__})"
+        return None, ListingDecision("malformed", Malformed.NOT_AN_OBJECT, f" ({type(entry).__name__})")
     server = entry.get("server", entry)
     if not isinstance(server, dict):
-        return None, "entry.server is not an object"
+        return None, ListingDecision("malformed", Malformed.SERVER_NOT_AN_OBJECT)
     return server, None
 
 
@@ -82,7 +82,7 @@ def rows_for_entry(entry: Any, day: dt.date, fetched_at: dt.datetime, *, opted_o
     base = {"day": day, "fetched_at": fetched_at, "entry_json": raw}
     server, problem = _server_of(entry)
     if server is None:
-        return [{**base, "listing": "malformed", "skip_reason": problem}]
+        return [{**base, "listing": "malformed", "skip_reason": problem.text if problem else None}]
     name = server.get("name")
     official = _official(entry)
     status = official.get("status", "active")
@@ -93,14 +93,14 @@ def rows_for_entry(entry: Any, day: dt.date, fetched_at: dt.datetime, *, opted_o
                 published_at=_parse_time(official.get("publishedAt")),
                 updated_at=_parse_time(official.get("updatedAt")))
     if not isinstance(name, str) or "/" not in name:
-        return [{**base, "listing": "malformed", "skip_reason": "entry has no valid name"}]
+        return [{**base, "listing": "malformed", "skip_reason": Malformed.NO_VALID_NAME.value}]
     remotes = server.get("remotes") or []
     if not isinstance(remotes, list):
-        return [{**base, "listing": "malformed", "skip_reason": "remotes is not a list"}]
+        return [{**base, "listing": "malformed", "skip_reason": Malformed.REMOTES_NOT_A_LIST.value}]
     rows = []
     for remote in remotes:
         if not isinstance(remote, dict):
-            rows.append({**base, "listing": "malformed", "skip_reason": "remote is not an object"})
+            rows.append({**base, "listing": "malformed", "skip_reason": Malformed.REMOTE_NOT_AN_OBJECT.value})
             continue
         remote_type = remote.get("type") or remote.get("transport_type")
         url = remote.get("url")
@@ -115,7 +115,8 @@ def rows_for_entry(entry: Any, day: dt.date, fetched_at: dt.datetime, *, opted_o
                 key = server_key(url)
                 row.update(server_key=key, server_id=server_id(key))
             except ValueError as exc:
-                row.update(listing="malformed", skip_reason=f"URL cannot be keyed: {exc}")
+                row.update(listing="malformed",
+                           skip_reason=ListingDecision("malformed", Malformed.NOT_KEYABLE, f": {exc}").text)
         rows.append(row)
     return rows
 

@@ -37,8 +37,14 @@ class SkipReason(enum.StrEnum):
 
 
 class Malformed(enum.StrEnum):
-    """Why a registry remote is not a listing at all."""
+    """Why a registry entry or remote is not a listing at all."""
 
+    NOT_AN_OBJECT = "entry is not an object"
+    SERVER_NOT_AN_OBJECT = "entry.server is not an object"
+    NO_VALID_NAME = "entry has no valid name"
+    REMOTES_NOT_A_LIST = "remotes is not a list"
+    REMOTE_NOT_AN_OBJECT = "remote is not an object"
+    NOT_KEYABLE = "URL cannot be keyed"
     NO_URL = "remote has no URL"
     UNKNOWN_TYPE = "unknown remote type"
     UNPARSEABLE = "unparseable URL"

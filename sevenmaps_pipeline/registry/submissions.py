@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import enum
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
@@ -97,7 +98,7 @@ def submit(lake: LakePaths, url: str, now: dt.datetime, via: str = "cli",
 
     decision = listing_decision(url, "streamable-http", opted_out=opted_out_hosts(lake), host_map=host_map)
     if decision.verdict != "probe":
-        raise SubmissionError(Refused.NOT_LISTABLE, f"{url}: not checked ({decision.text})")
+        raise SubmissionError(Refused.NOT_LISTABLE, f"{url}: not checked ({decision.text})", decision.kind)
     key = server_key(url)
     entries = read_submissions(lake)
     for entry in entries:
@@ -135,22 +136,56 @@ def listing_of(entry: Submission) -> dict[str, Any]:
             "remote_type": "streamable-http", "listing": "probe"}
 
 
-def judge(checks: list[dict[str, Any]]) -> tuple[bool, str, dict[str, Any]]:
-    """(admitted, reason, figures) from a submission's checks alone (the same thresholds for everyone)."""
+class Shortfall(enum.Enum):
+    """Why a submission is refused: each a named kind, with its line in the decision's reason."""
+
+    TOO_FEW_CHECKS = "too_few_checks"
+    TOO_FEW_ANSWERS = "too_few_answers"
+    TOO_MANY_TOOL_LISTS = "too_many_tool_lists"
+    NO_TOOLS = "no_tools"
+    UNDESCRIBED_TOOLS = "undescribed_tools"
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """A submission's decision from its checks alone: admitted when nothing fell short; `reason` is the line
+    recorded with it (each shortfall's, or what it did)."""
+
+    figures: dict[str, Any]
+    shortfalls: list[tuple[Shortfall, str]] = field(default_factory=list)
+    met: str = ""
+
+    @property
+    def admitted(self) -> bool:
+        return not self.shortfalls
+
+    @property
+    def kinds(self) -> list[Shortfall]:
+        return [kind for kind, _ in self.shortfalls]
+
+    @property
+    def reason(self) -> str:
+        return "; ".join(line for _, line in self.shortfalls) if self.shortfalls else self.met
+
+
+def judge(checks: list[dict[str, Any]]) -> Judgement:
+    """The decision from a submission's checks alone (the same thresholds for everyone)."""
     p = SUBMISSION_PARAMS
     counted = [c for c in checks if c.get("outcome") not in NOT_A_RESULT]
     answered = [c for c in counted if c.get("outcome") == "ok"]
     hashes = {c.get("tools_hash") for c in answered if c.get("tools_hash")}
     figures: dict[str, Any] = {"checks": len(counted), "answered": len(answered), "tool_lists": len(hashes)}
-    reasons = []
+    reasons: list[tuple[Shortfall, str]] = []
     if len(counted) < p["min_checks"]:
-        reasons.append(f"only {len(counted)} checks with a result (at least {p['min_checks']} are needed)")
+        reasons.append((Shortfall.TOO_FEW_CHECKS,
+                        f"only {len(counted)} checks with a result (at least {p['min_checks']} are needed)"))
     share = len(answered) / len(counted) if counted else 0.0
     if counted and share < p["min_answered_share"]:
-        reasons.append(f"answered {len(answered)} of {len(counted)} checks with tools ({share:.0%}; at least "
-                       f"{p['min_answered_share']:.0%} are needed)")
+        reasons.append((Shortfall.TOO_FEW_ANSWERS, f"answered {len(answered)} of {len(counted)} checks with tools "
+                        f"({share:.0%}; at least {p['min_answered_share']:.0%} are needed)"))
     if len(hashes) > p["max_tool_lists"]:
-        reasons.append(f"served {len(hashes)} different tool lists in its 7 days (at most {p['max_tool_lists']})")
+        reasons.append((Shortfall.TOO_MANY_TOOL_LISTS, f"served {len(hashes)} different tool lists in its 7 days "
+                        f"(at most {p['max_tool_lists']})"))
     last = max(answered, key=lambda c: c["started_at"]) if answered else None
     if last is not None:
         tools = json.loads(last.get("tools_json") or "[]")
@@ -158,15 +193,14 @@ def judge(checks: list[dict[str, Any]]) -> tuple[bool, str, dict[str, Any]]:
                        if not (isinstance(t, dict) and isinstance(t.get("description"), str)
                                and t["description"].strip())]
         if not tools:
-            reasons.append("lists no tools")
+            reasons.append((Shortfall.NO_TOOLS, "lists no tools"))
         elif undescribed:
             names = ", ".join(str(n) for n in undescribed[:5])
-            reasons.append(f"{len(undescribed)} of {len(tools)} tools have no description ({names})")
+            reasons.append((Shortfall.UNDESCRIBED_TOOLS,
+                            f"{len(undescribed)} of {len(tools)} tools have no description ({names})"))
         figures["server_name"] = last.get("server_info_name")
-    if reasons:
-        return False, "; ".join(reasons), figures
-    return True, (f"answered {len(answered)} of {len(counted)} checks with one tool list, every tool described"), \
-        figures
+    return Judgement(figures, reasons,
+                     f"answered {len(answered)} of {len(counted)} checks with one tool list, every tool described")
 
 
 def decide(lake: LakePaths, now: dt.datetime, checks_of: dict[str, list[dict[str, Any]]]) -> list[Submission]:
@@ -178,10 +212,11 @@ def decide(lake: LakePaths, now: dt.datetime, checks_of: dict[str, list[dict[str
         if entry.status != "queued" or now < entry.window_ends():
             out.append(entry)
             continue
-        admitted, reason, figures = judge(checks_of.get(entry.server_key, []))
+        judged = judge(checks_of.get(entry.server_key, []))
+        figures = judged.figures
         name = figures.get("server_name") or entry.server_key.split("/", 1)[0]
-        entry = dataclasses.replace(entry, status="admitted" if admitted else "refused", decided_at=now,
-                                    reason=reason, checks=figures["checks"], answered=figures["answered"],
+        entry = dataclasses.replace(entry, status="admitted" if judged.admitted else "refused", decided_at=now,
+                                    reason=judged.reason, checks=figures["checks"], answered=figures["answered"],
                                     tool_lists=figures["tool_lists"], server_name=f"submitted/{name}"[:200],
                                     method_version=SUBMISSION_METHOD)
         decided.append(entry)
