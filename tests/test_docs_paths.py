@@ -1,4 +1,4 @@
-"""Every path docs/development.md names exists (issue 33: a newcomer's map of the house must be true):
+"""Every path docs/development.md names exists (a newcomer's map of the house must be true):
 paths in backticks or prose (`probe/hosts.py`, tests/test_layers.py), and in the project layout each entry
 and every file or folder its description names, found beside the entry, in the package or at the root."""
 

@@ -1,7 +1,8 @@
 """The package's layers point one way (docs/development.md, "Layers"): every import of the package, read from
 its source with ast, goes to its own layer or one below; subpackages of one layer import each other without
 a circle; and imports stand at the top of a module, except the CLI's lazy imports of devtools (what is not
-the product loads only when a devtools command runs)."""
+the product loads only when a devtools command runs). A dynamic import (importlib.import_module,
+__import__) stands only where the command line loads the module of the command that runs."""
 
 from __future__ import annotations
 
@@ -14,14 +15,14 @@ PACKAGE = Path(sevenmaps_pipeline.__file__).parent
 
 # Lowest first. Each top-level module or subpackage of sevenmaps_pipeline belongs to exactly one layer.
 LAYERS: list[set[str]] = [
-    {"__version__", "packaged", "rules"},
+    {"__init__", "__version__", "packaged", "rules"},
     {"lake"},
     {"registry", "lookups", "probe"},
     {"curated"},
     {"integrity"},
     {"publishing"},
     {"surfaces"},
-    {"defs", "definitions", "cli", "__main__"},
+    {"defs", "definitions", "cli"},
     {"devtools"},
 ]
 LAYER_OF = {unit: depth for depth, units in enumerate(LAYERS) for unit in units}
@@ -38,8 +39,9 @@ def _module_parts(path: Path) -> list[str]:
 
 def _target_unit(path: Path, node: ast.ImportFrom | ast.Import) -> list[str]:
     """The top-level units of the package an import statement names (none for other packages)."""
-    if isinstance(node, ast.Import):
-        return [alias.name.split(".")[1] for alias in node.names if alias.name.startswith("sevenmaps_pipeline.")]
+    if isinstance(node, ast.Import):  # `import sevenmaps_pipeline` alone reaches the package's own __init__
+        return [alias.name.split(".")[1] if "." in alias.name else "__init__" for alias in node.names
+                if alias.name.split(".")[0] == "sevenmaps_pipeline"]
     if node.level == 0:
         module = node.module or ""
         if module == "sevenmaps_pipeline":
@@ -68,9 +70,36 @@ def _imports() -> list[tuple[Path, ast.Import | ast.ImportFrom, bool, list[str]]
     return found
 
 
+# Where a dynamic import may stand: the command line's dispatch to the module of the command that runs.
+DYNAMIC_IMPORTS_ALLOWED = {"cli/__init__.py"}
+
+
+def _dynamic_calls(source: str) -> list[int]:
+    """The lines of every call of importlib.import_module, import_module or __import__ in a module's source."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            if name in ("import_module", "__import__"):
+                lines.append(node.lineno)
+    return sorted(lines)
+
+
+def _dynamic_imports() -> list[str]:
+    """Every dynamic import in the package: "file:line"."""
+    return [f"{path.relative_to(PACKAGE).as_posix()}:{line}" for path in sorted(PACKAGE.rglob("*.py"))
+            for line in _dynamic_calls(path.read_text())]
+
+
 def test_every_unit_of_the_package_has_a_layer():
-    units = {_unit(p) for p in PACKAGE.rglob("*.py")} - {"__init__"}
+    units = {_unit(p) for p in PACKAGE.rglob("*.py")}
     assert units - set(LAYER_OF) == set(), "a new module or subpackage: place it in a layer (and in the docs)"
+    assert set(LAYER_OF) - units - {"__version__"} == set(), "a layer names a unit the package does not have"
+
+
+def test_dynamic_imports_stand_only_in_the_command_lines_dispatch():
+    found = _dynamic_imports()
+    assert found and {f.split(":")[0] for f in found} <= DYNAMIC_IMPORTS_ALLOWED, found
 
 
 def test_no_import_points_up():
@@ -116,3 +145,12 @@ def test_the_checker_itself_sees_an_upward_import_and_a_circle(tmp_path):
     assert isinstance(node, ast.ImportFrom)
     fake = PACKAGE / "lake" / "fake.py"
     assert _target_unit(fake, node) == ["surfaces"] and LAYER_OF["surfaces"] > LAYER_OF["lake"]
+
+
+def test_the_checker_sees_a_bare_package_import_and_a_dynamic_one(tmp_path):
+    tree = ast.parse("import sevenmaps_pipeline\nimport sevenmaps_pipeline.surfaces.route as r\n")
+    fake = PACKAGE / "lake" / "fake.py"
+    assert [_target_unit(fake, node) for node in tree.body] == [["__init__"], ["surfaces"]]
+    source = "import importlib\nimportlib.import_module('x')\n__import__('y')\nfrom importlib import import_module\n" \
+        "import_module('z')\n"
+    assert _dynamic_calls(source) == [2, 3, 5]

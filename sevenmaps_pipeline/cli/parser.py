@@ -232,11 +232,11 @@ def _reading_commands(commands: dict[str, argparse.ArgumentParser]) -> None:
     p.add_argument("--port", type=int, default=8765)
     p.add_argument("--allowed-host", action="append", help="a Host header to accept besides the address served "
                    "(behind a proxy: its public name; repeatable). Others are refused (DNS-rebinding guard)")
-    p.set_defaults(handler="reading:cmd_serve")
+    p.set_defaults(handler="serving:cmd_serve")
 
     p = commands["site"]
     p.add_argument("--day", help="YYYY-MM-DD (default: the latest built day)")
-    p.set_defaults(handler="reading:cmd_site")
+    p.set_defaults(handler="serving:cmd_site")
 
     p = commands["route"]
     p.add_argument("task", help="the task, in plain words")
@@ -244,7 +244,7 @@ def _reading_commands(commands: dict[str, argparse.ArgumentParser]) -> None:
                    "the task's verbs)")
     p.add_argument("--limit", type=int, default=5)
     p.add_argument("--day", help="YYYY-MM-DD (default: the latest built day)")
-    p.set_defaults(handler="reading:cmd_route")
+    p.set_defaults(handler="serving:cmd_route")
 
     p = commands["sql"]
     p.add_argument("query")

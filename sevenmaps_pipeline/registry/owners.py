@@ -97,7 +97,8 @@ def issue_owner_token(lake: LakePaths, host: str, now: dt.datetime) -> OwnerClai
 
 
 def mark_verified(lake: LakePaths, host: str, now: dt.datetime) -> OwnerClaim:
-    """Record that the host's well-known file held its token (the caller fetched it: probe/token_proof.py)."""
+    """Record that the host's well-known file held its token (the caller fetched it: probe/opt_out_check.py
+    `token_proof`)."""
     claim = claim_of(lake, host)
     if claim is None:
         raise OwnerClaimError(Refused.NO_TOKEN_ISSUED,

@@ -1,0 +1,50 @@
+"""The commands that serve a built day to agents and people: the map's MCP server and site (serve), the
+static site (site), and route's answer on the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..lake.paths import parse_day
+from ..publishing.mapday import MapDay, latest_built_day
+from ..publishing.site import build_site
+from ..surfaces.route import route
+from ..surfaces.serve import serve
+from .common import _existing_lake
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    lake = _existing_lake(args)
+    day = latest_built_day(lake)
+    hosts = [h.strip() for h in (args.allowed_host or []) if h.strip()] or None
+    print(f"the map's MCP server on http://{args.host}:{args.port}/mcp (streamable HTTP, stateless, JSON) and "
+          f"the site on http://{args.host}:{args.port}/, over {lake.root} "
+          f"({'map of ' + day.isoformat() if day else 'no built day yet'}); Ctrl-C stops it", flush=True)
+    serve(lake, args.host, args.port, hosts)
+    return 0
+
+
+def cmd_site(args: argparse.Namespace) -> int:
+    lake = _existing_lake(args)
+    day = parse_day(args.day) if args.day else latest_built_day(lake)
+    if day is None:
+        print(f"error: no built day in {lake.root}: build the map first (sevenmaps demo, or the daily job)",
+              file=sys.stderr)
+        return 2
+    result = build_site(lake, day)
+    print(f"{day}: {result.pages} pages, {result.badges} badges, {result.proofs} proofs linked, in {result.folder}"
+          f"{' (site/current)' if result.current else ''}; {result.seconds:.1f}s"
+          f"{f', {result.writers} processes writing server pages' if result.writers > 1 else ''}")
+    if result.writers_note:
+        print(f"note: {result.writers_note}", file=sys.stderr)
+    return 0
+
+
+def cmd_route(args: argparse.Namespace) -> int:
+    lake = _existing_lake(args)
+    with MapDay.open(lake, parse_day(args.day) if args.day else None) as mapday:
+        answer = route(mapday, args.task, args.risk, args.limit)
+    print(json.dumps(answer, indent=1, default=str))
+    return 0
