@@ -89,7 +89,9 @@ def test_a_timeout_while_the_prober_was_overloaded_is_checked_again_and_the_fair
     first = rows[0]
     assert first["skip_reason"] == "prober_overloaded"
     assert first["outcome_detail"].startswith("prober_overloaded: event loop")
-    assert "no complete answer to initialize" in first["outcome_detail"]  # what it saw, kept
+    # What it saw is kept: a step the blocked loop let time out (initialize, or under a busier machine the
+    # notification after it; which one depends on where the blocks fall).
+    assert "; saw: no complete answer to " in first["outcome_detail"]
     assert day_code(lake, rows, url)["code"] == "o"
 
 
