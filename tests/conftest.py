@@ -201,7 +201,10 @@ def served_on_loopback(app: Any, what: str) -> Iterator[str]:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical"))
+    from sevenmaps_pipeline.surfaces.serve import server_config
+
+    # As `sevenmaps serve` runs it: forwarded headers only from proxies the operator names (none here).
+    server = uvicorn.Server(server_config(app, "127.0.0.1", port, log_level="critical"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30

@@ -137,7 +137,7 @@ def test_report_road_lands_valid_reports_and_refuses_free_text(served):
     lines = [json.loads(line) for line in text.splitlines()]
     assert [line["tool"] for line in lines[-4:]] == ["report_road"] * 4
     assert all(re.fullmatch("[0-9a-f]{64}", line["agent_code"]) for line in lines)
-    assert any(line["outcome"].startswith("refused: report refused") for line in lines)
+    assert any(line["outcome"] == "refused" for line in lines)  # that it was refused; never the words
     assert "127.0.0.1" not in text
     assert row["reporter_id"] == lines[-1]["agent_code"]
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..lake.paths import LakePaths
 from ..probe.config import ProbeConfig
+from ..registry.opt_outs import opted_out_hosts
 
 
 def _lake(args: argparse.Namespace) -> LakePaths:
@@ -23,7 +24,9 @@ def _existing_lake(args: argparse.Namespace) -> LakePaths:
 
 
 def _probe_config(args: argparse.Namespace) -> ProbeConfig:
-    """The prober's configuration for a one-endpoint command: --allow-private, --resolve HOST:PORT, --ca-file."""
+    """The prober's configuration for a one-endpoint command: --allow-private, --resolve HOST:PORT, --ca-file,
+    and the lake's opt-outs (--lake, else $SEVENMAPS_LAKE, else ./data_lake): an opted-out host is never
+    contacted by any command, --allow-private or not (an unreadable opt-out file stops the command)."""
     host_map = {}
     for item in args.resolve or []:
         host, _, port = item.rpartition(":")
@@ -31,4 +34,5 @@ def _probe_config(args: argparse.Namespace) -> ProbeConfig:
             raise ValueError(f"--resolve takes HOST:PORT, got {item!r}")
         host_map[host.lower()] = int(port)
     return ProbeConfig(allow_private=args.allow_private, host_map=host_map,
-                       ca_file=Path(args.ca_file) if args.ca_file else None)
+                       ca_file=Path(args.ca_file) if args.ca_file else None,
+                       opted_out_hosts=opted_out_hosts(_lake(args)))

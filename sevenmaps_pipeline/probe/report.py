@@ -5,25 +5,30 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlsplit
 
 from ..lake.keys import origin as origin_of
-from ..registry.listing import PROBE, ListingDecision, Malformed, SkipReason, listing_decision
+from ..registry.listing import PROBE, ListingDecision, Malformed, SkipReason, is_opted_out, listing_decision
+from ..rules.hosts import host_of
+from ..rules.outcomes import NOT_CHECKED, ROBOTS_UNAVAILABLE, not_checked_detail
 from .checker import CheckResult, EndpointCheck
 from .config import ProbeConfig
-from .http import build_client
-from .origins import OriginResult, check_origin
+from .hosts import Admission, HostRunner, HostSession, Robots
+from .origins import OriginResult
 
 
 def listing_refusal(url: str, config: ProbeConfig, remote_type: str, now: dt.datetime) -> CheckResult | None:
     """The listing rules, as the map applies them (with --allow-private an owner asks for a check of their
-    own server: private names and plain http are allowed); a refused URL is never contacted."""
+    own server: private names and plain http are allowed, an opted-out host still is not); a refused URL is
+    never contacted."""
     if config.allow_private:
         decision = PROBE
         if urlsplit(url).scheme not in ("http", "https"):
             decision = ListingDecision("malformed", Malformed.NOT_HTTP)
+        elif is_opted_out(host_of(url), config.opted_out_hosts):
+            decision = ListingDecision("skip", SkipReason.OPTED_OUT)
     else:
         decision = listing_decision(url, remote_type, opted_out=config.opted_out_hosts,
                                     host_map=config.host_map or None)
@@ -33,38 +38,57 @@ def listing_refusal(url: str, config: ProbeConfig, remote_type: str, now: dt.dat
     return None
 
 
-async def robots_refusal(client, config: ProbeConfig, url: str, now: dt.datetime,
-                         say: Callable[[str], None]) -> tuple[CheckResult | None, OriginResult | None]:
-    """robots.txt, read as the daily scan reads it (not for an owner's --allow-private check, as for the
-    owner-asked five-minute checks)."""
-    if config.allow_private:
-        return None, None
-    say(f"robots.txt: reading {origin_of(url)}/robots.txt ...")
-    origin = await check_origin(client, config, origin_of(url), now)
-    say(f"robots.txt: {origin.robots_policy}")
-    # No answer at all: the check itself shows what is wrong with the host (as before robots_unavailable).
-    if not (origin.unavailable is not None and origin.robots_status is None) and not origin.allows(url):
-        reason = f"{SkipReason.ROBOTS} ({origin.robots_detail})"
-        return CheckResult(url=url, started_at=now, outcome="skipped", outcome_detail=reason, skip_reason=reason,
-                           handshake_ms=0), origin
-    return None, origin
+def _refused(url: str, now: dt.datetime, refused: Admission) -> CheckResult:
+    """What the host runner would not let us contact, as a check that was not made."""
+    seen = refused.seen
+    if refused.kind is SkipReason.OPTED_OUT or seen is None:
+        reason = str(refused.kind or SkipReason.OPTED_OUT)
+    elif refused.kind is None:  # robots.txt could not be read: our trouble, n (docs/methodology.md)
+        detail = not_checked_detail(ROBOTS_UNAVAILABLE, f"{seen.unavailable}; the endpoint was not contacted")
+        return CheckResult(url=url, started_at=now, outcome=NOT_CHECKED, outcome_detail=detail, handshake_ms=0)
+    elif refused.kind is SkipReason.NON_PUBLIC:
+        reason = f"{seen.skip_reason} ({seen.robots_detail})"
+    else:
+        reason = f"{SkipReason.ROBOTS} ({seen.robots_detail})"
+    return CheckResult(url=url, started_at=now, outcome="skipped", outcome_detail=reason, skip_reason=reason,
+                       handshake_ms=0)
 
 
 async def probe_one(url: str, config: ProbeConfig, remote_type: str = "streamable-http",
                     progress: Callable[[str], None] | None = None,
                     ) -> tuple[CheckResult, OriginResult | None, str | None]:
-    """Apply the listing rules and robots.txt, then check the endpoint."""
+    """Apply the listing rules, then the lake's opt-outs and robots.txt as the scan applies them (through the
+    host runner, probe/hosts.py: also with --allow-private), then check the endpoint."""
     now = dt.datetime.now(dt.UTC)
     refused = listing_refusal(url, config, remote_type, now)
     if refused is not None:
         return refused, None, refused.skip_reason
     say = progress or (lambda _line: None)
-    async with build_client(config) as client:
-        refused, origin = await robots_refusal(client, config, url, now, say)
-        if refused is not None:
-            return refused, origin, refused.skip_reason
-        check = await EndpointCheck(client, config, url, now, remote_type, progress=progress).run()
-    return check, origin, None
+
+    async def fetched(origin: str, fetch: Callable[[], Awaitable[OriginResult]]) -> OriginResult:
+        say(f"robots.txt: reading {origin}/robots.txt ...")
+        result = await fetch()
+        say(f"robots.txt: {result.robots_policy}")
+        return result
+
+    runner: HostRunner[str] = HostRunner(config, lambda: dt.datetime.now(dt.UTC),
+                                         Robots(lambda _book, _origin, _now: None, fetched=fetched))
+    done: list[CheckResult] = []
+    errors: list[BaseException] = []
+
+    async def work(session: HostSession, _url: str) -> None:
+        admission = await session.admission(url)
+        if admission is not None:
+            done.append(_refused(url, now, admission))
+        else:
+            done.append(await EndpointCheck(session.client_for(url), config, url, now, remote_type,
+                                            progress=progress).run())
+
+    await runner.run({host_of(url): [url]}, work, lambda _item, exc, _whole: errors.append(exc))
+    if errors:
+        raise errors[0]
+    check = done[0]
+    return check, runner.origins.get(origin_of(url)), check.skip_reason if check.outcome == "skipped" else None
 
 
 def as_json(check: CheckResult, origin: OriginResult | None) -> dict[str, Any]:

@@ -104,7 +104,9 @@ class MapService:
 
 def _caller(ctx: Context | None) -> tuple[str | None, str | None]:
     """(client name, address) of the request: the client's own name when it sent one (initialize or the
-    request envelope), else its User-Agent; the address only to be hashed, never kept."""
+    request envelope), else its User-Agent; the address only to be hashed, never kept. The address is the
+    connection's (a forwarded header counts only from a proxy the operator names, surfaces/serve.py), never
+    a header the caller writes."""
     if ctx is None:
         return None, None
     name = address = None
@@ -119,7 +121,7 @@ def _caller(ctx: Context | None) -> tuple[str | None, str | None]:
         name = name or headers.get("user-agent")
         request = getattr(ctx.request_context, "request", None)
         client = getattr(request, "client", None)
-        address = getattr(client, "host", None) or headers.get("x-forwarded-for")
+        address = getattr(client, "host", None)
     except (AttributeError, ValueError):
         pass
     return name, address
@@ -128,14 +130,39 @@ def _caller(ctx: Context | None) -> tuple[str | None, str | None]:
 Logged = Callable[[str, Context | None, Callable[[], dict[str, Any]]], dict[str, Any]]
 
 
+class MapServer(MCPServer):
+    """The SDK's server, except that a tool call carrying an argument the tool does not declare is refused,
+    naming it (the SDK's validation would drop it silently; a report is refused by its own rule's words)."""
+
+    def __init__(self, oplog: OpLog, now: Callable[[], dt.datetime], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._oplog, self._now = oplog, now
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
+        tool = self._tool_manager.get_tool(name)
+        if tool is not None:
+            declared = set(tool.parameters.get("properties", {}))
+            unknown = sorted(str(k) for k in set(arguments) - declared)
+            if unknown:
+                client, address = _caller(context)
+                self._oplog.record(name, client, self._oplog.agent_code(address, client), "refused", self._now())
+                fields = ", ".join(unknown)[:200]
+                if name == "report_road":
+                    raise ToolError(f"report refused: unexpected field(s) {fields}: reports carry the fixed fields "
+                                    "only")
+                raise ToolError(f"refused: unexpected argument(s) {fields}: {name} takes {', '.join(sorted(declared))}")
+        return await super().call_tool(name, arguments, context)
+
+
 def build_server(lake: LakePaths, oplog: OpLog, clock: Callable[[], dt.datetime] | None = None,
                  reports_per_hour: int = REPORTS_PER_HOUR) -> MCPServer:
     now = clock or (lambda: dt.datetime.now(dt.UTC))
-    server: MCPServer = MCPServer("7maps", title="7Maps: the map of remote MCP servers", version="1.0",
-                                  instructions=INSTRUCTIONS, log_level="WARNING")
+    server = MapServer(oplog, now, name="7maps", title="7Maps: the map of remote MCP servers", version="1.0",
+                       instructions=INSTRUCTIONS, log_level="WARNING")
     logged = _logger(oplog, now)
-    _add_read_tools(server, MapService(lake), logged)
-    _add_report_tool(server, lake, oplog, ReportLimiter(reports_per_hour), now, logged)
+    service = MapService(lake)
+    _add_read_tools(server, service, logged)
+    _add_report_tool(server, service, oplog, ReportLimiter(reports_per_hour), now, logged)
     return server
 
 
@@ -147,8 +174,8 @@ def _logger(oplog: OpLog, now: Callable[[], dt.datetime]) -> Logged:
         code = oplog.agent_code(address, name)
         try:
             result = fn()
-        except ToolError as exc:
-            oplog.record(tool, name, code, f"refused: {exc}", now())
+        except ToolError:  # the log keeps that it was refused, never the words (they may carry the caller's)
+            oplog.record(tool, name, code, "refused", now())
             raise
         except Exception as exc:  # our own fault: logged, and the client gets a tool error, never a crash
             oplog.record(tool, name, code, f"error: {type(exc).__name__}", now())
@@ -213,9 +240,20 @@ def _add_read_tools(server: MCPServer, service: MapService, logged: Logged) -> N
         return logged("watch", ctx, lambda: service.call(lambda day: watch(day, days, server)))
 
 
-def _add_report_tool(server: MCPServer, lake: LakePaths, oplog: OpLog, limiter: ReportLimiter,
+def _served_now(service: MapService) -> dict[str, Any]:
+    """The map day a report_road answer names (the latest built day and its signed root), or that there is
+    none yet: every answer says what it stands beside."""
+    try:
+        return service.call(lambda day: day.served())
+    except ToolError as exc:
+        return {"map_day": None, "signed_root": None, "signed": False, "note": str(exc)}
+
+
+def _add_report_tool(server: MCPServer, service: MapService, oplog: OpLog, limiter: ReportLimiter,
                      now: Callable[[], dt.datetime], logged: Logged) -> None:
-    """report_road: an agent's report in the methodology's fixed fields, limited per caller and hour."""
+    """report_road: an agent's report in the methodology's fixed fields, limited per connection's address
+    and hour (whatever the caller names itself)."""
+    lake = service.lake
     @server.tool(name="report_road", annotations=RECORDS, description=(
         "Report how a call to a server's tool went, in the methodology's fixed fields only (never text in your "
         "own words). Recorded for the map's ratings and incidents; refused with the reason when a field breaks "
@@ -238,13 +276,14 @@ def _add_report_tool(server: MCPServer, lake: LakePaths, oplog: OpLog, limiter: 
 
         def land() -> dict[str, Any]:
             code, at = oplog.agent_code(address, name), now()
-            if not limiter.allow(code, at):
-                raise ToolError(f"report refused: more than {limiter.per_hour} reports in an hour from this caller")
+            if not limiter.allow(oplog.agent_code(address, None), at):  # the address alone: names are free
+                raise ToolError(f"report refused: more than {limiter.per_hour} reports in an hour from this address")
             try:
                 path = land_report(lake, fields, code, at)
             except ReportRefused as exc:
                 raise ToolError(f"report refused: {exc}") from exc
             return {"recorded": True, "batch": path.relative_to(lake.root).as_posix(),
-                    "counts_from": "the map of the day it arrived (built after that day ends)"}
+                    "counts_from": "the map of the day it arrived (built after that day ends)",
+                    **_served_now(service)}
 
         return logged("report_road", ctx, land)

@@ -51,8 +51,12 @@ class OpLog:
 
     @classmethod
     def at(cls, folder: Path) -> OpLog:
-        """The log in `folder`, with its key (created once, readable by its owner only)."""
+        """The log in `folder`, with its key (created once); the folder, the key and every day's file are
+        its owner's alone (0700, 0600): the log is not published."""
         folder.mkdir(parents=True, exist_ok=True)
+        folder.chmod(0o700)
+        for kept in folder.glob("day=*.jsonl"):  # a log written before the files were made private
+            kept.chmod(0o600)
         key_path = folder / KEY_NAME
         if not key_path.exists():
             fd = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -75,7 +79,8 @@ class OpLog:
                            "client_name": (client_name or "unknown")[:100], "country": None,
                            "agent_code": agent_code, "outcome": outcome[:300]}, ensure_ascii=False)
         path = self.folder / f"day={now.date().isoformat()}.jsonl"
-        with self._lock, path.open("a", encoding="utf-8") as handle:
+        with self._lock, os.fdopen(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "a",
+                                   encoding="utf-8") as handle:
             handle.write(line + "\n")
 
     def lines(self, day: dt.date) -> list[dict]:

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import datetime as dt
 import mimetypes
+import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
@@ -26,15 +28,26 @@ SITE_TYPES = {".svg": "image/svg+xml", ".xml": "application/atom+xml", ".json": 
               ".tlog-proof": "text/plain; charset=utf-8"}
 
 
+# The site's own paths are short (a server's page: servers/<12 hex>.html); anything longer is not one of them.
+MAX_SITE_PATH = 512
+
+
 def site_file(site_root: Path, path: str) -> Path | None:
-    """The file `path` names under the current site, never outside it (no traversal, no symlink out)."""
-    current = (site_root / "current").resolve()
-    if not current.is_dir():
+    """The file `path` names under the current site, never outside it (no traversal, no symlink out); None
+    for any path the site cannot serve: absent, outside, too long, or one the filesystem cannot even name
+    (a NUL byte, a name over its limit), so that it is a 404, never an error of ours."""
+    if len(path) > MAX_SITE_PATH or "\x00" in path:
         return None
-    wanted = (current / path.lstrip("/")).resolve()
-    if wanted.is_dir():
-        wanted = wanted / "index.html"
-    if not wanted.is_relative_to(current) or not wanted.is_file():
+    try:
+        current = (site_root / "current").resolve()
+        if not current.is_dir():
+            return None
+        wanted = (current / path.lstrip("/")).resolve()
+        if wanted.is_dir():
+            wanted = wanted / "index.html"
+        if not wanted.is_relative_to(current) or not wanted.is_file():
+            return None
+    except (OSError, ValueError):  # ENAMETOOLONG, ELOOP, an embedded NUL: not a file of the site
         return None
     return wanted
 
@@ -66,5 +79,18 @@ def make_app(lake: LakePaths, host: str = "127.0.0.1", allowed_hosts: list[str] 
     return app
 
 
+# The proxies whose X-Forwarded-For names the caller (comma-separated addresses): none unless the operator
+# names them, so that a caller's address, and so its report limit, is its connection's (docs/agents.md).
+TRUSTED_PROXIES_ENV = "SEVENMAPS_TRUSTED_PROXIES"
+
+
+def server_config(app: Any, host: str, port: int, log_level: str = "warning") -> uvicorn.Config:
+    """uvicorn's settings for the map's server: forwarded headers only from the proxies the operator names
+    ($SEVENMAPS_TRUSTED_PROXIES; uvicorn trusts 127.0.0.1's by default)."""
+    proxies = [p.strip() for p in os.environ.get(TRUSTED_PROXIES_ENV, "").split(",") if p.strip()]
+    return uvicorn.Config(app, host=host, port=port, log_level=log_level, proxy_headers=bool(proxies),
+                          forwarded_allow_ips=proxies or None)
+
+
 def serve(lake: LakePaths, host: str, port: int, allowed_hosts: list[str] | None = None) -> None:
-    uvicorn.run(make_app(lake, host, allowed_hosts), host=host, port=port, log_level="warning")
+    uvicorn.Server(server_config(make_app(lake, host, allowed_hosts), host, port)).run()
