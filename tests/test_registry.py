@@ -32,6 +32,14 @@ NOW = dt.datetime(2026, 11, 20, 3, tzinfo=dt.UTC)
     ("https://[2001:db8::1]:8443/mcp", "streamable-http", ("skip", "IP address")),
     ("https://[::1]/mcp", "streamable-http", ("skip", "IP address")),
     ("https://[fe80::1%25eth0]/mcp", "streamable-http", ("skip", "IP address")),
+    # Hosts a browser's URL parser (WHATWG) reads as IPv4, as the guard does at connect time: all 127.0.0.1.
+    ("https://127.1/mcp", "streamable-http", ("skip", "IP address")),
+    ("https://0x7f.0.0.1/mcp", "streamable-http", ("skip", "IP address")),
+    ("https://2130706433/mcp", "streamable-http", ("skip", "IP address")),
+    ("https://0177.0.0.1/mcp", "streamable-http", ("skip", "IP address")),
+    ("https://0x7f000001./mcp", "streamable-http", ("skip", "IP address")),
+    ("https://1.2.3.999/mcp", "streamable-http", ("malformed", None)),  # ends in a number, no IPv4 address
+    ("https://mcp.v2.example1/mcp", "streamable-http", ("probe", None)),  # a name that only looks numeric
     ("https://localhost/mcp", "streamable-http", ("skip", "localhost or private name")),
     ("https://localhost./mcp", "streamable-http", ("skip", "localhost or private name")),
     ("https://api.localhost/mcp", "streamable-http", ("skip", "localhost or private name")),

@@ -127,3 +127,13 @@ def test_submitted_servers_are_checked_for_seven_days_then_admitted_or_refused(f
     assert "mcp.notes.test/mcp" in registry
     probes = {r["server_key"] for p in lake.raw_files("probes", nxt) for r in pq.read_table(p).to_pylist()}
     assert "mcp.weather.test/mcp" in probes
+
+
+@pytest.mark.parametrize("url", ["https://127.1/mcp", "https://0x7f.0.0.1/mcp", "https://2130706433/mcp",
+                                 "https://0177.0.0.1/mcp", "https://1.2.3.999/mcp"])
+def test_a_host_a_browser_reads_as_an_address_is_refused_at_submit_storing_nothing(lake, url, capsys):
+    assert main(["--lake", str(lake.root), "submit", url]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and ("IP address" in err or "unparseable URL" in err)
+    assert submissions.read_submissions(lake) == []
+    assert not submissions.submissions_file(lake).exists(), "a refused submission was stored"

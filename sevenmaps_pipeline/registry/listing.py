@@ -16,6 +16,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from ..rules.hosts import whatwg_ipv4
+
 # Names that never denote a public host (RFC 6761/6762/8375 and common private zones).
 PRIVATE_SUFFIXES = (".localhost", ".local", ".internal", ".intranet", ".lan", ".home", ".corp", ".private",
                     ".home.arpa", ".test", ".example", ".invalid", ".onion")
@@ -131,7 +133,11 @@ def listing_decision(url: str | None, remote_type: str | None, *, opted_out: Col
     host = (parts.hostname or "").lower().rstrip(".")
     if not host:
         return ListingDecision("malformed", Malformed.NO_HOST)
-    if _is_ip(host):
+    try:  # a host a browser reads as IPv4 (127.1, 0x7f.0.0.1, 2130706433) is an IP address too
+        numeric = whatwg_ipv4(host)
+    except ValueError as exc:
+        return ListingDecision("malformed", Malformed.UNPARSEABLE, f": {exc}")
+    if numeric is not None or _is_ip(host):
         return ListingDecision("skip", SkipReason.IP)
     # The fleet's map is normalised already (probe.config.HostMap): look the name up, and normalise the
     # keys only when it is not found (never once per listing for every name).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from urllib.parse import urlsplit
 
@@ -18,3 +19,38 @@ def host_of(url: str) -> str:
     if plain is not None:
         return plain.group(1).lower().rstrip(".")
     return (urlsplit(url).hostname or "").lower().rstrip(".")
+
+
+def _ipv4_number(part: str) -> int:
+    """One part of a WHATWG IPv4 host: decimal, 0x hex or 0-led octal; ValueError for anything else."""
+    digits, radix = part, 10
+    if part[:2].lower() == "0x":
+        digits, radix = part[2:], 16
+    elif len(part) > 1 and part[0] == "0":
+        digits, radix = part[1:], 8
+    allowed = {10: "0123456789", 16: "0123456789abcdefABCDEF", 8: "01234567"}[radix]
+    if part == "" or any(c not in allowed for c in digits):
+        raise ValueError(f"{part!r} is not an IPv4 number")
+    return int(digits, radix) if digits else 0
+
+
+def whatwg_ipv4(host: str) -> ipaddress.IPv4Address | None:
+    """The IPv4 address a browser's URL parser (the WHATWG URL standard) reads `host` as: `127.1`,
+    `0x7f.0.0.1`, `2130706433` and `0177.0.0.1` are all 127.0.0.1, as the guard at connect time sees them.
+    None for a host that is a name; ValueError for one whose last label is a number but that is no valid
+    IPv4 address (the standard rejects such a URL)."""
+    labels = host.split(".")
+    if len(labels) > 1 and labels[-1] == "":
+        labels = labels[:-1]
+    last = labels[-1]
+    number = last.isascii() and last.isdigit() or (
+        last[:2].lower() == "0x" and all(c in "0123456789abcdefABCDEF" for c in last[2:]))
+    if not last or not number:
+        return None
+    if len(labels) > 4:
+        raise ValueError(f"{host!r} ends in a number but has more than four parts")
+    numbers = [_ipv4_number(label) for label in labels]
+    if any(n > 255 for n in numbers[:-1]) or numbers[-1] >= 256 ** (5 - len(numbers)):
+        raise ValueError(f"{host!r} ends in a number but is out of IPv4's range")
+    value = numbers[-1] + sum(n * 256 ** (3 - i) for i, n in enumerate(numbers[:-1]))
+    return ipaddress.IPv4Address(value)
