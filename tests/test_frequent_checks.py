@@ -166,6 +166,9 @@ def test_an_owner_proves_control_adds_a_note_and_chooses_five_minute_endpoints(f
     fleet.proof.reset({"GET /.well-known/7maps-owner.txt": Scripted(200, body=b"7maps-owner-someone-else\n")})
     assert main(["--lake", str(lake.root), "owner", "verify", PROOF, *resolve]) == 1
     fleet.proof.reset({"GET /.well-known/7maps-owner.txt": Scripted(200, body=f"{token}\n".encode())})
+    assert main(["--lake", str(lake.root), "owner", "verify", PROOF, *resolve]) == 1  # no text/plain: not proof
+    fleet.proof.reset({"GET /.well-known/7maps-owner.txt": Scripted(200, [("content-type", "text/plain")],
+                                                                     f"{token}\n".encode())})
     assert main(["--lake", str(lake.root), "owner", "verify", PROOF, *resolve]) == 0
     assert owners.claim_of(lake, PROOF).status == "verified"
     note = "We deploy on Tuesdays,\n 09:00 UTC."
@@ -181,6 +184,11 @@ def test_an_owner_proves_control_adds_a_note_and_chooses_five_minute_endpoints(f
     # The note is shown beside the host's endpoints (a view over the control file), never in a figure.
     land_registry(lake, [f"https://{PROOF}/mcp0"], day=DAY)
     _daily(lake, DAY, {f"{PROOF}/mcp0": "o"}, dt.datetime.combine(DAY, dt.time(3), dt.UTC))
+    # A claim kept from before hosts were checked, its host a LIKE pattern: it matches no endpoint (matches are
+    # exact: the host itself or a name under it).
+    at = dt.datetime.combine(DAY, dt.time(3), dt.UTC)
+    forged = owners.OwnerClaim("%.test", "verified", "t", at, at, (), "not theirs", at)
+    owners._write(lake, [*owners.read_claims(lake), forged])
     publish_warehouse(lake, force=True)
     with duck.connect(str(lake.warehouse), read_only=True) as con:
         assert con.execute("SELECT server_key, owner_host, note FROM owner_notes").fetchall() == [

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
-import json
 
 import pytest
 
@@ -16,7 +15,6 @@ from sevenmaps_pipeline.defs.resources import ProberResource
 from sevenmaps_pipeline.devtools.fleet.run import Fleet, load_timeline
 from sevenmaps_pipeline.devtools.fleet.scripted import Scripted, ScriptedApp
 from sevenmaps_pipeline.lake.control import Refused
-from sevenmaps_pipeline.probe.run import readiness_day, scan_day
 from sevenmaps_pipeline.registry import opt_outs, owners
 
 NOW = dt.datetime(2026, 11, 30, 9, tzinfo=dt.UTC)
@@ -62,46 +60,71 @@ def test_an_unreadable_registry_stops_the_run_instead_of_reading_as_empty(lake):
         scan_config(lake, ProberResource())
 
 
-def test_the_form_proof_needs_the_token_on_the_host(fleet, lake, capsys):
+def test_the_form_proof_needs_the_token_alone_as_text_plain_and_fresh(fleet, lake, capsys):
     resolve = ["--resolve", f"{PROOF}:{fleet.port}", "--ca-file", str(fleet.ca_file)]
+    now = dt.datetime.now(dt.UTC)
     assert main(["--lake", str(lake.root), "opt-out", "issue", PROOF]) == 0
-    token = opt_outs.pending_token(lake, PROOF)
-    assert token in capsys.readouterr().out
-    assert main(["--lake", str(lake.root), "opt-out", "issue", PROOF]) == 0  # the same token until verified
-    assert opt_outs.pending_token(lake, PROOF) == token
-    fleet.proof.reset({"GET /.well-known/7maps-optout.txt": Scripted(200, body=b"someone else's token\n")})
-    assert main(["--lake", str(lake.root), "opt-out", "verify", PROOF, *resolve]) == 1
-    assert opt_outs.opted_out_hosts(lake) == frozenset()
-    fleet.proof.reset({"GET /.well-known/7maps-optout.txt": Scripted(200, body=f"# 7Maps\n  {token}\n".encode())})
+    first = opt_outs.pending_token(lake, PROOF, now)
+    assert first in capsys.readouterr().out
+    assert main(["--lake", str(lake.root), "opt-out", "issue", PROOF]) == 0  # each request its own token
+    token = opt_outs.pending_token(lake, PROOF, now)
+    assert token != first
+    plain = [("content-type", "text/plain; charset=utf-8")]
+    refused = {  # each proves nothing: the token is not the answer alone, as text/plain, with a 2xx
+        "someone else's": Scripted(200, plain, b"someone else's token\n"),
+        "the old token": Scripted(200, plain, f"{first}\n".encode()),
+        "on a line of a page": Scripted(200, plain, f"# 7Maps\n  {token}\n".encode()),
+        "in an HTML page": Scripted(200, [("content-type", "text/html")], f"<p>\n{token}\n</p>".encode()),
+        "HTML, the token alone": Scripted(200, [("content-type", "text/html")], token.encode()),
+        "a 404 page": Scripted(404, plain, token.encode()),
+    }
+    for what, answer in refused.items():
+        fleet.proof.reset({"GET /.well-known/7maps-optout.txt": answer})
+        assert main(["--lake", str(lake.root), "opt-out", "verify", PROOF, *resolve]) == 1, what
+        assert opt_outs.opted_out_hosts(lake) == frozenset(), what
+    fleet.proof.reset({"GET /.well-known/7maps-optout.txt": Scripted(200, plain, f"{token}\n".encode())})
     assert main(["--lake", str(lake.root), "opt-out", "verify", PROOF, *resolve]) == 0
     assert opt_outs.opted_out_hosts(lake) == {PROOF}
     (entry,) = opt_outs.read_opt_outs(lake)
     assert (entry.how, entry.token) == ("form", token)
     capsys.readouterr()
-    assert main(["--lake", str(lake.root), "opt-out", "list"]) == 0
-    (line,) = capsys.readouterr().out.splitlines()
-    assert line.split()[:3] == [PROOF, "opted_out", "form"]
 
 
-def test_every_check_kind_reads_the_registry_even_on_a_snapshot_taken_before(fleet, lake):
-    prober = ProberResource(host_map_json=json.dumps(fleet.host_map), ca_file=str(fleet.ca_file))
-    today = dt.datetime.now(dt.UTC).date()
-    scan_day(lake, today, fleet.registry_url, scan_config(lake, prober))  # the snapshot: weather is listed
-    # weather opts out later that day; the scan resumes on the day's snapshot, the readiness run follows
-    opt_outs.record_opt_out(lake, "weather.test", "operator", dt.datetime.now(dt.UTC), note="covers mcp.weather.test")
-    for path in lake.raw_files("probes", today):
-        path.unlink()  # as if the first scan had been killed before it landed anything
-    before = len(fleet.requests_to("mcp.weather.test"))
-    config = scan_config(lake, prober)
-    report = scan_day(lake, today, fleet.registry_url, config)
-    assert report.registry_reused and report.outcomes.get("skipped") == 1
-    import pyarrow.parquet as pq
+def test_a_token_expires_after_its_days(lake):
+    issued = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
+    opt_outs.issue_token(lake, "mcp.example.com", issued)
+    assert opt_outs.pending_token(lake, "mcp.example.com", issued + dt.timedelta(days=opt_outs.TOKEN_DAYS))
+    with pytest.raises(opt_outs.OptOutRegistryError) as refused:
+        opt_outs.pending_token(lake, "mcp.example.com", issued + dt.timedelta(days=opt_outs.TOKEN_DAYS, seconds=1))
+    assert refused.value.kind is Refused.TOKEN_EXPIRED
+    owners.issue_owner_token(lake, "owner.example.com", issued)
+    with pytest.raises(owners.OwnerClaimError) as refused:
+        owners.pending_claim(lake, "owner.example.com", issued + dt.timedelta(days=8))
+    assert refused.value.kind is Refused.TOKEN_EXPIRED
+    again = owners.issue_owner_token(lake, "owner.example.com", issued + dt.timedelta(days=8))
+    assert owners.pending_claim(lake, "owner.example.com", issued + dt.timedelta(days=8)).token == again.token
 
-    rows = [r for p in lake.raw_files("probes", today) for r in pq.read_table(p).to_pylist()]
-    assert {r["server_key"]: r["skip_reason"] for r in rows}["mcp.weather.test/mcp"] == "host opted out"
-    readiness_day(lake, today, config)
-    assert len(fleet.requests_to("mcp.weather.test")) == before  # never contacted again
-    assert fleet.requests_to("mcp.notes.test")  # the others are
+
+@pytest.mark.parametrize(("host", "kind"), [
+    ("co.uk", Refused.PUBLIC_SUFFIX), ("github.io", Refused.PUBLIC_SUFFIX), ("com", Refused.NOT_A_HOST),
+    ("mcp.example.com?x=1", Refused.NOT_A_HOST), ("mcp.example.com#top", Refused.NOT_A_HOST),
+    ("mcp%2eexample.com", Refused.NOT_A_HOST), ("mcp_x.example.com", Refused.NOT_A_HOST),
+    ("-mcp.example.com", Refused.NOT_A_HOST), ("127.0.0.1", Refused.NOT_A_HOST), ("0x7f.1", Refused.NOT_A_HOST),
+])
+def test_a_claimed_or_opted_out_host_is_one_real_host(lake, host, kind):
+    now = dt.datetime(2026, 11, 20, tzinfo=dt.UTC)
+    with pytest.raises(opt_outs.OptOutRegistryError) as refused:
+        opt_outs.issue_token(lake, host, now)
+    assert refused.value.kind is kind
+    with pytest.raises(owners.OwnerClaimError) as refused:
+        owners.issue_owner_token(lake, host, now)
+    assert refused.value.kind is kind
+    assert opt_outs.read_opt_outs(lake) == [] and owners.read_claims(lake) == []
+
+
+def test_unicode_and_ordinary_hosts_are_kept_in_one_form(lake):
+    assert opt_outs.normal_host("https://MCP.Example.com.:443/mcp") == "mcp.example.com"
+    assert opt_outs.normal_host("bücher.example") == "xn--bcher-kva.example"
 
 
 def test_an_owners_claim_refuses_by_named_kind(lake):

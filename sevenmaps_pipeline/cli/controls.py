@@ -7,7 +7,6 @@ import asyncio
 import datetime as dt
 import sys
 
-from ..lake.control import Refused
 from ..probe.opt_out_check import form_proof, token_proof
 from ..registry import opt_outs, owners, submissions
 from .common import _existing_lake, _lake, _probe_config
@@ -35,11 +34,11 @@ def cmd_opt_out(args: argparse.Namespace) -> int:
         return 0
     if args.action == "issue":
         entry = opt_outs.issue_token(lake, args.host, now)
-        print(f"token for {entry.host}: {entry.token}\nthe host publishes it, on a line of its own, at "
+        print(f"token for {entry.host}: {entry.token}\nthe host publishes it alone, as text/plain (valid 7 days), at "
               f"https://{entry.host}{opt_outs.OPT_OUT_PATH}; then run `sevenmaps opt-out verify {entry.host}`")
         return 0
     host = opt_outs.normal_host(args.host)
-    token = opt_outs.pending_token(lake, host)
+    token = opt_outs.pending_token(lake, host, now)
     ok, detail = asyncio.run(form_proof(host, token, _probe_config(args)))
     if not ok:
         print(f"not opted out: {detail}", file=sys.stderr)
@@ -69,14 +68,11 @@ def cmd_owner(args: argparse.Namespace) -> int:
         if claim.status == "verified":
             print(f"{claim.host} is already verified (since {claim.verified_at:%Y-%m-%d %H:%M}Z)")
             return 0
-        print(f"token for {claim.host}: {claim.token}\nthe owner publishes it, on a line of its own, at "
+        print(f"token for {claim.host}: {claim.token}\nthe owner publishes it alone, as text/plain (valid 7 days), at "
               f"https://{claim.host}{owners.OWNER_PATH}; then run `sevenmaps owner verify {claim.host}`")
         return 0
     if args.action == "verify":
-        found = owners.claim_of(lake, args.host)
-        if found is None:
-            raise owners.OwnerClaimError(Refused.NO_TOKEN_ISSUED,
-                                         f"no owner token was issued for {args.host}: `sevenmaps owner issue` first")
+        found = owners.pending_claim(lake, args.host, now)
         ok, detail = asyncio.run(token_proof(found.host, owners.OWNER_PATH, found.token, _probe_config(args)))
         if not ok:
             print(f"not verified: {detail}", file=sys.stderr)

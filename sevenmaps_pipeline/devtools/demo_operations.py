@@ -38,7 +38,7 @@ def _config(fleet: Any) -> ProbeConfig:
 
 def form_opt_out(lake: LakePaths, fleet: Any, now: dt.datetime) -> str:
     entry = opt_outs.issue_token(lake, FORM_OPT_OUT, now)
-    fleet.host("away").well_known[opt_outs.OPT_OUT_PATH] = f"# 7Maps opt-out\n{entry.token}\n"
+    fleet.host("away").well_known[opt_outs.OPT_OUT_PATH] = f"{entry.token}\n"
     ok, detail = asyncio.run(token_proof(FORM_OPT_OUT, opt_outs.OPT_OUT_PATH, entry.token or "", _config(fleet)))
     if ok:
         opt_outs.record_opt_out(lake, FORM_OPT_OUT, "form", now, note=detail, token=entry.token)

@@ -17,6 +17,8 @@ class Refused(enum.Enum):
 
     FILE_UNREADABLE = "file_unreadable"
     NOT_A_HOST = "not_a_host"
+    PUBLIC_SUFFIX = "public_suffix"
+    TOKEN_EXPIRED = "token_expired"
     UNKNOWN_HOW = "unknown_how"
     ALREADY_OPTED_OUT = "already_opted_out"
     NO_TOKEN_ISSUED = "no_token_issued"

@@ -168,7 +168,7 @@ def owner_note_statements(lake: LakePaths) -> list[str]:
     body = ("WITH claims AS (" + claims + "), endpoints AS (SELECT server_key, server_name, url, "
             "lower(regexp_extract(url, '^[a-zA-Z]+://([^/:?#]+)', 1)) AS url_host FROM servers) "
             "SELECT e.server_key, e.server_name, e.url, c.host AS owner_host, c.note, c.note_updated_at, c.verified_at "
-            "FROM endpoints e JOIN claims c ON e.url_host = c.host OR e.url_host LIKE '%.' || c.host")
+            "FROM endpoints e JOIN claims c ON e.url_host = c.host OR ends_with(e.url_host, '.' || c.host)")
     return [f"CREATE VIEW owner_notes AS {body}", "COMMENT ON VIEW owner_notes IS " + _quote(
         "The verified owner's note, in their own words, beside each endpoint on their host: shown beside the "
         "figures, never mixed into them (control/owners.parquet, not covered by roots).")]

@@ -17,6 +17,7 @@ as empty: a host that asked is never contacted because a file broke.
 from __future__ import annotations
 
 import datetime as dt
+import re
 import secrets
 from dataclasses import dataclass
 
@@ -25,8 +26,14 @@ import pyarrow as pa
 from ..lake.control import ControlError, Refused, read_control_rows
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
+from ..rules.hosts import whatwg_ipv4
+from ..rules.psl import registrable_domain
 
 OPT_OUT_PATH = "/.well-known/7maps-optout.txt"
+# A token proves control only while it is fresh: each one issued lives this long (docs/operations.md).
+TOKEN_DAYS = 7
+MAX_TOKEN_FILE_BYTES = 4096
+_LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\Z")
 HOWS = ("operator", "form")
 SCHEMA = pa.schema([
     pa.field("host", pa.string(), nullable=False),
@@ -55,13 +62,30 @@ class OptOut:
 
 
 def normal_host(host: str) -> str:
-    """A host name as the registry keeps it: lower case, no trailing dot, no port, no scheme or path."""
+    """A host name as the registry keeps it: lower case, no trailing dot, no port, no scheme or path; one
+    real host: dot-separated labels of letters, digits and hyphens (a unicode name in its IDNA form), not an
+    IP address, and not a public suffix, which would stand for everyone's domains below it."""
     text = host.strip().lower()
     if "://" in text:
         text = text.split("://", 1)[1]
     text = text.split("/", 1)[0].split("@")[-1].rsplit(":", 1)[0].rstrip(".")
-    if not text or any(c.isspace() for c in text) or "." not in text:
-        raise OptOutRegistryError(Refused.NOT_A_HOST, f"not a host name: {host!r}")
+    try:
+        text = text.encode("idna").decode("ascii") if not text.isascii() else text
+    except UnicodeError:
+        raise OptOutRegistryError(Refused.NOT_A_HOST, f"not a host name: {host[:100]!r}") from None
+    labels = text.split(".")
+    if len(text) > 253 or len(labels) < 2 or not all(_LABEL.match(label) for label in labels):
+        raise OptOutRegistryError(Refused.NOT_A_HOST, f"not a host name: {host[:100]!r} (letters, digits and "
+                                  "hyphens in dot-separated labels)")
+    try:
+        numeric = whatwg_ipv4(text)
+    except ValueError:
+        numeric = None
+    if numeric is not None or labels[-1].isdigit():
+        raise OptOutRegistryError(Refused.NOT_A_HOST, f"{text} is an IP address, not a host name")
+    if registrable_domain(text) is None:
+        raise OptOutRegistryError(Refused.PUBLIC_SUFFIX, f"{text} is a public suffix (it stands for everyone's "
+                                  "domains below it), not one host")
     return text
 
 
@@ -97,31 +121,47 @@ def record_opt_out(lake: LakePaths, host: str, how: str, now: dt.datetime, note:
     return entry
 
 
+def new_token(kind: str) -> str:
+    return f"7maps-{kind}-{secrets.token_urlsafe(24)}"
+
+
+def token_expired(issued_at: dt.datetime, now: dt.datetime) -> bool:
+    return now - issued_at > dt.timedelta(days=TOKEN_DAYS)
+
+
 def issue_token(lake: LakePaths, host: str, now: dt.datetime) -> OptOut:
-    """A form token for the host (the same one until it is verified), recorded as pending."""
+    """A new form token for the host, recorded as pending (it replaces one issued before: each request gets
+    its own, valid for TOKEN_DAYS)."""
     host = normal_host(host)
     entries = read_opt_outs(lake)
     for entry in entries:
-        if entry.host == host:
-            if entry.status == "opted_out":
-                raise OptOutRegistryError(Refused.ALREADY_OPTED_OUT,
-                                          f"{host} has already opted out ({entry.how}, {entry.opted_out_at})")
-            return entry
-    entry = OptOut(host, "pending", "form", now, token=f"7maps-optout-{secrets.token_urlsafe(24)}")
-    _write(lake, entries + [entry])
+        if entry.host == host and entry.status == "opted_out":
+            raise OptOutRegistryError(Refused.ALREADY_OPTED_OUT,
+                                      f"{host} has already opted out ({entry.how}, {entry.opted_out_at})")
+    entry = OptOut(host, "pending", "form", now, token=new_token("optout"))
+    _write(lake, [e for e in entries if e.host != host] + [entry])
     return entry
 
 
-def pending_token(lake: LakePaths, host: str) -> str:
+def pending_token(lake: LakePaths, host: str, now: dt.datetime) -> str:
+    """The host's pending form token, while it is fresh."""
     host = normal_host(host)
     for entry in read_opt_outs(lake):
         if entry.host == host and entry.status == "pending" and entry.token:
+            if token_expired(entry.requested_at, now):
+                raise OptOutRegistryError(Refused.TOKEN_EXPIRED, f"the form token for {host} was issued on "
+                                          f"{entry.requested_at:%Y-%m-%d} and has expired ({TOKEN_DAYS} days): "
+                                          f"`sevenmaps opt-out issue {host}` for a new one")
             return entry.token
     raise OptOutRegistryError(Refused.NO_TOKEN_ISSUED,
                               f"no form token was issued for {host}: `sevenmaps opt-out issue {host}` first")
 
 
-def file_holds_token(body: bytes, token: str) -> bool:
-    """The published file holds the token on a line of its own (surrounding whitespace ignored)."""
-    text = body[:4096].decode("utf-8", "replace")
-    return any(line.strip() == token for line in text.splitlines())
+def token_file_is(status: int | None, content_type: str | None, body: bytes, token: str) -> bool:
+    """The proof: a 2xx text/plain answer whose body is the token alone (a trailing newline allowed). A
+    page that merely contains it (an HTML page echoing what it was sent, a listing) proves nothing."""
+    if status is None or not 200 <= status < 300:
+        return False
+    if (content_type or "").split(";", 1)[0].strip().lower() != "text/plain":
+        return False
+    return len(body) <= MAX_TOKEN_FILE_BYTES and body.decode("utf-8", "replace").strip() == token

@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import os
-import secrets
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -27,7 +26,7 @@ from ..lake.keys import server_key
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
 from .listing import has_userinfo, is_opted_out
-from .opt_outs import OptOutRegistryError, normal_host
+from .opt_outs import TOKEN_DAYS, OptOutRegistryError, new_token, normal_host, token_expired
 
 OWNER_PATH = "/.well-known/7maps-owner.txt"
 FIVE_MINUTE_PER_OWNER_ENV = "SEVENMAPS_FIVE_MINUTE_PER_OWNER"
@@ -65,7 +64,7 @@ def _host(host: str) -> str:
     try:
         return normal_host(host)
     except OptOutRegistryError as exc:
-        raise OwnerClaimError(Refused.NOT_A_HOST, str(exc)) from None
+        raise OwnerClaimError(exc.kind, str(exc)) from None
 
 
 def read_claims(lake: LakePaths) -> list[OwnerClaim]:
@@ -85,14 +84,28 @@ def claim_of(lake: LakePaths, host: str) -> OwnerClaim | None:
 
 
 def issue_owner_token(lake: LakePaths, host: str, now: dt.datetime) -> OwnerClaim:
-    """The token for a host's claim (the same one until it is verified; a verified claim keeps its own)."""
+    """A new token for a host's claim, valid for TOKEN_DAYS (it replaces a pending one: each request gets its
+    own); a verified claim is left as it is."""
     host = _host(host)
     claims = read_claims(lake)
     existing = next((c for c in claims if c.host == host), None)
-    if existing is not None:
+    if existing is not None and existing.status == "verified":
         return existing
-    claim = OwnerClaim(host, "pending", f"7maps-owner-{secrets.token_urlsafe(24)}", now)
-    _write(lake, claims + [claim])
+    claim = OwnerClaim(host, "pending", new_token("owner"), now)
+    _write(lake, [c for c in claims if c.host != host] + [claim])
+    return claim
+
+
+def pending_claim(lake: LakePaths, host: str, now: dt.datetime) -> OwnerClaim:
+    """The host's claim whose token is to be checked: issued, and still fresh (a verified one as it is)."""
+    claim = claim_of(lake, host)
+    if claim is None:
+        raise OwnerClaimError(Refused.NO_TOKEN_ISSUED,
+                              f"no owner token was issued for {host}: `sevenmaps owner issue {host}` first")
+    if claim.status == "pending" and token_expired(claim.requested_at, now):
+        raise OwnerClaimError(Refused.TOKEN_EXPIRED, f"the owner token for {claim.host} was issued on "
+                              f"{claim.requested_at:%Y-%m-%d} and has expired ({TOKEN_DAYS} days): "
+                              f"`sevenmaps owner issue {claim.host}` for a new one")
     return claim
 
 
