@@ -7,9 +7,11 @@ origin) is checked and updated atomically under a lock; refused checkpoints are 
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime as dt
 import hashlib
 import json
+import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -161,10 +163,68 @@ def _parse_add_checkpoint(body: bytes) -> tuple[int, list[bytes], bytes] | Answe
     return int(old_text), proof, note_bytes
 
 
-def serve(witness: Witness, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
-    """Start the witness's HTTP server in a thread; returns the server (server_address has the port)."""
+# A listening witness bounds what a caller can hold (docs/verifying.md, "Witnesses"): a request, headers and
+# body, must arrive whole within REQUEST_SECONDS or its connection is cut; at most MAX_CONNECTIONS are open at
+# once, and one past them is closed at once; every answer closes its connection (HTTP/1.0), so nothing idles.
+REQUEST_SECONDS = 10.0
+MAX_CONNECTIONS = 64
+
+
+class _BoundedServer(ThreadingHTTPServer):
+    """ThreadingHTTPServer with a cap on open connections: one past the cap is closed unread."""
+
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], max_connections: int):
+        super().__init__(address, handler)
+        self._slots = threading.BoundedSemaphore(max_connections)
+
+    def process_request(self, request, client_address) -> None:
+        if not self._slots.acquire(blocking=False):
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request, client_address) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+
+def serve(witness: Witness, host: str = "127.0.0.1", port: int = 0, request_seconds: float = REQUEST_SECONDS,
+          max_connections: int = MAX_CONNECTIONS) -> ThreadingHTTPServer:
+    """Start the witness's HTTP server in a thread; returns the server (server_address has the port). A
+    request slower than `request_seconds` in all, or one past `max_connections` open, is cut."""
     class Handler(BaseHTTPRequestHandler):
         server_version = "sevenmaps-witness"
+        timeout = request_seconds  # each read; the deadline below bounds the whole request
+
+        def setup(self) -> None:
+            super().setup()
+            self._deadline = threading.Timer(request_seconds, self._cut)
+            self._deadline.daemon = True
+            self._deadline.start()
+
+        def _cut(self) -> None:
+            # wakes a read that is still waiting: a half-sent request never holds its thread
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+
+        def finish(self) -> None:
+            self._deadline.cancel()
+            with contextlib.suppress(OSError):  # the connection was cut or reset: nothing left to flush
+                super().finish()
+
+        def handle(self) -> None:
+            try:
+                super().handle()
+            except OSError:  # cut at the deadline, timed out, or reset by the caller: its own connection ends
+                self.close_connection = True
 
         def _answer(self, answer: Answer) -> None:
             self.send_response(answer.status)
@@ -182,7 +242,11 @@ def serve(witness: Witness, host: str = "127.0.0.1", port: int = 0) -> Threading
                 length = -1
             if not 0 <= length <= MAX_BODY:
                 return self._answer(_text(400, f"a request body of 0..{MAX_BODY} bytes with Content-Length"))
-            self._answer(witness.add_checkpoint(self.rfile.read(length)))
+            body = self.rfile.read(length)
+            if len(body) < length:  # the caller stopped sending (or was cut): no answer to give
+                self.close_connection = True
+                return None
+            self._answer(witness.add_checkpoint(body))
 
         def do_GET(self) -> None:  # noqa: N802
             self._answer(witness.monitoring(self.path))
@@ -190,7 +254,7 @@ def serve(witness: Witness, host: str = "127.0.0.1", port: int = 0) -> Threading
         def log_message(self, format: str, *args) -> None:  # noqa: A002 - quiet unless asked
             pass
 
-    server = ThreadingHTTPServer((host, port), Handler)
+    server = _BoundedServer((host, port), Handler, max_connections)
     threading.Thread(target=server.serve_forever, daemon=True, name="witness").start()
     return server
 
