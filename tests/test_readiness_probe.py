@@ -21,9 +21,10 @@ from sevenmaps_pipeline.devtools.fleet.scripted import (
     tools_result,
 )
 from sevenmaps_pipeline.probe.checker import EndpointCheck
-from sevenmaps_pipeline.probe.config import ProbeConfig
+from sevenmaps_pipeline.probe.config import BAD_CALL_USER_AGENT, USER_AGENT, ProbeConfig
 from sevenmaps_pipeline.probe.http import build_client
 from sevenmaps_pipeline.probe.readiness import readiness_one
+from sevenmaps_pipeline.registry import owners
 from sevenmaps_pipeline.rules.readiness import score_mcp
 
 TODAY = dt.date(2026, 11, 30)
@@ -221,3 +222,32 @@ def test_step_5_on_a_2026_07_28_sdk_server_names_the_tool_in_its_header(fleet):
     # The fleet's servers have no tool handler: JSON-RPC's stock "Method not found" says nothing about the call.
     assert row["bad_call_tool"] == "search_docs" and row["bad_call_legible"] is False
     assert "Method not found" in row["bad_call_evidence"]
+
+
+def test_the_bad_call_runs_only_where_a_verified_owner_asked_and_never_as_7maps_bot(fleet, older, lake, capsys):
+    legible = json_answer({"jsonrpc": "2.0", "id": "bad-call-1", "error": {"code": -32602,
+                                                                 "message": "Invalid params: 'id' is required"}})
+    older.reset({"initialize": initialize_result(), "notifications/initialized": Scripted(202),
+                 "tools/list": [tools_result(READ_ONLY, request_id=2), tools_result(READ_ONLY, request_id=7)],
+                 "tools/call": legible})
+    args = ["--lake", str(lake.root), "readiness", f"https://{OLD}/mcp", "--bad-call", "--json", "--quiet",
+            "--resolve", f"{OLD}:{fleet.port}", "--ca-file", str(fleet.ca_file)]
+    before = len(older.received)
+    assert main(args) == 2  # no owner asked: refused before anything is contacted
+    assert "verified owner asked" in capsys.readouterr().err and len(older.received) == before
+    now = dt.datetime.now(dt.UTC)
+    owners.issue_owner_token(lake, OLD, now)
+    owners.mark_verified(lake, OLD, now)
+    assert main(args) == 2  # verified, but the owner has not asked for it
+    capsys.readouterr()
+    assert main(["--lake", str(lake.root), "owner", "bad-call", OLD]) == 0
+    assert main(args) == 0
+    answer = json.loads(capsys.readouterr().out.split("\n", 1)[1])  # after the owner command's line
+    assert answer["bad_call"]["asked_by_owner_of"] == OLD and answer["bad_call"]["legible"] is True
+    seen = older.received[before:]
+    calls = [r for r in seen if r["rpc"] == "tools/call"]
+    assert len(calls) == 1 and calls[0]["headers"]["user-agent"] == BAD_CALL_USER_AGENT
+    assert all(r["headers"]["user-agent"] == USER_AGENT for r in seen if r["rpc"] != "tools/call")
+    assert "7Maps-bot" not in BAD_CALL_USER_AGENT
+    assert main(["--lake", str(lake.root), "owner", "bad-call", OLD, "--off"]) == 0
+    assert main(args) == 2  # withdrawn: never again

@@ -11,13 +11,16 @@ import sys
 from pathlib import Path
 
 from ..lookups.codehost import CodeHostClient, RepoStatus, parse_repository_url
+from ..probe.config import BAD_CALL_USER_AGENT
 from ..probe.readiness import readiness_one
 from ..probe.report import run_probe
 from ..registry.listing import has_userinfo
+from ..registry.owners import bad_call_asked
+from ..rules.hosts import host_of
 from ..rules.readiness import score_mcp, score_skill
 from ..rules.risk import classify
 from ..rules.skill_md import skill_facts_from_folder
-from .common import _probe_config
+from .common import _lake, _probe_config
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
@@ -73,6 +76,10 @@ def cmd_readiness(args: argparse.Namespace) -> int:
     if has_userinfo(args.url):
         raise ValueError("the URL carries credentials (user:password@host); 7Maps-bot never sends credentials")
     config = _probe_config(args)
+    owner = bad_call_asked(_lake(args), host_of(args.url)) if args.bad_call else None
+    if args.bad_call and owner is None:  # refused before anything is contacted
+        raise ValueError(f"--bad-call makes a real tool call, so it runs only where the host's verified owner asked "
+                         f"for it in this lake (`sevenmaps owner bad-call HOST`); {host_of(args.url)} has none")
 
     def progress(line: str) -> None:
         if not args.quiet:
@@ -90,7 +97,8 @@ def cmd_readiness(args: argparse.Namespace) -> int:
     score = score_mcp(facts)
     if args.bad_call:
         step5 = {"seen": row.get("bad_call_legible") is not None, "legible": row.get("bad_call_legible"),
-                 "tool": row.get("bad_call_tool"), "evidence": row.get("bad_call_evidence") or "no answer was read"}
+                 "tool": row.get("bad_call_tool"), "evidence": row.get("bad_call_evidence") or "no answer was read",
+                 "asked_by_owner_of": owner.host if owner else None, "user_agent": BAD_CALL_USER_AGENT}
     else:
         step5 = {"seen": False, "legible": None, "tool": None, "evidence": "off (--bad-call makes the call)"}
     if args.json:

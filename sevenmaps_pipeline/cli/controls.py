@@ -81,6 +81,11 @@ def cmd_owner(args: argparse.Namespace) -> int:
         print(f"{claim.host}: owner verified ({detail}); they may add a note and choose up to "
               f"{owners.five_minute_cap()} endpoints for five-minute checks")
         return 0
+    if args.action == "bad-call":
+        claim = owners.ask_bad_call(lake, args.host, not args.off)
+        print(f"{claim.host}: the bad-call step (one tools/call with bad arguments, under its own user agent) is "
+              + ("asked for by its owner" if claim.bad_call else "not asked for: it is never made"))
+        return 0
     if args.action == "note":
         claim = owners.set_note(lake, args.host, args.text or "", now)
         print(f"{claim.host}: note {'set' if claim.note else 'removed'}; shown beside its endpoints' figures")

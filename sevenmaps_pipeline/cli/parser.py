@@ -64,7 +64,8 @@ COMMAND_HELP = {
     "submissions": "the submitted servers: queued, admitted or refused, with the reason",
     "owner": "owner claims: `list`; `issue HOST` (a token the owner publishes at /.well-known/7maps-owner.txt); "
              "`verify HOST`; `note HOST --text ...` (shown beside the figures, never in them); `five-minute HOST "
-             "--url URL ...` (at most 3 endpoints of the host)",
+             "--url URL ...` (at most 3 endpoints of the host); `bad-call HOST [--off]` (the owner asks for the "
+             "rubric's bad-call step on their endpoints)",
     "backfill": "build the map for a range of days, then sign the finished ones, as runs of the code location (the "
                 "UI shows them); a day that has passed is never probed (n)",
     "probe": "check one endpoint the 7Maps way and print everything seen (exit 0 when it answers with tools, 3 "
@@ -178,7 +179,8 @@ def _check_commands(commands: dict[str, argparse.ArgumentParser]) -> None:
                    "up on the code host ($SEVENMAPS_CODEHOST_URL, token from $SEVENMAPS_GITHUB_TOKEN)")
     p.add_argument("--bad-call", action="store_true", help="step 5 of the rubric, off by default and never made "
                    "by the map: call one tool that declares readOnlyHint with deliberately bad arguments and "
-                   "judge how legible its error is (a real tool call: only on a server you may call; not scored)")
+                   "judge how legible its error is (a real tool call, under its own user agent, never 7Maps-bot: "
+                   "only where the host's verified owner asked for it, `sevenmaps owner bad-call HOST`; not scored)")
     p.set_defaults(handler="checks:cmd_readiness")
 
     p = commands["readiness-skill"]
@@ -273,11 +275,12 @@ def _control_commands(commands: dict[str, argparse.ArgumentParser]) -> None:
     commands["submissions"].set_defaults(handler="controls:cmd_submissions")
 
     p = commands["owner"]
-    p.add_argument("action", choices=["list", "issue", "verify", "note", "five-minute"])
+    p.add_argument("action", choices=["list", "issue", "verify", "note", "five-minute", "bad-call"])
     p.add_argument("host", nargs="?", help="the host the owner controls (it covers every name under it)")
     p.add_argument("--text", help="for note: the owner's words (empty removes the note)")
     p.add_argument("--url", action="append",
                    help="for five-minute: an endpoint URL on the host (repeat; none stops them)")
+    p.add_argument("--off", action="store_true", help="for bad-call: withdraw the owner's request")
     _endpoint_options(p)
     p.set_defaults(handler="controls:cmd_owner")
 

@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 
 from ..registry.listing import SkipReason, has_userinfo, redact_userinfo
-from .config import MODERN_PROTOCOL_VERSION, PROTOCOL_VERSION, ProbeConfig
+from .config import BAD_CALL_USER_AGENT, MODERN_PROTOCOL_VERSION, PROTOCOL_VERSION, ProbeConfig
 from .legibility import error_legibility
 from .messages import CLIENT_INFO, error_text, modern_meta, rpc
 from .netguard import refused_address
@@ -363,6 +363,7 @@ class EndpointCheck:
             params["_meta"] = modern_meta()
             if tool["name"].isascii() and tool["name"].isprintable():
                 headers = {**headers, "Mcp-Name": tool["name"]}
+        headers = {**headers, "User-Agent": BAD_CALL_USER_AGENT}  # never as 7Maps-bot
         request_id = "bad-call-1"
         try:
             answer = await self._post(rpc("tools/call", request_id, params), self.config.timeouts.tools_list_per_page,

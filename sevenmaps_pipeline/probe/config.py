@@ -9,6 +9,10 @@ from pathlib import Path
 from .. import __version__
 
 USER_AGENT = "7Maps-bot/0.2 (+https://7it.co.il/7maps/bot/)"
+# The rubric's bad-call step never goes as 7Maps-bot, which promises never to call a tool: it is its own
+# agent, made only where the server's verified owner asked for it (docs/methodology.md, "The bad call").
+BAD_CALL_USER_AGENT = "7Maps-owner-requested-bad-call/0.2 (one tools/call with bad arguments, asked for by the " \
+    "server's verified owner; +https://7it.co.il/7maps/bot/)"
 ROBOTS_TOKEN = "7Maps-bot"  # the bare product token handed to the robots.txt parser
 PROTOCOL_VERSION = "2025-06-18"
 MODERN_PROTOCOL_VERSION = "2026-07-28"

@@ -41,6 +41,8 @@ SCHEMA = pa.schema([
     pa.field("five_minute", pa.list_(pa.string())),  # server_keys on the host, at most MAX_FIVE_MINUTE_ENDPOINTS
     pa.field("note", pa.string()),  # the owner's words, shown beside the host's endpoints
     pa.field("note_updated_at", pa.timestamp("us", tz="UTC")),
+    # The owner asked for the rubric's bad-call step (a real tools/call) on their host's endpoints.
+    pa.field("bad_call", pa.bool_()),
 ])
 
 
@@ -58,6 +60,7 @@ class OwnerClaim:
     five_minute: tuple[str, ...] = ()
     note: str | None = None
     note_updated_at: dt.datetime | None = None
+    bad_call: bool | None = None
 
 
 def _host(host: str) -> str:
@@ -155,6 +158,23 @@ def five_minute_cap() -> int:
         raise OwnerClaimError(Refused.BAD_SETTING,
                               f"${FIVE_MINUTE_PER_OWNER_ENV} must be a whole number from 1 to 50, not {value!r}")
     return int(value)
+
+
+def ask_bad_call(lake: LakePaths, host: str, asked: bool) -> OwnerClaim:
+    """The verified owner asks for (or withdraws) the bad-call step on their host's endpoints: the one tool
+    call 7Maps makes, only where the owner asked (docs/methodology.md, "The bad call")."""
+    claim = _verified(lake, host)
+    updated = dataclasses.replace(claim, bad_call=asked)
+    _write(lake, [c for c in read_claims(lake) if c.host != claim.host] + [updated])
+    return updated
+
+
+def bad_call_asked(lake: LakePaths, url_host: str) -> OwnerClaim | None:
+    """The verified claim whose owner asked for the bad call on this host (or a name under theirs), if any."""
+    for claim in read_claims(lake):
+        if claim.status == "verified" and claim.bad_call and is_opted_out(url_host, frozenset({claim.host})):
+            return claim
+    return None
 
 
 def choose_five_minute(lake: LakePaths, host: str, urls: list[str]) -> OwnerClaim:
