@@ -6,6 +6,7 @@ import contextlib
 import datetime as dt
 import ipaddress
 import os
+import shutil
 import socket
 import warnings
 from collections.abc import Iterator
@@ -186,6 +187,17 @@ def make_creating_high_risk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, req
     monkeypatch.setattr(risk, "VOCABULARY", stricter)
     risk.default_vocabulary.cache_clear()
     request.addfinalizer(risk.default_vocabulary.cache_clear)
+
+
+def copy_for_serving(source: LakePaths, target: Path, also_skip: tuple[str, ...] = ()) -> LakePaths:
+    """A copy of a lake with what `sevenmaps serve` reads (report_road writes into it): not the Dagster home,
+    snapshots, warehouses, nor any hidden temp file a concurrent test's run may be renaming into place."""
+    def skipped(_folder: str, names: list[str]) -> list[str]:
+        return [n for n in names if n in (".dagster", "exports", *also_skip) or n.endswith(".duckdb")
+                or (n.startswith(".") and n != ".well-known")]
+
+    shutil.copytree(source.root, target, symlinks=True, ignore=skipped)
+    return LakePaths.at(target)
 
 
 @contextlib.contextmanager

@@ -6,12 +6,11 @@ argument text and is its owner's alone."""
 from __future__ import annotations
 
 import json
-import shutil
 import stat
 
 import httpx
 import pytest
-from conftest import served_on_loopback
+from conftest import copy_for_serving, served_on_loopback
 
 from sevenmaps_pipeline.lake.paths import LakePaths
 from sevenmaps_pipeline.publishing.mapday import MapDay
@@ -23,10 +22,7 @@ LIMIT = 5
 
 @pytest.fixture
 def served(fleet_demo_lake, tmp_path):
-    lake = LakePaths.at(tmp_path / "lake")
-    shutil.copytree(fleet_demo_lake.root, lake.root, symlinks=True, ignore=lambda _folder, names: [
-        n for n in names if n in (".dagster", "exports", "oplog") or n.endswith(".duckdb")
-        or (n.startswith(".") and n != ".well-known")])
+    lake = copy_for_serving(fleet_demo_lake, tmp_path / "lake", also_skip=("oplog",))  # a fresh log
     with served_on_loopback(make_app(lake, reports_per_hour=LIMIT), "the map's server") as url:
         yield lake, url
 

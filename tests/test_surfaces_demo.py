@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from conftest import served_on_loopback
+from conftest import copy_for_serving, served_on_loopback
 from mcp import Client
 
 from sevenmaps_pipeline.lake.keys import server_id as short_id
@@ -34,14 +34,7 @@ TOOLS = {"route", "server_status", "verify_lock", "changes_since", "watch", "rep
 @pytest.fixture(scope="module")
 def served(fleet_demo_lake, tmp_path_factory):
     """`sevenmaps serve`'s app over a copy of the demo lake (report_road writes into it), on loopback."""
-    lake = LakePaths.at(tmp_path_factory.mktemp("served") / "lake")
-    def skipped(folder: str, names: list[str]) -> list[str]:
-        # Not what the server reads: the Dagster home, snapshots, warehouses, and any hidden temp file a
-        # concurrent test's run may be renaming into place.
-        return [n for n in names if n in (".dagster", "exports") or n.endswith(".duckdb")
-                or (n.startswith(".") and n != ".well-known")]
-
-    shutil.copytree(fleet_demo_lake.root, lake.root, symlinks=True, ignore=skipped)
+    lake = copy_for_serving(fleet_demo_lake, tmp_path_factory.mktemp("served") / "lake")
     with served_on_loopback(make_app(lake, reports_per_hour=3), "the map's server") as url:  # a small cap
         yield lake, url
 

@@ -26,7 +26,7 @@ import pyarrow as pa
 from ..lake.control import ControlError, Refused, read_control_rows
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
-from ..rules.hosts import whatwg_ipv4
+from ..rules.hosts import ends_in_a_number
 from ..rules.psl import registrable_domain
 
 OPT_OUT_PATH = "/.well-known/7maps-optout.txt"
@@ -77,11 +77,7 @@ def normal_host(host: str) -> str:
     if len(text) > 253 or len(labels) < 2 or not all(_LABEL.match(label) for label in labels):
         raise OptOutRegistryError(Refused.NOT_A_HOST, f"not a host name: {host[:100]!r} (letters, digits and "
                                   "hyphens in dot-separated labels)")
-    try:
-        numeric = whatwg_ipv4(text)
-    except ValueError:
-        numeric = None
-    if numeric is not None or labels[-1].isdigit():
+    if ends_in_a_number(text):  # an IP address as a browser reads it (127.1, 0x7f.0.0.1), valid or not
         raise OptOutRegistryError(Refused.NOT_A_HOST, f"{text} is an IP address, not a host name")
     if registrable_domain(text) is None:
         raise OptOutRegistryError(Refused.PUBLIC_SUFFIX, f"{text} is a public suffix (it stands for everyone's "

@@ -34,19 +34,27 @@ def _ipv4_number(part: str) -> int:
     return int(digits, radix) if digits else 0
 
 
+def _labels(host: str) -> list[str]:
+    labels = host.split(".")
+    return labels[:-1] if len(labels) > 1 and labels[-1] == "" else labels
+
+
+def ends_in_a_number(host: str) -> bool:
+    """The WHATWG URL standard's test: a host whose last label is a number (decimal, or 0x hex) is read as
+    IPv4, never as a name, whether or not it is a valid address."""
+    last = _labels(host)[-1]
+    return bool(last) and (last.isascii() and last.isdigit() or (
+        last[:2].lower() == "0x" and all(c in "0123456789abcdefABCDEF" for c in last[2:])))
+
+
 def whatwg_ipv4(host: str) -> ipaddress.IPv4Address | None:
     """The IPv4 address a browser's URL parser (the WHATWG URL standard) reads `host` as: `127.1`,
     `0x7f.0.0.1`, `2130706433` and `0177.0.0.1` are all 127.0.0.1, as the guard at connect time sees them.
     None for a host that is a name; ValueError for one whose last label is a number but that is no valid
     IPv4 address (the standard rejects such a URL)."""
-    labels = host.split(".")
-    if len(labels) > 1 and labels[-1] == "":
-        labels = labels[:-1]
-    last = labels[-1]
-    number = last.isascii() and last.isdigit() or (
-        last[:2].lower() == "0x" and all(c in "0123456789abcdefABCDEF" for c in last[2:]))
-    if not last or not number:
+    if not ends_in_a_number(host):
         return None
+    labels = _labels(host)
     if len(labels) > 4:
         raise ValueError(f"{host!r} ends in a number but has more than four parts")
     numbers = [_ipv4_number(label) for label in labels]
