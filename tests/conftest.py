@@ -201,8 +201,9 @@ def copy_for_serving(source: LakePaths, target: Path, also_skip: tuple[str, ...]
 
 
 @contextlib.contextmanager
-def served_on_loopback(app: Any, what: str) -> Iterator[str]:
-    """`app` (ASGI) served by uvicorn on a free loopback port in a thread; yields its base URL."""
+def served_on_loopback(app: Any, what: str, limits: Any = None) -> Iterator[str]:
+    """`app` (ASGI) served by uvicorn on a free loopback port in a thread, as `sevenmaps serve` serves it (with
+    its bounds, or `limits`: surfaces/http_bounds.py ServeLimits); yields its base URL."""
     import socket
     import threading
     import time
@@ -213,10 +214,12 @@ def served_on_loopback(app: Any, what: str) -> Iterator[str]:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
+    from sevenmaps_pipeline.surfaces.http_bounds import ServeLimits
     from sevenmaps_pipeline.surfaces.serve import server_config
 
     # As `sevenmaps serve` runs it: forwarded headers only from proxies the operator names (none here).
-    server = uvicorn.Server(server_config(app, "127.0.0.1", port, log_level="critical"))
+    server = uvicorn.Server(server_config(app, "127.0.0.1", port, log_level="critical",
+                                          limits=limits or ServeLimits()))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30

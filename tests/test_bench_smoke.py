@@ -52,3 +52,26 @@ def test_the_peak_counts_the_workers_of_the_measured_run():
     finally:
         child.kill()
         child.wait()
+
+
+def test_the_serve_bench_floods_a_real_sevenmaps_serve_and_counts_every_call(lake, signing_key, tmp_path):
+    """`sevenmaps bench --only serve` at a toy size: `sevenmaps serve` in its own process over a built, signed
+    lake with its site; every call of the flood ends answered or told busy, and pages were fetched quiet and
+    under the flood."""
+    from sevenmaps_pipeline.curated.day import build_day
+    from sevenmaps_pipeline.devtools.bench_serve import run_serve_bench
+    from sevenmaps_pipeline.integrity.roots import sign_through
+    from sevenmaps_pipeline.publishing.site import build_site
+
+    day = dt.date(2026, 1, 5)
+    synthesize(lake, 60, 1, seed=3, end_day=day, missing_days=0)
+    build_day(lake, day)
+    sign_through(lake, day, signing_key)
+    build_site(lake, day)
+    figures = run_serve_bench(calls=120, lake=lake, quiet_seconds=1.0, results_file=tmp_path / "serve.json")
+    outcomes = figures["flood"]["outcomes"]
+    assert set(outcomes) <= {"answered", "busy (503, before the SDK)", "busy (tool error, the gate)"}, outcomes
+    assert sum(outcomes.values()) == 120 and outcomes.get("answered", 0) >= 1
+    assert figures["pages"]["quiet"]["n"] >= 1 and figures["pages"]["flood"]["n"] >= 1
+    assert not figures["page_failures"]
+    assert (tmp_path / "serve.json").is_file()

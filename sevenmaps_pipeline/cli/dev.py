@@ -47,7 +47,8 @@ def _bench_each_part_apart(args: argparse.Namespace, parts: tuple[str, ...] = BE
     code = 0
     options = ["--servers", str(args.servers), "--days", str(args.days), "--seed", str(args.seed),
                "--endpoints", str(args.endpoints), "--registry-endpoints", str(args.registry_endpoints),
-               "--registry-concurrency", str(args.registry_concurrency), "--cpu-hog", str(args.cpu_hog)]
+               "--registry-concurrency", str(args.registry_concurrency), "--cpu-hog", str(args.cpu_hog),
+               "--serve-calls", str(args.serve_calls)]
     for part in parts:
         os.sync()
         done = subprocess.run([sys.executable, "-m", "sevenmaps_pipeline.cli", "bench", "--only", part, *options],
@@ -92,4 +93,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
               "hosts (a few minutes) ...", flush=True)
         print_registry_bench(run_registry_bench(args.registry_endpoints, args.registry_concurrency, args.seed,
                                                 cpu_hog=args.cpu_hog))
+    elif args.only == "serve":
+        from ..devtools.bench_serve import print_serve_bench, run_serve_bench
+
+        print(f"[bench] `sevenmaps serve` over {args.registry_endpoints:,} endpoints under {args.serve_calls} route "
+              "calls at once, the site beside it ...", flush=True)
+        print_serve_bench(run_serve_bench(args.registry_endpoints, seed=args.seed, calls=args.serve_calls))
     return 0

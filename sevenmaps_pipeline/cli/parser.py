@@ -34,7 +34,7 @@ exit codes: 0 verified, 1 a problem (named with its day and file), 2 no such lak
   4 the log only behind its roots (a signer stopped between a root and its checkpoint: `sevenmaps log sync`)
 """
 
-BENCH_PARTS = ("risk", "lake", "export", "tools", "probe", "registry")
+BENCH_PARTS = ("risk", "lake", "export", "tools", "probe", "registry", "serve")
 
 # What `sevenmaps --help` lists, in its order: the order a newcomer meets the commands in (try it, scan, read
 # the map, control what is checked, prove it), which cuts across the command groups below. argparse lists
@@ -156,15 +156,18 @@ def _dev_commands(commands: dict[str, argparse.ArgumentParser]) -> None:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--endpoints", type=int, default=2000, help="fleet endpoints for the prober benchmark")
     p.add_argument("--registry-endpoints", type=int, default=25_000,
-                   help="endpoints of the simulated registry (the registry benchmark)")
+                   help="endpoints of the simulated registry (the registry and serve benchmarks)")
     p.add_argument("--registry-concurrency", type=int, default=256,
                    help="the prober's concurrency for the simulated registry")
     p.add_argument("--cpu-hog", type=int, default=0, metavar="N",
                    help="the registry benchmark with N busy processes beside it for the whole scan (a machine "
                         "someone else is using: answering servers must not be recorded down)")
+    p.add_argument("--serve-calls", type=int, default=600,
+                   help="route calls sent at once to `sevenmaps serve` (the serve benchmark)")
     p.add_argument("--only", choices=BENCH_PARTS,
                    help="run one benchmark: risk (the words-only estimate on real tools), lake, export (one "
-                        "snapshot of the lake's signed day), tools, probe or registry (the whole registry, simulated)")
+                        "snapshot of the lake's signed day), tools, probe, registry (the whole registry, "
+                        "simulated) or serve (a flood of route calls and the site beside it)")
     p.set_defaults(handler="dev:cmd_bench")
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -23,9 +23,10 @@ from ..lake.schemas import FAIL_REASONS, SURPRISES
 from ..publishing.locks import changes_since, verify_lock, watch
 from ..publishing.mapday import MapDay, NoMapError, UnknownServerError, latest_built_day
 from ..publishing.status import server_status
+from .call_gate import CallGate, MapBusy
 from .oplog import OpLog
 from .report_intake import ReportRefused, land_report
-from .route import RouteIndex, route
+from .route import RouteIndex, endpoint_facts, route
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 RECORDS = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
@@ -74,6 +75,7 @@ class MapService:
         self._lock = threading.Lock()
         self._day: MapDay | None = None
         self._index: RouteIndex | None = None
+        self._facts: dict[str, dict[str, Any]] | None = None
 
     def current(self) -> MapDay:
         opened = self._day
@@ -86,6 +88,7 @@ class MapService:
             fresh = MapDay.open(self.lake, latest)
             if opened is None or opened.day != fresh.day:
                 self._index = None  # the tool lists change only with the day
+            self._facts = None  # the status shown now may have changed with any input
             self._day = opened = fresh
         return opened
 
@@ -100,6 +103,13 @@ class MapService:
         if self._index is None:
             self._index = RouteIndex.build(mapday)
         return self._index
+
+    def facts(self, mapday: MapDay) -> dict[str, dict[str, Any]]:
+        """route's facts per endpoint (surfaces/route.py endpoint_facts), kept while the served day's inputs
+        stay the same: they are the same for every task, and computing them is most of a call's cost."""
+        if self._facts is None:
+            self._facts = endpoint_facts(mapday)
+        return self._facts
 
 
 def _caller(ctx: Context | None) -> tuple[str | None, str | None]:
@@ -127,7 +137,7 @@ def _caller(ctx: Context | None) -> tuple[str | None, str | None]:
     return name, address
 
 
-Logged = Callable[[str, Context | None, Callable[[], dict[str, Any]]], dict[str, Any]]
+Logged = Callable[[str, Context | None, Callable[[], dict[str, Any]]], Awaitable[dict[str, Any]]]
 
 
 class MapServer(MCPServer):
@@ -155,25 +165,28 @@ class MapServer(MCPServer):
 
 
 def build_server(lake: LakePaths, oplog: OpLog, clock: Callable[[], dt.datetime] | None = None,
-                 reports_per_hour: int = REPORTS_PER_HOUR) -> MCPServer:
+                 reports_per_hour: int = REPORTS_PER_HOUR, gate: CallGate | None = None) -> MCPServer:
     now = clock or (lambda: dt.datetime.now(dt.UTC))
     server = MapServer(oplog, now, name="7maps", title="7Maps: the map of remote MCP servers", version="1.0",
                        instructions=INSTRUCTIONS, log_level="WARNING")
-    logged = _logger(oplog, now)
+    logged = _logger(oplog, now, gate or CallGate())
     service = MapService(lake)
     _add_read_tools(server, service, logged)
     _add_report_tool(server, service, oplog, ReportLimiter(reports_per_hour), now, logged)
     return server
 
 
-def _logger(oplog: OpLog, now: Callable[[], dt.datetime]) -> Logged:
-    """A tool call run and written to the operations log with its outcome; our own fault becomes a tool
-    error that says so."""
-    def logged(tool: str, ctx: Context | None, fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+def _logger(oplog: OpLog, now: Callable[[], dt.datetime], gate: CallGate) -> Logged:
+    """A tool call run through the gate (surfaces/call_gate.py) and written to the operations log with its
+    outcome: ok, refused, busy, or our own fault, which becomes a tool error that says so."""
+    async def logged(tool: str, ctx: Context | None, fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         name, address = _caller(ctx)
         code = oplog.agent_code(address, name)
         try:
-            result = fn()
+            result = await gate.run(fn)
+        except MapBusy as exc:  # said at once, never an unbounded wait
+            oplog.record(tool, name, code, "busy", now())
+            raise ToolError(str(exc)) from exc
         except ToolError:  # the log keeps that it was refused, never the words (they may carry the caller's)
             oplog.record(tool, name, code, "refused", now())
             raise
@@ -195,49 +208,49 @@ def _add_read_tools(server: MCPServer, service: MapService, logged: Logged) -> N
         "changed today, with a live incident or a recent rise in risk are set aside and named with the reason; "
         "for high-risk (red) tasks so are new servers, young domains, gateways and redirects. Placement cannot "
         "be bought."))
-    def route_tool(task: Annotated[str, Field(max_length=500, description="the task, in plain words")],
+    async def route_tool(task: Annotated[str, Field(max_length=500, description="the task, in plain words")],
                    risk: Annotated[Literal["green", "yellow", "red"] | None,
                                    Field(description="the risk level the task needs, if known")] = None,
                    limit: Annotated[int, Field(ge=1, le=20, description="tools to return")] = 5,
                    ctx: Context | None = None) -> dict[str, Any]:
-        return logged("route", ctx, lambda: service.call(
-            lambda day: route(day, task, risk, limit, index=service.index(day))))
+        return await logged("route", ctx, lambda: service.call(
+            lambda day: route(day, task, risk, limit, index=service.index(day), facts=service.facts(day))))
 
     @server.tool(name="server_status", annotations=READ_ONLY, description=(
         "One server's status on the map: the status shown now (a newer hourly check replaces the daily one), "
         "its last 30 daily codes, uptime with its label, success chance with its interval, stability, its tools "
         "with their risk levels, findings, category, token cost, readiness score, live incidents and the owner's "
         "note."))
-    def server_status_tool(server: Annotated[str, Field(max_length=500, description=(
+    async def server_status_tool(server: Annotated[str, Field(max_length=500, description=(
             "the server's URL, server_key, 12-hex server_id or registry name"))],
             ctx: Context | None = None) -> dict[str, Any]:
-        return logged("server_status", ctx, lambda: service.call(lambda day: server_status(day, server)))
+        return await logged("server_status", ctx, lambda: service.call(lambda day: server_status(day, server)))
 
     @server.tool(name="verify_lock", annotations=READ_ONLY, description=(
         "Whether an approved tool list (its tools_hash) is still what the server serves; if not, tool by tool "
         "what was added, removed or changed and whether risk rose. Levels that moved only because 7Maps changed "
         "its method are never reported."))
-    def verify_lock_tool(server: Annotated[str, Field(max_length=500)],
+    async def verify_lock_tool(server: Annotated[str, Field(max_length=500)],
                          tools_hash: Annotated[str, Field(max_length=64, description="the approved list's tools_hash")],
                          ctx: Context | None = None) -> dict[str, Any]:
-        return logged("verify_lock", ctx, lambda: service.call(lambda day: verify_lock(day, server, tools_hash)))
+        return await logged("verify_lock", ctx, lambda: service.call(lambda day: verify_lock(day, server, tools_hash)))
 
     @server.tool(name="changes_since", annotations=READ_ONLY, description=(
         "Every change recorded after a day (YYYY-MM-DD, at most 60 days back) through the map's day, for one "
         "server or 'all': tools added, removed, changed, renamed, rises in risk, stopped or started answering, "
         "sign-in, payment and redirect changes."))
-    def changes_since_tool(since: Annotated[str, Field(max_length=10, description="YYYY-MM-DD")],
+    async def changes_since_tool(since: Annotated[str, Field(max_length=10, description="YYYY-MM-DD")],
                            server: Annotated[str, Field(max_length=500)] = "all",
                            ctx: Context | None = None) -> dict[str, Any]:
-        return logged("changes_since", ctx, lambda: service.call(lambda day: changes_since(day, server, since)))
+        return await logged("changes_since", ctx, lambda: service.call(lambda day: changes_since(day, server, since)))
 
     @server.tool(name="watch", annotations=READ_ONLY, description=(
         "The feed of rises in risk and of new sign-in, payment and redirect changes over the last days (one "
         "server or all)."))
-    def watch_tool(days: Annotated[int, Field(ge=1, le=60)] = 7,
+    async def watch_tool(days: Annotated[int, Field(ge=1, le=60)] = 7,
                    server: Annotated[str, Field(max_length=500)] = "all",
                    ctx: Context | None = None) -> dict[str, Any]:
-        return logged("watch", ctx, lambda: service.call(lambda day: watch(day, days, server)))
+        return await logged("watch", ctx, lambda: service.call(lambda day: watch(day, days, server)))
 
 
 def _served_now(service: MapService) -> dict[str, Any]:
@@ -258,7 +271,7 @@ def _add_report_tool(server: MCPServer, service: MapService, oplog: OpLog, limit
         "Report how a call to a server's tool went, in the methodology's fixed fields only (never text in your "
         "own words). Recorded for the map's ratings and incidents; refused with the reason when a field breaks "
         "a rule."))
-    def report_road_tool(server: Annotated[str, Field(max_length=300)],
+    async def report_road_tool(server: Annotated[str, Field(max_length=300)],
                          tool: Annotated[str, Field(max_length=128)],
                          ok: bool,
                          fail: FailReason | None = None,
@@ -286,4 +299,4 @@ def _add_report_tool(server: MCPServer, service: MapService, oplog: OpLog, limit
                     "counts_from": "the map of the day it arrived (built after that day ends)",
                     **_served_now(service)}
 
-        return logged("report_road", ctx, land)
+        return await logged("report_road", ctx, land)

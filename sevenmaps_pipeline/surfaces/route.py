@@ -92,7 +92,8 @@ class RouteIndex:
         index = cls()
         latest = mapday.rows(
             "SELECT server_key, arg_max(tools_hash, day) AS tools_hash FROM status_window "
-            "WHERE tools_hash IS NOT NULL AND server_key IN (SELECT server_key FROM daily_status) GROUP BY server_key")
+            "WHERE tools_hash IS NOT NULL AND server_key IN (SELECT server_key FROM daily_status) GROUP BY server_key "
+            "ORDER BY server_key")  # an order of its own: set-aside servers are listed in it
         for row in latest:
             index.endpoints_by_list.setdefault(row["tools_hash"], []).append(row["server_key"])
         tools = mapday.rows(
@@ -143,7 +144,11 @@ def task_risk(task: str, given: str | None) -> tuple[str, str]:
     return level, "read from the task's words: " + ", ".join(e.split(":", 1)[-1] for e in evidence)
 
 
-def _endpoint_facts(mapday: MapDay) -> dict[str, dict[str, Any]]:
+def endpoint_facts(mapday: MapDay) -> dict[str, dict[str, Any]]:
+    """Per endpoint of the served day, what principles 2, 4 and 5 read: its shown status now, history,
+    changes, incidents, rises in risk, redirects, domain age and whether it looks like a gateway. The same for
+    every task while the served day's inputs stay the same (the map's server keeps it until they change);
+    route only reads it."""
     p = ROUTE_PARAMS
     rows = mapday.rows(
         "SELECT d.server_key, d.server_id, d.server_name, d.url, d.tools_hash, "
@@ -154,7 +159,8 @@ def _endpoint_facts(mapday: MapDay) -> dict[str, dict[str, Any]]:
     facts = {r["server_key"]: {**r, "changed_today": [], "live_incident": False, "risk_rises": [],
                                "redirects": [], "domain": None, "young": None, "domain_status": None}
              for r in rows}
-    for r in mapday.rows("SELECT server_key, kind, tool_name FROM tool_changes WHERE kind = ANY($k)",
+    for r in mapday.rows("SELECT server_key, kind, tool_name FROM tool_changes WHERE kind = ANY($k) "
+                         "ORDER BY server_key, kind, tool_name",
                          {"k": list(ROUTE_CHANGED_TODAY_KINDS)}):
         if r["server_key"] in facts:
             facts[r["server_key"]]["changed_today"].append(r["kind"] + (f" {r['tool_name']}" if r["tool_name"] else ""))
@@ -216,7 +222,7 @@ def _set_aside_reasons(f: dict[str, Any], level: str) -> list[str]:
 
 
 def route(mapday: MapDay, task: str, risk: str | None = None, limit: int | None = None,
-          index: RouteIndex | None = None) -> dict[str, Any]:
+          index: RouteIndex | None = None, facts: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """The answer to "which tools should I use for `task`?" over the served day (docs/agents.md)."""
     p = ROUTE_PARAMS
     query = terms(task)
@@ -225,10 +231,11 @@ def route(mapday: MapDay, task: str, risk: str | None = None, limit: int | None 
     level, level_source = task_risk(task, risk)
     limit = max(1, min(int(limit or p["results"]), p["max_results"]))
     index = index or RouteIndex.build(mapday)
-    facts = _endpoint_facts(mapday)
+    facts = facts if facts is not None else endpoint_facts(mapday)
     scores = index.score(query)
     best = max(scores.values(), default=0.0)
     matches = sorted(((s, d) for d, s in scores.items() if s >= p["min_relevance"] * best), key=lambda x: (-x[0], x[1]))
+    ranked: list[tuple[float, str, str, float, float, int]] = []
     results: list[dict[str, Any]] = []
     set_aside: dict[str, dict[str, Any]] = {}
     per_endpoint: Counter[str] = Counter()
@@ -258,30 +265,32 @@ def route(mapday: MapDay, task: str, risk: str | None = None, limit: int | None 
                 continue
             chance = f["success_chance"] if f["success_chance"] is not None else 0.5
             stability = f["stability"] if f["stability"] is not None else 1.0
-            caveats = []
-            if f["young"] is None:
-                caveats.append(f"domain age of {f['domain']} unknown ({f['domain_status']})")
-            if f["stability"] is None:
-                caveats.append("tool-list stability not measured yet (no day-to-day comparison)")
             per_endpoint[key] += 1
-            results.append({
-                "tool": doc.name, "description": doc.description[:300], "risk": doc.risk,
-                "server_name": f["server_name"], "server_id": f["server_id"], "server_key": key, "url": f["url"],
-                "tools_hash": doc.tools_hash,
-                "relevance": round(bm25 / best, 4) if best else 0.0, "bm25": round(bm25, 4),
-                "success_chance": f["success_chance"],
-                "success_chance_interval": [f["success_chance_low"], f["success_chance_high"]],
-                "stability": f["stability"], "uptime_pct": f["uptime_pct"], "uptime_label": f["uptime_label"],
-                "score": round(bm25 / best * chance * stability, 6) if best else 0.0,
-                "caveats": caveats,
-            })
-    results.sort(key=lambda r: (-r["score"], r["server_key"], r["tool"]))
-    for rank, r in enumerate(results, 1):
-        r["rank"] = rank
+            score = round(bm25 / best * chance * stability, 6) if best else 0.0
+            ranked.append((-score, key, doc.name, score, bm25, doc_id))
+    ranked.sort(key=lambda r: r[:3])
+    # Only the tools returned are written out in full (a broad task on a registry-sized day matches thousands).
+    for rank, (_, key, _name, score, bm25, doc_id) in enumerate(ranked[:limit], 1):
+        doc, f = index.docs[doc_id], facts[key]
+        caveats = []
+        if f["young"] is None:
+            caveats.append(f"domain age of {f['domain']} unknown ({f['domain_status']})")
+        if f["stability"] is None:
+            caveats.append("tool-list stability not measured yet (no day-to-day comparison)")
+        results.append({
+            "tool": doc.name, "description": doc.description[:300], "risk": doc.risk,
+            "server_name": f["server_name"], "server_id": f["server_id"], "server_key": key, "url": f["url"],
+            "tools_hash": doc.tools_hash,
+            "relevance": round(bm25 / best, 4) if best else 0.0, "bm25": round(bm25, 4),
+            "success_chance": f["success_chance"],
+            "success_chance_interval": [f["success_chance_low"], f["success_chance_high"]],
+            "stability": f["stability"], "uptime_pct": f["uptime_pct"], "uptime_label": f["uptime_label"],
+            "score": score, "caveats": caveats, "rank": rank,
+        })
     named = list(set_aside.values())  # most relevant first: the order their tools matched
     return {
         "task": task[:500], "task_risk": level, "task_risk_source": level_source,
-        "tools": results[:limit],
+        "tools": results,
         "set_aside": named[: p["set_aside_listed"]],
         "set_aside_total": len(named),
         "facts_missing": sorted(facts_missing),

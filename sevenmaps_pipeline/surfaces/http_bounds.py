@@ -1,0 +1,215 @@
+"""The bounds `sevenmaps serve` puts on every connection and request (docs/agents.md "Limits of the server"),
+so that a slow, half-sent, over-long or too numerous caller costs the server a bounded share and then ends:
+
+- open connections: at most MAX_CONNECTIONS; one more is answered 503 and closed before anything is read;
+- a request's line and headers at most MAX_HEADER_BYTES, its body at most MAX_BODY_BYTES (413 past it);
+- a request must arrive whole (headers and body) within REQUEST_SECONDS of its first byte, or of the
+  connection's opening for the first one; else it is answered 408 and the connection closed;
+- a connection idle between requests closes after KEEP_ALIVE_SECONDS;
+- no stream stays open: the MCP endpoint is stateless with JSON answers and offers no server-sent stream
+  (GET /mcp is 405), and no WebSocket is accepted;
+- at most MCP_IN_FLIGHT requests to /mcp are inside the MCP SDK at once; one more is answered busy (503,
+  Retry-After, a JSON-RPC error naming it) without the SDK's work, so a flood of calls costs the site little.
+
+uvicorn alone bounds none of the first three in time: it has no deadline for a request's headers or body.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from .call_gate import QUEUE_LIMIT, WAIT_SECONDS
+
+MAX_CONNECTIONS = 1024
+MAX_HEADER_BYTES = 16 * 1024
+# A tool call's arguments are a few hundred bytes (route's task is at most 500 characters).
+MAX_BODY_BYTES = 64 * 1024
+REQUEST_SECONDS = 10.0
+KEEP_ALIVE_SECONDS = 5
+# Requests to /mcp inside the SDK at once: the gate's queue and its running call, and room for calls that
+# never reach it (initialize, tools/list).
+MCP_IN_FLIGHT = QUEUE_LIMIT + 1 + 32
+RETRY_AFTER_SECONDS = 5
+MCP_PATH = "/mcp"
+
+
+@dataclass(frozen=True)
+class ServeLimits:
+    """Every bound of `sevenmaps serve` in one place (the defaults above; tests pass small ones)."""
+
+    max_connections: int = MAX_CONNECTIONS
+    max_header_bytes: int = MAX_HEADER_BYTES
+    max_body_bytes: int = MAX_BODY_BYTES
+    request_seconds: float = REQUEST_SECONDS
+    keep_alive_seconds: int = KEEP_ALIVE_SECONDS
+    mcp_in_flight: int = MCP_IN_FLIGHT
+    queue_limit: int = QUEUE_LIMIT
+    wait_seconds: float = WAIT_SECONDS
+
+
+DEFAULT_LIMITS = ServeLimits()
+
+
+def _plain(status: bytes, text: str, *extra: bytes) -> bytes:
+    body = text.encode()
+    head = [b"HTTP/1.1 " + status, b"content-type: text/plain; charset=utf-8",
+            b"content-length: " + str(len(body)).encode(), b"connection: close", *extra]
+    return b"\r\n".join(head) + b"\r\n\r\n" + body
+
+
+TOO_MANY_CONNECTIONS = _plain(b"503 Service Unavailable", "busy: too many open connections; try again shortly\n",
+                              b"retry-after: " + str(RETRY_AFTER_SECONDS).encode())
+
+
+def bounded_protocol(limits: ServeLimits) -> type[H11Protocol]:
+    """uvicorn's h11 protocol bounded by `limits`: open connections, and a deadline for each request."""
+    return type("BoundedH11Protocol", (BoundedH11Protocol,), {
+        "max_connections": limits.max_connections, "request_seconds": limits.request_seconds,
+        "too_slow": _plain(b"408 Request Timeout",
+                           f"the request did not arrive whole within {limits.request_seconds:g} s\n")})
+
+
+class BoundedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with a cap on open connections and a deadline for each request to arrive."""
+
+    max_connections = MAX_CONNECTIONS
+    request_seconds = REQUEST_SECONDS
+    too_slow = _plain(b"408 Request Timeout", f"the request did not arrive whole within {REQUEST_SECONDS:g} s\n")
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._deadline: asyncio.TimerHandle | None = None
+        if len(self.connections) > self.max_connections:
+            transport.write(TOO_MANY_CONNECTIONS)
+            transport.close()
+            return
+        self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        self._watch()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._watch()
+
+    def _watch(self) -> None:
+        """Run the deadline while a request is arriving (its first bytes are here, or it is half read); stop
+        it once the request is whole. A connection idle between requests is the keep-alive timer's."""
+        if self.transport.is_closing():
+            return self._disarm()
+        state = self.conn.their_state
+        arriving = state is h11.SEND_BODY or (state is h11.IDLE and bool(self.conn.trailing_data[0]))
+        if arriving:
+            self._arm()
+        else:
+            self._disarm()
+
+    def _arm(self) -> None:
+        if getattr(self, "_deadline", None) is None:
+            self._deadline = self.loop.call_later(self.request_seconds, self._too_slow)
+
+    def _disarm(self) -> None:
+        deadline = getattr(self, "_deadline", None)
+        if deadline is not None:
+            deadline.cancel()
+            self._deadline = None
+
+    def _too_slow(self) -> None:
+        self._deadline = None
+        if self.transport.is_closing():
+            return
+        if self.cycle is None or not self.cycle.response_started:
+            self.transport.write(self.too_slow)
+        self.transport.close()
+
+
+async def _answer(send: Any, status: int, body: bytes, kind: bytes, *extra: tuple[bytes, bytes]) -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", kind), (b"content-length", str(len(body)).encode()), *extra]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _request_id(body: bytes) -> Any:
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    found = message.get("id") if isinstance(message, dict) else None
+    return found if isinstance(found, (str, int)) and not isinstance(found, bool) else None
+
+
+class BoundedRequests:
+    """ASGI middleware: bodies read whole under MAX_BODY_BYTES before the app sees them; GET /mcp refused (no
+    stream is offered); at most `in_flight` requests to /mcp inside the MCP SDK, the rest answered busy."""
+
+    def __init__(self, app: Any, in_flight: int = MCP_IN_FLIGHT, max_body: int = MAX_BODY_BYTES,
+                 max_header: int = MAX_HEADER_BYTES) -> None:
+        self.app, self.in_flight, self.max_body, self.max_header = app, in_flight, max_body, max_header
+        self.inside = 0
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        # h11 caps a head still arriving; one that came whole in a single read is measured here.
+        head = len(scope.get("raw_path") or b"") + len(scope.get("query_string") or b"") + sum(
+            len(name) + len(value) + 4 for name, value in scope["headers"])
+        if head > self.max_header:
+            return await _answer(send, 431, f"a request's headers are at most {self.max_header} bytes\n".encode(),
+                                 b"text/plain; charset=utf-8", (b"connection", b"close"))
+        method = scope["method"]
+        to_mcp = scope["path"].rstrip("/") == MCP_PATH
+        if to_mcp and method == "GET":
+            return await _answer(send, 405, b"the map's MCP server offers no server-sent stream: POST your "
+                                 b"JSON-RPC requests to /mcp\n", b"text/plain; charset=utf-8", (b"allow", b"POST"))
+        if method in ("GET", "HEAD", "OPTIONS"):
+            return await self.app(scope, receive, send)
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.max_body):
+            return await self._too_large(send)
+        body = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            body += message.get("body", b"")
+            if len(body) > self.max_body:
+                return await self._too_large(send)
+            if not message.get("more_body", False):
+                break
+        if to_mcp and self.inside >= self.in_flight:
+            error = {"jsonrpc": "2.0", "id": _request_id(bytes(body)), "error": {
+                "code": -32000, "message": f"busy: the map is answering {self.in_flight} requests; try again in "
+                                           f"{RETRY_AFTER_SECONDS} s"}}
+            return await _answer(send, 503, json.dumps(error).encode(), b"application/json",
+                                 (b"retry-after", str(RETRY_AFTER_SECONDS).encode()))
+        replayed = False
+
+        async def replay() -> dict:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": bytes(body), "more_body": False}
+            return await receive()
+
+        if not to_mcp:
+            return await self.app(scope, replay, send)
+        self.inside += 1
+        try:
+            await self.app(scope, replay, send)
+        finally:
+            self.inside -= 1
+
+    async def _too_large(self, send: Any) -> None:
+        await _answer(send, 413, f"a request body is at most {self.max_body} bytes\n".encode(),
+                      b"text/plain; charset=utf-8", (b"connection", b"close"))
