@@ -35,7 +35,7 @@ serve: $(STAMP)  ## the map's MCP server (/mcp) and the site (/) on http://127.0
 ui: $(STAMP)  ## the Dagster UI on http://127.0.0.1:$(PORT) over the lake's own Dagster home ($SEVENMAPS_LAKE, else data_lake)
 	$(VENV)/bin/sevenmaps ui --port $(PORT)
 
-bench: $(STAMP)  ## 100,000 endpoints: a day and a 30-day backfill through Dagster, the tool tables, the prober
+bench: $(STAMP)  ## 100,000 endpoints: a day and a 30-day backfill through Dagster, the tool tables, the prober, the registry, the server under a flood
 	$(VENV)/bin/sevenmaps bench
 
 lint: $(STAMP)  ## ruff and mypy over the package and the tests

@@ -35,6 +35,7 @@ from ..curated.day import build_day
 from ..integrity.keys import generate_key
 from ..integrity.roots import sign_through, signed_days
 from ..lake.paths import LakePaths
+from ..publishing.mapday import MapDay
 from ..publishing.site import build_site
 from .bench import BENCH_DIR, _clone, _say, synthetic_lake
 
@@ -68,8 +69,6 @@ def serve_bench_lake(endpoints: int, days: int, seed: int) -> LakePaths:
 
 
 def _endpoints(lake: LakePaths) -> int:
-    from ..publishing.mapday import MapDay
-
     with MapDay.open(lake) as mapday:
         return int(mapday.rows("SELECT count(*) AS n FROM daily_status")[0]["n"])
 

@@ -209,10 +209,10 @@ def _add_read_tools(server: MCPServer, service: MapService, logged: Logged) -> N
         "for high-risk (red) tasks so are new servers, young domains, gateways and redirects. Placement cannot "
         "be bought."))
     async def route_tool(task: Annotated[str, Field(max_length=500, description="the task, in plain words")],
-                   risk: Annotated[Literal["green", "yellow", "red"] | None,
-                                   Field(description="the risk level the task needs, if known")] = None,
-                   limit: Annotated[int, Field(ge=1, le=20, description="tools to return")] = 5,
-                   ctx: Context | None = None) -> dict[str, Any]:
+                         risk: Annotated[Literal["green", "yellow", "red"] | None,
+                                         Field(description="the risk level the task needs, if known")] = None,
+                         limit: Annotated[int, Field(ge=1, le=20, description="tools to return")] = 5,
+                         ctx: Context | None = None) -> dict[str, Any]:
         return await logged("route", ctx, lambda: service.call(
             lambda day: route(day, task, risk, limit, index=service.index(day), facts=service.facts(day))))
 
@@ -231,8 +231,9 @@ def _add_read_tools(server: MCPServer, service: MapService, logged: Logged) -> N
         "what was added, removed or changed and whether risk rose. Levels that moved only because 7Maps changed "
         "its method are never reported."))
     async def verify_lock_tool(server: Annotated[str, Field(max_length=500)],
-                         tools_hash: Annotated[str, Field(max_length=64, description="the approved list's tools_hash")],
-                         ctx: Context | None = None) -> dict[str, Any]:
+                               tools_hash: Annotated[str, Field(max_length=64,
+                                                                description="the approved list's tools_hash")],
+                               ctx: Context | None = None) -> dict[str, Any]:
         return await logged("verify_lock", ctx, lambda: service.call(lambda day: verify_lock(day, server, tools_hash)))
 
     @server.tool(name="changes_since", annotations=READ_ONLY, description=(
@@ -240,16 +241,16 @@ def _add_read_tools(server: MCPServer, service: MapService, logged: Logged) -> N
         "server or 'all': tools added, removed, changed, renamed, rises in risk, stopped or started answering, "
         "sign-in, payment and redirect changes."))
     async def changes_since_tool(since: Annotated[str, Field(max_length=10, description="YYYY-MM-DD")],
-                           server: Annotated[str, Field(max_length=500)] = "all",
-                           ctx: Context | None = None) -> dict[str, Any]:
+                                 server: Annotated[str, Field(max_length=500)] = "all",
+                                 ctx: Context | None = None) -> dict[str, Any]:
         return await logged("changes_since", ctx, lambda: service.call(lambda day: changes_since(day, server, since)))
 
     @server.tool(name="watch", annotations=READ_ONLY, description=(
         "The feed of rises in risk and of new sign-in, payment and redirect changes over the last days (one "
         "server or all)."))
     async def watch_tool(days: Annotated[int, Field(ge=1, le=60)] = 7,
-                   server: Annotated[str, Field(max_length=500)] = "all",
-                   ctx: Context | None = None) -> dict[str, Any]:
+                         server: Annotated[str, Field(max_length=500)] = "all",
+                         ctx: Context | None = None) -> dict[str, Any]:
         return await logged("watch", ctx, lambda: service.call(lambda day: watch(day, days, server)))
 
 
@@ -272,16 +273,16 @@ def _add_report_tool(server: MCPServer, service: MapService, oplog: OpLog, limit
         "own words). Recorded for the map's ratings and incidents; refused with the reason when a field breaks "
         "a rule."))
     async def report_road_tool(server: Annotated[str, Field(max_length=300)],
-                         tool: Annotated[str, Field(max_length=128)],
-                         ok: bool,
-                         fail: FailReason | None = None,
-                         ms: Annotated[int | None, Field(ge=0)] = None,
-                         matched_description: bool | None = None,
-                         result_tokens: Annotated[int | None, Field(ge=0)] = None,
-                         charged_usd: Annotated[float | None, Field(ge=0)] = None,
-                         surprise: Surprise | None = None,
-                         tools_hash: Annotated[str | None, Field(max_length=64)] = None,
-                         ctx: Context | None = None) -> dict[str, Any]:
+                               tool: Annotated[str, Field(max_length=128)],
+                               ok: bool,
+                               fail: FailReason | None = None,
+                               ms: Annotated[int | None, Field(ge=0)] = None,
+                               matched_description: bool | None = None,
+                               result_tokens: Annotated[int | None, Field(ge=0)] = None,
+                               charged_usd: Annotated[float | None, Field(ge=0)] = None,
+                               surprise: Surprise | None = None,
+                               tools_hash: Annotated[str | None, Field(max_length=64)] = None,
+                               ctx: Context | None = None) -> dict[str, Any]:
         name, address = _caller(ctx)
         fields = {"server": server, "tool": tool, "ok": ok, "fail": fail, "ms": ms,
                   "matched_description": matched_description, "result_tokens": result_tokens,
