@@ -35,15 +35,21 @@ def signed_bench_lake(servers: int, days: int, seed: int, key: Path) -> tuple[La
     if len(signed_days(lake)) >= days:
         _say(f"reusing {lake.root}")
         return lake, signed_days(lake)[-1]
+    return built_and_signed(source, lake.root, days, end, key), end
+
+
+def built_and_signed(source: LakePaths, target: Path, days: int, end: dt.date, key: Path) -> LakePaths:
+    """`source`'s raw files copied to `target`, its `days` days through `end` built and signed there with the
+    library's builds and signing (no Dagster)."""
     if not key.exists():
         generate_key(key)
-    lake = _clone(source, lake.root, curated=False)
+    lake = _clone(source, target, curated=False)
     started = time.perf_counter()
     for i in range(days):
         build_day(lake, end - dt.timedelta(days=days - 1 - i))
     sign_through(lake, end, key)
     _say(f"built and signed {days} days in {time.perf_counter() - started:.1f}s")
-    return lake, end
+    return lake
 
 
 def run_export_bench(servers: int, days: int, seed: int, repeats: int = 3) -> dict:

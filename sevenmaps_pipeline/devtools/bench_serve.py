@@ -31,13 +31,12 @@ from typing import Any
 
 import httpx
 
-from ..curated.day import build_day
-from ..integrity.keys import generate_key
-from ..integrity.roots import sign_through, signed_days
+from ..integrity.roots import signed_days
 from ..lake.paths import LakePaths
 from ..publishing.mapday import MapDay
 from ..publishing.site import build_site
-from .bench import BENCH_DIR, _clone, _say, synthetic_lake
+from .bench import BENCH_DIR, _say, synthetic_lake
+from .bench_export import built_and_signed
 
 TASKS = ("search the web for recent news", "send an email to a colleague", "read a file from my drive",
          "create a calendar event tomorrow", "get the weather forecast for Paris", "delete an old record",
@@ -55,16 +54,8 @@ def serve_bench_lake(endpoints: int, days: int, seed: int) -> LakePaths:
         return lake
     source, meta = synthetic_lake(f"raw-{endpoints}x{days}-seed{seed}", endpoints, days, seed)
     end = dt.date.fromisoformat(meta["end"])
-    key = BENCH_DIR / "bench-signing-key.pem"
-    if not key.exists():
-        generate_key(key)
-    lake = _clone(source, lake.root, curated=False)
-    started = time.perf_counter()
-    for i in range(days):
-        build_day(lake, end - dt.timedelta(days=days - 1 - i))
-    sign_through(lake, end, key)
+    lake = built_and_signed(source, lake.root, days, end, BENCH_DIR / "bench-signing-key.pem")
     build_site(lake, end)
-    _say(f"built, signed and made the site of {days} days in {time.perf_counter() - started:.1f}s")
     return lake
 
 
