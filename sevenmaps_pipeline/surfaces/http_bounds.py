@@ -129,7 +129,8 @@ class BoundedH11Protocol(H11Protocol):
         self._deadline = None
         if self.transport.is_closing():
             return
-        if self.cycle is None or not self.cycle.response_started:
+        # Said unless this request's answer has begun (an earlier request's on the connection may be done).
+        if self.cycle is None or self.cycle.response_complete or not self.cycle.response_started:
             self.transport.write(self.too_slow)
         self.transport.close()
 
