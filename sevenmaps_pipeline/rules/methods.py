@@ -187,7 +187,7 @@ FAILURE_REASONS_METHOD = "failure-reasons-1.0"
 # The route (surfaces/route.py, docs/agents.md "route"): BM25 over tool names and descriptions, computed
 # once per distinct tool list, then seed 000's principles. Nothing here reads payment, plans, owner
 # verification or ratings: placement cannot be bought.
-ROUTE_METHOD = "route-1.0"
+ROUTE_METHOD = "route-1.1"  # 1.1: set-aside servers listed in a fixed order (server_key) among equally relevant tools
 ROUTE_PARAMS: dict[str, Any] = {
     "k1": 1.2,  # BM25 term-frequency saturation
     "b": 0.75,  # BM25 length normalisation
