@@ -96,3 +96,17 @@ def test_the_operational_log_keeps_no_argument_text_and_is_private(served):
     for path in [*files, folder / KEY_NAME]:
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+
+
+def test_report_figures_past_any_real_call_are_refused_as_arguments_never_a_fault_of_the_map(served):
+    lake, url = served
+    key, before = _a_server(lake), _landed(lake)
+    for figures in ({"ms": 10**19}, {"result_tokens": 10**19}, {"ms": 2**63 - 1}, {"charged_usd": 1e308},
+                    {"ms": 86_400_001}):
+        result = _call(url, "report_road", {"server": key, "tool": "get_weather", "ok": True, **figures})
+        assert result.get("isError"), figures
+        assert "fault of the map" not in _text(result) and "validation error" in _text(result).lower(), _text(result)
+    assert _landed(lake) == before
+    accepted = _call(url, "report_road", {"server": key, "tool": "get_weather", "ok": True, "ms": 86_400_000,
+                                          "result_tokens": 1_000_000_000, "charged_usd": 1_000_000.0})
+    assert not accepted.get("isError"), _text(accepted)

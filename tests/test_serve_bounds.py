@@ -18,7 +18,7 @@ from conftest import copy_for_serving, served_on_loopback
 
 from sevenmaps_pipeline.lake.paths import LakePaths
 from sevenmaps_pipeline.surfaces.call_gate import CallGate, MapBusy
-from sevenmaps_pipeline.surfaces.http_bounds import ServeLimits
+from sevenmaps_pipeline.surfaces.http_bounds import BoundedRequests, ServeLimits
 from sevenmaps_pipeline.surfaces.oplog import OpLog, oplog_folder
 from sevenmaps_pipeline.surfaces.serve import make_app
 
@@ -281,3 +281,108 @@ def test_a_flood_of_tool_calls_is_answered_or_told_busy_and_the_site_keeps_answe
     logged = [line["outcome"] for path in sorted(log.folder.glob("day=*.jsonl"))
               for line in log.lines(dt.date.fromisoformat(path.name[4:14]))]
     assert logged.count("busy") == outcomes.get("busy at the gate", 0)  # each told busy is in the log
+
+
+def _drain(sock: socket.socket) -> bytes:
+    """What the server sent until it closed or reset the connection."""
+    got = b""
+    try:
+        while chunk := sock.recv(1 << 20):
+            got += chunk
+    except ConnectionResetError:
+        pass
+    return got
+
+
+def test_a_body_sent_after_its_answer_leaves_no_connection_without_a_deadline(lake):
+    # The answer comes before the body (a GET's body is never read); uvicorn then starts the next cycle when
+    # the body arrives and arms no keep-alive timer of its own: the connection must still end.
+    with _serve(lake, ServeLimits(keep_alive_seconds=1, request_seconds=2.0)) as url:
+        for target in (b"/mcp", b"/index.html"):
+            sock = _connect(url)
+            sock.sendall(b"GET " + target + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1\r\n\r\n")
+            first = sock.recv(65536)
+            assert first.startswith(b"HTTP/1.1 ")
+            sock.sendall(b"x")
+            rest, seconds = _read_until_closed(sock)  # before: open until the caller left
+            assert seconds < PATIENCE
+            sock.close()
+
+
+def test_a_caller_that_stops_reading_is_cut_off_and_the_server_answers_others_meanwhile(lake):
+    big = lake.root / "site" / "current" / "big.txt"  # past every buffer between us (and past SMALL_FILE_BYTES)
+    big.write_bytes(b"x" * (16 << 20))
+    with _serve(lake, ServeLimits(answer_seconds=2.0)) as url:
+        stuck = []
+        for _ in range(3):
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.settimeout(PATIENCE)
+            host, port = url.removeprefix("http://").split(":")
+            sock.connect((host, int(port)))
+            sock.sendall(b"GET /big.txt HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")  # and never reads
+            stuck.append(sock)
+        answer = httpx.post(url + "/mcp", headers=HEADERS, timeout=PATIENCE, json={
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "route", "arguments": {"task": "weather forecast"}}})
+        assert answer.status_code == 200 and not answer.json()["result"].get("isError")
+        time.sleep(4.0)  # past answer_seconds: each was cut off, its answer unfinished (before: held forever)
+        for sock in stuck:
+            got = _drain(sock)
+            assert got.startswith(b"HTTP/1.1 200 ") and len(got) < 16 << 20
+            sock.close()
+
+
+def test_a_request_inside_the_sdk_gives_its_place_back_once_its_answer_begins():
+    """A caller slow to read an MCP answer holds its own connection, never a place inside the SDK: the count
+    drops when the answer's first message is handed over. (The SDK's answers are small, so which send a
+    non-reading caller stalls cannot be chosen from outside; a stand-in app that stalls after its first
+    message shows it.)"""
+    handed_over = anyio.Event()
+    release = anyio.Event()
+
+    async def stalls_after_its_first_message(scope, receive, send) -> None:
+        await receive()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        handed_over.set()
+        await release.wait()  # as uvicorn's send waits on a caller that does not read
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    async def main() -> None:
+        bounded = BoundedRequests(stalls_after_its_first_message, in_flight=1)
+        sent: list[dict] = []
+
+        async def send(message: dict) -> None:
+            sent.append(message)
+
+        async def receive() -> dict:
+            return {"type": "http.request", "body": b"{}", "more_body": False}
+
+        scope = {"type": "http", "method": "POST", "path": "/mcp", "raw_path": b"/mcp", "query_string": b"",
+                 "headers": [(b"content-length", b"2")]}
+        async with anyio.create_task_group() as group:
+            group.start_soon(bounded, scope, receive, send)
+            await handed_over.wait()
+            assert bounded.inside == 0  # its place is free while its answer is still being written
+            second: list[dict] = []
+
+            async def send_second(message: dict) -> None:
+                second.append(message)
+
+            group.start_soon(bounded, scope, receive, send_second)
+            await anyio.sleep(0.1)
+            assert second and second[0]["status"] == 200  # let in, not told busy
+            release.set()
+        assert bounded.inside == 0
+
+    anyio.run(main)
+
+
+def test_a_body_nested_past_the_parser_while_the_map_is_busy_is_told_busy_not_a_500(lake):
+    with _serve(lake, ServeLimits(mcp_in_flight=0)) as url:  # every request to /mcp is told busy
+        for body in (b"[" * 30000 + b"]" * 30000, b'{"a":' * 10000 + b"1" + b"}" * 10000, b"not json"):
+            answer = httpx.post(url + "/mcp", content=body, timeout=PATIENCE,
+                                headers={**HEADERS, "Content-Type": "application/json"})
+            assert answer.status_code == 503 and answer.json()["id"] is None
+            assert answer.json()["error"]["message"].startswith("busy:")
+

@@ -5,13 +5,16 @@ so that a slow, half-sent, over-long or too numerous caller costs the server a b
 - a request's line and headers at most MAX_HEADER_BYTES, its body at most MAX_BODY_BYTES (413 past it);
 - a request must arrive whole (headers and body) within REQUEST_SECONDS of its first byte, or of the
   connection's opening for the first one; else it is answered 408 and the connection closed;
+- its answer must be made and written within ANSWER_SECONDS of its last byte; a caller that stops reading
+  is cut off (aborted: closing would wait for it to read);
 - a connection idle between requests closes after KEEP_ALIVE_SECONDS;
 - no stream stays open: the MCP endpoint is stateless with JSON answers and offers no server-sent stream
   (GET /mcp is 405), and no WebSocket is accepted;
 - at most MCP_IN_FLIGHT requests to /mcp are inside the MCP SDK at once; one more is answered busy (503,
   Retry-After, a JSON-RPC error naming it) without the SDK's work, so a flood of calls costs the site little.
 
-uvicorn alone bounds none of the first three in time: it has no deadline for a request's headers or body.
+uvicorn alone bounds none of these in time: it has no deadline for a request's headers, body or answer,
+and its keep-alive timer is not armed in every idle moment.
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ MAX_HEADER_BYTES = 16 * 1024
 # A tool call's arguments are a few hundred bytes (route's task is at most 500 characters).
 MAX_BODY_BYTES = 64 * 1024
 REQUEST_SECONDS = 10.0
+# From a request's last byte to its answer's: the gate's wait and the work, and the time to write the answer
+# to a slow reader (the site's largest file, the index, is a few MB over a registry-sized day).
+ANSWER_SECONDS = 60.0
 KEEP_ALIVE_SECONDS = 5
 # Requests to /mcp inside the SDK at once: the gate's queue and its running call, and room for calls that
 # never reach it (initialize, tools/list).
@@ -47,6 +53,7 @@ class ServeLimits:
     max_header_bytes: int = MAX_HEADER_BYTES
     max_body_bytes: int = MAX_BODY_BYTES
     request_seconds: float = REQUEST_SECONDS
+    answer_seconds: float = ANSWER_SECONDS
     keep_alive_seconds: int = KEEP_ALIVE_SECONDS
     mcp_in_flight: int = MCP_IN_FLIGHT
     queue_limit: int = QUEUE_LIMIT
@@ -68,28 +75,36 @@ TOO_MANY_CONNECTIONS = _plain(b"503 Service Unavailable", "busy: too many open c
 
 
 def bounded_protocol(limits: ServeLimits) -> type[H11Protocol]:
-    """uvicorn's h11 protocol bounded by `limits`: open connections, and a deadline for each request."""
+    """uvicorn's h11 protocol bounded by `limits`: open connections, and a deadline for every phase."""
     return type("BoundedH11Protocol", (BoundedH11Protocol,), {
         "max_connections": limits.max_connections, "request_seconds": limits.request_seconds,
+        "answer_seconds": limits.answer_seconds, "idle_seconds": limits.keep_alive_seconds,
         "too_slow": _plain(b"408 Request Timeout",
                            f"the request did not arrive whole within {limits.request_seconds:g} s\n")})
 
 
 class BoundedH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol with a cap on open connections and a deadline for each request to arrive."""
+    """uvicorn's h11 protocol with a cap on open connections and, at every moment of a connection's life, one
+    deadline of its own: a request arriving (REQUEST_SECONDS from its first byte, or from the connection's
+    opening), its answer being made and written (ANSWER_SECONDS: a caller that stops reading is cut off), or
+    the connection idle between requests (KEEP_ALIVE_SECONDS; uvicorn's own keep-alive timer is not always
+    armed, e.g. after a body that arrived once its answer was sent)."""
 
     max_connections = MAX_CONNECTIONS
     request_seconds = REQUEST_SECONDS
+    answer_seconds = ANSWER_SECONDS
+    idle_seconds: float = KEEP_ALIVE_SECONDS
     too_slow = _plain(b"408 Request Timeout", f"the request did not arrive whole within {REQUEST_SECONDS:g} s\n")
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._deadline: asyncio.TimerHandle | None = None
+        self._phase: str | None = None
         if len(self.connections) > self.max_connections:
             transport.write(TOO_MANY_CONNECTIONS)
             transport.close()
             return
-        self._arm()
+        self._watch()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
@@ -103,36 +118,46 @@ class BoundedH11Protocol(H11Protocol):
         super().on_response_complete()
         self._watch()
 
-    def _watch(self) -> None:
-        """Run the deadline while a request is arriving (its first bytes are here, or it is half read); stop
-        it once the request is whole. A connection idle between requests is the keep-alive timer's."""
+    def _phase_now(self) -> str | None:
         if self.transport.is_closing():
-            return self._disarm()
+            return None
         state = self.conn.their_state
-        arriving = state is h11.SEND_BODY or (state is h11.IDLE and bool(self.conn.trailing_data[0]))
-        if arriving:
-            self._arm()
-        else:
-            self._disarm()
+        if state is h11.SEND_BODY:
+            return "arriving"
+        if state is h11.IDLE:
+            # Bytes of a request are here, or no request has come yet on a new connection.
+            return "arriving" if self.conn.trailing_data[0] or self.cycle is None else "idle"
+        return "answering"  # the request is whole (or the connection is ending): its answer is under way
 
-    def _arm(self) -> None:
-        if getattr(self, "_deadline", None) is None:
-            self._deadline = self.loop.call_later(self.request_seconds, self._too_slow)
+    def _watch(self) -> None:
+        """The deadline of the phase the connection is in, started when the phase begins."""
+        phase = self._phase_now()
+        if phase == getattr(self, "_phase", None):
+            return
+        self._disarm()
+        self._phase = phase
+        if phase is not None:
+            seconds = {"arriving": self.request_seconds, "answering": self.answer_seconds,
+                       "idle": self.idle_seconds}[phase]
+            self._deadline = self.loop.call_later(seconds, self._expire)
 
     def _disarm(self) -> None:
         deadline = getattr(self, "_deadline", None)
         if deadline is not None:
             deadline.cancel()
-            self._deadline = None
+        self._deadline, self._phase = None, None
 
-    def _too_slow(self) -> None:
-        self._deadline = None
+    def _expire(self) -> None:
+        phase = self._phase
+        self._deadline, self._phase = None, None
         if self.transport.is_closing():
             return
-        # Said unless this request's answer has begun (an earlier request's on the connection may be done).
-        if self.cycle is None or self.cycle.response_complete or not self.cycle.response_started:
+        if phase == "arriving" and not self.transport.get_write_buffer_size():
             self.transport.write(self.too_slow)
-        self.transport.close()
+        if self.transport.get_write_buffer_size():  # a caller that does not read: closing would wait on it
+            self.transport.abort()
+        else:
+            self.transport.close()
 
 
 async def _answer(send: Any, status: int, body: bytes, kind: bytes, *extra: tuple[bytes, bytes]) -> None:
@@ -144,7 +169,7 @@ async def _answer(send: Any, status: int, body: bytes, kind: bytes, *extra: tupl
 def _request_id(body: bytes) -> Any:
     try:
         message = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth: answered without an id
         return None
     found = message.get("id") if isinstance(message, dict) else None
     return found if isinstance(found, (str, int)) and not isinstance(found, bool) else None
@@ -175,9 +200,35 @@ class BoundedRequests:
                                  b"JSON-RPC requests to /mcp\n", b"text/plain; charset=utf-8", (b"allow", b"POST"))
         if method in ("GET", "HEAD", "OPTIONS"):
             return await self.app(scope, receive, send)
+        body = await self._body(scope, receive, send)
+        if body is None:  # too large (answered 413) or the caller left
+            return None
+
+        replayed = False
+
+        async def replay() -> dict:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        if not to_mcp:
+            return await self.app(scope, replay, send)
+        if self.inside >= self.in_flight:
+            error = {"jsonrpc": "2.0", "id": _request_id(body), "error": {
+                "code": -32000, "message": f"busy: the map is answering {self.in_flight} requests; try again in "
+                                           f"{RETRY_AFTER_SECONDS} s"}}
+            return await _answer(send, 503, json.dumps(error).encode(), b"application/json",
+                                 (b"retry-after", str(RETRY_AFTER_SECONDS).encode()))
+        return await self._inside_the_sdk(scope, replay, send)
+
+    async def _body(self, scope: dict, receive: Any, send: Any) -> bytes | None:
+        """The whole body, or None once a body past the limit is answered 413 (or the caller left)."""
         declared = dict(scope["headers"]).get(b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > self.max_body):
-            return await self._too_large(send)
+            await self._too_large(send)
+            return None
         body = bytearray()
         while True:
             message = await receive()
@@ -185,31 +236,34 @@ class BoundedRequests:
                 return None
             body += message.get("body", b"")
             if len(body) > self.max_body:
-                return await self._too_large(send)
+                await self._too_large(send)
+                return None
             if not message.get("more_body", False):
-                break
-        if to_mcp and self.inside >= self.in_flight:
-            error = {"jsonrpc": "2.0", "id": _request_id(bytes(body)), "error": {
-                "code": -32000, "message": f"busy: the map is answering {self.in_flight} requests; try again in "
-                                           f"{RETRY_AFTER_SECONDS} s"}}
-            return await _answer(send, 503, json.dumps(error).encode(), b"application/json",
-                                 (b"retry-after", str(RETRY_AFTER_SECONDS).encode()))
-        replayed = False
+                return bytes(body)
 
-        async def replay() -> dict:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": bytes(body), "more_body": False}
-            return await receive()
-
-        if not to_mcp:
-            return await self.app(scope, replay, send)
+    async def _inside_the_sdk(self, scope: dict, receive: Any, send: Any) -> None:
+        """The request handed to the MCP SDK, counted among those inside until it begins to answer (its answers
+        are JSON, made whole before the first byte is sent): a caller slow to read them holds its own
+        connection (until ANSWER_SECONDS), never a place inside the SDK (uvicorn's every send waits while the
+        caller does not read)."""
         self.inside += 1
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if not released:
+                released = True
+                self.inside -= 1
+
+        async def sending(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                release()
+            await send(message)
+
         try:
-            await self.app(scope, replay, send)
+            await self.app(scope, receive, sending)
         finally:
-            self.inside -= 1
+            release()
 
     async def _too_large(self, send: Any) -> None:
         await _answer(send, 413, f"a request body is at most {self.max_body} bytes\n".encode(),

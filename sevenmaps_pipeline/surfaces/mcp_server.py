@@ -46,6 +46,11 @@ if set(FailReason.__args__) != set(FAIL_REASONS) or set(Surprise.__args__) != se
 # Reports one caller (one agent code) may land in an hour: past it report_road refuses, and the refusal is
 # logged (the ratings cap each reporter's weight too, rules/methods.py RATINGS_PARAMS).
 REPORTS_PER_HOUR = 60
+# Bounds no real call reaches, so that a figure past them is refused as the argument it is (never a fault of
+# ours when it would not fit the report's 64-bit column): a day, a billion tokens, a million dollars.
+MAX_CALL_MS = 86_400_000
+MAX_RESULT_TOKENS = 1_000_000_000
+MAX_CHARGED_USD = 1_000_000.0
 
 
 class ReportLimiter:
@@ -276,10 +281,11 @@ def _add_report_tool(server: MCPServer, service: MapService, oplog: OpLog, limit
                                tool: Annotated[str, Field(max_length=128)],
                                ok: bool,
                                fail: FailReason | None = None,
-                               ms: Annotated[int | None, Field(ge=0)] = None,
+                               ms: Annotated[int | None, Field(ge=0, le=MAX_CALL_MS)] = None,
                                matched_description: bool | None = None,
-                               result_tokens: Annotated[int | None, Field(ge=0)] = None,
-                               charged_usd: Annotated[float | None, Field(ge=0)] = None,
+                               result_tokens: Annotated[int | None, Field(ge=0, le=MAX_RESULT_TOKENS)] = None,
+                               charged_usd: Annotated[float | None, Field(ge=0, le=MAX_CHARGED_USD,
+                                                                          allow_inf_nan=False)] = None,
                                surprise: Surprise | None = None,
                                tools_hash: Annotated[str | None, Field(max_length=64)] = None,
                                ctx: Context | None = None) -> dict[str, Any]:
