@@ -88,6 +88,27 @@ def test_the_map_server_answers_every_tool_through_the_official_client(served):
     assert {line["client_name"] for line in logged} - {"unknown"}  # the client's own name, as it sent it
 
 
+def test_an_owner_verified_endpoint_shows_its_five_minute_uptime_through_the_official_client(served):
+    """Issue 35, point 3 (server_status): the demo's verified owner (mcp.calendar.test) chose its endpoint for
+    five-minute checks; server_status shows their uptime, labelled as seed 000 labels uptime, and says it is
+    not covered by roots; an endpoint without them shows none."""
+    lake, url = served
+    with MapDay.open(lake) as mapday:
+        other = mapday.rows("SELECT url FROM daily_status WHERE server_key <> 'mcp.calendar.test/mcp' "
+                            "ORDER BY server_key LIMIT 1")[0]["url"]
+    _, (owned, plain) = _call(url, [("server_status", {"server": "https://mcp.calendar.test/mcp"}),
+                                    ("server_status", {"server": other})])
+    uptime = _answer(owned)["five_minute_uptime"]
+    assert uptime["checks_30d"] >= 1 and uptime["uptime_30d_pct"] is not None
+    assert uptime["answered_30d"] <= uptime["checks_30d"]
+    assert uptime["method_version"] == "five-minute-uptime-1.0" and uptime["not_covered_by_roots"] is True
+    days = uptime["days_observed_30d"]
+    assert uptime["label_30d"] == (f"five-minute uptime over {days} days observed" if days < 14
+                                   else "30-day five-minute uptime")
+    assert uptime["uptime_90d_pct"] is None and uptime["label_90d"] is None  # no checks older than 30 days
+    assert _answer(plain)["five_minute_uptime"] is None
+
+
 def test_the_server_refuses_another_host_name_and_serves_the_site(served):
     import httpx
 

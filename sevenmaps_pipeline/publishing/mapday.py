@@ -19,7 +19,7 @@ import duckdb
 from ..lake import duck
 from ..lake.keys import server_key
 from ..lake.paths import LakePaths
-from ..lake.schemas import BY_NAME, DAILY_STATUS, RAW_HOURLY
+from ..lake.schemas import BY_NAME, DAILY_STATUS, RAW_FIVE_MINUTE, RAW_HOURLY
 
 # The day tables an answer reads, each bound to the served day's file.
 DAY_TABLES = ("daily_status", "server_history", "tools", "token_cost", "findings", "server_categories",
@@ -27,6 +27,8 @@ DAY_TABLES = ("daily_status", "server_history", "tools", "token_cost", "findings
               "domain_ages", "failure_reasons", "rating_aggregates", "package_advisories")
 HISTORY_DAYS = 30
 CHANGE_DAYS = 60
+# The five-minute uptime's longest window (sql/five_minute_uptime.sql: 30 days, and 90 once older checks exist).
+FIVE_MINUTE_WINDOW_DAYS = 90
 
 
 class NoMapError(RuntimeError):
@@ -85,7 +87,7 @@ class MapDay:
                 .is_file()]
 
     def _bind(self) -> None:
-        self._hourly_at_open = self.hourly_files()
+        self._hourly_at_open = self._frequent_recent()
         for table in DAY_TABLES:
             files = self._files(table, 1)
             if not files:
@@ -96,20 +98,36 @@ class MapDay:
                         BY_NAME["tool_changes"].schema)
         duck.bind_input(self.con, "tool_facts", self._files("tool_facts", None), BY_NAME["tool_facts"].schema)
         duck.bind_input(self.con, "hourly_checks", self.hourly_files(), RAW_HOURLY.schema)
-        lines = duck.load_sql("current_status").splitlines()
+        self._view("current_status")
+        # Owners' five-minute checks (not covered by roots) over the 90 days through the day after the served
+        # day, the latest a served day's checks can be: what sql/five_minute_uptime.sql reads.
+        duck.bind_input(self.con, "five_minute_checks", self.five_minute_files(), RAW_FIVE_MINUTE.schema)
+        self._view("five_minute_uptime")
+
+    def _view(self, name: str) -> None:
+        lines = duck.load_sql(name).splitlines()
         body = "\n".join(line for line in lines if not line.lstrip().startswith("--"))
-        self.con.execute(f"CREATE TEMP VIEW current_status AS {body}")
+        self.con.execute(f"CREATE TEMP VIEW {name} AS {body}")
+
+    def five_minute_files(self) -> list[Path]:
+        return [f for back in range(-1, FIVE_MINUTE_WINDOW_DAYS)
+                for f in self.lake.raw_files("five_minute", self.day - dt.timedelta(days=back))]
 
     def hourly_files(self) -> list[Path]:
         """The hourly checks that can be newer than the day's daily check: that day's and the next day's."""
         return [f for back in (0, -1) for f in self.lake.raw_files("hourly", self.day - dt.timedelta(days=back))]
 
+    def _frequent_recent(self) -> list[Path]:
+        """The hourly and five-minute batches of the served day and the next: where new ones land."""
+        return self.hourly_files() + [f for back in (0, -1) for f in
+                                      self.lake.raw_files("five_minute", self.day - dt.timedelta(days=back))]
+
     def inputs_changed(self) -> bool:
         """Whether what this opened day reads has changed since: a newer built day, its signature, or a new
-        hourly batch (which can change the status shown now)."""
+        hourly batch (which can change the status shown now) or five-minute batch (an owner's uptime)."""
         signed_since = self.root is None and self.lake.root_file(self.day).exists()
         return (latest_built_day(self.lake) != self.day or signed_since
-                or self.hourly_files() != self._hourly_at_open)
+                or self._frequent_recent() != self._hourly_at_open)
 
     # --- reading ---------------------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..registry.owners import OwnerClaim, read_claims
 from ..rules.hosts import host_of
+from ..rules.methods import HISTORY_PARAMS
 from ..rules.namespace import namespace_proof
 from .mapday import MapDay
 
@@ -56,6 +57,22 @@ def owner_note(claims: list[OwnerClaim], url: str | None) -> dict[str, Any] | No
                     "updated_at": _iso(claim.note_updated_at), "verified_at": _iso(claim.verified_at),
                     "what_it_is": "the owner's own words, shown beside the figures, never counted in them"}
     return None
+
+
+def labelled_five_minute_uptime(row: dict[str, Any] | None) -> dict[str, Any] | None:
+    """An owner-verified endpoint's five-minute uptime (only such endpoints have five-minute checks), labelled
+    as seed 000 labels uptime: a 30-day figure only from 14 days observed, else 'over N days observed'; the
+    90-day figure only once checks older than 30 days exist. None for an endpoint without them."""
+    if row is None:
+        return None
+    first, last = (dt.datetime.fromisoformat(str(row[c])).date() if row[c] else None
+                   for c in ("first_check_at", "last_check_at"))
+    observed = min((last - first).days + 1, 30) if first and last else 0
+    label = ("30-day five-minute uptime" if observed >= HISTORY_PARAMS["label_min_checked_days"]
+             else f"five-minute uptime over {observed} days observed")
+    return {**row, "days_observed_30d": observed, "label_30d": label,
+            "label_90d": "90-day five-minute uptime" if row["uptime_90d_pct"] is not None else None,
+            "not_covered_by_roots": True}
 
 
 def server_status(mapday: MapDay, server: str) -> dict[str, Any]:
@@ -106,6 +123,9 @@ def statuses(mapday: MapDay, keys: list[str] | None = None,
                       "ORDER BY server_key, status DESC")
     changes = every("SELECT server_key AS _key, day, kind, tool_name, previous_tool_name, risk, previous_risk, "
                     "detail FROM change_window WHERE {where} ORDER BY server_key, day DESC, kind, tool_name")
+    five_minute = first("SELECT server_key AS _key, checks_30d, answered_30d, not_counted_30d, uptime_30d_pct, "
+                        "checks_90d, answered_90d, uptime_90d_pct, first_check_at, last_check_at, last_outcome, "
+                        "method_version FROM five_minute_uptime WHERE {where}")
     claims = [c for c in read_claims(mapday.lake) if c.status == "verified" and c.note]
     out = {}
     for key, endpoint in endpoints.items():
@@ -128,6 +148,7 @@ def statuses(mapday: MapDay, keys: list[str] | None = None,
             "live_incident": any(i["status"] == "live" for i in incidents.get(key, [])),
             "changes": changes.get(key, [])[:100], "namespace": namespace,
             "owner_note": owner_note(claims, endpoint["url"]),
+            "five_minute_uptime": labelled_five_minute_uptime(five_minute.get(key)),
             **mapday.served(),
         }
     return out
