@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -175,6 +176,20 @@ def _request_id(body: bytes) -> Any:
     return found if isinstance(found, (str, int)) and not isinstance(found, bool) else None
 
 
+def replaying(body: bytes, receive: Callable[[], Awaitable[dict]]) -> Callable[[], Awaitable[dict]]:
+    """A `receive` that hands the app the body already read (once), then whatever comes after it."""
+    replayed = False
+
+    async def replay() -> dict:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
 class BoundedRequests:
     """ASGI middleware: bodies read whole under MAX_BODY_BYTES before the app sees them; GET /mcp refused (no
     stream is offered); at most `in_flight` requests to /mcp inside the MCP SDK, the rest answered busy."""
@@ -204,15 +219,7 @@ class BoundedRequests:
         if body is None:  # too large (answered 413) or the caller left
             return None
 
-        replayed = False
-
-        async def replay() -> dict:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
+        replay = replaying(body, receive)
         if not to_mcp:
             return await self.app(scope, replay, send)
         if self.inside >= self.in_flight:

@@ -23,6 +23,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from ...surfaces.http_bounds import replaying
+
 ASGIApp = Callable[[dict, Callable, Callable], Awaitable[None]]
 
 # Base behaviours: a real SDK server (by transport), or a fixed misbehaviour.
@@ -111,20 +113,6 @@ async def read_body_and_method(receive: Callable) -> tuple[bytes, str | None]:
     except (ValueError, AttributeError):
         method = None
     return body, method if isinstance(method, str) else None
-
-
-def replaying(body: bytes, receive: Callable) -> Callable:
-    """A `receive` that hands the app the body already read (once), then whatever comes after it."""
-    replayed = False
-
-    async def replay() -> dict:
-        nonlocal replayed
-        if not replayed:
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return replay
 
 
 def modern_only(app: ASGIApp) -> ASGIApp:
