@@ -333,6 +333,26 @@ def test_a_caller_that_stops_reading_is_cut_off_and_the_server_answers_others_me
             sock.close()
 
 
+def test_a_slow_but_steady_reader_gets_a_large_answer_whole_past_the_answer_deadline(lake):
+    size = 16 << 20
+    (lake.root / "site" / "current" / "big.txt").write_bytes(b"x" * size)
+    with _serve(lake, ServeLimits(answer_seconds=1.0)) as url:
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+        sock.settimeout(PATIENCE)
+        host, port = url.removeprefix("http://").split(":")
+        sock.connect((host, int(port)))
+        sock.sendall(b"GET /big.txt HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        started, got = time.monotonic(), b""
+        while chunk := sock.recv(256 << 10):
+            got += chunk
+            time.sleep(0.02)  # well under the server's pace: the answer takes seconds, each pause far less
+        sock.close()
+    assert time.monotonic() - started > 1.0  # longer than answer_seconds in all
+    assert got.startswith(b"HTTP/1.1 200 ") and got.endswith(b"x" * 1000)
+    assert len(got) - got.index(b"\r\n\r\n") - 4 == size
+
+
 def test_a_request_inside_the_sdk_gives_its_place_back_once_its_answer_begins():
     """A caller slow to read an MCP answer holds its own connection, never a place inside the SDK: the count
     drops when the answer's first message is handed over. (The SDK's answers are small, so which send a

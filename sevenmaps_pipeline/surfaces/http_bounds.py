@@ -5,8 +5,9 @@ so that a slow, half-sent, over-long or too numerous caller costs the server a b
 - a request's line and headers at most MAX_HEADER_BYTES, its body at most MAX_BODY_BYTES (413 past it);
 - a request must arrive whole (headers and body) within REQUEST_SECONDS of its first byte, or of the
   connection's opening for the first one; else it is answered 408 and the connection closed;
-- its answer must be made and written within ANSWER_SECONDS of its last byte; a caller that stops reading
-  is cut off (aborted: closing would wait for it to read);
+- its answer must be made within ANSWER_SECONDS of its last byte and keep moving: a caller that reads
+  nothing of it for ANSWER_SECONDS is cut off (aborted: closing would wait for it to read); one that reads
+  slowly but steadily gets it whole, however long it takes;
 - a connection idle between requests closes after KEEP_ALIVE_SECONDS;
 - no stream stays open: the MCP endpoint is stateless with JSON answers and offers no server-sent stream
   (GET /mcp is 405), and no WebSocket is accepted;
@@ -35,8 +36,9 @@ MAX_HEADER_BYTES = 16 * 1024
 # A tool call's arguments are a few hundred bytes (route's task is at most 500 characters).
 MAX_BODY_BYTES = 64 * 1024
 REQUEST_SECONDS = 10.0
-# From a request's last byte to its answer's: the gate's wait and the work, and the time to write the answer
-# to a slow reader (the site's largest file, the index, is a few MB over a registry-sized day).
+# From a request's last byte to its answer's first (the gate's wait and the work), and then the longest the
+# answer may stand still because the caller reads nothing (each time writing resumes, it starts again: the
+# site's index is 7 MB over a registry-sized day, and a slow reader must still get it).
 ANSWER_SECONDS = 60.0
 KEEP_ALIVE_SECONDS = 5
 # Requests to /mcp inside the SDK at once: the gate's queue and its running call, and room for calls that
@@ -87,7 +89,8 @@ def bounded_protocol(limits: ServeLimits) -> type[H11Protocol]:
 class BoundedH11Protocol(H11Protocol):
     """uvicorn's h11 protocol with a cap on open connections and, at every moment of a connection's life, one
     deadline of its own: a request arriving (REQUEST_SECONDS from its first byte, or from the connection's
-    opening), its answer being made and written (ANSWER_SECONDS: a caller that stops reading is cut off), or
+    opening), its answer being made and written (ANSWER_SECONDS without progress: a caller that stops
+    reading is cut off), or
     the connection idle between requests (KEEP_ALIVE_SECONDS; uvicorn's own keep-alive timer is not always
     armed, e.g. after a body that arrived once its answer was sent)."""
 
@@ -118,6 +121,12 @@ class BoundedH11Protocol(H11Protocol):
     def on_response_complete(self) -> None:
         super().on_response_complete()
         self._watch()
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self._phase == "answering":  # the caller read: the answer moves, its deadline starts again
+            self._disarm()
+            self._watch()
 
     def _phase_now(self) -> str | None:
         if self.transport.is_closing():
