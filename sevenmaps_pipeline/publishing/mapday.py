@@ -46,7 +46,7 @@ class MapDay:
     con: duckdb.DuckDBPyConnection
     root: dict[str, Any] | None = None
     missing_tables: list[str] = field(default_factory=list)
-    _hourly_at_open: list[Path] = field(default_factory=list)
+    _frequent_at_open: list[Path] = field(default_factory=list)
 
     @classmethod
     def open(cls, lake: LakePaths, day: dt.date | None = None) -> MapDay:
@@ -87,7 +87,7 @@ class MapDay:
                 .is_file()]
 
     def _bind(self) -> None:
-        self._hourly_at_open = self._frequent_recent()
+        self._frequent_at_open = self._frequent_recent()
         for table in DAY_TABLES:
             files = self._files(table, 1)
             if not files:
@@ -127,7 +127,7 @@ class MapDay:
         hourly batch (which can change the status shown now) or five-minute batch (an owner's uptime)."""
         signed_since = self.root is None and self.lake.root_file(self.day).exists()
         return (latest_built_day(self.lake) != self.day or signed_since
-                or self._frequent_recent() != self._hourly_at_open)
+                or self._frequent_recent() != self._frequent_at_open)
 
     # --- reading ---------------------------------------------------------------------------------------
 
