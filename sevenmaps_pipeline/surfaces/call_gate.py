@@ -1,6 +1,7 @@
 """The gate every tool call of the map's server passes (docs/agents.md "Limits of the server"): calls run one
-at a time on the map's own worker thread (the served day is one DuckDB connection), never on the threads the
-site's pages are read with; at most QUEUE_LIMIT calls wait behind the running one, each at most WAIT_SECONDS.
+at a time in a worker thread (the served day is one DuckDB connection), so they hold at most one of the thread
+pool's places and the site's file reads always find one; at most QUEUE_LIMIT calls wait behind the running one,
+each at most WAIT_SECONDS.
 Past either bound a call is answered at once that the map is busy, never left to wait without end, and a flood
 of calls cannot take the site down with it.
 """
@@ -32,17 +33,16 @@ class CallGate:
         self.wait_seconds = wait_seconds
         self._admitted = 0  # running or waiting; only touched on the event loop's thread
         self._turn: anyio.Lock | None = None
-        self._worker: anyio.CapacityLimiter | None = None
 
     @property
     def admitted(self) -> int:
         return self._admitted
 
     async def run(self, fn: Callable[[], T]) -> T:
-        """`fn` run on the map's worker thread once its turn comes; MapBusy at once when QUEUE_LIMIT calls
-        already wait, or when its turn has not come in WAIT_SECONDS."""
-        if self._turn is None or self._worker is None:  # made on the server's own event loop
-            self._turn, self._worker = anyio.Lock(), anyio.CapacityLimiter(1)
+        """`fn` run in a worker thread once its turn comes; MapBusy at once when QUEUE_LIMIT calls already
+        wait, or when its turn has not come in WAIT_SECONDS."""
+        if self._turn is None:  # made on the server's own event loop
+            self._turn = anyio.Lock()
         if self._admitted > self.queue_limit:  # one running and queue_limit waiting
             raise MapBusy(f"busy: {self.queue_limit} calls are already waiting for the map; try again in a few "
                           "seconds")
@@ -55,7 +55,7 @@ class CallGate:
                 raise MapBusy(f"busy: this call waited {self.wait_seconds:g} s for its turn; try again in a few "
                               "seconds") from None
             try:
-                return await anyio.to_thread.run_sync(fn, limiter=self._worker)
+                return await anyio.to_thread.run_sync(fn)
             finally:
                 self._turn.release()
         finally:

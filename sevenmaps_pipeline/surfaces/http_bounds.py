@@ -99,11 +99,11 @@ class BoundedH11Protocol(H11Protocol):
     answer_seconds = ANSWER_SECONDS
     idle_seconds: float = KEEP_ALIVE_SECONDS
     too_slow = _plain(b"408 Request Timeout", f"the request did not arrive whole within {REQUEST_SECONDS:g} s\n")
+    _deadline: asyncio.TimerHandle | None = None
+    _phase: str | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        self._deadline: asyncio.TimerHandle | None = None
-        self._phase: str | None = None
         if len(self.connections) > self.max_connections:
             transport.write(TOO_MANY_CONNECTIONS)
             transport.close()
@@ -142,7 +142,7 @@ class BoundedH11Protocol(H11Protocol):
     def _watch(self) -> None:
         """The deadline of the phase the connection is in, started when the phase begins."""
         phase = self._phase_now()
-        if phase == getattr(self, "_phase", None):
+        if phase == self._phase:
             return
         self._disarm()
         self._phase = phase
@@ -152,9 +152,8 @@ class BoundedH11Protocol(H11Protocol):
             self._deadline = self.loop.call_later(seconds, self._expire)
 
     def _disarm(self) -> None:
-        deadline = getattr(self, "_deadline", None)
-        if deadline is not None:
-            deadline.cancel()
+        if self._deadline is not None:
+            self._deadline.cancel()
         self._deadline, self._phase = None, None
 
     def _expire(self) -> None:
