@@ -1,29 +1,47 @@
 -- current_status (a view): one row per endpoint on the map's latest built day, with the status shown now.
 -- Inputs:
 --   daily_status   the latest built day (its deciding daily check: code, shown status, checked_at)
+--   open_status    the open day's daily checks so far (provisional, rebuilt after each slice:
+--                  curated/open_day.py); empty where none is read (the signed day's site, the warehouse
+--                  before the first build)
 --   hourly_checks  raw/hourly: the hourly checks of the most used endpoints (not covered by roots)
--- Method (current-1.0, docs/methodology.md "Hourly checks"):
---   * the daily status stands until an hourly check newer than its deciding check says otherwise;
+-- Method (current-1.1, docs/methodology.md "Hourly checks" and "The open day"):
+--   * the daily status stands until a newer check says otherwise;
+--   * the open day's daily check of an endpoint (its slice today) replaces the built day's at once: it is
+--     decided as any day's check is (sql/daily_status.sql), so it needs no second check;
 --   * a newer hourly answer (ok, needs_auth, http_402) replaces it at once;
 --   * a failed hourly check replaces it only when the check just before it (hourly, or the daily one)
 --     failed too: one failure is a flap and changes nothing shown; two in a row are shown;
 --   * skipped checks and our own faults (prober_error, not_checked) are not results: they are left out;
---   * hourly checks never change a day code, uptime or any signed table: this is a view for answers,
---     badges and lists.
+--   * hourly checks and the open day's never change a day code, uptime or any signed table: this is a view
+--     for answers, badges and lists.
 WITH latest AS (
     SELECT * FROM daily_status WHERE day = (SELECT max(day) FROM daily_status)
+),
+today AS (
+    -- The open day's check of an endpoint on the built day, when the open day is later than it.
+    SELECT o.server_key, o.day, o.checked_at, o.code, o.outcome, o.reason, o.http_status
+    FROM open_status AS o
+    JOIN latest AS l USING (server_key)
+    WHERE o.day > l.day AND o.checked_at IS NOT NULL
+),
+deciding AS (
+    SELECT server_key, day, checked_at, code, outcome, reason, http_status, 'slice' AS source FROM today
+    UNION ALL
+    SELECT l.server_key, l.day, l.checked_at, l.code, l.outcome, l.reason, l.http_status, 'daily'
+    FROM latest AS l ANTI JOIN today AS t USING (server_key)
 ),
 hourly AS (
     SELECT h.server_key, h.started_at, h.outcome, h.outcome_detail, h.http_status,
            CASE h.outcome WHEN 'ok' THEN 'o' WHEN 'needs_auth' THEN 'a' WHEN 'http_402' THEN 'p' ELSE 'd' END AS code
     FROM hourly_checks AS h
-    JOIN latest AS l USING (server_key)
+    JOIN deciding AS l USING (server_key)
     WHERE h.check_kind = 'hourly' AND h.outcome NOT IN ('skipped', 'prober_error', 'not_checked')
       AND h.started_at > coalesce(l.checked_at, (l.day - INTERVAL 1 DAY)::TIMESTAMPTZ)
 ),
 sequence AS (
-    SELECT server_key, checked_at AS seen_at, code, outcome, reason AS detail, http_status, 'daily' AS source
-    FROM latest
+    SELECT server_key, checked_at AS seen_at, code, outcome, reason AS detail, http_status, source
+    FROM deciding
     UNION ALL
     SELECT server_key, started_at, code, outcome, outcome_detail, http_status, 'hourly' FROM hourly
 ),
@@ -32,9 +50,10 @@ judged AS (
     FROM sequence
 ),
 shown AS (
-    -- The latest check that counts: the daily one, an hourly answer, or a failure that follows a failure.
+    -- The latest check that counts: a daily one (the built day's or the open day's), an hourly answer, or a
+    -- failure that follows a failure.
     SELECT * FROM judged
-    WHERE source = 'daily' OR code IN ('o', 'a', 'p') OR (code = 'd' AND previous_code = 'd')
+    WHERE source <> 'hourly' OR code IN ('o', 'a', 'p') OR (code = 'd' AND previous_code = 'd')
     QUALIFY row_number() OVER (PARTITION BY server_key ORDER BY seen_at DESC NULLS LAST) = 1
 ),
 counts AS (
@@ -62,13 +81,17 @@ SELECT
     s.detail AS current_reason,
     l.code AS daily_code,
     l.shown_status AS daily_shown_status,
+    t.day AS open_day,
+    t.code AS open_day_code,
+    t.checked_at AS open_day_checked_at,
     coalesce(c.hourly_checks, 0) AS hourly_checks_since_daily,
     c.last_hourly_at,
     c.last_hourly_outcome,
     -- The newest hourly check failed and is not shown yet (one failure in a row).
     coalesce(c.last_hourly_outcome NOT IN ('ok', 'needs_auth', 'http_402') AND c.last_hourly_at > s.seen_at, false)
         AS unconfirmed_failure,
-    'current-1.0' AS method_version
+    'current-1.1' AS method_version
 FROM latest AS l
 JOIN shown AS s USING (server_key)
+LEFT JOIN today AS t USING (server_key)
 LEFT JOIN counts AS c USING (server_key)

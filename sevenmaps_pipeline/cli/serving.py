@@ -44,7 +44,8 @@ def cmd_site(args: argparse.Namespace) -> int:
 
 def cmd_route(args: argparse.Namespace) -> int:
     lake = _existing_lake(args)
-    with MapDay.open(lake, parse_day(args.day) if args.day else None) as mapday:
+    # As the map's server answers (live: the open day so far read too), unless a day is asked for.
+    with MapDay.open(lake, parse_day(args.day) if args.day else None, live=not args.day) as mapday:
         answer = route(mapday, args.task, args.risk, args.limit)
     print(json.dumps(answer, indent=1, default=str))
     return 0

@@ -46,7 +46,7 @@ class Baseline:
 
 
 def cache_file(lake: LakePaths, through: dt.date) -> Path:
-    return lake.root / "cache" / f"change_baseline-{through.isoformat()}.parquet"
+    return lake.day_cache_file("change_baseline", through)
 
 
 def _fingerprints(lake: LakePaths, through: dt.date) -> dict[str, list[int] | None]:

@@ -107,14 +107,15 @@ def probe_files(lake: LakePaths, days: list[dt.date]) -> list[Path]:
 def partitions_through(lake: LakePaths, table: str, day: dt.date, *, before: bool = False) -> list[Path]:
     """Every existing partition file of `table` up to `day` (or strictly before it)."""
     folder = lake.root / "curated" / table
-    if not folder.is_dir():
-        return []
     files = []
-    for child in sorted(folder.iterdir()):
-        if child.name.startswith("day=") and (child / "part-0.parquet").is_file():
-            d = dt.date.fromisoformat(child.name[4:])
-            if d < day or (d == day and not before):
+    if folder.is_dir():
+        for child in sorted(folder.iterdir()):
+            if (child.name.startswith("day=") and (child / "part-0.parquet").is_file()
+                    and dt.date.fromisoformat(child.name[4:]) < day):
                 files.append(child / "part-0.parquet")
+    # The day itself where the lake keeps it (a provisional build keeps the open day apart: lake/paths.py).
+    if not before and (own := lake.curated_file(table, day)).is_file():
+        files.append(own)
     return files
 
 

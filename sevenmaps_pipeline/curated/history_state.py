@@ -37,7 +37,7 @@ STATE_SCHEMA = pa.schema([
 
 
 def cache_file(lake: LakePaths, day: dt.date) -> Path:
-    return lake.root / "cache" / f"history_state-{day.isoformat()}.parquet"
+    return lake.day_cache_file("history_state", day)
 
 
 def _window(day: dt.date, window: int) -> list[dt.date]:

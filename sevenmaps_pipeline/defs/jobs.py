@@ -11,6 +11,7 @@ from .day_map import daily_map
 from .freshness import FRESHNESS_CHECKS
 from .integrity_assets import daily_root, day_snapshot
 from .map_assets import probe_slice
+from .open_day_assets import open_day
 from .partitions import FIRST_DAY, SLICE_KEY_FORMAT, daily_partitions, finished_days, hourly_slices
 from .resources import scan_shards
 from .surface_assets import day_site
@@ -45,14 +46,15 @@ SCAN_SHARDS = scan_shards()
 
 scan_slice_job = dg.define_asset_job(
     "scan_slice_job",
-    selection=dg.AssetSelection.assets(probe_slice) - dg.AssetSelection.checks(*FRESHNESS_CHECKS),
+    selection=dg.AssetSelection.assets(probe_slice, open_day) - dg.AssetSelection.checks(*FRESHNESS_CHECKS),
     partitions_def=hourly_slices,
     # Shards are steps side by side, each in its own process (docs/scaling.md, "The scan in shards by
     # host"); one shard needs no more than the code location's one process per run.
     executor_def=(dg.multiprocess_executor.configured({"max_concurrent": SCAN_SHARDS}) if SCAN_SHARDS > 1
                   else None),
     description="One hourly slice of the day's scan (the endpoints whose moving daily hour it is); after the "
-    "day's last slice (23:00), the nightly readiness probe of every listing.",
+    "day's last slice (23:00), the nightly readiness probe of every listing; then the open day so far "
+    "(open_day: its provisional tables, read by the map's server until the day is built).",
 )
 
 

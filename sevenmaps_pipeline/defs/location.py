@@ -29,10 +29,11 @@ from .jobs import (
 )
 from .lookup_assets import lookups_job, lookups_schedule
 from .map_assets import probe_slice
+from .open_day_assets import open_day
 from .resources import LakeResource, ProberResource, scan_concurrency
 
 defs = dg.Definitions(
-    assets=[probe_slice, hourly_checks, *MAP_ASSETS, *SIGN_ASSETS],
+    assets=[probe_slice, open_day, hourly_checks, *MAP_ASSETS, *SIGN_ASSETS],
     # The map's own checks are its step's (defs/day_map.py, defs/checks.py DAY_CHECKS).
     asset_checks=[daily_root_chain_intact, day_snapshot_verifies, *FRESHNESS_CHECKS],
     jobs=[scan_slice_job, hourly_check_job, five_minute_job, map_job, sign_job, retention_job,

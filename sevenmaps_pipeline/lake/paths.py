@@ -68,6 +68,18 @@ class LakePaths:
     def curated_glob(self, table: str) -> str:
         return str(self.root / "curated" / table / "day=*" / "part-0.parquet")
 
+    def day_cache_file(self, kind: str, day: dt.date | str) -> Path:
+        """A cache of one day's derived state (curated/baselines.py, curated/history_state.py): outside every
+        day partition, never signed, safe to delete."""
+        return self.root / "cache" / f"{kind}-{day_str(day)}.parquet"
+
+    # the open day (provisional, never signed) -------------------------------------------------------
+    @property
+    def provisional_dir(self) -> Path:
+        """The open day's provisional tables, rebuilt after each slice (curated/open_day.py): `builds/<id>/`
+        and `current`, a link to the newest build. Never signed, exported or published as a day."""
+        return self.root / "provisional"
+
     # integrity -------------------------------------------------------------------------------------
     @property
     def roots_dir(self) -> Path:
@@ -129,3 +141,23 @@ class LakePaths:
                 if m and child.is_dir():
                     days.add(dt.date.fromisoformat(m.group(1)))
         return sorted(days)
+
+
+@dataclass(frozen=True)
+class OpenDayLake(LakePaths):
+    """The lake as a provisional build of the open day sees it (curated/open_day.py): that day's curated
+    tables and day caches live in the build's `folder`; every other day, and all raw data, where they are.
+    So the day's builders run unchanged and can never write a curated partition of the lake itself."""
+
+    open_day: dt.date
+    folder: Path
+
+    def curated_dir(self, table: str, day: dt.date | str) -> Path:
+        if day_str(day) == self.open_day.isoformat():
+            return self.folder / "curated" / table / f"day={day_str(day)}"
+        return super().curated_dir(table, day)
+
+    def day_cache_file(self, kind: str, day: dt.date | str) -> Path:
+        if day_str(day) == self.open_day.isoformat():
+            return self.folder / "cache" / f"{kind}-{day_str(day)}.parquet"
+        return super().day_cache_file(kind, day)

@@ -23,7 +23,7 @@ import pyarrow as pa
 from ..packaged import shipped
 from . import duck
 from .paths import LakePaths
-from .schemas import DAILY_ROOTS_DOC, INTERNAL_TABLES, PUBLIC_TABLES, TableSpec
+from .schemas import DAILY_ROOTS_DOC, DAILY_STATUS, INTERNAL_TABLES, PUBLIC_TABLES, TableSpec
 
 
 def _quote(text: str) -> str:
@@ -68,6 +68,7 @@ def view_statements(lake: LakePaths, tables: tuple[TableSpec, ...] = PUBLIC_TABL
         statements.append(f"COMMENT ON VIEW {spec.view} IS {_quote(f'{spec.grain}. Files: {spec.location}')}")
     if not with_roots:
         return statements
+    statements += open_status_statements(lake)
     roots = str(lake.roots_dir / "day=*.json")
     if next(glob.iglob(roots), None) is not None:
         body = (f"SELECT day::DATE AS day, previous_day::DATE AS previous_day, previous_root, root, signature, "
@@ -83,6 +84,20 @@ def view_statements(lake: LakePaths, tables: tuple[TableSpec, ...] = PUBLIC_TABL
     for name, doc in DAILY_ROOTS_DOC.items():
         statements.append(f"COMMENT ON COLUMN daily_roots.{name} IS {_quote(doc)}")
     return statements
+
+
+def open_status_statements(lake: LakePaths) -> list[str]:
+    """`open_status`: the open day's daily checks so far, from its current provisional build
+    (curated/open_day.py; the link `provisional/current` moves to each new build, so the view follows it)."""
+    pattern = str(lake.provisional_dir / "current" / "curated" / "daily_status" / "day=*" / "part-0.parquet")
+    if next(glob.iglob(pattern), None) is not None:
+        body = f"SELECT * FROM read_parquet({_quote(pattern)}, union_by_name = true, hive_partitioning = false)"
+    else:
+        body = _empty_select(DAILY_STATUS.schema)
+    return [f"CREATE VIEW open_status AS {body}", "COMMENT ON VIEW open_status IS " + _quote(
+        "The open day's daily checks so far: daily_status of the endpoints checked today, rebuilt after each "
+        "slice (provisional: never signed; the day is built and signed once it ends). current_status reads it "
+        "while it is of a later day than the latest built day.")]
 
 
 # The tables an analyst reads most, each with a `latest_<table>` view (docs/analyst.md).
@@ -135,9 +150,10 @@ def analyst_view_statements(tables: tuple[TableSpec, ...] = PUBLIC_TABLES) -> li
 # Views whose logic is a file of sql/ (one hop from the name), each with the view it reads and its comment.
 SQL_VIEWS = {
     "current_status": ("hourly_checks", "One row per endpoint on the map's latest built day: the status shown now. "
-                       "The daily status, replaced by a newer hourly check of the most used endpoints: an answer at "
-                       "once, a failure only when the check before it failed too (sql/current_status.sql, method "
-                       "current-1.0). Never changes a day code or uptime."),
+                       "The daily status, replaced by the open day's check of the endpoint so far (open_status) "
+                       "and by a newer hourly check of the most used endpoints: an answer at once, a failure only "
+                       "when the check before it failed too (sql/current_status.sql, method current-1.1). Never "
+                       "changes a day code or uptime."),
     "five_minute_uptime": ("five_minute_checks", "One row per endpoint with five-minute checks (owner-verified): "
                            "uptime over 30 days, and over 90 days once older checks exist; skipped checks (not "
                            "reached in time) are never down (sql/five_minute_uptime.sql). Not covered by roots."),

@@ -52,16 +52,23 @@ def verify_lock(mapday: MapDay, server: str, tools_hash: str) -> dict[str, Any]:
         raise ValueError("tools_hash must be the 64 lower-case hex digits the map publishes for a tool list")
     endpoint = mapday.resolve(server)
     key = endpoint["server_key"]
-    (today,) = mapday.rows("SELECT code, shown_status, tools_hash FROM daily_status WHERE server_key = $k", {"k": key})
+    # The endpoint's check of the open day so far (a live map), else the served day's.
+    (today,) = mapday.rows(
+        "SELECT day, code, shown_status, tools_hash, checked_at, true AS provisional FROM open_status "
+        "WHERE server_key = $k UNION ALL BY NAME (SELECT day, code, shown_status, tools_hash, checked_at, false "
+        "AS provisional FROM daily_status WHERE server_key = $k) ORDER BY day DESC LIMIT 1", {"k": key})
     seen = mapday.rows("SELECT day, tools_hash FROM status_window WHERE server_key = $k AND tools_hash IS NOT NULL "
                        "ORDER BY day DESC LIMIT 1", {"k": key})
-    current_hash, seen_on = (today["tools_hash"], mapday.day) if today["tools_hash"] else (
+    current_hash, seen_on = (today["tools_hash"], today["day"]) if today["tools_hash"] else (
         (seen[0]["tools_hash"], seen[0]["day"]) if seen else (None, None))
     answer: dict[str, Any] = {
         "server_name": endpoint["server_name"], "server_id": endpoint["server_id"], "url": endpoint["url"],
         "approved_tools_hash": approved_hash, "current_tools_hash": current_hash,
         "current_list_seen_on": seen_on.isoformat() if seen_on else None,
         "shown_status": today["shown_status"],
+        "checked_at": today["checked_at"].isoformat() if today["checked_at"] else None,
+        "rests_on": (f"the open day's check at {today['checked_at'].isoformat()} (provisional)" if today["provisional"]
+                     else f"the map day {mapday.day}"),
         "method_version": f"{CHANGES_METHOD}+{default_vocabulary().method}",
         **mapday.served(),
     }
@@ -70,7 +77,7 @@ def verify_lock(mapday: MapDay, server: str, tools_hash: str) -> dict[str, Any]:
                       "the lock cannot be checked")
         return answer
     if not today["tools_hash"]:
-        answer["note"] = (f"not answering with tools on {mapday.day} ({today['shown_status']}); compared with the "
+        answer["note"] = (f"not answering with tools on {today['day']} ({today['shown_status']}); compared with the "
                           f"list last seen on {seen_on}")
     if current_hash == approved_hash:
         answer.update(unchanged=True, verdict="unchanged: the server serves exactly the approved list",
@@ -121,6 +128,8 @@ def _change_rows(mapday: MapDay, where: str, params: dict[str, Any]) -> tuple[li
         "FROM change_window c LEFT JOIN daily_status s USING (server_key) WHERE " + where +
         " ORDER BY c.day DESC, c.server_key, c.kind, c.tool_name", params)
     for r in rows:
+        if mapday.live:  # a change of the open day so far (curated/open_day.py)
+            r["provisional"] = r["day"] > mapday.day
         for k in ("day", "previous_day"):
             r[k] = r[k].isoformat() if r[k] else None
     return rows[:MAX_CHANGES], len(rows)
@@ -129,7 +138,7 @@ def _change_rows(mapday: MapDay, where: str, params: dict[str, Any]) -> tuple[li
 def changes_since(mapday: MapDay, server: str | None, since: str | dt.date) -> dict[str, Any]:
     """Every change recorded after `since` through the served day, for one server or all ("all" or None)."""
     day = _since(mapday, since)
-    params: dict[str, Any] = {"since": day, "through": mapday.day}
+    params: dict[str, Any] = {"since": day, "through": mapday.through()}
     where = "c.day > $since::DATE AND c.day <= $through::DATE"
     scope = "all"
     if server and server.strip().lower() not in ("all", "*"):
@@ -138,14 +147,14 @@ def changes_since(mapday: MapDay, server: str | None, since: str | dt.date) -> d
         where += " AND c.server_key = $k"
         scope = endpoint["server_key"]
     rows, total = _change_rows(mapday, where, params)
-    return {"scope": scope, "since": day.isoformat(), "through": mapday.day.isoformat(), "changes": rows,
+    return {"scope": scope, "since": day.isoformat(), "through": mapday.through().isoformat(), "changes": rows,
             "total": total, "truncated": total > len(rows), **mapday.served()}
 
 
 def watch(mapday: MapDay, days: int = 7, server: str | None = None) -> dict[str, Any]:
     """The feed of rises in risk and of sign-in, payment and redirect changes over the last `days` days."""
     days = max(1, min(int(days), CHANGE_DAYS))
-    params: dict[str, Any] = {"since": mapday.day - dt.timedelta(days=days), "through": mapday.day,
+    params: dict[str, Any] = {"since": mapday.through() - dt.timedelta(days=days), "through": mapday.through(),
                               "kinds": list(WATCH_KINDS)}
     where = "c.day > $since::DATE AND c.day <= $through::DATE AND c.kind = ANY($kinds)"
     if server and server.strip().lower() not in ("all", "*"):

@@ -3,6 +3,10 @@ each table of that day bound by its own file (never a scan of every day), the wi
 (30 days of daily_status, the change days of tool_changes, every tool list ever computed), the current
 status (the daily status replaced by newer hourly checks, sql/current_status.sql) and the signed root
 the day belongs to (docs/agents.md).
+
+Opened `live` (the map's server), it also reads the open day as it lands (curated/open_day.py): the
+endpoints checked so far today replace the served day's status, tool list and changes in every answer, which
+says so (`open_day`). Opened for the record (the signed day's site, the CLI by default) it never does.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Any
 
 import duckdb
 
+from ..curated.open_day import OpenDay, current_open_day
 from ..lake import duck
 from ..lake.keys import server_key
 from ..lake.paths import LakePaths
@@ -46,11 +51,15 @@ class MapDay:
     con: duckdb.DuckDBPyConnection
     root: dict[str, Any] | None = None
     missing_tables: list[str] = field(default_factory=list)
+    live: bool = False
+    open_day: OpenDay | None = None  # the provisional build read (live, and newer than the served day)
     _frequent_at_open: list[Path] = field(default_factory=list)
+    _open_build_at_open: str | None = None
 
     @classmethod
-    def open(cls, lake: LakePaths, day: dt.date | None = None) -> MapDay:
-        """The served day: `day`, else the latest day whose daily_status is built."""
+    def open(cls, lake: LakePaths, day: dt.date | None = None, *, live: bool = False) -> MapDay:
+        """The served day: `day`, else the latest day whose daily_status is built. `live`: the open day's
+        provisional build is read too, when it is of a later day."""
         if day is None:
             day = latest_built_day(lake)
             if day is None:
@@ -58,7 +67,7 @@ class MapDay:
         elif not lake.curated_file("daily_status", day).is_file():
             raise NoMapError(f"{day} is not built in {lake.root} (no curated/daily_status/day={day})")
         con = duck.connect()
-        opened = cls(lake, day, con)
+        opened = cls(lake, day, con, live=live)
         opened._bind()
         root_file = lake.root_file(day)
         if root_file.is_file():
@@ -86,17 +95,36 @@ class MapDay:
         return [f for back in range(days) if (f := self.lake.curated_file(table, self.day - dt.timedelta(days=back)))
                 .is_file()]
 
+    def _open(self, table: str) -> list[Path]:
+        """The open day's file of `table`, when one is read."""
+        return self.open_day.files(table) if self.open_day else []
+
     def _bind(self) -> None:
         self._frequent_at_open = self._frequent_recent()
+        if self.live:
+            self._open_build_at_open = _current_build(self.lake)
+            newest = current_open_day(self.lake)
+            self.open_day = newest if newest is not None and newest.day > self.day else None
         for table in DAY_TABLES:
             files = self._files(table, 1)
             if not files:
                 self.missing_tables.append(table)
-            duck.bind_input(self.con, table, files, BY_NAME[table].schema)
-        duck.bind_input(self.con, "status_window", self._files("daily_status", HISTORY_DAYS), DAILY_STATUS.schema)
-        duck.bind_input(self.con, "change_window", self._files("tool_changes", CHANGE_DAYS),
+            # The served day's changes and those of the open day so far: what "changed today" reads.
+            extra = self._open(table) if table == "tool_changes" else []
+            duck.bind_input(self.con, "signed_tools" if table == "tools" else table, files + extra,
+                            BY_NAME[table].schema)
+        # An endpoint checked today shows the list it listed today, else the one it last listed.
+        duck.bind_input(self.con, "open_tools", self._open("tools"), BY_NAME["tools"].schema)
+        self.con.execute("CREATE TEMP VIEW tools AS SELECT * FROM open_tools UNION ALL BY NAME SELECT * FROM "
+                         "signed_tools WHERE server_key NOT IN (SELECT server_key FROM open_tools)")
+        duck.bind_input(self.con, "open_status", self._open("daily_status"), DAILY_STATUS.schema)
+        duck.bind_input(self.con, "status_window",
+                        self._files("daily_status", HISTORY_DAYS) + self._open("daily_status"), DAILY_STATUS.schema)
+        duck.bind_input(self.con, "change_window",
+                        self._files("tool_changes", CHANGE_DAYS) + self._open("tool_changes"),
                         BY_NAME["tool_changes"].schema)
-        duck.bind_input(self.con, "tool_facts", self._files("tool_facts", None), BY_NAME["tool_facts"].schema)
+        duck.bind_input(self.con, "tool_facts", self._files("tool_facts", None) + self._open("tool_facts"),
+                        BY_NAME["tool_facts"].schema)
         duck.bind_input(self.con, "hourly_checks", self.hourly_files(), RAW_HOURLY.schema)
         self._view("current_status")
         # Owners' five-minute checks (not covered by roots) over the 90 days through the day after the served
@@ -127,7 +155,8 @@ class MapDay:
         hourly batch (which can change the status shown now) or five-minute batch (an owner's uptime)."""
         signed_since = self.root is None and self.lake.root_file(self.day).exists()
         return (latest_built_day(self.lake) != self.day or signed_since
-                or self._frequent_recent() != self._frequent_at_open)
+                or self._frequent_recent() != self._frequent_at_open
+                or (self.live and _current_build(self.lake) != self._open_build_at_open))
 
     # --- reading ---------------------------------------------------------------------------------------
 
@@ -157,12 +186,28 @@ class MapDay:
         return found[0]
 
     def served(self) -> dict[str, Any]:
-        """What every answer says it was computed from."""
-        return {"map_day": self.day.isoformat(),
-                "signed_root": self.root,
-                "signed": self.root is not None,
-                "note": None if self.root else f"{self.day} is not signed yet (days are signed after they end)",
-                "tables_not_built": self.missing_tables}
+        """What every answer says it was computed from: the map day and its signed root, and, live, the open
+        day's provisional build where one was read."""
+        served = {"map_day": self.day.isoformat(),
+                  "signed_root": self.root,
+                  "signed": self.root is not None,
+                  "note": None if self.root else f"{self.day} is not signed yet (days are signed after they end)",
+                  "tables_not_built": self.missing_tables}
+        if self.live:
+            served["open_day"] = self.open_day.served() if self.open_day else None
+        return served
+
+    def through(self) -> dt.date:
+        """The latest day an answer's changes run through: the open day when its build is read."""
+        return self.open_day.day if self.open_day else self.day
+
+
+def _current_build(lake: LakePaths) -> str | None:
+    """Where the open day's `current` link points (None: no provisional build yet)."""
+    try:
+        return str(Path(lake.provisional_dir / "current").readlink())
+    except OSError:
+        return None
 
 
 def latest_built_day(lake: LakePaths) -> dt.date | None:

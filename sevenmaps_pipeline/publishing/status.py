@@ -99,6 +99,9 @@ def statuses(mapday: MapDay, keys: list[str] | None = None,
     current = first("SELECT server_key AS _key, current_code, current_shown_status, decided_by, decided_at, "
                     "current_reason, hourly_checks_since_daily, unconfirmed_failure FROM current_status "
                     "WHERE {where}")
+    # The endpoint's check of the open day so far (read only by a live map: curated/open_day.py).
+    today = first("SELECT server_key AS _key, day, checked_at, code, outcome, reason, shown_status, http_status, "
+                  "tool_count, tokens_estimate, tools_hash FROM open_status WHERE {where}")
     history = first("SELECT server_key AS _key, history, checked_days, answered_days, down_days, uptime_pct, "
                     "uptime_label, success_chance, success_chance_low, success_chance_high, stability, "
                     "tool_list_comparisons, tool_list_change_days, change_days, median_handshake_ms "
@@ -141,6 +144,9 @@ def statuses(mapday: MapDay, keys: list[str] | None = None,
         out[key] = {
             "server_name": endpoint["server_name"], "server_id": endpoint["server_id"], "server_key": key,
             "url": endpoint["url"], "shown_status": shown, "current": current.get(key), "daily": daily.get(key),
+            "open_day_check": today.get(key),
+            "tools_from": ("the open day's check (provisional)" if (today.get(key) or {}).get("tools_hash")
+                           else "the map day's check"),
             "history": history.get(key), "tools": listed,
             "risk_mix": {level: sum(1 for t in listed if t["risk"] == level) for level in ("green", "yellow", "red")},
             "findings": findings.get(key, []), "category": category.get(key), "token_cost": tokens.get(key),

@@ -158,7 +158,7 @@ DISCOVERY_METHOD = "discovery-1.0"
 # When each endpoint is checked in the day (probe/slices.py), what is shown now (sql/current_status.sql)
 # and five-minute uptime (sql/five_minute_uptime.sql); the SQL files carry their versions on every row.
 SLICE_METHOD = "moving-hour-1.0"
-CURRENT_STATUS_METHOD = "current-1.0"
+CURRENT_STATUS_METHOD = "current-1.1"
 FIVE_MINUTE_UPTIME_METHOD = "five-minute-uptime-1.0"
 
 # Submitted servers (registry/submissions.py): checked every 6 hours for 7 days, then admitted or refused by
@@ -187,7 +187,9 @@ FAILURE_REASONS_METHOD = "failure-reasons-1.0"
 # The route (surfaces/route.py, docs/agents.md "route"): BM25 over tool names and descriptions, computed
 # once per distinct tool list, then seed 000's principles. Nothing here reads payment, plans, owner
 # verification or ratings: placement cannot be bought.
-ROUTE_METHOD = "route-1.1"  # 1.1: set-aside servers listed in a fixed order (server_key) among equally relevant tools
+# 1.1: set-aside servers listed in a fixed order (server_key) among equally relevant tools; 1.2: on a live map,
+# the open day's checks so far (curated/open_day.py) decide an endpoint's list, status and changes today.
+ROUTE_METHOD = "route-1.2"
 ROUTE_PARAMS: dict[str, Any] = {
     "k1": 1.2,  # BM25 term-frequency saturation
     "b": 0.75,  # BM25 length normalisation

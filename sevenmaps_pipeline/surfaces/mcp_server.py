@@ -36,7 +36,8 @@ INSTRUCTIONS = (
     "`server_status` for one server's shown status, 30 days, tools and risk; `verify_lock` whether an approved "
     "tool list is still served; `changes_since` and `watch` for changes and rises in risk. After calling a "
     "server's tool, `report_road` tells how it went (fixed fields only, never your own words). Every answer "
-    "names the map day it was computed from and that day's signed root."
+    "names the map day it was computed from and that day's signed root, and (`open_day`) the provisional "
+    "checks of today so far that it also read."
 )
 FailReason = Literal["unreachable", "auth", "args", "server_error", "timeout", "rate_limited", "wrong_result"]
 Surprise = Literal["side_effect", "unexpected_cost", "data_leak_suspected", "other"]
@@ -72,8 +73,9 @@ class ReportLimiter:
 
 
 class MapService:
-    """The served day, reopened when a newer day is built, the day gets signed or a new hourly batch lands
-    (the status shown now); one caller at a time (one DuckDB connection)."""
+    """The served day, live (the open day's provisional build read too: curated/open_day.py), reopened when a
+    newer day is built, the day gets signed, the open day gets a new build or a new hourly batch lands (the
+    status shown now); one caller at a time (one DuckDB connection)."""
 
     def __init__(self, lake: LakePaths) -> None:
         self.lake = lake
@@ -90,9 +92,9 @@ class MapService:
                 raise NoMapError(f"no built day in {self.lake.root} yet: the map has nothing to answer from")
             if opened is not None:
                 opened.close()
-            fresh = MapDay.open(self.lake, latest)
-            if opened is None or opened.day != fresh.day:
-                self._index = None  # the tool lists change only with the day
+            fresh = MapDay.open(self.lake, latest, live=True)
+            if opened is None or opened.day != fresh.day or _build(opened) != _build(fresh):
+                self._index = None  # the tool lists change only with the day and the open day's builds
             self._facts = None  # the status shown now may have changed with any input
             self._day = opened = fresh
         return opened
@@ -115,6 +117,10 @@ class MapService:
         if self._facts is None:
             self._facts = endpoint_facts(mapday)
         return self._facts
+
+
+def _build(mapday: MapDay) -> str | None:
+    return mapday.open_day.build_id if mapday.open_day else None
 
 
 def _caller(ctx: Context | None) -> tuple[str | None, str | None]:

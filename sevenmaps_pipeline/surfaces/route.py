@@ -29,7 +29,7 @@ from ..rules.methods import ROUTE_CHANGED_TODAY_KINDS, ROUTE_METHOD, ROUTE_PARAM
 from ..rules.psl import registrable_domain
 from ..rules.risk import LEVELS, default_vocabulary, name_words, words_level
 
-ROUTE_INPUTS = ("daily_status", "current_status", "server_history", "status_window", "tool_facts",
+ROUTE_INPUTS = ("daily_status", "open_status", "current_status", "server_history", "status_window", "tool_facts",
                 "tool_changes", "change_window", "incidents", "domain_ages")
 PRINCIPLES = (
     "a tool whose name and description match the task",
@@ -150,20 +150,25 @@ def endpoint_facts(mapday: MapDay) -> dict[str, dict[str, Any]]:
     every task while the served day's inputs stay the same (the map's server keeps it until they change);
     route only reads it."""
     p = ROUTE_PARAMS
+    # An endpoint checked in the open day so far (a live map) is judged by the list it listed today.
     rows = mapday.rows(
-        "SELECT d.server_key, d.server_id, d.server_name, d.url, d.tools_hash, "
+        "SELECT d.server_key, d.server_id, d.server_name, d.url, coalesce(o.tools_hash, d.tools_hash) AS tools_hash, "
+        "o.checked_at AS open_day_checked_at, "
         "c.current_code, c.current_shown_status, c.current_reason, c.decided_by, "
         "h.success_chance, h.success_chance_low, h.success_chance_high, h.stability, h.checked_days, h.history, "
-        "h.uptime_pct, h.uptime_label FROM daily_status d "
+        "h.uptime_pct, h.uptime_label FROM daily_status d LEFT JOIN open_status o USING (server_key) "
         "LEFT JOIN current_status c USING (server_key) LEFT JOIN server_history h USING (server_key)")
     facts = {r["server_key"]: {**r, "changed_today": [], "live_incident": False, "risk_rises": [],
                                "redirects": [], "domain": None, "young": None, "domain_status": None}
              for r in rows}
-    for r in mapday.rows("SELECT server_key, kind, tool_name FROM tool_changes WHERE kind = ANY($k) "
-                         "ORDER BY server_key, kind, tool_name",
+    # The served day's changes, and (live) the open day's so far, which say so.
+    for r in mapday.rows("SELECT server_key, kind, tool_name, day FROM tool_changes WHERE kind = ANY($k) "
+                         "ORDER BY server_key, day, kind, tool_name",
                          {"k": list(ROUTE_CHANGED_TODAY_KINDS)}):
         if r["server_key"] in facts:
-            facts[r["server_key"]]["changed_today"].append(r["kind"] + (f" {r['tool_name']}" if r["tool_name"] else ""))
+            facts[r["server_key"]]["changed_today"].append(
+                r["kind"] + (f" {r['tool_name']}" if r["tool_name"] else "")
+                + (f" (in the open day {r['day']}, provisional)" if r["day"] > mapday.day else ""))
     for r in mapday.rows("SELECT server_key FROM incidents WHERE status = 'live' AND shown"):
         if r["server_key"] in facts:
             facts[r["server_key"]]["live_incident"] = True
@@ -286,6 +291,8 @@ def route(mapday: MapDay, task: str, risk: str | None = None, limit: int | None 
             "success_chance_interval": [f["success_chance_low"], f["success_chance_high"]],
             "stability": f["stability"], "uptime_pct": f["uptime_pct"], "uptime_label": f["uptime_label"],
             "score": score, "caveats": caveats, "rank": rank,
+            "list_seen": (f"the open day's check at {f['open_day_checked_at'].isoformat()} (provisional)"
+                          if f["open_day_checked_at"] else f"the map day {mapday.day}"),
         })
     named = list(set_aside.values())  # most relevant first: the order their tools matched
     return {

@@ -1,0 +1,193 @@
+"""The open day as it lands (curated/open_day.py): after each slice its provisional tables are built by the
+day's own builders, and the map's server (`sevenmaps serve`'s app, through the official MCP SDK client)
+follows them: a tool that turned red in the 09:00 slice is set aside by route within the hour, and every
+answer says which checks it rests on. Read for the record, nothing changes; once the day is built, the day
+itself is what answers read."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+
+import pytest
+from conftest import land_probes, probe, served_on_loopback
+from mcp import Client
+
+from sevenmaps_pipeline.curated.day import rebuild_day
+from sevenmaps_pipeline.curated.open_day import OpenDayError, build_open_day, current_open_day
+from sevenmaps_pipeline.lake.keys import server_key
+from sevenmaps_pipeline.lake.paths import LakePaths
+from sevenmaps_pipeline.lake.warehouse import open_warehouse, publish_warehouse
+from sevenmaps_pipeline.publishing.mapday import MapDay
+from sevenmaps_pipeline.rules.fingerprints import summarize_tools
+from sevenmaps_pipeline.surfaces.route import route
+from sevenmaps_pipeline.surfaces.serve import make_app
+
+DAYS = [dt.date(2026, 11, 10) + dt.timedelta(days=i) for i in range(3)]
+OPEN = DAYS[-1] + dt.timedelta(days=1)
+
+
+def tool(name: str, description: str, **annotations: bool) -> dict:
+    t = {"name": name, "description": description, "inputSchema": {"type": "object"}}
+    if annotations:
+        t["annotations"] = annotations
+    return t
+
+
+FORECAST = [tool("get_forecast", "Get the weather forecast for a city.")]
+# The same tool, as the 09:00 slice finds it: its server now says it destroys data.
+FORECAST_RED = [tool("get_forecast", "Get the weather forecast for a city.", readOnlyHint=False, destructiveHint=True)]
+WEATHER = [tool("get_weather", "Current weather and forecast for a city.")]
+NOTES = [tool("search_notes", "Search the notes in the notebook.")]
+URLS = {"forecast": "https://forecast.example.com/mcp", "weather": "https://weather.example.org/mcp",
+        "notes": "https://notes.example.net/mcp"}
+
+
+def slice_key(hour: int) -> str:
+    return f"{OPEN.isoformat()}-{hour:02d}:00"
+
+
+@pytest.fixture
+def lake(tmp_path) -> LakePaths:
+    """Three built days of three endpoints, then the open day's 03:00 slice (weather and notes) landed and
+    built provisionally, as the slice job does."""
+    lake = LakePaths.at(tmp_path / "lake")
+    for day in DAYS:
+        land_probes(lake, [probe(URLS["forecast"], "ok", day=day, hour=9, tools=FORECAST),
+                           probe(URLS["weather"], "ok", day=day, hour=3, tools=WEATHER),
+                           probe(URLS["notes"], "ok", day=day, hour=3, tools=NOTES)], day=day)
+        rebuild_day(lake, day)
+    land_probes(lake, [probe(URLS["weather"], "ok", day=OPEN, hour=3, tools=WEATHER),
+                       probe(URLS["notes"], "timeout", day=OPEN, hour=3)], day=OPEN, run_id="slice-03")
+    build_open_day(lake, OPEN, slice_key(3))
+    return lake
+
+
+def land_nine_oclock_slice(lake: LakePaths) -> None:
+    land_probes(lake, [probe(URLS["forecast"], "ok", day=OPEN, hour=9, tools=FORECAST_RED)], day=OPEN,
+                run_id="slice-09")
+    build_open_day(lake, OPEN, slice_key(9))
+
+
+def call(url: str, calls: list[tuple[str, dict]]) -> list[dict]:
+    async def go():
+        async with Client(f"{url}/mcp") as client:
+            return [await client.call_tool(name, args) for name, args in calls]
+
+    answers = []
+    for result in asyncio.run(go()):
+        assert not result.is_error, result.content
+        answers.append(result.structured_content or json.loads(result.content[0].text))
+    return answers
+
+
+def ranked(answer: dict) -> list[tuple[str, str]]:
+    return [(t["server_name"], t["tool"]) for t in answer["tools"]]
+
+
+def reasons(answer: dict) -> dict[str, list[str]]:
+    return {e["url"]: e["reasons"] for e in answer["set_aside"]}
+
+
+def test_a_tool_that_turned_red_in_the_nine_oclock_slice_is_set_aside_through_the_official_client(lake):
+    forecast = server_key(URLS["forecast"])
+    old_hash = summarize_tools(FORECAST).tools_hash
+    with served_on_loopback(make_app(lake), "the map's server") as url:
+        before, notes = call(url, [("route", {"task": "weather forecast for a city"}),
+                                   ("server_status", {"server": URLS["notes"]})])
+        assert ("io.test/forecast", "get_forecast") in ranked(before)
+        assert before["map_day"] == DAYS[-1].isoformat()
+        assert before["open_day"]["day"] == OPEN.isoformat()
+        assert before["open_day"]["slices_through"] == slice_key(3)
+        assert before["open_day"]["endpoints_checked"] == 2  # weather and notes so far
+        # The notes server timed out at 03:00 today: shown down now, on today's check, which answers say.
+        assert notes["shown_status"] == "down" and notes["current"]["decided_by"] == "slice"
+        assert notes["daily"]["code"] == "o" and notes["open_day_check"]["code"] == "d"
+
+        land_nine_oclock_slice(lake)  # the same server process answers: it follows the new build
+        after, status, lock, changes, feed = call(url, [
+            ("route", {"task": "weather forecast for a city"}),
+            ("server_status", {"server": URLS["forecast"]}),
+            ("verify_lock", {"server": URLS["forecast"], "tools_hash": old_hash}),
+            ("changes_since", {"server": URLS["forecast"], "since": DAYS[-1].isoformat()}),
+            ("watch", {"days": 7}),
+        ])
+    assert ("io.test/forecast", "get_forecast") not in ranked(after)
+    why = reasons(after)[URLS["forecast"]]
+    assert any(r.startswith("get_forecast is red: more privilege than a green task needs") for r in why), why
+    assert any(r.startswith("changed today:") and "provisional" in r for r in why), why
+    assert after["open_day"]["slices_through"] == slice_key(9) and after["open_day"]["endpoints_checked"] == 3
+    assert after["map_day"] == DAYS[-1].isoformat() and after["signed"] is False
+
+    assert status["current"]["decided_by"] == "slice"
+    assert status["open_day_check"]["checked_at"].startswith(f"{OPEN.isoformat()}T09:00")
+    assert status["tools_from"].startswith("the open day's check")
+    assert [(t["name"], t["risk"]) for t in status["tools"]] == [("get_forecast", "red")]
+    assert status["open_day"]["day"] == OPEN.isoformat()
+
+    assert lock["unchanged"] is False and lock["risk_rose"] is True and lock["risk_rose_in"] == ["get_forecast"]
+    assert lock["current_list_seen_on"] == OPEN.isoformat() and "provisional" in lock["rests_on"]
+
+    kinds = {(c["kind"], c["day"], c["provisional"]) for c in changes["changes"]}
+    assert ("risk_rise", OPEN.isoformat(), True) in kinds and changes["through"] == OPEN.isoformat()
+    assert any(e["kind"] == "risk_rise" and e["server_key"] == forecast and e["provisional"] for e in feed["entries"])
+
+
+def test_read_for_the_record_nothing_provisional_is_read(lake):
+    land_nine_oclock_slice(lake)
+    with MapDay.open(lake) as record:
+        answer = route(record, "weather forecast for a city")
+        assert ("io.test/forecast", "get_forecast") in ranked(answer)
+        assert "open_day" not in answer and record.open_day is None
+        assert {r["decided_by"] for r in record.rows("SELECT decided_by FROM current_status")} == {"daily"}
+    with MapDay.open(lake, live=True) as live:
+        assert live.open_day is not None and live.open_day.slices_through == slice_key(9)
+        assert ("io.test/forecast", "get_forecast") not in ranked(route(live, "weather forecast for a city"))
+
+
+def test_a_provisional_build_writes_nothing_of_the_day_itself_and_gives_way_once_the_day_is_built(lake):
+    land_nine_oclock_slice(lake)
+    assert not any(lake.root.glob(f"curated/*/day={OPEN.isoformat()}"))
+    assert not (lake.root / "cache" / f"change_baseline-{OPEN.isoformat()}.parquet").exists()
+    builds = sorted(p.name for p in (lake.provisional_dir / "builds").iterdir())
+    assert len(builds) == 2  # the current build and the one before it
+    # The warehouse's current_status reads the open day too, for analysts.
+    publish_warehouse(lake)
+    with open_warehouse(lake) as con:
+        shown = dict(con.execute("SELECT server_key, decided_by FROM current_status").fetchall())
+    assert shown[server_key(URLS["forecast"])] == "slice" and shown[server_key(URLS["weather"])] == "slice"
+
+    rebuild_day(lake, OPEN)  # the day ends and is built: the day itself answers
+    with MapDay.open(lake, live=True) as live:
+        assert live.day == OPEN and live.open_day is None and live.served()["open_day"] is None
+        assert ("io.test/forecast", "get_forecast") not in ranked(route(live, "weather forecast for a city"))
+    with pytest.raises(OpenDayError, match="is built"):
+        build_open_day(lake, OPEN, slice_key(10))
+    assert current_open_day(lake) is not None and current_open_day(lake).day == OPEN  # kept, but not read
+
+
+def test_the_slice_job_builds_the_open_day_through_dagster(lake):
+    """The slice job's open_day asset, materialised by a real Dagster instance for the 09:00 slice."""
+    import dagster as dg
+
+    from sevenmaps_pipeline.defs.open_day_assets import open_day
+    from sevenmaps_pipeline.defs.resources import LakeResource
+
+    land_probes(lake, [probe(URLS["forecast"], "ok", day=OPEN, hour=9, tools=FORECAST_RED)], day=OPEN,
+                run_id="slice-09")
+    with dg.DagsterInstance.ephemeral() as instance:
+        result = dg.materialize([open_day], partition_key=slice_key(9), instance=instance,
+                                resources={"lake": LakeResource(root=str(lake.root))})
+        assert result.success
+        (event,) = result.asset_materializations_for_node("open_day")
+        assert event.metadata["endpoints_checked"].value == 3
+        built = current_open_day(lake)
+        assert built is not None and built.slices_through == slice_key(9)
+        assert event.metadata["build"].value == built.build_id
+
+        rebuild_day(lake, OPEN)  # a slice of a day already built builds nothing, and says so
+        again = dg.materialize([open_day], partition_key=slice_key(10), instance=instance,
+                               resources={"lake": LakeResource(root=str(lake.root))})
+        assert again.success and not again.asset_materializations_for_node("open_day")
+        assert current_open_day(lake).build_id == built.build_id
