@@ -107,6 +107,16 @@ def test_an_owner_verified_endpoint_shows_its_five_minute_uptime_through_the_off
                                    else "30-day five-minute uptime")
     assert uptime["uptime_90d_pct"] is None and uptime["label_90d"] is None  # no checks older than 30 days
     assert _answer(plain)["five_minute_uptime"] is None
+    # Their live badge and page (/live/) show it too, labelled the same; the day's site keeps the daily uptime
+    # on its badge, for the record.
+    import httpx
+
+    owner_id = short_id("mcp.calendar.test/mcp")
+    badge = httpx.get(f"{url}/live/badges/{owner_id}-uptime.svg", timeout=60)
+    assert badge.status_code == 200 and f"{uptime['label_30d']}: {uptime['uptime_30d_pct']:.1f}%" in badge.text
+    page = httpx.get(f"{url}/live/servers/{owner_id}.html", timeout=60).text
+    assert f"{uptime['label_30d']}: {uptime['uptime_30d_pct']:.1f}%" in page and "not covered by the signed root" in page
+    assert "five-minute" not in (lake.root / "site" / "current" / "badges" / f"{owner_id}-uptime.svg").read_text()
 
 
 def test_the_server_refuses_another_host_name_and_serves_the_site(served):
@@ -189,7 +199,9 @@ def test_the_site_renders_in_headless_chromium_without_errors(served, tmp_path):
     assert "integrity/root.json" in page and ".tlog-proof" in page  # the root and the proofs it was built from
     badge = (site / "badges" / f"{server_id}.svg").read_text()
     assert badge.startswith("<svg") and "7maps" in badge
-    for name, path in (("index", "/"), ("server", f"/servers/{server_id}.html"), ("down", "/down.html")):
+    for name, path in (("index", "/"), ("server", f"/servers/{server_id}.html"), ("down", "/down.html"),
+                       ("live-down", "/live/down.html"), ("live-server", f"/live/servers/{server_id}.html"),
+                       ("live-categories", "/live/categories/")):
         shot = SCREENSHOTS / f"{name}.png"
         shot.unlink(missing_ok=True)
         log = _chromium(url + path, shot, tmp_path / name)

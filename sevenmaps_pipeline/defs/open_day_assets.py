@@ -10,11 +10,13 @@ from ..curated.open_day import OPEN_DAY_TABLES, OpenDayError, build_open_day
 from ..lake.warehouse import publish_warehouse
 from .map_assets import probe_slice
 from .partitions import SLICE_KEY_FORMAT, hourly_slices
+from .metadata import table_metadata
 from .resources import LakeResource
 
 
 @dg.asset(
     partitions_def=hourly_slices, group_name="map", kinds={"parquet"}, deps=[probe_slice], output_required=False,
+    metadata=table_metadata("daily_status"),  # its main table: the open day's daily_status (open_status)
     description="The open day so far, after its slice landed: daily_status, tool_lists, tool_facts, tools and "
     "tool_changes of the endpoints checked so far today, built by the day's own builders into "
     "provisional/builds/<id> and linked as provisional/current (never signed, exported or published as a day; "

@@ -35,7 +35,7 @@ from .locks import watch
 from .mapday import HISTORY_DAYS, MapDay
 from .status import statuses
 
-SITE_METHOD = "site-1.0"
+SITE_METHOD = "site-1.1"  # 1.1: an owner-verified endpoint's page shows its five-minute uptime
 # Endpoints whose whole status is held at once while their pages are written: about 10 KB each.
 SERVERS_PER_PART = 10_000
 _SLUG = re.compile(r"[^a-z0-9]+")
@@ -206,35 +206,63 @@ def site_workers() -> int:
     return max(1, min(4, cores))
 
 
+def five_minute_text(five: dict[str, Any] | None) -> tuple[str, str] | None:
+    """(label, value) of an owner-verified endpoint's five-minute uptime, labelled as the seed labels uptime
+    (publishing/status.py labelled_five_minute_uptime); None for an endpoint without five-minute checks."""
+    if not five or five.get("uptime_30d_pct") is None:
+        return None
+    return five["label_30d"], f"{five['uptime_30d_pct']:.1f}%"
+
+
+def status_badge(s: dict[str, Any]) -> str:
+    return charts.badge("7maps", s["shown_status"] or "no data", status_colour(s["shown_status"]))
+
+
+def uptime_badge(s: dict[str, Any], five_minute: bool = False) -> str:
+    """The uptime badge: the daily uptime with its label; with `five_minute`, an owner-verified endpoint's
+    five-minute uptime instead where it has one (the live badge: docs/agents.md)."""
+    five = five_minute_text(s["five_minute_uptime"]) if five_minute else None
+    if five is not None:
+        return charts.badge(*five, uptime_colour(s["five_minute_uptime"]["uptime_30d_pct"]))
+    label, value = uptime_text(s["history"])
+    return charts.badge(label, value, uptime_colour((s["history"] or {}).get("uptime_pct")))
+
+
+def server_page(env: Environment, s: dict[str, Any], day: dt.date, root: dict[str, Any] | None,
+                sources: list[dict[str, Any]], live: dict[str, Any] | None = None) -> str:
+    """One endpoint's page from its server_status (the day's site, and `sevenmaps serve`'s live pages, which
+    pass `live`: what the status shown now rests on)."""
+    label, value = uptime_text(s["history"])
+    history = (s["history"] or {}).get("history") or ""
+    chance = s["history"] or {}
+    tokens = s["token_cost"] or {}
+    five = five_minute_text(s["five_minute_uptime"])
+    return env.get_template("server.html").render(
+        day=day.isoformat(), root=root, base="../", s=s, uptime_text=f"{label}: {value}", sources=sources,
+        live=live, five_minute_text=f"{five[0]}: {five[1]}" if five else None,
+        bars=Markup(charts.day_code_bars(history, day)),
+        interval=Markup(charts.interval_chart(chance.get("success_chance"), chance.get("success_chance_low"),
+                                              chance.get("success_chance_high"))),
+        risk_mix=Markup(charts.risk_mix_bar(s["risk_mix"])),
+        tokens=Markup(charts.position_chart(tokens.get("definition_tokens"),
+                                            tokens.get("day_median_definition_tokens"),
+                                            tokens.get("day_p90_definition_tokens"),
+                                            tokens.get("definition_tokens_percentile"))))
+
+
 def _server_pages(mapday: MapDay, env: Environment, out: Path, part: tuple[int, int],
                   sources: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Writes the page and the two badges of each endpoint in `part` of the day; returns what the index,
     the down list and the totals need of each."""
     day = mapday.day
-    common = {"day": day.isoformat(), "root": mapday.root}
-    server_page = env.get_template("server.html")
     servers = []
     for s in statuses(mapday, part=part).values():
         label, value = uptime_text(s["history"])
-        history = (s["history"] or {}).get("history") or ""
         chance = s["history"] or {}
-        tokens = s["token_cost"] or {}
-        html = server_page.render(
-            **common, base="../", s=s, uptime_text=f"{label}: {value}", sources=sources,
-            bars=Markup(charts.day_code_bars(history, day)),
-            interval=Markup(charts.interval_chart(chance.get("success_chance"), chance.get("success_chance_low"),
-                                                  chance.get("success_chance_high"))),
-            risk_mix=Markup(charts.risk_mix_bar(s["risk_mix"])),
-            tokens=Markup(charts.position_chart(tokens.get("definition_tokens"),
-                                                tokens.get("day_median_definition_tokens"),
-                                                tokens.get("day_p90_definition_tokens"),
-                                                tokens.get("definition_tokens_percentile"))))
-        (out / "servers" / f"{s['server_id']}.html").write_text(html, encoding="utf-8")
-        (out / "badges" / f"{s['server_id']}.svg").write_text(
-            charts.badge("7maps", s["shown_status"] or "no data", status_colour(s["shown_status"])),
-            encoding="utf-8")
-        (out / "badges" / f"{s['server_id']}-uptime.svg").write_text(
-            charts.badge(label, value, uptime_colour(chance.get("uptime_pct"))), encoding="utf-8")
+        (out / "servers" / f"{s['server_id']}.html").write_text(server_page(env, s, day, mapday.root, sources),
+                                                                 encoding="utf-8")
+        (out / "badges" / f"{s['server_id']}.svg").write_text(status_badge(s), encoding="utf-8")
+        (out / "badges" / f"{s['server_id']}-uptime.svg").write_text(uptime_badge(s), encoding="utf-8")
         servers.append({
             "server_id": s["server_id"], "server_name": s["server_name"], "server_key": s["server_key"],
             "url": s["url"], "shown_status": s["shown_status"], "uptime_text": f"{label}: {value}",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import threading
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -28,6 +28,7 @@ from .oplog import OpLog
 from .report_intake import ReportRefused, land_report
 from .route import RouteIndex, endpoint_facts, route
 
+T = TypeVar("T")
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 RECORDS = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 INSTRUCTIONS = (
@@ -99,12 +100,16 @@ class MapService:
             self._day = opened = fresh
         return opened
 
-    def call(self, fn: Callable[[MapDay], dict[str, Any]]) -> dict[str, Any]:
+    def read(self, fn: Callable[[MapDay], T]) -> T:
+        """`fn` over the served day, reopened first if its inputs changed (the live pages read it so)."""
         with self._lock:
-            try:
-                return fn(self.current())
-            except (NoMapError, UnknownServerError, ValueError) as exc:
-                raise ToolError(str(exc)) from exc
+            return fn(self.current())
+
+    def call(self, fn: Callable[[MapDay], dict[str, Any]]) -> dict[str, Any]:
+        try:
+            return self.read(fn)
+        except (NoMapError, UnknownServerError, ValueError) as exc:
+            raise ToolError(str(exc)) from exc
 
     def index(self, mapday: MapDay) -> RouteIndex:
         if self._index is None:
@@ -176,12 +181,13 @@ class MapServer(MCPServer):
 
 
 def build_server(lake: LakePaths, oplog: OpLog, clock: Callable[[], dt.datetime] | None = None,
-                 reports_per_hour: int = REPORTS_PER_HOUR, gate: CallGate | None = None) -> MCPServer:
+                 reports_per_hour: int = REPORTS_PER_HOUR, gate: CallGate | None = None,
+                 service: MapService | None = None) -> MCPServer:
     now = clock or (lambda: dt.datetime.now(dt.UTC))
     server = MapServer(oplog, now, name="7maps", title="7Maps: the map of remote MCP servers", version="1.0",
                        instructions=INSTRUCTIONS, log_level="WARNING")
     logged = _logger(oplog, now, gate or CallGate())
-    service = MapService(lake)
+    service = service or MapService(lake)
     _add_read_tools(server, service, logged)
     _add_report_tool(server, service, oplog, ReportLimiter(reports_per_hour), now, logged)
     return server

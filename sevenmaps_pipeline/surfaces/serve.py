@@ -1,6 +1,7 @@
 """`sevenmaps serve`: one process for agents and people (docs/agents.md "Serving"): the map's MCP server
-at /mcp (streamable HTTP, stateless, JSON answers) and the latest static site at / (site/current, which
-each day's site asset points at its newest day), badges and feeds included. Every connection, request and
+at /mcp (streamable HTTP, stateless, JSON answers), the latest static site at / (site/current, which
+each day's site asset points at its newest day), badges and feeds included, and the live badges, lists and
+pages at /live/ (surfaces/live_pages.py: the status shown now, with caching headers). Every connection, request and
 tool call is bounded (surfaces/http_bounds.py, surfaces/call_gate.py; docs/agents.md "Limits of the server").
 """
 
@@ -10,6 +11,7 @@ import datetime as dt
 import mimetypes
 import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,13 +21,14 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, PlainTextResponse, Response
+from starlette.responses import FileResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from ..lake.paths import LakePaths
-from .call_gate import CallGate
+from .call_gate import CallGate, MapBusy
 from .http_bounds import DEFAULT_LIMITS, BoundedRequests, ServeLimits, bounded_protocol
-from .mcp_server import REPORTS_PER_HOUR, build_server
+from .live_pages import CACHE_CONTROL, FRESH_SECONDS, LivePages, NoMapError, matches
+from .mcp_server import REPORTS_PER_HOUR, MapService, build_server
 from .oplog import OpLog, oplog_folder
 
 SITE_TYPES = {".svg": "image/svg+xml", ".xml": "application/atom+xml", ".json": "application/json",
@@ -63,9 +66,11 @@ def site_file(site_root: Path, path: str) -> Path | None:
 
 def make_app(lake: LakePaths, host: str = "127.0.0.1", allowed_hosts: list[str] | None = None,
              clock: Callable[[], dt.datetime] | None = None, reports_per_hour: int = REPORTS_PER_HOUR,
-             limits: ServeLimits = DEFAULT_LIMITS) -> Starlette:
+             limits: ServeLimits = DEFAULT_LIMITS, live_fresh_seconds: float = FRESH_SECONDS) -> Starlette:
+    gate, service = CallGate(limits.queue_limit, limits.wait_seconds), MapService(lake)
     server = build_server(lake, OpLog.at(oplog_folder(lake)), clock=clock, reports_per_hour=reports_per_hour,
-                          gate=CallGate(limits.queue_limit, limits.wait_seconds))
+                          gate=gate, service=service)
+    live_pages = LivePages(service, gate, live_fresh_seconds)
     hosts = allowed_hosts or [host, f"{host}:*", "localhost", "localhost:*", "127.0.0.1", "127.0.0.1:*"]
     app = server.streamable_http_app(
         streamable_http_path="/mcp", json_response=True, stateless_http=True, host=host,
@@ -91,6 +96,26 @@ def make_app(lake: LakePaths, host: str = "127.0.0.1", allowed_hosts: list[str] 
             return PlainTextResponse("not found", status_code=404)
         return FileResponse(found, media_type=kind, headers=headers)
 
+    async def live(request: Request) -> Response:
+        path = request.path_params.get("path", "")
+        if path in ("", "index.html") or path.startswith("integrity/"):  # the site's own, for the record
+            return RedirectResponse("/" + ("" if path == "index.html" else path), status_code=307)
+        try:
+            found = await live_pages.get(path[:MAX_SITE_PATH])
+        except MapBusy:
+            return PlainTextResponse("busy: the map is answering as many calls as it can; try again shortly",
+                                     status_code=503, headers={"Retry-After": "5"})
+        except NoMapError as exc:
+            return PlainTextResponse(str(exc), status_code=404)
+        if found is None:
+            return PlainTextResponse("not found", status_code=404)
+        headers = {"Cache-Control": CACHE_CONTROL, "ETag": found.etag, "X-Content-Type-Options": "nosniff",
+                   "Age": str(int(time.monotonic() - found.rendered_at))}
+        if matches(request.headers.get("if-none-match"), found.etag):
+            return Response(status_code=304, headers=headers)
+        return Response(found.body, media_type=found.media_type, headers=headers)
+
+    app.router.routes.append(Route("/live/{path:path}", live, methods=["GET", "HEAD"]))
     app.router.routes.append(Route("/", page, methods=["GET", "HEAD"]))
     app.router.routes.append(Route("/{path:path}", page, methods=["GET", "HEAD"]))
     app.user_middleware.insert(0, Middleware(BoundedRequests, in_flight=limits.mcp_in_flight,

@@ -1,0 +1,156 @@
+"""The live pages `sevenmaps serve` answers under /live/ (docs/agents.md "Live badges and lists"): badges,
+the down list, the reliable lists and each server's page from the status shown now (current_status: the
+latest built day, the open day's checks so far, the hourly checks), where the day's static site keeps the
+signed day's, for the record. The same templates and badge functions as the site; what differs is only the
+status they read.
+
+A reliable list here leaves out what is not answering with tools now (seed 000: "answering with tools right
+now"); its order is the signed day's ranking (sql/reliable_rankings.sql), never re-scored.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from jinja2 import Environment
+
+from .locks import watch
+from .mapday import MapDay
+from .site import _atom, _environment, server_page, slug, status_badge, uptime_badge
+from .status import statuses
+
+LIVE_METHOD = "live-pages-1.0"
+_ID = r"[0-9a-f]{12}"
+# Every path the live pages answer (anything else is a 404 without reading the map).
+PATHS = {
+    "badge": re.compile(rf"^badges/({_ID})\.svg$"),
+    "uptime_badge": re.compile(rf"^badges/({_ID})-uptime\.svg$"),
+    "server": re.compile(rf"^servers/({_ID})\.html$"),
+    "down_html": re.compile(r"^down\.html$"),
+    "down_json": re.compile(r"^down\.json$"),
+    "categories": re.compile(r"^categories/(?:index\.html)?$"),
+    "category": re.compile(r"^categories/([a-z0-9-]{1,80})\.html$"),
+    "reliable_json": re.compile(r"^reliable\.json$"),
+    "watch": re.compile(r"^feeds/watch\.xml$"),
+}
+TYPES = {"badge": "image/svg+xml", "uptime_badge": "image/svg+xml", "server": "text/html; charset=utf-8",
+         "down_html": "text/html; charset=utf-8", "down_json": "application/json",
+         "categories": "text/html; charset=utf-8", "category": "text/html; charset=utf-8",
+         "reliable_json": "application/json", "watch": "application/atom+xml"}
+
+
+@dataclass(frozen=True)
+class Rendered:
+    body: bytes
+    media_type: str
+
+
+def kind_of(path: str) -> tuple[str, str | None] | None:
+    """(the kind of live page `path` is, its argument), or None for a path the live pages do not answer."""
+    for kind, pattern in PATHS.items():
+        m = pattern.match(path)
+        if m:
+            return kind, (m.group(1) if m.groups() else None)
+    return None
+
+
+def _live(mapday: MapDay) -> dict[str, Any]:
+    """What a live page says it rests on beside the map day. No time of its own: the same inputs give the same
+    bytes, so the same ETag, and a cache's copy stays valid until what is shown changes."""
+    return {"open_day": mapday.open_day.served() if mapday.open_day else None, "method": LIVE_METHOD}
+
+
+def _down(mapday: MapDay) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Down now (current_status), since when and why, and the confirmed live incidents. An endpoint taken down
+    by a check newer than the built day (today's slice, or two hourly checks) is down since that check; one
+    down on the built day since its run of d days."""
+    rows = mapday.rows(
+        "SELECT c.server_id, c.server_name, c.server_key, c.current_reason AS reason, c.decided_by, c.decided_at, "
+        "c.daily_code, h.history FROM current_status c LEFT JOIN server_history h USING (server_key) "
+        "WHERE c.current_shown_status = 'down' ORDER BY c.server_name, c.server_key")
+    down = []
+    for r in rows:
+        codes = r["history"] or ""
+        run = len(codes) - len(codes.rstrip("d"))
+        if r["decided_by"] != "daily" and r["daily_code"] != "d" and r["decided_at"] is not None:
+            since = r["decided_at"].isoformat()
+        else:
+            since = (mapday.day - dt.timedelta(days=max(run - 1, 0))).isoformat()
+        down.append({"server_id": r["server_id"], "server_name": r["server_name"], "since": since,
+                     "reason": r["reason"], "decided_by": r["decided_by"]})
+    live = mapday.rows(
+        "SELECT s.server_id, s.server_name, i.opened_day, i.last_confirmed_day, i.confirmed_by FROM incidents i "
+        "JOIN daily_status s USING (server_key) WHERE i.status = 'live' AND i.shown ORDER BY s.server_name")
+    for i in live:
+        for k in ("opened_day", "last_confirmed_day"):
+            i[k] = i[k].isoformat() if i[k] else None
+    return down, live
+
+
+def _reliable(mapday: MapDay) -> dict[str, list[dict[str, Any]]]:
+    """Each category's reliable list as ranked on the built day, without what is not answering with tools now,
+    ranks counted again over what is left."""
+    rows = mapday.rows(
+        "SELECT r.category, r.rank AS day_rank, r.server_id, r.server_name, r.uptime_pct, r.checked_days, "
+        "r.median_handshake_ms, row_number() OVER (PARTITION BY r.category ORDER BY r.rank, r.server_id) AS rank "
+        "FROM reliable_rankings r JOIN current_status c USING (server_key) WHERE c.current_code = 'o' "
+        "ORDER BY r.category, rank")
+    out: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        out.setdefault(r["category"], []).append(r)
+    return out
+
+
+def render(mapday: MapDay, kind: str, arg: str | None, env: Environment | None = None) -> Rendered | None:
+    """The live page of `kind` (kind_of), or None when it names nothing on the map."""
+    env = env or _environment()
+    day, live = mapday.day, _live(mapday)
+    common: dict[str, Any] = {"day": day.isoformat(), "root": mapday.root, "live": live, "sources": []}
+    body: str
+    if kind in ("badge", "uptime_badge", "server"):
+        keys = [r["server_key"] for r in mapday.rows("SELECT server_key FROM daily_status WHERE server_id = $i",
+                                                     {"i": arg})]
+        if len(keys) != 1:
+            return None
+        s = statuses(mapday, keys)[keys[0]]
+        if kind == "badge":
+            body = status_badge(s)
+        elif kind == "uptime_badge":
+            body = uptime_badge(s, five_minute=True)
+        else:
+            body = server_page(env, s, day, mapday.root, [], live)
+    elif kind in ("down_html", "down_json"):
+        down, incidents = _down(mapday)
+        if kind == "down_json":
+            body = json.dumps({**mapday.served(), "live": live, "down": down, "live_incidents": incidents},
+                              indent=1, default=str) + "\n"
+        else:
+            body = env.get_template("down.html").render(**common, base="", down=down, incidents=incidents)
+    elif kind in ("categories", "category", "reliable_json"):
+        reliable = _reliable(mapday)
+        on_map = mapday.rows("SELECT category, count(*) AS n FROM server_categories GROUP BY category "
+                             "ORDER BY category")
+        if kind == "reliable_json":
+            body = json.dumps({**mapday.served(), "live": live, "reliable": reliable}, indent=1, default=str) + "\n"
+        elif kind == "categories":
+            listed = [{"category": r["category"], "slug": slug(r["category"]), "endpoints": r["n"],
+                       "reliable": len(reliable.get(r["category"], []))} for r in on_map]
+            body = env.get_template("categories.html").render(**common, base="../", categories=listed)
+        else:
+            names = [r["category"] for r in on_map if slug(r["category"]) == arg]
+            if not names:
+                return None
+            body = env.get_template("category.html").render(**common, base="../", category=names[0],
+                                                            rows=reliable.get(names[0], []))
+    elif kind == "watch":
+        body = _atom(mapday, watch(mapday, days=30)["entries"])
+    else:
+        return None
+    return Rendered(body.encode(), TYPES[kind])
+
+
+__all__ = ["LIVE_METHOD", "Rendered", "kind_of", "render"]

@@ -1,0 +1,126 @@
+"""`sevenmaps serve`'s live badges, lists and pages (/live/: publishing/live.py, surfaces/live_pages.py) over a
+hand-made lake built by the real day builds: they follow current_status (two failed hourly checks take a server
+off its reliable list and turn its badge down, one never does), answer with an ETag and Cache-Control a CDN
+can use and 304 to a matching If-None-Match, and an owner-verified endpoint's badge and page show its
+five-minute uptime; the signed day's tables keep what they had, for the record."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import httpx
+import pyarrow as pa
+import pytest
+from conftest import land_probes, land_status, probe, served_on_loopback
+
+from sevenmaps_pipeline.curated.day import rebuild_day
+from sevenmaps_pipeline.lake.keys import server_id, server_key
+from sevenmaps_pipeline.lake.parquet_io import write_parquet
+from sevenmaps_pipeline.lake.paths import LakePaths
+from sevenmaps_pipeline.lake.schemas import RAW_FIVE_MINUTE, RAW_HOURLY, conform
+from sevenmaps_pipeline.publishing.mapday import MapDay
+from sevenmaps_pipeline.surfaces.serve import make_app
+
+DAY = dt.date(2026, 11, 20)
+URLS = {"forecast": "https://forecast.example.com/mcp", "rain": "https://rain.example.org/mcp",
+        "notes": "https://notes.example.net/mcp"}
+ID = {name: server_id(server_key(url)) for name, url in URLS.items()}
+
+
+def tool(name: str, description: str) -> dict:
+    return {"name": name, "description": description, "inputSchema": {"type": "object"}}
+
+
+WEATHER = [tool("get_forecast", "Get the weather forecast for a city."), tool("get_weather", "Current weather for a city."),
+           tool("weather_alerts", "Weather alerts for a region.")]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> LakePaths:
+    """Fifteen days on which three endpoints answered, then a day built from real probe rows: two weather
+    servers on the weather category's reliable list, a notes server on productivity's."""
+    lake = LakePaths.at(tmp_path_factory.mktemp("live") / "lake")
+    keys = [server_key(u) for u in URLS.values()]
+    for back in range(15, 0, -1):
+        land_status(lake, DAY - dt.timedelta(days=back), dict.fromkeys(keys, "o"), handshake=dict.fromkeys(keys, 200))
+    land_probes(lake, [probe(URLS["forecast"], "ok", day=DAY, tools=WEATHER),
+                       probe(URLS["rain"], "ok", day=DAY, tools=[*WEATHER[:2], tool("rain_radar", "Weather radar.")]),
+                       probe(URLS["notes"], "ok", day=DAY, tools=[tool("search_notes", "Search the notes.")])], day=DAY)
+    rebuild_day(lake, DAY)
+    return lake
+
+
+@pytest.fixture
+def lake(built, tmp_path) -> LakePaths:
+    import shutil
+
+    shutil.copytree(built.root, tmp_path / "lake")
+    return LakePaths.at(tmp_path / "lake")
+
+
+def land_hourly(lake: LakePaths, url: str, outcome: str, hour: int) -> None:
+    row = probe(url, outcome, day=DAY, hour=hour, check_kind="hourly", run_id=f"hourly-{hour}")
+    write_parquet(lake, lake.raw_dir("hourly", DAY) / f"hourly-{hour}.parquet",
+                  conform(pa.Table.from_pylist([row], RAW_HOURLY.schema), RAW_HOURLY))
+
+
+def land_five_minute(lake: LakePaths, url: str, minutes: list[int]) -> None:
+    rows = [probe(url, "ok", day=DAY, hour=10, minute=m, check_kind="five_minute", run_id=f"five-{m}") for m in minutes]
+    write_parquet(lake, lake.raw_dir("five_minute", DAY) / "five-batch.parquet",
+                  conform(pa.Table.from_pylist(rows, RAW_FIVE_MINUTE.schema), RAW_FIVE_MINUTE))
+
+
+def get(url: str, path: str, etag: str | None = None) -> httpx.Response:
+    return httpx.get(f"{url}/live/{path}", headers={"If-None-Match": etag} if etag else {}, timeout=30)
+
+
+def reliable_names(response: httpx.Response) -> list[str]:
+    return [name for name in ("io.test/forecast", "io.test/rain") if name in response.text]
+
+
+def test_two_failed_hourly_checks_take_a_server_off_the_live_list_and_badge_one_never_does(lake):
+    with served_on_loopback(make_app(lake, live_fresh_seconds=0), "the map's server") as url:
+        listed, badge = get(url, "categories/weather.html"), get(url, f"badges/{ID['forecast']}.svg")
+        assert listed.status_code == 200 and reliable_names(listed) == ["io.test/forecast", "io.test/rain"]
+        assert "answers with tools" in badge.text and badge.headers["content-type"] == "image/svg+xml"
+        assert "max-age=60" in badge.headers["cache-control"] and badge.headers["etag"].startswith('"')
+        assert get(url, f"badges/{ID['forecast']}.svg", badge.headers["etag"]).status_code == 304
+
+        land_hourly(lake, URLS["forecast"], "timeout", hour=5)  # one failure: a flap, nothing shown changes
+        assert get(url, f"badges/{ID['forecast']}.svg", badge.headers["etag"]).status_code == 304
+        assert reliable_names(get(url, "categories/weather.html")) == ["io.test/forecast", "io.test/rain"]
+
+        land_hourly(lake, URLS["forecast"], "timeout", hour=6)  # two in a row: shown down now
+        now_badge = get(url, f"badges/{ID['forecast']}.svg", badge.headers["etag"])
+        assert now_badge.status_code == 200 and ">down<" in now_badge.text
+        assert now_badge.headers["etag"] != badge.headers["etag"]
+        assert reliable_names(get(url, "categories/weather.html")) == ["io.test/rain"]
+        reliable = get(url, "reliable.json").json()["reliable"]
+        assert [(r["server_name"], r["rank"]) for r in reliable["weather"]] == [("io.test/rain", 1)]
+        down = get(url, "down.json").json()
+        (entry,) = down["down"]
+        assert entry["server_name"] == "io.test/forecast" and entry["decided_by"] == "hourly"
+        assert entry["since"].startswith(f"{DAY.isoformat()}T06:00")  # since the check that showed it
+        assert down["map_day"] == DAY.isoformat() and "open_day" in down
+        assert "io.test/forecast" in get(url, "down.html").text
+
+    # The signed day's tables keep what they had: the record, read by the day's own site.
+    with MapDay.open(lake) as record:
+        ranked = record.rows("SELECT server_name FROM reliable_rankings WHERE category = 'weather' ORDER BY rank, "
+                             "server_name")
+    assert [r["server_name"] for r in ranked] == ["io.test/forecast", "io.test/rain"]
+
+
+def test_an_owner_verified_endpoint_shows_its_five_minute_uptime_on_its_live_badge_and_page(lake):
+    land_five_minute(lake, URLS["notes"], [0, 5, 10])
+    with served_on_loopback(make_app(lake), "the map's server") as url:
+        badge = get(url, f"badges/{ID['notes']}-uptime.svg")
+        page = get(url, f"servers/{ID['notes']}.html")
+        other = get(url, f"badges/{ID['rain']}-uptime.svg")
+        assert get(url, "badges/ffffffffffff.svg").status_code == 404  # names nothing on the map
+        assert get(url, "servers/../../etc/passwd").status_code == 404
+    assert badge.status_code == 200 and "five-minute uptime over 1 days observed" in badge.text
+    assert "100.0%" in badge.text
+    assert "five-minute uptime over 1 days observed: 100.0%" in page.text and "3 of 3 five-minute checks" in page.text
+    assert "live: the status shown now" in page.text
+    assert "five-minute" not in other.text and "uptime" in other.text  # no five-minute checks: the daily uptime
