@@ -42,7 +42,7 @@ def fleet():
     timeline["extra_listings"], timeline["opted_out_hosts"] = [], []
     scripted = ScriptedApp()
     with Fleet(timeline=timeline, extra_apps={SCRIPTED: scripted}) as running:
-        running.scripted = scripted  # type: ignore[attr-defined]
+        running.scripted = scripted
         yield running
 
 

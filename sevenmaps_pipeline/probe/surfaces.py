@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..lake.paths import LakePaths
@@ -92,12 +94,13 @@ class CardBook:
     def __init__(self, rows: Iterable[Mapping[str, Any]] = ()) -> None:
         latest: dict[tuple[str, str], Mapping[str, Any]] = {}
         for row in rows:
-            key, at = (row.get("surface"), row.get("url")), row.get("requested_at")
-            if key[0] not in CARD_SURFACES or not isinstance(key[1], str) or not isinstance(at, dt.datetime):
+            surface, url, at = row.get("surface"), row.get("url"), row.get("requested_at")
+            if surface not in CARD_SURFACES or not isinstance(url, str) or not isinstance(at, dt.datetime):
                 continue
-            seen = latest.get(key)  # type: ignore[arg-type]
+            key = (str(surface), url)
+            seen = latest.get(key)
             if seen is None or at >= seen["requested_at"]:
-                latest[key] = row  # type: ignore[index]
+                latest[key] = row
         self._kept: dict[tuple[str, str], KeptCard] = {}
         for key, row in latest.items():
             etag, body = header_token(row.get("etag")), row.get("body")
@@ -120,7 +123,10 @@ class CardBook:
                     table = pq.read_table(path, columns=columns)
                 except Exception:  # noqa: BLE001 - an unreadable part is quarantined later; its cards asked afresh
                     continue
-                rows += [r for r in table.to_pylist() if r["surface"] in CARD_SURFACES and r["etag"] is not None]
+                # only card rows with an ETag become Python objects: the other documents' bodies stay out
+                cards = pc.and_(pc.is_in(table["surface"], value_set=pa.array(CARD_SURFACES)),
+                                pc.is_valid(table["etag"]))
+                rows += table.filter(cards).to_pylist()
         return cls(rows)
 
     def kept(self, surface: str, url: str) -> KeptCard | None:
