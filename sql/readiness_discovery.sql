@@ -3,7 +3,8 @@
 -- Python by rules/discovery.py (curated/readiness_tables.py), the same code the live command runs.
 -- Grain: one row per endpoint with a readiness check on $day and surface asked for it: its own
 --   (server_card, resource_metadata), its origin's (the card paths seen in the wild) and its publisher
---   domain's (catalog, llms_txt, markdown_negotiated, markdown_index, registry_auth).
+--   domain's (ai_catalog and catalog, each its own row; llms_txt, markdown_negotiated, markdown_index,
+--   registry_auth). A card a 304 kept carries the kept card in body (revalidation = 'not_modified').
 -- Inputs: the day's checks (day_checks: sql/readiness_checks.sql) and raw readiness_surfaces of $day (the
 --   last document per subject and surface).
 WITH checks AS (SELECT * FROM day_checks WHERE answered_via IS NOT NULL),
@@ -14,7 +15,8 @@ documents AS (
     WHERE day = $day::DATE
 )
 SELECT c.server_key, c.server_id, c.server_name, c.url AS endpoint_url, c.protocol_version, c.server_info_name,
-       c.server_info_version, d.surface, d.scope, d.url, d.status, d.content_type, d.body, d.detail
+       c.server_info_version, d.surface, d.scope, d.url, d.status, d.content_type, d.body, d.detail,
+       d.revalidation, d.body_sha256
 FROM checks AS c
 JOIN documents AS d ON d.pick = 1 AND (
        (d.scope = 'endpoint' AND d.subject = c.server_key)

@@ -40,6 +40,8 @@ EXPECTED = {  # endpoint -> day code on timeline day 0
     # the readiness cases answer the daily check like any SDK server
     "mcp.ready.test/mcp": "o", "mcp.heavy.test/mcp": "o", "mcp.shuffle.test/mcp": "o", "mcp.bloated.test/mcp": "o",
     "mcp.elder.test/mcp": "o",
+    # the 2026 surfaces' hosts (a card's ETag, the skills extension, a claim of 2026-07-28) answer it too
+    "mcp.newcat.test/mcp": "o", "mcp.skillful.test/mcp": "o", "mcp.claimant.test/mcp": "o",
 }
 
 

@@ -108,12 +108,14 @@ def build_readiness_discovery(lake: LakePaths, day: dt.date) -> BuildResult:
     rows = []
     disagreeing = 0
     for doc in joined:
-        ok, detail = answered(doc["surface"], doc["status"], doc["content_type"], doc["body"])
+        ok, detail = answered(doc["surface"], doc["status"], doc["content_type"], doc["body"], doc["revalidation"])
         if doc["status"] is None and doc.get("detail"):
             detail = doc["detail"]
         row = {"day": day, "server_key": doc["server_key"], "server_id": doc["server_id"],
                "server_name": doc["server_name"], "surface": doc["surface"], "scope": doc["scope"], "url": doc["url"],
-               "answered": ok, "status": doc["status"], "detail": detail[:500], "method_version": DISCOVERY_METHOD}
+               "answered": ok, "status": doc["status"], "detail": detail[:500], "method_version": DISCOVERY_METHOD,
+               "served_version": doc["protocol_version"], "revalidation": doc["revalidation"],
+               "body_sha256": doc["body_sha256"]}
         if ok and doc["surface"] in CARD_SURFACES:
             card = read_card(doc["body"], doc["endpoint_url"] or "")
             if card is not None:

@@ -32,6 +32,9 @@ from .values import header_token, json_int, scalar_text
 from .wire import Reply, loads, read_body, read_endpoint_event, read_reply
 
 MODERN_ERROR_CODES = {-32020, -32021, -32022}
+# Skills over MCP (SEP-2640) is declared as this key of `capabilities.extensions` (SEP-2133's map).
+SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
+MAX_CLAIMS = 20  # revisions kept of what one server says it supports
 _RESOURCE_METADATA = re.compile(r'resource_metadata="([^"]+)"')
 
 
@@ -60,6 +63,14 @@ class CheckResult:
     session_id: str | None = None
     # The readiness probe lists the tools a second time: the names in order, or None if not read twice.
     second_tool_names: list[str] | None = None
+    # The revisions the server says it supports in the answers this check received, whatever was served
+    # (docs/methodology.md, "Readiness": claimed and served revisions): server/discover's supportedVersions,
+    # an UnsupportedProtocolVersion error's data.supported. None: it claimed none.
+    claimed_versions: list[str] | None = None
+    # Whether the answer of the handshake that worked declares the skills extension (None: no capabilities
+    # object seen), and how many skills that declaration itself lists (None: it lists none).
+    skills_extension: bool | None = None
+    skills_count: int | None = None
     # ms from the start of the check to the end of its first answer (discover, initialize or a 401): the
     # readiness probe's round trip.
     first_answer_ms: int | None = None
@@ -236,6 +247,7 @@ class EndpointCheck:
         reply = response.reply
         self.result.http_status = response.status_code
         status = response.status_code
+        self._claims_of_error(response, reply)
         if status in (401, 403):
             self._auth(response)
             raise _Outcome("needs_auth", f"HTTP {status} on initialize, before any tool was listed", status)
@@ -261,7 +273,7 @@ class EndpointCheck:
         if version is None or len(version) > 40 or not isinstance(result.get("serverInfo"), dict):
             raise _Outcome("not_mcp", "initialize result lacks a valid protocolVersion or serverInfo", status)
         self.result.protocol_version = version
-        self._server_info(result["serverInfo"])
+        self._server_info(result["serverInfo"], result.get("capabilities"))
         session = response.headers.get("mcp-session-id")
         self.result.session_id = header_token(session)
         if session is not None and self.result.session_id is None:
@@ -299,6 +311,9 @@ class EndpointCheck:
                                     t.initialize, "server/discover", headers=headers,
                                     request_id="discover-1", cap=self.config.max_handshake_bytes)
         reply = response.reply
+        if reply is not None and reply.kind == "result" and isinstance(reply.result, dict):
+            self._claim(reply.result.get("supportedVersions"))
+        self._claims_of_error(response, reply)
         if self.readiness and response.status_code == 401:  # a server that asks for a token: stop here
             self.result.http_status = response.status_code
             self._auth(response)
@@ -314,6 +329,7 @@ class EndpointCheck:
             return False
         self.result.discover_supported = True
         self.result.protocol_version = MODERN_PROTOCOL_VERSION
+        self._capabilities(result.get("capabilities"))
         meta = result.get("_meta")
         info = meta.get("io.modelcontextprotocol/serverInfo") if isinstance(meta, dict) else None
         if isinstance(info, dict):
@@ -478,6 +494,44 @@ class EndpointCheck:
         match = _RESOURCE_METADATA.search(header or "")
         self.result.resource_metadata_url = redact_userinfo(match.group(1))[:2000] if match else None
 
-    def _server_info(self, info: dict) -> None:
+    def _claim(self, versions: Any) -> None:
+        """Add the revisions of a `supportedVersions`/`supported` list (strings a header could carry, each
+        once, at most MAX_CLAIMS); anything else in it is ignored."""
+        if not isinstance(versions, list):
+            return
+        claims = self.result.claimed_versions or []
+        for version in versions[:100]:
+            token = header_token(version)
+            if token is not None and len(token) <= 40 and token not in claims and len(claims) < MAX_CLAIMS:
+                claims.append(token)
+        self.result.claimed_versions = claims or None
+
+    def _claims_of_error(self, response: Answer, reply: Reply | None) -> None:
+        """The revisions an UnsupportedProtocolVersion error lists as supported (`error.data.supported`), in a
+        JSON-RPC reply or in the body of a 4xx."""
+        error: Any = reply.error if reply is not None and reply.kind == "error" else None
+        if error is None and response.body:
+            obj, _ = loads(response.body)
+            error = obj.get("error") if isinstance(obj, dict) else None
+        data = error.get("data") if isinstance(error, dict) else None
+        if isinstance(data, dict):
+            self._claim(data.get("supported"))
+
+    def _capabilities(self, capabilities: Any) -> None:
+        """The skills extension, read from the capabilities already received (never a skills/list request):
+        declared when its key holds an object (SEP-2133's settings); its count only when those settings
+        themselves list the skills (a `skills` array)."""
+        if not isinstance(capabilities, dict):
+            return
+        extensions = capabilities.get("extensions")
+        settings = extensions.get(SKILLS_EXTENSION) if isinstance(extensions, dict) else None
+        self.result.skills_extension = isinstance(settings, dict)
+        skills = settings.get("skills") if isinstance(settings, dict) else None
+        self.result.skills_count = min(len(skills), 2**31 - 1) if isinstance(skills, list) else None
+
+    def _server_info(self, info: dict, capabilities: Any = None) -> None:
+        """What the server says of itself: its name and version, and (given the handshake's capabilities)
+        whether it declares the skills extension."""
         self.result.server_info_name = scalar_text(info.get("name"), 200)
         self.result.server_info_version = scalar_text(info.get("version"), 100)
+        self._capabilities(capabilities)

@@ -30,6 +30,7 @@ from ..lake.keys import origin as origin_of
 from ..lake.keys import server_id, server_key
 from ..lookups.codehost import CodeHostClient, RepoFolder, RepoStatus, parse_repository_url
 from ..registry.listing import SkipReason
+from ..rules.discovery import CARD_SURFACES
 from ..rules.fingerprints import summarize_tools
 from ..rules.namespace import namespace_domain
 from ..rules.outcomes import NOT_A_RESULT, NOT_CHECKED, ROBOTS_UNAVAILABLE, not_checked_detail
@@ -44,8 +45,10 @@ from .surfaces import (
     DOMAIN_SURFACES,
     ORIGIN_SURFACES,
     REGISTRY_AUTH,
+    CardBook,
     fetch_document,
     publisher_domain,
+    revalidated,
     surface_row,
 )
 
@@ -130,6 +133,8 @@ def check_row(result: CheckResult, listing: dict[str, Any], day: dt.date, run_id
         "protocol_version": result.protocol_version if result.outcome == "ok" else None,
         "server_info_name": result.server_info_name, "server_info_version": result.server_info_version,
         "ttl_ms": result.ttl_ms, "cache_scope": result.cache_scope,
+        "claimed_versions": ", ".join(result.claimed_versions) if result.claimed_versions else None,
+        "skills_extension": result.skills_extension, "skills_count": result.skills_count,
         "www_authenticate": result.www_authenticate, "resource_metadata_url": result.resource_metadata_url,
         "publisher_domain": publisher_domain(listing.get("server_name"), url),
         "repository_url": listing.get("repository_url") or repository_url_of(listing.get("entry_json")),
@@ -167,8 +172,10 @@ class _ReadinessRun:
     host runner that keeps politeness (probe/hosts.py); phase 3 (the code host) is `_code_host_phase`."""
 
     def __init__(self, day: dt.date, run_id: str, config: ProbeConfig, clock: Clock, sink: ReadinessSink,
-                 book: OriginBook, step_progress: Callable[[str], None] | None, bad_call: bool) -> None:
+                 book: OriginBook, step_progress: Callable[[str], None] | None, bad_call: bool,
+                 cards: CardBook) -> None:
         self.day, self.run_id, self.config, self.clock, self.sink = day, run_id, config, clock, sink
+        self.cards = cards
         self.step_progress, self.bad_call = step_progress, bad_call
         # The day's copy of robots.txt, read by its scan, is reused (docs/methodology.md, "Per origin, once
         # a day"); an origin the scan did not read is read here, once per run.
@@ -188,8 +195,11 @@ class _ReadinessRun:
             return
         refused = await session.admission(url)
         if refused is None:
-            land(await fetch_document(session.client_for(url), url, accept, self.config.timeouts.well_known_per_origin,
-                                      self.config.max_small_body_bytes))
+            kept = self.cards.kept(surface, url) if surface in CARD_SURFACES else None
+            answer = await fetch_document(session.client_for(url), url, accept,
+                                          self.config.timeouts.well_known_per_origin, self.config.max_small_body_bytes,
+                                          kept.etag if kept else None)
+            land(revalidated(answer, kept) if surface in CARD_SURFACES else answer)
             return
         assert refused.seen is not None
         if refused.kind is SkipReason.ROBOTS:
@@ -272,16 +282,18 @@ async def readiness_scan(listings: Iterable[dict[str, Any]], day: dt.date, run_i
                          skills: Sequence[RepoFolder] = (), already_checked: Iterable[str] = (),
                          progress: Callable[[int, int], None] | None = None,
                          step_progress: Callable[[str], None] | None = None,
-                         _operator_bad_call: bool = False, book: OriginBook | None = None) -> ReadinessSink:
+                         _operator_bad_call: bool = False, book: OriginBook | None = None,
+                         cards: CardBook | None = None) -> ReadinessSink:
     """Probe every endpoint the daily scan would contact (except `already_checked`: a resumed run), then
     the documents elsewhere, then the code host; every row goes to `sink`. `step_progress` is told each
     step of each endpoint check (`sevenmaps readiness` shows them). `_operator_bad_call` is step 5 of the
-    rubric, a tool call: only `sevenmaps readiness --bad-call` passes it, never the nightly run."""
+    rubric, a tool call: only `sevenmaps readiness --bad-call` passes it, never the nightly run. `cards`: the
+    server cards held from earlier runs, revalidated with If-None-Match (none: every card asked afresh)."""
     to_check, _ = endpoints_to_check(listings)
     skip = set(already_checked)
     pending = [listing for key, listing in to_check.items() if key not in skip]
     run = _ReadinessRun(day, run_id, config, clock, sink, book if book is not None else OriginBook(), step_progress,
-                        _operator_bad_call)
+                        _operator_bad_call, cards if cards is not None else CardBook())
     total, done = len(pending), 0
 
     def count() -> None:

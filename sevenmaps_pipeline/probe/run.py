@@ -35,6 +35,7 @@ from .readiness_scan import readiness_scan
 from .scan import Clock, scan
 from .shards import Shard
 from .slices import check_slice_hour, in_slices
+from .surfaces import CardBook
 
 
 def utc_now() -> dt.datetime:
@@ -332,7 +333,7 @@ def readiness_day(lake: LakePaths, day: dt.date, config: ProbeConfig, clock: Clo
     rows = pq.read_table(registry).to_pylist()
     try:
         asyncio.run(readiness_scan(rows, day, run_id, config, clock, writer, codehost, skills, already_checked=done,
-                                   book=OriginBook.from_lake(lake, day)))
+                                   book=OriginBook.from_lake(lake, day), cards=CardBook.from_lake(lake, day)))
     finally:
         writer.flush()
     report.checks, report.surfaces, report.skills = (writer.counts[k] for k in ("readiness", "readiness_surfaces",

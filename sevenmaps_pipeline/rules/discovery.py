@@ -33,12 +33,24 @@ def _looks_like_html(body: str) -> bool:
     return head.startswith("<!doctype html") or head.startswith("<html") or head.startswith("<")
 
 
-def answered(surface: str, status: int | None, content_type: str | None, body: str | None) -> tuple[bool, str]:
-    """Whether the document answered as what it should be, and what it is (or why not)."""
+def answered(surface: str, status: int | None, content_type: str | None, body: str | None,
+             revalidation: str | None = None) -> tuple[bool, str]:
+    """Whether the document answered as what it should be, and what it is (or why not). A card a 304 kept
+    (revalidation `not_modified`: the body is the card it kept) is judged as that card; any other 304 keeps
+    nothing."""
+    if status == 304 and revalidation == "not_modified":
+        ok, what = answered(surface, 200, content_type, body)
+        return ok, f"revalidated (304), {what}"
+    if status == 304:
+        return False, "HTTP 304 though no If-None-Match was sent: nothing kept"
     if status != 200:
         return False, f"HTTP {status}" if status is not None else "no answer"
     text = body or ""
     ctype = (content_type or "").lower()
+    if surface == "ai_catalog":  # the catalog's path since 2026-07-20, with its own media type
+        if _json_object(text) is None:
+            return False, "not a JSON object"
+        return True, f"a JSON object served as {ctype or 'nothing'}"
     if surface in CARD_SURFACES or surface in ("catalog", "resource_metadata"):
         return (True, "a JSON object") if _json_object(text) is not None else (False, "not a JSON object")
     if surface == "llms_txt":

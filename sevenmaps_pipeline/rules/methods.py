@@ -153,7 +153,7 @@ READINESS_P50_DAYS = 7
 
 # Discovery surfaces (docs/methodology.md, "Readiness"): which documents count as answered, and what a
 # server card is compared on.
-DISCOVERY_METHOD = "discovery-1.0"
+DISCOVERY_METHOD = "discovery-1.1"  # 1.1: the ai-catalog path; a card kept by a 304 answers as that card
 
 # When each endpoint is checked in the day (probe/slices.py), what is shown now (sql/current_status.sql)
 # and five-minute uptime (sql/five_minute_uptime.sql); the SQL files carry their versions on every row.

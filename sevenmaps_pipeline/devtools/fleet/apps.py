@@ -65,8 +65,10 @@ def _tool(t: dict) -> types.Tool:
     return types.Tool.model_validate(t)
 
 
-def mcp_app(name: str, host: str, kind: str, state: FleetState, path: str = "/mcp") -> Starlette:
-    """A real MCP server (low-level SDK `Server`) whose tool list and version follow the timeline."""
+def mcp_app(name: str, host: str, kind: str, state: FleetState, path: str = "/mcp",
+            extensions: dict[str, dict[str, Any]] | None = None) -> Starlette:
+    """A real MCP server (low-level SDK `Server`) whose tool list and version follow the timeline, declaring
+    `extensions` (SEP-2133: identifier -> settings) in the capabilities of initialize and server/discover."""
     page_size = 2
     calls = [0]
 
@@ -91,6 +93,7 @@ def mcp_app(name: str, host: str, kind: str, state: FleetState, path: str = "/mc
     hints: dict[CacheableMethod, CacheHint] | None = (
         {"tools/list": CacheHint(ttl_ms=3_600_000, scope="public")} if kind == "mcp_modern" else None)
     server = Server(name, version=state.today(name).version, on_list_tools=list_tools, cache_hints=hints)
+    server.extensions = dict(extensions or {})
     return server.streamable_http_app(
         streamable_http_path=path,
         json_response=kind in ("mcp_json", "mcp_shuffled", "mcp_handshake"),

@@ -14,8 +14,9 @@ from .codehost_app import CodeHostApp
 
 def publisher_app(config: dict[str, Any]) -> Callable:
     """A publisher's site: `/llms.txt`, a markdown door (`markdown`: "negotiate" answers text/markdown to
-    `Accept: text/markdown` on /, "index" serves /index.md), `catalog` at /.well-known/mcp/catalog.json and
-    the registry's proof file when `registry_auth`. Anything else is 404; an empty config serves nothing."""
+    `Accept: text/markdown` on /, "index" serves /index.md), `catalog` at /.well-known/mcp/catalog.json,
+    `ai_catalog` at /.well-known/ai-catalog.json (as application/ai-catalog+json) and the registry's proof
+    file when `registry_auth`. Anything else is 404; an empty config serves nothing."""
     async def app(scope: dict, receive: Callable, send: Callable) -> None:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         path = scope.get("path", "")
@@ -33,6 +34,8 @@ def publisher_app(config: dict[str, Any]) -> Callable:
             response = Response(config.get("home_md", "# Home\n"), media_type="text/markdown")
         elif path == "/.well-known/mcp/catalog.json" and config.get("catalog"):
             response = JSONResponse(config["catalog"])
+        elif path == "/.well-known/ai-catalog.json" and config.get("ai_catalog"):
+            response = JSONResponse(config["ai_catalog"], media_type="application/ai-catalog+json")
         elif path == "/.well-known/mcp-registry-auth" and config.get("registry_auth"):
             response = PlainTextResponse("v=MCPv1; k=ed25519; p=MCowBQYDK2VwAyEAfleetfleetfleetfleetfleetfleetfleetfl=")
         await response(scope, receive, send)

@@ -44,7 +44,7 @@ def host_apps(fleet: Fleet) -> tuple[dict[str, Any], list[Any]]:
                 children.append(shared[h.kind])
             routes[h.host] = shared[h.kind]
         elif h.kind in apps.MCP_KINDS:
-            app = apps.mcp_app(h.name, h.host, h.kind, state, h.path)
+            app = apps.mcp_app(h.name, h.host, h.kind, state, h.path, h.extensions)
             children.append(app)
             routes[h.host] = apps.modern_only(app) if h.kind == "mcp_modern" else (
                 apps.handshake_only(app) if h.kind == "mcp_handshake" else app)
@@ -119,9 +119,15 @@ class HostRouter:
             await self._robots(fleet_host, host, scope, receive, send)
             return True
         if fleet_host.server_card is not None and path == fleet_host.path + "/server-card":
-            accept = headers.get("accept", "")
-            response: Response = JSONResponse(fleet_host.server_card, media_type="application/mcp-server-card+json") \
-                if "application/mcp-server-card+json" in accept else Response(status_code=406)
+            accept, etag = headers.get("accept", ""), fleet_host.card_etag
+            tag = {"ETag": etag} if etag else {}
+            if etag and headers.get("if-none-match") == etag:  # unchanged since the client's copy
+                response: Response = Response(status_code=304, headers=tag)
+            elif "application/mcp-server-card+json" in accept:
+                response = JSONResponse(fleet_host.server_card, media_type="application/mcp-server-card+json",
+                                        headers=tag)
+            else:
+                response = Response(status_code=406)
         elif path.startswith("/.well-known/"):
             doc = fleet_host.well_known.get(path)  # a str is a text file (a token a host publishes)
             response = (PlainTextResponse(doc) if isinstance(doc, str) else JSONResponse(doc)) \

@@ -72,6 +72,10 @@ class FleetHost:
     # The readiness probe's other doors: the card at <path>/server-card, the publisher's own domain (the
     # registry name's namespace domain: fleet.publisher.publisher_app) and the repository on the code host.
     server_card: dict[str, Any] | None = None
+    # The card's ETag: sent with it, and a request carrying it as If-None-Match gets a 304 (no body).
+    card_etag: str | None = None
+    # SEP-2133 extensions the SDK server declares in its capabilities (e.g. the skills extension).
+    extensions: dict[str, dict[str, Any]] | None = None
     publisher: dict[str, Any] | None = None
     repository: dict[str, Any] | None = None
     about: str = ""  # what the server is in the fleet for

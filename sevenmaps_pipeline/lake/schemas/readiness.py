@@ -32,7 +32,16 @@ RAW_READINESS = TableSpec(
             col("answered_via", pa.string(), "discover | initialize | 401 | none (contacted, no such answer); "
                 "null when not contacted or our own fault"),
             col("redirects_followed", pa.int32(), "redirects followed before the answer (the rule allows one)"),
-            col("protocol_version", pa.string(), "protocol revision the server answered with"),
+            col("protocol_version", pa.string(), "protocol revision the server answered with (served): 2026-07-28 when "
+                "server/discover answered, else initialize's protocolVersion; null unless the check was ok"),
+            col("claimed_versions", pa.string(), "revisions the server said it supports in the answers of this check, "
+                "comma-separated, whatever it served: server/discover's supportedVersions and an "
+                "UnsupportedProtocolVersion error's data.supported (null: it claimed none; a card's claims are in "
+                "readiness_discovery.card_protocol_versions)"),
+            col("skills_extension", pa.bool_(), "the capabilities of the handshake that answered declare "
+                "extensions[\"io.modelcontextprotocol/skills\"] (an object); null: no capabilities object seen"),
+            col("skills_count", pa.int32(), "skills listed by that declaration itself (a `skills` array in it); "
+                "null when it lists none (never asked for: no skills/list request is made)"),
             col("server_info_name", pa.string(), "serverInfo.name"),
             col("server_info_version", pa.string(), "serverInfo.version"),
             col("tools_json", pa.string(), "the first tools/list result's tools array, compact JSON"),
@@ -73,16 +82,25 @@ RAW_READINESS_SURFACES = TableSpec(
             col("scope", pa.string(), "endpoint | origin | domain", False),
             col("subject", pa.string(), "the endpoint's server_key, the origin, or the domain", False),
             col("surface", pa.string(), "server_card | resource_metadata | well_known_server_card | "
-                "well_known_mcp_json | catalog | llms_txt | markdown_negotiated | markdown_index | registry_auth",
-                False),
+                "well_known_mcp_json | ai_catalog | catalog | llms_txt | markdown_negotiated | markdown_index | "
+                "registry_auth", False),
             col("url", pa.string(), "what was requested", False),
             col("accept", pa.string(), "the Accept header sent"),
             col("requested_at", UTC_TS, "when (UTC)", False),
             col("status", pa.int32(), "HTTP status (null: no answer, or not asked: see detail)"),
             col("content_type", pa.string(), "Content-Type of the answer"),
-            col("body", pa.string(), "the answer when 200 (first 64 KiB, UTF-8 with replacement)"),
+            col("body", pa.string(), "the answer when 200 (first 64 KiB, UTF-8 with replacement); on a 304 that "
+                "revalidated a card, the card kept"),
             col("detail", pa.string(), "what happened (robots.txt disallows, timeout, redirect not followed...)"),
             col("prober_version", pa.string(), "version of the prober"),
+            col("etag", pa.string(), "the answer's ETag (visible ASCII, at most 300 characters; else null); on a "
+                "kept card, its ETag"),
+            col("if_none_match", pa.string(), "the ETag sent as If-None-Match (server cards only; null: asked "
+                "unconditionally)"),
+            col("body_sha256", pa.string(), "SHA-256 hex of body as stored (the kept card's on a revalidating 304)"),
+            col("revalidation", pa.string(), "a card asked for conditionally: not_modified (304 to our "
+                "If-None-Match: the card kept) | modified (200: a new card) | unasked_304 (304 though no "
+                "If-None-Match was sent: no card); null otherwise"),
         ]
     ),
 )
@@ -137,6 +155,11 @@ READINESS_DISCOVERY = TableSpec(
             col("card_protocol_versions", pa.string(), "a server card's protocol versions, comma-separated"),
             col("disagreement", pa.string(), "where the card disagrees with what the server answered (name, "
                 "version, protocol version); null when it agrees or cannot be compared"),
+            col("served_version", pa.string(), "the revision the server served in its check that day (as "
+                "readiness_checks.protocol_version), beside what a card claims"),
+            col("revalidation", pa.string(), "as readiness_surfaces.revalidation: not_modified is a card kept by "
+                "a 304 (judged as the card it kept)"),
+            col("body_sha256", pa.string(), "SHA-256 hex of the document (the kept card's on a 304)"),
             col("method_version", pa.string(), "discovery method", False),
         ]
     ),
