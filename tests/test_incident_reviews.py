@@ -247,3 +247,22 @@ def test_the_command_line_closes_and_lists(lake, capsys):
     assert main(["incident", "list", "--queue", "--json", "--lake", root]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert "live" not in listed and [r["server_key"] for r in listed["awaiting_review"]] == [KEY]
+
+
+def test_the_map_server_answers_the_closure_without_a_new_build_and_the_site_stays_as_built(lake):
+    from sevenmaps_pipeline.publishing.site import build_site
+    from sevenmaps_pipeline.surfaces.mcp_server import MapService
+
+    live_incident(lake)
+    service = MapService(lake)
+    assert service.call(lambda mapday: server_status(mapday, KEY))["live_incident"]
+    first = build_site(lake, day_n(1)).folder
+    pages = {p.relative_to(first): p.read_bytes() for p in sorted(first.rglob("*")) if p.is_file()}
+    assert b"since 2026-11-10" in pages[next(p for p in pages if p.parts[0] == "servers")]
+
+    incidents.close(lake, KEY, "Ada", "fixed upstream", at(1, 15))
+    answer = service.call(lambda mapday: server_status(mapday, KEY))  # the same service, reopened by the review
+    assert not answer["live_incident"] and answer["incidents"][0]["closed_by"] == "Ada"
+
+    again = build_site(lake, day_n(1)).folder
+    assert {p.relative_to(again): p.read_bytes() for p in sorted(again.rglob("*")) if p.is_file()} == pages
