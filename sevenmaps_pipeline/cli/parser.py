@@ -66,6 +66,10 @@ COMMAND_HELP = {
              "`verify HOST`; `note HOST --text ...` (shown beside the figures, never in them); `five-minute HOST "
              "--url URL ...` (at most 3 endpoints of the host); `bad-call HOST [--off]` (the owner asks for the "
              "rubric's bad-call step on their endpoints)",
+    "incident": "a person's review of incidents: `list` (live incidents, and apart from them the failure reports "
+                "awaiting review, never shown); `show SERVER` (the evidence); `close SERVER --by NAME --reason TEXT` "
+                "(stops being live at once); `confirm SERVER --by NAME --reason TEXT` (only on a check of ours that "
+                "saw it fail)",
     "backfill": "build the map for a range of days, then sign the finished ones, as runs of the code location (the "
                 "UI shows them); a day that has passed is never probed (n)",
     "probe": "check one endpoint the 7Maps way and print everything seen (exit 0 when it answers with tools, 3 "
@@ -286,6 +290,50 @@ def _control_commands(commands: dict[str, argparse.ArgumentParser]) -> None:
     p.add_argument("--off", action="store_true", help="for bad-call: withdraw the owner's request")
     _endpoint_options(p)
     p.set_defaults(handler="controls:cmd_owner")
+
+
+    _incident_command(commands["incident"])
+
+
+INCIDENT_ACTIONS = {
+    "list": ("the newest built day's live incidents and, apart from them, the queue of failure reports that nothing "
+             "confirmed (kept for a person to review, never shown as an incident); every review applied"),
+    "show": ("one endpoint's incident or queue entry with its evidence: the failure reports about each day of the "
+             "look-back window, our own day codes and checks, and every review of it"),
+    "close": ("close a live incident after review: it stops being live at once (the MCP server's answers, `incident "
+              "list`) and says who closed it and why; the next builds keep it closed, and a failure confirmed about "
+              "a later day opens a new incident. Signed days and their site stay as they were"),
+    "confirm": ("confirm queued failure reports of the newest built day, only on a check of ours that day (hourly or "
+                "five-minute) that did not answer and no newer one that answered: seed 000 lets our own fresh check "
+                "or trusted reports confirm a failure, never a person's word alone. The check is kept as evidence"),
+}
+
+
+def _incident_command(p: argparse.ArgumentParser) -> None:
+    p.description = ("A person's review of incidents, on the newest built day with every review applied (recorded "
+                     "in <lake>/control/incident_reviews.parquet: who, when, why).")
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    for name, text in INCIDENT_ACTIONS.items():
+        a = actions.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+        a.add_argument("--lake", default=argparse.SUPPRESS, help="lake root (default: $SEVENMAPS_LAKE, else "
+                       "./data_lake)")
+        a.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                       help="show the traceback of an error")
+        if name == "list":
+            a.add_argument("--day", help="a built day, YYYY-MM-DD (default: the newest; an older day shows the "
+                           "reviews made before it ended)")
+            a.add_argument("--queue", action="store_true", help="only the failure reports awaiting review")
+            a.add_argument("--json", action="store_true", help="one JSON object instead of text")
+            continue
+        a.add_argument("server", help="the endpoint: its URL, server_key, 12-hex server_id or registry name")
+        if name == "show":
+            a.add_argument("--day", help="a built day, YYYY-MM-DD (default: the newest)")
+            continue
+        a.add_argument("--by", required=True, metavar="NAME", help="who reviewed it (kept and shown with the "
+                       "incident; at most 100 characters)")
+        a.add_argument("--reason", required=True, metavar="TEXT", help="why, in plain words (kept and shown; at "
+                       "most 500 characters, no control characters)")
+    p.set_defaults(handler="incidents:cmd_incident")
 
 
 def _integrity_commands(commands: dict[str, argparse.ArgumentParser]) -> None:

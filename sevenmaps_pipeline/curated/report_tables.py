@@ -30,6 +30,7 @@ from ..lake.schemas import (
     SURPRISES,
     conform,
 )
+from ..registry.incident_reviews import reviews_table
 from ..rules.methods import (
     INCIDENTS_METHOD,
     INCIDENTS_PARAMS,
@@ -154,10 +155,15 @@ def build_rating_aggregates(lake: LakePaths, day: dt.date) -> BuildResult:
 
 
 def build_incidents(lake: LakePaths, day: dt.date) -> BuildResult:
-    """Live, closed and unconfirmed incidents of the day (sql/incidents.sql)."""
+    """Live, closed and unconfirmed incidents of the day (sql/incidents.sql), with a person's reviews made
+    before the day ended. The reviews file is no input of the day's graph: a day is signed only when built
+    after it ended, and every review that counts for it was made before then (docs/methodology.md,
+    "Incidents")."""
     started = time.perf_counter()
     p = INCIDENTS_PARAMS
+    reviews = reviews_table(lake)  # the SQL keeps those made before the day ended
     with duck.session() as con:
+        con.register("incident_reviews", reviews)
         duck.bind_input(con, "agent_reports", partitions_between(lake, "agent_reports", day, p["lookback_days"]),
                         AGENT_REPORTS.schema)
         duck.bind_input(con, "daily_status", status_files(lake, day, p["lookback_days"] - 1), DAILY_STATUS.schema)

@@ -73,13 +73,16 @@ def history_violations(paths: LakePaths, day: dt.date) -> dict[str, int]:
 
 def incident_violations(paths: LakePaths, day: dt.date) -> dict[str, int]:
     """Shown incidents that are not live, live ones without a confirmation, and any confirmed that day by
-    anonymous reports alone (neither our own d check nor enough paying reporters)."""
+    anonymous reports alone (neither our own d check, nor enough paying reporters, nor a person's review on a
+    check of ours that did not answer, recorded with that check)."""
     file = paths.curated_file("incidents", day)
     (shown_not_live, unconfirmed, anonymous_only) = _query(
         "SELECT count(*) FILTER (WHERE shown <> (status = 'live')), "
         "count(*) FILTER (WHERE status = 'live' AND (confirmed_by IS NULL OR opened_day IS NULL)), "
         "count(*) FILTER (WHERE status = 'live' AND last_confirmed_day = day AND coalesce(our_code, 'n') <> 'd' "
-        f"AND trusted_failure_reporters < {int(INCIDENTS_PARAMS['trusted_min_reporters'])}) "
+        f"AND trusted_failure_reporters < {int(INCIDENTS_PARAMS['trusted_min_reporters'])} "
+        "AND NOT (confirmed_by = 'our_fresh_check' AND confirmed_check_at IS NOT NULL "
+        "AND confirmed_reviewer IS NOT NULL)) "
         "FROM read_parquet($file)", file)[0]
     found = {"shown_but_not_live": shown_not_live, "live_without_confirmation": unconfirmed,
              "confirmed_by_anonymous_reports_alone": anonymous_only}

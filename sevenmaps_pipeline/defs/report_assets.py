@@ -25,9 +25,11 @@ rating_aggregates = day_spec(
 
 incidents = day_spec(
     "incidents", "reports",
-    description="Live incidents (confirmed by our own check that day or by enough paying reporters; never by "
-    "anonymous reports alone), incidents closed that day (a check works again, or the reports aged out), and "
-    "unconfirmed failure reports kept for a person to review (never shown). sql/incidents.sql",
+    description="Live incidents (confirmed by our own check that day, by enough paying reporters, or by a person "
+    "on a fresh check of ours that did not answer; never by anonymous reports alone), incidents closed that day "
+    "(a check works again, the reports aged out, or a person closed it after review, with who and why: "
+    "control/incident_reviews.parquet, reviews made before the day ended), and unconfirmed failure reports kept "
+    "for a person to review (never shown). sql/incidents.sql",
 )
 
 

@@ -1,6 +1,7 @@
-"""The operator's control files in the lake (`control/*.parquet`: opt-outs, owner claims, submissions):
-what the operator decided, not what was observed, so no signed root covers them. A file that cannot be read
-is an error naming it, never read as empty: an opt-out is never lost because a file broke."""
+"""The operator's control files in the lake (`control/*.parquet`: opt-outs, owner claims, submissions,
+incident reviews): what the operator decided, not what was observed, so no signed root covers them. A file
+that cannot be read is an error naming it, never read as empty: an opt-out is never lost because a file
+broke."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import pyarrow.parquet as pq
 
 
 class Refused(enum.Enum):
-    """Why a control (an opt-out, an owner's claim, a submission) refused what it was asked: a named kind;
-    the error's line says the rest (the host, the limit, what to do)."""
+    """Why a control (an opt-out, an owner's claim, a submission, an incident review) refused what it was
+    asked: a named kind; the error's line says the rest (the host, the limit, what to do)."""
 
     FILE_UNREADABLE = "file_unreadable"
     NOT_A_HOST = "not_a_host"
@@ -31,6 +32,15 @@ class Refused(enum.Enum):
     TOO_MANY_ENDPOINTS = "too_many_endpoints"
     CREDENTIALS_IN_URL = "credentials_in_url"
     NOT_LISTABLE = "not_listable"
+    # A person's review of an incident (registry/incident_reviews.py, publishing/incidents.py).
+    NO_REVIEWER = "no_reviewer"
+    NO_REASON = "no_reason"
+    NOT_ON_THE_MAP = "not_on_the_map"
+    NOTHING_LIVE = "nothing_live"
+    ALREADY_CLOSED = "already_closed"
+    NOT_AWAITING_REVIEW = "not_awaiting_review"
+    NO_FAILED_CHECK = "no_failed_check"
+    ANSWERED_SINCE = "answered_since"
 
 
 class ControlError(ValueError):

@@ -1,8 +1,9 @@
 """One built day of the map, opened for the surfaces (the map's MCP server, the site, badges and feeds):
 each table of that day bound by its own file (never a scan of every day), the windows the answers need
 (30 days of daily_status, the change days of tool_changes, every tool list ever computed), the current
-status (the daily status replaced by newer hourly checks, sql/current_status.sql) and the signed root
-the day belongs to (docs/agents.md).
+status (the daily status replaced by newer hourly checks, sql/current_status.sql), the incidents with a
+person's reviews applied at read time (sql/incidents_now.sql: a closed incident stops being live at once)
+and the signed root the day belongs to (docs/agents.md).
 
 Opened `live` (the map's server), it also reads the open day as it lands (curated/open_day.py): the
 endpoints checked so far today replace the served day's status, tool list and changes in every answer, which
@@ -25,6 +26,7 @@ from ..lake import duck
 from ..lake.keys import server_key
 from ..lake.paths import LakePaths
 from ..lake.schemas import BY_NAME, DAILY_STATUS, RAW_FIVE_MINUTE, RAW_HOURLY
+from ..registry.incident_reviews import reviews_file, reviews_table
 
 # The day tables an answer reads, each bound to the served day's file.
 DAY_TABLES = ("daily_status", "server_history", "tools", "token_cost", "findings", "server_categories",
@@ -55,11 +57,16 @@ class MapDay:
     open_day: OpenDay | None = None  # the provisional build read (live, and newer than the served day)
     _frequent_at_open: list[Path] = field(default_factory=list)
     _open_build_at_open: str | None = None
+    reviews: bool = True
+    _reviews_at_open: tuple[int, int] | None = None
 
     @classmethod
-    def open(cls, lake: LakePaths, day: dt.date | None = None, *, live: bool = False) -> MapDay:
-        """The served day: `day`, else the latest day whose daily_status is built. `live`: the open day's
-        provisional build is read too, when it is of a later day."""
+    def open(cls, lake: LakePaths, day: dt.date | None = None, reviews: bool = True, *,
+             live: bool = False) -> MapDay:
+        """The served day: `day`, else the latest day whose daily_status is built. With `reviews` (the live
+        answers), a person's incident reviews apply as they are now; without (the site: a record of the
+        day), the day's incidents read as built. `live`: the open day's provisional build is read too, when
+        it is of a later day."""
         if day is None:
             day = latest_built_day(lake)
             if day is None:
@@ -67,8 +74,12 @@ class MapDay:
         elif not lake.curated_file("daily_status", day).is_file():
             raise NoMapError(f"{day} is not built in {lake.root} (no curated/daily_status/day={day})")
         con = duck.connect()
-        opened = cls(lake, day, con, live=live)
-        opened._bind()
+        opened = cls(lake, day, con, live=live, reviews=reviews)
+        try:
+            opened._bind()
+        except BaseException:
+            con.close()
+            raise
         root_file = lake.root_file(day)
         if root_file.is_file():
             doc = json.loads(root_file.read_text())
@@ -111,8 +122,11 @@ class MapDay:
                 self.missing_tables.append(table)
             # The served day's changes and those of the open day so far: what "changed today" reads.
             extra = self._open(table) if table == "tool_changes" else []
-            duck.bind_input(self.con, "signed_tools" if table == "tools" else table, files + extra,
-                            BY_NAME[table].schema)
+            name = "signed_tools" if table == "tools" else "incidents_built" if (
+                table == "incidents" and self.reviews) else table
+            duck.bind_input(self.con, name, files + extra, BY_NAME[table].schema)
+        if self.reviews:
+            self._bind_reviews()
         # An endpoint checked today shows the list it listed today, else the one it last listed.
         duck.bind_input(self.con, "open_tools", self._open("tools"), BY_NAME["tools"].schema)
         self.con.execute("CREATE TEMP VIEW tools AS SELECT * FROM open_tools UNION ALL BY NAME SELECT * FROM "
@@ -137,6 +151,25 @@ class MapDay:
         body = "\n".join(line for line in lines if not line.lstrip().startswith("--"))
         self.con.execute(f"CREATE TEMP VIEW {name} AS {body}")
 
+    def _bind_reviews(self) -> None:
+        """`incidents` as a person's reviews leave it now (sql/incidents_now.sql): every review when the served
+        day is the newest built day, else those made before it ended (what that day's build read). An
+        unreadable reviews file stops the opening, naming the file: it never reads as "nobody closed one"."""
+        self._reviews_at_open = self._reviews_stat()
+        newest = latest_built_day(self.lake)
+        before = None if newest is None or self.day >= newest else \
+            dt.datetime.combine(self.day + dt.timedelta(days=1), dt.time(), dt.UTC)
+        self.con.register("incident_reviews", reviews_table(self.lake, before))
+        self._view("incidents_now")
+        self.con.execute("CREATE OR REPLACE TEMP VIEW incidents AS SELECT * FROM incidents_now")
+
+    def _reviews_stat(self) -> tuple[int, int] | None:
+        try:
+            found = reviews_file(self.lake).stat()
+        except FileNotFoundError:
+            return None
+        return found.st_mtime_ns, found.st_size
+
     def five_minute_files(self) -> list[Path]:
         return [f for back in range(-1, FIVE_MINUTE_WINDOW_DAYS)
                 for f in self.lake.raw_files("five_minute", self.day - dt.timedelta(days=back))]
@@ -151,12 +184,14 @@ class MapDay:
                                       self.lake.raw_files("five_minute", self.day - dt.timedelta(days=back))]
 
     def inputs_changed(self) -> bool:
-        """Whether what this opened day reads has changed since: a newer built day, its signature, or a new
-        hourly batch (which can change the status shown now) or five-minute batch (an owner's uptime)."""
+        """Whether what this opened day reads has changed since: a newer built day, its signature, a new
+        hourly batch (which can change the status shown now) or five-minute batch (an owner's uptime), or a
+        person's incident review (an incident closed stops being live at once)."""
         signed_since = self.root is None and self.lake.root_file(self.day).exists()
         return (latest_built_day(self.lake) != self.day or signed_since
                 or self._frequent_recent() != self._frequent_at_open
-                or (self.live and _current_build(self.lake) != self._open_build_at_open))
+                or (self.live and _current_build(self.lake) != self._open_build_at_open)
+                or (self.reviews and self._reviews_stat() != self._reviews_at_open))
 
     # --- reading ---------------------------------------------------------------------------------------
 

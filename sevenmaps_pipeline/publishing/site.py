@@ -169,7 +169,7 @@ def build_site(lake: LakePaths, day: dt.date, servers_per_part: int = SERVERS_PE
     tmp = site_root / f".day-{day}-{uuid.uuid4().hex[:8]}"
     tmp.mkdir()
     try:
-        with MapDay.open(lake, day) as mapday:
+        with MapDay.open(lake, day, reviews=False) as mapday:  # the day's record: incidents as built
             result = _render(lake, mapday, env, tmp, servers_per_part, workers)
         final = site_root / "days" / day.isoformat()
         old = site_root / f".old-{day}-{uuid.uuid4().hex[:8]}"
@@ -269,14 +269,23 @@ def _server_pages(mapday: MapDay, env: Environment, out: Path, part: tuple[int, 
             "tools": len(s["tools"]), "red": s["risk_mix"]["red"],
             "since": _down_since(chance.get("history"), day) if s["shown_status"] == "down" else None,
             "reason": (s["current"] or {}).get("current_reason") or (s["daily"] or {}).get("reason"),
-            "live_incidents": [i for i in s["incidents"] if i["status"] == "live"]})
+            "live_incidents": [_as_before(i) for i in s["incidents"] if i["status"] == "live"]})
     return servers
+
+
+# An incident's review fields (incidents-1.1): left out of down.json where empty, so a day built before them
+# renders as it did.
+REVIEW_FIELDS = ("confirmed_check_at", "confirmed_reviewer", "closed_by", "closed_at", "closed_note")
+
+
+def _as_before(incident: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in incident.items() if k not in REVIEW_FIELDS or v is not None}
 
 
 def _server_pages_apart(lake_root: Path, day: dt.date, out: Path, part: tuple[int, int],
                         sources: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """_server_pages in a worker process, over the day opened there."""
-    with MapDay.open(LakePaths.at(lake_root), day) as mapday:
+    with MapDay.open(LakePaths.at(lake_root), day, reviews=False) as mapday:
         return _server_pages(mapday, _environment(), out, part, sources)
 
 

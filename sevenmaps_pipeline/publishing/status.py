@@ -121,9 +121,14 @@ def statuses(mapday: MapDay, keys: list[str] | None = None,
                       "lines_unseen FROM readiness_scores WHERE subject_kind = 'mcp' AND {where}", "subject_key")
     proofs = first("SELECT subject_key AS _key, passed, evidence FROM readiness_lines WHERE "
                    "line = 'namespace_proven' AND {where}", "subject_key")
+    # Live and closed incidents, a person's reviews applied now (publishing/mapday.py); failure reports
+    # nothing confirmed are never an incident: shown apart, as awaiting a person's review.
     incidents = every("SELECT server_key AS _key, status, opened_day, last_confirmed_day, confirmed_by, "
-                      "closed_reason FROM incidents WHERE status IN ('live', 'closed') AND {where} "
+                      "confirmed_check_at, confirmed_reviewer, closed_reason, closed_by, closed_at, closed_note "
+                      "FROM incidents WHERE status IN ('live', 'closed') AND {where} "
                       "ORDER BY server_key, status DESC")
+    awaiting = first("SELECT server_key AS _key, day, failure_reporters, trusted_failure_reporters, our_code "
+                     "FROM incidents WHERE status = 'unconfirmed' AND {where}")
     changes = every("SELECT server_key AS _key, day, kind, tool_name, previous_tool_name, risk, previous_risk, "
                     "detail FROM change_window WHERE {where} ORDER BY server_key, day DESC, kind, tool_name")
     five_minute = first("SELECT server_key AS _key, checks_30d, answered_30d, not_counted_30d, uptime_30d_pct, "
@@ -152,6 +157,9 @@ def statuses(mapday: MapDay, keys: list[str] | None = None,
             "findings": findings.get(key, []), "category": category.get(key), "token_cost": tokens.get(key),
             "readiness": readiness.get(key), "incidents": incidents.get(key, []),
             "live_incident": any(i["status"] == "live" for i in incidents.get(key, [])),
+            "failure_reports_awaiting_review": None if key not in awaiting else {
+                **awaiting[key], "what_it_is": "failure reports nothing confirmed (neither our own check nor "
+                "trusted reports): kept for a person to review, never an incident"},
             "changes": changes.get(key, [])[:100], "namespace": namespace,
             "owner_note": owner_note(claims, endpoint["url"]),
             "five_minute_uptime": labelled_five_minute_uptime(five_minute.get(key)),

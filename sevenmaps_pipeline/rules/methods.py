@@ -115,8 +115,9 @@ RATINGS_PARAMS: dict[str, Any] = {
     "min_paid_reporters": 2,  # ... including this many paying ones
 }
 
-# Incidents (sql/incidents.sql), the methodology's `incidents`.
-INCIDENTS_METHOD = "incidents-1.0"
+# Incidents (sql/incidents.sql), the methodology's `incidents`. 1.1: a person's closures and confirmations
+# (control/incident_reviews.parquet) are read.
+INCIDENTS_METHOD = "incidents-1.1"
 INCIDENTS_PARAMS: dict[str, Any] = {
     "failures": ["unreachable", "timeout", "server_error"],  # reports of the endpoint itself failing
     "trusted_min_reporters": 2,  # distinct paying reporters that confirm a failure without our own check

@@ -130,8 +130,9 @@ INCIDENTS = TableSpec(
     name="incidents",
     layer="curated",
     location="curated/incidents/day=YYYY-MM-DD/part-0.parquet",
-    grain="one row per endpoint with a live incident that day, one closed that day, or failure reports "
-    "that day that nothing confirmed (status unconfirmed: for a person to review, never shown)",
+    grain="one row per endpoint with a live incident that day, one closed that day (by a check, the reports "
+    "ageing out or a person's review), or failure reports that day that nothing confirmed (status unconfirmed: "
+    "for a person to review, never shown)",
     view="incidents",
     schema=pa.schema(
         [
@@ -143,11 +144,19 @@ INCIDENTS = TableSpec(
             col("opened_day", pa.date32(), "first confirmed day of the incident"),
             col("last_confirmed_day", pa.date32(), "latest day a failure was confirmed"),
             col("confirmed_by", pa.string(), "our_check (our own check that day was d) | trusted_reports "
-                "(enough paying reporters) | both"),
+                "(enough paying reporters) | both | our_fresh_check (a person confirmed the reports on a check "
+                "of ours that day, hourly or five-minute, that did not answer)"),
             col("failure_reporters", pa.int64(), "distinct reporters of a failure about that day", False),
             col("trusted_failure_reporters", pa.int64(), "of those, paying reporters", False),
             col("our_code", pa.string(), "our own day code that day"),
-            col("closed_reason", pa.string(), "a check works again | the reports aged out (closed rows)"),
+            col("closed_reason", pa.string(), "a check works again | the reports aged out | a person closed it "
+                "after review (closed rows)"),
+            col("closed_by", pa.string(), "who closed it, as they named themselves (closed by a person)"),
+            col("closed_at", pa.timestamp("us", tz="UTC"), "when the person closed it (closed by a person)"),
+            col("closed_note", pa.string(), "why, in the reviewer's words (closed by a person)"),
+            col("confirmed_check_at", pa.timestamp("us", tz="UTC"), "when the check of ours a person confirmed "
+                "the reports on was made (confirmed_by our_fresh_check)"),
+            col("confirmed_reviewer", pa.string(), "who confirmed them on that check (confirmed_by our_fresh_check)"),
             col("method_version", pa.string(), "incidents method", False),
         ]
     ),
