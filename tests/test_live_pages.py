@@ -31,8 +31,8 @@ def tool(name: str, description: str) -> dict:
     return {"name": name, "description": description, "inputSchema": {"type": "object"}}
 
 
-WEATHER = [tool("get_forecast", "Get the weather forecast for a city."), tool("get_weather", "Current weather for a city."),
-           tool("weather_alerts", "Weather alerts for a region.")]
+WEATHER = [tool("get_forecast", "Get the weather forecast for a city."),
+           tool("get_weather", "Current weather for a city."), tool("weather_alerts", "Weather alerts for a region.")]
 
 
 @pytest.fixture(scope="module")

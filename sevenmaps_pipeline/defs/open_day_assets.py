@@ -9,8 +9,8 @@ import dagster as dg
 from ..curated.open_day import OPEN_DAY_TABLES, OpenDayError, build_open_day
 from ..lake.warehouse import publish_warehouse
 from .map_assets import probe_slice
-from .partitions import SLICE_KEY_FORMAT, hourly_slices
 from .metadata import table_metadata
+from .partitions import SLICE_KEY_FORMAT, hourly_slices
 from .resources import LakeResource
 
 
