@@ -80,7 +80,8 @@ def open_day_without_scan(lake: LakeResource, prober: ProberResource, day: dt.da
 def scan_config(paths: LakePaths, prober: ProberResource, shard: Shard | None = None):
     """The prober's configuration with the lake's opt-out registry added to its opted-out hosts: every check
     kind reads it (docs/operations.md, "Opt-outs"). An unreadable registry stops the run, naming it. A shard
-    gets its share of the concurrency, so N shards side by side check as many endpoints at once as one."""
+    gets its share of the concurrency, so N shards side by side check as many endpoints at once as one; every
+run of the lake takes its hosts' leases in one file (probe/leases.py)."""
 
 
     config = prober.probe_config()
@@ -89,7 +90,10 @@ def scan_config(paths: LakePaths, prober: ProberResource, shard: Shard | None = 
     except OptOutRegistryError as exc:
         raise dg.Failure(description=str(exc)) from exc
     concurrency = -(-config.concurrency // shard.count) if shard else config.concurrency
-    return dataclasses.replace(config, opted_out_hosts=config.opted_out_hosts | hosts, concurrency=concurrency)
+    # The lake's lanes run side by side (docs/operations.md, "Schedules"): the host leases keep one request
+    # at a time per host across their runs.
+    return dataclasses.replace(config, opted_out_hosts=config.opted_out_hosts | hosts, concurrency=concurrency,
+                               host_leases=paths.host_leases)
 
 
 def run_readiness(context: StepContext, paths: LakePaths, day: dt.date, prober: ProberResource,
