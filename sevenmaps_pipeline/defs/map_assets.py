@@ -257,8 +257,10 @@ def slice_landed(context: dg.OpExecutionContext, shards: list[dict]) -> Iterator
     "UTC hour only, the prober checks the endpoints whose slot that hour is today (initialize, "
     "notifications/initialized, tools/list; never a tool call) into raw/probes and raw/origins, the day's first "
     "slice taking the registry snapshot into raw/registry; the last one (23:00) is followed by the nightly "
-    "readiness probe of every listing into raw/readiness, raw/readiness_surfaces and raw/skills. An "
-    "hour that has passed is never scanned: its endpoints stay n that day. With SEVENMAPS_SCAN_SHARDS=N the "
+    "readiness probe of every listing (readiness_job, a run of its own) into raw/readiness, "
+    "raw/readiness_surfaces and raw/skills. An "
+    "hour that has passed is never scanned (a run started after it fails, naming the miss): its endpoints "
+    "stay n that day. With SEVENMAPS_SCAN_SHARDS=N the "
     "slice is N steps by host, side by side (docs/scaling.md, \"The scan in shards by host\").",
 )
 def probe_slice():
