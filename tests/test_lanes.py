@@ -1,5 +1,6 @@
 """Schedules never starve each other (docs/operations.md, "Schedules"): each cadence runs in its own lane, so
-a long readiness run never holds up a slice or a five-minute run, while the day's map still waits for it.
+a long readiness run never holds up a slice or a five-minute run, while the day's map still waits for it,
+and a second run of its own lane waits in the queue.
 
 Through a real Dagster instance: the lake's own home and dagster.yaml (defs/home.py), the real queued run
 coordinator and a `dagster-daemon` process starting the runs, each run in its own process. The readiness run
@@ -101,12 +102,13 @@ def test_a_slow_readiness_run_never_holds_up_a_slice_or_a_five_minute_run_and_th
         readiness = run_config(lake.root, prober={**fleet_prober, "codehost_url": codehost.url,
                                                   "skills_list": str(fleet.skills_list(tmp_path))})
         readiness["ops"] = {"nightly_readiness": {"config": {"day": DAY.isoformat()}}}
-        with open(tmp_path / "daemon.log", "w") as log:
-            daemon = subprocess.Popen([str(Path(sys.executable).parent / "dagster-daemon"), "run", "-m",
-                                       "sevenmaps_pipeline.definitions"], cwd=workplace(), env=dict(os.environ),
-                                      stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            with dg.DagsterInstance.get() as instance, code_location(instance) as location:
+        # The instance's storage is made before the daemon opens it (two processes creating its tables race).
+        with dg.DagsterInstance.get() as instance, code_location(instance) as location:
+            with open(tmp_path / "daemon.log", "w") as log:
+                daemon = subprocess.Popen([str(Path(sys.executable).parent / "dagster-daemon"), "run", "-m",
+                                           "sevenmaps_pipeline.definitions"], cwd=workplace(), env=dict(os.environ),
+                                          stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            try:
                 def status(run_id: str) -> dg.DagsterRunStatus:
                     return instance.get_run_by_id(run_id).status
 
@@ -121,25 +123,30 @@ def test_a_slow_readiness_run_never_holds_up_a_slice_or_a_five_minute_run_and_th
                                             {"dagster/partition": f"{DAY}-23:00",
                                              **lanes.lands_day(lanes.SLICE, DAY.isoformat())})
                 five = location.submit("five_minute_job", None, None, run_config(lake.root, prober=fleet_prober))
+                # A second run of the readiness lane, without the day's tag (as the UI would launch it): only the
+                # lane's pool holds it.
+                again = location.submit("readiness_job", None, None, readiness)
                 _until(lambda: status(slice_run) in TERMINAL and status(five) in TERMINAL,
                        "the slice and the five-minute run ended")
                 # They ran and ended while the readiness run was still in flight; the map is still waiting.
-                held = (status(slow), codehost.answered.is_set(), status(day_map))
+                held = (status(slow), codehost.answered.is_set(), status(day_map), status(again))
+                instance.run_coordinator.cancel_run(again)
                 codehost.release.set()
                 assert (status(slice_run), status(five)) == (dg.DagsterRunStatus.SUCCESS,) * 2, \
                     location.wait(slice_run).failures() + location.wait(five).failures()
-                assert held == (dg.DagsterRunStatus.STARTED, False, dg.DagsterRunStatus.QUEUED)
+                assert held == (dg.DagsterRunStatus.STARTED, False, dg.DagsterRunStatus.QUEUED,
+                                dg.DagsterRunStatus.QUEUED)
                 assert location.wait(slow).success, location.wait(slow).failures()
                 outcome = location.wait(day_map)
                 assert outcome.success, outcome.failures()
                 record = {name: instance.get_run_record_by_id(run_id) for name, run_id in
                           (("readiness", slow), ("slice", slice_run), ("five", five), ("map", day_map))}
-        finally:
-            os.killpg(daemon.pid, signal.SIGTERM)
-            try:
-                daemon.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(daemon.pid, signal.SIGKILL)
+            finally:
+                os.killpg(daemon.pid, signal.SIGTERM)
+                try:
+                    daemon.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    os.killpg(daemon.pid, signal.SIGKILL)
     for name in ("slice", "five"):
         assert record["readiness"].start_time < record[name].start_time < record[name].end_time \
             < record["readiness"].end_time, name
