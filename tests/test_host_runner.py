@@ -197,3 +197,70 @@ def test_the_client_is_handed_out_only_for_a_url_admitted_on_the_sessions_host()
     assert errors == ["http://a.test/unasked: NotAdmitted", "http://a.test/elsewhere: NotAdmitted"]
     assert server.requests == Counter({"a.test": 1}), "a URL was contacted without being admitted"
     assert issubclass(NotAdmitted, RuntimeError)
+
+
+CHILD = """
+import asyncio, datetime as dt, json, sys
+from pathlib import Path
+from sevenmaps_pipeline.probe.config import ProbeConfig
+from sevenmaps_pipeline.probe.hosts import HostRunner, Robots, by_host
+from sevenmaps_pipeline.probe.origins import OriginBook
+port, leases, urls = int(sys.argv[1]), Path(sys.argv[2]), json.loads(sys.argv[3])
+config = ProbeConfig(host_map={"a.test": port, "b.test": port}, concurrency=2, host_leases=leases)
+
+async def work(session, url):
+    assert await session.admission(url) is None
+    await session.client_for(url).get(url)
+
+def failed(url, exc, whole_host):
+    raise SystemExit(f"{url}: {exc!r}")
+
+runner = HostRunner(config, lambda: dt.datetime.now(dt.UTC), Robots.never(), OriginBook())
+asyncio.run(runner.run(by_host(urls, lambda u: u), work, failed))
+"""
+
+
+def test_a_host_another_run_of_the_lake_holds_is_not_contacted_until_it_lets_go(tmp_path):
+    """The lanes run side by side in processes of their own (docs/operations.md, "Schedules"): a host leased
+    by one process (here the test's, as a readiness run would hold it) is not contacted by another (a
+    slice's run, a child process) until it is given back; the child's other host goes on meanwhile."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import sevenmaps_pipeline
+    from sevenmaps_pipeline.probe import leases
+
+    path = tmp_path / ".host-leases"
+    urls = [f"http://a.test/mcp/{i}" for i in range(3)] + [f"http://b.test/mcp/{i}" for i in range(3)]
+
+    async def main() -> tuple[HostCounter, int, int]:
+        async with HostCounter() as server:
+            assert leases.try_take(path, "a.test")
+            child = await asyncio.create_subprocess_exec(
+                sys.executable, "-c", CHILD, str(server.port), str(path), json.dumps(urls),
+                cwd=str(Path(sevenmaps_pipeline.__file__).parent.parent))
+            try:
+                for _ in range(1200):  # b.test done: the child is running (a generous budget, not a timing)
+                    if server.requests["b.test"] == 3 or child.returncode is not None:
+                        break
+                    await asyncio.sleep(0.05)
+                a_while_held = server.requests["a.test"]
+            finally:
+                leases.give_back(path, "a.test")
+            code = await asyncio.wait_for(child.wait(), 120)
+            return server, a_while_held, code
+
+    server, a_while_held, code = asyncio.run(main())
+    assert code == 0
+    assert server.requests["b.test"] == 3 and a_while_held == 0, "a leased host was contacted by another run"
+    assert server.requests["a.test"] == 3 and max(server.most.values()) == 1
+    # The lease is the process's: taken again and given back in this one, it is free for the next run.
+    assert leases.try_take(path, "a.test") and leases.try_take(path, "a.test")
+    leases.give_back(path, "a.test")
+    leases.give_back(path, "a.test")
+    probe = subprocess.run([sys.executable, "-c", "import fcntl,os,sys; fd=os.open(sys.argv[1], os.O_RDWR); "
+                            f"fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, {leases.offset_of('a.test')})",
+                            str(path)], capture_output=True)
+    assert probe.returncode == 0, probe.stderr

@@ -80,10 +80,15 @@ def test_the_hourly_schedule_runs_the_slice_of_its_hour_and_only_within_it(fleet
     built = daily_map_schedule(dg.build_schedule_context(scheduled_execution_time=at + dt.timedelta(days=1)))
     assert built.partition_key == DAY.isoformat()
     with dg.instance_for_test(temp_dir=str(tmp_path)) as instance:
-        # The hour before: that slice's hour has passed, nothing is scanned and nothing recorded.
-        late = run_partition("scan_slice_job", request.partition_key, instance, lake.root,
+        # The hour after: that slice's hour has passed, nothing is scanned or materialised, and the run fails
+        # saying it was missed and why (never a green run that scanned nothing).
+        late = run_partition("scan_slice_job", request.partition_key, instance, lake.root, raise_on_error=False,
                              prober=_prober(fleet, f"{DAY}T{(hour + 1) % 24:02d}"))
-        assert late.success and not late.get_asset_materialization_events()
+        assert not late.success and not late.get_asset_materialization_events()
+        (failure,) = [e for e in late.all_events if e.is_step_failure]
+        assert failure.step_key == "probe_slice.slice_shards"
+        assert f"{request.partition_key}: the slice's hour is not now" in failure.step_failure_data.error.message
+        assert "never scanned" in failure.step_failure_data.error.message
         assert not lake.raw_files("probes", DAY)
         run = run_partition("scan_slice_job", request.partition_key, instance, lake.root,
                             prober=_prober(fleet, f"{DAY}T{hour:02d}"))

@@ -22,6 +22,7 @@ from ..curated.profile import DayProfile, profile_day
 from ..lake.parquet_io import SignedDayError
 from ..lake.paths import LakePaths
 from ..lake.warehouse import publish_warehouse
+from . import lanes
 from .checks import DAY_CHECKS, DayCheck
 from .lookup_assets import domain_ages, package_advisories
 from .map_assets import (
@@ -213,6 +214,7 @@ class _MapRun:
     partitions_def=daily_partitions,
     backfill_policy=SINGLE_RUN,
     can_subset=True,
+    pool=lanes.DAY,
     description="The map of each UTC day of the run, a day at a time: the selected day assets built two at a "
     "time in graph order (curated/day.py build_day), each asset's blocking checks right after its table; a "
     "build that fails, or whose check fails, keeps what reads it from being built and stops the run after "

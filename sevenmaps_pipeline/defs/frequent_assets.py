@@ -16,6 +16,7 @@ from ..registry import submissions
 from ..registry.most_used import most_used
 from ..registry.owners import OwnerClaimError, five_minute_keys
 from ..surfaces.oplog import OPLOG_DAYS, prune_oplog
+from . import lanes
 from .map_assets import scan_config
 from .metadata import table_metadata
 from .partitions import SLICE_KEY_FORMAT, hourly_slices, open_hours
@@ -30,7 +31,7 @@ def _result_metadata(run, chosen: dict[str, str]) -> dict:
 
 
 @dg.asset(
-    partitions_def=hourly_slices, group_name="frequent", kinds={"parquet"}, output_required=False,
+    partitions_def=hourly_slices, group_name="frequent", kinds={"parquet"}, output_required=False, pool=lanes.HOURLY,
     metadata=table_metadata("hourly"),
     description="The hourly checks of the most used endpoints (those agents reported on in the last 7 built "
     "days and those in the operator's directory lists), the open hour only, into raw/hourly (not covered by "
@@ -75,7 +76,8 @@ def hourly_check_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunReques
     return dg.RunRequest(run_key=f"hourly-{key}", partition_key=key)
 
 
-@dg.op(description="Checks the endpoints verified owners chose (raw/five_minute, not covered by roots): 30 s per "
+@dg.op(pool=lanes.FIVE_MINUTE,
+       description="Checks the endpoints verified owners chose (raw/five_minute, not covered by roots): 30 s per "
        "check, robots.txt not read again (the owner asked), opted-out hosts never contacted; what the run could "
        "not reach before its window closed is skipped, never down.")
 def five_minute_checks(context: dg.OpExecutionContext, lake: LakeResource, prober: ProberResource) -> dict:
@@ -112,7 +114,8 @@ def five_minute_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest
     return dg.RunRequest(run_key=f"five-minute-{at:%Y-%m-%dT%H:%M}")
 
 
-@dg.op(description="Sums each finished day of raw/hourly, raw/five_minute and raw/sensors into its aggregate, "
+@dg.op(pool=lanes.DAY,
+       description="Sums each finished day of raw/hourly, raw/five_minute and raw/sensors into its aggregate, "
        "then deletes the raw batches of days older than their window (30, 90 and 30 days) whose aggregate "
        "exists; never a file a signed root names; every deletion logged in control/retention_log.jsonl. Also "
        "deletes the MCP server's operational log (oplog/) past 30 days.")
@@ -165,7 +168,8 @@ def submission_checks_so_far(lake: LakeResource, keys: set[str]) -> dict[str, li
     return found
 
 
-@dg.op(description="Queues the operator's submissions file, checks every submitted server inside its 7 days "
+@dg.op(pool=lanes.SUBMISSIONS,
+       description="Queues the operator's submissions file, checks every submitted server inside its 7 days "
        "(raw/submitted, robots.txt obeyed, opted-out hosts never contacted), and decides those whose 7 days have "
        "ended by the same thresholds for everyone: admitted (it joins the next day's registry snapshot) or refused "
        "with the reason; both recorded in control/submissions.parquet.")

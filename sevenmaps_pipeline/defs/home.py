@@ -12,9 +12,12 @@ import os
 from pathlib import Path
 
 from ..lake.paths import LakePaths
+from .lanes import LANDS, LANES, lands_tag
 
 LAKE_BINDING = "sevenmaps-lake"
-DAGSTER_YAML = """\
+# What sevenmaps wrote before the lanes (one run at a time): a home that still holds it exactly is brought up
+# to date; an operator's own dagster.yaml is never touched.
+EARLIER_DAGSTER_YAML = """\
 # Dagster instance of one sevenmaps lake (created by sevenmaps; see docs/operations.md).
 telemetry:
   enabled: false
@@ -22,6 +25,34 @@ concurrency:
   runs:
     # One run at a time: runs write the same lake (and signing must keep chain order).
     max_concurrent_runs: 1
+run_retries:
+  # A run whose process died or could not start is retried (by the daemon: `make ui`, `dagster-daemon`);
+  # a step that failed on its own data is not, it fails naming the day (docs/operations.md).
+  enabled: true
+  max_retries: 2
+  retry_on_asset_or_op_failure: false
+"""
+_LANDS_LIMITS = "".join(f"""\
+      - key: {lands_tag(lane)}
+        value: {{applyLimitPerUniqueValue: true}}
+        limit: 1
+""" for lane in LANDS)
+DAGSTER_YAML = f"""\
+# Dagster instance of one sevenmaps lake (created by sevenmaps; see docs/operations.md).
+telemetry:
+  enabled: false
+concurrency:
+  # Each cadence runs in its own lane, side by side (defs/lanes.py; docs/operations.md, "Schedules").
+  pools:
+    # A lane is a pool of one place, counted per run: a run waits in the queue while one of its lane runs.
+    granularity: run
+    default_limit: 1
+  runs:
+    # One run per lane at once.
+    max_concurrent_runs: {len(LANES)}
+    # A day's map and signing wait for the runs landing that day's files (its slices, readiness, lookups).
+    tag_concurrency_limits:
+{_LANDS_LIMITS.rstrip()}
 run_retries:
   # A run whose process died or could not start is retried (by the daemon: `make ui`, `dagster-daemon`);
   # a step that failed on its own data is not, it fails naming the day (docs/operations.md).
@@ -63,7 +94,7 @@ def ensure_dagster_home(lake: LakePaths, respect_env: bool = True) -> Path:
             "another folder")
     home.mkdir(parents=True, exist_ok=True)
     yaml = home / "dagster.yaml"
-    if not yaml.exists():
+    if not yaml.exists() or yaml.read_text() == EARLIER_DAGSTER_YAML:
         yaml.write_text(DAGSTER_YAML)
     if owner is None:
         (home / LAKE_BINDING).write_text(f"{lake.root}\n")

@@ -23,6 +23,7 @@ from ..integrity.verify import verify_days
 from ..lake.paths import LakePaths
 from ..lake.warehouse import publish_warehouse
 from ..publishing.export import ExportError, default_folder, export_snapshot
+from . import lanes
 from .checks import DAY_CHECKS
 from .map_assets import SINGLE_RUN
 from .partitions import FIRST_DAY, finished_days
@@ -32,6 +33,7 @@ from .resources import LakeResource, partition_days
 @dg.asset(
     partitions_def=finished_days,
     backfill_policy=SINGLE_RUN,
+    pool=lanes.DAY,
     group_name="integrity",
     kinds={"json"},
     deps=list(MAP_ASSET_NAMES),
@@ -151,6 +153,7 @@ def caught_up_days(lake: LakeResource, requested: list, done: Callable[[dt.date]
 @dg.asset(
     partitions_def=finished_days,
     backfill_policy=SINGLE_RUN,
+    pool=lanes.DAY,
     group_name="integrity",
     kinds={"parquet"},
     deps=[daily_root],

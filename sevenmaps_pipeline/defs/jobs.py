@@ -1,5 +1,6 @@
-"""Jobs and schedules: scan each hour's slice, build the map of the day that ended, sign it
-(docs/operations.md, "Schedules")."""
+"""Jobs and schedules: scan each hour's slice, probe readiness after the day's last one, build the map of the
+day that ended, sign it (docs/operations.md, "Schedules"). Each in its lane (defs/lanes.py); the tags the
+schedules put on a day's runs let the day's map and signing wait for the runs that land its files."""
 
 
 import datetime as dt
@@ -7,12 +8,14 @@ import datetime as dt
 import dagster as dg
 
 from ..curated.day import MAP_ASSET_NAMES as MAP_ASSET_NAMES  # the tests and docs name the day assets from here
+from . import lanes
 from .day_map import daily_map
 from .freshness import FRESHNESS_CHECKS
 from .integrity_assets import daily_root, day_snapshot
-from .map_assets import probe_slice
+from .map_assets import READINESS_HOUR, probe_slice
 from .open_day_assets import open_day
 from .partitions import FIRST_DAY, SLICE_KEY_FORMAT, daily_partitions, finished_days, hourly_slices
+from .readiness_assets import readiness_job
 from .resources import scan_shards
 from .surface_assets import day_site
 
@@ -52,9 +55,10 @@ scan_slice_job = dg.define_asset_job(
     # host"); one shard needs no more than the code location's one process per run.
     executor_def=(dg.multiprocess_executor.configured({"max_concurrent": SCAN_SHARDS}) if SCAN_SHARDS > 1
                   else None),
-    description="One hourly slice of the day's scan (the endpoints whose moving daily hour it is); after the "
-    "day's last slice (23:00), the nightly readiness probe of every listing; then the open day so far "
-    "(open_day: its provisional tables, read by the map's server until the day is built).",
+    description="One hourly slice of the day's scan (the endpoints whose moving daily hour it is), in the slice "
+    "lane: never queued behind another cadence's run; then the open day so far (open_day: its provisional "
+    "tables, read by the map's server until the day is built). The day's last slice (23:00) is followed by the "
+    "nightly readiness probe, a run of its own (readiness_job).",
 )
 
 
@@ -66,7 +70,27 @@ def scan_slice_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest 
     if hour.date() < FIRST_DAY:
         return dg.SkipReason(f"{hour:%Y-%m-%d %H}:00 is before the lake's first day {FIRST_DAY}")
     key = hour.strftime(SLICE_KEY_FORMAT)
-    return dg.RunRequest(run_key=f"slice-{key}", partition_key=key)
+    return dg.RunRequest(run_key=f"slice-{key}", partition_key=key,
+                         tags=lanes.lands_day(lanes.SLICE, hour.date().isoformat()))
+
+
+@dg.run_status_sensor(
+    run_status=dg.DagsterRunStatus.SUCCESS, monitored_jobs=[scan_slice_job], request_job=readiness_job,
+    name="readiness_sensor",
+    description="Starts the nightly readiness probe (readiness_job, in its own lane) once the day's last slice "
+    "(23:00) has succeeded: it follows the day's scan, and no slice, hourly or five-minute check waits for it. "
+    "The day's map and signing wait for it (its run carries the day it lands into).")
+def readiness_sensor(context: dg.RunStatusSensorContext) -> dg.RunRequest | dg.SkipReason:
+    key = context.dagster_run.tags.get("dagster/partition", "")
+    try:
+        start = dt.datetime.strptime(key, SLICE_KEY_FORMAT)
+    except ValueError:
+        return dg.SkipReason(f"run {context.dagster_run.run_id[:8]} is not one slice ({key or 'no partition'})")
+    if start.hour != READINESS_HOUR:
+        return dg.SkipReason(f"{key} is not the day's last slice ({READINESS_HOUR}:00)")
+    day = start.date().isoformat()
+    return dg.RunRequest(run_key=f"readiness-{day}", tags=lanes.lands_day(lanes.READINESS, day),
+                         run_config={"ops": {"nightly_readiness": {"config": {"day": day}}}})
 
 
 @dg.schedule(job=map_job, cron_schedule="10 0 * * *", execution_timezone="UTC",
@@ -75,7 +99,10 @@ def daily_map_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest |
     yesterday = context.scheduled_execution_time.astimezone(dt.UTC).date() - dt.timedelta(days=1)
     if yesterday < FIRST_DAY:
         return dg.SkipReason(f"{yesterday} is before the lake's first day {FIRST_DAY}: no map to build")
-    return dg.RunRequest(run_key=f"map-{yesterday}", partition_key=yesterday.isoformat())
+    # The map waits in the queue while a run landing that day's files (its 23:00 slice, its readiness run, its
+    # lookups) is still in flight (defs/lanes.py).
+    return dg.RunRequest(run_key=f"map-{yesterday}", partition_key=yesterday.isoformat(),
+                         tags=lanes.reads_day(yesterday.isoformat()))
 
 
 @dg.schedule(job=sign_job, cron_schedule="30 0 * * *", execution_timezone="UTC",
@@ -84,4 +111,5 @@ def sign_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest | dg.S
     yesterday = context.scheduled_execution_time.astimezone(dt.UTC).date() - dt.timedelta(days=1)
     if yesterday < FIRST_DAY:
         return dg.SkipReason(f"{yesterday} is before the lake's first day {FIRST_DAY}: nothing to sign")
-    return dg.RunRequest(run_key=f"sign-{yesterday}", partition_key=yesterday.isoformat())
+    return dg.RunRequest(run_key=f"sign-{yesterday}", partition_key=yesterday.isoformat(),
+                         tags=lanes.reads_day(yesterday.isoformat()))

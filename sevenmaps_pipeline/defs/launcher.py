@@ -124,6 +124,16 @@ class CodeLocation:
 
     def launch(self, job_name: str, first: dt.date | None, last: dt.date | None, config: Mapping[str, Any],
                tags: Mapping[str, str] | None = None) -> str:
+        return self._start(job_name, first, last, config, tags, queued=False)
+
+    def submit(self, job_name: str, first: dt.date | None, last: dt.date | None, config: Mapping[str, Any],
+               tags: Mapping[str, str] | None = None) -> str:
+        """The run handed to the instance's run queue, as a schedule's or the UI's is: the daemon starts it
+        when its lane is free (defs/lanes.py)."""
+        return self._start(job_name, first, last, config, tags, queued=True)
+
+    def _start(self, job_name: str, first: dt.date | None, last: dt.date | None, config: Mapping[str, Any],
+               tags: Mapping[str, str] | None, queued: bool) -> str:
         context = self._workspace.create_request_context()
         location = context.get_code_location(LOCATION)
         repository = next(iter(location.get_repositories().values()))
@@ -138,7 +148,10 @@ class CodeLocation:
             execution_plan_snapshot=plan.execution_plan_snapshot, parent_job_snapshot=job.parent_job_snapshot,
             remote_job_origin=job.get_remote_origin(), job_code_origin=job.get_python_origin(),
             asset_selection=None, asset_check_selection=None, asset_graph=repository.asset_graph)
-        self.instance.launch_run(run.run_id, context)
+        if queued:
+            self.instance.submit_run(run.run_id, context)
+        else:
+            self.instance.launch_run(run.run_id, context)
         return run.run_id
 
     def wait(self, run_id: str, poll_seconds: float = 0.2, grace_seconds: float = 5.0) -> RunOutcome:

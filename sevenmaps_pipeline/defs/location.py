@@ -22,6 +22,7 @@ from .jobs import (
     SIGN_ASSETS,
     daily_map_schedule,
     map_job,
+    readiness_sensor,
     scan_slice_job,
     scan_slice_schedule,
     sign_job,
@@ -30,6 +31,7 @@ from .jobs import (
 from .lookup_assets import lookups_job, lookups_schedule
 from .map_assets import probe_slice
 from .open_day_assets import open_day
+from .readiness_assets import readiness_job
 from .resources import LakeResource, ProberResource, scan_concurrency
 
 defs = dg.Definitions(
@@ -37,11 +39,11 @@ defs = dg.Definitions(
     # The map's own checks are its step's (defs/day_map.py, defs/checks.py DAY_CHECKS).
     asset_checks=[daily_root_chain_intact, day_snapshot_verifies, *FRESHNESS_CHECKS],
     jobs=[scan_slice_job, hourly_check_job, five_minute_job, map_job, sign_job, retention_job,
-          submission_job, lookups_job],
+          submission_job, lookups_job, readiness_job],
     schedules=[scan_slice_schedule, hourly_check_schedule, five_minute_schedule, daily_map_schedule,
                sign_schedule, retention_schedule, submission_schedule,
                lookups_schedule],
-    sensors=[freshness_sensor],
+    sensors=[freshness_sensor, readiness_sensor],
     resources={
         "lake": LakeResource(),
         "prober": ProberResource(registry_url=os.environ.get("SEVENMAPS_REGISTRY_URL", ""),

@@ -7,6 +7,7 @@ import datetime as dt
 import dagster as dg
 
 from ..lookups.daily import latest_snapshot, lookup_day
+from . import lanes
 from .map_assets import day_spec
 from .resources import LakeResource, ProberResource
 
@@ -26,7 +27,8 @@ domain_ages = day_spec(
 )
 
 
-@dg.op(description="The day's outside lookups (never the servers themselves): the public metadata of each npm "
+@dg.op(pool=lanes.LOOKUPS,
+       description="The day's outside lookups (never the servers themselves): the public metadata of each npm "
        "and PyPI package the registry entries ship and its version against OSV (raw/packages), and the RDAP "
        "registration date of each registrable domain not looked up in the last 30 days (raw/domains).")
 def run_lookups(context: dg.OpExecutionContext, lake: LakeResource, prober: ProberResource) -> dict:
@@ -55,4 +57,5 @@ def lookups_job() -> None:
              "are built with the day's map).")
 def lookups_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
     at = context.scheduled_execution_time.astimezone(dt.UTC)
-    return dg.RunRequest(run_key=f"lookups-{at:%Y-%m-%d}")
+    # The day's map waits for the day's lookups (defs/lanes.py).
+    return dg.RunRequest(run_key=f"lookups-{at:%Y-%m-%d}", tags=lanes.lands_day(lanes.LOOKUPS, f"{at:%Y-%m-%d}"))

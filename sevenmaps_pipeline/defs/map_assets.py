@@ -14,11 +14,12 @@ import dagster as dg
 from ..curated.day import asset_inputs
 from ..lake.parquet_io import SignedDayError
 from ..lake.paths import LakePaths
-from ..probe.run import DayScan, readiness_day, scan_day, scan_slice, take_snapshot
+from ..probe.run import DayScan, ReadinessDay, readiness_day, scan_day, scan_slice, take_snapshot
 from ..probe.shards import Shard
 from ..probe.slices import SLICE_METHOD
 from ..registry.opt_outs import OptOutRegistryError, opted_out_hosts
 from ..registry.skills_list import SkillsList
+from . import lanes
 from .metadata import table_metadata
 from .partitions import SLICE_KEY_FORMAT, hourly_slices, open_hours
 from .resources import LakeResource, ProberResource, scan_shards
@@ -80,7 +81,8 @@ def open_day_without_scan(lake: LakeResource, prober: ProberResource, day: dt.da
 def scan_config(paths: LakePaths, prober: ProberResource, shard: Shard | None = None):
     """The prober's configuration with the lake's opt-out registry added to its opted-out hosts: every check
     kind reads it (docs/operations.md, "Opt-outs"). An unreadable registry stops the run, naming it. A shard
-    gets its share of the concurrency, so N shards side by side check as many endpoints at once as one."""
+    gets its share of the concurrency, so N shards side by side check as many endpoints at once as one; every
+run of the lake takes its hosts' leases in one file (probe/leases.py)."""
 
 
     config = prober.probe_config()
@@ -89,14 +91,18 @@ def scan_config(paths: LakePaths, prober: ProberResource, shard: Shard | None = 
     except OptOutRegistryError as exc:
         raise dg.Failure(description=str(exc)) from exc
     concurrency = -(-config.concurrency // shard.count) if shard else config.concurrency
-    return dataclasses.replace(config, opted_out_hosts=config.opted_out_hosts | hosts, concurrency=concurrency)
+    # The lake's lanes run side by side (docs/operations.md, "Schedules"): the host leases keep one request
+    # at a time per host across their runs.
+    return dataclasses.replace(config, opted_out_hosts=config.opted_out_hosts | hosts, concurrency=concurrency,
+                               host_leases=paths.host_leases)
 
 
 def run_readiness(context: StepContext, paths: LakePaths, day: dt.date, prober: ProberResource,
-                  clock) -> None:
+                  clock, fail: bool = False) -> ReadinessDay | None:
     """The nightly readiness probe of the day's listings and skills, after the day's last slice (or the
-    whole-day scan): its own raw kinds, never a day code. Its failure is logged as an error and leaves the
-    day's map as it is: the readiness tables then show the endpoints it did check, or none."""
+    whole-day scan): its own raw kinds, never a day code. Inside a run that builds the day's map its failure
+    is logged as an error and leaves the map as it is (the readiness tables then show the endpoints it did
+    check, or none); in a run of its own (`fail`) it fails that run, naming why."""
     skills = SkillsList((), ())
     try:
         skills = prober.skills()
@@ -109,13 +115,17 @@ def run_readiness(context: StepContext, paths: LakePaths, day: dt.date, prober: 
         with prober.codehost() as codehost:
             report = readiness_day(paths, day, scan_config(paths, prober), clock, codehost, skills.folders)
     except Exception as exc:  # noqa: BLE001 - the readiness run never takes the day's map down
-        context.log.error(f"{day}: the readiness run failed ({type(exc).__name__}: {exc}); what it landed is kept")
-        return
+        why = f"{day}: the readiness run failed ({type(exc).__name__}: {exc}); what it landed is kept"
+        if fail:
+            raise dg.Failure(description=why) from exc
+        context.log.error(why)
+        return None
     context.log.info(f"{day}: readiness: {report.checks:,} checks {dict(sorted(report.outcomes.items()))}, "
                      f"{report.surfaces:,} documents, {report.skills} skill(s) in {report.seconds:.1f}s")
+    return report
 
 
-# The nightly readiness probe follows the day's last slice.
+# The nightly readiness probe follows the day's last slice (in a run of its own: defs/readiness_assets.py).
 READINESS_HOUR = 23
 
 
@@ -173,15 +183,21 @@ def scan_open_day(context: dg.AssetExecutionContext, paths: LakePaths, day: dt.d
     return 0
 
 
-@dg.op(out=dg.DynamicOut(str), description="The slice's hour, if it is now: the day's registry snapshot "
+@dg.op(out=dg.DynamicOut(str), pool=lanes.SLICE,
+       description="The slice's hour, if it is now: the day's registry snapshot "
        "(taken once, by the day's first slice), then one shard per host group (SEVENMAPS_SCAN_SHARDS).")
 def slice_shards(context: dg.OpExecutionContext, lake: LakeResource,
                  prober: ProberResource) -> Iterator[dg.DynamicOutput[str]]:
     clock = prober.clock()
     starts, others = open_hours(list(context.partition_keys), clock())
-    for key in others:
-        context.log.warning(f"{key}: the slice's hour is not now ({clock():%Y-%m-%d %H:%M} UTC): never scanned "
-                            "(a slice that did not run leaves its endpoints n that day)")
+    missed = [f"{key}: the slice's hour is not now ({clock():%Y-%m-%d %H:%M} UTC): never scanned (a slice that "
+              "did not run leaves its endpoints n that day)" for key in others]
+    if missed and not starts:
+        # A slice started after its hour (queued too long, launched by hand) is a miss, and says so: its run
+        # fails with the reason, on the partition's page, beside the freshness check's failure.
+        raise dg.Failure(description="; ".join(missed), metadata={"missed_slices": dg.MetadataValue.json(others)})
+    for line in missed:
+        context.log.warning(line)
     for start in starts:
         key = start.strftime(SLICE_KEY_FORMAT)
         if not prober.registry_url:
@@ -198,7 +214,8 @@ def slice_shards(context: dg.OpExecutionContext, lake: LakeResource,
             yield dg.DynamicOutput(f"{key}|{index}|{shards}", mapping_key=f"s{index + 1}of{shards}")
 
 
-@dg.op(description="One shard of the slice: the endpoints of its hosts (a host is in exactly one shard, so "
+@dg.op(pool=lanes.SLICE,
+       description="One shard of the slice: the endpoints of its hosts (a host is in exactly one shard, so "
        "each keeps one request at a time per host), into its own part files under its own run id, with its "
        "own control check (probe/shards.py).")
 def scan_shard(context: dg.OpExecutionContext, lake: LakeResource, prober: ProberResource, task: str) -> dict:
@@ -211,16 +228,15 @@ def scan_shard(context: dg.OpExecutionContext, lake: LakeResource, prober: Probe
             "listings": report.registry_rows, "reused": report.registry_reused}
 
 
-@dg.op(out=dg.Out(dg.Nothing, is_required=False), description="After the slice's shards: the nightly "
-       "readiness probe when it was the day's last slice (23:00), and the slice's numbers. A run whose hour "
-       "was not now scanned nothing and records no materialisation.")
-def slice_landed(context: dg.OpExecutionContext, lake: LakeResource, prober: ProberResource,
-                 shards: list[dict]) -> Iterator[dg.Output]:
+@dg.op(out=dg.Out(dg.Nothing, is_required=False), pool=lanes.SLICE,
+       description="After the slice's shards: the "
+       "slice's numbers. A run whose hour was not now scanned nothing and records no materialisation (its "
+       "slice_shards step recorded the miss). The nightly readiness probe is a run of its own (readiness_job), "
+       "which the day's last slice's success starts.")
+def slice_landed(context: dg.OpExecutionContext, shards: list[dict]) -> Iterator[dg.Output]:
     if not shards:
         return
     first = shards[0]
-    if prober.readiness and first["hour"] == READINESS_HOUR:
-        run_readiness(context, lake.paths, dt.date.fromisoformat(first["day"]), prober, prober.clock())
     outcomes: dict[str, int] = {}
     for shard in shards:
         for outcome, n in shard["outcomes"].items():
@@ -241,8 +257,10 @@ def slice_landed(context: dg.OpExecutionContext, lake: LakeResource, prober: Pro
     "UTC hour only, the prober checks the endpoints whose slot that hour is today (initialize, "
     "notifications/initialized, tools/list; never a tool call) into raw/probes and raw/origins, the day's first "
     "slice taking the registry snapshot into raw/registry; the last one (23:00) is followed by the nightly "
-    "readiness probe of every listing into raw/readiness, raw/readiness_surfaces and raw/skills. An "
-    "hour that has passed is never scanned: its endpoints stay n that day. With SEVENMAPS_SCAN_SHARDS=N the "
+    "readiness probe of every listing (readiness_job, a run of its own) into raw/readiness, "
+    "raw/readiness_surfaces and raw/skills. An "
+    "hour that has passed is never scanned (a run started after it fails, naming the miss): its endpoints "
+    "stay n that day. With SEVENMAPS_SCAN_SHARDS=N the "
     "slice is N steps by host, side by side (docs/scaling.md, \"The scan in shards by host\").",
 )
 def probe_slice():

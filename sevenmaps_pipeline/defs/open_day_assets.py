@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import dagster as dg
 
 from ..curated.open_day import OPEN_DAY_TABLES, OpenDayError, build_open_day
-from ..lake.warehouse import publish_warehouse
+from . import lanes
 from .map_assets import probe_slice
 from .metadata import table_metadata
 from .partitions import SLICE_KEY_FORMAT, hourly_slices
@@ -16,6 +16,7 @@ from .resources import LakeResource
 
 @dg.asset(
     partitions_def=hourly_slices, group_name="map", kinds={"parquet"}, deps=[probe_slice], output_required=False,
+    pool=lanes.SLICE,  # in the slice's own run; it writes provisional/ only, never the warehouse (defs/lanes.py)
     metadata=table_metadata("daily_status"),  # its main table: the open day's daily_status (open_status)
     description="The open day so far, after its slice landed: daily_status, tool_lists, tool_facts, tools and "
     "tool_changes of the endpoints checked so far today, built by the day's own builders into "
@@ -34,7 +35,6 @@ def open_day(context: dg.AssetExecutionContext, lake: LakeResource) -> Iterator[
             built = build_open_day(lake.paths, day, key)
         except OpenDayError as exc:
             raise dg.Failure(description=str(exc)) from exc
-        publish_warehouse(lake.paths)  # its open_status view follows provisional/current once one exists
         context.log.info(f"{key}: the open day {day} through this slice: {built.endpoints_checked} endpoints "
                          f"checked so far, build {built.build_id}")
         yield dg.MaterializeResult(metadata={

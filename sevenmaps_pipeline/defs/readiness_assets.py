@@ -1,9 +1,15 @@
 """Readiness (docs/methodology.md, "Readiness"): the discovery surfaces each endpoint answered, every rubric
-line of every MCP endpoint and Agent Skill the night's readiness run read, and the scores summed from them."""
+line of every MCP endpoint and Agent Skill the night's readiness run read, and the scores summed from them;
+and the night's readiness run itself, a job in its own lane (defs/lanes.py)."""
 
+import datetime as dt
 
+import dagster as dg
+from pydantic import Field
 
-from .map_assets import day_spec
+from . import lanes
+from .map_assets import day_spec, run_readiness
+from .resources import LakeResource, ProberResource
 
 readiness_discovery = day_spec(
     "readiness_discovery", "readiness",
@@ -30,3 +36,35 @@ readiness_scores = day_spec(
     description="Each listing's readiness score that day: every section's and the total's earned/possible over "
     "the lines seen (e.g. 61/85), lines seen and unseen, and the rubric version. sql/readiness_scores.sql",
 )
+
+
+class ReadinessDayConfig(dg.Config):
+    day: str = Field(description="The UTC day (YYYY-MM-DD) whose last slice has run: probed only while it is the "
+                     "open day, never after")
+
+
+@dg.op(pool=lanes.READINESS,
+       description="The nightly readiness probe of every listing of the day's registry "
+       "snapshot and of the skills list (probe/readiness_scan.py; docs/methodology.md, \"Readiness\"), into "
+       "raw/readiness, raw/readiness_surfaces and raw/skills: its own check kind, never a day code. Only on the "
+       "open day; run again the same day it checks only the endpoints without a readiness check yet.")
+def nightly_readiness(context: dg.OpExecutionContext, config: ReadinessDayConfig, lake: LakeResource,
+                      prober: ProberResource) -> dict:
+    day = dt.date.fromisoformat(config.day)
+    if not prober.readiness:
+        context.log.info(f"{day}: the readiness probe is turned off (SEVENMAPS_READINESS=0)")
+        return {"checks": 0}
+    report = run_readiness(context, lake.paths, day, prober, prober.clock(), fail=True)
+    assert report is not None  # fail=True: a failure raised
+    context.add_output_metadata({"day": config.day, "checks": report.checks, "dagster/row_count": report.checks,
+                                 "outcomes": dg.MetadataValue.json(dict(sorted(report.outcomes.items()))),
+                                 "documents": report.surfaces, "skills": report.skills,
+                                 "seconds": round(report.seconds, 2), "run_id": report.run_id})
+    return {"checks": report.checks}
+
+
+@dg.job(description="The nightly readiness probe of the day's listings and skills, in its own lane (started by "
+        "readiness_sensor once the day's last slice, 23:00, has succeeded): a slice, an hourly or five-minute check "
+        "never waits for it, and the day's map and signing wait for it.")
+def readiness_job() -> None:
+    nightly_readiness()

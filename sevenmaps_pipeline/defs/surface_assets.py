@@ -6,6 +6,7 @@ import base64
 import dagster as dg
 
 from ..publishing.site import build_site
+from . import lanes
 from .integrity_assets import caught_up_days, day_snapshot
 from .map_assets import SINGLE_RUN
 from .partitions import finished_days
@@ -15,6 +16,7 @@ from .resources import LakeResource, partition_days
 @dg.asset(
     partitions_def=finished_days,
     backfill_policy=SINGLE_RUN,
+    pool=lanes.DAY,
     group_name="surfaces",
     kinds={"html", "svg"},
     deps=[day_snapshot],

@@ -101,6 +101,11 @@ class LakePaths:
     def well_known(self) -> Path:
         return self.root / ".well-known" / "7maps.json"
 
+    @property
+    def host_leases(self) -> Path:
+        """The lock file of the hosts in flight in the lake's runs (probe/leases.py); holds no data."""
+        return self.root / ".host-leases"
+
     # serving ---------------------------------------------------------------------------------------
     @property
     def warehouse(self) -> Path:

@@ -60,6 +60,9 @@ class ProbeConfig:
     allow_private: bool = False  # `sevenmaps probe --allow-private`: an owner checking their own server
     opted_out_hosts: frozenset[str] = frozenset()
     user_agent: str = USER_AGENT
+    # The lake's host leases (probe/leases.py): a host in flight in one run is not contacted by another run
+    # of the lake's lanes at once. None outside a lake (`sevenmaps probe`, library tests).
+    host_leases: Path | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "host_map", HostMap(self.host_map))

@@ -2,7 +2,9 @@
 the readiness probe; docs/methodology.md, "Politeness"): a host's work runs in order on one client of its
 own, so one request at a time per host; at most `concurrency` hosts at once; an opted-out host is never
 contacted; robots.txt is read once per origin per run (or reused from the day's book) and obeyed; every
-connection goes through the guard (probe/netguard.py, inside the client).
+connection goes through the guard (probe/netguard.py, inside the client). Across the runs of one lake, which
+run side by side in their lanes, a host's session also holds the host's lease (probe/leases.py), so two
+runs never have one host in flight at once.
 
 A loop gives the runner its items keyed by host and says, per item, what to do; the runner says why a URL
 may not be contacted (`Admission`), and the loop writes that down in its own rows. A host's session hands
@@ -25,6 +27,7 @@ from ..registry.listing import SkipReason, is_opted_out
 from ..rules.hosts import host_of
 from .config import ProbeConfig
 from .http import build_client, ssl_context
+from .leases import host_lease
 from .origins import OriginBook, OriginResult, check_origin
 
 T = TypeVar("T")
@@ -145,8 +148,10 @@ class HostRunner(Generic[T]):
                     failed: Callable[[T, BaseException, bool], None]) -> None:
         finished = 0
         try:
-            async with self._busy[host], self._gate, build_client(self.config, self._context,
-                                                                  max_connections=2) as client:
+            # The lease inside the gate: a run takes a host only when it is about to contact it (taken
+            # before, a run would hold all its hosts from its start); while it waits, one of its places waits.
+            async with self._busy[host], self._gate, host_lease(self.config.host_leases, host), \
+                    build_client(self.config, self._context, max_connections=2) as client:
                 session = HostSession(self, host, client)
                 for item in group:
                     try:
