@@ -1,9 +1,8 @@
 -- current_status (a view): one row per endpoint on the map's latest built day, with the status shown now.
 -- Inputs:
 --   daily_status   the latest built day (its deciding daily check: code, shown status, checked_at)
---   open_status    the open day's daily checks so far (provisional, rebuilt after each slice:
---                  curated/open_day.py); empty where none is read (the signed day's site, the warehouse
---                  before the first build)
+--   open_status    the daily checks of the days after the built day so far (provisional, rebuilt after
+--                  each slice: curated/open_day.py); empty where none is read (the signed day's site)
 --   hourly_checks  raw/hourly: the hourly checks of the most used endpoints (not covered by roots)
 -- Method (current-1.1, docs/methodology.md "Hourly checks" and "The open day"):
 --   * the daily status stands until a newer check says otherwise;
@@ -19,11 +18,13 @@ WITH latest AS (
     SELECT * FROM daily_status WHERE day = (SELECT max(day) FROM daily_status)
 ),
 today AS (
-    -- The open day's check of an endpoint on the built day, when the open day is later than it.
+    -- An endpoint's latest check of a day after the built day (the day that just ended, until its map is
+    -- built, or the open day), read provisionally.
     SELECT o.server_key, o.day, o.checked_at, o.code, o.outcome, o.reason, o.http_status
     FROM open_status AS o
     JOIN latest AS l USING (server_key)
     WHERE o.day > l.day AND o.checked_at IS NOT NULL
+    QUALIFY row_number() OVER (PARTITION BY o.server_key ORDER BY o.day DESC, o.checked_at DESC) = 1
 ),
 deciding AS (
     SELECT server_key, day, checked_at, code, outcome, reason, http_status, 'slice' AS source FROM today

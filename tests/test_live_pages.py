@@ -124,3 +124,36 @@ def test_an_owner_verified_endpoint_shows_its_five_minute_uptime_on_its_live_bad
     assert "five-minute uptime over 1 days observed: 100.0%" in page.text and "3 of 3 five-minute checks" in page.text
     assert "live: the status shown now" in page.text
     assert "five-minute" not in other.text and "uptime" in other.text  # no five-minute checks: the daily uptime
+
+
+def test_made_up_paths_are_404s_that_never_read_the_map(lake):
+    """A flood of made-up server ids or categories is answered from the day's index of names, read once: it
+    never takes the gate's turn from tool calls; a name with a trailing newline is not a live page's."""
+    import asyncio
+
+    from sevenmaps_pipeline.surfaces.call_gate import CallGate
+    from sevenmaps_pipeline.surfaces.live_pages import LivePages
+    from sevenmaps_pipeline.surfaces.mcp_server import MapService
+
+    class CountingService(MapService):  # counts the reads of the map; the reading itself is the real one
+        reads = 0
+
+        def read(self, fn):
+            CountingService.reads += 1
+            return super().read(fn)
+
+    async def go() -> tuple[list, object, object]:
+        pages = LivePages(CountingService(lake), CallGate())
+        made_up = [await pages.get(f"badges/{i:012x}.svg") for i in range(200)]
+        made_up += [await pages.get(f"categories/topic-{i}.html") for i in range(50)]
+        real = await pages.get(f"badges/{ID['forecast']}.svg")
+        again = await pages.get(f"badges/{ID['forecast']}.svg")
+        return made_up, real, again
+
+    made_up, real, again = asyncio.run(go())
+    assert made_up == [None] * 250 and real is not None and again is real
+    assert CountingService.reads == 2  # the index of names once, the real badge once
+    from sevenmaps_pipeline.publishing.live import kind_of
+
+    assert kind_of(f"badges/{ID['forecast']}.svg\n") is None and kind_of("down.json\n") is None
+    assert kind_of(f"badges/{ID['forecast']}.svg") == ("badge", ID["forecast"])

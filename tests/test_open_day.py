@@ -191,3 +191,52 @@ def test_the_slice_job_builds_the_open_day_through_dagster(lake):
                                resources={"lake": LakeResource(root=str(lake.root))})
         assert again.success and not again.asset_materializations_for_node("open_day")
         assert current_open_day(lake).build_id == built.build_id
+
+
+def test_between_midnight_and_the_ended_days_map_that_day_is_still_read_and_nothing_is_reported_twice(lake):
+    """OPEN has ended and its map is not built yet (it runs at 00:10) when the next day's first slice lands:
+    the server keeps reading OPEN's last build (the notes server stays down, as OPEN's check found), and the
+    new day's changes compare with OPEN's checks, so OPEN's change is not reported again."""
+    land_nine_oclock_slice(lake)
+    next_day = OPEN + dt.timedelta(days=1)
+    land_probes(lake, [probe(URLS["weather"], "ok", day=next_day, hour=0, tools=WEATHER),
+                       probe(URLS["forecast"], "ok", day=next_day, hour=0, tools=FORECAST_RED)], day=next_day,
+                run_id="slice-00")
+    build_open_day(lake, next_day, f"{next_day.isoformat()}-00:00")
+    with MapDay.open(lake, live=True) as live:
+        assert live.day == DAYS[-1] and [b.day for b in live.open_days] == [OPEN, next_day]
+        assert live.served()["provisional_days"] == [OPEN.isoformat(), next_day.isoformat()]
+        shown = {r["server_key"]: (r["current_code"], r["decided_by"], r["open_day"]) for r in
+                 live.rows("SELECT server_key, current_code, decided_by, open_day FROM current_status")}
+        assert shown[server_key(URLS["notes"])] == ("d", "slice", OPEN)  # OPEN's 03:00 check, still read
+        assert shown[server_key(URLS["forecast"])] == ("o", "slice", next_day)
+        rises = live.rows("SELECT day, kind, tool_name FROM change_window WHERE kind = 'risk_rise'")
+        assert [(r["day"], r["tool_name"]) for r in rises] == [(OPEN, "get_forecast")]  # once, on OPEN
+        assert [r["tool_name"] for r in live.rows(
+            "SELECT tool_name FROM change_window WHERE day = $d", {"d": next_day})] == []
+
+
+def test_a_build_that_began_earlier_never_replaces_one_that_began_later(lake):
+    land_nine_oclock_slice(lake)
+    later = current_open_day(lake)
+    assert later is not None and later.slices_through == slice_key(9)
+    # A retried step of the 03:00 slice that began before the 09:00 build finishes after it.
+    began_before = later.built_at - dt.timedelta(minutes=5)
+    late = build_open_day(lake, OPEN, slice_key(3), now=began_before)
+    assert current_open_day(lake).build_id == later.build_id != late.build_id
+    with MapDay.open(lake, live=True) as live:
+        assert live.open_day.build_id == later.build_id
+    # An older day's build never moves `current` back either.
+    assert (lake.provisional_dir / f"day={OPEN.isoformat()}").is_symlink()
+
+
+def test_the_warehouse_answers_current_status_after_provisional_builds_are_removed(lake):
+    import shutil
+
+    publish_warehouse(lake)
+    with open_warehouse(lake) as con:
+        assert con.execute("SELECT count(*) FROM open_status").fetchone()[0] == 2
+    shutil.rmtree(lake.provisional_dir)  # an operator cleans up, or a lake is restored without it
+    with open_warehouse(lake) as con:  # rebuilt on opening: its open_status read a glob that now fails
+        assert con.execute("SELECT count(*) FROM open_status").fetchone()[0] == 0
+        assert {r[0] for r in con.execute("SELECT decided_by FROM current_status").fetchall()} == {"daily"}

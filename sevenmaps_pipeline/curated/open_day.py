@@ -3,20 +3,24 @@ the endpoints checked so far, built by the day's own builders into a provisional
 "The open day"). Never signed, exported or published as a day: the day is built and signed as always once
 it ends, and the map's server reads a provisional build only while it is newer than the latest built day.
 
-A build is written whole in `provisional/builds/<id>/` and then `provisional/current` is pointed at it
-(a link swapped by rename), so a reader sees one build or the next, never half of one; the build before the
-current one is kept, so a reader that opened it can finish.
+A build is written whole in `provisional/builds/<id>/` and then its day's link `provisional/day=D` (and
+`provisional/current`, while D is the newest day with a build) is pointed at it, swapped by rename and only
+ever forward (a build that began later is never replaced by one that began earlier), so a reader sees one
+build or the next, never half of one; a day's builds before are kept a while, so a reader that opened one
+can finish. Once a day is built, its builds go.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import fcntl
 import json
 import os
 import shutil
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -98,15 +102,50 @@ def read_open_day(folder: Path) -> OpenDay | None:
         return None
 
 
-def current_open_day(lake: LakePaths) -> OpenDay | None:
-    """The newest provisional build (whatever its day), resolved to its own folder so a reader keeps reading
-    that build even after `current` moves on."""
-    link = lake.provisional_dir / "current"
+def _linked(lake: LakePaths, link: Path) -> OpenDay | None:
+    """The build a link points to, resolved to its own folder, so a reader keeps reading that build even
+    after the link moves on (None: no link, a dangling one, or a build without a manifest)."""
     try:
         target = (lake.provisional_dir / os.readlink(link)).resolve()
     except OSError:
         return None
     return read_open_day(target)
+
+
+def day_link(lake: LakePaths, day: dt.date) -> Path:
+    return lake.provisional_dir / f"day={day.isoformat()}"
+
+
+def current_open_day(lake: LakePaths) -> OpenDay | None:
+    """The newest provisional build of the newest day that has one."""
+    return _linked(lake, lake.provisional_dir / "current")
+
+
+def open_days(lake: LakePaths, after: dt.date) -> list[OpenDay]:
+    """The latest build of every day after `after` that has one, oldest day first: the day that just ended
+    (until its map is built, at 00:10) and the open day, whose checks answers read."""
+    folder = lake.provisional_dir
+    found = []
+    if folder.is_dir():
+        for link in sorted(folder.glob("day=*")):
+            try:
+                day = dt.date.fromisoformat(link.name[4:])
+            except ValueError:
+                continue
+            if day > after and (build := _linked(lake, link)) is not None and build.day == day:
+                found.append(build)
+    return found
+
+
+def links_now(lake: LakePaths) -> tuple[tuple[str, str], ...]:
+    """Where every link of provisional/ points now: what a reader compares to know a new build landed."""
+    folder = lake.provisional_dir
+    out = []
+    if folder.is_dir():
+        for link in sorted([*folder.glob("day=*"), folder / "current"]):
+            with contextlib.suppress(OSError):
+                out.append((link.name, os.readlink(link)))
+    return tuple(out)
 
 
 def _checked_so_far(lake: OpenDayLake, day: dt.date) -> tuple[int, dt.datetime | None]:
@@ -126,32 +165,48 @@ def _checked_so_far(lake: OpenDayLake, day: dt.date) -> tuple[int, dt.datetime |
 
 def build_open_day(lake: LakePaths, day: dt.date, slice_key: str | None = None,
                    now: dt.datetime | None = None) -> OpenDay:
-    """Build the open day `day` from the slices landed so far, and make it the current provisional build.
-    Refused (OpenDayError) for a day the lake has already built: the day itself is then what answers read."""
+    """Build the open day `day` from the slices landed so far, and make it the day's provisional build (and
+    the current one, unless a later day has one). Refused (OpenDayError) for a day the lake has already
+    built: the day itself is then what answers read.
+
+    A day before it that has ended but is not built yet (the map of a day runs at 00:10) is read from its own
+    latest provisional build, so the open day's changes compare with that day's checks, never with the day
+    before it (which would report that day's changes a second time)."""
     if lake.curated_file("daily_status", day).is_file():
         raise OpenDayError(f"{day} is built (curated/daily_status/day={day}): nothing provisional to build")
     started = time.perf_counter()
     built_at = now or dt.datetime.now(dt.UTC)
     build_id = f"{day.isoformat()}T{built_at:%H%M%S}-{uuid.uuid4().hex[:6]}"
-    builds = lake.provisional_dir / "builds"
-    folder = builds / build_id
+    folder = lake.provisional_dir / "builds" / build_id
     folder.mkdir(parents=True)
     try:
-        overlay = OpenDayLake(lake.root, day, folder)
+        built = _latest_built_day(lake)
+        earlier = tuple((b.day, b.folder) for b in open_days(lake, after=built or dt.date.min) if b.day < day
+                        and not lake.curated_file("daily_status", b.day).is_file())
+        overlay = OpenDayLake(lake.root, day, folder, earlier)
         _build(overlay, day, OPEN_DAY_ASSETS[:1])
         checked, last_check = _checked_so_far(overlay, day)
         _build(overlay, day, OPEN_DAY_ASSETS[1:])
         probe_files = len(lake.raw_files("probes", day))
         open_day = OpenDay(day, folder, build_id, built_at, slice_key, checked, last_check, probe_files)
         (folder / MANIFEST).write_text(json.dumps({**_manifest(open_day),
+                                                   "earlier_days_read": [d.isoformat() for d, _ in earlier],
                                                    "seconds": round(time.perf_counter() - started, 3)},
                                                   indent=1) + "\n")
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
-    _point_current(lake, build_id)
-    _prune(lake, build_id)
+    with _locked(lake):
+        _point(lake, open_day)
+        _prune(lake)
     return open_day
+
+
+def _latest_built_day(lake: LakePaths) -> dt.date | None:
+    folder = lake.root / "curated" / "daily_status"
+    days = [dt.date.fromisoformat(p.parent.name[4:]) for p in folder.glob("day=*/part-0.parquet")] \
+        if folder.is_dir() else []
+    return max(days) if days else None
 
 
 def _build(overlay: OpenDayLake, day: dt.date, assets: tuple[str, ...]) -> None:
@@ -160,26 +215,72 @@ def _build(overlay: OpenDayLake, day: dt.date, assets: tuple[str, ...]) -> None:
         raise OpenDayError(f"the open day {day}: {asset} failed ({type(exc).__name__}: {exc})") from exc
 
 
-def _point_current(lake: LakePaths, build_id: str) -> None:
-    tmp = lake.provisional_dir / f".current-{uuid.uuid4().hex[:8]}"
-    os.symlink(f"builds/{build_id}", tmp)
-    os.replace(tmp, lake.provisional_dir / "current")
+@contextlib.contextmanager
+def _locked(lake: LakePaths) -> Iterator[None]:
+    """One run at a time moves the links and prunes (runs of two lanes may finish builds together)."""
+    with open(lake.provisional_dir / ".lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _prune(lake: LakePaths, current: str) -> None:
-    """Keep the current build and the one before it; a build without a manifest (one that failed, or is
-    being written by another run) is left unless it is older than a day."""
-    builds = lake.provisional_dir / "builds"
-    finished = sorted((p for p in builds.iterdir() if (p / MANIFEST).is_file()), key=lambda p: p.stat().st_mtime)
-    keep = {current} | {p.name for p in finished[-KEEP_BUILDS:]}
-    stale_unfinished = time.time() - 86_400
-    for folder in builds.iterdir():
-        if folder.name in keep:
-            continue
-        if (folder / MANIFEST).is_file() or folder.stat().st_mtime < stale_unfinished:
-            with contextlib.suppress(FileNotFoundError):
-                shutil.rmtree(folder)
+def _newer(build: OpenDay, than: OpenDay | None) -> bool:
+    """Whether `build` began after `than` (a build reads everything landed when it began, so the later
+    start holds at least as much): a build that finishes last never replaces a later-begun one."""
+    return than is None or (build.day, build.built_at) >= (than.day, than.built_at)
+
+
+def _swap(lake: LakePaths, link: Path, build: OpenDay) -> None:
+    tmp = lake.provisional_dir / f".link-{uuid.uuid4().hex[:8]}"
+    os.symlink(f"builds/{build.build_id}", tmp)
+    os.replace(tmp, link)
+
+
+def _point(lake: LakePaths, build: OpenDay) -> None:
+    link = day_link(lake, build.day)
+    if _newer(build, _linked(lake, link)):
+        _swap(lake, link, build)
+    current = lake.provisional_dir / "current"
+    if _newer(build, _linked(lake, current)):
+        _swap(lake, current, build)
+
+
+# A build younger than this is never deleted: a reader that opened it a moment ago is still answering.
+KEEP_SECONDS = 600
+
+
+def _prune(lake: LakePaths) -> None:
+    """Delete the links of days built before the day built last, and every build that no link points to, is
+    older than KEEP_SECONDS and is either of such a day or not among its day's latest KEEP_BUILDS. A build
+    without a manifest (one failing, or being written by another run) is left unless older than a day."""
+    folder = lake.provisional_dir
+    built = _latest_built_day(lake)
+    cutoff = built - dt.timedelta(days=1) if built else dt.date.min
+    for link in folder.glob("day=*"):
+        with contextlib.suppress(ValueError):
+            if dt.date.fromisoformat(link.name[4:]) <= cutoff:
+                link.unlink(missing_ok=True)
+    linked = {b.build_id for link in [*folder.glob("day=*"), folder / "current"] if (b := _linked(lake, link))}
+    now = time.time()
+    by_day: dict[dt.date, list[tuple[OpenDay, float]]] = {}
+    for build_folder in (folder / "builds").iterdir():
+        with contextlib.suppress(FileNotFoundError):
+            age = now - build_folder.stat().st_mtime
+            build = read_open_day(build_folder)
+            if build is None:
+                if age > 86_400:
+                    shutil.rmtree(build_folder, ignore_errors=True)
+                continue
+            by_day.setdefault(build.day, []).append((build, age))
+    for day, builds in by_day.items():
+        builds.sort(key=lambda pair: pair[0].built_at)
+        kept = {b.build_id for b, _ in builds[-KEEP_BUILDS:]} if day > cutoff else set()
+        for build, age in builds:
+            if build.build_id not in linked | kept and age > KEEP_SECONDS:
+                shutil.rmtree(build.folder, ignore_errors=True)
 
 
 __all__ = ["OPEN_DAY_ASSETS", "OPEN_DAY_TABLES", "OpenDay", "OpenDayError", "build_open_day", "current_open_day",
-           "read_open_day"]
+           "day_link", "links_now", "open_days", "read_open_day"]

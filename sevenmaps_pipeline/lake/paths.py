@@ -151,18 +151,26 @@ class LakePaths:
 @dataclass(frozen=True)
 class OpenDayLake(LakePaths):
     """The lake as a provisional build of the open day sees it (curated/open_day.py): that day's curated
-    tables and day caches live in the build's `folder`; every other day, and all raw data, where they are.
-    So the day's builders run unchanged and can never write a curated partition of the lake itself."""
+    tables and day caches live in the build's `folder`; a day before it that has ended but is not built yet
+    is read from its own latest provisional build (`earlier`: (day, folder) pairs), its day caches kept in
+    this build's folder too; every other day, and all raw data, where they are. So the day's builders run
+    unchanged and can never write a curated partition or a cache of the lake itself."""
 
     open_day: dt.date
     folder: Path
+    earlier: tuple[tuple[dt.date, Path], ...] = ()
 
     def curated_dir(self, table: str, day: dt.date | str) -> Path:
-        if day_str(day) == self.open_day.isoformat():
-            return self.folder / "curated" / table / f"day={day_str(day)}"
+        name = day_str(day)
+        if name == self.open_day.isoformat():
+            return self.folder / "curated" / table / f"day={name}"
+        for earlier, folder in self.earlier:
+            if name == earlier.isoformat():
+                return folder / "curated" / table / f"day={name}"
         return super().curated_dir(table, day)
 
     def day_cache_file(self, kind: str, day: dt.date | str) -> Path:
-        if day_str(day) == self.open_day.isoformat():
-            return self.folder / "cache" / f"{kind}-{day_str(day)}.parquet"
+        name = day_str(day)
+        if name == self.open_day.isoformat() or any(name == d.isoformat() for d, _ in self.earlier):
+            return self.folder / "cache" / f"{kind}-{name}.parquet"
         return super().day_cache_file(kind, day)

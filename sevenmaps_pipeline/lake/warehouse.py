@@ -86,18 +86,24 @@ def view_statements(lake: LakePaths, tables: tuple[TableSpec, ...] = PUBLIC_TABL
     return statements
 
 
+def open_status_glob(lake: LakePaths) -> str:
+    """Each provisional day's latest build's daily_status (curated/open_day.py: the links `provisional/day=D`
+    move to each new build, so the view follows them)."""
+    return str(lake.provisional_dir / "day=*" / "curated" / "daily_status" / "day=*" / "part-0.parquet")
+
+
 def open_status_statements(lake: LakePaths) -> list[str]:
-    """`open_status`: the open day's daily checks so far, from its current provisional build
-    (curated/open_day.py; the link `provisional/current` moves to each new build, so the view follows it)."""
-    pattern = str(lake.provisional_dir / "current" / "curated" / "daily_status" / "day=*" / "part-0.parquet")
+    """`open_status`: the daily checks of the days after the latest built day so far, from their provisional
+    builds (empty until one exists)."""
+    pattern = open_status_glob(lake)
     if next(glob.iglob(pattern), None) is not None:
         body = f"SELECT * FROM read_parquet({_quote(pattern)}, union_by_name = true, hive_partitioning = false)"
     else:
         body = _empty_select(DAILY_STATUS.schema)
     return [f"CREATE VIEW open_status AS {body}", "COMMENT ON VIEW open_status IS " + _quote(
-        "The open day's daily checks so far: daily_status of the endpoints checked today, rebuilt after each "
-        "slice (provisional: never signed; the day is built and signed once it ends). current_status reads it "
-        "while it is of a later day than the latest built day.")]
+        "The daily checks of the days not built yet so far: daily_status of the endpoints checked since the "
+        "latest built day, rebuilt after each slice (provisional: never signed; a day is built and signed once "
+        "it ends). current_status reads each endpoint's latest of them.")]
 
 
 # The tables an analyst reads most, each with a `latest_<table>` view (docs/analyst.md).
@@ -218,9 +224,21 @@ def open_warehouse(lake: LakePaths, internal: bool = False) -> duckdb.DuckDBPyCo
     """A read-only session on the lake's warehouse (or internal.duckdb) whose views read this lake: when the
     file was built for another lake root (the lake was copied or moved) it is rebuilt here first."""
     path = lake.internal_warehouse if internal else lake.warehouse
-    if _built_for(path) != str(lake.root):
+    if _built_for(path) != str(lake.root) or (not internal and _open_status_stale(lake, path)):
         publish_warehouse(lake, force=True)
     return duck.connect(str(path), read_only=True)
+
+
+def _open_status_stale(lake: LakePaths, path: Path) -> bool:
+    """Whether the file's `open_status` view and the lake disagree on whether a provisional build exists: its
+    glob would fail once provisional/ is gone, and an empty view would miss the first build."""
+    exists = next(glob.iglob(open_status_glob(lake)), None) is not None
+    try:
+        with duck.connect(str(path), read_only=True) as con:
+            row = con.execute("SELECT sql FROM duckdb_views() WHERE view_name = 'open_status'").fetchone()
+    except duckdb.Error:
+        return True
+    return row is None or ("read_parquet" in row[0]) != exists
 
 
 def publish_warehouse(lake: LakePaths, force: bool = False) -> str:

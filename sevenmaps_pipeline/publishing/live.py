@@ -52,7 +52,7 @@ class Rendered:
 def kind_of(path: str) -> tuple[str, str | None] | None:
     """(the kind of live page `path` is, its argument), or None for a path the live pages do not answer."""
     for kind, pattern in PATHS.items():
-        m = pattern.match(path)
+        m = pattern.fullmatch(path)
         if m:
             return kind, (m.group(1) if m.groups() else None)
     return None
@@ -105,6 +105,27 @@ def _reliable(mapday: MapDay) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+@dataclass(frozen=True)
+class Known:
+    """What the live pages can name on the served day: a path naming anything else is a 404 without
+    reading the map (surfaces/live_pages.py)."""
+    server_ids: frozenset[str]
+    category_slugs: frozenset[str]
+
+    def names(self, kind: str, arg: str | None) -> bool:
+        if kind in ("badge", "uptime_badge", "server"):
+            return arg in self.server_ids
+        if kind == "category":
+            return arg in self.category_slugs
+        return True
+
+
+def known(mapday: MapDay) -> Known:
+    ids = frozenset(r["server_id"] for r in mapday.rows("SELECT server_id FROM daily_status"))
+    slugs = frozenset(slug(r["category"]) for r in mapday.rows("SELECT DISTINCT category FROM server_categories"))
+    return Known(ids, slugs)
+
+
 def render(mapday: MapDay, kind: str, arg: str | None, env: Environment | None = None) -> Rendered | None:
     """The live page of `kind` (kind_of), or None when it names nothing on the map."""
     env = env or _environment()
@@ -153,4 +174,4 @@ def render(mapday: MapDay, kind: str, arg: str | None, env: Environment | None =
     return Rendered(body.encode(), TYPES[kind])
 
 
-__all__ = ["LIVE_METHOD", "Rendered", "kind_of", "render"]
+__all__ = ["LIVE_METHOD", "Known", "Rendered", "kind_of", "known", "render"]

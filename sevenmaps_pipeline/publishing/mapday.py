@@ -5,9 +5,10 @@ status (the daily status replaced by newer hourly checks, sql/current_status.sql
 person's reviews applied at read time (sql/incidents_now.sql: a closed incident stops being live at once)
 and the signed root the day belongs to (docs/agents.md).
 
-Opened `live` (the map's server), it also reads the open day as it lands (curated/open_day.py): the
-endpoints checked so far today replace the served day's status, tool list and changes in every answer, which
-says so (`open_day`). Opened for the record (the signed day's site, the CLI by default) it never does.
+Opened `live` (the map's server, `sevenmaps route` without --day), it also reads the days after it as they
+land (curated/open_day.py: the day that just ended until its map is built, and the open day): the endpoints
+checked since replace the served day's status, tool list and changes in every answer, which says so
+(`open_day`). Opened for the record (the signed day's site, the other readers) it never does.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 import duckdb
 
-from ..curated.open_day import OpenDay, current_open_day
+from ..curated.open_day import OpenDay, links_now, open_days
 from ..lake import duck
 from ..lake.keys import server_key
 from ..lake.paths import LakePaths
@@ -54,9 +55,12 @@ class MapDay:
     root: dict[str, Any] | None = None
     missing_tables: list[str] = field(default_factory=list)
     live: bool = False
-    open_day: OpenDay | None = None  # the provisional build read (live, and newer than the served day)
+    # The provisional builds read (live): the latest of each day after the served day, oldest first (the day
+    # that just ended, until its map is built, and the open day); open_day is the newest of them.
+    open_days: list[OpenDay] = field(default_factory=list)
+    open_day: OpenDay | None = None
     _frequent_at_open: list[Path] = field(default_factory=list)
-    _open_build_at_open: str | None = None
+    _links_at_open: tuple[tuple[str, str], ...] = ()
     reviews: bool = True
     _reviews_at_open: tuple[int, int] | None = None
 
@@ -107,15 +111,15 @@ class MapDay:
                 .is_file()]
 
     def _open(self, table: str) -> list[Path]:
-        """The open day's file of `table`, when one is read."""
-        return self.open_day.files(table) if self.open_day else []
+        """The provisional files of `table` read, one per day after the served day (live only)."""
+        return [f for build in self.open_days for f in build.files(table)]
 
     def _bind(self) -> None:
-        self._frequent_at_open = self._frequent_recent()
         if self.live:
-            self._open_build_at_open = _current_build(self.lake)
-            newest = current_open_day(self.lake)
-            self.open_day = newest if newest is not None and newest.day > self.day else None
+            self._links_at_open = links_now(self.lake)  # before reading: a swap meanwhile reopens, never misses
+            self.open_days = open_days(self.lake, after=self.day)
+            self.open_day = self.open_days[-1] if self.open_days else None
+        self._frequent_at_open = self._frequent_recent()
         for table in DAY_TABLES:
             files = self._files(table, 1)
             if not files:
@@ -127,11 +131,16 @@ class MapDay:
             duck.bind_input(self.con, name, files + extra, BY_NAME[table].schema)
         if self.reviews:
             self._bind_reviews()
-        # An endpoint checked today shows the list it listed today, else the one it last listed.
-        duck.bind_input(self.con, "open_tools", self._open("tools"), BY_NAME["tools"].schema)
+        # An endpoint checked since the served day shows the list of its latest check, else the one it last listed.
+        duck.bind_input(self.con, "open_tools_days", self._open("tools"), BY_NAME["tools"].schema)
+        self.con.execute("CREATE TEMP VIEW open_tools AS SELECT * FROM open_tools_days "
+                         "QUALIFY day = max(day) OVER (PARTITION BY server_key)")
         self.con.execute("CREATE TEMP VIEW tools AS SELECT * FROM open_tools UNION ALL BY NAME SELECT * FROM "
                          "signed_tools WHERE server_key NOT IN (SELECT server_key FROM open_tools)")
-        duck.bind_input(self.con, "open_status", self._open("daily_status"), DAILY_STATUS.schema)
+        # Each endpoint's latest check since the served day (the day that just ended, and the open day).
+        duck.bind_input(self.con, "open_status_days", self._open("daily_status"), DAILY_STATUS.schema)
+        self.con.execute("CREATE TEMP VIEW open_status AS SELECT * FROM open_status_days QUALIFY row_number() "
+                         "OVER (PARTITION BY server_key ORDER BY day DESC, checked_at DESC NULLS LAST) = 1")
         duck.bind_input(self.con, "status_window",
                         self._files("daily_status", HISTORY_DAYS) + self._open("daily_status"), DAILY_STATUS.schema)
         duck.bind_input(self.con, "change_window",
@@ -170,18 +179,27 @@ class MapDay:
             return None
         return found.st_mtime_ns, found.st_size
 
+    def _after(self) -> list[dt.date]:
+        """The days after the served day whose frequent checks can be newer than it: the next day, and (live)
+        every day through the newest provisional one."""
+        last = max(self.day + dt.timedelta(days=1), self.through())
+        return [self.day + dt.timedelta(days=i) for i in range(1, (last - self.day).days + 1)]
+
     def five_minute_files(self) -> list[Path]:
-        return [f for back in range(-1, FIVE_MINUTE_WINDOW_DAYS)
-                for f in self.lake.raw_files("five_minute", self.day - dt.timedelta(days=back))]
+        """90 days of five-minute checks through the served day; live, through the latest day checked too. For
+        the record (the day's site), never past the day: its page says the same whenever it is built."""
+        days = [self.day - dt.timedelta(days=back) for back in range(FIVE_MINUTE_WINDOW_DAYS)]
+        return [f for day in (days + self._after() if self.live else days)
+                for f in self.lake.raw_files("five_minute", day)]
 
     def hourly_files(self) -> list[Path]:
-        """The hourly checks that can be newer than the day's daily check: that day's and the next day's."""
-        return [f for back in (0, -1) for f in self.lake.raw_files("hourly", self.day - dt.timedelta(days=back))]
+        """The hourly checks that can be newer than the day's daily check: that day's and the days after it."""
+        return [f for day in [self.day, *self._after()] for f in self.lake.raw_files("hourly", day)]
 
     def _frequent_recent(self) -> list[Path]:
-        """The hourly and five-minute batches of the served day and the next: where new ones land."""
-        return self.hourly_files() + [f for back in (0, -1) for f in
-                                      self.lake.raw_files("five_minute", self.day - dt.timedelta(days=back))]
+        """The hourly and five-minute batches of the served day and the days after: where new ones land."""
+        return self.hourly_files() + [f for day in [self.day, *self._after()]
+                                      for f in self.lake.raw_files("five_minute", day)]
 
     def inputs_changed(self) -> bool:
         """Whether what this opened day reads has changed since: a newer built day, its signature, a new
@@ -190,7 +208,7 @@ class MapDay:
         signed_since = self.root is None and self.lake.root_file(self.day).exists()
         return (latest_built_day(self.lake) != self.day or signed_since
                 or self._frequent_recent() != self._frequent_at_open
-                or (self.live and _current_build(self.lake) != self._open_build_at_open)
+                or (self.live and links_now(self.lake) != self._links_at_open)
                 or (self.reviews and self._reviews_stat() != self._reviews_at_open))
 
     # --- reading ---------------------------------------------------------------------------------------
@@ -230,19 +248,13 @@ class MapDay:
                   "tables_not_built": self.missing_tables}
         if self.live:
             served["open_day"] = self.open_day.served() if self.open_day else None
+            # Every day read provisionally (the day that just ended, until its map is built, and the open day).
+            served["provisional_days"] = [b.day.isoformat() for b in self.open_days]
         return served
 
     def through(self) -> dt.date:
         """The latest day an answer's changes run through: the open day when its build is read."""
         return self.open_day.day if self.open_day else self.day
-
-
-def _current_build(lake: LakePaths) -> str | None:
-    """Where the open day's `current` link points (None: no provisional build yet)."""
-    try:
-        return str(Path(lake.provisional_dir / "current").readlink())
-    except OSError:
-        return None
 
 
 def latest_built_day(lake: LakePaths) -> dt.date | None:

@@ -105,8 +105,8 @@ def make_app(lake: LakePaths, host: str = "127.0.0.1", allowed_hosts: list[str] 
         except MapBusy:
             return PlainTextResponse("busy: the map is answering as many calls as it can; try again shortly",
                                      status_code=503, headers={"Retry-After": "5"})
-        except NoMapError as exc:
-            return PlainTextResponse(str(exc), status_code=404)
+        except NoMapError:  # its words name the lake's folder: not for anonymous callers
+            return PlainTextResponse("no map built yet", status_code=404)
         if found is None:
             return PlainTextResponse("not found", status_code=404)
         headers = {"Cache-Control": CACHE_CONTROL, "ETag": found.etag, "X-Content-Type-Options": "nosniff",
