@@ -93,8 +93,11 @@ def test_the_hourly_schedule_runs_the_slice_of_its_hour_and_only_within_it(fleet
         run = run_partition("scan_slice_job", request.partition_key, instance, lake.root,
                             prober=_prober(fleet, f"{DAY}T{hour:02d}"))
         assert run.success
-        (event,) = run.get_asset_materialization_events()
-        assert event.partition == request.partition_key
+        # The slice, then the open day so far (its provisional tables: curated/open_day.py).
+        event, open_day = run.get_asset_materialization_events()
+        assert event.asset_key.to_user_string() == "probe_slice" and event.partition == request.partition_key
+        assert open_day.asset_key.to_user_string() == "open_day" and open_day.partition == request.partition_key
+        assert open_day.materialization.metadata["endpoints_checked"].value >= 1
         assert event.materialization.metadata["slice_method"].value == "moving-hour-1.0"
     keys = {r["server_key"] for path in lake.raw_files("probes", DAY) for r in pq.read_table(path).to_pylist()}
     assert {k for k in EXPECTED if slot_hour(k, DAY) == hour} <= keys and "mcp.notes.test/mcp" in keys
@@ -120,7 +123,8 @@ with dg.DagsterInstance.local_temp(home) as instance:
     result = run_slice_in_processes(key, instance, Path(lake), prober)
     events = [e.get_dagster_event() for e in instance.all_logs(result.run_id) if e.is_dagster_event]
     (run_start,) = [e for e in events if e.event_type == dg.DagsterEventType.RUN_START]
-    (materialised,) = [e for e in events if e.event_type == dg.DagsterEventType.ASSET_MATERIALIZATION]
+    (materialised,) = [e for e in events if e.event_type == dg.DagsterEventType.ASSET_MATERIALIZATION
+                       and e.asset_key.to_user_string() == "probe_slice"]
     print(json.dumps({"success": result.success, "run_pid": run_start.pid,
                       "steps": {e.step_key: e.pid for e in events if e.event_type == dg.DagsterEventType.STEP_START},
                       "metadata": {k: v.value for k, v in materialised.step_materialization_data.materialization

@@ -17,12 +17,14 @@ import re
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
 from ..registry.listing import SkipReason, has_userinfo, redact_userinfo
+from .check_result import CheckResult
+from .claims import add_claims, error_claims, skills_declared
 from .config import BAD_CALL_USER_AGENT, MODERN_PROTOCOL_VERSION, PROTOCOL_VERSION, ProbeConfig
 from .legibility import error_legibility
 from .messages import CLIENT_INFO, error_text, modern_meta, rpc
@@ -32,57 +34,7 @@ from .values import header_token, json_int, scalar_text
 from .wire import Reply, loads, read_body, read_endpoint_event, read_reply
 
 MODERN_ERROR_CODES = {-32020, -32021, -32022}
-# Skills over MCP (SEP-2640) is declared as this key of `capabilities.extensions` (SEP-2133's map).
-SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
-MAX_CLAIMS = 20  # revisions kept of what one server says it supports
 _RESOURCE_METADATA = re.compile(r'resource_metadata="([^"]+)"')
-
-
-@dataclass
-class CheckResult:
-    url: str
-    started_at: dt.datetime
-    outcome: str = "unreachable"
-    outcome_detail: str = ""
-    http_status: int | None = None
-    handshake_ms: int | None = None
-    protocol_version: str | None = None
-    server_info_name: str | None = None
-    server_info_version: str | None = None
-    tools: list[Any] | None = None
-    pages_read: int = 0
-    tool_list_complete: bool | None = None
-    redirect_location: str | None = None
-    www_authenticate: str | None = None
-    resource_metadata_url: str | None = None
-    payment_json: str | None = None
-    skip_reason: str | None = None
-    discover_supported: bool | None = None
-    ttl_ms: int | None = None
-    cache_scope: str | None = None
-    session_id: str | None = None
-    # The readiness probe lists the tools a second time: the names in order, or None if not read twice.
-    second_tool_names: list[str] | None = None
-    # The revisions the server says it supports in the answers this check received, whatever was served
-    # (docs/methodology.md, "Readiness": claimed and served revisions): server/discover's supportedVersions,
-    # an UnsupportedProtocolVersion error's data.supported. None: it claimed none.
-    claimed_versions: list[str] | None = None
-    # Whether the answer of the handshake that worked declares the skills extension (None: no capabilities
-    # object seen), and how many skills that declaration itself lists (None: it lists none).
-    skills_extension: bool | None = None
-    skills_count: int | None = None
-    # ms from the start of the check to the end of its first answer (discover, initialize or a 401): the
-    # readiness probe's round trip.
-    first_answer_ms: int | None = None
-    # Step 5 of the readiness rubric, only when an operator asks (`sevenmaps readiness --bad-call`): the
-    # tool called with deliberately bad arguments, whether its error was legible, and what it said.
-    bad_call_tool: str | None = None
-    bad_call_legible: bool | None = None
-    bad_call_evidence: str | None = None
-    transcript: list[str] = field(default_factory=list)
-
-    def note(self, line: str) -> None:
-        self.transcript.append(line)
 
 
 @dataclass(frozen=True)
@@ -312,7 +264,8 @@ class EndpointCheck:
                                     request_id="discover-1", cap=self.config.max_handshake_bytes)
         reply = response.reply
         if reply is not None and reply.kind == "result" and isinstance(reply.result, dict):
-            self._claim(reply.result.get("supportedVersions"))
+            self.result.claimed_versions = add_claims(self.result.claimed_versions,
+                                                      reply.result.get("supportedVersions"))
         self._claims_of_error(response, reply)
         if self.readiness and response.status_code == 401:  # a server that asks for a token: stop here
             self.result.http_status = response.status_code
@@ -494,40 +447,13 @@ class EndpointCheck:
         match = _RESOURCE_METADATA.search(header or "")
         self.result.resource_metadata_url = redact_userinfo(match.group(1))[:2000] if match else None
 
-    def _claim(self, versions: Any) -> None:
-        """Add the revisions of a `supportedVersions`/`supported` list (strings a header could carry, each
-        once, at most MAX_CLAIMS); anything else in it is ignored."""
-        if not isinstance(versions, list):
-            return
-        claims = self.result.claimed_versions or []
-        for version in versions[:100]:
-            token = header_token(version)
-            if token is not None and len(token) <= 40 and token not in claims and len(claims) < MAX_CLAIMS:
-                claims.append(token)
-        self.result.claimed_versions = claims or None
-
     def _claims_of_error(self, response: Answer, reply: Reply | None) -> None:
-        """The revisions an UnsupportedProtocolVersion error lists as supported (`error.data.supported`), in a
-        JSON-RPC reply or in the body of a 4xx."""
-        error: Any = reply.error if reply is not None and reply.kind == "error" else None
-        if error is None and response.body:
-            obj, _ = loads(response.body)
-            error = obj.get("error") if isinstance(obj, dict) else None
-        data = error.get("data") if isinstance(error, dict) else None
-        if isinstance(data, dict):
-            self._claim(data.get("supported"))
+        self.result.claimed_versions = add_claims(self.result.claimed_versions, error_claims(response.body, reply))
 
     def _capabilities(self, capabilities: Any) -> None:
-        """The skills extension, read from the capabilities already received (never a skills/list request):
-        declared when its key holds an object (SEP-2133's settings); its count only when those settings
-        themselves list the skills (a `skills` array)."""
-        if not isinstance(capabilities, dict):
-            return
-        extensions = capabilities.get("extensions")
-        settings = extensions.get(SKILLS_EXTENSION) if isinstance(extensions, dict) else None
-        self.result.skills_extension = isinstance(settings, dict)
-        skills = settings.get("skills") if isinstance(settings, dict) else None
-        self.result.skills_count = min(len(skills), 2**31 - 1) if isinstance(skills, list) else None
+        declared = skills_declared(capabilities)
+        if declared is not None:
+            self.result.skills_extension, self.result.skills_count = declared
 
     def _server_info(self, info: dict, capabilities: Any = None) -> None:
         """What the server says of itself: its name and version, and (given the handshake's capabilities)

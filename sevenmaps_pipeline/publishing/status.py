@@ -75,6 +75,20 @@ def labelled_five_minute_uptime(row: dict[str, Any] | None) -> dict[str, Any] | 
             "not_covered_by_roots": True}
 
 
+def _namespace(server_name: str | None, proof_line: dict[str, Any] | None) -> dict[str, Any]:
+    """How the endpoint's namespace was proven: as the readiness probe saw it, else from the registry name."""
+    if proof_line:
+        return {"method": "seen by the readiness probe", "evidence": proof_line["evidence"],
+                "proven": proof_line["passed"]}
+    proof = namespace_proof(server_name, from_registry=True)
+    return {"method": proof.method, "evidence": proof.evidence, "proven": proof.method != "none"}
+
+
+def _awaiting(row: dict[str, Any] | None) -> dict[str, Any] | None:
+    return None if row is None else {**row, "what_it_is": "failure reports nothing confirmed (neither our own "
+                                     "check nor trusted reports): kept for a person to review, never an incident"}
+
+
 def server_status(mapday: MapDay, server: str) -> dict[str, Any]:
     key = mapday.resolve(server)["server_key"]
     return statuses(mapday, [key])[key]
@@ -138,13 +152,6 @@ def statuses(mapday: MapDay, keys: list[str] | None = None,
     out = {}
     for key, endpoint in endpoints.items():
         listed = tools.get(key, [])
-        proof_line = proofs.get(key)
-        if proof_line:
-            namespace = {"method": "seen by the readiness probe", "evidence": proof_line["evidence"],
-                         "proven": proof_line["passed"]}
-        else:
-            proof = namespace_proof(endpoint["server_name"], from_registry=True)
-            namespace = {"method": proof.method, "evidence": proof.evidence, "proven": proof.method != "none"}
         shown = (current.get(key) or {}).get("current_shown_status") or (daily.get(key) or {}).get("shown_status")
         out[key] = {
             "server_name": endpoint["server_name"], "server_id": endpoint["server_id"], "server_key": key,
@@ -157,10 +164,8 @@ def statuses(mapday: MapDay, keys: list[str] | None = None,
             "findings": findings.get(key, []), "category": category.get(key), "token_cost": tokens.get(key),
             "readiness": readiness.get(key), "incidents": incidents.get(key, []),
             "live_incident": any(i["status"] == "live" for i in incidents.get(key, [])),
-            "failure_reports_awaiting_review": None if key not in awaiting else {
-                **awaiting[key], "what_it_is": "failure reports nothing confirmed (neither our own check nor "
-                "trusted reports): kept for a person to review, never an incident"},
-            "changes": changes.get(key, [])[:100], "namespace": namespace,
+            "failure_reports_awaiting_review": _awaiting(awaiting.get(key)),
+            "changes": changes.get(key, [])[:100], "namespace": _namespace(endpoint["server_name"], proofs.get(key)),
             "owner_note": owner_note(claims, endpoint["url"]),
             "five_minute_uptime": labelled_five_minute_uptime(five_minute.get(key)),
             **mapday.served(),

@@ -1,0 +1,54 @@
+"""What one check of one endpoint found (probe/checker.py fills it; probe/report.py and the scans land it)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class CheckResult:
+    url: str
+    started_at: dt.datetime
+    outcome: str = "unreachable"
+    outcome_detail: str = ""
+    http_status: int | None = None
+    handshake_ms: int | None = None
+    protocol_version: str | None = None
+    server_info_name: str | None = None
+    server_info_version: str | None = None
+    tools: list[Any] | None = None
+    pages_read: int = 0
+    tool_list_complete: bool | None = None
+    redirect_location: str | None = None
+    www_authenticate: str | None = None
+    resource_metadata_url: str | None = None
+    payment_json: str | None = None
+    skip_reason: str | None = None
+    discover_supported: bool | None = None
+    ttl_ms: int | None = None
+    cache_scope: str | None = None
+    session_id: str | None = None
+    # The readiness probe lists the tools a second time: the names in order, or None if not read twice.
+    second_tool_names: list[str] | None = None
+    # The revisions the server says it supports in the answers this check received, whatever was served
+    # (docs/methodology.md, "Readiness": claimed and served revisions): server/discover's supportedVersions,
+    # an UnsupportedProtocolVersion error's data.supported. None: it claimed none.
+    claimed_versions: list[str] | None = None
+    # Whether the answer of the handshake that worked declares the skills extension (None: no capabilities
+    # object seen), and how many skills that declaration itself lists (None: it lists none).
+    skills_extension: bool | None = None
+    skills_count: int | None = None
+    # ms from the start of the check to the end of its first answer (discover, initialize or a 401): the
+    # readiness probe's round trip.
+    first_answer_ms: int | None = None
+    # Step 5 of the readiness rubric, only when an operator asks (`sevenmaps readiness --bad-call`): the
+    # tool called with deliberately bad arguments, whether its error was legible, and what it said.
+    bad_call_tool: str | None = None
+    bad_call_legible: bool | None = None
+    bad_call_evidence: str | None = None
+    transcript: list[str] = field(default_factory=list)
+
+    def note(self, line: str) -> None:
+        self.transcript.append(line)
