@@ -4,15 +4,16 @@
 --   open_status    the daily checks of the days after the built day so far (provisional, rebuilt after
 --                  each slice: curated/open_day.py); empty where none is read (the signed day's site)
 --   hourly_checks  raw/hourly: the hourly checks of the most used endpoints (not covered by roots)
+--   five_minute_checks  raw/five_minute: the five-minute checks of the endpoints their owners chose
 -- Method (current-1.1, docs/methodology.md "Hourly checks" and "The open day"):
 --   * the daily status stands until a newer check says otherwise;
 --   * the open day's daily check of an endpoint (its slice today) replaces the built day's at once: it is
 --     decided as any day's check is (sql/daily_status.sql), so it needs no second check;
---   * a newer hourly answer (ok, needs_auth, http_402) replaces it at once;
---   * a failed hourly check replaces it only when the check just before it (hourly, or the daily one)
+--   * a newer hourly or five-minute answer (ok, needs_auth, http_402) replaces it at once;
+--   * a failed hourly or five-minute check replaces it only when the check just before it (of any kind)
 --     failed too: one failure is a flap and changes nothing shown; two in a row are shown;
 --   * skipped checks and our own faults (prober_error, not_checked) are not results: they are left out;
---   * hourly checks and the open day's never change a day code, uptime or any signed table: this is a view
+--   * hourly, five-minute and the open day's checks never change a day code, uptime or any signed table: this is a view
 --     for answers, badges and lists.
 WITH latest AS (
     SELECT * FROM daily_status WHERE day = (SELECT max(day) FROM daily_status)
@@ -32,34 +33,43 @@ deciding AS (
     SELECT l.server_key, l.day, l.checked_at, l.code, l.outcome, l.reason, l.http_status, 'daily'
     FROM latest AS l ANTI JOIN today AS t USING (server_key)
 ),
+frequent_checks AS (
+    SELECT server_key, check_kind, started_at, outcome, outcome_detail, http_status
+    FROM hourly_checks WHERE check_kind = 'hourly'
+    UNION ALL
+    SELECT server_key, check_kind, started_at, outcome, outcome_detail, http_status
+    FROM five_minute_checks WHERE check_kind = 'five_minute'
+),
 hourly AS (
-    SELECT h.server_key, h.started_at, h.outcome, h.outcome_detail, h.http_status,
+    -- The hourly and five-minute checks newer than the deciding daily check (the name is the older one's).
+    SELECT h.server_key, h.check_kind, h.started_at, h.outcome, h.outcome_detail, h.http_status,
            CASE h.outcome WHEN 'ok' THEN 'o' WHEN 'needs_auth' THEN 'a' WHEN 'http_402' THEN 'p' ELSE 'd' END AS code
-    FROM hourly_checks AS h
+    FROM frequent_checks AS h
     JOIN deciding AS l USING (server_key)
-    WHERE h.check_kind = 'hourly' AND h.outcome NOT IN ('skipped', 'prober_error', 'not_checked')
+    WHERE h.outcome NOT IN ('skipped', 'prober_error', 'not_checked')
       AND h.started_at > coalesce(l.checked_at, (l.day - INTERVAL 1 DAY)::TIMESTAMPTZ)
 ),
 sequence AS (
     SELECT server_key, checked_at AS seen_at, code, outcome, reason AS detail, http_status, source
     FROM deciding
     UNION ALL
-    SELECT server_key, started_at, code, outcome, outcome_detail, http_status, 'hourly' FROM hourly
+    SELECT server_key, started_at, code, outcome, outcome_detail, http_status, check_kind FROM hourly
 ),
 judged AS (
     SELECT *, lag(code) OVER (PARTITION BY server_key ORDER BY seen_at NULLS FIRST) AS previous_code
     FROM sequence
 ),
 shown AS (
-    -- The latest check that counts: a daily one (the built day's or the open day's), an hourly answer, or a
-    -- failure that follows a failure.
+    -- The latest check that counts: a daily one (the built day's or the open day's), an hourly or five-minute
+    -- answer, or a failure that follows a failure.
     SELECT * FROM judged
-    WHERE source <> 'hourly' OR code IN ('o', 'a', 'p') OR (code = 'd' AND previous_code = 'd')
+    WHERE source IN ('daily', 'slice') OR code IN ('o', 'a', 'p') OR (code = 'd' AND previous_code = 'd')
     QUALIFY row_number() OVER (PARTITION BY server_key ORDER BY seen_at DESC NULLS LAST) = 1
 ),
 counts AS (
-    SELECT server_key, count(*) AS hourly_checks, max(started_at) AS last_hourly_at,
-           arg_max(outcome, started_at) AS last_hourly_outcome
+    SELECT server_key, count(*) FILTER (WHERE check_kind = 'hourly') AS hourly_checks,
+           count(*) FILTER (WHERE check_kind = 'five_minute') AS five_minute_checks,
+           max(started_at) AS last_hourly_at, arg_max(outcome, started_at) AS last_hourly_outcome
     FROM hourly GROUP BY server_key
 )
 SELECT
@@ -86,9 +96,10 @@ SELECT
     t.code AS open_day_code,
     t.checked_at AS open_day_checked_at,
     coalesce(c.hourly_checks, 0) AS hourly_checks_since_daily,
+    coalesce(c.five_minute_checks, 0) AS five_minute_checks_since_daily,
     c.last_hourly_at,
     c.last_hourly_outcome,
-    -- The newest hourly check failed and is not shown yet (one failure in a row).
+    -- The newest hourly or five-minute check failed and is not shown yet (one failure in a row).
     coalesce(c.last_hourly_outcome NOT IN ('ok', 'needs_auth', 'http_402') AND c.last_hourly_at > s.seen_at, false)
         AS unconfirmed_failure,
     'current-1.1' AS method_version

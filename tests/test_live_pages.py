@@ -157,3 +157,22 @@ def test_made_up_paths_are_404s_that_never_read_the_map(lake):
 
     assert kind_of(f"badges/{ID['forecast']}.svg\n") is None and kind_of("down.json\n") is None
     assert kind_of(f"badges/{ID['forecast']}.svg") == ("badge", ID["forecast"])
+
+
+def test_an_owners_five_minute_checks_move_the_status_shown_now_as_hourly_ones_do(lake):
+    """Two failed five-minute checks in a row show the owner's endpoint down on its live badge and the down
+    list (decided by the five-minute check); one alone never does."""
+    def land(outcomes: list[str]) -> None:
+        rows = [probe(URLS["notes"], outcome, day=DAY, hour=10, minute=5 * i, check_kind="five_minute",
+                      run_id=f"five-{i}") for i, outcome in enumerate(outcomes)]
+        write_parquet(lake, lake.raw_dir("five_minute", DAY) / "five-batch.parquet",
+                      conform(pa.Table.from_pylist(rows, RAW_FIVE_MINUTE.schema), RAW_FIVE_MINUTE))
+
+    with served_on_loopback(make_app(lake, live_fresh_seconds=0), "the map's server") as url:
+        land(["ok", "timeout"])
+        assert "answers with tools" in get(url, f"badges/{ID['notes']}.svg").text
+        land(["ok", "timeout", "timeout"])
+        assert ">down<" in get(url, f"badges/{ID['notes']}.svg").text
+        (entry,) = get(url, "down.json").json()["down"]
+        assert entry["server_name"] == "io.test/notes" and entry["decided_by"] == "five_minute"
+        assert entry["since"].startswith(f"{DAY.isoformat()}T10:10")

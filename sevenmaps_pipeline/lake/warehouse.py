@@ -157,9 +157,9 @@ def analyst_view_statements(tables: tuple[TableSpec, ...] = PUBLIC_TABLES) -> li
 SQL_VIEWS = {
     "current_status": ("hourly_checks", "One row per endpoint on the map's latest built day: the status shown now. "
                        "The daily status, replaced by the open day's check of the endpoint so far (open_status) "
-                       "and by a newer hourly check of the most used endpoints: an answer at once, a failure only "
-                       "when the check before it failed too (sql/current_status.sql, method current-1.1). Never "
-                       "changes a day code or uptime."),
+                       "and by a newer hourly (most used endpoints) or five-minute (owner-chosen) check: an answer "
+                       "at once, a failure only when the check before it failed too (sql/current_status.sql, "
+                       "method current-1.1). Never changes a day code or uptime."),
     "five_minute_uptime": ("five_minute_checks", "One row per endpoint with five-minute checks (owner-verified): "
                            "uptime over 30 days, and over 90 days once older checks exist; skipped checks (not "
                            "reached in time) are never down (sql/five_minute_uptime.sql). Not covered by roots."),

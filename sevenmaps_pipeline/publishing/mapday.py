@@ -149,10 +149,10 @@ class MapDay:
         duck.bind_input(self.con, "tool_facts", self._files("tool_facts", None) + self._open("tool_facts"),
                         BY_NAME["tool_facts"].schema)
         duck.bind_input(self.con, "hourly_checks", self.hourly_files(), RAW_HOURLY.schema)
-        self._view("current_status")
-        # Owners' five-minute checks (not covered by roots) over the 90 days through the day after the served
-        # day, the latest a served day's checks can be: what sql/five_minute_uptime.sql reads.
+        # Owners' five-minute checks (not covered by roots) over the 90 days through the served day, live
+        # through the latest day checked: what sql/five_minute_uptime.sql and sql/current_status.sql read.
         duck.bind_input(self.con, "five_minute_checks", self.five_minute_files(), RAW_FIVE_MINUTE.schema)
+        self._view("current_status")
         self._view("five_minute_uptime")
 
     def _view(self, name: str) -> None:
