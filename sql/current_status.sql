@@ -66,6 +66,17 @@ shown AS (
     WHERE source IN ('daily', 'slice') OR code IN ('o', 'a', 'p') OR (code = 'd' AND previous_code = 'd')
     QUALIFY row_number() OVER (PARTITION BY server_key ORDER BY seen_at DESC NULLS LAST) = 1
 ),
+last_up AS (
+    SELECT server_key, max(seen_at) AS up_at FROM judged WHERE code <> 'd' GROUP BY server_key
+),
+failing AS (
+    -- The first check of the run of failed checks the endpoint is in now (of any kind; a day without a valid
+    -- check is no check, so it never ends a run): where an outage shown now began, at the latest.
+    SELECT j.server_key, min(j.seen_at) AS failing_since
+    FROM judged AS j LEFT JOIN last_up AS u USING (server_key)
+    WHERE j.code = 'd' AND (u.up_at IS NULL OR j.seen_at > u.up_at)
+    GROUP BY j.server_key
+),
 counts AS (
     SELECT server_key, count(*) FILTER (WHERE check_kind = 'hourly') AS hourly_checks,
            count(*) FILTER (WHERE check_kind = 'five_minute') AS five_minute_checks,
@@ -95,6 +106,7 @@ SELECT
     t.day AS open_day,
     t.code AS open_day_code,
     t.checked_at AS open_day_checked_at,
+    f.failing_since,
     coalesce(c.hourly_checks, 0) AS hourly_checks_since_daily,
     coalesce(c.five_minute_checks, 0) AS five_minute_checks_since_daily,
     c.last_hourly_at,
@@ -106,4 +118,5 @@ SELECT
 FROM latest AS l
 JOIN shown AS s USING (server_key)
 LEFT JOIN today AS t USING (server_key)
+LEFT JOIN failing AS f USING (server_key)
 LEFT JOIN counts AS c USING (server_key)

@@ -9,18 +9,20 @@
 --   unreachable    could not connect (DNS, TCP, TLS)
 --   http_5xx       HTTP 5xx error
 --   timeout        no answer in time (the seed's per-request timeouts)
---   not_mcp        answered, but not as an MCP server
+--   not_mcp        answers, but not as a standard MCP endpoint: exactly the checks daily_status shows so
+--                  (HTTP 400/405, or an answer that is not MCP), so the class and the shown status count
+--                  the same endpoints under one label
 --   rate_limited   rate limit reached (HTTP 429)
 --   refused        refused the handshake (a JSON-RPC error to initialize, or no tool list after it)
 --   redirect       redirects to another domain (recorded, not followed)
--- Any other failure that came with an answer counts as not_mcp.
+-- Any other failure that came with an answer counts as not_mcp, and shows so in daily_status.
 -- Every class has a row, with 0 when no check fell in it, so a day's chart always has the same bars.
 WITH classes(reason_class, label, position) AS (
     VALUES ('http_4xx', 'HTTP 4xx error', 1),
            ('unreachable', 'could not connect', 2),
            ('http_5xx', 'HTTP 5xx error', 3),
            ('timeout', 'no answer in time', 4),
-           ('not_mcp', 'answered, but not as an MCP server', 5),
+           ('not_mcp', 'answers, but not as a standard MCP endpoint', 5),
            ('rate_limited', 'rate limit reached (HTTP 429)', 6),
            ('refused', 'refused the handshake', 7),
            ('redirect', 'redirects to another domain', 8)
@@ -29,6 +31,7 @@ failed AS (
     SELECT
         server_key,
         CASE
+            WHEN shown_status = 'answers, but not as a standard MCP endpoint' THEN 'not_mcp'
             WHEN outcome = 'http_429' OR http_status = 429 THEN 'rate_limited'
             WHEN outcome LIKE 'http\_5%' ESCAPE '\' THEN 'http_5xx'
             WHEN outcome LIKE 'http\_4%' ESCAPE '\' THEN 'http_4xx'

@@ -3,12 +3,15 @@
 -- Method ($method_version, docs/methodology.md, `reliable`):
 --   * eligible: answering with tools now (today's day code o), a category other than 'other', and at least
 --     $min_checked checked days in the 30-day window;
---   * order: the share of checked days answering (o, a or p) over the window, then the median handshake
---     of the window's o days (faster first); equal on both, an equal rank;
+--   * order: the share of checked days answering with tools (o) over the window (seed 000: "answering with
+--     tools"; a day that only asked for sign-in or payment is not one), then the share answering at all
+--     (o, a or p), then the median handshake of the window's o days (faster first); equal on all three, an
+--     equal rank;
 --   * nothing else enters: payment, plans, owner verification and agents' ratings are not inputs here.
 WITH eligible AS (
-    SELECT s.server_key, s.server_id, s.server_name, c.category, h.answered_days, h.checked_days, h.uptime_pct,
-           h.median_handshake_ms, h.answered_days::DOUBLE / h.checked_days AS answered_share
+    SELECT s.server_key, s.server_id, s.server_name, c.category, h.answered_days, h.ok_days, h.checked_days,
+           h.uptime_pct, h.median_handshake_ms, h.answered_days::DOUBLE / h.checked_days AS answered_share,
+           h.ok_days::DOUBLE / h.checked_days AS tools_share
     FROM daily_status AS s
     JOIN server_history AS h ON h.server_key = s.server_key AND h.day = s.day
     JOIN server_categories AS c ON c.server_key = s.server_key AND c.day = s.day
@@ -17,10 +20,13 @@ WITH eligible AS (
 SELECT
     $day::DATE AS day,
     category,
-    rank() OVER (PARTITION BY category ORDER BY answered_share DESC, median_handshake_ms ASC NULLS LAST) AS rank,
+    rank() OVER (PARTITION BY category ORDER BY tools_share DESC, answered_share DESC,
+                                                median_handshake_ms ASC NULLS LAST) AS rank,
     server_key,
     server_id,
     server_name,
+    tools_share,
+    ok_days AS tools_days,
     answered_share,
     answered_days,
     checked_days,

@@ -175,11 +175,15 @@ def test_failure_reasons_count_the_days_failed_checks_by_the_agent_ready_classes
     counts = {r["reason_class"]: r["failed_checks"] for r in table}
     assert [r["label"] for r in table][:7] == [
         "HTTP 4xx error", "could not connect", "HTTP 5xx error", "no answer in time",
-        "answered, but not as an MCP server", "rate limit reached (HTTP 429)", "refused the handshake"]
-    assert counts == {"http_4xx": 2, "unreachable": 1, "http_5xx": 1, "timeout": 1, "not_mcp": 1,
+        "answers, but not as a standard MCP endpoint", "rate limit reached (HTTP 429)", "refused the handshake"]
+    # One label per outcome class: the 405 and the non-MCP answer are the shown status of that name, and the
+    # class counts exactly the endpoints daily_status shows so.
+    assert counts == {"http_4xx": 1, "unreachable": 1, "http_5xx": 1, "timeout": 1, "not_mcp": 2,
                       "rate_limited": 1, "refused": 2, "redirect": 1}
+    shown = pq.read_table(lake.curated_file("daily_status", DAY)).column("shown_status").to_pylist()
+    assert counts["not_mcp"] == shown.count("answers, but not as a standard MCP endpoint")
     assert result.stats["failed_checks"] == 10  # ok and needs_auth are not failures
-    assert {r["method_version"] for r in table} == {"failure-reasons-1.0"}
+    assert {r["method_version"] for r in table} == {"failure-reasons-1.1"}
     assert abs(sum(r["share"] for r in table) - 1.0) < 1e-9
 
 

@@ -99,8 +99,9 @@ def ranking_violations(paths: LakePaths, day: dt.date) -> dict[str, int]:
         f"(SELECT count(*) FROM r JOIN read_parquet({status}) s USING (server_key) WHERE s.code <> 'o'), "
         f"(SELECT count(*) FROM r WHERE category = 'other'), "
         f"(SELECT count(*) FROM r WHERE checked_days < {int(RANKINGS_PARAMS['min_checked_days'])}), "
-        f"(SELECT count(*) FROM (SELECT rank, rank() OVER (PARTITION BY category ORDER BY answered_share DESC, "
-        f"median_handshake_ms ASC NULLS LAST) AS expected FROM r) WHERE rank <> expected)", None)[0]
+        f"(SELECT count(*) FROM (SELECT rank, rank() OVER (PARTITION BY category ORDER BY tools_share DESC, "
+        f"answered_share DESC, median_handshake_ms ASC NULLS LAST) AS expected FROM r) WHERE rank <> expected)",
+        None)[0]
     found = {"not_answering_with_tools": not_answering, "category_other": other, "too_few_checked_days": too_few,
              "rank_out_of_order": misordered}
     return {name: n for name, n in found.items() if n}

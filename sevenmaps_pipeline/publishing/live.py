@@ -10,7 +10,6 @@ now"); its order is the signed day's ranking (sql/reliable_rankings.sql), never 
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import re
 from dataclasses import dataclass
@@ -21,9 +20,9 @@ from jinja2 import Environment
 from .locks import watch
 from .mapday import MapDay
 from .site import _atom, _environment, server_page, slug, status_badge, uptime_badge
-from .status import statuses
+from .status import DOWN_SINCE, statuses
 
-LIVE_METHOD = "live-pages-1.0"
+LIVE_METHOD = "live-pages-1.1"  # 1.1: down since (DOWN_SINCE) and what uptime counts, as on the site
 _ID = r"[0-9a-f]{12}"
 # Every path the live pages answer (anything else is a 404 without reading the map).
 PATHS = {
@@ -65,23 +64,15 @@ def _live(mapday: MapDay) -> dict[str, Any]:
 
 
 def _down(mapday: MapDay) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Down now (current_status), since when and why, and the confirmed live incidents. An endpoint taken down
-    by a check newer than the built day (today's slice, or two hourly checks) is down since that check; one
-    down on the built day since its run of d days."""
+    """Down now (current_status), since when (publishing/status.py DOWN_SINCE, as every surface reads it) and
+    why, and the confirmed live incidents."""
+    since = {r["_key"]: r["since"] for r in mapday.rows(DOWN_SINCE.format(where="true"))}
     rows = mapday.rows(
-        "SELECT c.server_id, c.server_name, c.server_key, c.current_reason AS reason, c.decided_by, c.decided_at, "
-        "c.daily_code, h.history FROM current_status c LEFT JOIN server_history h USING (server_key) "
-        "WHERE c.current_shown_status = 'down' ORDER BY c.server_name, c.server_key")
-    down = []
-    for r in rows:
-        codes = r["history"] or ""
-        run = len(codes) - len(codes.rstrip("d"))
-        if r["decided_by"] != "daily" and r["daily_code"] != "d" and r["decided_at"] is not None:
-            since = r["decided_at"].isoformat()
-        else:
-            since = (mapday.day - dt.timedelta(days=max(run - 1, 0))).isoformat()
-        down.append({"server_id": r["server_id"], "server_name": r["server_name"], "since": since,
-                     "reason": r["reason"], "decided_by": r["decided_by"]})
+        "SELECT server_id, server_name, server_key, current_reason AS reason, decided_by FROM current_status "
+        "WHERE current_shown_status = 'down' ORDER BY server_name, server_key")
+    down = [{"server_id": r["server_id"], "server_name": r["server_name"],
+             "since": since[r["server_key"]].isoformat() if since.get(r["server_key"]) else None,
+             "reason": r["reason"], "decided_by": r["decided_by"]} for r in rows]
     live = mapday.rows(
         "SELECT s.server_id, s.server_name, i.opened_day, i.last_confirmed_day, i.confirmed_by FROM incidents i "
         "JOIN daily_status s USING (server_key) WHERE i.status = 'live' AND i.shown ORDER BY s.server_name")

@@ -44,6 +44,11 @@ def _classified(tools: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {t["name"]: {**t, "risk": classify(t, vocab).risk} for t in tools}
 
 
+def _shown_now(mapday: MapDay, key: str) -> str | None:
+    rows = mapday.rows("SELECT current_shown_status FROM current_status WHERE server_key = $k", {"k": key})
+    return rows[0]["current_shown_status"] if rows else None
+
+
 def verify_lock(mapday: MapDay, server: str, tools_hash: str) -> dict[str, Any]:
     """Whether `server` still serves the approved list `tools_hash`, and if not, tool by tool what differs
     and whether risk rose (both sides classified with the current method)."""
@@ -65,7 +70,8 @@ def verify_lock(mapday: MapDay, server: str, tools_hash: str) -> dict[str, Any]:
         "server_name": endpoint["server_name"], "server_id": endpoint["server_id"], "url": endpoint["url"],
         "approved_tools_hash": approved_hash, "current_tools_hash": current_hash,
         "current_list_seen_on": seen_on.isoformat() if seen_on else None,
-        "shown_status": today["shown_status"],
+        # The status shown now, as every surface shows it (current_status), beside the check the lock rests on.
+        "shown_status": _shown_now(mapday, key) or today["shown_status"],
         "checked_at": today["checked_at"].isoformat() if today["checked_at"] else None,
         "rests_on": (f"the open day's check at {today['checked_at'].isoformat()} (provisional)" if today["provisional"]
                      else f"the map day {mapday.day}"),

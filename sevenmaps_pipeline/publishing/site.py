@@ -35,7 +35,7 @@ from .locks import watch
 from .mapday import HISTORY_DAYS, MapDay
 from .status import statuses
 
-SITE_METHOD = "site-1.1"  # 1.1: an owner-verified endpoint's page shows its five-minute uptime
+SITE_METHOD = "site-1.2"  # 1.1: five-minute uptime on an owner's page; 1.2: what uptime counts, down since
 # Endpoints whose whole status is held at once while their pages are written: about 10 KB each.
 SERVERS_PER_PART = 10_000
 _SLUG = re.compile(r"[^a-z0-9]+")
@@ -126,12 +126,6 @@ def _copy_integrity(lake: LakePaths, day: dt.date, folder: Path) -> set[str]:
             shutil.copyfile(proof, target / "proofs" / f"{rel}.tlog-proof")
             copied.add(rel)
     return copied
-
-
-def _down_since(history: str | None, day: dt.date) -> str:
-    codes = history or ""
-    run = len(codes) - len(codes.rstrip("d"))
-    return (day - dt.timedelta(days=max(run - 1, 0))).isoformat() if run else day.isoformat()
 
 
 def _atom(mapday: MapDay, entries: list[dict[str, Any]]) -> str:
@@ -258,7 +252,6 @@ def _server_pages(mapday: MapDay, env: Environment, out: Path, part: tuple[int, 
     servers = []
     for s in statuses(mapday, part=part).values():
         label, value = uptime_text(s["history"])
-        chance = s["history"] or {}
         (out / "servers" / f"{s['server_id']}.html").write_text(server_page(env, s, day, mapday.root, sources),
                                                                  encoding="utf-8")
         (out / "badges" / f"{s['server_id']}.svg").write_text(status_badge(s), encoding="utf-8")
@@ -267,7 +260,7 @@ def _server_pages(mapday: MapDay, env: Environment, out: Path, part: tuple[int, 
             "server_id": s["server_id"], "server_name": s["server_name"], "server_key": s["server_key"],
             "url": s["url"], "shown_status": s["shown_status"], "uptime_text": f"{label}: {value}",
             "tools": len(s["tools"]), "red": s["risk_mix"]["red"],
-            "since": _down_since(chance.get("history"), day) if s["shown_status"] == "down" else None,
+            "since": s["down_since"],
             "reason": (s["current"] or {}).get("current_reason") or (s["daily"] or {}).get("reason"),
             "live_incidents": [_as_before(i) for i in s["incidents"] if i["status"] == "live"]})
     return servers

@@ -75,6 +75,39 @@ def labelled_five_minute_uptime(row: dict[str, Any] | None) -> dict[str, Any] | 
             "not_covered_by_roots": True}
 
 
+# Since when an endpoint shown down now has been failing (the one place every surface reads it from): the first
+# failed daily check of its run of d days, missed days (n: no data) never ending a run, or, when the run began
+# after the latest daily check, the first failed check of the run shown now (sql/current_status.sql
+# failing_since: a slice's, an hourly or a five-minute check), whichever is earlier.
+DOWN_SINCE = (
+    "WITH w AS (SELECT server_key, day, code, checked_at FROM status_window WHERE code <> 'n'), "
+    "up AS (SELECT server_key, max(day) AS up_day FROM w WHERE code <> 'd' GROUP BY server_key), "
+    "run AS (SELECT w.server_key, arg_min(coalesce(w.checked_at, w.day::TIMESTAMPTZ), w.day) AS run_at "
+    "FROM w LEFT JOIN up USING (server_key) WHERE w.code = 'd' AND (up.up_day IS NULL OR w.day > up.up_day) "
+    "GROUP BY w.server_key) "
+    "SELECT c.server_key AS _key, least(r.run_at, c.failing_since) AS since FROM current_status c "
+    "LEFT JOIN run r USING (server_key) WHERE c.current_code = 'd' AND {where}")
+
+
+def uptime_counts(history: dict[str, Any] | None) -> str | None:
+    """What an endpoint's uptime and success chance count, said beside them wherever they are shown (site,
+    live pages, server_status, route): answering counts a sign-in or payment answer, so a server that never
+    listed a tool says so (seed 000: uptime is the share of checked days answering; 'answering with tools'
+    is what the reliable lists and route need). None when every answered day listed tools."""
+    if not history or not history.get("answered_days"):
+        return None
+    answered, ok = history["answered_days"], history.get("ok_days") or 0
+    if ok == answered:
+        return None
+    codes = history.get("history") or ""
+    asked = [what for what, code in (("sign-in", "a"), ("payment", "p")) if code in codes] or ["sign-in or payment"]
+    if ok == 0:
+        return (f"never listed a tool in the window: it answered on {answered} days only by asking for "
+                f"{' or '.join(asked)}; uptime and success chance count those answers")
+    return (f"listed tools on {ok} of its {answered} answered days; on the others it asked for "
+            f"{' or '.join(asked)}, which uptime and success chance count as answers")
+
+
 def _namespace(server_name: str | None, proof_line: dict[str, Any] | None) -> dict[str, Any]:
     """How the endpoint's namespace was proven: as the readiness probe saw it, else from the registry name."""
     if proof_line:
@@ -113,10 +146,11 @@ def statuses(mapday: MapDay, keys: list[str] | None = None,
     current = first("SELECT server_key AS _key, current_code, current_shown_status, decided_by, decided_at, "
                     "current_reason, hourly_checks_since_daily, unconfirmed_failure FROM current_status "
                     "WHERE {where}")
+    since = {k: rows[0] for k, rows in _grouped(mapday, DOWN_SINCE, keys, "server_key", part).items()}
     # The endpoint's check of the open day so far (read only by a live map: curated/open_day.py).
     today = first("SELECT server_key AS _key, day, checked_at, code, outcome, reason, shown_status, http_status, "
                   "tool_count, tokens_estimate, tools_hash FROM open_status WHERE {where}")
-    history = first("SELECT server_key AS _key, history, checked_days, answered_days, down_days, uptime_pct, "
+    history = first("SELECT server_key AS _key, history, checked_days, answered_days, ok_days, down_days, uptime_pct, "
                     "uptime_label, success_chance, success_chance_low, success_chance_high, stability, "
                     "tool_list_comparisons, tool_list_change_days, change_days, median_handshake_ms "
                     "FROM server_history WHERE {where}")
@@ -156,10 +190,11 @@ def statuses(mapday: MapDay, keys: list[str] | None = None,
         out[key] = {
             "server_name": endpoint["server_name"], "server_id": endpoint["server_id"], "server_key": key,
             "url": endpoint["url"], "shown_status": shown, "current": current.get(key), "daily": daily.get(key),
+            "down_since": (since.get(key) or {}).get("since") if shown == "down" else None,
             "open_day_check": today.get(key),
             "tools_from": ("the open day's check (provisional)" if (today.get(key) or {}).get("tools_hash")
                            else "the map day's check"),
-            "history": history.get(key), "tools": listed,
+            "history": history.get(key), "uptime_counts": uptime_counts(history.get(key)), "tools": listed,
             "risk_mix": {level: sum(1 for t in listed if t["risk"] == level) for level in ("green", "yellow", "red")},
             "findings": findings.get(key, []), "category": category.get(key), "token_cost": tokens.get(key),
             "readiness": readiness.get(key), "incidents": incidents.get(key, []),

@@ -81,7 +81,7 @@ TOOL_LIST_CHANGE_KINDS = ("tool_added", "tool_removed", "tool_changed", "tool_re
 
 # Reliable rankings (sql/reliable_rankings.sql), the methodology's `reliable`. Nothing else may move a server: not
 # payment, plans, owner verification or agents' ratings (none of them is an input of that SQL).
-RANKINGS_METHOD = "reliable-1.0"
+RANKINGS_METHOD = "reliable-1.1"  # 1.1: ordered by the share of days answering with tools first
 RANKINGS_PARAMS: dict[str, Any] = {
     "min_checked_days": 14,  # checked days in the 30-day window to be eligible
 }
@@ -183,14 +183,15 @@ DOMAIN_AGE_PARAMS: dict[str, Any] = {
 }
 
 # Why checks failed (sql/failure_reasons.sql): the Agent-Ready directory's classes and a redirect.
-FAILURE_REASONS_METHOD = "failure-reasons-1.0"
+FAILURE_REASONS_METHOD = "failure-reasons-1.1"  # 1.1: not_mcp is exactly the shown status of that name
 
 # The route (surfaces/route.py, docs/agents.md "route"): BM25 over tool names and descriptions, computed
 # once per distinct tool list, then seed 000's principles. Nothing here reads payment, plans, owner
 # verification or ratings: placement cannot be bought.
 # 1.1: set-aside servers listed in a fixed order (server_key) among equally relevant tools; 1.2: on a live map,
 # the open day's checks so far (curated/open_day.py) decide an endpoint's list, status and changes today.
-ROUTE_METHOD = "route-1.2"
+# 1.3: a result's caveats say what its uptime and success chance count when it asked for sign-in or payment.
+ROUTE_METHOD = "route-1.3"
 ROUTE_PARAMS: dict[str, Any] = {
     "k1": 1.2,  # BM25 term-frequency saturation
     "b": 0.75,  # BM25 length normalisation

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..publishing.mapday import MapDay
+from ..publishing.status import uptime_counts
 from ..rules.hosts import host_of
 from ..rules.methods import ROUTE_CHANGED_TODAY_KINDS, ROUTE_METHOD, ROUTE_PARAMS
 from ..rules.psl import registrable_domain
@@ -156,7 +157,8 @@ def endpoint_facts(mapday: MapDay) -> dict[str, dict[str, Any]]:
         "o.checked_at AS open_day_checked_at, "
         "c.current_code, c.current_shown_status, c.current_reason, c.decided_by, "
         "h.success_chance, h.success_chance_low, h.success_chance_high, h.stability, h.checked_days, h.history, "
-        "h.uptime_pct, h.uptime_label FROM daily_status d LEFT JOIN open_status o USING (server_key) "
+        "h.uptime_pct, h.uptime_label, h.answered_days, h.ok_days FROM daily_status d "
+        "LEFT JOIN open_status o USING (server_key) "
         "LEFT JOIN current_status c USING (server_key) LEFT JOIN server_history h USING (server_key)")
     facts = {r["server_key"]: {**r, "changed_today": [], "live_incident": False, "risk_rises": [],
                                "redirects": [], "domain": None, "young": None, "domain_status": None}
@@ -226,6 +228,19 @@ def _set_aside_reasons(f: dict[str, Any], level: str) -> list[str]:
     return reasons
 
 
+def _caveats(f: dict[str, Any]) -> list[str]:
+    """What a ranked tool's figures cannot say: an unknown domain age, stability not measured yet, an uptime
+    and success chance that count sign-in or payment answers (publishing/status.py uptime_counts)."""
+    caveats = []
+    if f["young"] is None:
+        caveats.append(f"domain age of {f['domain']} unknown ({f['domain_status']})")
+    if f["stability"] is None:
+        caveats.append("tool-list stability not measured yet (no day-to-day comparison)")
+    if counts := uptime_counts(f):
+        caveats.append(counts)
+    return caveats
+
+
 def route(mapday: MapDay, task: str, risk: str | None = None, limit: int | None = None,
           index: RouteIndex | None = None, facts: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """The answer to "which tools should I use for `task`?" over the served day (docs/agents.md)."""
@@ -277,11 +292,6 @@ def route(mapday: MapDay, task: str, risk: str | None = None, limit: int | None 
     # Only the tools returned are written out in full (a broad task on a registry-sized day matches thousands).
     for rank, (_, key, _name, score, bm25, doc_id) in enumerate(ranked[:limit], 1):
         doc, f = index.docs[doc_id], facts[key]
-        caveats = []
-        if f["young"] is None:
-            caveats.append(f"domain age of {f['domain']} unknown ({f['domain_status']})")
-        if f["stability"] is None:
-            caveats.append("tool-list stability not measured yet (no day-to-day comparison)")
         results.append({
             "tool": doc.name, "description": doc.description[:300], "risk": doc.risk,
             "server_name": f["server_name"], "server_id": f["server_id"], "server_key": key, "url": f["url"],
@@ -290,7 +300,7 @@ def route(mapday: MapDay, task: str, risk: str | None = None, limit: int | None 
             "success_chance": f["success_chance"],
             "success_chance_interval": [f["success_chance_low"], f["success_chance_high"]],
             "stability": f["stability"], "uptime_pct": f["uptime_pct"], "uptime_label": f["uptime_label"],
-            "score": score, "caveats": caveats, "rank": rank,
+            "score": score, "caveats": _caveats(f), "rank": rank,
             "list_seen": (f"the open day's check at {f['open_day_checked_at'].isoformat()} (provisional)"
                           if f["open_day_checked_at"] else f"the map day {mapday.day}"),
         })

@@ -1,0 +1,126 @@
+"""One story everywhere (issue 36, points 1 and 2): every published fact about a server is computed once and
+read alike by the site, server_status, route, verify_lock and the warehouse's views, walked over every
+endpoint of the demo; and the figures say what they count: an outage's "since" runs over missed days and
+starts at the check that saw it, a server that only asked for payment says so beside its uptime, and the
+reliable lists rank days answered with tools first."""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import re
+
+import duckdb
+import pytest
+from conftest import land_probes, land_status, probe
+
+from sevenmaps_pipeline.curated.day import rebuild_day
+from sevenmaps_pipeline.lake.keys import server_key
+from sevenmaps_pipeline.lake.paths import LakePaths
+from sevenmaps_pipeline.publishing.locks import verify_lock
+from sevenmaps_pipeline.publishing.mapday import MapDay
+from sevenmaps_pipeline.publishing.site import uptime_text
+from sevenmaps_pipeline.publishing.status import statuses
+from sevenmaps_pipeline.surfaces.route import route
+
+
+@pytest.fixture(scope="module")
+def demo(fleet_demo_lake):
+    """Every endpoint's server_status on the demo's newest day, read for the record as its site was built."""
+    with MapDay.open(fleet_demo_lake, reviews=False) as mapday:
+        yield fleet_demo_lake, mapday, statuses(mapday)
+
+
+def page_text(lake: LakePaths, server_id: str) -> str:
+    raw = (lake.root / "site" / "current" / "servers" / f"{server_id}.html").read_text()
+    return html.unescape(re.sub(r"<[^>]+>", " ", raw))
+
+
+def test_the_site_server_status_and_the_views_tell_one_story_for_every_demo_endpoint(demo):
+    lake, mapday, by_key = demo
+    assert len(by_key) >= 20
+    with duckdb.connect(str(lake.warehouse), read_only=True) as con:
+        views = {r[0]: r[1:] for r in con.execute(
+            "SELECT d.server_key, d.shown_status, h.uptime_pct, h.success_chance, t.definition_tokens, "
+            "(SELECT count(*) FROM latest_tools x WHERE x.server_key = d.server_key) "
+            "FROM latest_daily_status d LEFT JOIN latest_server_history h USING (server_key) "
+            "LEFT JOIN latest_token_cost t USING (server_key)").fetchall()}
+        shown_now = dict(con.execute("SELECT server_key, current_shown_status FROM current_status").fetchall())
+        ranks = {(r[0], r[1]): r[2] for r in con.execute(
+            "SELECT category, server_id, rank FROM latest_reliable_rankings").fetchall()}
+    down_list = (lake.root / "site" / "current" / "down.html").read_text()
+    for key, s in by_key.items():
+        history, tokens = s["history"] or {}, s["token_cost"] or {}
+        shown, uptime, chance, definition_tokens, tool_rows = views[key]
+        assert s["daily"]["shown_status"] == shown, key
+        assert s["shown_status"] == shown_now[key], key
+        assert history.get("uptime_pct") == uptime and history.get("success_chance") == chance, key
+        assert tokens.get("definition_tokens") == definition_tokens and len(s["tools"]) == tool_rows, key
+        page = page_text(lake, s["server_id"])
+        assert f"Shown now: {s['shown_status']}" in page, key
+        label, value = uptime_text(s["history"])
+        assert f"{label}: {value}" in page, key
+        if definition_tokens is not None:
+            assert f"{definition_tokens} tokens" in page, key
+        assert all(t["name"] in page for t in s["tools"]), key
+        if s["uptime_counts"]:
+            assert s["uptime_counts"] in page, key
+        if s["shown_status"] == "down":
+            assert s["down_since"] and html.escape(s["down_since"]) in down_list, key
+        if s["daily"]["tools_hash"]:
+            lock = verify_lock(mapday, key, s["daily"]["tools_hash"])
+            assert lock["unchanged"] is True and lock["shown_status"] == s["shown_status"], key
+    for (category, server_id), rank in ranks.items():
+        listed = (lake.root / "site" / "current" / "categories").glob("*.html")
+        assert any(f">{server_id}<" in p.read_text() or f"{server_id}.html" in p.read_text() for p in listed)
+        assert rank >= 1 and category
+
+
+def test_route_gives_each_endpoints_figures_as_server_status_does_and_never_a_tool_twice(demo):
+    _, mapday, by_key = demo
+    for task in ("weather forecast", "search notes", "calendar events", "send email", "delete records"):
+        answer = route(mapday, task, limit=20)
+        seen = [(t["server_key"], t["tool"]) for t in answer["tools"]]
+        assert len(seen) == len(set(seen)), (task, seen)
+        for t in answer["tools"]:
+            history = by_key[t["server_key"]]["history"] or {}
+            assert (t["uptime_pct"], t["success_chance"], t["stability"]) == (
+                history.get("uptime_pct"), history.get("success_chance"), history.get("stability"))
+            assert t["tools_hash"] == by_key[t["server_key"]]["daily"]["tools_hash"]
+
+
+DAY = dt.date(2026, 11, 20)
+
+
+def tool(name: str, description: str) -> dict:
+    return {"name": name, "description": description, "inputSchema": {"type": "object"}}
+
+
+def test_since_runs_over_missed_days_and_a_payment_only_server_says_so_and_sign_in_days_rank_lower(tmp_path):
+    lake = LakePaths.at(tmp_path / "lake")
+    urls = {"down": "https://down.example.com/mcp", "pay": "https://pay.example.org/mcp",
+            "always": "https://always.example.net/mcp", "signin": "https://signin.example.io/mcp"}
+    keys = {name: server_key(url) for name, url in urls.items()}
+    weather = [tool("get_weather", "Current weather for a city."), tool("get_forecast", "Weather forecast.")]
+    for back in range(16, 0, -1):
+        day = DAY - dt.timedelta(days=back)
+        codes = {keys["down"]: "o" if back > 4 else ("n" if back == 2 else "d"), keys["pay"]: "p",
+                 keys["always"]: "o", keys["signin"]: "a" if back <= 10 else "o"}
+        land_status(lake, day, codes, handshake=dict.fromkeys(keys.values(), 200))
+    land_probes(lake, [probe(urls["down"], "timeout", day=DAY),
+                       probe(urls["pay"], "http_402", day=DAY, http_status=402),
+                       probe(urls["always"], "ok", day=DAY, tools=weather),
+                       probe(urls["signin"], "ok", day=DAY, tools=weather)], day=DAY)
+    rebuild_day(lake, DAY)
+    with MapDay.open(lake) as mapday:
+        by_key = statuses(mapday)
+        ranked = mapday.rows("SELECT server_key, rank, tools_days, answered_days FROM reliable_rankings "
+                             "WHERE category = 'weather' ORDER BY rank")
+    # Down since its first failed check four days back: the missed day (n) two days back does not end the run.
+    since = by_key[keys["down"]]["down_since"]
+    assert since is not None and since.startswith((DAY - dt.timedelta(days=4)).isoformat())
+    assert "never listed a tool" in by_key[keys["pay"]]["uptime_counts"]
+    assert "payment" in by_key[keys["pay"]]["uptime_counts"]
+    assert by_key[keys["always"]]["uptime_counts"] is None
+    # Both answered every day, but one asked for sign-in on ten of them: it ranks below the one with tools.
+    assert [(r["server_key"], r["rank"]) for r in ranked] == [(keys["always"], 1), (keys["signin"], 2)]
