@@ -150,9 +150,10 @@ def test_payment_and_ratings_never_move_the_order(lake, tmp_path):
     assert stars == {"third.example.com/mcp": 5.0, "free.example.com/mcp": 1.0}
     curated.build_reliable_rankings(lake, END)
     assert pq.read_table(lake.curated_file("reliable_rankings", END)).to_pylist() == before
-    # Asking for payment (p) counts as answering, exactly like o: the paid endpoint ties with the free one.
+    # Days answering with tools rank first (reliable-1.1): ten days of asking for payment (p) count as answers
+    # for uptime, never as days with tools, so the paid endpoint ranks below the one down on two days.
     assert [(r["rank"], r["server_key"]) for r in before] == [
-        (1, "free.example.com/mcp"), (1, "paid.example.com/mcp"), (3, "third.example.com/mcp")]
+        (1, "free.example.com/mcp"), (2, "third.example.com/mcp"), (3, "paid.example.com/mcp")]
 
 
 def test_the_ranking_sql_reads_nothing_that_could_buy_a_place():

@@ -100,7 +100,7 @@ def test_two_failed_hourly_checks_take_a_server_off_the_live_list_and_badge_one_
         down = get(url, "down.json").json()
         (entry,) = down["down"]
         assert entry["server_name"] == "io.test/forecast" and entry["decided_by"] == "hourly"
-        assert entry["since"].startswith(f"{DAY.isoformat()}T06:00")  # since the check that showed it
+        assert entry["since"].startswith(f"{DAY.isoformat()}T05:00")  # since the first check that saw it
         assert down["map_day"] == DAY.isoformat() and "open_day" in down
         assert "io.test/forecast" in get(url, "down.html").text
 
@@ -175,4 +175,4 @@ def test_an_owners_five_minute_checks_move_the_status_shown_now_as_hourly_ones_d
         assert ">down<" in get(url, f"badges/{ID['notes']}.svg").text
         (entry,) = get(url, "down.json").json()["down"]
         assert entry["server_name"] == "io.test/notes" and entry["decided_by"] == "five_minute"
-        assert entry["since"].startswith(f"{DAY.isoformat()}T10:10")
+        assert entry["since"].startswith(f"{DAY.isoformat()}T10:05")  # the first failed check of the two

@@ -19,7 +19,7 @@ from sevenmaps_pipeline.lake.keys import server_key
 from sevenmaps_pipeline.lake.paths import LakePaths
 from sevenmaps_pipeline.publishing.locks import verify_lock
 from sevenmaps_pipeline.publishing.mapday import MapDay
-from sevenmaps_pipeline.publishing.site import uptime_text
+from sevenmaps_pipeline.publishing.site import slug, uptime_text
 from sevenmaps_pipeline.publishing.status import statuses
 from sevenmaps_pipeline.surfaces.route import route
 
@@ -70,10 +70,11 @@ def test_the_site_server_status_and_the_views_tell_one_story_for_every_demo_endp
         if s["daily"]["tools_hash"]:
             lock = verify_lock(mapday, key, s["daily"]["tools_hash"])
             assert lock["unchanged"] is True and lock["shown_status"] == s["shown_status"], key
+    # (The demo's few days are too few for a reliable list: the rankings are held to the site in
+    # test_since_runs_over_missed_days_... and tests/test_live_pages.py.)
     for (category, server_id), rank in ranks.items():
-        listed = (lake.root / "site" / "current" / "categories").glob("*.html")
-        assert any(f">{server_id}<" in p.read_text() or f"{server_id}.html" in p.read_text() for p in listed)
-        assert rank >= 1 and category
+        listed = (lake.root / "site" / "current" / "categories" / f"{slug(category)}.html").read_text()
+        assert f'<td>{rank}</td><td><a href="../servers/{server_id}.html"' in listed, (category, server_id)
 
 
 def test_route_gives_each_endpoints_figures_as_server_status_does_and_never_a_tool_twice(demo):

@@ -51,7 +51,7 @@ def test_the_site_escapes_hostile_text_and_keeps_stable_paths(lake):
     assert "100.0%" in (site / "badges" / f"{ok_id}-uptime.svg").read_text()  # every checked day answered
     down = (site / "down.html").read_text()
     assert f"servers/{down_id}.html" in down and f"servers/{odd_id}.html" not in down  # 405 is not down
-    assert "<td>2026-11-02</td>" in down  # down since its first d day
+    assert "<td>2026-11-02T03:00:00Z</td>" in down  # down since its first failed check (its first d day)
     # An older day rebuilt later never moves site/current back.
     older = build_site(lake, DAYS[0])
     assert not older.current and site.resolve() == first.folder.resolve()

@@ -71,7 +71,7 @@ def _down(mapday: MapDay) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         "SELECT server_id, server_name, server_key, current_reason AS reason, decided_by FROM current_status "
         "WHERE current_shown_status = 'down' ORDER BY server_name, server_key")
     down = [{"server_id": r["server_id"], "server_name": r["server_name"],
-             "since": since[r["server_key"]].isoformat() if since.get(r["server_key"]) else None,
+             "since": since.get(r["server_key"]),
              "reason": r["reason"], "decided_by": r["decided_by"]} for r in rows]
     live = mapday.rows(
         "SELECT s.server_id, s.server_name, i.opened_day, i.last_confirmed_day, i.confirmed_by FROM incidents i "

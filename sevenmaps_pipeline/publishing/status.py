@@ -82,10 +82,17 @@ def labelled_five_minute_uptime(row: dict[str, Any] | None) -> dict[str, Any] | 
 DOWN_SINCE = (
     "WITH w AS (SELECT server_key, day, code, checked_at FROM status_window WHERE code <> 'n'), "
     "up AS (SELECT server_key, max(day) AS up_day FROM w WHERE code <> 'd' GROUP BY server_key), "
-    "run AS (SELECT w.server_key, arg_min(coalesce(w.checked_at, w.day::TIMESTAMPTZ), w.day) AS run_at "
+    "days AS (SELECT w.server_key, min(w.day) AS run_day "
     "FROM w LEFT JOIN up USING (server_key) WHERE w.code = 'd' AND (up.up_day IS NULL OR w.day > up.up_day) "
-    "GROUP BY w.server_key) "
-    "SELECT c.server_key AS _key, least(r.run_at, c.failing_since) AS since FROM current_status c "
+    "GROUP BY w.server_key), "
+    "run AS (SELECT d.server_key, d.run_day, w.checked_at AS run_at FROM days d "
+    "JOIN w ON w.server_key = d.server_key AND w.day = d.run_day) "
+    # A time in UTC where the check's time is known, else the day it was on.
+    "SELECT c.server_key AS _key, CASE "
+    "WHEN c.failing_since IS NOT NULL AND (r.run_day IS NULL OR c.failing_since < coalesce(r.run_at, "
+    "r.run_day::TIMESTAMPTZ)) THEN strftime(c.failing_since AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%SZ') "
+    "WHEN r.run_at IS NOT NULL THEN strftime(r.run_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%SZ') "
+    "ELSE r.run_day::VARCHAR END AS since FROM current_status c "
     "LEFT JOIN run r USING (server_key) WHERE c.current_code = 'd' AND {where}")
 
 

@@ -190,7 +190,8 @@ FAILURE_REASONS_METHOD = "failure-reasons-1.1"  # 1.1: not_mcp is exactly the sh
 # verification or ratings: placement cannot be bought.
 # 1.1: set-aside servers listed in a fixed order (server_key) among equally relevant tools; 1.2: on a live map,
 # the open day's checks so far (curated/open_day.py) decide an endpoint's list, status and changes today.
-# 1.3: a result's caveats say what its uptime and success chance count when it asked for sign-in or payment.
+# 1.3: a result's caveats say what its uptime and success chance count when it asked for sign-in or payment; a
+# tool whose name its list repeats is ranked once.
 ROUTE_METHOD = "route-1.3"
 ROUTE_PARAMS: dict[str, Any] = {
     "k1": 1.2,  # BM25 term-frequency saturation

@@ -259,6 +259,7 @@ def route(mapday: MapDay, task: str, risk: str | None = None, limit: int | None 
     results: list[dict[str, Any]] = []
     set_aside: dict[str, dict[str, Any]] = {}
     per_endpoint: Counter[str] = Counter()
+    listed: set[tuple[str, str]] = set()
     facts_missing: set[str] = set()
     allowed = LEVELS.index(level)
     for bm25, doc_id in matches:
@@ -281,8 +282,11 @@ def route(mapday: MapDay, task: str, risk: str | None = None, limit: int | None 
                     if reason not in entry["reasons"]:
                         entry["reasons"].append(reason)
                 continue
-            if f["tools_hash"] != doc.tools_hash or per_endpoint[key] >= p["per_endpoint"]:
+            # A list that names one tool twice (the duplicate_names finding) is ranked by its best-matching one.
+            if f["tools_hash"] != doc.tools_hash or per_endpoint[key] >= p["per_endpoint"] or \
+                    (key, doc.name) in listed:
                 continue
+            listed.add((key, doc.name))
             chance = f["success_chance"] if f["success_chance"] is not None else 0.5
             stability = f["stability"] if f["stability"] is not None else 1.0
             per_endpoint[key] += 1
