@@ -8,8 +8,11 @@ import datetime as dt
 import json
 import shutil
 import subprocess
+import sys
+from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from conftest import DAY
@@ -27,7 +30,7 @@ from sevenmaps_pipeline.integrity.report import Code, Trust
 from sevenmaps_pipeline.integrity.roots import read_root, sign_through
 from sevenmaps_pipeline.integrity.verify import verify_lake
 from sevenmaps_pipeline.lake.paths import LakePaths
-from sevenmaps_pipeline.lake.schemas import WITHHELD_TABLES
+from sevenmaps_pipeline.lake.schemas import WITHHELD_TABLES, table_of
 from sevenmaps_pipeline.lake.warehouse import publish_warehouse
 from sevenmaps_pipeline.publishing.export import ExportError, export_snapshot
 
@@ -108,20 +111,150 @@ def test_the_datapackage_is_a_valid_frictionless_v2_package_that_describes_the_f
     resources = package["resources"]
     assert {r["path"] for r in resources} == {p.relative_to(folder).as_posix() for p in folder.rglob("*.parquet")}
     assert len({r["name"] for r in resources}) == len(resources)
+    # Lists and maps are `any` (Frictionless reads them as numpy arrays, which its `array` refuses).
     kinds = {"string": "string", "int32": "integer", "int64": "integer", "double": "number", "bool": "boolean",
              "date32[day]": "date", "timestamp[us, tz=UTC]": "datetime"}
     for r in resources:
         path = folder / r["path"]
-        assert r["bytes"] == path.stat().st_size and r["hash"] == "sha256:" + sha256_file(path)
+        assert r["hash"] == "sha256:" + sha256_file(path) and r["mediatype"] == "application/vnd.apache.parquet"
+        assert "bytes" not in r  # Frictionless 5 counts no Parquet bytes: any count fails (croissant.json has it)
         arrow = pq.read_schema(path)
         fields = r["schema"]["fields"]
         assert [f["name"] for f in fields] == arrow.names
         for f in fields:
-            actual = str(arrow.field(f["name"]).type)
-            expected = kinds.get(actual, "array" if actual.startswith("list") else "object")
+            actual = arrow.field(f["name"])
+            expected = kinds.get(str(actual.type), "object" if str(actual.type).startswith("struct") else "any")
             assert f["type"] == expected, (r["path"], f["name"], actual)
             assert f["description"]
+            assert f.get("constraints", {}).get("required", False) is not actual.nullable
     assert "sha256sum -c SHA256SUMS" in (folder / "README.md").read_text()
+
+
+def frictionless_validate(folder) -> dict:
+    """`frictionless validate datapackage.json` as a researcher runs it: the CLI installed beside this
+    Python, in the snapshot's folder; its JSON report."""
+    cli = Path(sys.executable).parent / "frictionless"
+    done = subprocess.run([str(cli), "validate", "--json", "datapackage.json"], cwd=folder, capture_output=True,
+                          text=True)
+    report = json.loads(done.stdout)
+    assert (done.returncode == 0) == report["valid"], done.stderr
+    return report
+
+
+def test_frictionless_validate_passes_on_the_snapshot_with_no_error(snapshot):
+    folder, *_ = snapshot
+    report = frictionless_validate(folder)
+    errors = [(t["name"], e["type"], e["message"]) for t in report["tasks"] for e in t["errors"]]
+    assert report["valid"] and errors == [] and report["stats"]["errors"] == 0, errors[:10]
+    parquet = {p.relative_to(folder).as_posix() for p in folder.rglob("*.parquet")}
+    assert {t["place"] for t in report["tasks"]} == parquet and all(t["valid"] for t in report["tasks"])
+    # It read every row of every file: nullable integers, lists and structs among them.
+    assert sum(t["stats"].get("rows", 0) for t in report["tasks"]) == sum(pq.read_metadata(folder / p).num_rows
+                                                                 for p in parquet)
+
+
+def _declare(folder, change) -> None:
+    package = json.loads((folder / "datapackage.json").read_text())
+    change(package["resources"])
+    (folder / "datapackage.json").write_text(json.dumps(package))
+
+
+def _field(resources, table: str, column: str) -> dict:
+    resource = next(r for r in resources if f"/{table}/" in r["path"])
+    return next(f for f in resource["schema"]["fields"] if f["name"] == column)
+
+
+@pytest.mark.parametrize(("change", "error"), [
+    (lambda rs: _field(rs, "daily_status", "server_key").update(type="integer"), "type-error"),
+    (lambda rs: _field(rs, "daily_status", "server_key").update(name="endpoint"), "incorrect-label"),
+    (lambda rs: _field(rs, "domain_ages", "age_days").pop("missingValues"), "type-error"),
+    (lambda rs: rs[0].update(path=rs[0]["path"].replace("part-0", "part-9")), "source-error"),
+])
+def test_frictionless_validate_reports_a_wrong_declaration(snapshot, change, error):
+    folder, *_ = snapshot
+    _declare(folder, change)
+    report = frictionless_validate(folder)
+    assert not report["valid"]
+    assert error in {e["type"] for t in report["tasks"] for e in t["errors"]} | {e["type"] for e in report["errors"]}
+
+
+CROISSANT_TYPES = {"string": "sc:Text", "int32": "sc:Integer", "int64": "sc:Integer", "double": "sc:Float",
+                   "bool": "sc:Boolean", "date32[day]": "sc:Date", "timestamp[us, tz=UTC]": "sc:DateTime"}
+
+
+def croissant_problems(folder) -> list[str]:
+    """What is wrong with a snapshot's croissant.json, by the Croissant 1.1 specification's rules: the required
+    dataset properties, a FileObject per Parquet file with its relative contentUrl, size and SHA-256, a
+    FileSet per table of exactly its files, and every RecordSet field a real column of each of those files,
+    typed as its Parquet type. (mlcroissant, the reference loader, is not a dependency: too heavy.)"""
+    meta = json.loads((folder / "croissant.json").read_text())
+    problems = [f"missing {key}" for key in ("@context", "@type", "conformsTo", "name", "description", "license",
+                                             "url", "creator", "datePublished", "citeAs", "distribution",
+                                             "recordSet") if not meta.get(key)]
+    if meta.get("conformsTo") != "http://mlcommons.org/croissant/1.1" or meta.get("@type") != "sc:Dataset":
+        problems.append("not a Croissant 1.1 dataset")
+    if meta.get("license") != "https://creativecommons.org/licenses/by/4.0/":
+        problems.append(f"licence {meta.get('license')}")
+    ids = [node["@id"] for node in meta["distribution"] + meta["recordSet"]]
+    ids += [f["@id"] for rs in meta["recordSet"] for f in rs["field"]]
+    problems += [f"@id {i} twice" for i in set(ids) if ids.count(i) > 1]
+    files = {o["contentUrl"]: o for o in meta["distribution"] if o["@type"] == "cr:FileObject"}
+    parquet = {p.relative_to(folder).as_posix() for p in folder.rglob("*.parquet")}
+    problems += [f"not listed: {rel}" for rel in sorted(parquet - set(files))]
+    for rel, o in files.items():
+        path = folder / rel
+        if rel.startswith("/") or ":" in rel or not path.is_file():
+            problems.append(f"no such file: {rel}")
+        elif o["sha256"] != sha256_file(path) or o["contentSize"] != f"{path.stat().st_size} B":
+            problems.append(f"size or hash differs: {rel}")
+    sets = {o["@id"]: o["includes"] for o in meta["distribution"] if o["@type"] == "cr:FileSet"}
+    for rs in meta["recordSet"]:
+        members = sets.get(f"{rs['@id']}-files", [])
+        if sorted(members) != sorted(r for r in parquet if (spec := table_of(r)) and spec.name == rs["@id"]):
+            problems.append(f"{rs['@id']}: its file set is not exactly its files")
+        schemas = [pq.read_schema(folder / m) for m in members if (folder / m).is_file()]
+        for f in rs["field"]:
+            column = f["source"]["extract"]["column"]
+            if f["source"]["fileSet"]["@id"] != f"{rs['@id']}-files" or not all(column in s.names for s in schemas):
+                problems.append(f"{f['@id']}: not a column of every file of {rs['@id']}")
+                continue
+            arrow = schemas[0].field(column).type
+            inner = arrow.value_type if pa.types.is_list(arrow) else arrow
+            if f.get("isArray", False) != pa.types.is_list(arrow) or (
+                    "dataType" in f and f["dataType"] != CROISSANT_TYPES.get(str(inner))):
+                problems.append(f"{f['@id']}: typed {f.get('dataType')}, the column is {arrow}")
+    return problems
+
+
+def test_croissant_describes_every_file_and_every_column_of_the_snapshot(snapshot):
+    folder, *_ = snapshot
+    assert croissant_problems(folder) == []
+    meta = json.loads((folder / "croissant.json").read_text())
+    package = json.loads((folder / "datapackage.json").read_text())
+    assert {o["contentUrl"] for o in meta["distribution"] if o["@type"] == "cr:FileObject"} == {
+        r["path"] for r in package["resources"]}
+    tables = {spec.name for r in package["resources"] if (spec := table_of(r["path"]))}
+    assert {rs["@id"] for rs in meta["recordSet"]} == tables
+    fields = {f["@id"]: f for rs in meta["recordSet"] for f in rs["field"]}
+    assert fields["daily_status/day"]["dataType"] == "sc:Date" and fields["daily_status/code"]["dataType"] == "sc:Text"
+    assert any(f.get("isArray") and f["dataType"] == "sc:Text" for f in fields.values())  # list<string>
+    nested = [f for f in fields.values() if "subField" in f]  # list<struct<value, reports>>
+    assert nested and all(f["isArray"] and {s["name"].split("/")[-1] for s in f["subField"]} == {"value", "reports"}
+                          for f in nested)
+
+
+@pytest.mark.parametrize("tamper", ["hash", "column", "file"])
+def test_a_wrong_croissant_declaration_is_named(snapshot, tamper):
+    folder, *_ = snapshot
+    meta = json.loads((folder / "croissant.json").read_text())
+    if tamper == "hash":
+        meta["distribution"][0]["sha256"] = "0" * 64
+    elif tamper == "column":
+        meta["recordSet"][0]["field"][0]["source"]["extract"]["column"] = "no_such_column"
+    else:
+        meta["distribution"] = meta["distribution"][1:]
+    (folder / "croissant.json").write_text(json.dumps(meta))
+    assert croissant_problems(folder)
 
 
 def test_a_changed_file_is_named_even_when_sha256sums_is_rewritten_to_match(snapshot):

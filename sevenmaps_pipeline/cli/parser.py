@@ -85,7 +85,7 @@ COMMAND_HELP = {
            "days the log lacks (a lake signed before the log existed, or a signer stopped between a root and its "
            "checkpoint: verify's BEHIND)",
     "export": "write a researcher's snapshot of signed days (Parquet, roots, proofs, SHA256SUMS, datapackage.json, "
-              "README, WITHHELD.txt)",
+              "croissant.json, README, WITHHELD.txt)",
     "witness": "run a C2SP tlog-witness that cosigns only consistent checkpoints",
     "keygen": "create an Ed25519 signing key (mode 0600)",
     "sql": "run a query on warehouse.duckdb, read-only",

@@ -159,9 +159,10 @@ def caught_up_days(lake: LakeResource, requested: list, done: Callable[[dt.date]
     deps=[daily_root],
     description="exports/D/: the researchers' snapshot of the signed day (publishing/export.py): every published "
     "table's files byte-identical to the signed ones, the root, the log's checkpoint and tiles, a C2SP "
-    ".tlog-proof per file, the public key and vkey, SHA256SUMS, a Frictionless datapackage.json (CC BY 4.0), "
-    "a README and WITHHELD.txt (internal-only findings and quarantines, with why). Immutable: a day already "
-    "exported is left as it is. Verify with `sevenmaps verify --export exports/D --public-key ...`.",
+    ".tlog-proof per file, the public key and vkey, SHA256SUMS, a Frictionless datapackage.json and a Croissant "
+    "1.1 croissant.json (CC BY 4.0), a README and WITHHELD.txt (internal-only findings and quarantines, with "
+    "why). Immutable: a day already exported is left as it is. Verify with `sevenmaps verify --export exports/D "
+    "--public-key ...`.",
 )
 def day_snapshot(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
     requested = partition_days(context)

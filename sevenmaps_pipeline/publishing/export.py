@@ -3,8 +3,8 @@
 It holds every published table's signed files for those days (byte-identical, at their lake paths), the
 day root documents, the log (checkpoint, tiles, entries) and a C2SP tlog-proof per included file, the
 public key and vkey, `SHA256SUMS` (so `sha256sum -c SHA256SUMS` works), a Frictionless Data Package v2
-`datapackage.json`, a README and `WITHHELD.txt` naming every signed file left out and why
-(docs/verifying.md "Snapshots").
+`datapackage.json` and Croissant 1.1 `croissant.json` (publishing/descriptors.py), a README and `WITHHELD.txt`
+naming every signed file left out and why (docs/verifying.md "Snapshots").
 
 A snapshot shares no file with the lake: each data file is a reflink (its own inode, blocks shared until
 either side writes) where the filesystem can, else a copy, never a hard link, so editing a snapshot in
@@ -24,7 +24,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pyarrow as pa
+import pyarrow.parquet as pq
 
 from ..integrity.log import LogState, read_state
 from ..integrity.manifest import sha256_file
@@ -33,10 +33,7 @@ from ..integrity.roots import read_root, signed_days
 from ..integrity.tiles import expected_files
 from ..lake.paths import LakePaths
 from ..lake.schemas import WITHHELD_TABLES, TableSpec, table_of
-
-LICENSE = {"name": "CC-BY-4.0", "title": "Creative Commons Attribution 4.0 International",
-           "path": "https://creativecommons.org/licenses/by/4.0/"}
-PROFILE = "https://datapackage.org/profiles/2.0/datapackage.json"
+from .descriptors import DataFile, croissant, datapackage
 
 
 class ExportError(RuntimeError):
@@ -59,36 +56,6 @@ def snapshot_name(first: dt.date, last: dt.date) -> str:
 
 def default_folder(lake: LakePaths, first: dt.date, last: dt.date) -> Path:
     return lake.exports_dir / snapshot_name(first, last)
-
-
-def _table_schema(spec: TableSpec) -> dict:
-    def kind(t: pa.DataType) -> str:
-        if pa.types.is_boolean(t):
-            return "boolean"
-        if pa.types.is_integer(t):
-            return "integer"
-        if pa.types.is_floating(t):
-            return "number"
-        if pa.types.is_date(t):
-            return "date"
-        if pa.types.is_timestamp(t):
-            return "datetime"
-        if pa.types.is_list(t) or pa.types.is_large_list(t):
-            return "array"
-        if pa.types.is_struct(t) or pa.types.is_map(t):
-            return "object"
-        return "string"
-
-    return {"fields": [{"name": f.name, "type": kind(f.type), "description": spec.doc(f.name),
-                        **({"constraints": {"required": True}} if not f.nullable else {})} for f in spec.schema]}
-
-
-def _resource_name(rel: str) -> str:
-    spec_part, _, rest = rel.partition("/day=")
-    day, _, file = rest.partition("/")
-    stem = file.rsplit(".", 1)[0]
-    raw = f"{spec_part.split('/', 1)[1]}.{day}.{stem}".lower()
-    return "".join(c if c.isalnum() or c in "._-" else "-" for c in raw)
 
 
 # Linux's FICLONE ioctl (linux/fs.h: _IOW(0x94, 9, int)): the target file shares the source's blocks,
@@ -126,7 +93,9 @@ it: every file is byte-identical to the file the day's signed root lists. Data l
 {rows}
 
 Files are Parquet, at `raw/<table>/day=YYYY-MM-DD/...` and `curated/<table>/day=YYYY-MM-DD/part-0.parquet`;
-`datapackage.json` (Frictionless Data Package v2) lists each with its size, SHA-256 and column descriptions.
+`datapackage.json` (Frictionless Data Package v2: `frictionless validate datapackage.json`) lists each with its
+SHA-256 and column descriptions; `croissant.json` (MLCommons Croissant 1.1) describes the same files, their
+sizes and SHA-256, and each table's columns for ML loaders.
 
 Load in DuckDB:
 
@@ -193,7 +162,7 @@ def _log_positions(lake: LakePaths, signed: list[dt.date], days: list[dt.date],
 class _Contents:
     """What a snapshot being written holds so far: its data files (datapackage resources), the signed files
     it leaves out and why, the tables it has and their bytes."""
-    included: list[dict] = field(default_factory=list)
+    included: list[DataFile] = field(default_factory=list)
     withheld: list[tuple[str, str]] = field(default_factory=list)
     tables: dict[str, TableSpec] = field(default_factory=dict)
     total: int = 0
@@ -220,10 +189,7 @@ def _add_day(lake: LakePaths, tmp: Path, day: dt.date, doc: dict, index_of: dict
         size = source.stat().st_size
         contents.total += size
         contents.tables[spec.name] = spec
-        contents.included.append({"name": _resource_name(rel), "path": rel, "format": "parquet",
-                                  "mediatype": "application/vnd.apache.parquet", "bytes": size,
-                                  "hash": f"sha256:{digest}", "description": f"{spec.name} of {day}: {spec.grain}",
-                                  "schema": _table_schema(spec)})
+        contents.included.append(DataFile(rel, spec, day, size, digest, pq.read_schema(tmp / rel)))
     (tmp / "roots").mkdir(exist_ok=True)
     shutil.copyfile(lake.root_file(day), tmp / "roots" / lake.root_file(day).name)
 
@@ -240,20 +206,18 @@ def _add_log(lake: LakePaths, tmp: Path, state: LogState, checkpoint: bytes) -> 
 
 
 def _add_documents(tmp: Path, name: str, days: list[dt.date], contents: _Contents, log_size: int) -> None:
-    """datapackage.json, WITHHELD.txt, README.md and, last, SHA256SUMS over every file of the folder."""
-    package = {"$schema": PROFILE, "name": f"sevenmaps-{name}", "title": f"7Maps daily map {name}",
-               "description": "Signed daily map of remote MCP servers: status codes, histories, tools, risk, "
-               "findings, changes, categories, rankings and agent-report ratings. Verify with SHA256SUMS, "
-               "roots/, log/ and proofs/ (README.md).",
-               "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-               "licenses": [LICENSE], "resources": contents.included}
+    """datapackage.json, croissant.json, WITHHELD.txt, README.md and, last, SHA256SUMS over every file of the
+    folder (the two descriptions included)."""
+    created = dt.datetime.now(dt.UTC)
+    package = datapackage(name, contents.included, created)
     (tmp / "datapackage.json").write_text(json.dumps(package, indent=2) + "\n")
+    (tmp / "croissant.json").write_text(json.dumps(croissant(name, days, contents.included, created), indent=2) + "\n")
     (tmp / "WITHHELD.txt").write_text(
         "# Signed files of these days that this snapshot leaves out: <path><TAB><reason>.\n"
         "# Their lines stay in roots/day=D.json, so the roots still verify.\n"
         + "".join(f"{rel}\t{reason}\n" for rel, reason in contents.withheld))
     (tmp / "README.md").write_text(_readme(name, days, contents.tables, log_size))
-    known = {r["path"]: r["hash"][7:] for r in contents.included}  # data files: hashed once, against their line
+    known = {f.rel: f.sha256 for f in contents.included}  # data files: hashed once, against their line
     sums = []
     for path in sorted(p for p in tmp.rglob("*") if p.is_file()):
         rel = path.relative_to(tmp).as_posix()
@@ -284,7 +248,7 @@ def export_snapshot(lake: LakePaths, first: dt.date, last: dt.date | None = None
         for day in days:
             _add_day(lake, tmp, day, docs[day], index_of, state, checkpoint, contents)
             if progress:
-                progress(f"{day}: {sum(1 for r in contents.included if f'/day={day}/' in r['path'])} files")
+                progress(f"{day}: {sum(1 for f in contents.included if f.day == day)} files")
         _add_log(lake, tmp, state, checkpoint)
         _add_documents(tmp, snapshot_name(first, last), days, contents, state.size)
         folder.parent.mkdir(parents=True, exist_ok=True)
