@@ -232,8 +232,7 @@ def route(mapday: MapDay, task: str, risk: str | None = None, limit: int | None 
     p = ROUTE_PARAMS
     query = terms(task)
     if not query:
-        raise ValueError("task must name what to do in plain words, e.g. 'weather forecast' (it has no words to "
-                         "match)")
+        raise ValueError("task must name what to do in plain words, e.g. 'weather forecast' (no words to match)")
     level, level_source = task_risk(task, risk)
     limit = max(1, min(int(limit or p["results"]), p["max_results"]))
     index = index or RouteIndex.build(mapday)
