@@ -189,8 +189,9 @@ class MapServer(MCPServer):
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError as exc:  # still a crash to the SDK (logged with its trace), said as ours
-            raise UnexpectedToolError(f"the map could not answer ({type(exc.__cause__).__name__}); this is a fault "
-                                      "of the map, not of the request") from exc.__cause__
+            what = type(exc.__cause__).__name__ if exc.__cause__ is not None else "unexpected"
+            raise UnexpectedToolError(f"the map could not answer ({what}); this is a fault of the map, not of the "
+                                      "request") from exc.__cause__
         except ToolError as exc:
             raise self._one_sentence(name, tool, context, exc) from exc.__cause__
 
