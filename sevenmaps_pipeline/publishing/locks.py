@@ -18,6 +18,7 @@ from ..rules.risk import LEVELS, classify, default_vocabulary
 from .mapday import CHANGE_DAYS, MapDay
 
 _HASH = re.compile(r"[0-9a-f]{64}")
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 MAX_CHANGES = 500
 
 
@@ -54,7 +55,8 @@ def verify_lock(mapday: MapDay, server: str, tools_hash: str) -> dict[str, Any]:
     and whether risk rose (both sides classified with the current method)."""
     approved_hash = (tools_hash or "").strip().lower()
     if not _HASH.fullmatch(approved_hash):
-        raise ValueError("tools_hash must be the 64 lower-case hex digits the map publishes for a tool list")
+        raise ValueError("tools_hash must be the 64 lower-case hex digits the map publishes for a tool list "
+                         f"(got {len(approved_hash)} characters)")
     endpoint = mapday.resolve(server)
     key = endpoint["server_key"]
     # The endpoint's check of the open day so far (a live map), else the served day's.
@@ -120,10 +122,20 @@ def verify_lock(mapday: MapDay, server: str, tools_hash: str) -> dict[str, Any]:
 
 
 def _since(mapday: MapDay, since: str | dt.date) -> dt.date:
-    day = since if isinstance(since, dt.date) else dt.date.fromisoformat(str(since).strip()[:10])
+    if isinstance(since, dt.date):
+        day = since
+    else:
+        text = str(since).strip()
+        try:  # a day exactly as YYYY-MM-DD: the words the caller is told, never Python's own
+            if not _DAY.fullmatch(text):
+                raise ValueError(text)
+            day = dt.date.fromisoformat(text)
+        except ValueError:
+            raise ValueError(f"since must be a day as YYYY-MM-DD (got {text[:40]!r})") from None
     earliest = mapday.day - dt.timedelta(days=CHANGE_DAYS)
     if day < earliest:
-        raise ValueError(f"changes are kept {CHANGE_DAYS} days: ask for a day on or after {earliest}")
+        raise ValueError(f"since must be a day on or after {earliest}: changes are kept {CHANGE_DAYS} days "
+                         f"(got {day})")
     return day
 
 

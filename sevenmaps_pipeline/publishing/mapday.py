@@ -47,6 +47,10 @@ class UnknownServerError(LookupError):
     """A server name, URL, key or id that names no endpoint on the served day."""
 
 
+class AmbiguousServerError(UnknownServerError):
+    """A registry name that several endpoints of the served day share."""
+
+
 @dataclass
 class MapDay:
     lake: LakePaths
@@ -223,7 +227,7 @@ class MapDay:
         name (a name that several endpoints share is refused with their keys)."""
         text = (server or "").strip()
         if not text:
-            raise UnknownServerError("no server given: pass its URL, server_key, 12-hex server_id or registry name")
+            raise UnknownServerError("server is empty: pass its URL, server_key, 12-hex server_id or registry name")
         candidates = {text, text.lower()}
         with contextlib.suppress(ValueError):  # not a URL: a key, an id or a name
             candidates.add(server_key(text if "://" in text else f"https://{text}"))
@@ -231,11 +235,12 @@ class MapDay:
                           "WHERE server_key = ANY($c) OR server_id = lower($t) OR server_name = $t ORDER BY server_key",
                           {"c": sorted(candidates), "t": text})
         if not found:
-            raise UnknownServerError(f"{text[:200]!r} names no endpoint on the map of {self.day}")
+            raise UnknownServerError(f"server {text[:200]!r} names no endpoint on the map of {self.day}: pass its "
+                                     "URL, server_key, 12-hex server_id or registry name")
         if len(found) > 1:
             keys = ", ".join(r["server_key"] for r in found[:10])
-            raise UnknownServerError(f"{text[:200]!r} names {len(found)} endpoints on {self.day} ({keys}): "
-                                     "pass one's URL or server_id")
+            raise AmbiguousServerError(f"server {text[:200]!r} names {len(found)} endpoints on {self.day} ({keys}): "
+                                       "pass one's URL, server_key or server_id")
         return found[0]
 
     def served(self) -> dict[str, Any]:
@@ -265,4 +270,4 @@ def latest_built_day(lake: LakePaths) -> dt.date | None:
     return days[-1] if days else None
 
 
-__all__ = ["MapDay", "NoMapError", "UnknownServerError", "latest_built_day"]
+__all__ = ["AmbiguousServerError", "MapDay", "NoMapError", "UnknownServerError", "latest_built_day"]

@@ -14,18 +14,21 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp_types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from ..lake.paths import LakePaths
 from ..lake.schemas import FAIL_REASONS, SURPRISES
 from ..publishing.locks import changes_since, verify_lock, watch
 from ..publishing.mapday import MapDay, NoMapError, UnknownServerError, latest_built_day
 from ..publishing.status import server_status
+from .answers import ChangesAnswer, LockAnswer, ReportAnswer, RouteAnswer, StatusAnswer, WatchAnswer
+from .arg_errors import one_sentence
 from .call_gate import CallGate, MapBusy
 from .oplog import OpLog
-from .report_intake import ReportRefused, land_report
+from .report_intake import ReportRefused, endpoint_named, land_report
 from .route import RouteIndex, endpoint_facts, route
 
 T = TypeVar("T")
@@ -45,6 +48,10 @@ Surprise = Literal["side_effect", "unexpected_cost", "data_leak_suspected", "oth
 if set(FailReason.__args__) != set(FAIL_REASONS) or set(Surprise.__args__) != set(SURPRISES):  # type: ignore[attr-defined]
     raise RuntimeError("report_road's enums must be the report schema's (lake/schemas/reports.py FAIL_REASONS, "
                        "SURPRISES)")
+# Every tool that takes a server takes it in each form another tool answers with (publishing/mapday.py resolve).
+SERVER_FORMS = "the server's URL, server_key, 12-hex server_id or registry name"
+ServerArg = Annotated[str, Field(max_length=500, description=SERVER_FORMS)]
+OneOrAll = Annotated[str, Field(max_length=500, description=SERVER_FORMS + ", or all")]
 # Reports one caller (one agent code) may land in an hour: past it report_road refuses, and the refusal is
 # logged (the ratings cap each reporter's weight too, rules/methods.py RATINGS_PARAMS).
 REPORTS_PER_HOUR = 60
@@ -153,7 +160,9 @@ def _caller(ctx: Context | None) -> tuple[str | None, str | None]:
     return name, address
 
 
-Logged = Callable[[str, Context | None, Callable[[], dict[str, Any]]], Awaitable[dict[str, Any]]]
+# An answer's shape is its tool's return type (surfaces/answers.py), which the SDK checks every answer against
+# before it leaves: the logger passes answers through as they are.
+Logged = Callable[[str, Context | None, Callable[[], Any]], Awaitable[Any]]
 
 
 class MapServer(MCPServer):
@@ -177,7 +186,27 @@ class MapServer(MCPServer):
                     raise ToolError(f"report refused: unexpected field(s) {fields}: reports carry the fixed fields "
                                     "only")
                 raise ToolError(f"refused: unexpected argument(s) {fields}: {name} takes {', '.join(sorted(declared))}")
-        return await super().call_tool(name, arguments, context)
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError as exc:  # still a crash to the SDK (logged with its trace), said as ours
+            what = type(exc.__cause__).__name__ if exc.__cause__ is not None else "unexpected"
+            raise UnexpectedToolError(f"the map could not answer ({what}); this is a fault of the map, not of the "
+                                      "request") from exc.__cause__
+        except ToolError as exc:
+            raise self._one_sentence(name, tool, context, exc) from exc.__cause__
+
+    def _one_sentence(self, name: str, tool: Tool | None, context: Context | None, exc: ToolError) -> ToolError:
+        """A refusal as the one sentence docs/agents.md promises: a bad argument named with what it allows
+        (surfaces/arg_errors.py; logged as refused, as the tool's own refusals are), and the tool's own
+        refusals without the SDK's "Error executing tool <name>: " before them."""
+        cause = exc.__cause__
+        if isinstance(cause, ValidationError) and tool is not None:
+            client, address = _caller(context)
+            self._oplog.record(name, client, self._oplog.agent_code(address, client), "refused", self._now())
+            return ToolError(one_sentence(name, tool.parameters, cause))
+        if isinstance(cause, ToolError):
+            return ToolError(str(cause))
+        return exc
 
 
 def build_server(lake: LakePaths, oplog: OpLog, clock: Callable[[], dt.datetime] | None = None,
@@ -196,7 +225,7 @@ def build_server(lake: LakePaths, oplog: OpLog, clock: Callable[[], dt.datetime]
 def _logger(oplog: OpLog, now: Callable[[], dt.datetime], gate: CallGate) -> Logged:
     """A tool call run through the gate (surfaces/call_gate.py) and written to the operations log with its
     outcome: ok, refused, busy, or our own fault, which becomes a tool error that says so."""
-    async def logged(tool: str, ctx: Context | None, fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    async def logged(tool: str, ctx: Context | None, fn: Callable[[], Any]) -> Any:
         name, address = _caller(ctx)
         code = oplog.agent_code(address, name)
         try:
@@ -229,7 +258,7 @@ def _add_read_tools(server: MCPServer, service: MapService, logged: Logged) -> N
                          risk: Annotated[Literal["green", "yellow", "red"] | None,
                                          Field(description="the risk level the task needs, if known")] = None,
                          limit: Annotated[int, Field(ge=1, le=20, description="tools to return")] = 5,
-                         ctx: Context | None = None) -> dict[str, Any]:
+                         ctx: Context | None = None) -> RouteAnswer:
         return await logged("route", ctx, lambda: service.call(
             lambda day: route(day, task, risk, limit, index=service.index(day), facts=service.facts(day))))
 
@@ -238,36 +267,35 @@ def _add_read_tools(server: MCPServer, service: MapService, logged: Logged) -> N
         "its last 30 daily codes, uptime with its label, success chance with its interval, stability, its tools "
         "with their risk levels, findings, category, token cost, readiness score, live incidents and the owner's "
         "note."))
-    async def server_status_tool(server: Annotated[str, Field(max_length=500, description=(
-            "the server's URL, server_key, 12-hex server_id or registry name"))],
-            ctx: Context | None = None) -> dict[str, Any]:
+    async def server_status_tool(server: ServerArg, ctx: Context | None = None) -> StatusAnswer:
         return await logged("server_status", ctx, lambda: service.call(lambda day: server_status(day, server)))
 
     @server.tool(name="verify_lock", annotations=READ_ONLY, description=(
         "Whether an approved tool list (its tools_hash) is still what the server serves; if not, tool by tool "
         "what was added, removed or changed and whether risk rose. Levels that moved only because 7Maps changed "
         "its method are never reported."))
-    async def verify_lock_tool(server: Annotated[str, Field(max_length=500)],
+    async def verify_lock_tool(server: ServerArg,
                                tools_hash: Annotated[str, Field(max_length=64,
                                                                 description="the approved list's tools_hash")],
-                               ctx: Context | None = None) -> dict[str, Any]:
+                               ctx: Context | None = None) -> LockAnswer:
         return await logged("verify_lock", ctx, lambda: service.call(lambda day: verify_lock(day, server, tools_hash)))
 
     @server.tool(name="changes_since", annotations=READ_ONLY, description=(
         "Every change recorded after a day (YYYY-MM-DD, at most 60 days back) through the map's day, for one "
         "server or 'all': tools added, removed, changed, renamed, rises in risk, stopped or started answering, "
         "sign-in, payment and redirect changes."))
-    async def changes_since_tool(since: Annotated[str, Field(max_length=10, description="YYYY-MM-DD")],
-                                 server: Annotated[str, Field(max_length=500)] = "all",
-                                 ctx: Context | None = None) -> dict[str, Any]:
+    async def changes_since_tool(since: Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$",
+                                                             description="a day as YYYY-MM-DD")],
+                                 server: OneOrAll = "all",
+                                 ctx: Context | None = None) -> ChangesAnswer:
         return await logged("changes_since", ctx, lambda: service.call(lambda day: changes_since(day, server, since)))
 
     @server.tool(name="watch", annotations=READ_ONLY, description=(
         "The feed of rises in risk and of new sign-in, payment and redirect changes over the last days (one "
         "server or all)."))
-    async def watch_tool(days: Annotated[int, Field(ge=1, le=60)] = 7,
-                         server: Annotated[str, Field(max_length=500)] = "all",
-                         ctx: Context | None = None) -> dict[str, Any]:
+    async def watch_tool(days: Annotated[int, Field(ge=1, le=60, description="the days to look back")] = 7,
+                         server: OneOrAll = "all",
+                         ctx: Context | None = None) -> WatchAnswer:
         return await logged("watch", ctx, lambda: service.call(lambda day: watch(day, days, server)))
 
 
@@ -280,6 +308,15 @@ def _served_now(service: MapService) -> dict[str, Any]:
         return {"map_day": None, "signed_root": None, "signed": False, "note": str(exc)}
 
 
+def _endpoint_named(service: MapService, server: str) -> str:
+    """report_road's `server` as the served day names it (surfaces/report_intake.py endpoint_named); before the
+    first day is built, as given."""
+    try:
+        return service.read(lambda day: endpoint_named(day, server))
+    except NoMapError:
+        return server
+
+
 def _add_report_tool(server: MCPServer, service: MapService, oplog: OpLog, limiter: ReportLimiter,
                      now: Callable[[], dt.datetime], logged: Logged) -> None:
     """report_road: an agent's report in the methodology's fixed fields, limited per connection's address
@@ -289,7 +326,7 @@ def _add_report_tool(server: MCPServer, service: MapService, oplog: OpLog, limit
         "Report how a call to a server's tool went, in the methodology's fixed fields only (never text in your "
         "own words). Recorded for the map's ratings and incidents; refused with the reason when a field breaks "
         "a rule."))
-    async def report_road_tool(server: Annotated[str, Field(max_length=300)],
+    async def report_road_tool(server: Annotated[str, Field(max_length=300, description=SERVER_FORMS)],
                                tool: Annotated[str, Field(max_length=128)],
                                ok: bool,
                                fail: FailReason | None = None,
@@ -300,7 +337,7 @@ def _add_report_tool(server: MCPServer, service: MapService, oplog: OpLog, limit
                                                                           allow_inf_nan=False)] = None,
                                surprise: Surprise | None = None,
                                tools_hash: Annotated[str | None, Field(max_length=64)] = None,
-                               ctx: Context | None = None) -> dict[str, Any]:
+                               ctx: Context | None = None) -> ReportAnswer:
         name, address = _caller(ctx)
         fields = {"server": server, "tool": tool, "ok": ok, "fail": fail, "ms": ms,
                   "matched_description": matched_description, "result_tokens": result_tokens,
@@ -311,10 +348,11 @@ def _add_report_tool(server: MCPServer, service: MapService, oplog: OpLog, limit
             if not limiter.allow(oplog.agent_code(address, None), at):  # the address alone: names are free
                 raise ToolError(f"report refused: more than {limiter.per_hour} reports in an hour from this address")
             try:
-                path = land_report(lake, fields, code, at)
+                named = _endpoint_named(service, server)
+                path = land_report(lake, {**fields, "server": named}, code, at)
             except ReportRefused as exc:
                 raise ToolError(f"report refused: {exc}") from exc
-            return {"recorded": True, "batch": path.relative_to(lake.root).as_posix(),
+            return {"recorded": True, "server": named, "batch": path.relative_to(lake.root).as_posix(),
                     "counts_from": "the map of the day it arrived (built after that day ends)",
                     **_served_now(service)}
 

@@ -19,6 +19,7 @@ from ..curated.report_tables import validate_report_file
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
 from ..lake.schemas import RAW_AGENT_REPORTS, conform
+from ..publishing.mapday import AmbiguousServerError, MapDay, UnknownServerError
 
 FIXED_FIELDS = ("server", "tool", "ok", "fail", "ms", "matched_description", "result_tokens", "charged_usd",
                 "surprise", "tools_hash")
@@ -26,6 +27,20 @@ FIXED_FIELDS = ("server", "tool", "ok", "fail", "ms", "matched_description", "re
 
 class ReportRefused(ValueError):
     """The report breaks a rule every landed report is held to."""
+
+
+def endpoint_named(mapday: MapDay, server: str) -> str:
+    """The server_key of the endpoint `server` names on the served day, in any form another tool answers with
+    (its URL, server_key, 12-hex server_id or registry name: publishing/mapday.py MapDay.resolve), so that a
+    report lands by its key; else `server` as given, for the rules to judge against the last days' endpoints
+    (a key or id seen then still lands; anything else is refused as an unknown server). A registry name that
+    several endpoints share is refused: the report would not say which one it is about."""
+    try:
+        return str(mapday.resolve(server)["server_key"])
+    except AmbiguousServerError as exc:
+        raise ReportRefused(str(exc)) from exc
+    except UnknownServerError:
+        return server
 
 
 def land_report(lake: LakePaths, fields: dict[str, Any], reporter_id: str, now: dt.datetime) -> Path:

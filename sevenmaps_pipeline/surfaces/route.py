@@ -247,7 +247,7 @@ def route(mapday: MapDay, task: str, risk: str | None = None, limit: int | None 
     p = ROUTE_PARAMS
     query = terms(task)
     if not query:
-        raise ValueError("the task has no words to match (describe it in plain words, e.g. 'weather forecast')")
+        raise ValueError("task must name what to do in plain words, e.g. 'weather forecast' (no words to match)")
     level, level_source = task_risk(task, risk)
     limit = max(1, min(int(limit or p["results"]), p["max_results"]))
     index = index or RouteIndex.build(mapday)
