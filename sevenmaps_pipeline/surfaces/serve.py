@@ -85,7 +85,7 @@ def make_app(lake: LakePaths, host: str = "127.0.0.1", allowed_hosts: list[str] 
                 return PlainTextResponse("no site built yet: the site asset runs after each day is signed "
                                          "(sevenmaps demo builds one)", status_code=404)
             return PlainTextResponse("not found", status_code=404)
-        suffix = ".tlog-proof" if found.name.endswith(".tlog-proof") else found.suffix
+        suffix = {"vkey": ".txt"}.get(found.name, ".tlog-proof" if found.name.endswith(".tlog-proof") else found.suffix)
         kind = SITE_TYPES.get(suffix) or mimetypes.guess_type(found.name)[0] or "application/octet-stream"
         headers = {"Cache-Control": "public, max-age=300", "X-Content-Type-Options": "nosniff"}
         try:
@@ -98,7 +98,7 @@ def make_app(lake: LakePaths, host: str = "127.0.0.1", allowed_hosts: list[str] 
 
     async def live(request: Request) -> Response:
         path = request.path_params.get("path", "")
-        if path in ("", "index.html") or path.startswith("integrity/"):  # the site's own, for the record
+        if path in ("", "index.html") or path.startswith(("integrity/", ".well-known/")):  # the site's own
             return RedirectResponse("/" + ("" if path == "index.html" else path), status_code=307)
         try:
             found = await live_pages.get(path[:MAX_SITE_PATH])
