@@ -99,13 +99,15 @@ def test_ui_refuses_a_lake_that_is_not_there_and_creates_nothing(tmp_path, no_da
     missing = tmp_path / "nope"
     assert main(["ui", "--lake", str(missing), "--port", "0"]) == 2
     line = _one_error_line(capsys.readouterr().err)
-    assert line.startswith(f"error: no lake at {missing}: run `make demo` first") and "sevenmaps ui --new" in line
-    # A folder nothing has run in is no lake either (a mistyped --lake /tmp): Dagster would make a home in it.
+    assert line.startswith(f"error: no lake at {missing} (nothing has run there): run `make demo` first")
+    assert "sevenmaps ui --new" in line
+    # A folder nothing has run in is no lake either (a fresh clone's data_lake/ with its README, a mistyped
+    # --lake /tmp): Dagster would make a home in it.
     (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "README.md").write_text("the lake's folder\n")
     assert main(["ui", "--lake", str(tmp_path / "empty"), "--port", "0"]) == 2
-    assert _one_error_line(capsys.readouterr().err).startswith(f"error: not a lake (nothing has run in it): "
-                                                                f"{tmp_path / 'empty'}: ")
-    assert not missing.exists() and not list((tmp_path / "empty").iterdir()) and not no_dagster
+    assert _one_error_line(capsys.readouterr().err).startswith(f"error: no lake at {tmp_path / 'empty'} (")
+    assert not missing.exists() and [p.name for p in (tmp_path / "empty").iterdir()] == ["README.md"] and not no_dagster
     # --new starts a new lake: its folder and Dagster home made, then `dagster dev`.
     with pytest.raises(DagsterStarted):
         main(["ui", "--new", "--lake", str(missing), "--port", "0"])

@@ -166,9 +166,10 @@ def _ui_lake(args: argparse.Namespace) -> LakePaths:
         return lake
     if any((lake.root / name).exists() for name in LAKE_FOLDERS):
         return lake
-    what = "no lake at" if not lake.root.exists() else "not a lake (nothing has run in it):"
-    raise ValueError(f"{what} {lake.root}: run `make demo` first (the demo lake, at ./data_lake), or `sevenmaps ui "
-                     "--new` to start a new, empty lake there (--lake PATH or $SEVENMAPS_LAKE names another)")
+    # A fresh clone's ./data_lake holds only its README: no lake yet either.
+    raise ValueError(f"no lake at {lake.root} (nothing has run there): run `make demo` first (the demo lake, at "
+                     "./data_lake), or `sevenmaps ui --new` to start a new, empty lake there (--lake PATH or "
+                     "$SEVENMAPS_LAKE names another)")
 
 
 def cmd_ui(args: argparse.Namespace) -> int:
