@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 
+from .examples import describe
+
 EPILOG = """\
 examples:
   sevenmaps demo                              30 days of the loopback fleet through Dagster, signed, verified
@@ -17,7 +19,7 @@ examples:
 """
 
 EXIT_CODES = """exit codes: 0 done; 1 the command found a problem (a failed check or verification, a failed run);
-2 a usage or input error, such as a lake that is not there (named in one line); 3 a fork (verify) or an
+2 a usage or input error, such as a lake that is not there or a port in use (named in one line); 3 a fork (verify) or an
 endpoint not answering (probe); 4 the log behind its signed roots, not forked (verify, log check: run
 `sevenmaps log sync`); 130 interrupted"""
 
@@ -56,6 +58,8 @@ COMMAND_HELP = {
     "site": "build the static site of a built day into site/days/D (the sign job does this after each day's "
             "snapshot); site/current points at the newest",
     "route": "which tools to use for a task, as the MCP server's route answers it (JSON)",
+    "server": "one server's last 30 days (each code with its date), the status shown now, its tools with their "
+              "risk and its recent changes, as the MCP server's server_status answers them",
     "opt-out": "the opt-out registry every check reads: `list`; `add HOST` (the operator records one); `issue HOST` "
                "(a form token the host publishes at /.well-known/7maps-optout.txt); `verify HOST` (fetch it: once "
                "it holds the token, the host is never contacted again)",
@@ -133,6 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
     for add_options in (_dev_commands, _check_commands, _pipeline_commands, _reading_commands, _control_commands,
                         _integrity_commands):
         add_options(commands)
+    for name, p in commands.items():  # each command's --help: what it does, then examples (cli/examples.py)
+        describe(p, name, p.description or COMMAND_HELP[name])
     return parser
 
 
@@ -230,6 +236,8 @@ def _pipeline_commands(commands: dict[str, argparse.ArgumentParser]) -> None:
 
     p = commands["ui"]
     p.add_argument("--port", type=int, default=3000)
+    p.add_argument("--new", action="store_true", help="start over a new, empty lake (its folder made); without "
+                   "it, a lake that is not there is refused")
     p.set_defaults(handler="pipeline:cmd_ui")
 
 
@@ -254,6 +262,12 @@ def _reading_commands(commands: dict[str, argparse.ArgumentParser]) -> None:
     p.add_argument("--limit", type=int, default=5)
     p.add_argument("--day", help="YYYY-MM-DD (default: the latest built day)")
     p.set_defaults(handler="serving:cmd_route")
+
+    p = commands["server"]
+    p.add_argument("server", help="the endpoint: its 12-hex server_id, URL, server_key or registry name")
+    p.add_argument("--day", help="YYYY-MM-DD (default: the latest built day, and today's checks so far)")
+    p.add_argument("--json", action="store_true", help="server_status's whole answer, as JSON")
+    p.set_defaults(handler="one_server:cmd_server")
 
     p = commands["sql"]
     p.add_argument("query")
@@ -314,7 +328,8 @@ def _incident_command(p: argparse.ArgumentParser) -> None:
                      "in <lake>/control/incident_reviews.parquet: who, when, why).")
     actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
     for name, text in INCIDENT_ACTIONS.items():
-        a = actions.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+        a = actions.add_parser(name, help=text)
+        describe(a, f"incident {name}", text)
         a.add_argument("--lake", default=argparse.SUPPRESS, help="lake root (default: $SEVENMAPS_LAKE, else "
                        "./data_lake)")
         a.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,

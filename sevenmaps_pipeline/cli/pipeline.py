@@ -153,14 +153,33 @@ def _port_taken(port: int) -> str | None:
     return None
 
 
-def cmd_ui(args: argparse.Namespace) -> int:
+# What a lake holds once anything has run in it (lake/paths.py): a folder with none of these is not one.
+LAKE_FOLDERS = ("raw", "curated", "roots", "control", "log", ".dagster")
+
+
+def _ui_lake(args: argparse.Namespace) -> LakePaths:
+    """The lake the UI opens: one that is there, unless --new asks for a new one. Dagster would otherwise make
+    a home in any folder named, a mistyped --lake included (docs/operations.md "The command line")."""
     lake = _lake(args)
+    if args.new:
+        lake.root.mkdir(parents=True, exist_ok=True)
+        return lake
+    if any((lake.root / name).exists() for name in LAKE_FOLDERS):
+        return lake
+    # A fresh clone's ./data_lake holds only its README: no lake yet either.
+    raise ValueError(f"no lake at {lake.root} (nothing has run there): run `make demo` first (the demo lake, at "
+                     "./data_lake), or `sevenmaps ui --new` to start a new, empty lake there (--lake PATH or "
+                     "$SEVENMAPS_LAKE names another)")
+
+
+def cmd_ui(args: argparse.Namespace) -> int:
     taken = _port_taken(args.port)
     if taken:
         # `dagster dev` would keep running without its webserver, the bind error one line in its log.
         print(f"error: 127.0.0.1:{args.port} is not free for the UI ({taken}); another UI may be running there: "
               "stop it, or pick another port with `sevenmaps ui --port N` (`make ui PORT=N`)", file=sys.stderr)
         return 2
+    lake = _ui_lake(args)
     home = ensure_dagster_home(lake)
     print(f"Dagster UI on http://127.0.0.1:{args.port} (Dagster home {home}, lake {lake.root}, "
           f"partitions from {first_day(lake)})", flush=True)

@@ -11,7 +11,7 @@ from ..lake.paths import parse_day
 from ..publishing.mapday import MapDay, latest_built_day
 from ..publishing.site import build_site
 from ..surfaces.route import route
-from ..surfaces.serve import serve
+from ..surfaces.serve import listening_socket, serve
 from .common import _existing_lake
 
 
@@ -19,10 +19,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     lake = _existing_lake(args)
     day = latest_built_day(lake)
     hosts = [h.strip() for h in (args.allowed_host or []) if h.strip()] or None
+    sock = listening_socket(args.host, args.port)  # a port in use stops here, before it says it serves
     print(f"the map's MCP server on http://{args.host}:{args.port}/mcp (streamable HTTP, stateless, JSON) and "
           f"the site on http://{args.host}:{args.port}/, over {lake.root} "
           f"({'map of ' + day.isoformat() if day else 'no built day yet'}); Ctrl-C stops it", flush=True)
-    serve(lake, args.host, args.port, hosts)
+    serve(lake, args.host, args.port, hosts, sock=sock)
     return 0
 
 

@@ -56,7 +56,8 @@ def shown_status_chart(days: list[tuple[dt.date, dict[str, int]]], width: int = 
 
 
 def day_code_bars(history: str, last_day: dt.date, width: int = 600, height: int = 40) -> str:
-    """The endpoint's daily codes as coloured bars, oldest left; each bar says its day and code."""
+    """The endpoint's daily codes as coloured bars, oldest left; each bar says its day and code (its title, on
+    hover), and the first and last days are written under the bars, so the picture dates itself."""
     codes = history or ""
     step = width / max(len(codes), 1)
     first = last_day - dt.timedelta(days=len(codes) - 1)
@@ -66,7 +67,13 @@ def day_code_bars(history: str, last_day: dt.date, width: int = 600, height: int
         body.append(f"<rect x='{i * step + 1:.1f}' y='2' width='{max(step - 2, 1):.1f}' height='{height - 4}' "
                     f"rx='2' fill='{CODE_COLOURS.get(code, '#000')}'><title>{day}: {escape(code)} "
                     f"({escape(CODE_WORDS.get(code, 'unknown'))})</title></rect>")
-    return _svg(width, height, "".join(body), f"Daily codes of the last {len(codes)} days: {codes}")
+    if not codes:
+        return _svg(width, height, "", "No daily codes yet")
+    under = height + 12
+    body.append(f"<text x='1' y='{under}' font-size='10' {FONT}>{first}</text>")
+    if len(codes) > 1:
+        body.append(f"<text x='{width - 1}' y='{under}' font-size='10' text-anchor='end' {FONT}>{last_day}</text>")
+    return _svg(width, height + 16, "".join(body), f"Daily codes from {first} to {last_day}: {codes}")
 
 
 def horizontal_bars(rows: list[tuple[str, float, str]], width: int = 520, bar: int = 18,

@@ -4,8 +4,9 @@ site/days/<D>/ holds index.html (the map's numbers, shown statuses over 30 days,
 server with its badge), servers/<server_id>.html, badges/<server_id>.svg and <server_id>-uptime.svg,
 categories/index.html and categories/<category>.html (the reliable lists), down.html (down now and
 confirmed live incidents only), feeds/watch.xml (Atom: rises in risk, sign-in, payment and redirect
-changes) and integrity/ (the day's root document and the log's inclusion proof of every file a page was
-built from). site/current points at the newest day built, so every path above is stable.
+changes), integrity/ (the day's root document, the log's vkey and the log's inclusion proof of every file a
+page was built from) and .well-known/7maps.json (the public key). site/current points at the newest day
+built, so every path above is stable.
 Built whole in a hidden folder and renamed into place; never signed (it is derived from signed files).
 """
 
@@ -115,6 +116,13 @@ def _copy_integrity(lake: LakePaths, day: dt.date, folder: Path) -> set[str]:
     target.mkdir(parents=True)
     if lake.root_file(day).is_file():
         shutil.copyfile(lake.root_file(day), target / "root.json")
+    # The keys a reader checks the root and the proofs with (docs/verifying.md): the public key at its
+    # well-known path and the log's vkey, as the lake publishes them when it signs.
+    if lake.well_known.is_file():
+        (folder / ".well-known").mkdir()
+        shutil.copyfile(lake.well_known, folder / ".well-known" / "7maps.json")
+    if (lake.log_dir / "vkey").is_file():
+        shutil.copyfile(lake.log_dir / "vkey", target / "vkey")
     copied = set()
     exported = lake.exports_dir / day.isoformat() / "proofs"
     wanted = set(INDEX_SOURCES + SERVER_SOURCES + CATEGORY_SOURCES + DOWN_SOURCES)

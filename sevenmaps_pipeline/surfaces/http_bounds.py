@@ -10,7 +10,7 @@ so that a slow, half-sent, over-long or too numerous caller costs the server a b
   slowly but steadily gets it whole, however long it takes;
 - a connection idle between requests closes after KEEP_ALIVE_SECONDS;
 - no stream stays open: the MCP endpoint is stateless with JSON answers and offers no server-sent stream
-  (GET /mcp is 405), and no WebSocket is accepted;
+  (GET /mcp is 405, as is every method but POST there), and no WebSocket is accepted;
 - at most MCP_IN_FLIGHT requests to /mcp are inside the MCP SDK at once; one more is answered busy (503,
   Retry-After, a JSON-RPC error naming it) without the SDK's work, so a flood of calls costs the site little.
 
@@ -200,7 +200,8 @@ def replaying(body: bytes, receive: Callable[[], Awaitable[dict]]) -> Callable[[
 
 class BoundedRequests:
     """ASGI middleware: bodies read whole under MAX_BODY_BYTES before the app sees them; GET /mcp refused (no
-    stream is offered); at most `in_flight` requests to /mcp inside the MCP SDK, the rest answered busy."""
+    stream is offered), and every other method there but POST; at most `in_flight` requests to /mcp inside the
+    MCP SDK, the rest answered busy."""
 
     def __init__(self, app: Any, in_flight: int = MCP_IN_FLIGHT, max_body: int = MAX_BODY_BYTES,
                  max_header: int = MAX_HEADER_BYTES) -> None:
@@ -218,9 +219,14 @@ class BoundedRequests:
                                  b"text/plain; charset=utf-8", (b"connection", b"close"))
         method = scope["method"]
         to_mcp = scope["path"].rstrip("/") == MCP_PATH
-        if to_mcp and method == "GET":
-            return await _answer(send, 405, b"the map's MCP server offers no server-sent stream: POST your "
-                                 b"JSON-RPC requests to /mcp\n", b"text/plain; charset=utf-8", (b"allow", b"POST"))
+        if to_mcp and method != "POST":
+            # The streamable HTTP transport lets a server without a server-sent stream answer GET with 405, and
+            # a stateless one DELETE likewise (modelcontextprotocol.io, "Transports"); RFC 9110 wants Allow
+            # on a 405. Every other method gets the same answer at once, never the SDK's own (which names
+            # GET and DELETE as allowed, or a path-dependent 404 for HEAD).
+            refusal = b"" if method == "HEAD" else (b"the map's MCP server offers no server-sent stream: POST your "
+                                                    b"JSON-RPC requests to /mcp\n")
+            return await _answer(send, 405, refusal, b"text/plain; charset=utf-8", (b"allow", b"POST"))
         if method in ("GET", "HEAD", "OPTIONS"):
             return await self.app(scope, receive, send)
         body = await self._body(scope, receive, send)

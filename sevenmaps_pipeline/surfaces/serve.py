@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import mimetypes
 import os
+import socket
 import sys
 import time
 from collections.abc import Callable
@@ -85,7 +86,7 @@ def make_app(lake: LakePaths, host: str = "127.0.0.1", allowed_hosts: list[str] 
                 return PlainTextResponse("no site built yet: the site asset runs after each day is signed "
                                          "(sevenmaps demo builds one)", status_code=404)
             return PlainTextResponse("not found", status_code=404)
-        suffix = ".tlog-proof" if found.name.endswith(".tlog-proof") else found.suffix
+        suffix = {"vkey": ".txt"}.get(found.name, ".tlog-proof" if found.name.endswith(".tlog-proof") else found.suffix)
         kind = SITE_TYPES.get(suffix) or mimetypes.guess_type(found.name)[0] or "application/octet-stream"
         headers = {"Cache-Control": "public, max-age=300", "X-Content-Type-Options": "nosniff"}
         try:
@@ -98,7 +99,7 @@ def make_app(lake: LakePaths, host: str = "127.0.0.1", allowed_hosts: list[str] 
 
     async def live(request: Request) -> Response:
         path = request.path_params.get("path", "")
-        if path in ("", "index.html") or path.startswith("integrity/"):  # the site's own, for the record
+        if path in ("", "index.html") or path.startswith(("integrity/", ".well-known/")):  # the site's own
             return RedirectResponse("/" + ("" if path == "index.html" else path), status_code=307)
         try:
             found = await live_pages.get(path[:MAX_SITE_PATH])
@@ -146,9 +147,32 @@ def server_config(app: Any, host: str, port: int, log_level: str = "warning",
 SWITCH_INTERVAL_SECONDS = 0.001
 
 
+class PortTaken(ValueError):
+    """The address `sevenmaps serve` was asked to listen on cannot be had (in use, or not this machine's)."""
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """The server's socket, bound before anything says it serves: a port in use is one line and exit 2
+    (docs/operations.md "The command line"), never uvicorn's own exit after the banner. SO_REUSEADDR as
+    uvicorn sets it, so a port a stopped server left in TIME_WAIT is free."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except (OSError, OverflowError) as exc:
+        sock.close()
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise PortTaken(f"cannot serve on {host}:{port} ({why}): another server may be running there; stop it, or "
+                        "pick another port with --port N") from None
+    sock.set_inheritable(True)
+    return sock
+
+
 def serve(lake: LakePaths, host: str, port: int, allowed_hosts: list[str] | None = None,
-          limits: ServeLimits = DEFAULT_LIMITS) -> None:
-    """Serve until interrupted (the whole process is the server's: it sets the interpreter's switch interval)."""
+          limits: ServeLimits = DEFAULT_LIMITS, sock: socket.socket | None = None) -> None:
+    """Serve until interrupted (the whole process is the server's: it sets the interpreter's switch interval),
+    on `sock` when the caller bound it already (listening_socket)."""
     sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
     uvicorn.Server(server_config(make_app(lake, host, allowed_hosts, limits=limits), host, port,
-                                 limits=limits)).run()
+                                 limits=limits)).run(sockets=[sock or listening_socket(host, port)])

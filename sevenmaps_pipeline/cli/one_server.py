@@ -1,0 +1,75 @@
+"""`sevenmaps server ID`: one endpoint's 30 days, the status shown now, its tools and recent changes, as the
+map's server_status answers them (publishing/status.py: the site's server page and the MCP tool read the same
+function, so nothing here is computed anew; docs/operations.md "The command line")."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+from typing import Any
+
+from ..lake.paths import parse_day
+from ..publishing.charts import CODE_WORDS
+from ..publishing.mapday import MapDay
+from ..publishing.site import uptime_text
+from ..publishing.status import server_status
+from .common import _existing_lake
+
+CHANGES_SHOWN = 20
+
+
+def cmd_server(args: argparse.Namespace) -> int:
+    lake = _existing_lake(args)
+    # As the map's server answers it (live: the open day so far read too), unless a day is asked for.
+    with MapDay.open(lake, parse_day(args.day) if args.day else None, live=not args.day) as mapday:
+        status = server_status(mapday, args.server)
+    if args.json:
+        print(json.dumps(status, indent=1, default=str))
+    else:
+        print("\n".join(server_text(status)))
+    return 0
+
+
+def dated_codes(history: str, last_day: dt.date) -> list[str]:
+    """The daily codes a week to a line, each line starting with its first day (as the server page's bars
+    date theirs: the last code is the map day's)."""
+    first = last_day - dt.timedelta(days=len(history) - 1)
+    return [f"  {first + dt.timedelta(days=i)}  {' '.join(history[i:i + 7])}" for i in range(0, len(history), 7)]
+
+
+def _now_line(s: dict[str, Any]) -> str:
+    current, daily = s["current"] or {}, s["daily"] or {}
+    by = current.get("decided_by") or "daily"
+    at = current.get("decided_at") or daily.get("checked_at")
+    reason = current.get("current_reason") or daily.get("reason")
+    return (f"status shown now: {s['shown_status'] or 'no data'} (the {by} check{f' at {at}' if at else ''}"
+            f"{f': {reason}' if reason else ''})")
+
+
+def server_text(s: dict[str, Any]) -> list[str]:
+    history = s["history"] or {}
+    label, value = uptime_text(s["history"])
+    signed = s["signed_root"]
+    lines = [f"{s['server_name'] or s['url']}  (server_id {s['server_id']})", f"url: {s['url']}",
+             f"map of {s['map_day']}" + (f", signed (root {signed['root']})" if signed else ", not signed yet"),
+             _now_line(s), f"{label}: {value}"]
+    if history.get("success_chance") is not None:
+        lines[-1] += (f"; success chance {history['success_chance']:.0%} (90% interval "
+                      f"{history['success_chance_low']:.0%} to {history['success_chance_high']:.0%})")
+    codes = history.get("history") or ""
+    legend = ", ".join(f"{code} {words}" for code, words in CODE_WORDS.items())
+    lines.append(f"last {len(codes)} days, oldest first ({legend}):" if codes else "no daily codes yet")
+    lines += dated_codes(codes, dt.date.fromisoformat(s["map_day"]))
+    lines.append(f"tools ({len(s['tools'])}, from {s['tools_from']}):" if s["tools"] else "no tools listed")
+    lines += [f"  {t['name']}  {t['risk']}  ({t['risk_rule']})" for t in s["tools"]]
+    changes = s["changes"]
+    lines.append(f"changes, newest first ({min(len(changes), CHANGES_SHOWN)} of {len(changes)}):" if changes
+                 else "no changes in the window")
+    for c in changes[:CHANGES_SHOWN]:
+        renamed = f" (was {c['previous_tool_name']})" if c.get("previous_tool_name") else ""
+        risk = f"  {c['previous_risk']} -> {c['risk']}" if c.get("previous_risk") else f"  {c['risk']}" if c.get(
+            "risk") else ""
+        lines.append(f"  {c['day']}  {c['kind']}  {c['tool_name'] or ''}{renamed}{risk}".rstrip())
+    lines += [f"live incident since {i['opened_day']}" for i in s["incidents"] if i["status"] == "live"]
+    return lines
