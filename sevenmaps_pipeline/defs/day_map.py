@@ -158,7 +158,7 @@ class _MapRun:
         self.profiles: dict[str, list[DayProfile]] = {a: [] for a in self.selected}
         self.found: dict[str, dict[dt.date, dict[str, int]]] = {c.name: {} for c in self.checks}
         self.probes = {"landed_rows": 0, "quarantined_rows": 0, "quarantined_files": 0}
-        self.build_seconds: dict[str, float] = {}  # per asset, over the run's days: the Events tab's Plots view charts it per day
+        self.build_seconds: dict[str, float] = {}  # per asset, over the run's days (charted per day)
         self.range_run = len(context.partition_keys) > 1
         self.days: dict[str, list[dg.AssetMaterialization]] = {a: [] for a in self.selected}
 
