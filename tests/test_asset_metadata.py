@@ -59,6 +59,17 @@ def test_a_day_that_went_80_percent_d_shows_in_its_numbers(lake, signing_key, tm
         per_day = {e.partition: e.materialization.metadata for e in range_run.get_asset_materialization_events()
                    if e.asset_key == dg.AssetKey("daily_status") and "code d" in e.materialization.metadata}
         assert per_day[DAY.isoformat()]["code d"].value == 1 and per_day[bad.isoformat()]["code d"].value == 8
+        # What Dagster plots per partition is each one's latest materialisation: the day's own figures, never
+        # the range's totals (which it records under every day of the range, as text only).
+        for day, down in ((DAY, 1), (bad, 8)):
+            latest = _latest(instance, "daily_status", day)
+            assert (latest["dagster/row_count"].value, latest["code d"].value) == (10, down)
+            assert _latest(instance, "raw_probes", day)["outcome timeout"].value == down
+        ranges = [e.materialization.metadata for e in range_run.get_asset_materialization_events()
+                  if "range totals" in e.materialization.metadata]
+        assert ranges and all(not isinstance(v, (dg.IntMetadataValue, dg.FloatMetadataValue))
+                              for metadata in ranges for v in metadata.values())
+        assert {m["range totals"].data["rows"] for m in ranges if "dagster/row_count" not in m} >= {20}
 
 
 def test_every_table_asset_carries_its_column_schema():

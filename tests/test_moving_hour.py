@@ -60,7 +60,12 @@ def test_a_missed_slice_leaves_exactly_its_endpoints_n(fleet, lake, tmp_path):
     with dg.instance_for_test(temp_dir=str(tmp_path)) as instance:
         run = run_days("daily_map_job", DAY, DAY, instance, lake.root,
                        prober=_prober(fleet, DAY.isoformat(), replay_missed_hours=[missed]))
+        # The UI shows the replayed day's slices done, each with its checks; the missed one stays missing.
+        slices = instance.get_materialized_partitions(dg.AssetKey("probe_slice"))
+        latest = instance.get_latest_materialization_event(dg.AssetKey("probe_slice"))
     assert run.success
+    assert slices == {f"{DAY}-{h:02d}:00" for h in range(24) if h != missed}
+    assert latest is not None and latest.asset_materialization.metadata["checks"].value >= 0
     codes = {r["server_key"]: r["code"] for r in pq.read_table(lake.curated_file("daily_status", DAY)).to_pylist()}
     assert codes == {k: ("n" if k in in_missed else code) for k, code in EXPECTED.items()}
     assert "mcp.weather.test/mcp" in in_missed and len(in_missed) < len(EXPECTED)

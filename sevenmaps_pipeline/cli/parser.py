@@ -15,7 +15,7 @@ examples:
   sevenmaps synth --servers 100000 --days 30 --seed 1 --lake /tmp/lake
   sevenmaps verify                            check every signed day of ./data_lake
   sevenmaps sql "SELECT code, count(*) FROM daily_status GROUP BY code"
-  sevenmaps ui                                the Dagster UI (backfills: Assets > select > Materialize)
+  sevenmaps ui                                the Dagster UI (backfill: Catalog > not group:hourly > select all)
 """
 
 EXIT_CODES = """exit codes: 0 done; 1 the command found a problem (a failed check or verification, a failed run);

@@ -4,6 +4,7 @@ once, in the definitions, and the docs derive it."""
 
 from __future__ import annotations
 
+import dagster as dg
 from dagster._core.definitions.assets.graph.asset_graph import AssetNode
 
 from .location import defs
@@ -33,7 +34,8 @@ def assets_markdown() -> str:
         if partitions is None:
             days = "none"
         else:
-            days = "UTC days, open day included" if getattr(partitions, "end_offset", 0) else "finished UTC days"
+            days = ("UTC hours, open hour included" if isinstance(partitions, dg.HourlyPartitionsDefinition) else
+                    "UTC days, open day included" if getattr(partitions, "end_offset", 0) else "finished UTC days")
         name = key.to_user_string()
         lines.append(f"| `{name}` | {node.group_name} | {days} | {_one_line(node.description)} | "
                      + ", ".join(f"`{c}`" for c in sorted(checks.get(name, []))) + " |")

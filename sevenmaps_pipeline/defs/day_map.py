@@ -101,13 +101,16 @@ def _failure(description: str, cause: BaseException | None) -> dg.Failure:
 
 def _results(context: dg.AssetExecutionContext, asset: str, profiles: list[DayProfile],
              extra: dict) -> dg.MaterializeResult:
-    """A one-day run carries that day's numbers; a range run (a single-run backfill) has logged each day's
-    materialisation with its own numbers as the day was built, and ends with the range's summary."""
+    """A one-day run carries that day's numbers. A range run (a single-run backfill) records its result under
+    every day of the range, so it carries no number (Dagster plots numbers per partition from each one's latest
+    materialisation, and over time): the range's totals as JSON and its days as a table; each day's own
+    numbers are recorded after it (_MapRun.log_days), so they are every day's latest."""
     if len(profiles) == 1 and len(context.partition_keys) == 1:
         return dg.MaterializeResult(asset_key=asset, metadata={**extra, "days": 1, **day_metadata(profiles[0])})
-    rows = sum(p.rows for p in profiles)
+    keys = context.partition_keys
     return dg.MaterializeResult(asset_key=asset, metadata={
-        **extra, "days": len(context.partition_keys), "rows": rows, "dagster/row_count": rows,
+        "range": f"{keys[0]} .. {keys[-1]} ({len(keys)} days, {len(profiles)} built)",
+        "range totals": dg.MetadataValue.json({"rows": sum(p.rows for p in profiles), **extra}),
         "days built": dg.MetadataValue.md(range_summary(profiles))})
 
 
@@ -155,8 +158,9 @@ class _MapRun:
         self.profiles: dict[str, list[DayProfile]] = {a: [] for a in self.selected}
         self.found: dict[str, dict[dt.date, dict[str, int]]] = {c.name: {} for c in self.checks}
         self.probes = {"landed_rows": 0, "quarantined_rows": 0, "quarantined_files": 0}
-        self.build_seconds: dict[str, float] = {}  # per asset, over the run's days: the Plots tab charts it per day
+        self.build_seconds: dict[str, float] = {}  # per asset, over the run's days (charted per day)
         self.range_run = len(context.partition_keys) > 1
+        self.days: dict[str, list[dg.AssetMaterialization]] = {a: [] for a in self.selected}
 
     def build(self, day: dt.date, assets: list[str]) -> DayBuild:
         """Build one day's assets, each one's numbers and blocking checks taken right after its table."""
@@ -187,8 +191,16 @@ class _MapRun:
             self.probes["quarantined_files"] += result.stats["refused_files"]
         self.build_seconds[asset] = self.build_seconds.get(asset, 0.0) + result.seconds
         if self.range_run:
-            self.context.log_event(dg.AssetMaterialization(asset_key=asset, partition=day.isoformat(), metadata={
+            self.days[asset].append(dg.AssetMaterialization(asset_key=asset, partition=day.isoformat(), metadata={
                 "build seconds": round(result.seconds, 2), **day_metadata(profile)}))
+
+    def log_days(self, asset: str | None = None) -> None:
+        """A range run's days, each under its own partition with its own numbers (of one asset, or of all):
+        after the range's result, so each day's latest materialisation has the day's figures."""
+        for name in self.selected if asset is None else [asset]:
+            for materialization in self.days[name]:
+                self.context.log_event(materialization)
+            self.days[name] = []
 
     def check_results(self, asset: str | None = None) -> Iterator[dg.AssetCheckResult]:
         """The checks that ran (of one asset, or of all), each with the violations of every day it saw."""
@@ -204,6 +216,7 @@ class _MapRun:
             if asset == "raw_probes":
                 extra |= {"scanned_checks": scanned, **self.probes}
             yield _results(self.context, asset, self.profiles[asset], extra)
+            self.log_days(asset)
             yield from self.check_results(asset)
 
 
@@ -246,6 +259,7 @@ def daily_map(context: dg.AssetExecutionContext, lake: LakeResource,
         publish_warehouse(run.paths)
     if failure is not None and run.range_run:
         # The days built have their materialisations; the range as a whole was not built.
+        run.log_days()
         yield from run.check_results()
         raise _failure(failure, cause) from None
     yield from run.results(scanned)

@@ -19,7 +19,7 @@ from ..surfaces.oplog import OPLOG_DAYS, prune_oplog
 from . import lanes
 from .map_assets import scan_config
 from .metadata import table_metadata
-from .partitions import SLICE_KEY_FORMAT, hourly_slices, open_hours
+from .partitions import HOURLY_GROUP, SLICE_KEY_FORMAT, hourly_slices, open_hours
 from .resources import LakeResource, ProberResource
 
 
@@ -31,7 +31,7 @@ def _result_metadata(run, chosen: dict[str, str]) -> dict:
 
 
 @dg.asset(
-    partitions_def=hourly_slices, group_name="frequent", kinds={"parquet"}, output_required=False, pool=lanes.HOURLY,
+    partitions_def=hourly_slices, group_name=HOURLY_GROUP, kinds={"parquet"}, output_required=False, pool=lanes.HOURLY,
     metadata=table_metadata("hourly"),
     description="The hourly checks of the most used endpoints (those agents reported on in the last 7 built "
     "days and those in the operator's directory lists), the open hour only, into raw/hourly (not covered by "

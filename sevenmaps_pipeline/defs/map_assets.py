@@ -21,7 +21,7 @@ from ..registry.opt_outs import OptOutRegistryError, opted_out_hosts
 from ..registry.skills_list import SkillsList
 from . import lanes
 from .metadata import table_metadata
-from .partitions import SLICE_KEY_FORMAT, hourly_slices, open_hours
+from .partitions import HOURLY_GROUP, SLICE_KEY_FORMAT, hourly_slices, open_hours
 from .resources import LakeResource, ProberResource, scan_shards
 
 SINGLE_RUN = dg.BackfillPolicy.single_run()
@@ -176,7 +176,16 @@ def scan_open_day(context: dg.AssetExecutionContext, paths: LakePaths, day: dt.d
                 context.log.warning(f"{day} {hour:02d}:00: the slice did not run (replayed miss): its endpoints "
                                     "stay n today")
                 continue
-            checks += run_slice(context, paths, day, hour, prober, prober.clock(hour)).probe_rows
+            report = run_slice(context, paths, day, hour, prober, prober.clock(hour))
+            checks += report.probe_rows
+            # The slice ran (in this run, in its own hour's clock), so its partition says so: the UI shows
+            # the replayed day's slices done, as a day the schedule scanned (docs/operations.md, "Backfilling").
+            context.log_event(dg.AssetMaterialization(
+                asset_key="probe_slice", partition=dt.datetime.combine(day, dt.time(hour)).strftime(SLICE_KEY_FORMAT),
+                description="replayed in the day's map run (raw_probes), in its own hour's clock",
+                metadata={"checks": report.probe_rows, "dagster/row_count": report.probe_rows,
+                          "outcomes": dg.MetadataValue.json(dict(sorted(report.outcomes.items()))),
+                          "replayed": True}))
         return checks
     context.log.info(f"{day}: the open day is scanned by its hourly slices (probe_slice, scan_slice_schedule); "
                      "this run validates what they have landed so far")
@@ -252,7 +261,7 @@ def slice_landed(context: dg.OpExecutionContext, shards: list[dict]) -> Iterator
 
 
 @dg.graph_asset(
-    partitions_def=hourly_slices, group_name="map", kinds={"parquet"}, metadata=table_metadata("probes"),
+    partitions_def=hourly_slices, group_name=HOURLY_GROUP, kinds={"parquet"}, metadata=table_metadata("probes"),
     description="One hourly slice of the day's scan (the moving daily hour, probe/slices.py): within its own "
     "UTC hour only, the prober checks the endpoints whose slot that hour is today (initialize, "
     "notifications/initialized, tools/list; never a tool call) into raw/probes and raw/origins, the day's first "

@@ -10,12 +10,12 @@ from ..curated.open_day import OPEN_DAY_TABLES, OpenDayError, build_open_day
 from . import lanes
 from .map_assets import probe_slice
 from .metadata import table_metadata
-from .partitions import SLICE_KEY_FORMAT, hourly_slices
+from .partitions import HOURLY_GROUP, SLICE_KEY_FORMAT, hourly_slices
 from .resources import LakeResource
 
 
 @dg.asset(
-    partitions_def=hourly_slices, group_name="map", kinds={"parquet"}, deps=[probe_slice], output_required=False,
+    partitions_def=hourly_slices, group_name=HOURLY_GROUP, kinds={"parquet"}, deps=[probe_slice], output_required=False,
     pool=lanes.SLICE,  # in the slice's own run; it writes provisional/ only, never the warehouse (defs/lanes.py)
     metadata=table_metadata("daily_status"),  # its main table: the open day's daily_status (open_status)
     description="The open day so far, after its slice landed: daily_status, tool_lists, tool_facts, tools and "

@@ -42,6 +42,17 @@ def day_site(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Materi
     if superseded:
         context.log.info(f"sites not built for {len(superseded)} earlier day(s) of this run ({superseded[0]} .. "
                          f"{superseded[-1]}): superseded by {newest}'s; `sevenmaps site --day D` builds one")
+    # A signed day caught up without its own site is still done for Dagster: its site was superseded by the
+    # newest day's (the rule above), recorded under its own partition so the sign job's partitions show
+    # every signed day done and none "missing" (a range run's days are recorded by its result already).
+    recorded = context.instance.get_materialized_partitions(context.asset_key)
+    for day in catch_up:
+        if day.isoformat() not in recorded:
+            context.log_event(dg.AssetMaterialization(
+                asset_key=context.asset_key, partition=day.isoformat(),
+                description=f"superseded by {newest}'s site (only the newest signed day's site is built: "
+                "docs/scaling.md); `sevenmaps site --day D` builds this day's",
+                metadata={"superseded_by": newest.isoformat(), "built": False}))
     last = build_site(lake.paths, newest)
     context.log.info(f"{newest}: {last.pages} pages, {last.badges} badges, {last.proofs} proofs in "
                      f"{last.folder} ({last.seconds:.1f}s, {last.writers} process(es) writing server pages)")
