@@ -180,7 +180,7 @@ def build_open_day(lake: LakePaths, day: dt.date, slice_key: str | None = None,
     folder = lake.provisional_dir / "builds" / build_id
     folder.mkdir(parents=True)
     try:
-        built = _latest_built_day(lake)
+        built = lake.latest_built_day()
         earlier = tuple((b.day, b.folder) for b in open_days(lake, after=built or dt.date.min) if b.day < day
                         and not lake.curated_file("daily_status", b.day).is_file())
         overlay = OpenDayLake(lake.root, day, folder, earlier)
@@ -200,13 +200,6 @@ def build_open_day(lake: LakePaths, day: dt.date, slice_key: str | None = None,
         _point(lake, open_day)
         _prune(lake)
     return open_day
-
-
-def _latest_built_day(lake: LakePaths) -> dt.date | None:
-    folder = lake.root / "curated" / "daily_status"
-    days = [dt.date.fromisoformat(p.parent.name[4:]) for p in folder.glob("day=*/part-0.parquet")] \
-        if folder.is_dir() else []
-    return max(days) if days else None
 
 
 def _build(overlay: OpenDayLake, day: dt.date, assets: tuple[str, ...]) -> None:
@@ -256,7 +249,7 @@ def _prune(lake: LakePaths) -> None:
     older than KEEP_SECONDS and is either of such a day or not among its day's latest KEEP_BUILDS. A build
     without a manifest (one failing, or being written by another run) is left unless older than a day."""
     folder = lake.provisional_dir
-    built = _latest_built_day(lake)
+    built = lake.latest_built_day()
     cutoff = built - dt.timedelta(days=1) if built else dt.date.min
     for link in folder.glob("day=*"):
         with contextlib.suppress(ValueError):

@@ -131,6 +131,13 @@ class LakePaths:
         """The owners' claims and notes (registry/owners.py)."""
         return self.root / "control" / "owners.parquet"
 
+    def latest_built_day(self) -> dt.date | None:
+        """The latest day whose daily_status is built (in the lake itself, never a provisional build)."""
+        folder = self.root / "curated" / "daily_status"
+        days = [dt.date.fromisoformat(m.group(1)) for p in folder.glob("day=*/part-0.parquet")
+                if (m := DAY_DIR.match(p.parent.name))] if folder.is_dir() else []
+        return max(days) if days else None
+
     def days_with_data(self) -> list[dt.date]:
         """Every day that has a covered raw or curated partition folder."""
         days: set[dt.date] = set()

@@ -49,26 +49,19 @@ def resource_name(rel: str) -> str:
     return "".join(c if c.isalnum() or c in "._-" else "-" for c in raw)
 
 
+# (Parquet type test, Table Schema type, Croissant dataType): the one type table both descriptors read.
+_TYPES = ((pa.types.is_boolean, "boolean", "sc:Boolean"), (pa.types.is_integer, "integer", "sc:Integer"),
+          (pa.types.is_floating, "number", "sc:Float"), (pa.types.is_date, "date", "sc:Date"),
+          (pa.types.is_timestamp, "datetime", "sc:DateTime"), (pa.types.is_string, "string", "sc:Text"),
+          (pa.types.is_large_string, "string", "sc:Text"), (pa.types.is_struct, "object", "sc:Text"))
+
+
 def _table_type(t: pa.DataType) -> str:
     """The Table Schema type of a Parquet column as Frictionless reads it (through pyarrow and pandas).
     Lists arrive as numpy arrays, which Frictionless's `array` type refuses (it takes a JSON array or a
     Python list), and maps as lists of pairs, which `object` refuses: both are `any`, their description
     naming the Parquet type. Structs arrive as dicts: `object`."""
-    if pa.types.is_boolean(t):
-        return "boolean"
-    if pa.types.is_integer(t):
-        return "integer"
-    if pa.types.is_floating(t):
-        return "number"
-    if pa.types.is_date(t):
-        return "date"
-    if pa.types.is_timestamp(t):
-        return "datetime"
-    if pa.types.is_string(t) or pa.types.is_large_string(t):
-        return "string"
-    if pa.types.is_struct(t):
-        return "object"
-    return "any"
+    return next((table for test, table, _ in _TYPES if test(t)), "any")
 
 
 def _table_field(f: pa.Field, doc: str) -> dict:
@@ -119,17 +112,7 @@ CROISSANT_CONTEXT = {
 
 
 def _croissant_type(t: pa.DataType) -> str:
-    if pa.types.is_boolean(t):
-        return "sc:Boolean"
-    if pa.types.is_integer(t):
-        return "sc:Integer"
-    if pa.types.is_floating(t):
-        return "sc:Float"
-    if pa.types.is_date(t):
-        return "sc:Date"
-    if pa.types.is_timestamp(t):
-        return "sc:DateTime"
-    return "sc:Text"
+    return next((croissant for test, _, croissant in _TYPES if test(t)), "sc:Text")
 
 
 def _croissant_field(table: str, column: pa.Field, doc: str, path: list[str] | None = None) -> dict:

@@ -263,11 +263,7 @@ class MapDay:
 
 
 def latest_built_day(lake: LakePaths) -> dt.date | None:
-    folder = lake.root / "curated" / "daily_status"
-    if not folder.is_dir():
-        return None
-    days = sorted(dt.date.fromisoformat(p.parent.name[4:]) for p in folder.glob("day=*/part-0.parquet"))
-    return days[-1] if days else None
+    return lake.latest_built_day()
 
 
 __all__ = ["AmbiguousServerError", "MapDay", "NoMapError", "UnknownServerError", "latest_built_day"]
