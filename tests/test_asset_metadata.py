@@ -1,5 +1,5 @@
 """What an operator reads on an asset (docs/operations.md, "Reading a run"): each day's counts per code and
-shown status as numbers (a day that went 80% d is seen at a glance and charted by the Plots tab), the
+shown status as numbers (a day that went 80% d is seen at a glance and charted by the Plots view), the
 table's column schema from the schema module, a Markdown preview, and checks that emit numbers. Through a
 real Dagster instance."""
 
@@ -70,6 +70,34 @@ def test_a_day_that_went_80_percent_d_shows_in_its_numbers(lake, signing_key, tm
         assert ranges and all(not isinstance(v, (dg.IntMetadataValue, dg.FloatMetadataValue))
                               for metadata in ranges for v in metadata.values())
         assert {m["range totals"].data["rows"] for m in ranges if "dagster/row_count" not in m} >= {20}
+
+        # So does the sign job's range run: each day its own root, files and log size; only the newest day's
+        # site is built, the earlier one's is superseded, and no number of the run sits under every day.
+        sign = run_days("sign_day_job", DAY, bad, instance, lake.root, signing_key)
+        assert sign.success
+        first, second = _latest(instance, "daily_root", DAY), _latest(instance, "daily_root", bad)
+        assert first["root"].value != second["root"].value and second["previous_root"].value == first["root"].value
+        assert (first["log_size"].value, second["log_size"].value) == (
+            first["files"].value, first["files"].value + second["files"].value)
+        snapshots = [_latest(instance, "day_snapshot", d) for d in (DAY, bad)]
+        assert all(m["exported now"].value is True for m in snapshots)
+        older, newest = _latest(instance, "day_site", DAY), _latest(instance, "day_site", bad)
+        assert older["built"].value is False and "pages" not in older and newest["pages"].value > 0
+        sign_events = [e for e in sign.get_asset_materialization_events()
+                       if "range totals" in e.materialization.metadata]
+        assert {e.asset_key.path[-1] for e in sign_events} == {"daily_root", "day_snapshot", "day_site"}
+        sign_ranges = [e.materialization.metadata for e in sign_events]
+        assert all(not isinstance(v, (dg.IntMetadataValue, dg.FloatMetadataValue))
+                                             for metadata in sign_ranges for v in metadata.values())
+        totals = {tuple(sorted(m["range totals"].data)): m["range totals"].data for m in sign_ranges}
+        assert {t.get("signed") for t in totals.values()} >= {2}
+        assert {t.get("files") for t in totals.values()} >= {sum(m["files"].value for m in snapshots)}
+
+        # A day signed again is verified and left alone; its figures stay the day's own.
+        again = run_days("sign_day_job", DAY, bad, instance, lake.root, signing_key)
+        assert again.success
+        assert _latest(instance, "daily_root", bad)["log_size"].value == second["log_size"].value
+        assert _latest(instance, "daily_root", bad)["already signed"].value is True
 
 
 def test_every_table_asset_carries_its_column_schema():

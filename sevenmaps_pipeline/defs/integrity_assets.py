@@ -1,7 +1,7 @@
 """The final asset: a signed, hash-chained root over each finished UTC day's files."""
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import dagster as dg
 
@@ -16,6 +16,7 @@ from ..integrity.roots import (
     SigningError,
     complete_signing,
     days_to_sign,
+    read_root,
     sign_through,
     signed_days,
 )
@@ -27,6 +28,7 @@ from . import lanes
 from .checks import DAY_CHECKS
 from .map_assets import SINGLE_RUN
 from .partitions import FIRST_DAY, finished_days
+from .per_day import results_per_day
 from .resources import LakeResource, partition_days
 
 
@@ -49,7 +51,7 @@ from .resources import LakeResource, partition_days
     "daily_map_job range that rebuilds them with their checks; nothing is signed then. A signed day is what "
     "its closed inputs say, so a backfill over it is a no-op. Partitions are finished days only.",
 )
-def daily_root(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
+def daily_root(context: dg.AssetExecutionContext, lake: LakeResource) -> Iterator[dg.MaterializeResult]:
     paths = lake.paths
     requested = partition_days(context)
     signed: list[SignedDay] = []
@@ -98,14 +100,22 @@ def daily_root(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Mate
                 description="signed as the catch-up of a later day",
                 metadata={"root": s.root, "files": s.files}))
     publish_warehouse(paths)
-    metadata: dict = {"signed": len(signed), "already_signed": len(already),
-                      "signed_days": [s.day.isoformat() for s in signed], "already_signed_days": already,
-                      "log_completed_days": [d.isoformat() for d in completed.days] if completed else []}
-    if signed:
-        metadata.update(root=signed[-1].root, previous_root=signed[-1].previous_root, files=signed[-1].files,
-                        log_size=signed[-1].tree_size, cosignatures=signed[-1].cosignatures,
-                        witness_problems="\n".join(p for s in signed for p in s.problems) or "none")
-    return dg.MaterializeResult(metadata=metadata)
+    run: dict = {"signed": len(signed), "already_signed": len(already),
+                 "signed_days": [s.day.isoformat() for s in signed], "already_signed_days": already,
+                 "log_completed_days": [d.isoformat() for d in completed.days] if completed else [],
+                 "witness_problems": "\n".join(p for s in signed for p in s.problems) or "none"}
+    days = {s.day: {"root": s.root, "previous_root": s.previous_root, "files": s.files, "log_size": s.tree_size,
+                    "cosignatures": s.cosignatures} for s in signed}
+    for name in already:
+        days[dt.date.fromisoformat(name)] = _signed_earlier(paths, dt.date.fromisoformat(name))
+    yield from results_per_day(context, run, days)
+
+
+def _signed_earlier(paths: LakePaths, day: dt.date) -> dict:
+    """A day signed before this run, as its root document says (its figures stay on the plot)."""
+    doc = read_root(paths, day)
+    return {"root": doc["root"], "previous_root": doc.get("previous_root") or "", "files": len(doc["lines"]),
+            "log_size": (doc.get("log") or {}).get("tree_size", 0), "already signed": True}
 
 
 def unchecked_days(paths: LakePaths, days: list[dt.date],
@@ -164,12 +174,12 @@ def caught_up_days(lake: LakeResource, requested: list, done: Callable[[dt.date]
     "why). Immutable: a day already exported is left as it is. Verify with `sevenmaps verify --export exports/D "
     "--public-key ...`.",
 )
-def day_snapshot(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
+def day_snapshot(context: dg.AssetExecutionContext, lake: LakeResource) -> Iterator[dg.MaterializeResult]:
     requested = partition_days(context)
     # A sign run that caught up earlier days signed them too: their snapshots are written now as well (and
     # recorded under their own partitions), so no signed day is left without one.
     catch_up = caught_up_days(lake, requested, lambda d: default_folder(lake.paths, d, d).exists())
-    written, kept, files = {}, [], 0
+    written, kept, files, per_day = {}, [], 0, {}
     for day in catch_up + requested:
         try:
             result = export_snapshot(lake.paths, day, day)
@@ -180,14 +190,15 @@ def day_snapshot(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Ma
             written[day.isoformat()] = f"{result.files} files, {result.withheld} withheld, {result.bytes:,} bytes"
         else:
             kept.append(day.isoformat())
+        per_day[day] = {"files": result.files, "withheld": result.withheld, "exported now": result.created}
         if day not in requested:
             context.log_event(dg.AssetMaterialization(
                 asset_key=context.asset_key, partition=day.isoformat(),
                 description="exported as the catch-up of a later day",
-                metadata={"files": result.files, "withheld": result.withheld}))
-    return dg.MaterializeResult(metadata={"exported": len(written), "files": files, "caught_up": len(catch_up),
-                                          "written": written or "none", "already_exported": kept or "none",
-                                          "folder": str(lake.paths.exports_dir)})
+                metadata=per_day[day]))
+    yield from results_per_day(context, {
+        "exported": len(written), "files": files, "caught_up": len(catch_up), "written": written or "none",
+        "already_exported": kept or "none", "folder": str(lake.paths.exports_dir)}, per_day)
 
 
 @dg.asset_check(asset=daily_root, blocking=True,

@@ -1,5 +1,5 @@
 """What an operator reads on an asset in the Dagster UI: per day, the counts per code and shown status (and
-their equivalents for the other tables) as numbers the Events tab's Plots view charts per partition, a Markdown
+their equivalents for the other tables) as numbers the Overview tab's Plots view charts per partition, a Markdown
 preview, and the column schema from the schema module (docs/operations.md, "Reading a run")."""
 
 from __future__ import annotations

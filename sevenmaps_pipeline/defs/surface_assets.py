@@ -2,6 +2,8 @@
 snapshot so every page can link the proofs of the files it was built from."""
 
 import base64
+import datetime as dt
+from collections.abc import Iterator
 
 import dagster as dg
 
@@ -10,6 +12,7 @@ from . import lanes
 from .integrity_assets import caught_up_days, day_snapshot
 from .map_assets import SINGLE_RUN
 from .partitions import finished_days
+from .per_day import results_per_day
 from .resources import LakeResource, partition_days
 
 
@@ -30,7 +33,7 @@ from .resources import LakeResource, partition_days
     "inclusion proof of every file it was built from. site/current points at the newest day; `sevenmaps "
     "serve` serves it beside the map's MCP server.",
 )
-def day_site(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.MaterializeResult:
+def day_site(context: dg.AssetExecutionContext, lake: LakeResource) -> Iterator[dg.MaterializeResult]:
     requested = partition_days(context)
     # Only the newest day of the run gets its site: it is the one served (site/current), and a site is a
     # page and two badges per endpoint, so building every day of a backfill or a catch-up would cost 30
@@ -59,11 +62,13 @@ def day_site(context: dg.AssetExecutionContext, lake: LakeResource) -> dg.Materi
     if last.writers_note:
         context.log.warning(f"{newest}: {last.writers_note}")
     chart = base64.b64encode(last.index_chart.encode()).decode()
-    return dg.MaterializeResult(metadata={
+    # The built day's numbers are its own; a superseded day of a range run gets no pages on the plot.
+    days: dict[dt.date, dict] = {d: {"superseded_by": newest.isoformat(), "built": False} for d in superseded}
+    days[newest] = {"built": True, "pages": last.pages, "badges": last.badges, "seconds": round(last.seconds, 2),
+                    "writers": last.writers, "proofs_linked": last.proofs}
+    yield from results_per_day(context, {
         "day": newest.isoformat(), "superseded_days": dg.MetadataValue.json([d.isoformat() for d in superseded]),
-        "pages": last.pages, "badges": last.badges, "seconds": round(last.seconds, 2), "writers": last.writers,
-        "proofs_linked": last.proofs, "folder": dg.MetadataValue.path(str(last.folder)),
-        "current": last.current,
+        "folder": dg.MetadataValue.path(str(last.folder)), "current": last.current,
         "index_chart": dg.MetadataValue.md(f"Shown statuses over the 30 days ending {last.day}:\n\n"
                                            f"![shown statuses](data:image/svg+xml;base64,{chart})"),
-    })
+    }, days)
