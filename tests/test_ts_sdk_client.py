@@ -61,7 +61,7 @@ def agrees(summary: dict, version: str) -> None:
                                     "DELETE 405 text/plain"}
     assert summary["transport_errors"] == []
     # A client resuming with a session id it kept is answered without a handshake, and its DELETE to end the
-    # session is the 405 the SDK takes as "none to end".
+    # session is the 405 the SDK takes as "none to end" (its words: tests/test_rough_edges.py).
     assert summary["resumed"] == {"answered": True, "ended": True}
     assert summary["http"]["DELETE 405 text/plain"] == 1
     assert summary["prompts"] == 0 and summary["resources"] == 0  # announced by the SDK's server, both empty
