@@ -25,7 +25,18 @@ $(CHROMIUM):
 	DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium >/dev/null 2>&1 || \
 	{ $$SUDO apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium >/dev/null; }
 
-test: $(STAMP) $(CHROMIUM)  ## the test suite (pytest, on two workers: the longest tests start first, see tests/conftest.py)
+# The map's server is also held to the official TypeScript SDK client (tests/test_ts_sdk_client.py): its npm
+# packages, pinned in tests/ts_client/package-lock.json, installed here (npm ci) when node_modules is missing
+# or older than the lock; never at test time, when nothing but 127.0.0.1 is reached.
+TS_CLIENT := tests/ts_client
+TS_MODULES := $(TS_CLIENT)/node_modules/.package-lock.json
+$(TS_MODULES): $(TS_CLIENT)/package-lock.json
+	@command -v node >/dev/null && command -v npm >/dev/null || { echo "the TypeScript SDK client test needs Node.js 18+ and npm: install your distribution's nodejs and npm packages"; exit 1; }
+	@echo "installing the TypeScript SDK client's packages ($(TS_CLIENT)) for its test"
+	@npm ci --prefix $(TS_CLIENT) --no-audit --no-fund --loglevel=error >/dev/null
+	@touch $@
+
+test: $(STAMP) $(CHROMIUM) $(TS_MODULES)  ## the test suite (pytest, on two workers: the longest tests start first, see tests/conftest.py)
 	$(PY) -m pytest -q -n 2
 
 PORT ?= 3000

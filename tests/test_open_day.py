@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
+from pathlib import Path
 
 import pytest
 from conftest import land_probes, probe, served_on_loopback
@@ -50,9 +51,13 @@ def slice_key(hour: int) -> str:
 
 @pytest.fixture
 def lake(tmp_path) -> LakePaths:
+    return open_day_lake(tmp_path / "lake")
+
+
+def open_day_lake(root: Path) -> LakePaths:
     """Three built days of three endpoints, then the open day's 03:00 slice (weather and notes) landed and
-    built provisionally, as the slice job does."""
-    lake = LakePaths.at(tmp_path / "lake")
+    built provisionally, as the slice job does (also served to the TypeScript client, tests/test_ts_sdk_client.py)."""
+    lake = LakePaths.at(root)
     for day in DAYS:
         land_probes(lake, [probe(URLS["forecast"], "ok", day=day, hour=9, tools=FORECAST),
                            probe(URLS["weather"], "ok", day=day, hour=3, tools=WEATHER),

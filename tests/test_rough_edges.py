@@ -1,8 +1,9 @@
 """The small things a newcomer trips on (issue 36, point 6), through the real entry point over a hand-made,
 signed lake: `ui` refuses a lake that is not there before anything starts; `serve` on a port in use says so in
 one line (exit 2) before it says it serves; the site serves the public key and the log's vkey and links them;
-`GET /mcp` and every method but POST there are answered 405 with Allow: POST at once; `sevenmaps server ID`
-prints one server's dated days, status, tools and changes from server_status; the 30-day bars carry dates."""
+`GET /mcp` and every method but POST there are answered 405 with Allow: POST at once, in words true of the
+method (DELETE: no session to end); `sevenmaps server ID` prints one server's dated days, status, tools and
+changes from server_status; the 30-day bars carry dates."""
 
 from __future__ import annotations
 
@@ -151,6 +152,20 @@ def test_get_mcp_and_every_method_but_post_are_answered_405_allow_post_at_once(t
             status, headers = _raw(url, request)
             assert status == "HTTP/1.1 405 Method Not Allowed", (request, status)
             assert headers.get("allow") == "POST", (request, headers)
+
+
+def test_a_405_on_mcp_says_what_is_true_of_the_method_asked(tmp_path):
+    # Found through the official TypeScript SDK client (tests/test_ts_sdk_client.py): a client that kept a
+    # session id ends it with DELETE /mcp, and was told that the server "offers no server-sent stream".
+    with served_on_loopback(make_app(LakePaths.at(tmp_path / "empty")), "the map's server") as url:
+        get = httpx.get(f"{url}/mcp", headers={"Accept": "text/event-stream"}, timeout=PATIENCE)
+        delete = httpx.delete(f"{url}/mcp", headers={"Mcp-Session-Id": "kept-from-before"}, timeout=PATIENCE)
+        put = httpx.put(f"{url}/mcp", content=b"{}", timeout=PATIENCE)
+    assert [r.status_code for r in (get, delete, put)] == [405, 405, 405]
+    assert get.text == "the map's MCP server offers no server-sent stream: POST your JSON-RPC requests to /mcp\n"
+    assert delete.text == ("the map's MCP server is stateless and keeps no session to end: POST your JSON-RPC "
+                           "requests to /mcp\n")
+    assert put.text == "the map's MCP server answers POST alone: POST your JSON-RPC requests to /mcp\n"
 
 
 def test_the_site_serves_the_public_key_and_the_vkey_and_links_them(signed):

@@ -46,6 +46,12 @@ KEEP_ALIVE_SECONDS = 5
 MCP_IN_FLIGHT = QUEUE_LIMIT + 1 + 32
 RETRY_AFTER_SECONDS = 5
 MCP_PATH = "/mcp"
+# Why a method other than POST is refused on /mcp, said of that method: a client that kept a session id ends
+# it with DELETE (the official TypeScript SDK client's terminateSession), and is told there is none to end.
+_POST_HERE = b": POST your JSON-RPC requests to /mcp\n"
+REFUSED_ON_MCP = {"GET": b"the map's MCP server offers no server-sent stream" + _POST_HERE,
+                  "DELETE": b"the map's MCP server is stateless and keeps no session to end" + _POST_HERE,
+                  "": b"the map's MCP server answers POST alone" + _POST_HERE}
 
 
 @dataclass(frozen=True)
@@ -223,9 +229,8 @@ class BoundedRequests:
             # The streamable HTTP transport lets a server without a server-sent stream answer GET with 405, and
             # a stateless one DELETE likewise (modelcontextprotocol.io, "Transports"); RFC 9110 wants Allow
             # on a 405. Every other method gets the same answer at once, never the SDK's own (which names
-            # GET and DELETE as allowed, or a path-dependent 404 for HEAD).
-            refusal = b"" if method == "HEAD" else (b"the map's MCP server offers no server-sent stream: POST your "
-                                                    b"JSON-RPC requests to /mcp\n")
+            # GET and DELETE as allowed, or a path-dependent 404 for HEAD), in words true of the method asked.
+            refusal = b"" if method == "HEAD" else REFUSED_ON_MCP.get(method, REFUSED_ON_MCP[""])
             return await _answer(send, 405, refusal, b"text/plain; charset=utf-8", (b"allow", b"POST"))
         if method in ("GET", "HEAD", "OPTIONS"):
             return await self.app(scope, receive, send)
