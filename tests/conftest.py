@@ -59,11 +59,11 @@ def _loopback_only_getaddrinfo(host, *args, **kwargs):
 socket.getaddrinfo = _loopback_only_getaddrinfo
 
 # The longest modules, with their rough seconds on one worker of this 2-core machine (minutes of a Dagster
-# daemon's fixed 30 s ticks, whole fleet demos, Dagster runs over several days). The three that read the
+# daemon's fixed 30 s ticks, whole fleet demos, Dagster runs over several days). The four that read the
 # shared demo lake go together: the worker that builds it (~90 s) is then the only one that waits for it.
 LONGEST = {
     ("test_ui_backfill.py",): 200,
-    ("test_ui_runs.py", "test_surfaces_demo.py", "test_analyst_docs.py"): 160,
+    ("test_ui_runs.py", "test_surfaces_demo.py", "test_analyst_docs.py", "test_ts_sdk_client.py"): 170,
     ("test_dagster_e2e.py",): 150,
     ("test_dagster_homes.py",): 95,
     ("test_scan.py",): 70,
