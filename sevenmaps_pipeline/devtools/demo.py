@@ -249,7 +249,10 @@ class _FleetDemo:
         if not location.run("submission_job", None, None, config_for(f"{today}T06")).success:
             say("the submission run FAILED")
             return False
-        say(f"{today}: the submissions' 7 days ended: decided (admitted joins the next registry snapshot)")
+        days = len(self.day_list)
+        say(f"{today}: the submissions' 7 days ended: decided (admitted joins the next registry snapshot)"
+            if days >= ops.SUBMISSION_DAYS else f"{today}: the submissions are {days} of their "
+            f"{ops.SUBMISSION_DAYS} days old: still queued (a demo of {ops.SUBMISSION_DAYS} days or more decides them)")
         say(f"{today}: five-minute checks of the owner's endpoint: "
             f"{'ran twice' if ops.five_minute_today(location, config_for, today) else 'FAILED'}")
         say(f"{today}: hourly checks of the most used endpoints; mcp.{ops.FLAPPING}.test flaps once, then fails "
