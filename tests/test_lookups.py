@@ -16,7 +16,8 @@ import pytest
 from sevenmaps_pipeline import curated
 from sevenmaps_pipeline.defs.runner import defs, run_days
 from sevenmaps_pipeline.devtools.fleet.run import Fleet, load_timeline
-from sevenmaps_pipeline.lookups.daily import lookup_day, shipped_packages
+from sevenmaps_pipeline.lake.paths import LakePaths
+from sevenmaps_pipeline.lookups.daily import latest_snapshot, lookup_day, shipped_packages
 from sevenmaps_pipeline.lookups.osv import LookupClient, PackageLookup
 from sevenmaps_pipeline.lookups.rdap import RdapClient
 from sevenmaps_pipeline.probe.config import ProbeConfig
@@ -111,3 +112,29 @@ def test_the_lookups_job_lands_raw_inputs_and_the_day_tables_are_built(fleet, la
         report = lookup_day(lake, TODAY, dt.datetime.now(dt.UTC), packages, rdap)
     assert report.domains_asked == 0 and report.domains_cached == 3 and report.packages == 2
     assert [r for r in fleet.lookups.requests if "/rdap/domain/" in r["path"]] == rdap_before
+
+
+def test_the_demos_lookups_on_a_lakes_first_day_read_the_snapshot_its_first_slice_takes(fleet, tmp_path):
+    """`sevenmaps demo --days 3` failed (issue 36): the demo's lookups run at noon on its last three days, before
+    each day's map run replays the day's slices, so on the lake's first day there was no registry snapshot for
+    them to read. The demo lands the day's snapshot first, as the day's 00:00 slice would have."""
+    from sevenmaps_pipeline.devtools.demo import _FleetDemo  # the demo's own step, its runs made in process
+
+    class InProcess:
+        def __init__(self):
+            self.jobs = []
+
+        def run(self, job, first, last, config):
+            self.jobs.append(job)
+            (tmp_path / "dagster").mkdir(exist_ok=True)
+            with dg.instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:
+                return defs.resolve_job_def(job).execute_in_process(instance=instance, run_config=config)
+
+    lake, day, location = LakePaths.at(tmp_path / "lake"), TODAY - dt.timedelta(days=1), InProcess()
+    demo = _FleetDemo(lake, tmp_path / "signing.pem", fleet, None, location, [day], set())
+    assert latest_snapshot(lake, day) is None
+    assert demo.lookups(day) and location.jobs == ["lookups_job"]
+    assert latest_snapshot(lake, day) == lake.registry_file(day)
+    assert lake.raw_files("packages", day) and lake.raw_files("domains", day)
+    listed = {r["server_name"] for r in pq.read_table(lake.registry_file(day)).to_pylist()}
+    assert "test.weather/weather" in listed

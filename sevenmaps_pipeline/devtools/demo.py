@@ -18,7 +18,9 @@ import dagster as dg
 from ..defs.home import ensure_dagster_home
 from ..defs.integrity_assets import days_to_rebuild, unchecked_days
 from ..defs.launcher import CodeLocation, code_location, run_config
+from ..defs.map_assets import scan_config
 from ..defs.partitions import FIRST_DAY_ENV
+from ..defs.resources import ProberResource
 from ..integrity.export_check import verify_export
 from ..integrity.keys import default_key_path, generate_key, generate_witness_key, load_private_key, load_witness_key
 from ..integrity.log import configured_origin, log_verifier
@@ -31,6 +33,8 @@ from ..lake import duck
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
 from ..lake.warehouse import open_warehouse
+from ..lookups.daily import latest_snapshot
+from ..probe.run import take_snapshot
 from ..publishing.export import export_snapshot
 from . import demo_operations as ops
 from .demo_operations import cadence_summary
@@ -209,14 +213,28 @@ class _FleetDemo:
                 ops.submission_checks_of_day(lake, fleet, day)
             if day in self.missed:
                 continue
-            # The daily outside lookups (OSV, npm, PyPI, RDAP) on the last days, before the day's map.
-            if i >= days - 3 and not self.location.run("lookups_job", None, None, self.config_for(f"{day}T12")).success:
-                say(f"{day}: the lookups run FAILED")
-                return False
-            if i == days - 1:
+            if i == days - 1:  # at 01:00, before the lookups' noon
                 say(f"{day}: {ops.form_opt_out(lake, fleet, dt.datetime.combine(day, dt.time(1), dt.UTC))}")
+            # The daily outside lookups (OSV, npm, PyPI, RDAP) on the last days, before the day's map.
+            if i >= days - 3 and not self.lookups(day):
+                return False
             if not self.map_day(day, day, f"timeline day {i:>2}"):
                 return False
+        return True
+
+    def lookups(self, day: dt.date) -> bool:
+        """The day's lookups at noon. They read the registry snapshot the day's first slice takes at 00:00;
+        the demo replays a day's slices in its map run, after the lookups, so on the lake's first day
+        (no snapshot of that day or the 7 before) the snapshot is taken first, as that slice would have."""
+        if latest_snapshot(self.lake, day) is None:
+            prober = ProberResource(**self.prober(f"{day}T00"))
+            listings = take_snapshot(self.lake, day, prober.registry_url, scan_config(self.lake, prober),
+                                     prober.clock())
+            say(f"{day}: the registry snapshot the day's first slice takes at 00:00 ({listings} listings), taken "
+                "ahead: the lookups at 12:00 read it")
+        if not self.location.run("lookups_job", None, None, self.config_for(f"{day}T12")).success:
+            say(f"{day}: the lookups run FAILED")
+            return False
         return True
 
     def backfill_missed(self) -> bool:
@@ -231,7 +249,10 @@ class _FleetDemo:
         if not location.run("submission_job", None, None, config_for(f"{today}T06")).success:
             say("the submission run FAILED")
             return False
-        say(f"{today}: the submissions' 7 days ended: decided (admitted joins the next registry snapshot)")
+        days = len(self.day_list)
+        say(f"{today}: the submissions' 7 days ended: decided (admitted joins the next registry snapshot)"
+            if days >= ops.SUBMISSION_DAYS else f"{today}: the submissions are {days} of their "
+            f"{ops.SUBMISSION_DAYS} days old: still queued (a demo of {ops.SUBMISSION_DAYS} days or more decides them)")
         say(f"{today}: five-minute checks of the owner's endpoint: "
             f"{'ran twice' if ops.five_minute_today(location, config_for, today) else 'FAILED'}")
         say(f"{today}: hourly checks of the most used endpoints; mcp.{ops.FLAPPING}.test flaps once, then fails "

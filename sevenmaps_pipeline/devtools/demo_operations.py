@@ -139,6 +139,6 @@ def cadence_summary(lake: LakePaths, end: dt.date) -> list[str]:
                         {"d": end, "k": f"{FORM_OPT_OUT}/%"})[0]
         out.append(f"  form opt-out: {FORM_OPT_OUT} on the map of {end}: {'yes' if gone else 'no (dropped off)'}")
     for entry in submissions.read_submissions(lake):
-        out.append(f"  submitted {entry.server_key}: {entry.status} ({entry.reason})")
+        out.append(f"  submitted {entry.server_key}: {entry.status}" + (f" ({entry.reason})" if entry.reason else ""))
     return out
 

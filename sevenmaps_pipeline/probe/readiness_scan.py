@@ -34,7 +34,7 @@ from ..rules.discovery import CARD_SURFACES
 from ..rules.fingerprints import summarize_tools
 from ..rules.namespace import namespace_domain
 from ..rules.outcomes import NOT_A_RESULT, NOT_CHECKED, ROBOTS_UNAVAILABLE, not_checked_detail
-from ..rules.tokens import count_tokens
+from ..rules.tokens import definition_tokens
 from .checker import CheckResult, EndpointCheck
 from .config import PROBER_VERSION, ProbeConfig
 from .hosts import Admission, Clock, HostRunner, HostSession, Robots, by_host, day_copy
@@ -144,7 +144,7 @@ def check_row(result: CheckResult, listing: dict[str, Any], day: dt.date, run_id
         summary = summarize_tools(result.tools)
         row.update(tools_json=summary.tools_json, tool_count=summary.tool_count, tools_hash=summary.tools_hash,
                    required_arguments=_required_arguments(result.tools),
-                   definition_tokens=count_tokens(summary.tools_json))
+                   definition_tokens=definition_tokens(result.tools))
         if result.second_tool_names is not None:
             row["second_tool_names_json"] = json.dumps(result.second_tool_names, ensure_ascii=False)
     return row

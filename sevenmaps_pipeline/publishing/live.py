@@ -22,7 +22,8 @@ from .mapday import MapDay
 from .site import _atom, _environment, server_page, slug, status_badge, uptime_badge
 from .status import DOWN_SINCE, statuses
 
-LIVE_METHOD = "live-pages-1.1"  # 1.1: down since (DOWN_SINCE) and what uptime counts, as on the site
+LIVE_METHOD = "live-pages-1.2"  # 1.1: down since (DOWN_SINCE) and what uptime counts, as on the site; 1.2: the
+# token cost of the tool list shown (status.py TOKEN_COST)
 _ID = r"[0-9a-f]{12}"
 # Every path the live pages answer (anything else is a 404 without reading the map).
 PATHS = {

@@ -152,6 +152,10 @@ class MapDay:
                         BY_NAME["tool_changes"].schema)
         duck.bind_input(self.con, "tool_facts", self._files("tool_facts", None) + self._open("tool_facts"),
                         BY_NAME["tool_facts"].schema)
+        # Each list's definition tokens, counted once (the open day's new lists by its provisional builds):
+        # the token cost of a list shown from a check since the served day (publishing/status.py TOKEN_COST).
+        duck.bind_input(self.con, "tool_lists", self._files("tool_lists", None) + self._open("tool_lists"),
+                        BY_NAME["tool_lists"].schema)
         duck.bind_input(self.con, "hourly_checks", self.hourly_files(), RAW_HOURLY.schema)
         # Owners' five-minute checks (not covered by roots) over the 90 days through the served day, live
         # through the latest day checked: what sql/five_minute_uptime.sql and sql/current_status.sql read.

@@ -17,6 +17,7 @@ from ..registry.owners import OwnerClaim, read_claims
 from ..rules.hosts import host_of
 from ..rules.methods import HISTORY_PARAMS
 from ..rules.namespace import namespace_proof
+from ..rules.tool_facts import facts_method
 from .mapday import MapDay
 
 
@@ -33,7 +34,7 @@ def _clean(row: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def _grouped(mapday: MapDay, sql: str, keys: list[str] | None, key_column: str = "server_key",
-             part: tuple[int, int] | None = None) -> dict[str, list]:
+             part: tuple[int, int] | None = None, params: dict[str, Any] | None = None) -> dict[str, list]:
     """Rows of `sql` (a SELECT with `{where}` where its filter goes) per endpoint: one query for every
     endpoint asked (or all of them, or one part of them), never one per endpoint."""
     where = f"{key_column} = ANY($keys)" if keys is not None else "true"
@@ -41,7 +42,7 @@ def _grouped(mapday: MapDay, sql: str, keys: list[str] | None, key_column: str =
         index, parts = part
         where += f" AND hash({key_column}) % {int(parts)} = {int(index)}"
     out: dict[str, list] = {}
-    for row in mapday.rows(sql.format(where=where), {"keys": keys} if keys is not None else {}):
+    for row in mapday.rows(sql.format(where=where), {**({"keys": keys} if keys is not None else {}), **(params or {})}):
         out.setdefault(row.pop("_key"), []).append(_clean(row))
     return out
 
@@ -94,6 +95,29 @@ DOWN_SINCE = (
     "WHEN r.run_at IS NOT NULL THEN strftime(r.run_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%SZ') "
     "ELSE r.run_day::VARCHAR END AS since FROM current_status c "
     "LEFT JOIN run r USING (server_key) WHERE c.current_code = 'd' AND {where}")
+
+
+# The token cost of the tool list each endpoint shows (`tools_from`: the one place every surface reads it from).
+# Its check since the served day, when that check listed tools: that list's definition tokens as the map
+# counts a list (tool_lists, the open day's provisional builds included), placed among the served day's
+# endpoints as token_cost places one (the share whose list costs less), marked provisional. Otherwise the
+# served day's token_cost row. The median and p90 are the served day's.
+TOKEN_COST = (
+    "WITH dist AS (SELECT median(definition_tokens) AS median, quantile_cont(definition_tokens, 0.9) AS p90, "
+    "count(*) AS n FROM token_cost), "
+    "lists AS (SELECT tools_hash, arg_min(definition_tokens, day) AS definition_tokens FROM tool_lists "
+    "WHERE method_version = $facts_method GROUP BY tools_hash), "
+    "shown AS (SELECT o.server_key, o.day, o.tools_hash, o.tool_count, o.tokens_estimate, l.definition_tokens "
+    "FROM open_status o JOIN lists l USING (tools_hash)) "
+    "SELECT server_key AS _key, s.day, s.tools_hash, true AS provisional, s.tool_count, s.tokens_estimate, "
+    "s.definition_tokens, (SELECT count(*) FROM token_cost t WHERE t.definition_tokens < s.definition_tokens)::DOUBLE "
+    "/ greatest(d.n, 1) AS definition_tokens_percentile, d.median AS day_median_definition_tokens, "
+    "d.p90 AS day_p90_definition_tokens FROM shown s, dist d WHERE {where} "
+    "UNION ALL BY NAME "
+    "SELECT server_key AS _key, t.day, t.tools_hash, false AS provisional, t.tool_count, t.tokens_estimate, "
+    "t.definition_tokens, t.definition_tokens_percentile, d.median AS day_median_definition_tokens, "
+    "d.p90 AS day_p90_definition_tokens FROM token_cost t, dist d "
+    "WHERE server_key NOT IN (SELECT server_key FROM shown) AND {where}")
 
 
 def uptime_counts(history: dict[str, Any] | None) -> str | None:
@@ -168,10 +192,8 @@ def statuses(mapday: MapDay, keys: list[str] | None = None,
                      "WHERE {where} ORDER BY server_key, finding, tool_name")
     category = first("SELECT server_key AS _key, category, placed_by, evidence FROM server_categories "
                      "WHERE {where}")
-    tokens = first("SELECT server_key AS _key, tool_count, tokens_estimate, definition_tokens, "
-                   "definition_tokens_percentile, (SELECT median(definition_tokens) FROM token_cost) AS "
-                   "day_median_definition_tokens, (SELECT quantile_cont(definition_tokens, 0.9) FROM token_cost) "
-                   "AS day_p90_definition_tokens FROM token_cost WHERE {where}")
+    tokens = {k: rows[0] for k, rows in _grouped(mapday, TOKEN_COST, keys, "server_key", part,
+                                                  {"facts_method": facts_method()}).items()}
     readiness = first("SELECT subject_key AS _key, score, earned, possible, rubric_version, lines_seen, "
                       "lines_unseen FROM readiness_scores WHERE subject_kind = 'mcp' AND {where}", "subject_key")
     proofs = first("SELECT subject_key AS _key, passed, evidence FROM readiness_lines WHERE "

@@ -45,10 +45,25 @@ class ToolListSummary:
     tools_hash: str
 
 
+def _item_fingerprint(tool: Any) -> str:
+    """A tool's fingerprint; an item of the array that is no object: SHA-256 of its canonical JSON."""
+    if isinstance(tool, dict):
+        return tool_fingerprint(tool)
+    return hashlib.sha256(canonical_json(tool).encode()).hexdigest()
+
+
+def definition_text(tools: list[Any]) -> str:
+    """The text a tool list's definition tokens are counted over (rules/tokens.py): the canonical JSON of the
+    tools array (keys sorted, no whitespace, UTF-8), its tools in the order of their fingerprints (then of
+    their whole canonical JSON). A server that serves the same tools with their keys or the tools themselves
+    in another order (two protocol versions, a shuffled list) is counted alike, as tools_hash takes them."""
+    keyed = sorted((_item_fingerprint(t), canonical_json(t)) for t in tools)
+    return "[" + ",".join(text for _, text in keyed) + "]"
+
+
 def summarize_tools(tools: list[Any]) -> ToolListSummary:
     text = compact_json(tools)
-    fps = [tool_fingerprint(t) if isinstance(t, dict) else hashlib.sha256(canonical_json(t).encode())
-           .hexdigest() for t in tools]
+    fps = [_item_fingerprint(t) for t in tools]
     return ToolListSummary(
         tools_json=text,
         tool_count=len(tools),

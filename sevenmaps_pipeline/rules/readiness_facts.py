@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from .discovery import answered, names_resource
 from .namespace import namespace_proof
 from .readiness import McpFacts, injection_hits
+from .tokens import definition_tokens
 
 
 def _json(text: Any) -> Any:
@@ -57,7 +58,10 @@ def mcp_facts(row: Mapping[str, Any], documents: Mapping[str, Mapping[str, Any]]
     return McpFacts(
         answered_via=via, url_scheme=urlsplit(url).scheme or None,
         redirects_followed=row.get("redirects_followed"), p50_ms=p50_ms,
-        revision=row.get("protocol_version"), tool_orders=orders, definition_tokens=row.get("definition_tokens"),
+        revision=row.get("protocol_version"), tool_orders=orders,
+        # Counted here by the map's rule (rules/tokens.py), never taken from what a probe stored under an
+        # earlier one: the same list is the same figure as token_cost's.
+        definition_tokens=definition_tokens(tools) if tools is not None else None,
         ttl_ms=row.get("ttl_ms"), cache_scope=row.get("cache_scope"), tools_result_seen=tools is not None,
         tools=tools,
         needs_auth=True if via == "401" else (False if via in ("discover", "initialize") else None),

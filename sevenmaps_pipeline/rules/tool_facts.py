@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from .fingerprints import canonical_json, tool_fingerprint
+from .fingerprints import canonical_json, definition_text, tool_fingerprint
 from .risk import Vocabulary, classify, default_vocabulary
 from .tokens import TOKENIZER_METHOD, count_many
 
@@ -52,7 +52,7 @@ def facts_of_lists(lists: list[tuple[str, str]], vocab: Vocabulary | None = None
     """Facts of many (tools_hash, tools_json) lists; every text is tokenized in one batch."""
     vocab = vocab or default_vocabulary()
     parsed = [_parse(tools_json) for _, tools_json in lists]
-    texts = [tools_json for _, tools_json in lists]
+    texts = [definition_text(tools) for tools in parsed]  # the definition tokens' text (rules/tokens.py)
     for tools in parsed:
         texts.extend(_description(t) for t in tools)
     counts = count_many(texts)

@@ -125,7 +125,9 @@ class StatusAnswer(Served):
     risk_mix: Annotated[dict[str, int], Field(description="tools per risk level")]
     findings: Annotated[list[Row], Field(description="the day's findings (findings rows)")]
     category: Annotated[Row | None, Field(description="its category and what placed it")]
-    token_cost: Annotated[Row | None, Field(description="token cost against the day's median and p90")]
+    token_cost: Annotated[Row | None, Field(description="token cost of the tool list shown (its day, tools_hash, "
+                                            "provisional when from today's check): definition_tokens (o200k_base), "
+                                            "tokens_estimate (size / 4), against the map day's median and p90")]
     readiness: Annotated[Row | None, Field(description="the readiness score")]
     incidents: Annotated[list[Row], Field(description="live and closed incidents")]
     live_incident: Annotated[bool, Field(description="whether a confirmed incident is live")]

@@ -101,7 +101,8 @@ TOOL_LISTS = TableSpec(
             col("day", pa.date32(), "the day the list was first computed", False),
             col("tools_hash", pa.string(), "SHA-256 over the sorted tool fingerprints", False),
             col("tool_count", pa.int32(), "tools in the list", False),
-            col("definition_tokens", pa.int64(), "o200k_base tokens of the compact JSON of the tools array", False),
+            col("definition_tokens", pa.int64(), "o200k_base tokens of the list's canonical JSON (keys sorted, tools "
+                "in fingerprint order: rules/fingerprints.py definition_text)", False),
             col("method_version", pa.string(), "risk method + tokenizer that produced the facts", False),
         ]
     ),
@@ -256,10 +257,11 @@ TOKEN_COST = TableSpec(
             col("tool_count", pa.int32(), "tools listed"),
             col("tool_list_size", pa.int64(), "UTF-8 bytes of the compact JSON of the tools array"),
             col("tokens_estimate", pa.int64(), "tool_list_size / 4, rounded half up (the 7Maps methodology)"),
-            col("definition_tokens", pa.int64(), "o200k_base tokens of that JSON"),
+            col("definition_tokens", pa.int64(), "o200k_base tokens of the list (tool_lists: its canonical JSON, keys "
+                "sorted; the figure every page, server_status and the readiness line show)"),
             col("definition_tokens_percentile", pa.float64(), "share of that day's endpoints with a list whose "
                 "definition_tokens are lower (0 = cheapest, 1 = dearest)"),
-            col("method_version", pa.string(), "tokenizer", False),
+            col("method_version", pa.string(), "the definition tokens' rule (TOKENIZER_METHOD)", False),
         ]
     ),
 )

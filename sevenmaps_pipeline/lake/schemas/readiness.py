@@ -47,7 +47,8 @@ RAW_READINESS = TableSpec(
             col("tools_json", pa.string(), "the first tools/list result's tools array, compact JSON"),
             col("tool_count", pa.int32(), "tools listed"),
             col("required_arguments", pa.int32(), "required arguments over all tools (inputSchema.required)"),
-            col("definition_tokens", pa.int32(), "o200k_base tokens of tools_json (whitespace removed)"),
+            col("definition_tokens", pa.int32(), "o200k_base tokens of the list, counted by the probe as the map "
+                "counts them (rules/tokens.py; rows before o200k_base-1.1 counted tools_json as sent)"),
             col("tools_hash", pa.string(), "SHA-256 over the canonical tool fingerprints (churn)"),
             col("second_tool_names_json", pa.string(), "the tool names of the second tools/list, in order, JSON "
                 "(null: the second listing failed, so the order is unseen)"),
