@@ -65,9 +65,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.only is None:
         return _bench_each_part_apart(args)
     if args.only == "risk":
-        from ..devtools.risk_corpus import measure, report
+        from ..devtools.risk_corpus import measure, measure_sides, report, sides_report
 
         print(report(measure()))
+        print(sides_report(measure_sides()))
     elif args.only == "lake":
         from ..devtools.bench import run_bench
 
