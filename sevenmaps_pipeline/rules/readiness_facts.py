@@ -55,7 +55,8 @@ def mcp_facts(row: Mapping[str, Any], documents: Mapping[str, Mapping[str, Any]]
         repository = {"private": row["repo_private"], "archived": row.get("repo_archived"),
                       "pushed_at": row.get("repo_pushed_at")}
     return McpFacts(
-        answered_via=via, url_scheme=urlsplit(url).scheme or None,
+        answered_via=via, outcome=row.get("outcome"), outcome_detail=row.get("outcome_detail"),
+        http_status=row.get("http_status"), url_scheme=urlsplit(url).scheme or None,
         redirects_followed=row.get("redirects_followed"), p50_ms=p50_ms,
         revision=row.get("protocol_version"), tool_orders=orders, definition_tokens=row.get("definition_tokens"),
         ttl_ms=row.get("ttl_ms"), cache_scope=row.get("cache_scope"), tools_result_seen=tools is not None,

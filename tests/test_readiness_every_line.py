@@ -1,0 +1,75 @@
+"""Every readiness line seen when it can be (issue 37, point 5), against real servers on loopback: the fleet's
+official-SDK MCP servers of both revisions (the 2025-06-18 handshake and the 2026-07-28 discovery era) and its
+misbehaving hosts. A redirect not followed fails "no redirect chain"; a 403 says it was a 403."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+
+import pytest
+
+from sevenmaps_pipeline.devtools.fleet.run import Fleet
+from sevenmaps_pipeline.devtools.fleet.scripted import ScriptedApp
+from sevenmaps_pipeline.probe.config import ProbeConfig
+from sevenmaps_pipeline.probe.readiness import readiness_one
+from sevenmaps_pipeline.rules.readiness import score_mcp
+
+TODAY = dt.date(2026, 12, 4)
+SCRIPTED = "mcp.eras.test"  # a scripted host for answers no SDK server gives on demand
+
+
+@pytest.fixture(scope="module")
+def scripted() -> ScriptedApp:
+    return ScriptedApp()
+
+
+@pytest.fixture(scope="module")
+def fleet(scripted):
+    with Fleet(extra_apps={SCRIPTED: scripted}) as running:
+        yield running
+
+
+def _config(fleet) -> ProbeConfig:
+    return ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file)
+
+
+def _score(fleet, url: str, **kw):
+    row, rows, facts = asyncio.run(readiness_one(url, _config(fleet), TODAY, **kw))
+    return row, score_mcp(facts)
+
+
+def _line(score, key):
+    return next(r for line, r in score.lines if line.key == key)
+
+
+def test_a_redirect_to_another_domain_fails_no_redirect_chain(fleet):
+    row, score = _score(fleet, fleet.host("away").url)
+    assert row["outcome"] == "redirect" and row["answered_via"] == "none"
+    line = _line(score, "https_no_redirects")
+    assert line.seen and not line.passed and "not followed" in line.evidence and "elsewhere.test" in line.evidence
+    assert "redirect" in _line(score, "answers").evidence
+
+
+def test_a_followed_redirect_fails_it_too_and_a_direct_answer_passes(fleet):
+    row, score = _score(fleet, fleet.host("hop").url)  # one same-domain hop, followed, then the SDK answers
+    assert row["outcome"] == "ok" and row["redirects_followed"] == 1
+    assert not _line(score, "https_no_redirects").passed and _line(score, "https_no_redirects").seen
+    _, direct = _score(fleet, fleet.host("calendar").url)
+    assert _line(direct, "https_no_redirects").passed
+
+
+def test_a_403_says_it_was_a_403(fleet):
+    row, score = _score(fleet, fleet.host("scoped").url)
+    assert row["http_status"] == 403 and row["answered_via"] == "none"
+    answers = _line(score, "answers")
+    assert answers.seen and not answers.passed and "HTTP 403" in answers.evidence
+    assert "403" in _line(score, "discover_or_initialize").evidence
+    auth = _line(score, "auth_metadata")
+    assert not auth.seen and "403" in auth.evidence  # refused: whether a token would help is not told
+    assert _line(score, "https_no_redirects").passed  # an HTTP answer, over https, no redirect
+
+
+def test_no_http_answer_leaves_the_redirect_line_unseen(fleet):
+    _, score = _score(fleet, "https://mcp.nowhere.test/mcp")  # not served by the fleet: no answer at all
+    assert not _line(score, "https_no_redirects").seen
