@@ -10,7 +10,7 @@ import datetime as dt
 import pytest
 
 from sevenmaps_pipeline.devtools.fleet.run import Fleet
-from sevenmaps_pipeline.devtools.fleet.scripted import ScriptedApp
+from sevenmaps_pipeline.devtools.fleet.scripted import Scripted, ScriptedApp, initialize_result, json_answer
 from sevenmaps_pipeline.probe.config import ProbeConfig
 from sevenmaps_pipeline.probe.readiness import readiness_one
 from sevenmaps_pipeline.rules.readiness import score_mcp
@@ -73,3 +73,38 @@ def test_a_403_says_it_was_a_403(fleet):
 def test_no_http_answer_leaves_the_redirect_line_unseen(fleet):
     _, score = _score(fleet, "https://mcp.nowhere.test/mcp")  # not served by the fleet: no answer at all
     assert not _line(score, "https_no_redirects").seen
+
+
+def _listing(request_id: int, cursor: str | None = None, hints: bool = True) -> Scripted:
+    result: dict = {"tools": [{"name": f"t{request_id}", "inputSchema": {"type": "object"}}]}
+    if hints:
+        result.update(ttlMs=60_000, cacheScope="public")
+    if cursor:
+        result["nextCursor"] = cursor
+    return json_answer({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+
+def _handshake_era(scripted: ScriptedApp, pages: list[Scripted]) -> None:
+    scripted.reset({"initialize": initialize_result(), "notifications/initialized": Scripted(202),
+                    "tools/list": pages})
+
+
+def test_cache_hints_are_read_on_a_handshake_era_result(fleet, scripted):
+    # A 2025-06-18 server whose tools/list results carry ttlMs and cacheScope: read, and the line passes.
+    _handshake_era(scripted, [_listing(2), _listing(7)])
+    row, score = _score(fleet, f"https://{SCRIPTED}/mcp")
+    assert row["answered_via"] == "initialize" and (row["ttl_ms"], row["cache_scope"]) == (60_000, "public")
+    assert _line(score, "cache_hints").passed
+    # A list whose second page lacks them does not carry them.
+    _handshake_era(scripted, [_listing(2, cursor="p2"), _listing(3, hints=False), _listing(7, cursor="p2"),
+                              _listing(8, hints=False)])
+    row, score = _score(fleet, f"https://{SCRIPTED}/mcp")
+    assert row["tool_count"] == 2 and row["ttl_ms"] is None and not _line(score, "cache_hints").passed
+
+
+def test_cache_hints_on_the_official_sdk_of_both_revisions(fleet):
+    _, modern = _score(fleet, fleet.host("calendar").url)  # 2026-07-28: the SDK's CacheHint on tools/list
+    assert _line(modern, "cache_hints").passed
+    row, elder = _score(fleet, fleet.host("elder").url)  # handshake only: the SDK sends none on that wire
+    assert row["answered_via"] == "initialize" and _line(elder, "cache_hints").seen
+    assert not _line(elder, "cache_hints").passed and "ttlMs None" in _line(elder, "cache_hints").evidence
