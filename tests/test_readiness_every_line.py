@@ -5,14 +5,27 @@ misbehaving hosts. A redirect not followed fails "no redirect chain"; a 403 says
 from __future__ import annotations
 
 import asyncio
+import copy
 import datetime as dt
+import json
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
-from sevenmaps_pipeline.devtools.fleet.run import Fleet
+from sevenmaps_pipeline.cli import main
+from sevenmaps_pipeline.curated.readiness_tables import build_readiness_lines
+from sevenmaps_pipeline.devtools.fleet.registry_app import registry_entries
+from sevenmaps_pipeline.devtools.fleet.run import Fleet, load_timeline
 from sevenmaps_pipeline.devtools.fleet.scripted import Scripted, ScriptedApp, initialize_result, json_answer
+from sevenmaps_pipeline.lake.parquet_io import write_parquet
+from sevenmaps_pipeline.lake.paths import LakePaths
+from sevenmaps_pipeline.lake.schemas import RAW_REGISTRY, conform
 from sevenmaps_pipeline.probe.config import ProbeConfig
 from sevenmaps_pipeline.probe.readiness import readiness_one
+from sevenmaps_pipeline.probe.run import ReplayClock, readiness_day
+from sevenmaps_pipeline.registry import owners
+from sevenmaps_pipeline.registry.client import rows_for_entry
 from sevenmaps_pipeline.rules.readiness import score_mcp
 
 TODAY = dt.date(2026, 12, 4)
@@ -108,3 +121,56 @@ def test_cache_hints_on_the_official_sdk_of_both_revisions(fleet):
     row, elder = _score(fleet, fleet.host("elder").url)  # handshake only: the SDK sends none on that wire
     assert row["answered_via"] == "initialize" and _line(elder, "cache_hints").seen
     assert not _line(elder, "cache_hints").passed and "ttlMs None" in _line(elder, "cache_hints").evidence
+
+
+def test_a_verified_owner_claim_proves_the_namespace_live(fleet, lake, capsys):
+    host = fleet.host("calendar")
+    args = ["--lake", str(lake.root), "readiness", host.url, "--json", "--quiet", "--resolve",
+            f"{host.host}:{fleet.port}", "--resolve", "calendar.test:9", "--ca-file", str(fleet.ca_file)]
+    assert main(args) == 0  # no registry name, no claim: unseen
+    before = {ln["line"]: ln for ln in json.loads(capsys.readouterr().out)["lines"]}
+    assert not before["namespace_proven"]["seen"]
+    now = dt.datetime.now(dt.UTC)
+    owners.issue_owner_token(lake, host.host, now)
+    owners.mark_verified(lake, host.host, now)
+    assert main(args) == 0
+    line = {ln["line"]: ln for ln in json.loads(capsys.readouterr().out)["lines"]}["namespace_proven"]
+    assert line["passed"] and "verified owner claim" in line["evidence"] and host.host in line["evidence"]
+
+
+@pytest.fixture(scope="module")
+def unprovable(tmp_path_factory):
+    """A fleet whose calendar is listed under a name the registry cannot prove ("acme/calendar")."""
+    timeline = copy.deepcopy(load_timeline())
+    timeline["servers"] = [{**s, "registry_name": "acme/calendar"} for s in timeline["servers"]
+                           if s["name"] == "calendar"]
+    timeline["extra_listings"], timeline["opted_out_hosts"] = [], []
+    with Fleet(timeline=timeline) as running:
+        yield running, LakePaths.at(tmp_path_factory.mktemp("claims") / "lake")
+
+
+def _nightly_namespace_line(fleet, lake: LakePaths) -> dict:
+    now = dt.datetime.combine(TODAY, dt.time(12), dt.UTC)
+    rows = [r for e in registry_entries(fleet) for r in rows_for_entry(e, TODAY, now, opted_out=[],
+                                                                        host_map=fleet.host_map)]
+    write_parquet(lake, lake.registry_file(TODAY), conform(pa.Table.from_pylist(rows, RAW_REGISTRY.schema),
+                                                           RAW_REGISTRY))
+    readiness_day(lake, TODAY, _config(fleet), ReplayClock(TODAY))
+    build_readiness_lines(lake, TODAY)
+    lines = pq.read_table(lake.curated_file("readiness_lines", TODAY)).to_pylist()
+    return next(r for r in lines if r["subject_key"] == "mcp.calendar.test/mcp" and r["line"] == "namespace_proven")
+
+
+def test_a_verified_owner_claim_proves_the_namespace_in_the_nightly_tables(unprovable):
+    fleet, lake = unprovable
+    line = _nightly_namespace_line(fleet, lake)
+    assert line["seen"] and not line["passed"]  # not a namespace the registry can prove
+    later = dt.datetime.combine(TODAY + dt.timedelta(days=1), dt.time(1), dt.UTC)
+    owners.issue_owner_token(lake, "calendar.test", later)  # covers the names under it
+    owners.mark_verified(lake, "calendar.test", later)
+    assert not _nightly_namespace_line(fleet, lake)["passed"]  # verified after the day: not on that day
+    earlier = dt.datetime.combine(TODAY, dt.time(3), dt.UTC)
+    owners.issue_owner_token(lake, "mcp.calendar.test", earlier)
+    owners.mark_verified(lake, "mcp.calendar.test", earlier)
+    line = _nightly_namespace_line(fleet, lake)
+    assert line["passed"] and "verified owner claim" in line["evidence"]
