@@ -15,6 +15,8 @@ import pytest
 
 from sevenmaps_pipeline.cli import main
 from sevenmaps_pipeline.curated.readiness_tables import build_readiness_lines
+from sevenmaps_pipeline.devtools.fleet.apps import FleetState, handshake_only, legacy_sse_app
+from sevenmaps_pipeline.devtools.fleet.middleware import rpc_method
 from sevenmaps_pipeline.devtools.fleet.registry_app import registry_entries
 from sevenmaps_pipeline.devtools.fleet.run import Fleet, load_timeline
 from sevenmaps_pipeline.devtools.fleet.scripted import Scripted, ScriptedApp, initialize_result, json_answer
@@ -30,6 +32,7 @@ from sevenmaps_pipeline.rules.readiness import score_mcp
 
 TODAY = dt.date(2026, 12, 4)
 SCRIPTED = "mcp.eras.test"  # a scripted host for answers no SDK server gives on demand
+OLD_SSE = "mcp.oldsse.test"  # the official SDK's SSE server, of the handshake era only
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +42,8 @@ def scripted() -> ScriptedApp:
 
 @pytest.fixture(scope="module")
 def fleet(scripted):
-    with Fleet(extra_apps={SCRIPTED: scripted}) as running:
+    old_sse = handshake_only(legacy_sse_app("oldsse", OLD_SSE, FleetState()))
+    with Fleet(extra_apps={SCRIPTED: scripted, OLD_SSE: old_sse}) as running:
         yield running
 
 
@@ -174,3 +178,50 @@ def test_a_verified_owner_claim_proves_the_namespace_in_the_nightly_tables(unpro
     owners.mark_verified(lake, "mcp.calendar.test", earlier)
     line = _nightly_namespace_line(fleet, lake)
     assert line["passed"] and "verified owner claim" in line["evidence"]
+
+
+def _over_sse(fleet, url: str):
+    before = len(fleet.recorded)
+    row, score = _score(fleet, url, remote_type="sse")
+    assert row["outcome"] == "ok", row["outcome_detail"]
+    rpcs = [rpc_method(r) for r in fleet.recorded[before:] if rpc_method(r)]
+    assert "tools/call" not in rpcs  # never a tool call
+    return row, {line.key: r for line, r in score.lines}, rpcs
+
+
+def test_an_sse_only_listing_is_scored_over_sse_in_the_2026_era(fleet):
+    # The fleet's legacy server: the official SDK's MCPServer over HTTP+SSE (sse_app), listed as "sse"; the
+    # SDK answers server/discover over SSE too.
+    row, seen, rpcs = _over_sse(fleet, fleet.host("legacy").url)
+    assert row["answered_via"] == "discover" and rpcs[0] == "server/discover" and "initialize" not in rpcs
+    assert row["tool_count"] == 1 and json.loads(row["second_tool_names_json"]) == ["echo"]
+    assert seen["discover_or_initialize"].points == 15 and seen["revision_2026_07_28"].passed
+    assert seen["deterministic_order"].passed and seen["definition_tokens"].passed and seen["answers"].passed
+    assert seen["https_no_redirects"].passed and seen["injection_clean"].passed
+    assert seen["cache_hints"].passed  # the SDK's own defaults on the 2026 wire: ttlMs 0, cacheScope private
+    assert {k for k, r in seen.items() if not r.seen} == {"namespace_proven", "repository_fresh"}
+
+
+def test_an_sse_only_listing_of_the_handshake_era_falls_back_to_initialize(fleet):
+    # The same SDK server, answering server/discover "Method not found" as the handshake era's servers do.
+    row, seen, rpcs = _over_sse(fleet, f"https://{OLD_SSE}/sse")
+    assert row["answered_via"] == "initialize" and row["protocol_version"] == "2025-06-18"
+    assert rpcs[:4] == ["server/discover", "initialize", "notifications/initialized", "tools/list"]
+    assert seen["discover_or_initialize"].points == 8 and not seen["revision_2026_07_28"].passed
+    assert seen["deterministic_order"].passed and seen["annotation_coverage"].seen
+
+
+def test_the_nightly_run_scores_the_registry_sse_listing(fleet, tmp_path):
+    lake = LakePaths.at(tmp_path / "lake")
+    now = dt.datetime.combine(TODAY, dt.time(12), dt.UTC)
+    rows = [r for e in registry_entries(fleet) for r in rows_for_entry(e, TODAY, now, opted_out=[],
+                                                                        host_map=fleet.host_map)]
+    legacy = [r for r in rows if r.get("server_name") == "test.legacy/legacy"]
+    assert legacy and legacy[0]["remote_type"] == "sse"
+    write_parquet(lake, lake.registry_file(TODAY), conform(pa.Table.from_pylist(legacy, RAW_REGISTRY.schema),
+                                                           RAW_REGISTRY))
+    readiness_day(lake, TODAY, _config(fleet), ReplayClock(TODAY))
+    build_readiness_lines(lake, TODAY)
+    lines = {r["line"]: r for r in pq.read_table(lake.curated_file("readiness_lines", TODAY)).to_pylist()}
+    assert lines["answers"]["passed"] and lines["discover_or_initialize"]["points"] == 15
+    assert lines["annotation_coverage"]["seen"] and lines["namespace_proven"]["passed"]

@@ -93,7 +93,7 @@ def cmd_readiness(args: argparse.Namespace) -> int:
     with CodeHostClient() as codehost:
         row, _, facts = asyncio.run(readiness_one(
             args.url, config, today, progress, server_name=args.name, repository_url=args.repository,
-            codehost=codehost, bad_call=args.bad_call,
+            codehost=codehost, bad_call=args.bad_call, remote_type=args.remote_type,
             owner_claim=(claim.host, claim.verified_at.date()) if claim and claim.verified_at else None))
     if row.get("repo_detail"):
         print(f"note: {args.repository}: {row['repo_detail']}; the repository line is unseen", file=sys.stderr)

@@ -185,6 +185,8 @@ def _check_commands(commands: dict[str, argparse.ArgumentParser]) -> None:
     p = commands["readiness"]
     p.add_argument("url")
     p.add_argument("--json", action="store_true", help="one JSON object with every line")
+    p.add_argument("--remote-type", default="streamable-http", choices=["streamable-http", "sse"],
+                   help="sse: a legacy HTTP+SSE endpoint, read over that transport")
     _endpoint_options(p)
     p.add_argument("--name", help="the server's registry name (io.github.ACCOUNT/... or com.example/...): its "
                    "namespace proof is then seen, as for a registry listing")
