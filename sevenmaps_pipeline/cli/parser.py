@@ -46,7 +46,7 @@ COMMAND_HELP = {
     "synth": "land deterministic synthetic raw probes and registry snapshots",
     "run": "scan the registry for the open UTC day and build its map (the daily job, outside the UI); a day that "
            "has passed is never probed",
-    "readiness": "score one MCP endpoint live on the readiness rubric (mcp-2026-09-11.1), with the nightly run's "
+    "readiness": "score one MCP endpoint live on the readiness rubric (mcp-2026-09-11.2), with the nightly run's "
                  "code: p50 is this check's round trip; the namespace line needs --name and the repository line "
                  "--repository, else they are unseen",
     "readiness-skill": "score a local Agent Skill folder on the readiness rubric (skill-2026-09-11.1; the code-host "
@@ -185,6 +185,8 @@ def _check_commands(commands: dict[str, argparse.ArgumentParser]) -> None:
     p = commands["readiness"]
     p.add_argument("url")
     p.add_argument("--json", action="store_true", help="one JSON object with every line")
+    p.add_argument("--remote-type", default="streamable-http", choices=["streamable-http", "sse"],
+                   help="sse: a legacy HTTP+SSE endpoint, read over that transport")
     _endpoint_options(p)
     p.add_argument("--name", help="the server's registry name (io.github.ACCOUNT/... or com.example/...): its "
                    "namespace proof is then seen, as for a registry listing")
