@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..packaged import SOURCE_ROOT
 from ..rules.risk import LEVELS, classify, default_vocabulary
+from .tool_corpus import DEVELOPMENT, EVALUATION, load_servers, side_of
 
 CORPUS = (SOURCE_ROOT or Path.cwd()) / "tests" / "data" / "risk_corpus.json"
 
@@ -107,8 +108,6 @@ def report(m: Measure, what: str = "real tools") -> str:
 
 def measure_sides() -> dict[str, Measure]:
     """The development and evaluation sides of the tool corpus (devtools/tool_corpus.py), each measured."""
-    from .tool_corpus import DEVELOPMENT, EVALUATION, load_servers, side_of
-
     servers = load_servers()
     return {side: measure_tools((s.id, t) for s in servers if side_of(s) == side for t in s.tools
                                 if isinstance(t, dict))
