@@ -68,6 +68,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from ..devtools.risk_corpus import measure, report
 
         print(report(measure()))
+    elif args.only == "categories":
+        from ..devtools import category_corpus
+
+        print(category_corpus.report(category_corpus.measure()))
     elif args.only == "lake":
         from ..devtools.bench import run_bench
 

@@ -15,15 +15,14 @@ next build scores every list of its day again), and the same rows either way (do
 
 from __future__ import annotations
 
-import hashlib
 import datetime as dt
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import duckdb
-
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
