@@ -69,6 +69,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         print(report(measure()))
         print(sides_report(measure_sides()))
+    elif args.only == "categories":
+        from ..devtools import category_corpus
+
+        print(category_corpus.report(category_corpus.measure()))
     elif args.only == "lake":
         from ..devtools.bench import run_bench
 

@@ -166,7 +166,8 @@ def statuses(mapday: MapDay, keys: list[str] | None = None,
                   "ORDER BY server_key, position")
     findings = every("SELECT server_key AS _key, finding, tool_name, value, threshold, detail FROM findings "
                      "WHERE {where} ORDER BY server_key, finding, tool_name")
-    category = first("SELECT server_key AS _key, category, placed_by, evidence FROM server_categories "
+    category = first("SELECT server_key AS _key, category, placed_by, evidence, decision, registry_category, "
+                     "registry_evidence, tools_category, tools_rule, tools_evidence FROM server_categories "
                      "WHERE {where}")
     tokens = first("SELECT server_key AS _key, tool_count, tokens_estimate, definition_tokens, "
                    "definition_tokens_percentile, (SELECT median(definition_tokens) FROM token_cost) AS "
