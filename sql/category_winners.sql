@@ -3,8 +3,8 @@
 -- Inputs: list_texts (tools_hash, name, description: the tools of the tool lists not scored before under this
 -- method, sql/list_categories.sql), listing_text (server_key, text: the registry name after its namespace,
 -- title and description of the entry in force), daily_status of $day and day_lists (tools_hash: the day's
--- lists) for the endpoints with a tool list; topic_words (topic, word, tool_name_topic: every form that
--- matches, plurals and two-word entries joined by '_' included) and generic_words (word) from
+-- lists) for the endpoints with a tool list; topic_words (topic, word, tool_name_topic, entry: every form that
+-- matches, plurals and two-word entries joined by '_' included, and the topic's entry it is a form of) and generic_words (word) from
 -- assets/categories.json; parameters from sevenmaps_pipeline/rules/methods.py.
 -- Text groups: 'tool_names' and 'words' keyed by a tool list (k = tools_hash; item the tool's name; text its
 -- name, or its name and description), 'name_and_summary' keyed by an endpoint with a tool list (its
@@ -14,6 +14,9 @@
 --     topic, and at least $min_share of all the list's tools (generic words dropped first); scored for
 --     every list, shared or not (whether a list is shared is the day's: sql/server_categories.sql);
 --   words: the top topic with >= $words_min words and more than any other topic.
+-- entries: how many of the topic's own entries matched (a word and its plural are one entry; a name repeated in
+-- the description is one entry): what sql/server_categories.sql asks of the registry text to keep its verdict
+-- against the tools' (docs/methodology.md, categories-1.2).
 -- Words are lower-case, split on non-alphanumerics and camelCase; each word and each pair of neighbouring
 -- words is looked up as it is (topic_words carries the plural forms, so "news" and "teams" match as written).
 WITH endpoints AS (
@@ -46,6 +49,7 @@ words AS (  -- each word, and each pair of neighbouring words joined by '_'
 scored AS (
     SELECT w.rule, w.k, tw.topic,
            CASE WHEN w.rule = 'tool_names' THEN count(DISTINCT w.item) ELSE count(*) END AS score,
+           count(DISTINCT tw.entry) AS entries,
            list(DISTINCT w.word) AS words
     FROM words AS w
     JOIN topic_words AS tw ON tw.word = w.word AND (w.rule <> 'tool_names' OR tw.tool_name_topic)
@@ -58,7 +62,7 @@ ranked AS (
                                      ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING), 0) AS runner_up
     FROM scored
 )
-SELECT r.rule, r.k, r.topic, r.score, list_sort(r.words) AS words
+SELECT r.rule, r.k, r.topic, r.score, r.entries, list_sort(r.words) AS words
 FROM ranked AS r LEFT JOIN list_sizes AS s ON r.rule = 'tool_names' AND s.tools_hash = r.k
 WHERE r.rank = 1 AND CASE r.rule
     WHEN 'name_and_summary' THEN r.score >= 1 AND r.score > r.runner_up

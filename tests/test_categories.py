@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 from conftest import DAY, land_probes, probe
 
 from sevenmaps_pipeline import curated
-from sevenmaps_pipeline.curated.tool_tables import word_forms
+from sevenmaps_pipeline.curated.categories import word_forms
 from sevenmaps_pipeline.lake.keys import server_id, server_key
 from sevenmaps_pipeline.lake.parquet_io import write_parquet
 from sevenmaps_pipeline.lake.schemas import RAW_REGISTRY, conform
@@ -96,19 +96,48 @@ def test_words_rule_reads_descriptions_and_other_when_nothing_matches(lake):
     assert (cats["weather"]["category"], cats["weather"]["placed_by"]) == ("weather", "words")
     assert cats["tie"]["category"] == "other"  # two topics with two words each: no winner
     assert (cats["blank"]["category"], cats["blank"]["placed_by"]) == ("other", "none")
-    assert {c["method_version"] for c in cats.values()} == {"categories-1.1"}
+    assert {c["method_version"] for c in cats.values()} == {"categories-1.2"}
 
 
-def test_the_servers_own_name_and_summary_come_first(lake):
-    cats = categories(lake, {"flights": TRAVEL3, "plain": TRAVEL3, "ns": [t("lookup")]}, listings={
-        "flights": ("io.github.acme/recipe-box", "Recipes and meal plans for the week."),
+def test_the_tools_verdict_wins_over_one_registry_word(lake):
+    # Issue 37 point 4: one topic word in the registry text ("Recipes") no longer files travel tools under food.
+    cats = categories(lake, {"flights": TRAVEL3, "repeat": TRAVEL3, "plain": TRAVEL3, "ns": [t("lookup")]},
+                      listings={
+        "flights": ("io.github.acme/thing", "Recipes for the week."),
+        "repeat": ("io.github.acme/recipes", "Recipes, recipes and more recipes."),  # one word, said four times
         "plain": ("io.github.acme/thing", "A server."),
         "ns": ("io.github.weather/x", "A server."),  # the namespace is not the server's name
     })
-    assert (cats["flights"]["category"], cats["flights"]["placed_by"]) == ("food_and_delivery", "name_and_summary")
-    assert cats["flights"]["evidence"] == ["meal", "recipe", "recipes"]
-    assert (cats["plain"]["category"], cats["plain"]["placed_by"]) == ("travel", "tool_names")
-    assert cats["ns"]["category"] == "other"
+    flights = cats["flights"]
+    assert (flights["category"], flights["placed_by"], flights["decision"]) == ("travel", "tool_names", "tools_win")
+    assert flights["evidence"] == ["flight", "hotel", "trip"]
+    # both verdicts are kept, each with its words
+    assert (flights["registry_category"], flights["registry_entries"], flights["registry_evidence"]) == (
+        "food_and_delivery", 1, ["recipes"])
+    assert (flights["tools_category"], flights["tools_rule"], flights["tools_evidence"]) == (
+        "travel", "tool_names", ["flight", "hotel", "trip"])
+    assert (cats["repeat"]["category"], cats["repeat"]["decision"]) == ("travel", "tools_win")
+    assert cats["repeat"]["registry_score"] == 4 and cats["repeat"]["registry_entries"] == 1
+    assert (cats["plain"]["category"], cats["plain"]["decision"]) == ("travel", "tools_only")
+    assert cats["plain"]["registry_category"] is None
+    assert (cats["ns"]["category"], cats["ns"]["decision"]) == ("other", "none")
+
+
+def test_the_registry_text_keeps_its_verdict_with_two_words_of_its_topic(lake):
+    cats = categories(lake, {"food": TRAVEL3, "agree": TRAVEL3, "summary": [t("lookup")]}, listings={
+        "food": ("io.github.acme/recipe-box", "Recipes and meal plans for the week."),
+        "agree": ("io.github.acme/trip-planner", "Plan a trip."),
+        "summary": ("io.github.acme/thing", "Weather for your city."),
+    })
+    food = cats["food"]
+    assert (food["category"], food["placed_by"], food["decision"]) == (
+        "food_and_delivery", "name_and_summary", "registry_two_words")
+    assert food["evidence"] == food["registry_evidence"] == ["meal", "recipe", "recipes"]
+    assert food["registry_entries"] == 2
+    assert (food["tools_category"], food["tools_evidence"]) == ("travel", ["flight", "hotel", "trip"])
+    assert (cats["agree"]["category"], cats["agree"]["placed_by"], cats["agree"]["decision"]) == (
+        "travel", "name_and_summary", "agree")
+    assert (cats["summary"]["category"], cats["summary"]["decision"]) == ("weather", "registry_only")
 
 
 def test_plural_topic_words_and_words_ending_in_s_match_as_written(lake):

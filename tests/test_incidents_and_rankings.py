@@ -95,8 +95,9 @@ def ranking_lake(lake, histories: dict[str, str], handshakes: dict[str, int], ca
         codes = {k: h[i] for k, h in histories.items() if h[i] != "-"}
         land_status(lake, day, codes, handshake={k: handshakes[k] for k, c in codes.items() if c == "o"})
     curated.build_server_history(lake, END)
-    rows = [{"day": END, "server_key": k, "server_id": server_id(k), "category": c, "placed_by": "words", "score": 3,
-             "tool_count": 4, "method_version": "test"} for k, c in categories.items()]
+    rows = [{"day": END, "server_key": k, "server_id": server_id(k), "category": c, "placed_by": "words",
+             "decision": "tools_only", "score": 3, "tool_count": 4, "method_version": "test"}
+            for k, c in categories.items()]
     write_parquet(lake, lake.curated_file("server_categories", END),
                   conform(pa.Table.from_pylist(rows, SERVER_CATEGORIES.schema), SERVER_CATEGORIES))
     curated.build_reliable_rankings(lake, END)

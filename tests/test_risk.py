@@ -82,7 +82,7 @@ def test_words_decide_without_annotations(t, risk):
     result = classify(t)
     assert result.risk == risk, (t["name"], result.rule, result.evidence)
     assert result.rule.startswith("words: ")
-    assert result.method == "risk-1.3"
+    assert result.method == "risk-1.4"
 
 
 def test_annotations_count_first_and_unset_is_not_false():
@@ -120,7 +120,7 @@ def test_a_vocabulary_change_is_a_method_change():
     older = Vocabulary.from_dict(doc)
     t = tool("verify_signature", "Verify a webhook signature.")
     assert (classify(t, older).risk, classify(t, older).method) == ("yellow", "risk-1.1")
-    assert (classify(t).risk, classify(t).method) == ("green", "risk-1.3")
+    assert (classify(t).risk, classify(t).method) == ("green", "risk-1.4")
 
 
 def test_name_words_split_snake_kebab_and_camel_case():

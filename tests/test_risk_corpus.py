@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 
-from sevenmaps_pipeline.devtools.risk_corpus import CORPUS, measure, report
+from sevenmaps_pipeline.devtools.risk_corpus import CORPUS, measure, measure_sides, report, sides_report
+from sevenmaps_pipeline.devtools.tool_corpus import DEVELOPMENT, EVALUATION
 
 
 def test_the_corpus_is_real_and_large_enough():
@@ -21,3 +22,15 @@ def test_words_alone_agree_with_the_servers_own_annotations():
     assert m.binary_share >= 0.92, report(m)               # read-only versus changing
     assert m.changing_as_read_only_share <= 0.015, report(m)  # a changing tool called read-only
     assert m.level_share >= 0.75, report(m)                # the three levels
+
+
+def test_both_sides_of_the_tool_corpus_hold_what_was_measured():
+    """The split corpus (devtools/tool_corpus.py): guards at the figures measured at risk-1.4, so a change
+    that makes either side worse fails here (the evaluation side's goal, changing called read-only at most
+    1.0%, is not met yet: docs/methodology.md)."""
+    sides = measure_sides()
+    print("\n" + sides_report(sides))
+    dev, ev = sides[DEVELOPMENT], sides[EVALUATION]
+    assert dev.tools >= 2000 and ev.tools >= 1500
+    assert dev.binary_share >= 0.925 and dev.changing_as_read_only_share <= 0.014 and dev.level_share >= 0.79
+    assert ev.binary_share >= 0.935 and ev.changing_as_read_only_share <= 0.020 and ev.level_share >= 0.805

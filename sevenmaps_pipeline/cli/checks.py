@@ -15,7 +15,7 @@ from ..probe.config import BAD_CALL_USER_AGENT
 from ..probe.readiness import readiness_one
 from ..probe.report import run_probe
 from ..registry.listing import has_userinfo
-from ..registry.owners import bad_call_asked
+from ..registry.owners import bad_call_asked, read_claims, verified_owner_of
 from ..rules.hosts import host_of
 from ..rules.readiness import score_mcp, score_skill
 from ..rules.risk import classify
@@ -88,10 +88,13 @@ def cmd_readiness(args: argparse.Namespace) -> int:
     if args.repository and parse_repository_url(args.repository) is None:
         raise ValueError(f"--repository {args.repository!r} is not a GitHub repository URL "
                          "(https://github.com/OWNER/REPO)")
+    today = dt.datetime.now(dt.UTC).date()
+    claim = verified_owner_of(read_claims(_lake(args)), host_of(args.url), today)
     with CodeHostClient() as codehost:
-        row, _, facts = asyncio.run(readiness_one(args.url, config, dt.datetime.now(dt.UTC).date(), progress,
-                                                  server_name=args.name, repository_url=args.repository,
-                                                  codehost=codehost, bad_call=args.bad_call))
+        row, _, facts = asyncio.run(readiness_one(
+            args.url, config, today, progress, server_name=args.name, repository_url=args.repository,
+            codehost=codehost, bad_call=args.bad_call, remote_type=args.remote_type,
+            owner_claim=(claim.host, claim.verified_at.date()) if claim and claim.verified_at else None))
     if row.get("repo_detail"):
         print(f"note: {args.repository}: {row['repo_detail']}; the repository line is unseen", file=sys.stderr)
     score = score_mcp(facts)

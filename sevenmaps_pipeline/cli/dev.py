@@ -65,9 +65,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.only is None:
         return _bench_each_part_apart(args)
     if args.only == "risk":
-        from ..devtools.risk_corpus import measure, report
+        from ..devtools.risk_corpus import measure, measure_sides, report, sides_report
 
         print(report(measure()))
+        print(sides_report(measure_sides()))
+    elif args.only == "categories":
+        from ..devtools import category_corpus
+
+        print(category_corpus.report(category_corpus.measure()))
     elif args.only == "lake":
         from ..devtools.bench import run_bench
 

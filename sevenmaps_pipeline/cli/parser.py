@@ -36,7 +36,7 @@ exit codes: 0 verified, 1 a problem (named with its day and file), 2 no such lak
   4 the log only behind its roots (a signer stopped between a root and its checkpoint: `sevenmaps log sync`)
 """
 
-BENCH_PARTS = ("risk", "lake", "export", "tools", "probe", "registry", "serve")
+BENCH_PARTS = ("risk", "categories", "lake", "export", "tools", "probe", "registry", "serve")
 
 # What `sevenmaps --help` lists, in its order: the order a newcomer meets the commands in (try it, scan, read
 # the map, control what is checked, prove it), which cuts across the command groups below. argparse lists
@@ -46,7 +46,7 @@ COMMAND_HELP = {
     "synth": "land deterministic synthetic raw probes and registry snapshots",
     "run": "scan the registry for the open UTC day and build its map (the daily job, outside the UI); a day that "
            "has passed is never probed",
-    "readiness": "score one MCP endpoint live on the readiness rubric (mcp-2026-09-11.1), with the nightly run's "
+    "readiness": "score one MCP endpoint live on the readiness rubric (mcp-2026-09-11.2), with the nightly run's "
                  "code: p50 is this check's round trip; the namespace line needs --name and the repository line "
                  "--repository, else they are unseen",
     "readiness-skill": "score a local Agent Skill folder on the readiness rubric (skill-2026-09-11.1; the code-host "
@@ -175,7 +175,8 @@ def _dev_commands(commands: dict[str, argparse.ArgumentParser]) -> None:
     p.add_argument("--serve-calls", type=int, default=600,
                    help="route calls sent at once to `sevenmaps serve` (the serve benchmark)")
     p.add_argument("--only", choices=BENCH_PARTS,
-                   help="run one benchmark: risk (the words-only estimate on real tools), lake, export (one "
+                   help="run one benchmark: risk (the words-only estimate on real tools), categories (the category "
+                        "rule on real servers: how many the tools' verdict moved), lake, export (one "
                         "snapshot of the lake's signed day), tools, probe, registry (the whole registry, "
                         "simulated) or serve (a flood of route calls and the site beside it)")
     p.set_defaults(handler="dev:cmd_bench")
@@ -185,6 +186,8 @@ def _check_commands(commands: dict[str, argparse.ArgumentParser]) -> None:
     p = commands["readiness"]
     p.add_argument("url")
     p.add_argument("--json", action="store_true", help="one JSON object with every line")
+    p.add_argument("--remote-type", default="streamable-http", choices=["streamable-http", "sse"],
+                   help="sse: a legacy HTTP+SSE endpoint, read over that transport")
     _endpoint_options(p)
     p.add_argument("--name", help="the server's registry name (io.github.ACCOUNT/... or com.example/...): its "
                    "namespace proof is then seen, as for a registry listing")

@@ -1,4 +1,9 @@
-"""The category rules' verdicts per tool list, kept per method (sql/list_categories.sql).
+"""The category rule (sql/category_winners.sql, sql/list_categories.sql, sql/server_categories.sql) and its
+verdicts per tool list, kept per method.
+
+`place` runs the rule over tables already in a DuckDB session: the map's day build (curated/tool_tables.py) and
+the corpus measurement (devtools/category_corpus.py) call the same function, so what is measured is what the map
+publishes.
 
 A list's tool_names and words winners depend on its tools and the category method alone (assets/
 categories.json and CATEGORY_PARAMS), so a list is scored the first day it is seen and every later day
@@ -10,15 +15,21 @@ next build scores every list of its day again), and the same rows either way (do
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from ..lake import duck
 from ..lake.paths import LakePaths
+from ..rules.methods import CATEGORY_PARAMS
 from .cache_files import store
 
 CACHE_FORMAT = "list-categories-1"
@@ -65,3 +76,64 @@ def keep(lake: LakePaths, digest: str, known: pa.Table, scored: pa.Table) -> Non
     fresh = pc.invert(pc.is_in(scored.column("tools_hash"), value_set=known.column("tools_hash")))
     rows = pa.concat_tables([known, scored.cast(LIST_CATEGORIES_SCHEMA).filter(fresh)])
     store(lake, cache_file(lake, digest), rows.sort_by("tools_hash"), {}, "list_categories")
+
+
+def word_forms(word: str) -> set[str]:
+    """Every form of a topic word that matches as written: the word and its plural, with spaces in
+    two-word entries as '_' (words are matched raw: no trailing 's' is ever stripped, so "news" and
+    "teams" stay themselves and never become "new" or "team")."""
+    w = word.lower().strip().replace(" ", "_")
+    forms = {w}
+    if w.endswith(("s", "x", "z", "ch", "sh")):
+        forms.add(w + "es")
+    elif w.endswith("y") and w[-2:-1] not in ("a", "e", "i", "o", "u"):
+        forms.add(w[:-1] + "ies")
+    else:
+        forms.add(w + "s")
+    return forms
+
+
+def topic_words(doc: dict[str, Any]) -> pa.Table:
+    """(topic, word, tool_name_topic, entry): every form that matches, and the entry it is a form of (the
+    registry text keeps its verdict by distinct entries, not by forms or repeats: sql/server_categories.sql)."""
+    name_topics = set(doc["tool_name_topics"])
+    rows = sorted({(topic, form, topic in name_topics, w.lower().strip().replace(" ", "_"))
+                   for topic, ws in doc["topics"].items() for w in ws for form in word_forms(w)})
+    return pa.table({"topic": [r[0] for r in rows], "word": [r[1] for r in rows],
+                     "tool_name_topic": [r[2] for r in rows], "entry": [r[3] for r in rows]})
+
+
+def rule_params(doc: dict[str, Any], day: dt.date) -> dict[str, Any]:
+    p = CATEGORY_PARAMS
+    return {"day": day, "method_version": doc["method"], "shared_min": p["shared_toolset_min_endpoints"],
+            "min_names": p["tool_name_min_names"], "dominance": p["tool_name_dominance"],
+            "min_share": p["tool_name_min_share"], "words_min": p["words_min_score"],
+            "registry_min_entries": p["registry_keeps_min_entries"]}
+
+
+@dataclass(frozen=True)
+class Placed:
+    rows: pa.Table  # sql/server_categories.sql's rows
+    scored: pa.Table  # the lists scored now (LIST_CATEGORIES_SCHEMA), for `keep`
+    day_lists: int  # lists the day's rows read, scored now or known
+
+
+def place(con: duckdb.DuckDBPyConnection, day: dt.date, doc: dict[str, Any], list_texts: pa.Table,
+          known: pa.Table, day_hashes: pa.Array, listing_text: pa.Table) -> Placed:
+    """The day's categories, in a session that already holds `daily_status`: list_texts (tools_hash, name,
+    description) of the lists not in `known`, day_hashes (every list of the day), listing_text (server_key,
+    text: the registry text of each endpoint)."""
+    params = rule_params(doc, day)
+    con.register("list_texts", list_texts)
+    con.register("day_lists", pa.table({"tools_hash": day_hashes}))
+    con.register("listing_text", listing_text)
+    con.register("topic_words", topic_words(doc))
+    # Generic words as listed (their plurals are listed where they are generic: "new" is, "news" is not).
+    con.register("generic_words", pa.table({"word": sorted(doc["generic_words"])}))
+    winners = duck.run_sql(con, "category_winners", params)
+    con.register("category_winners", winners)
+    scored = duck.run_sql(con, "list_categories", params).cast(LIST_CATEGORIES_SCHEMA)
+    day_rows = pa.concat_tables([known.filter(pc.is_in(known.column("tools_hash"), value_set=day_hashes)),
+                                 scored])
+    con.register("list_categories", day_rows)
+    return Placed(duck.run_sql(con, "server_categories", params), scored, day_rows.num_rows)

@@ -25,7 +25,9 @@ from ..lake.schemas import (
     READINESS_SCORES,
     conform,
 )
+from ..registry.owners import read_claims, verified_owner_of
 from ..rules.discovery import CARD_SURFACES, answered, disagreement, read_card
+from ..rules.hosts import host_of
 from ..rules.methods import DISCOVERY_METHOD, READINESS_P50_DAYS
 from ..rules.readiness import Score, score_mcp, score_skill
 from ..rules.readiness_facts import mcp_facts
@@ -69,8 +71,11 @@ def build_readiness_lines(lake: LakePaths, day: dt.date) -> BuildResult:
             "requested_at DESC, source_file DESC, source_row DESC) AS pick FROM skills WHERE day = $day::DATE) "
             "WHERE pick = 1 ORDER BY skill_key", params={"day": day}).to_arrow_table().to_pylist()
     rows: list[dict[str, Any]] = []
+    claims = read_claims(lake)  # control/owners.parquet: a verified claim counts for the namespace line
     for check in checks:
-        facts = mcp_facts(check, _documents(check), check.get("p50_ms"), day)
+        owner = verified_owner_of(claims, host_of(check.get("url") or ""), day)
+        facts = mcp_facts(check, _documents(check), check.get("p50_ms"), day,
+                          owner_claim=(owner.host, owner.verified_at.date()) if owner and owner.verified_at else None)
         rows += _line_rows(day, "mcp", check["server_key"], check["server_id"], check.get("server_name"),
                            score_mcp(facts))
     for skill in skills:

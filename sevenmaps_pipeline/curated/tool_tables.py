@@ -208,21 +208,6 @@ def build_findings(lake: LakePaths, day: dt.date) -> BuildResult:
 CATEGORIES = shipped("assets", "categories.json")
 
 
-def word_forms(word: str) -> set[str]:
-    """Every form of a topic word that matches as written: the word and its plural, with spaces in
-    two-word entries as '_' (words are matched raw: no trailing 's' is ever stripped, so "news" and
-    "teams" stay themselves and never become "new" or "team")."""
-    w = word.lower().strip().replace(" ", "_")
-    forms = {w}
-    if w.endswith(("s", "x", "z", "ch", "sh")):
-        forms.add(w + "es")
-    elif w.endswith("y") and w[-2:-1] not in ("a", "e", "i", "o", "u"):
-        forms.add(w[:-1] + "ies")
-    else:
-        forms.add(w + "s")
-    return forms
-
-
 def listing_text_table(lake: LakePaths, day: dt.date) -> pa.Table:
     """(server_key, text) of each listing in force on `day`: the registry name after its namespace
     (`io.github.acme/flight-search` -> `flight-search`), its title and its description."""
@@ -245,44 +230,27 @@ def listing_text_table(lake: LakePaths, day: dt.date) -> pa.Table:
 def build_server_categories(lake: LakePaths, day: dt.date) -> BuildResult:
     started = time.perf_counter()
     document = CATEGORIES.read_bytes()
-    doc = json.loads(document)
-    name_topics = set(doc["tool_name_topics"])
-    words = sorted({(topic, form, topic in name_topics) for topic, ws in doc["topics"].items() for w in ws
-                    for form in word_forms(w)})
-    p = CATEGORY_PARAMS
-    params = {"day": day, "method_version": doc["method"], "shared_min": p["shared_toolset_min_endpoints"],
-              "min_names": p["tool_name_min_names"], "dominance": p["tool_name_dominance"],
-              "min_share": p["tool_name_min_share"], "words_min": p["words_min_score"]}
     listing_text = listing_text_table(lake, day)
     facts = day_list_facts(lake, day)
     # Each list is scored once under the method (curated/categories.py): only the lists not scored before.
-    digest = method_digest(document, p)
+    digest = method_digest(document, CATEGORY_PARAMS)
     known = categories.known_lists(lake, digest)
     day_hashes = pc.unique(facts.column("tools_hash"))
     new = pc.invert(pc.is_in(facts.column("tools_hash"), value_set=known.column("tools_hash")))
     list_texts = facts.filter(new).select(["tools_hash", "name", "description"])
     with duck.session() as con:
         duck.bind_input(con, "daily_status", [lake.curated_file("daily_status", day)], DAILY_STATUS.schema)
-        con.register("list_texts", list_texts)
-        con.register("day_lists", pa.table({"tools_hash": day_hashes}))
-        con.register("listing_text", listing_text)
-        con.register("topic_words", pa.table({"topic": [w[0] for w in words], "word": [w[1] for w in words],
-                                              "tool_name_topic": [w[2] for w in words]}))
-        # Generic words as listed (their plurals are listed where they are generic: "new" is, "news" is not).
-        con.register("generic_words", pa.table({"word": sorted(doc["generic_words"])}))
-        winners = duck.run_sql(con, "category_winners", params)
-        con.register("category_winners", winners)
-        scored = duck.run_sql(con, "list_categories", params).cast(categories.LIST_CATEGORIES_SCHEMA)
-        day_rows = pa.concat_tables([known.filter(pc.is_in(known.column("tools_hash"), value_set=day_hashes)),
-                                     scored])
-        con.register("list_categories", day_rows)
-        table = conform(duck.run_sql(con, "server_categories", params), SERVER_CATEGORIES)
-    categories.keep(lake, digest, known, scored)
+        placed = categories.place(con, day, json.loads(document), list_texts, known, day_hashes, listing_text)
+    table = conform(placed.rows, SERVER_CATEGORIES)
+    categories.keep(lake, digest, known, placed.scored)
     path = write_parquet(lake, lake.curated_file("server_categories", day), table)
     counts = table.column("placed_by").value_counts().to_pylist()
+    decisions = table.column("decision").value_counts().to_pylist()
     return BuildResult("server_categories", day, path, table.num_rows, time.perf_counter() - started,
                        {"placed_by": {c["values"]: c["counts"] for c in counts},
-                        "lists_scored": scored.num_rows, "lists_known": day_rows.num_rows - scored.num_rows})
+                        "decision": {c["values"]: c["counts"] for c in decisions},
+                        "lists_scored": placed.scored.num_rows,
+                        "lists_known": placed.day_lists - placed.scored.num_rows})
 
 
 def changes_method() -> str:

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..packaged import SOURCE_ROOT
 from ..rules.risk import LEVELS, classify, default_vocabulary
+from .tool_corpus import DEVELOPMENT, EVALUATION, load_servers, side_of
 
 CORPUS = (SOURCE_ROOT or Path.cwd()) / "tests" / "data" / "risk_corpus.json"
 
@@ -60,9 +62,16 @@ class Measure:
 
 def measure(path: Path = CORPUS) -> Measure:
     doc = json.loads(path.read_text())
+    return measure_tools((tool["server"], tool) for tool in doc["tools"])
+
+
+def measure_tools(tools: Iterable[tuple[str, dict]]) -> Measure:
+    """Each (server, tool) with annotations that decide read-only or changing, its words-only estimate
+    against them."""
     vocab = default_vocabulary()
     m = Measure()
-    for tool in doc["tools"]:
+    for server, tool in tools:
+        tool = {**tool, "server": server}
         read_only, level = annotated_level(tool.get("annotations"))
         if read_only is None:
             continue
@@ -84,8 +93,8 @@ def measure(path: Path = CORPUS) -> Measure:
     return m
 
 
-def report(m: Measure) -> str:
-    lines = [f"risk without annotations, on {m.tools} real tools ({default_vocabulary().method}):",
+def report(m: Measure, what: str = "real tools") -> str:
+    lines = [f"risk without annotations, on {m.tools} {what} ({default_vocabulary().method}):",
              f"  read-only vs changing agree   {m.binary_share:7.1%}  ({m.binary_agree}/{m.binary_total})",
              f"  changing called read-only     {m.changing_as_read_only_share:7.1%}  "
              f"({m.changing_called_read_only}/{m.changing_total})",
@@ -97,8 +106,24 @@ def report(m: Measure) -> str:
     return "\n".join(lines)
 
 
+def measure_sides() -> dict[str, Measure]:
+    """The development and evaluation sides of the tool corpus (devtools/tool_corpus.py), each measured."""
+    servers = load_servers()
+    return {side: measure_tools((s.id, t) for s in servers if side_of(s) == side for t in s.tools
+                                if isinstance(t, dict))
+            for side in (DEVELOPMENT, EVALUATION)}
+
+
+def sides_report(sides: dict[str, Measure]) -> str:
+    return "\n".join(report(m, f"tools of the corpus's {side} side") for side, m in sides.items())
+
+
 if __name__ == "__main__":
-    result = measure()
-    print(report(result))
-    for miss in result.misses:
-        print("  miss", *miss)
+    import sys
+
+    result = measure_sides() if "--sides" in sys.argv else {"all": measure()}
+    print(sides_report(result))
+    if "--misses" in sys.argv:
+        for m in result.values():
+            for miss in m.misses:
+                print("  miss", *miss)

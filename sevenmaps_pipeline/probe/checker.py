@@ -388,11 +388,8 @@ class EndpointCheck:
             result = reply.result
             tools += result["tools"]
             self.result.pages_read = page + 1
-            if modern and page == 0:  # absent or malformed: null, never a made-up 0
-                ttl = json_int(result.get("ttlMs"))
-                self.result.ttl_ms = ttl if ttl is not None and 0 <= ttl < 2**63 else None
-                scope = result.get("cacheScope")
-                self.result.cache_scope = scope[:40] if isinstance(scope, str) and scope else None
+            if self.readiness or (modern and page == 0):
+                self._cache_hints(result, page)
             nxt = result.get("nextCursor")
             if not nxt:
                 complete = True
@@ -406,6 +403,21 @@ class EndpointCheck:
         self.result.tool_list_complete = complete
         if not complete and self.result.pages_read == self.config.max_pages:
             self.result.note(f"stopped after {self.config.max_pages} pages; the list may be longer")
+
+    def _cache_hints(self, result: dict, page: int) -> None:
+        """ttlMs and cacheScope of a tools/list result; absent or malformed: null, never a made-up 0. The
+        readiness probe reads them on every page in either era (a handshake-era result may carry them too),
+        and a list whose later page lacks them does not carry them (docs/methodology.md, "Readiness": the
+        cache line); the daily check keeps the 2026-07-28 first page its schema documents."""
+        ttl = json_int(result.get("ttlMs"))
+        ttl = ttl if ttl is not None and 0 <= ttl < 2**63 else None
+        scope = result.get("cacheScope")
+        scope = scope[:40] if isinstance(scope, str) and scope else None
+        if page == 0:
+            self.result.ttl_ms, self.result.cache_scope = ttl, scope
+        elif (ttl is None or scope is None) and self.result.ttl_ms is not None:
+            self.result.note(f"tools/list page {page + 1} carries no ttlMs/cacheScope: the list does not")
+            self.result.ttl_ms = self.result.cache_scope = None
 
     async def _end_session(self) -> None:
         headers = {"Mcp-Session-Id": self.result.session_id or ""}

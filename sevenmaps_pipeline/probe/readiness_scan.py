@@ -40,6 +40,7 @@ from .config import PROBER_VERSION, ProbeConfig
 from .hosts import Admission, Clock, HostRunner, HostSession, Robots, by_host, day_copy
 from .origins import OriginBook
 from .scan import endpoints_to_check
+from .sse_readiness import SseReadinessCheck
 from .surfaces import (
     CARD_ACCEPT,
     DOMAIN_SURFACES,
@@ -51,8 +52,6 @@ from .surfaces import (
     revalidated,
     surface_row,
 )
-
-SSE_ONLY = f"{SkipReason.SSE_ONLY}: the readiness probe speaks streamable HTTP only"
 
 
 class ReadinessSink(Protocol):
@@ -220,9 +219,6 @@ class _ReadinessRun:
                 await self.ask(session, "origin", origin, surface, origin + path, accept)
         if refused is not None:
             return self.refusal_row(listing, now, refused)
-        if (listing.get("remote_type") or "streamable-http") == "sse":
-            return check_row(_not_contacted(listing, now, "skipped", SSE_ONLY, SSE_ONLY), listing, self.day,
-                             self.run_id, None)
         return await self.checked(session, listing, now)
 
     def refusal_row(self, listing: dict[str, Any], now: dt.datetime, refused: Admission) -> dict[str, Any]:
@@ -239,8 +235,11 @@ class _ReadinessRun:
 
     async def checked(self, session: HostSession, listing: dict[str, Any], now: dt.datetime) -> dict[str, Any]:
         url = listing["url"]
-        check = EndpointCheck(session.client_for(url), self.config, url, now, readiness=True,
-                              progress=self.step_progress, bad_call=self.bad_call)
+        # An SSE-only listing is read over its own transport, the rubric's "streamable-http and sse"
+        # (docs/methodology.md, "Readiness": SSE-only listings).
+        kind = SseReadinessCheck if listing.get("remote_type") == "sse" else EndpointCheck
+        check = kind(session.client_for(url), self.config, url, now, readiness=True,
+                     progress=self.step_progress, bad_call=self.bad_call)
         result = await check.run()
         row = check_row(result, listing, self.day, self.run_id, check.redirects_followed)
         if self.bad_call:  # never landed: the CLI shows it

@@ -290,3 +290,16 @@ async def read_endpoint_event(response: httpx.Response, cap: int) -> str | None:
     except BodyError:
         return None
     return None
+
+
+def sse_events(response: httpx.Response, cap: int) -> AsyncIterator[tuple[bytes, list[bytes]]]:
+    """(event name, data lines) of each event of a stream, as it arrives (legacy HTTP+SSE: probe/sse_readiness.py);
+    BodyError when it grows past `cap` or cannot be decoded."""
+    return _sse_events(response, cap)
+
+
+def reply_to(obj: Any, request_id: Any) -> Reply | None:
+    """`obj` as the JSON-RPC answer to `request_id` (an answer carrying that id), else None."""
+    if not isinstance(obj, dict) or obj.get("id") is None:
+        return None
+    return _match(obj, request_id)

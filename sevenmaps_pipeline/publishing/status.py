@@ -190,7 +190,8 @@ def statuses(mapday: MapDay, keys: list[str] | None = None,
                   "ORDER BY server_key, position")
     findings = every("SELECT server_key AS _key, finding, tool_name, value, threshold, detail FROM findings "
                      "WHERE {where} ORDER BY server_key, finding, tool_name")
-    category = first("SELECT server_key AS _key, category, placed_by, evidence FROM server_categories "
+    category = first("SELECT server_key AS _key, category, placed_by, evidence, decision, registry_category, "
+                     "registry_evidence, tools_category, tools_rule, tools_evidence FROM server_categories "
                      "WHERE {where}")
     tokens = {k: rows[0] for k, rows in _grouped(mapday, TOKEN_COST, keys, "server_key", part,
                                                   {"facts_method": facts_method()}).items()}

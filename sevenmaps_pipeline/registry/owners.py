@@ -8,7 +8,8 @@ issue, published at `https://HOST/.well-known/7maps-owner.txt`. A verified owner
 
 The claims live in `control/owners.parquet`: operator control files, not observations, so no signed root
 covers them. Nothing about the person is kept: a host, a token, dates, the note and the chosen endpoints.
-Verification buys nothing on the map itself (docs/methodology.md, "Placement is never bought").
+Verification buys nothing on the map itself (docs/methodology.md, "Placement is never bought"), except the
+readiness rubric's own "namespace proven: a verified claim" line (docs/methodology.md, "Readiness").
 """
 
 from __future__ import annotations
@@ -205,3 +206,14 @@ def choose_five_minute(lake: LakePaths, host: str, urls: list[str]) -> OwnerClai
 def five_minute_keys(lake: LakePaths) -> dict[str, str]:
     """server_key -> the verified owner's host, for every endpoint chosen for five-minute checks."""
     return {key: c.host for c in read_claims(lake) if c.status == "verified" for key in c.five_minute}
+
+
+def verified_owner_of(claims: list[OwnerClaim], url_host: str, day: dt.date) -> OwnerClaim | None:
+    """The verified claim covering this host (the host, or a name under the claimed one), verified on or before
+    `day` (UTC), so a day rebuilt later reads the claims it could have read then. The readiness rubric counts
+    it for "namespace proven: a verified claim" (docs/methodology.md, "Readiness": the namespace line)."""
+    for claim in claims:
+        if (claim.status == "verified" and claim.verified_at is not None and claim.verified_at.date() <= day
+                and is_opted_out(url_host, frozenset({claim.host}))):
+            return claim
+    return None

@@ -67,6 +67,9 @@ CATEGORY_PARAMS: dict[str, Any] = {
     "tool_name_dominance": 2,  # ... twice as many as name any other topic ...
     "tool_name_min_share": 0.25,  # ... and at least a quarter of all its tools
     "words_min_score": 2,  # 7Maps words rule: at least two topic words, and more than any other topic
+    # categories-1.2 (issue 37 point 4): when the registry text and the tools disagree, the tools' verdict wins
+    # unless the registry text has at least two distinct words (entries) of its topic
+    "registry_keeps_min_entries": 2,
 }
 
 # Change records (sql/tool_changes.sql), the methodology's `change_detection`.
@@ -127,7 +130,7 @@ INCIDENTS_PARAMS: dict[str, Any] = {
 
 # The readiness rubric (rules/readiness.py): its own two versions, one per rubric; a change to any point
 # or threshold below is a new version (docs/methodology.md, "Readiness").
-READINESS_MCP_METHOD = "mcp-2026-09-11.1"
+READINESS_MCP_METHOD = "mcp-2026-09-11.2"
 READINESS_SKILL_METHOD = "skill-2026-09-11.1"
 READINESS_PARAMS: dict[str, Any] = {
     "p50_under_ms": 500,

@@ -161,6 +161,9 @@ class McpFacts:
     """What the readiness probe saw of one listing; None everywhere means "not seen"."""
 
     answered_via: str | None = None  # "discover" | "initialize" | "401" | "none" (tried, no answer) | None
+    outcome: str | None = None  # the check's outcome (probes.outcome): what "none" was, e.g. redirect, needs_auth
+    outcome_detail: str | None = None
+    http_status: int | None = None  # of the decisive answer; None when no HTTP answer came
     url_scheme: str | None = None
     redirects_followed: int | None = None
     p50_ms: float | None = None
@@ -212,12 +215,8 @@ def _answer_lines(facts: McpFacts) -> list[LineResult]:
         r.append(unseen("answers", "not probed"))
     else:
         ok = facts.answered_via in ("discover", "initialize", "401")
-        r.append(judged("answers", ok, 10, f"answered via {facts.answered_via}" if ok else "no answer"))
-    if facts.url_scheme is None or facts.redirects_followed is None or facts.answered_via in (None, "none"):
-        r.append(unseen("https_no_redirects", "no HTTP answer, so no redirect chain to see"))
-    else:
-        ok = facts.url_scheme == "https" and facts.redirects_followed == 0
-        r.append(judged("https_no_redirects", ok, 5, f"{facts.url_scheme}, {facts.redirects_followed} redirect(s)"))
+        r.append(judged("answers", ok, 10, f"answered via {facts.answered_via}" if ok else _no_answer(facts)))
+    r.append(_redirect_line(facts))
     if facts.p50_ms is None:
         r.append(unseen("p50_fast", "no timed answer in the window"))
     else:
@@ -228,12 +227,38 @@ def _answer_lines(facts: McpFacts) -> list[LineResult]:
     elif facts.answered_via in (None, "401"):  # behind a 401 neither can be seen
         r.append(unseen("discover_or_initialize", "asks for a token first" if facts.answered_via else "not probed"))
     else:
-        r.append(judged("discover_or_initialize", False, 0, f"neither answered ({facts.answered_via})"))
+        r.append(judged("discover_or_initialize", False, 0, f"neither answered: {_no_answer(facts)}"))
     if facts.revision is None:
         r.append(unseen("revision_2026_07_28", "no protocol revision read"))
     else:
         r.append(judged("revision_2026_07_28", facts.revision == p["revision"], 5, f"revision {facts.revision}"))
     return r
+
+
+def _no_answer(facts: McpFacts) -> str:
+    """What came instead of an answer, in words: the HTTP status when there was one (a 403 says it was a
+    403: refused, not a 401 asking for a token), else the outcome (docs/methodology.md, "Readiness")."""
+    if facts.outcome == "redirect":
+        return f"no answer: a redirect not followed ({(facts.outcome_detail or '')[:300]})"
+    if facts.http_status == 403:
+        return "no answer: HTTP 403 (forbidden; refused, not a 401 asking for a token)"
+    if facts.http_status is not None:
+        return f"no answer: HTTP {facts.http_status} ({facts.outcome})"
+    return f"no answer ({facts.outcome})" if facts.outcome else "no answer"
+
+
+def _redirect_line(facts: McpFacts) -> LineResult:
+    """"https, with no redirect chain": any redirect the probe did not follow (another domain, plain http, a
+    second hop, a bad Location) fails, and so does one it followed; it is unseen only when no HTTP answer came
+    at all (docs/methodology.md, "Readiness")."""
+    if facts.outcome == "redirect" and facts.answered_via is not None:
+        return judged("https_no_redirects", False, 5,
+                      f"a redirect, not followed: {(facts.outcome_detail or 'redirect')[:300]}")
+    if facts.url_scheme is None or facts.redirects_followed is None or facts.answered_via is None or (
+            facts.answered_via == "none" and facts.http_status is None):
+        return unseen("https_no_redirects", "no HTTP answer, so no redirect chain to see")
+    ok = facts.url_scheme == "https" and facts.redirects_followed == 0
+    return judged("https_no_redirects", ok, 5, f"{facts.url_scheme}, {facts.redirects_followed} redirect(s)")
 
 
 def _tool_list_lines(facts: McpFacts) -> list[LineResult]:
@@ -274,7 +299,9 @@ def _trust_lines(facts: McpFacts) -> list[LineResult]:
     """Whom it answers for: auth metadata, the namespace proven, a fresh public repository, descriptions
     free of injection phrases."""
     r: list[LineResult] = []
-    if facts.needs_auth is None or facts.answered_via in (None, "none"):
+    if facts.answered_via == "none" and facts.http_status == 403:
+        r.append(unseen("auth_metadata", "a 403, not a 401: refused without saying whether a token would help"))
+    elif facts.needs_auth is None or facts.answered_via in (None, "none"):
         r.append(unseen("auth_metadata", "no answer, so no way to tell whether it needs auth"))
     elif not facts.needs_auth:
         r.append(judged("auth_metadata", facts.answered_via in ("discover", "initialize"), 5, "no auth needed"))

@@ -229,13 +229,24 @@ SERVER_CATEGORIES = TableSpec(
             col("server_id", pa.string(), "first 12 hex of SHA-256(server_key)", False),
             col("category", pa.string(), "a topic from assets/categories.json, or 'other' when nothing matches",
                 False),
-            col("placed_by", pa.string(), "name_and_summary (the Agent-Ready directory's rule: the server's "
-                "own registry name and description) | tool_names (the Agent-Ready directory's rule: its tool "
-                "names, only when its name and summary fit no category) | words (7Maps: words in tool names and "
-                "descriptions) | none", False),
+            col("placed_by", pa.string(), "the rule whose verdict placed it: name_and_summary (the registry "
+                "text: the server's own registry name and description) | tool_names (the Agent-Ready directory's "
+                "rule on its tool names) | words (7Maps: words in tool names and descriptions) | none", False),
+            col("decision", pa.string(), "why that verdict: agree | registry_only | tools_only | tools_win (they "
+                "disagree: the tools' verdict wins) | registry_two_words (they disagree, and the registry text has "
+                "at least two words of its topic) | none", False),
             col("score", pa.int32(), "tool names (tool_names) or topic words (name_and_summary, words) that "
                 "placed it", False),
             col("evidence", pa.list_(pa.string()), "the words that placed it"),
+            col("registry_category", pa.string(), "the registry text's verdict (name_and_summary); null: none"),
+            col("registry_score", pa.int32(), "topic words in the registry text, repeats counted"),
+            col("registry_entries", pa.int32(), "distinct words of its topic in the registry text (a word and "
+                "its plural are one)"),
+            col("registry_evidence", pa.list_(pa.string()), "the registry text's topic words"),
+            col("tools_category", pa.string(), "the tools' verdict (tool_names, else words); null: none"),
+            col("tools_rule", pa.string(), "tool_names | words; null: no verdict"),
+            col("tools_score", pa.int32(), "tool names (tool_names) or topic words (words) behind it"),
+            col("tools_evidence", pa.list_(pa.string()), "the tools' topic words"),
             col("tool_count", pa.int32(), "tools the endpoint listed", False),
             col("method_version", pa.string(), "categories method", False),
         ]

@@ -52,8 +52,9 @@ RAW_READINESS = TableSpec(
             col("tools_hash", pa.string(), "SHA-256 over the canonical tool fingerprints (churn)"),
             col("second_tool_names_json", pa.string(), "the tool names of the second tools/list, in order, JSON "
                 "(null: the second listing failed, so the order is unseen)"),
-            col("ttl_ms", pa.int64(), "ttlMs of the tools/list result (non-negative integer, else null)"),
-            col("cache_scope", pa.string(), "cacheScope of the tools/list result"),
+            col("ttl_ms", pa.int64(), "ttlMs of the tools/list result, in either era (non-negative integer, else "
+                "null; null when a later page lacks ttlMs or cacheScope)"),
+            col("cache_scope", pa.string(), "cacheScope of the tools/list result, in either era (null as ttl_ms)"),
             col("www_authenticate", pa.string(), "WWW-Authenticate of a 401/403"),
             col("resource_metadata_url", pa.string(), "its RFC 9728 resource_metadata URL"),
             col("publisher_domain", pa.string(), "where /llms.txt and the markdown door were looked for: the "
@@ -180,7 +181,7 @@ READINESS_LINES = TableSpec(
             col("subject_key", pa.string(), "the endpoint's server_key, or the skill's skill_key", False),
             col("server_id", pa.string(), "first 12 hex of SHA-256(server_key) (MCP only)"),
             col("server_name", pa.string(), "registry name (MCP), or the skill's folder URL"),
-            col("rubric_version", pa.string(), "mcp-2026-09-11.1 | skill-2026-09-11.1", False),
+            col("rubric_version", pa.string(), "mcp-2026-09-11.2 | skill-2026-09-11.1", False),
             col("section", pa.string(), "the rubric's section", False),
             col("line", pa.string(), "the line's stable key", False),
             col("line_order", pa.int32(), "the line's place in its rubric, from 1", False),

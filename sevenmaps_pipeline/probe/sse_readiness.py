@@ -1,0 +1,154 @@
+"""The readiness probe of an SSE-only listing, over the legacy HTTP+SSE transport (docs/methodology.md,
+"Readiness": [R] covers "streamable-http and sse"). The daily map only opens such an endpoint and waits for
+its `endpoint` event (probe/checker.py `_legacy_sse`); the readiness probe goes on, as a client of that
+transport does: GET the stream, read the `endpoint` event (a URL on the same origin), POST the rubric's
+steps there in its order (server/discover, initialize only when discovery answers nothing, tools/list
+twice), and read each answer from the stream as a `message` event (or from the POST's own body, where a
+server answers there). The steps, their timeouts and every reading of an answer are EndpointCheck's,
+unchanged: only where a request goes and where its answer comes from differ. The official SDK serves both
+revisions over SSE (its SSE server answers server/discover), so either may answer. Never a tool call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+
+from ..lake.keys import origin as origin_of
+from ..registry.listing import SkipReason
+from .checker import Answer, EndpointCheck, _Outcome
+from .netguard import refused_address
+from .wire import BodyError, loads, read_body, reply_to, sse_events
+
+
+class SseReadinessCheck(EndpointCheck):
+    """One readiness check of a legacy HTTP+SSE endpoint; `run()` never raises, like EndpointCheck's."""
+
+    def __init__(self, client: httpx.AsyncClient, config: Any, url: str, started_at: Any, **kw: Any) -> None:
+        super().__init__(client, config, url, started_at, **{**kw, "readiness": True})
+        self._pending: dict[Any, asyncio.Future] = {}
+        self._ended: str | None = None  # why the stream ended, once it has
+
+    async def _check(self) -> None:
+        try:
+            await self._open()
+        except httpx.TimeoutException as exc:
+            raise _Outcome("timeout", f"the SSE stream: {type(exc).__name__}") from exc
+        except httpx.ConnectError as exc:
+            if refused_address(exc):
+                raise _Outcome("skipped", f"{SkipReason.NON_PUBLIC}: {exc}") from exc
+            raise _Outcome("unreachable", f"the SSE stream: {exc or type(exc).__name__}") from exc
+        except httpx.HTTPError as exc:
+            raise _Outcome("unreachable", f"the SSE stream: {type(exc).__name__}: {exc}") from exc
+
+    async def _open(self) -> None:
+        async with self.client.stream("GET", self.url, headers={"Accept": "text/event-stream"}) as response:
+            if response.is_redirect:  # the redirect rule: one to the same registrable domain over https
+                await self._redirect(response, "GET (SSE)")
+                async with self.client.stream("GET", self.url, headers={"Accept": "text/event-stream"}) as again:
+                    await self._listen(again)
+                return
+            await self._listen(response)
+
+    async def _listen(self, response: httpx.Response) -> None:
+        """The stream opened: its endpoint event, then the check's steps with the stream read alongside."""
+        wait = self.config.timeouts.legacy_sse_endpoint_event
+        await self._opened(response)
+        events = sse_events(response, self.config.max_body_bytes * (2 * self.config.max_pages + 2))
+        try:
+            async with asyncio.timeout(wait):
+                endpoint = await self._endpoint_event(events)
+        except TimeoutError as exc:
+            raise _Outcome("timeout", f"no endpoint event within {wait:g} s", response.status_code) from exc
+        self.url = self._message_url(endpoint)
+        reader = asyncio.create_task(self._read(events))
+        try:
+            await super()._check()
+        finally:
+            reader.cancel()
+            await asyncio.gather(reader, return_exceptions=True)
+
+    async def _opened(self, response: httpx.Response) -> None:
+        """The stream, once it is one: a 401/403 stops as in any check, anything but 200 ends the check with
+        its status."""
+        self.result.note(f"GET (SSE) -> HTTP {response.status_code} {response.headers.get('content-type', '')}")
+        if self.result.first_answer_ms is None and response.status_code != 200:
+            self.result.first_answer_ms = round((time.monotonic() - self._t0) * 1000)
+        if response.is_redirect:
+            await self._redirect(response, "GET (SSE)")  # a second one: not followed (it raises)
+        if response.status_code in (401, 403):
+            body, _ = await read_body(response, self.config.max_small_body_bytes)
+            self._auth(Answer(response.status_code, response.headers, None, body))
+            raise _Outcome("needs_auth", f"HTTP {response.status_code} on the SSE stream, before any tool was "
+                           "listed", response.status_code)
+        if response.status_code != 200:
+            raise _Outcome(f"http_{response.status_code}", f"HTTP {response.status_code} on the SSE stream",
+                           response.status_code)
+
+    async def _endpoint_event(self, events: Any) -> str:
+        try:
+            async for event, data in events:
+                if event == b"endpoint":
+                    return b"\n".join(data).decode("utf-8", "replace").strip()
+        except BodyError as exc:
+            raise _Outcome("not_mcp", f"SSE stream: {exc.detail}") from exc
+        raise _Outcome("not_mcp", "the SSE stream ended without an endpoint event")
+
+    def _message_url(self, endpoint: str) -> str:
+        """Where the messages go: the endpoint event's URL, resolved against the stream's; only on the same
+        origin (a client of this transport refuses any other, and 7Maps-bot goes nowhere it was not listed)."""
+        target = urljoin(self.url, endpoint)
+        if origin_of(target) != origin_of(self.url) or urlsplit(target).scheme != "https":
+            raise _Outcome("not_mcp", f"the endpoint event names another origin ({endpoint[:200]}); not followed")
+        self.result.note(f"endpoint event: {endpoint[:200]}")
+        return target
+
+    async def _read(self, events: Any) -> None:
+        """Every `message` event, matched to the request waiting for it; when the stream ends, whatever is
+        still waiting is told so."""
+        try:
+            async for event, data in events:
+                if event != b"message":
+                    continue
+                obj, _ = loads(b"\n".join(data))
+                for request_id, waiting in list(self._pending.items()):
+                    reply = reply_to(obj, request_id)
+                    if reply is not None and not waiting.done():
+                        reply.content_type = "text/event-stream"
+                        waiting.set_result(reply)
+                        break
+            self._ended = "the SSE stream ended before the answer"
+        except BodyError as exc:
+            self._ended = f"SSE stream: {exc.detail}"
+        except httpx.HTTPError as exc:
+            self._ended = f"SSE stream broken ({type(exc).__name__})"
+        for waiting in self._pending.values():
+            if not waiting.done():
+                waiting.set_exception(_Outcome("unreachable", self._ended))
+
+    async def _post_once(self, payload: dict, step: str, headers: dict[str, str], request_id: Any,
+                         cap: int | None) -> Answer:
+        """POST to the endpoint event's URL; a request's answer is the stream's message carrying its id."""
+        if self._ended:
+            raise _Outcome("unreachable", f"{step}: {self._ended}")
+        waiting: asyncio.Future | None = None
+        if request_id is not None:
+            waiting = self._pending[request_id] = asyncio.get_running_loop().create_future()
+        request_headers = {"Content-Type": "application/json", **headers}
+        try:
+            async with self.client.stream("POST", self.url, json=payload, headers=request_headers) as response:
+                self.result.note(f"POST {step} -> HTTP {response.status_code}")
+                if response.is_redirect:  # the server's own message URL redirecting: not followed
+                    raise _Outcome("redirect", f"{step}: the message URL answers HTTP {response.status_code} with "
+                                   "a redirect; not followed", response.status_code)
+                body, _ = await read_body(response, self.config.max_small_body_bytes)
+            if waiting is None or not 200 <= response.status_code < 300:
+                return Answer(response.status_code, response.headers, None, body)
+            direct = reply_to(loads(body)[0], request_id) if body.strip() else None
+            return Answer(response.status_code, response.headers, direct or await waiting, b"")
+        finally:
+            self._pending.pop(request_id, None)
