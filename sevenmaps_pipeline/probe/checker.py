@@ -55,6 +55,18 @@ class _Outcome(Exception):
         self.outcome, self.detail, self.status = outcome, detail, status
 
 
+def transport_failure(exc: httpx.HTTPError, step: str) -> _Outcome:
+    """A request that got no HTTP answer, classified: a timeout, a refused non-public address (skipped, never
+    the server's fault), else unreachable, naming the step."""
+    if isinstance(exc, httpx.TimeoutException):
+        return _Outcome("timeout", f"{step}: {type(exc).__name__}")
+    if isinstance(exc, httpx.ConnectError):
+        if refused_address(exc):
+            return _Outcome("skipped", f"{SkipReason.NON_PUBLIC}: {exc}")
+        return _Outcome("unreachable", f"{step}: {exc or type(exc).__name__}")
+    return _Outcome("unreachable", f"{step}: {type(exc).__name__}: {exc}")
+
+
 class EndpointCheck:
     """A single check; `run()` never raises, whatever the server does (and whatever our code does).
 
@@ -144,14 +156,8 @@ class EndpointCheck:
                         raise _Outcome("unreachable", f"{step}: connection broken twice ({exc})") from exc
         except TimeoutError as exc:
             raise _Outcome("timeout", f"no complete answer to {step} within {timeout:g} s") from exc
-        except httpx.TimeoutException as exc:
-            raise _Outcome("timeout", f"{step}: {type(exc).__name__}") from exc
-        except httpx.ConnectError as exc:
-            if refused_address(exc):
-                raise _Outcome("skipped", f"{SkipReason.NON_PUBLIC}: {exc}") from exc
-            raise _Outcome("unreachable", f"{step}: {exc or type(exc).__name__}") from exc
         except httpx.HTTPError as exc:
-            raise _Outcome("unreachable", f"{step}: {type(exc).__name__}: {exc}") from exc
+            raise transport_failure(exc, step) from exc
 
     async def _post_once(self, payload: dict, step: str, headers: dict[str, str], request_id: Any,
                          cap: int | None) -> Answer:

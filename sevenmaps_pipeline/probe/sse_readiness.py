@@ -19,9 +19,7 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 
 from ..lake.keys import origin as origin_of
-from ..registry.listing import SkipReason
-from .checker import Answer, EndpointCheck, _Outcome
-from .netguard import refused_address
+from .checker import Answer, EndpointCheck, _Outcome, transport_failure
 from .wire import BodyError, loads, read_body, reply_to, sse_events
 
 
@@ -36,14 +34,8 @@ class SseReadinessCheck(EndpointCheck):
     async def _check(self) -> None:
         try:
             await self._open()
-        except httpx.TimeoutException as exc:
-            raise _Outcome("timeout", f"the SSE stream: {type(exc).__name__}") from exc
-        except httpx.ConnectError as exc:
-            if refused_address(exc):
-                raise _Outcome("skipped", f"{SkipReason.NON_PUBLIC}: {exc}") from exc
-            raise _Outcome("unreachable", f"the SSE stream: {exc or type(exc).__name__}") from exc
         except httpx.HTTPError as exc:
-            raise _Outcome("unreachable", f"the SSE stream: {type(exc).__name__}: {exc}") from exc
+            raise transport_failure(exc, "the SSE stream") from exc
 
     async def _open(self) -> None:
         async with self.client.stream("GET", self.url, headers={"Accept": "text/event-stream"}) as response:
