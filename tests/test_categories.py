@@ -96,7 +96,7 @@ def test_words_rule_reads_descriptions_and_other_when_nothing_matches(lake):
     assert (cats["weather"]["category"], cats["weather"]["placed_by"]) == ("weather", "words")
     assert cats["tie"]["category"] == "other"  # two topics with two words each: no winner
     assert (cats["blank"]["category"], cats["blank"]["placed_by"]) == ("other", "none")
-    assert {c["method_version"] for c in cats.values()} == {"categories-1.2"}
+    assert {c["method_version"] for c in cats.values()} == {"categories-1.3"}
 
 
 def test_the_tools_verdict_wins_over_one_registry_word(lake):
