@@ -78,11 +78,22 @@ def keep(lake: LakePaths, digest: str, known: pa.Table, scored: pa.Table) -> Non
     store(lake, cache_file(lake, digest), rows.sort_by("tools_hash"), {}, "list_categories")
 
 
+# The registry text of a listing, as a DuckDB expression over its name, title and description columns: the name
+# after its namespace (`io.github.acme/flight-search` -> `flight-search`; a package scope `@acme/` is one too),
+# then the title and the description. The map (curated/tool_tables.py) and the corpus measure read it alike.
+LISTING_TEXT_SQL = "concat_ws(' ', regexp_replace({name}, '^.*/', ''), {title}, {description})"
+
+
+def entry(word: str) -> str:
+    """A topic word as an entry: lower case, a two-word entry's space as '_'."""
+    return word.lower().strip().replace(" ", "_")
+
+
 def word_forms(word: str) -> set[str]:
     """Every form of a topic word that matches as written: the word and its plural, with spaces in
     two-word entries as '_' (words are matched raw: no trailing 's' is ever stripped, so "news" and
     "teams" stay themselves and never become "new" or "team")."""
-    w = word.lower().strip().replace(" ", "_")
+    w = entry(word)
     forms = {w}
     if w.endswith(("s", "x", "z", "ch", "sh")):
         forms.add(w + "es")
@@ -97,7 +108,7 @@ def topic_words(doc: dict[str, Any]) -> pa.Table:
     """(topic, word, tool_name_topic, entry): every form that matches, and the entry it is a form of (the
     registry text keeps its verdict by distinct entries, not by forms or repeats: sql/server_categories.sql)."""
     name_topics = set(doc["tool_name_topics"])
-    rows = sorted({(topic, form, topic in name_topics, w.lower().strip().replace(" ", "_"))
+    rows = sorted({(topic, form, topic in name_topics, entry(w))
                    for topic, ws in doc["topics"].items() for w in ws for form in word_forms(w)})
     return pa.table({"topic": [r[0] for r in rows], "word": [r[1] for r in rows],
                      "tool_name_topic": [r[2] for r in rows], "entry": [r[3] for r in rows]})

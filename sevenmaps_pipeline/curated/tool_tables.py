@@ -214,17 +214,14 @@ def listing_text_table(lake: LakePaths, day: dt.date) -> pa.Table:
     registry = registry_in_force(lake, day)
     with duck.session() as con:
         duck.bind_input(con, "registry", [registry] if registry else [], RAW_REGISTRY.schema)
-        return con.sql("""
-            SELECT server_key,
-                   concat_ws(' ', regexp_replace(coalesce(any_value(server_name), ''), '^.*/', ''),
-                             any_value(coalesce(json_extract_string(entry_json, '$.server.title'),
-                                                json_extract_string(entry_json, '$.title'))),
-                             any_value(coalesce(json_extract_string(entry_json, '$.server.description'),
-                                                json_extract_string(entry_json, '$.description')))) AS text
-            FROM registry
-            WHERE server_key IS NOT NULL AND json_valid(entry_json)
-            GROUP BY server_key
-        """).to_arrow_table()
+        text = categories.LISTING_TEXT_SQL.format(
+            name="coalesce(any_value(server_name), '')",
+            title="any_value(coalesce(json_extract_string(entry_json, '$.server.title'), "
+                  "json_extract_string(entry_json, '$.title')))",
+            description="any_value(coalesce(json_extract_string(entry_json, '$.server.description'), "
+                        "json_extract_string(entry_json, '$.description')))")
+        return con.sql(f"SELECT server_key, {text} AS text FROM registry "
+                       "WHERE server_key IS NOT NULL AND json_valid(entry_json) GROUP BY server_key").to_arrow_table()
 
 
 def build_server_categories(lake: LakePaths, day: dt.date) -> BuildResult:

@@ -23,7 +23,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..curated.categories import LIST_CATEGORIES_SCHEMA, place
+from ..curated.categories import LIST_CATEGORIES_SCHEMA, LISTING_TEXT_SQL, place
 from ..curated.tool_tables import CATEGORIES
 from ..lake import duck
 from .tool_corpus import DEVELOPMENT, EVALUATION, LEGACY, CorpusServer, load_servers, side_of
@@ -84,10 +84,9 @@ def measure(servers: list[CorpusServer] | None = None) -> list[Placement]:
     with duck.session() as con:
         con.register("daily_status", status)
         con.register("listing", listing)
-        # The registry text as tool_tables.listing_text_table builds it: the name after its namespace, then
-        # the description (a package scope, `@acme/`, is a namespace too).
-        listing_text = con.sql("SELECT server_key, concat_ws(' ', regexp_replace(name, '^.*/', ''), description) "
-                               "AS text FROM listing").to_arrow_table()
+        # The registry text as the map builds it (curated/categories.py LISTING_TEXT_SQL); no title here.
+        text = LISTING_TEXT_SQL.format(name="name", title="NULL", description="description")
+        listing_text = con.sql(f"SELECT server_key, {text} AS text FROM listing").to_arrow_table()
         hashes = pa.array(sorted(set(status.column("tools_hash").to_pylist())), pa.string())
         placed = place(con, DAY, doc, list_texts, LIST_CATEGORIES_SCHEMA.empty_table(), hashes, listing_text)
     rows = {r["server_key"]: r for r in placed.rows.to_pylist()}
