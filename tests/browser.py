@@ -99,12 +99,18 @@ class Browser:
         """Poll until the expression is truthy (the page is a React app: it renders when its data arrives);
         fails naming `what` and the page's text when it never is."""
         deadline = time.monotonic() + seconds
+        error = ""
         while True:
-            value = self.js(expression)
-            if value:
-                return value
+            # A page still navigating has no body yet: an expression that throws is "not yet", not a failure
+            # (the last error is kept for the message).
+            result = self.send("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+            if "exceptionDetails" in result:
+                error = str(result["exceptionDetails"].get("exception", {}).get("description", ""))[:300]
+            elif result["result"].get("value"):
+                return result["result"]["value"]
             if time.monotonic() > deadline:
-                raise AssertionError(f"{what}: not within {seconds:.0f} s; the page shows:\n{self.text()[:3000]}")
+                raise AssertionError(f"{what}: not within {seconds:.0f} s (last error: {error or 'none'}); the page "
+                                     f"shows:\n{self.text()[:3000]}")
             time.sleep(0.5)
 
     def text(self) -> str:
