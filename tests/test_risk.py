@@ -82,7 +82,7 @@ def test_words_decide_without_annotations(t, risk):
     result = classify(t)
     assert result.risk == risk, (t["name"], result.rule, result.evidence)
     assert result.rule.startswith("words: ")
-    assert result.method == "risk-1.4"
+    assert result.method == "risk-1.5"
 
 
 def test_annotations_count_first_and_unset_is_not_false():
@@ -120,7 +120,32 @@ def test_a_vocabulary_change_is_a_method_change():
     older = Vocabulary.from_dict(doc)
     t = tool("verify_signature", "Verify a webhook signature.")
     assert (classify(t, older).risk, classify(t, older).method) == ("yellow", "risk-1.1")
-    assert (classify(t).risk, classify(t).method) == ("green", "risk-1.4")
+    assert (classify(t).risk, classify(t).method) == ("green", "risk-1.5")
+
+
+def test_a_reading_tool_told_where_to_write_its_output_is_yellow():
+    """Method 1.5: an argument that names where the output goes (`output_path`, `saveDir`) writes a file."""
+    def with_arguments(name, description, *arguments):
+        return {**tool(name, description), "inputSchema": {"type": "object",
+                                                           "properties": {a: {"type": "string"} for a in arguments}}}
+
+    writes = classify(with_arguments("convert_to_pdf", "Convert a Word document.", "filename", "output_filename"))
+    assert (writes.risk, writes.evidence) == ("yellow", ["name:convert", "argument:output_filename"])
+    assert classify(with_arguments("export_graph", "Export the graph.", "outputPath")).risk == "yellow"
+    assert classify(with_arguments("x", "Returns the page as text.", "saveDir")).evidence == \
+        ["description:returns", "argument:saveDir"]
+    # A trip's destination, an output format or a path to read are not places to write.
+    for arguments in (("destination",), ("output_format",), ("path", "file_path"), ("target",)):
+        assert classify(with_arguments("get_directions", "Get directions.", *arguments)).risk == "green", arguments
+    # A schema of another shape names no arguments, and never fails the check.
+    for schema in ({"properties": ["output_path"]}, "output_path", None, {"properties": {7: {}}}):
+        assert classify({**tool("get_x", "Get x."), "inputSchema": schema}).risk == "green"
+
+
+def test_git_fetch_and_pull_change_the_repository():
+    assert classify(tool("git_fetch", "Fetch updates from a remote repository.")).evidence == ["name:git_fetch"]
+    assert classify(tool("git_pull", "Pull from the remote.")).risk == "yellow"
+    assert classify(tool("fetch_page", "Fetch a web page.")).risk == "green"
 
 
 def test_name_words_split_snake_kebab_and_camel_case():

@@ -7,6 +7,8 @@ description suggests a change. Method 1.3 reads real tool names: the verb wherev
 kebab, dotted or camel case; resource first as in `items_list`; an API prefix as in `API-get-user`),
 the riskier side of an `x_or_y` compound, two-word entries, and a description's leading verb when the
 name has none; measured on real servers' tool lists against their own annotations (README, "Tool risk").
+Method 1.5 also reads the names of a tool's arguments: a reading tool told where to write its output
+(`output_path`, `saveDir`) writes a file.
 Annotations that contradict the words are reported as a contradiction (a finding), never silently
 overridden either way.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -40,6 +43,8 @@ class Vocabulary:
     description_read_leads: frozenset[str] = frozenset()
     noun_like: frozenset[str] = frozenset()
     change_phrases: tuple[str, ...] = ()
+    output_argument_leads: frozenset[str] = frozenset()
+    output_argument_objects: frozenset[str] = frozenset()
 
     @classmethod
     def from_dict(cls, doc: dict[str, Any]) -> Vocabulary:
@@ -47,7 +52,8 @@ class Vocabulary:
                    frozenset(doc["read_verbs"]), tuple(p.lower() for p in doc["red_phrases"]),
                    frozenset(doc["description_red_verbs"]), frozenset(doc["description_change_verbs"]),
                    frozenset(doc.get("read_nouns", ())), frozenset(doc.get("description_read_leads", ())),
-                   frozenset(doc.get("noun_like_verbs", ())), tuple(doc.get("change_phrases", ())))
+                   frozenset(doc.get("noun_like_verbs", ())), tuple(doc.get("change_phrases", ())),
+                   frozenset(doc.get("output_argument_leads", ())), frozenset(doc.get("output_argument_objects", ())))
 
 
 @functools.cache
@@ -175,8 +181,59 @@ def _joined_verbs(desc: str, verbs: frozenset[str]) -> list[str]:
     return sorted({w for w in found if w in verbs and not (w.endswith("s") and w[:-1] in verbs)})
 
 
-def words_level(name: str, description: str, vocab: Vocabulary) -> tuple[str, str, list[str]]:
-    """(level, rule, evidence) from the name's verb (wherever it stands) and the description."""
+def output_arguments(arguments: Sequence[str], vocab: Vocabulary) -> list[str]:
+    """Arguments that say where the tool writes its output: an output word followed by a place word
+    (`output_filename`, `outputPath`, `save_dir`, `destination_file`); a bare `destination` is as often a
+    trip's end."""
+    found = []
+    for argument in arguments:
+        words = name_words(argument)
+        if len(words) >= 2 and words[0] in vocab.output_argument_leads and words[-1] in vocab.output_argument_objects:
+            found.append(argument)
+    return sorted(found)
+
+
+def _reading_name_level(verb: tuple[str, str], desc: str, lead: tuple[str, str] | None, changes: list[str],
+                        writes_to: list[str], vocab: Vocabulary) -> tuple[str, str, list[str]]:
+    """A reading name is read as such unless its description starts with a verb that changes things, says it
+    saves or starts something, or its first sentence joins another verb to it (long descriptions name
+    "updates", "changes" and "commits" as things, not as what the tool does), or an argument says where it
+    writes its output."""
+    if lead and lead[0] != "green" and lead[1] not in vocab.noun_like and lead[1] not in verb[1].split("_"):
+        return lead[0], "reading name, but the description starts with another verb", \
+            [f"name:{verb[1]}", f"description:{lead[1]}"]
+    joined_red = _joined_verbs(desc, vocab.red | vocab.description_red)
+    if joined_red:
+        return "red", "reading name, but the description joins a high-risk action", \
+            [f"name:{verb[1]}"] + [f"description:{v}" for v in joined_red]
+    joined = _joined_verbs(desc, vocab.yellow | vocab.description_change)
+    if joined or changes:
+        return "yellow", "reading name, but the description names a change", \
+            [f"name:{verb[1]}"] + [f"description:{v}" for v in joined + changes]
+    if writes_to:
+        return "yellow", "reading name, but an argument says where it writes its output", \
+            [f"name:{verb[1]}"] + [f"argument:{a}" for a in writes_to]
+    return "green", "reading verb and nothing suggests a change (method 1.2)", [f"name:{verb[1]}"]
+
+
+def _reading_lead_level(lead: tuple[str, str], desc: str, changes: list[str], writes_to: list[str],
+                        vocab: Vocabulary) -> tuple[str, str, list[str]]:
+    """A description that starts with a reading verb, for a name without a verb."""
+    joined = _joined_verbs(desc, vocab.yellow | vocab.description_change)
+    if joined or changes:
+        return "yellow", "description starts reading, but names a change", \
+            [f"description:{v}" for v in joined + changes]
+    if writes_to:
+        return "yellow", "description starts reading, but an argument says where it writes its output", \
+            [f"description:{lead[1]}"] + [f"argument:{a}" for a in writes_to]
+    return "green", "description starts with a reading verb and nothing suggests a change (method 1.2)", \
+        [f"description:{lead[1]}"]
+
+
+def words_level(name: str, description: str, vocab: Vocabulary,
+                arguments: Sequence[str] = ()) -> tuple[str, str, list[str]]:
+    """(level, rule, evidence) from the name's verb (wherever it stands), the description and the names of
+    the tool's arguments."""
     desc = (description or "").lower()
     phrases = [p for p in vocab.red_phrases if p in desc]
     verb = name_verb(name, vocab)
@@ -193,22 +250,9 @@ def words_level(name: str, description: str, vocab: Vocabulary) -> tuple[str, st
         return "yellow", "the name's verb changes data", [f"name:{verb[1]}"]
     lead = _lead_level(_description_lead(desc), vocab)
     changes = [p for p in vocab.change_phrases if p in desc]
+    writes_to = output_arguments(arguments, vocab)
     if verb and verb[0] == "green":
-        # A reading name is read as such unless its description starts with a verb that changes things,
-        # says it saves or starts something, or its first sentence joins another verb to it: long
-        # descriptions name "updates", "changes" and "commits" as things, not as what the tool does.
-        if lead and lead[0] != "green" and lead[1] not in vocab.noun_like and lead[1] not in verb[1].split("_"):
-            return lead[0], "reading name, but the description starts with another verb", \
-                [f"name:{verb[1]}", f"description:{lead[1]}"]
-        joined_red = _joined_verbs(desc, vocab.red | vocab.description_red)
-        if joined_red:
-            return "red", "reading name, but the description joins a high-risk action", \
-                [f"name:{verb[1]}"] + [f"description:{v}" for v in joined_red]
-        joined = _joined_verbs(desc, vocab.yellow | vocab.description_change)
-        if joined or changes:
-            return "yellow", "reading name, but the description names a change", \
-                [f"name:{verb[1]}"] + [f"description:{v}" for v in joined + changes]
-        return "green", "reading verb and nothing suggests a change (method 1.2)", [f"name:{verb[1]}"]
+        return _reading_name_level(verb, desc, lead, changes, writes_to, vocab)
     if lead and lead[0] == "red":
         return "red", "description starts with a high-risk verb", [f"description:{lead[1]}"]
     if red_in_desc:
@@ -216,22 +260,24 @@ def words_level(name: str, description: str, vocab: Vocabulary) -> tuple[str, st
     if lead and lead[0] == "yellow":
         return "yellow", "description starts with a verb that changes data", [f"description:{lead[1]}"]
     if lead and lead[0] == "green":
-        joined = _joined_verbs(desc, vocab.yellow | vocab.description_change)
-        if joined or changes:
-            return "yellow", "description starts reading, but names a change", \
-                [f"description:{v}" for v in joined + changes]
-        return "green", "description starts with a reading verb and nothing suggests a change (method 1.2)", \
-            [f"description:{lead[1]}"]
+        return _reading_lead_level(lead, desc, changes, writes_to, vocab)
     if change_in_desc:
         return "yellow", "description names a change", [f"description:{v}" for v in change_in_desc]
     return "yellow", "no reading verb found: assumed to change data", []
+
+
+def argument_names(tool: dict[str, Any]) -> list[str]:
+    """The names of a tool's arguments (its inputSchema's properties); none from a schema of another shape."""
+    schema = tool.get("inputSchema")
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    return [str(k) for k in properties] if isinstance(properties, dict) else []
 
 
 def classify(tool: dict[str, Any], vocab: Vocabulary | None = None, ignore_annotations: bool = False) -> RiskResult:
     vocab = vocab or default_vocabulary()
     name = str(tool.get("name") or "")
     description = str(tool.get("description") or "")
-    words, words_rule, words_evidence = words_level(name, description, vocab)
+    words, words_rule, words_evidence = words_level(name, description, vocab, argument_names(tool))
     raw = tool.get("annotations")
     annotations: dict[str, Any] = raw if isinstance(raw, dict) else {}
     read_only = annotations.get("readOnlyHint") if not ignore_annotations else None
