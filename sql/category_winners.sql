@@ -19,6 +19,8 @@
 -- against the tools' (docs/methodology.md, categories-1.2).
 -- Words are lower-case, split on non-alphanumerics and camelCase; each word and each pair of neighbouring
 -- words is looked up as it is (topic_words carries the plural forms, so "news" and "teams" match as written).
+-- Phrases in which a topic word means something else ($other_senses: "rich menu", "email delivery",
+-- categories-1.4) are blanked first, twice so that a phrase right after another one is blanked too.
 WITH endpoints AS (
     SELECT server_key FROM daily_status
     WHERE day = $day::DATE AND tools_hash IN (SELECT tools_hash FROM day_lists)
@@ -34,11 +36,15 @@ category_texts AS (
 list_sizes AS (
     SELECT tools_hash, count(*) AS tool_count FROM list_texts GROUP BY tools_hash
 ),
+split AS (
+    SELECT rule, k, item, lower(regexp_replace(text, '([a-z0-9])([A-Z])', '\1_\2', 'g')) AS text
+    FROM category_texts
+),
 tokens AS (
     SELECT rule, k, item,
-           regexp_split_to_array(lower(regexp_replace(text, '([a-z0-9])([A-Z])', '\1_\2', 'g')), '[^a-z0-9]+')
-               AS toks
-    FROM category_texts
+           regexp_split_to_array(regexp_replace(regexp_replace(text, $other_senses, '\1 \3', 'g'),
+                                                $other_senses, '\1 \3', 'g'), '[^a-z0-9]+') AS toks
+    FROM split
 ),
 words AS (  -- each word, and each pair of neighbouring words joined by '_'
     SELECT rule, k, item,

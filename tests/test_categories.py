@@ -7,10 +7,11 @@ import json
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from conftest import DAY, land_probes, probe
 
 from sevenmaps_pipeline import curated
-from sevenmaps_pipeline.curated.categories import word_forms
+from sevenmaps_pipeline.curated.categories import other_senses_pattern, word_forms
 from sevenmaps_pipeline.lake.keys import server_id, server_key
 from sevenmaps_pipeline.lake.parquet_io import write_parquet
 from sevenmaps_pipeline.lake.schemas import RAW_REGISTRY, conform
@@ -96,7 +97,7 @@ def test_words_rule_reads_descriptions_and_other_when_nothing_matches(lake):
     assert (cats["weather"]["category"], cats["weather"]["placed_by"]) == ("weather", "words")
     assert cats["tie"]["category"] == "other"  # two topics with two words each: no winner
     assert (cats["blank"]["category"], cats["blank"]["placed_by"]) == ("other", "none")
-    assert {c["method_version"] for c in cats.values()} == {"categories-1.3"}
+    assert {c["method_version"] for c in cats.values()} == {"categories-1.4"}
 
 
 def test_the_tools_verdict_wins_over_one_registry_word(lake):
@@ -167,6 +168,30 @@ def test_a_two_word_topic_entry_places_a_server(lake, tmp_path, monkeypatch):
     monkeypatch.setattr(tool_tables, "CATEGORIES", path)
     cats = categories(lake, {"credit": [t("credit_score_check", "Your credit score"), t("credit_score_history")]})
     assert cats["credit"]["category"] == "finance" and cats["credit"]["evidence"] == ["credit_score"]
+
+
+def test_a_topic_word_in_another_sense_counts_for_no_topic(lake):
+    """categories-1.4: a LINE rich menu or an app's context menu is not a restaurant's menu (assets/categories.json
+    other_senses); a restaurant's menu still is."""
+    cats = categories(lake, {
+        "line": [t("create_rich_menu", "Create a rich menu for the official account"), t("delete_rich_menu"),
+                 t("set_rich_menu_image"), t("richMenuList", "Rich menus rich menus of the account"),
+                 t("push_text_message", "Push a text message to a user"), t("broadcast_message", "Send a message")],
+        "desktop": [t("open_context_menu", "Open the context menu"), t("click_menu_bar", "Click the menu-bar"),
+                    t("list_windows"), t("menus_context", "Context menus")],
+        "diner": [t("get_menu", "Today's menu at the restaurant"), t("list_menus"), t("order_meal", "A meal")],
+    })
+    assert (cats["line"]["category"], cats["line"]["placed_by"]) == ("communication", "words")
+    assert "menu" not in cats["line"]["tools_evidence"]
+    assert cats["desktop"]["category"] != "food_and_delivery"
+    assert cats["diner"]["category"] == "food_and_delivery" and "menu" in cats["diner"]["evidence"]
+
+
+def test_other_senses_are_plain_words_and_none_matches_nothing():
+    assert other_senses_pattern({"other_senses": []}) == "(^)(a^)($)"
+    assert "context[^a-z0-9]+(?:menu|menus)" in other_senses_pattern({"other_senses": ["context menu"]})
+    with pytest.raises(ValueError, match="other_senses: 'menu.*' is not plain words"):
+        other_senses_pattern({"other_senses": ["menu.*"]})
 
 
 def test_shared_tools_inside_differing_toolsets_still_count(lake):

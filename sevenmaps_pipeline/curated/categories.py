@@ -114,12 +114,29 @@ def topic_words(doc: dict[str, Any]) -> pa.Table:
                      "tool_name_topic": [r[2] for r in rows], "entry": [r[3] for r in rows]})
 
 
+def other_senses_pattern(doc: dict[str, Any]) -> str:
+    """An RE2 pattern over the lower-case, camelCase-split text matching every phrase in which a topic word
+    means something else ("rich menu", "context menus", "email-delivery"), with the separators around it as
+    groups 1 and 3 (sql/category_winners.sql blanks the phrase and keeps them). With no phrases, a pattern
+    that matches nothing."""
+    alternatives = []
+    for phrase in doc.get("other_senses", []):
+        words = entry(phrase).split("_")
+        if not all(w.isascii() and w.isalnum() for w in words):
+            raise ValueError(f"assets/categories.json other_senses: {phrase!r} is not plain words")
+        last = "|".join(sorted(word_forms(words[-1])))
+        alternatives.append("[^a-z0-9]+".join([*words[:-1], f"(?:{last})"]))
+    if not alternatives:
+        return "(^)(a^)($)"
+    return "(^|[^a-z0-9])(" + "|".join(alternatives) + ")([^a-z0-9]|$)"
+
+
 def rule_params(doc: dict[str, Any], day: dt.date) -> dict[str, Any]:
     p = CATEGORY_PARAMS
     return {"day": day, "method_version": doc["method"], "shared_min": p["shared_toolset_min_endpoints"],
             "min_names": p["tool_name_min_names"], "dominance": p["tool_name_dominance"],
             "min_share": p["tool_name_min_share"], "words_min": p["words_min_score"],
-            "registry_min_entries": p["registry_keeps_min_entries"]}
+            "registry_min_entries": p["registry_keeps_min_entries"], "other_senses": other_senses_pattern(doc)}
 
 
 @dataclass(frozen=True)
