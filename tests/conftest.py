@@ -62,7 +62,7 @@ socket.getaddrinfo = _loopback_only_getaddrinfo
 # daemon's fixed 30 s ticks, whole fleet demos, Dagster runs over several days). The four that read the
 # shared demo lake go together: the worker that builds it (~90 s) is then the only one that waits for it.
 LONGEST = {
-    ("test_ui_backfill.py",): 200,
+    ("test_ui_backfill.py",): 150,
     ("test_ui_runs.py", "test_surfaces_demo.py", "test_analyst_docs.py", "test_ts_sdk_client.py"): 170,
     ("test_dagster_e2e.py",): 150,
     ("test_dagster_homes.py",): 95,

@@ -30,7 +30,9 @@ from sevenmaps_pipeline.devtools.synth import synthesize
 from sevenmaps_pipeline.integrity.verify import verify_lake
 from sevenmaps_pipeline.lake.paths import PROJECT_ROOT
 
-END = dt.date(2026, 11, 20)
+# The synthetic days end yesterday: the backfill runs from the first of them through yesterday, so a fixed
+# end would make it one day longer for every day the suite is run.
+END = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
 BACKFILLS = """{ partitionBackfillsOrError(limit: 1) { __typename ... on PartitionBackfills { results { id } } } }"""
 STATUS = """query($id: String!) {
   partitionBackfillOrError(backfillId: $id) { __typename ... on PartitionBackfill { status } }
