@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from sevenmaps_pipeline import curated
 from sevenmaps_pipeline.integrity import keys
-from sevenmaps_pipeline.integrity.manifest import compute_root, day_lines
+from sevenmaps_pipeline.integrity.manifest import compute_root, day_lines, sha256_files
 from sevenmaps_pipeline.integrity.report import Code, Kind
 from sevenmaps_pipeline.integrity.roots import (
     REQUIRED_TABLES,
@@ -217,6 +217,39 @@ def test_verify_catches_an_added_file(signed_lake):
     assert (report.ok, report.bad_day) == (False, DAY + dt.timedelta(days=2))
     assert report.problem == "file added after signing: raw/probes/day=2026-11-12/sneaky.parquet"
     assert report.problems[0].code is Code.FILE_ADDED
+
+
+def test_verify_hashing_many_files_at_once_finds_every_tampering_and_reports_as_one_at_a_time(signed_lake):
+    """verify hashes the files of all days on a pool of threads: with more files than workers, a flipped byte,
+    a deleted and an added file are each still found, and the report (problems in the same order, the
+    summary word for word) is the one a single worker gives."""
+    changed = signed_lake.curated_file("daily_status", DAY + dt.timedelta(days=1))
+    data = bytearray(changed.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    changed.write_bytes(bytes(data))
+    (signed_lake.raw_dir("probes", DAY + dt.timedelta(days=2)) / "run-1.parquet").unlink()
+    (signed_lake.raw_dir("probes", DAY) / "sneaky.parquet").write_bytes(b"PAR1")
+    one, several = verify_lake(signed_lake, workers=1), verify_lake(signed_lake, workers=3)
+    assert several.files_checked > 3 * 10
+    assert [(p.code, p.day) for p in several.problems] == [
+        (Code.FILE_ADDED, DAY), (Code.FILE_CHANGED, DAY + dt.timedelta(days=1)),
+        (Code.FILE_MISSING, DAY + dt.timedelta(days=2))]
+    assert several == one and several.summary() == one.summary()
+
+
+def test_hashing_files_at_once_keeps_their_order_and_names_the_first_unreadable_one(tmp_path):
+    """The digests come back in the order given, though the largest files are hashed first; a file that cannot
+    be read fails as it would one at a time: the first such in the order given."""
+    paths = []
+    for i, size in enumerate([10, 3 << 20, 0, 1 << 20, 5, 2 << 20, 7]):
+        paths.append(tmp_path / f"f{i}")
+        paths[-1].write_bytes(bytes([i]) * size)
+    expected = [hashlib.sha256(p.read_bytes()).hexdigest() for p in paths]
+    assert sha256_files(paths, workers=4) == expected == sha256_files(paths, workers=1)
+    gone = [tmp_path / "gone-1", tmp_path / "gone-2"]
+    with pytest.raises(FileNotFoundError) as caught:
+        sha256_files([paths[0], gone[0], paths[1], gone[1]], workers=4)
+    assert caught.value.filename == str(gone[0])
 
 
 def test_verify_catches_swapped_signatures(signed_lake):

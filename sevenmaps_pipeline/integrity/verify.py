@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from ..lake.parquet_io import write_bytes_atomic
 from ..lake.paths import LakePaths
 from .keys import SigningKeyError, read_trusted_key, signature_valid
-from .manifest import compute_root, day_lines
+from .manifest import compute_root, day_lines, days_lines
 from .note import valid_name, verifier_for
 from .report import Code, Problem, Trust, VerifyReport
 from .root_docs import RootDoc, diff_lines, parse_root_doc, read_root_docs
@@ -108,9 +108,11 @@ def resolve_trust(report: VerifyReport, lake_key: Path | None, trust: Trust | No
     return trust
 
 
-def verify_lake(lake: LakePaths, trust: Trust | None = None, state_path: Path | None = None) -> VerifyReport:
+def verify_lake(lake: LakePaths, trust: Trust | None = None, state_path: Path | None = None,
+                workers: int | None = None) -> VerifyReport:
     """Every signed day of the lake, its files, its log; against `trust` (or a remembered key, or, saying
-    so, the lake's own published key)."""
+    so, the lake's own published key). The files of all days are hashed `workers` at once (default: one
+    per core); the report is the same whatever the number."""
     report = VerifyReport()
     if not lake.root.is_dir():
         report.add(Code.NO_LAKE, f"no lake at {lake.root}")
@@ -121,8 +123,8 @@ def verify_lake(lake: LakePaths, trust: Trust | None = None, state_path: Path | 
     trust = resolve_trust(report, lake.well_known, trust, state_path)
     if trust is None:
         return report
-    for doc in docs:
-        for code, what, path in diff_lines(doc.lines, day_lines(lake, doc.day)):
+    for doc, actual in zip(docs, days_lines(lake, [doc.day for doc in docs], workers), strict=True):
+        for code, what, path in diff_lines(doc.lines, actual):
             report.add(code, what, doc.day, path)
         report.files_checked += len(doc.lines)
     check_chain(report, docs, trust.public, first_previous=(None, ""))
