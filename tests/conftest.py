@@ -115,6 +115,15 @@ DAY = dt.date(2026, 11, 10)
 TOOLS = [{"name": "get_weather", "description": "Read the forecast", "inputSchema": {"type": "object"}}]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _bench_history_of_the_tests(tmp_path_factory) -> Iterator[None]:
+    """A bench part run by a test (`bench --only categories`) appends to a history of the test run's own, never
+    to the checkout's .bench/history.jsonl (devtools/bench_history.py)."""
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("SEVENMAPS_BENCH_HISTORY", str(tmp_path_factory.mktemp("bench-history") / "history.jsonl"))
+        yield
+
+
 @pytest.fixture
 def lake(tmp_path: Path) -> LakePaths:
     return LakePaths.at(tmp_path / "lake")

@@ -48,7 +48,7 @@ def _bench_each_part_apart(args: argparse.Namespace, parts: tuple[str, ...] = BE
     options = ["--servers", str(args.servers), "--days", str(args.days), "--seed", str(args.seed),
                "--endpoints", str(args.endpoints), "--registry-endpoints", str(args.registry_endpoints),
                "--registry-concurrency", str(args.registry_concurrency), "--cpu-hog", str(args.cpu_hog),
-               "--serve-calls", str(args.serve_calls)]
+               "--serve-calls", str(args.serve_calls)] + (["--history", args.history] if args.history else [])
     for part in parts:
         os.sync()
         done = subprocess.run([sys.executable, "-m", "sevenmaps_pipeline.cli", "bench", "--only", part, *options],
@@ -61,18 +61,23 @@ def _bench_each_part_apart(args: argparse.Namespace, parts: tuple[str, ...] = BE
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    """One part with --only; without it, every part, each in a process of its own."""
+    """One part with --only; without it, every part, each in a process of its own; with --compare, none (the
+    history read back). Each part appends its figures to the history (devtools/bench_history.py)."""
+    from ..devtools import bench_history
+
+    if args.compare:
+        return bench_history.compare_command(Path(args.history) if args.history else None)
     if args.only is None:
         return _bench_each_part_apart(args)
+    bench_history.begin(Path(args.history).resolve() if args.history else None)
     if args.only == "risk":
-        from ..devtools.risk_corpus import measure, measure_sides, report, sides_report
+        from ..devtools import risk_corpus
 
-        print(report(measure()))
-        print(sides_report(measure_sides()))
+        risk_corpus.run_bench()
     elif args.only == "categories":
         from ..devtools import category_corpus
 
-        print(category_corpus.report(category_corpus.measure()))
+        category_corpus.run_bench()
     elif args.only == "lake":
         from ..devtools.bench import run_bench
 

@@ -179,6 +179,12 @@ def _dev_commands(commands: dict[str, argparse.ArgumentParser]) -> None:
                         "rule on real servers: how many the tools' verdict moved), lake, export (one "
                         "snapshot of the lake's signed day), tools, probe, registry (the whole registry, "
                         "simulated) or serve (a flood of route calls and the site beside it)")
+    p.add_argument("--compare", action="store_true",
+                   help="run nothing: name each figure of each part's latest run more than 20%% worse than the median "
+                        "of its last three runs, and each outcome that drifted (exit 1 if any)")
+    p.add_argument("--history", metavar="FILE",
+                   help="the history each part appends its figures to and --compare reads (default: "
+                        "$SEVENMAPS_BENCH_HISTORY, else .bench/history.jsonl)")
     p.set_defaults(handler="dev:cmd_bench")
 
 

@@ -36,12 +36,10 @@ from ..integrity.roots import sync_log
 from ..integrity.verify import check_log_only, verify_lake
 from ..lake import duck
 from ..lake.parquet_io import write_parquet
-from ..lake.paths import PROJECT_ROOT, LakePaths
+from ..lake.paths import LakePaths
 from ..lake.warehouse import publish_warehouse
+from .bench_history import BENCH_DIR, record
 from .synth import synthesize
-
-# $SEVENMAPS_BENCH_DIR: somewhere else than the checkout's .bench/ (the benches' smoke test uses its own).
-BENCH_DIR = Path(os.environ.get("SEVENMAPS_BENCH_DIR") or PROJECT_ROOT / ".bench")
 
 
 def _say(msg: str) -> None:
@@ -372,12 +370,13 @@ def run_bench(servers: int, days: int, seed: int) -> int:
     print(f"  sevenmaps log check (in-run)           {v['log_check_seconds']:8.2f} s   "
           f"(log size {v['log_size']:,}, {v['tiles']} tile files; ok={v['log_check_ok']})")
     print(f"  openssl dgst -sha256, the same files   {v['openssl_seconds']:8.2f} s   "
-          f"(verify / openssl {v['verify_seconds'] / v['openssl_seconds']:.2f} x; verify hashes "
+          f"(verify / openssl {v['verify_to_openssl']:.2f} x; verify hashes "
           f"{v['hash_workers']} files at once; medians of {v['rounds']} interleaved runs)")
     print(f"  sha256sum (coreutils), the same files  {v['sha256sum_seconds']:8.2f} s   "
           f"(verify / sha256sum {v['verify_seconds'] / v['sha256sum_seconds']:.2f} x; no SHA extensions: "
           "the floor before issue 38)")
     print(f"figures written to {BENCH_DIR / 'results.json'}")
+    record("lake", results)
     return 0
 
 
@@ -409,8 +408,9 @@ def _verify_figures(lake, key: Path, rounds: int = 3) -> dict:
     t = time.perf_counter()
     log_report, tiles = check_log_only(lake, trust)
     log_seconds = time.perf_counter() - t
-    return {"verify_seconds": statistics.median(verify_runs), "log_check_seconds": log_seconds,
-            "openssl_seconds": statistics.median(openssl_runs), "sha256sum_seconds": hash_with(["sha256sum"]),
+    verify_seconds, openssl_seconds = statistics.median(verify_runs), statistics.median(openssl_runs)
+    return {"verify_seconds": verify_seconds, "log_check_seconds": log_seconds, "openssl_seconds": openssl_seconds,
+            "verify_to_openssl": verify_seconds / openssl_seconds, "sha256sum_seconds": hash_with(["sha256sum"]),
             "rounds": rounds, "hash_workers": os.cpu_count() or 1,
             "files": len(paths), "bytes": sum(os.path.getsize(p) for p in paths), "days": len(report.days_verified),
             "verify_ok": report.ok, "log_check_ok": log_report.ok, "tiles": tiles,

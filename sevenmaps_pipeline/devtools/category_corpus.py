@@ -26,6 +26,7 @@ import pyarrow as pa
 from ..curated.categories import LIST_CATEGORIES_SCHEMA, LISTING_TEXT_SQL, place
 from ..curated.tool_tables import CATEGORIES
 from ..lake import duck
+from .bench_history import record
 from .tool_corpus import DEVELOPMENT, EVALUATION, LEGACY, CorpusServer, load_servers, side_of
 
 DAY = dt.date(2026, 12, 1)  # any day: the rule reads no date
@@ -113,11 +114,14 @@ def describe(p: Placement) -> str:
             f"registry text: {registry}; tools ({r['tool_count']}): {tools}")
 
 
+def _sides(placements: list[Placement]) -> list[tuple[str, list[Placement]]]:
+    return [("all", placements),
+            *((side, [p for p in placements if p.side == side]) for side in (DEVELOPMENT, EVALUATION))]
+
+
 def report(placements: list[Placement]) -> str:
     lines = []
-    for label, group in (("all", placements),
-                         (DEVELOPMENT, [p for p in placements if p.side == DEVELOPMENT]),
-                         (EVALUATION, [p for p in placements if p.side == EVALUATION])):
+    for label, group in _sides(placements):
         c = counts(group)
         lines.append(f"categories on real tool lists, {label}: {c['servers']} servers with tools, method "
                      f"{', '.join(c['method'])}")
@@ -128,6 +132,13 @@ def report(placements: list[Placement]) -> str:
         lines.append(f"  changed category {c['changed']}; registry kept with two words {c['kept_two_words']}; "
                      f"decisions {dict(sorted(c['decision'].items()))}")
     return "\n".join(lines)
+
+
+def run_bench() -> None:
+    """`sevenmaps bench --only categories`: printed and kept in the benches' history."""
+    placements = measure()
+    print(report(placements))
+    record("categories", {label: counts(group) for label, group in _sides(placements)})
 
 
 def examples(placements: list[Placement], n: int, side: str | None = None) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..packaged import SOURCE_ROOT
 from ..rules.risk import LEVELS, classify, default_vocabulary
+from .bench_history import record
 from .tool_corpus import DEVELOPMENT, EVALUATION, load_servers, side_of
 
 CORPUS = (SOURCE_ROOT or Path.cwd()) / "tests" / "data" / "risk_corpus.json"
@@ -116,6 +117,16 @@ def measure_sides() -> dict[str, Measure]:
 
 def sides_report(sides: dict[str, Measure]) -> str:
     return "\n".join(report(m, f"tools of the corpus's {side} side") for side, m in sides.items())
+
+
+def run_bench() -> None:
+    """`sevenmaps bench --only risk`: the whole corpus and each side, printed and kept in the benches' history."""
+    whole, sides = measure(), measure_sides()
+    print(report(whole))
+    print(sides_report(sides))
+    record("risk", {name: {**vars(m), "binary_share": m.binary_share, "level_share": m.level_share,
+                           "changing_as_read_only_share": m.changing_as_read_only_share}
+                    for name, m in {"all": whole, **sides}.items()})
 
 
 if __name__ == "__main__":
