@@ -1,10 +1,12 @@
 """`make bench`'s lake benchmark at a toy size, as a fresh clone runs it: its run in a fresh process builds
 and signs a day older than the checkout's lake, the site is timed apart, and the signed day verifies
-against sha256sum's view of the same files. Nothing here asserts a time (the figures are the bench's)."""
+beside `openssl dgst -sha256` and sha256sum over the same files. Nothing here asserts a time (the figures
+are the bench's)."""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 from sevenmaps_pipeline.devtools import bench
 from sevenmaps_pipeline.devtools.synth import synthesize
@@ -24,6 +26,7 @@ def test_the_bench_run_builds_and_signs_its_own_lakes_days_and_they_verify(lake,
     verifying = bench._verify_figures(lake, signing_key)
     assert verifying["verify_ok"] and verifying["log_check_ok"] and verifying["days"] == 1
     assert verifying["files"] > 10 and verifying["sha256sum_seconds"] > 0
+    assert verifying["openssl_seconds"] > 0 and verifying["verify_to_openssl"] > 0 and verifying["rounds"] == 3
     # The next day in the lake as it stood that morning, then the bare scan of what its run read (the
     # caches of the day before among them: each a group of its own, their schemas differ).
     after = day + dt.timedelta(days=1)
@@ -59,7 +62,8 @@ def test_the_serve_bench_floods_a_real_sevenmaps_serve_and_counts_every_call(lak
     lake with its site; every call of the flood ends answered or told busy, and pages were fetched quiet and
     under the flood."""
     from sevenmaps_pipeline.curated.day import build_day
-    from sevenmaps_pipeline.devtools.bench_serve import run_serve_bench
+    from sevenmaps_pipeline.devtools.bench_history import history_path
+    from sevenmaps_pipeline.devtools.bench_serve import print_serve_bench, run_serve_bench
     from sevenmaps_pipeline.integrity.roots import sign_through
     from sevenmaps_pipeline.publishing.site import build_site
 
@@ -75,3 +79,8 @@ def test_the_serve_bench_floods_a_real_sevenmaps_serve_and_counts_every_call(lak
     assert figures["pages"]["quiet"]["n"] >= 1 and figures["pages"]["flood"]["n"] >= 1
     assert not figures["page_failures"]
     assert (tmp_path / "serve.json").is_file()
+    # Printed, the part appends its line to the history (the test run's own: conftest.py).
+    print_serve_bench(figures)
+    line = json.loads(history_path().read_text().splitlines()[-1])
+    assert line["part"] == "serve" and line["setup"] == {"endpoints": figures["endpoints"], "calls": 120}
+    assert line["outcomes"] == {"page_failure_count": 0} and line["figures"]["flood.wall"]["better"] == "lower"

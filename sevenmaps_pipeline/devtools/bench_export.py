@@ -20,6 +20,7 @@ from ..integrity.roots import read_root, sign_through, signed_days
 from ..lake.paths import LakePaths
 from ..publishing.export import copy_independent, export_snapshot
 from .bench import BENCH_DIR, _clone, _say, synthetic_lake
+from .bench_history import record
 
 
 def signed_bench_lake(servers: int, days: int, seed: int, key: Path) -> tuple[LakePaths, dt.date]:
@@ -80,9 +81,9 @@ def run_export_bench(servers: int, days: int, seed: int, repeats: int = 3) -> di
                     copy_independent(path, dst)
             seconds.append(time.perf_counter() - t)
     shutil.rmtree(scratch, ignore_errors=True)
-    return {"day": day.isoformat(), "lake": str(lake.root), "signed_days": days, "files": result.files,
-            "withheld": result.withheld, "bytes": result.bytes, "how": how, "export_seconds": exports,
-            "link_seconds": links, "copy_seconds": copies, "day_files": len(files),
+    return {"day": day.isoformat(), "lake": str(lake.root), "endpoints": servers, "signed_days": days,
+            "files": result.files, "withheld": result.withheld, "bytes": result.bytes, "how": how,
+            "export_seconds": exports, "link_seconds": links, "copy_seconds": copies, "day_files": len(files),
             "day_bytes": sum(p.stat().st_size for p in files)}
 
 
@@ -94,3 +95,4 @@ def print_export_bench(r: dict) -> None:
     print(f"  the day's {r['day_files']} signed files ({r['day_bytes'] / 1e6:.1f} MB) alone: hard links "
           + " / ".join(f"{s:.3f}" for s in r["link_seconds"]) + f" s; {r['how']} "
           + " / ".join(f"{s:.3f}" for s in r["copy_seconds"]) + " s")
+    record("export", r)

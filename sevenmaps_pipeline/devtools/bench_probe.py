@@ -30,6 +30,7 @@ from ..lake.paths import LakePaths
 from ..probe.config import ProbeConfig
 from ..probe.run import ReplayClock, scan_day, take_snapshot
 from ..probe.shards import Shard
+from .bench_history import record
 from .fleet.run import load_timeline
 
 
@@ -219,6 +220,7 @@ def print_probe_bench(figures: dict) -> None:
           f"(measured {f['naive_sample_seconds']:.1f} s on {f['naive_sample']} endpoints, "
           f"{f['naive_answered']} answered; extrapolated)")
     print(f"  speed-up over the naive baseline        {f['naive_extrapolated_seconds'] / f['wall_seconds']:8.1f} x")
+    record("probe", f)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ from ..lake.paths import LakePaths
 from ..probe.config import ProbeConfig, Timeouts
 from ..probe.run import ReplayClock, scan_day
 from .bench import BENCH_DIR
+from .bench_history import record
 from .bench_probe import _RemoteFleet, print_overlaps
 from .fleet.run import load_timeline
 
@@ -243,3 +244,4 @@ def print_registry_bench(f: dict[str, Any]) -> None:
     for intended, recorded in f["confusion"].items():
         print(f"    {intended:<26}" + ", ".join(f"{code} {n:,}" for code, n in recorded.items()))
     print(f"figures written to {BENCH_DIR / 'registry.json'}")
+    record("registry", f)

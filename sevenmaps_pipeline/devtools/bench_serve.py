@@ -37,6 +37,7 @@ from ..publishing.mapday import MapDay
 from ..publishing.site import build_site
 from .bench import BENCH_DIR, _say, synthetic_lake
 from .bench_export import built_and_signed
+from .bench_history import record
 
 TASKS = ("search the web for recent news", "send an email to a colleague", "read a file from my drive",
          "create a calendar event tomorrow", "get the weather forecast for Paris", "delete an old record",
@@ -251,3 +252,4 @@ def print_serve_bench(r: dict[str, Any]) -> None:
     if r["page_failures"]:
         print(f"  pages that failed: {len(r['page_failures'])} ({', '.join(sorted(set(r['page_failures'])))})")
     print(f"figures written to {r['results_file']}")
+    record("serve", {**r, "page_failure_count": len(r["page_failures"])})

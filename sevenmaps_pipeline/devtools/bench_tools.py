@@ -26,6 +26,7 @@ from ..curated import probe_files
 from ..lake.paths import LakePaths
 from ..rules.tokens import count_many, encoding
 from .bench import BENCH_DIR, peak_rss_mb, synthetic_lake
+from .bench_history import record
 
 SETUP = ("quarantine", "daily_status")
 MEASURED = ("tool_facts", "tools", "token_cost", "findings", "server_categories", "tool_changes")
@@ -126,6 +127,7 @@ def print_tools_bench(results: dict) -> None:
         if changes:
             print(f"    tool_changes kinds: {dict(sorted(changes.items()))}")
     print(f"figures written to {BENCH_DIR / 'tools-results.json'}")
+    record("tools", results)
 
 
 if __name__ == "__main__":
