@@ -163,18 +163,20 @@ def test_ui_refuses_a_port_in_use_in_one_line(lake, tmp_path, monkeypatch, capsy
     assert "(not a port number)" in _one_error_line(capsys.readouterr().err)
 
 
-def test_bench_runs_each_part_in_a_process_of_its_own_and_names_a_part_that_failed(capfd):
+def test_bench_runs_each_part_in_a_process_of_its_own_and_names_a_part_that_failed(capfd, tmp_path):
     """`sevenmaps bench` without --only: every part a fresh process (no part's figures carry an earlier
-    part's heap), all of them run even when one fails, and the failure is named with its exit code."""
+    part's heap), all of them run even when one fails, and the failure is named with its exit code; each
+    appends to the history --history names."""
     import argparse
 
     from sevenmaps_pipeline.cli import _bench_each_part_apart
 
     args = argparse.Namespace(servers=10, days=2, seed=1, endpoints=10, registry_endpoints=10,
-                              registry_concurrency=4, cpu_hog=0, serve_calls=5)
+                              registry_concurrency=4, cpu_hog=0, serve_calls=5, history=str(tmp_path / "h.jsonl"))
     code = _bench_each_part_apart(args, parts=("no-such-part", "risk"))
     out, err = capfd.readouterr()
     assert code == 2
     assert "[bench] the no-such-part benchmark ended with exit code 2" in out
     assert "invalid choice: 'no-such-part'" in err
     assert "green" in out and "red" in out  # the risk part still ran, after the failure, in its own process
+    assert [json.loads(line)["part"] for line in (tmp_path / "h.jsonl").read_text().splitlines()] == ["risk"]
