@@ -25,6 +25,7 @@ from ..lake.paths import LakePaths
 from ..lake.schemas import RAW_PROBES, RAW_REGISTRY, conform
 from ..registry.listing import SkipReason
 from ..rules.fingerprints import summarize_tools
+from .synth_lists import RealToolLists
 from .synth_reports import day_reports, land_day_reports, reporter_ids
 
 # None as numpy object, for np.where over optional values (the result is an object array, as with a bare None).
@@ -183,6 +184,20 @@ class _ToolLists:
             self.add(tools)
         self.variant_cache: dict[tuple[int, int], int] = {}
 
+    def __len__(self) -> int:
+        return len(self.json)
+
+    def columns(self, lid: np.ndarray) -> dict[str, pa.Array]:
+        """tools_json, tool_count, tool_list_size and tools_hash of rows whose lists are `lid` (-1: none)."""
+        has_list = lid >= 0
+        lid_arr = pa.array(lid, mask=~has_list)
+        return {
+            "tools_json": pa.array(self.json, pa.string()).take(lid_arr),
+            "tool_count": pa.array(np.array(self.count)[np.maximum(lid, 0)], pa.int32(), mask=~has_list),
+            "tool_list_size": pa.array(np.array(self.size)[np.maximum(lid, 0)], pa.int64(), mask=~has_list),
+            "tools_hash": pa.array(self.hash, pa.string()).take(lid_arr),
+        }
+
     def add(self, tools: list[dict]) -> int:
         s = summarize_tools(tools)
         self.json.append(s.tools_json)
@@ -219,6 +234,10 @@ class _Scan:
     handshake_ms: np.ndarray
     started: pa.Array
 
+    def part(self, rows: np.ndarray) -> _Scan:
+        return _Scan(self.probed[rows], self.outcome[rows], self.http[rows], self.list_id[rows], self.version[rows],
+                     self.handshake_ms[rows], self.started.take(rows))
+
 
 @dataclass(frozen=True)
 class _LandedDay:
@@ -231,17 +250,22 @@ class _LandedDay:
 def synthesize(lake: LakePaths, servers: int, days: int, seed: int, end_day: dt.date,
                missing_days: int | None = None,
                progress: Callable[[str], None] | None = None, mean_tools: float = 11.0,
-               agent_reports: bool = True) -> SynthResult:
+               agent_reports: bool = True, shape: str = "toy") -> SynthResult:
     """Land `days` UTC days ending on `end_day` for `servers` endpoints into `lake`; tool lists have about
     `mean_tools` tools (geometric, 1..60); with `agent_reports`, each day's batch of agent reports too
-    (synth_reports.py)."""
+    (synth_reports.py). With `shape="real"`, the tool lists are the corpora's (synth_lists.py: about 45% of
+    the endpoints' lists distinct, 7% changing a day) and each day's checks land in 24 part files, one per
+    hourly slice, as the daily scan lands them."""
     if servers < 1 or days < 1:
         raise ValueError("servers and days must be at least 1")
     rng = np.random.default_rng(seed)
     day_list = [end_day - dt.timedelta(days=days - 1 - i) for i in range(days)]
     missing_idx = _missing_day_indexes(rng, days, missing_days)
     endpoints = _draw_endpoints(rng, servers, days)
-    tool_lists = _ToolLists(rng, servers, days, seed, mean_tools)
+    if shape not in ("toy", "real"):
+        raise ValueError(f"unknown synth shape {shape!r} (toy or real)")
+    tool_lists: _ToolLists | RealToolLists = (RealToolLists(servers, days, seed) if shape == "real"
+                                              else _ToolLists(rng, servers, days, seed, mean_tools))
 
     probe_rows = registry_rows = report_rows = 0
     reporters = reporter_ids(max(50, servers // 20))
@@ -250,7 +274,7 @@ def synthesize(lake: LakePaths, servers: int, days: int, seed: int, end_day: dt.
             if progress:
                 progress(f"{day}: no run (a missed day)")
             continue
-        landed = _land_day(lake, day, d_idx, seed, endpoints, tool_lists)
+        landed = _land_day(lake, day, d_idx, seed, endpoints, tool_lists, 24 if shape == "real" else 1)
         registry_rows += landed.registry_rows
         probe_rows += landed.probe_rows
         if agent_reports:
@@ -259,12 +283,13 @@ def synthesize(lake: LakePaths, servers: int, days: int, seed: int, end_day: dt.
         if progress:
             progress(f"{day}: {landed.probe_rows:,} checks, {landed.registry_rows:,} listings")
     return SynthResult(day_list, sorted(day_list[i] for i in missing_idx), probe_rows, registry_rows,
-                       len(tool_lists.json), report_rows)
+                       len(tool_lists), report_rows)
 
 
 def _land_day(lake: LakePaths, day: dt.date, d_idx: int, seed: int, endpoints: _Endpoints,
-              tool_lists: _ToolLists) -> _LandedDay:
-    """The day's registry snapshot and its scan, landed as the registry fetch and the prober land them."""
+              tool_lists: _ToolLists | RealToolLists, parts: int = 1) -> _LandedDay:
+    """The day's registry snapshot and its scan, landed as the registry fetch and the prober land them (in
+    `parts` part files, each a run of its own with its control check, as the hourly slices land them)."""
     present = endpoints.present_on(d_idx)
     day_rng = np.random.default_rng([seed, d_idx])
     run_id = f"synth-{day.isoformat()}-{seed}"
@@ -273,13 +298,17 @@ def _land_day(lake: LakePaths, day: dt.date, d_idx: int, seed: int, endpoints: _
 
     scan = _scan(day_rng, day, d_idx, present, listing, endpoints, tool_lists)
     keys_today = endpoints.columns["server_key"].take(scan.probed)
-    table = pa.concat_tables([conform(_probe_table(day, run_id, scan, keys_today, endpoints, tool_lists),
-                                      RAW_PROBES),
-                              _control_check(day, d_idx, run_id)])
-    write_parquet(lake, lake.raw_dir("probes", day) / f"{run_id}.parquet", table,
-                  dictionary_pagesize_limit=64 << 20)
+    rows = 0
+    for k, part in enumerate(np.array_split(np.arange(len(scan.probed)), parts)):
+        part_id = run_id if parts == 1 else f"{run_id}-s{k + 1}of{parts}"
+        table = pa.concat_tables([conform(_probe_table(day, part_id, scan.part(part), keys_today.take(part),
+                                                       endpoints, tool_lists), RAW_PROBES),
+                                  _control_check(day, d_idx, part_id)])
+        write_parquet(lake, lake.raw_dir("probes", day) / f"{part_id}.parquet", table,
+                      dictionary_pagesize_limit=64 << 20)
+        rows += table.num_rows
     checked = scan.outcome != "skipped"
-    return _LandedDay(reg.num_rows, table.num_rows,
+    return _LandedDay(reg.num_rows, rows,
                       [k for k, c in zip(keys_today.to_pylist(), checked, strict=True) if c],
                       scan.outcome[checked].tolist())
 
@@ -308,7 +337,7 @@ def _registry_snapshot(day: dt.date, present: np.ndarray, endpoints: _Endpoints)
 
 
 def _scan(day_rng: np.random.Generator, day: dt.date, d_idx: int, present: np.ndarray, listing: np.ndarray,
-          endpoints: _Endpoints, tool_lists: _ToolLists) -> _Scan:
+          endpoints: _Endpoints, tool_lists: _ToolLists | RealToolLists) -> _Scan:
     """The day's checks: probe-listed endpoints, a few not reached (the run ended early for them)."""
     # The day_rng draws' order is the lake's: the same seed must land the same bytes.
     probed = present[(listing == "probe") & (day_rng.random(len(present)) > 0.004)]
@@ -371,16 +400,12 @@ def _http_statuses(outcome: np.ndarray, auth_status: np.ndarray) -> np.ndarray:
 
 
 def _probe_table(day: dt.date, run_id: str, scan: _Scan, keys_today: pa.Array, endpoints: _Endpoints,
-                 tool_lists: _ToolLists) -> pa.Table:
+                 tool_lists: _ToolLists | RealToolLists) -> pa.Table:
     """The day's daily checks as the prober writes them (before conform)."""
     n = len(scan.probed)
     probed, outcome, lid = scan.probed, scan.outcome, scan.list_id
     ok = outcome == "ok"
     columns = endpoints.columns
-    # Built after the scan: it may have met new tool list variants.
-    dictionary = pa.array(tool_lists.json, pa.string())
-    has_list = lid >= 0
-    lid_arr = pa.array(lid, mask=~has_list)
     detail = np.array([_detail(o, h) for o, h in zip(outcome, scan.http, strict=True)], dtype=object)
     return pa.table({
         "day": pa.array([day] * n, pa.date32()),
@@ -403,10 +428,7 @@ def _probe_table(day: dt.date, run_id: str, scan: _Scan, keys_today: pa.Array, e
         "server_info_name": pa.array(np.where(ok, np.array(endpoints.names, dtype=object)[probed], NULL).tolist(),
                                      pa.string()),
         "server_info_version": pa.array(np.where(ok, scan.version, NULL).tolist(), pa.string()),
-        "tools_json": dictionary.take(lid_arr),
-        "tool_count": pa.array(np.array(tool_lists.count)[np.maximum(lid, 0)], pa.int32(), mask=~has_list),
-        "tool_list_size": pa.array(np.array(tool_lists.size)[np.maximum(lid, 0)], pa.int64(), mask=~has_list),
-        "tools_hash": pa.array(tool_lists.hash, pa.string()).take(lid_arr),
+        **tool_lists.columns(lid),  # after the scan: it may have met new tool list variants
         "pages_read": pa.array(np.where(ok, 1, 0).astype(np.int32)),
         "tool_list_complete": pa.array(np.where(ok, True, NULL).tolist(), pa.bool_()),
         **_auth_columns(outcome == "needs_auth", endpoints.has_prm[probed], keys_today),
