@@ -48,7 +48,8 @@ def _bench_each_part_apart(args: argparse.Namespace, parts: tuple[str, ...] = BE
     options = ["--servers", str(args.servers), "--days", str(args.days), "--seed", str(args.seed),
                "--endpoints", str(args.endpoints), "--registry-endpoints", str(args.registry_endpoints),
                "--registry-concurrency", str(args.registry_concurrency), "--cpu-hog", str(args.cpu_hog),
-               "--serve-calls", str(args.serve_calls)] + (["--history", args.history] if args.history else [])
+               "--serve-calls", str(args.serve_calls), "--lake-shape", args.lake_shape] + \
+        (["--history", args.history] if args.history else [])
     for part in parts:
         os.sync()
         done = subprocess.run([sys.executable, "-m", "sevenmaps_pipeline.cli", "bench", "--only", part, *options],
@@ -81,7 +82,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     elif args.only == "lake":
         from ..devtools.bench import run_bench
 
-        return run_bench(args.servers, args.days, args.seed)
+        return run_bench(args.servers, args.days, args.seed, args.lake_shape)
     elif args.only == "export":
         from ..devtools.bench_export import print_export_bench, run_export_bench
 

@@ -172,6 +172,8 @@ def _dev_commands(commands: dict[str, argparse.ArgumentParser]) -> None:
     p.add_argument("--cpu-hog", type=int, default=0, metavar="N",
                    help="the registry benchmark with N busy processes beside it for the whole scan (a machine "
                         "someone else is using: answering servers must not be recorded down)")
+    p.add_argument("--lake-shape", choices=("real", "toy"), default="real",
+                   help="the lake benchmark's tool lists: the corpora's (real) or the small generated ones (toy)")
     p.add_argument("--serve-calls", type=int, default=600,
                    help="route calls sent at once to `sevenmaps serve` (the serve benchmark)")
     p.add_argument("--only", choices=BENCH_PARTS,

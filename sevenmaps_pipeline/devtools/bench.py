@@ -27,17 +27,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..curated import registry_in_force
 from ..defs.runner import run_map_and_sign
 from ..integrity.keys import generate_key, load_private_key
-from ..integrity.manifest import day_files
 from ..integrity.report import Trust
 from ..integrity.roots import sync_log
 from ..integrity.verify import check_log_only, verify_lake
-from ..lake import duck
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
 from ..lake.warehouse import publish_warehouse
+from .bench_floor import cold_morning, flat_figures, print_floor, run_floor, shape_figures
 from .bench_history import BENCH_DIR, record
 from .synth import synthesize
 
@@ -260,46 +258,10 @@ def lake_first_day(lake: LakePaths) -> dt.date:
     return days[0]
 
 
-def _bare_scan_seconds(lake: LakePaths, day: dt.date) -> tuple[float, int]:
-    """A bare DuckDB scan (every column) of every file the day's run reads."""
-    window = [day - dt.timedelta(days=i) for i in range(29, -1, -1)]
-    def through(table: str) -> list:
-        folder = lake.root / "curated" / table
-        return sorted(p for p in folder.glob("day=*/part-0.parquet") if p.parent.name[4:] <= day.isoformat())
-
-    groups = [
-        [f for d in window for f in lake.raw_files("probes", d)],  # validation, status lookback, tool facts
-        [p for p in [registry_in_force(lake, day)] if p],
-        [lake.curated_file("daily_status", d) for d in window if lake.curated_file("daily_status", d).exists()],
-        through("tool_facts"),  # tools joins every day's facts so far
-        through("tool_lists"),  # token_cost likewise
-        [lake.curated_file("tools", day)],  # the tools asset reads it back for its profile (metadata)
-        [p for p in day_files(lake, day) if "curated/server_history" in p.as_posix()],
-        [f for d in window for f in lake.raw_files("agent_reports", d)][-1:],  # the day's report batch
-        [lake.curated_file("agent_reports", d) for d in window],  # ratings (30 days), incidents (14)
-        [lake.curated_file("tool_changes", d) for d in window],  # stability and change days
-        # The caches the day reads (each a group: their schemas differ): the change baseline and the history
-        # state of the day before, the category verdicts kept per list.
-        [lake.root / "cache" / f"change_baseline-{day - dt.timedelta(days=1)}.parquet"],
-        [lake.root / "cache" / f"history_state-{day - dt.timedelta(days=1)}.parquet"],
-        sorted((lake.root / "cache").glob("list_categories-*")),
-    ]
-    groups = [[p for p in group if p.exists()] for group in groups]
-    con = duck.connect()
-    started = time.perf_counter()
-    files = 0
-    for group in groups:
-        if not group:
-            continue
-        files += len(group)
-        listing = "[" + ", ".join(f"'{p}'" for p in group) + "]"
-        con.execute(f"SELECT count(*), sum(hash(COLUMNS(*))) FROM read_parquet({listing}, union_by_name = true)"
-                    ).fetchall()
-    return time.perf_counter() - started, files
-
-
-def run_bench(servers: int, days: int, seed: int) -> int:
-    source, meta = synthetic_lake(f"raw-{servers}x{days}-seed{seed}", servers, days, seed)
+def run_bench(servers: int, days: int, seed: int, shape: str = "real") -> int:
+    # The real-shaped lake (devtools/synth_lists.py) under a name of its own: the toy one stays reusable.
+    name = f"raw-{servers}x{days}-seed{seed}" + ("-real" if shape == "real" else "")
+    source, meta = synthetic_lake(name, servers, days, seed, shape=shape)
     end = dt.date.fromisoformat(meta["end"])
     key = BENCH_DIR / "bench-signing-key.pem"
     if not key.exists():
@@ -313,7 +275,12 @@ def run_bench(servers: int, days: int, seed: int) -> int:
     _say(f"one day {end} (every map asset + root; the days before already built, signed and exported) ...")
     day_lake = _clone(backfill_lake, BENCH_DIR / "work-day", morning_of=end, key=key)
     one_day = _measure("map_and_sign", end, end, day_lake, key)
-    scan_seconds, scan_files = _bare_scan_seconds(day_lake, end)
+    _say(f"the floor of {end}: what the day reads and writes, in plain DuckDB and pyarrow ...")
+    floor = run_floor(day_lake, end, BENCH_DIR / "work-floor")
+    _say(f"{end} again, cold: after a method change, no list known ...")
+    cold_lake = cold_morning(_clone(backfill_lake, BENCH_DIR / "work-cold", morning_of=end, key=key), end)
+    cold = _measure("map_and_sign", end, end, cold_lake, key)
+    lake_figures = {**flat_figures(one_day, floor, cold), **shape_figures(day_lake, end)}
 
     # Past the 60-day lookback: does a day cost more the more days came before it? The same last day, over
     # the same raw files and endpoints, in this lake and in one that began 30 days before it.
@@ -329,8 +296,7 @@ def run_bench(servers: int, days: int, seed: int) -> int:
         "endpoints": servers, "days": days, "probe_rows": meta["probe_rows"],
         "synth_seconds": meta.get("synth_seconds"),
         "one_day": one_day, "backfill_30_days": backfill,
-        "bare_scan_seconds": scan_seconds, "bare_scan_files": scan_files,
-        "one_day_compute_to_bare_scan": _map_seconds(one_day) / scan_seconds,
+        "floor": floor, "cold_day": cold, "lake_figures": lake_figures, "shape": shape,
         "one_day_after_29_days": short,  # the same day in the lake that began 30 days before it
         "cores": os.cpu_count(),
     }
@@ -351,9 +317,7 @@ def run_bench(servers: int, days: int, seed: int) -> int:
     print(f"  one day's slowest steps (s)            {slowest}")
     builds = ", ".join(f"{k} {v:.2f}" for k, v in list(one_day.get("build_seconds", {}).items())[:8])
     print(f"  ... its slowest builds (s, 2 at a time) {builds}")
-    print(f"  bare DuckDB scan of the day's inputs   {scan_seconds:8.2f} s   ({scan_files} files)")
-    print(f"  ratio one-day compute / bare scan      {results['one_day_compute_to_bare_scan']:8.1f} x   "
-          "(the map, its checks and the root; the site apart)")
+    print_floor(lake_figures, floor)
     print(f"  backfill per day (in-run)              {backfill['in_run_seconds'] / days:8.2f} s")
     if short:
         late, early = _map_seconds(one_day), _map_seconds(short)
