@@ -8,8 +8,16 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+import duckdb
+import pyarrow.parquet as pq
+
+from sevenmaps_pipeline.curated.day import DAY_TABLES, build_day
 from sevenmaps_pipeline.devtools import bench
+from sevenmaps_pipeline.devtools.bench_floor import cold_morning, flat_figures, run_floor
 from sevenmaps_pipeline.devtools.synth import synthesize
+from sevenmaps_pipeline.devtools.synth_lists import corpus_pool, published
+from sevenmaps_pipeline.devtools.tool_corpus import load_servers
+from sevenmaps_pipeline.rules.fingerprints import summarize_tools
 
 
 def test_the_bench_run_builds_and_signs_its_own_lakes_days_and_they_verify(lake, signing_key, monkeypatch,
@@ -36,8 +44,26 @@ def test_the_bench_run_builds_and_signs_its_own_lakes_days_and_they_verify(lake,
     assert next_day["success"] and {"daily_status", "server_history"} <= set(next_day["build_seconds"])
     assert all((morning.root / "cache" / f"{kind}-{day}.parquet").is_file()
                for kind in ("change_baseline", "history_state"))
-    seconds, files = bench._bare_scan_seconds(morning, after)
-    assert seconds > 0 and files >= 15
+    # The floor of that day: it reads the inputs the day read (the caches of the day before among them) and
+    # writes what the day wrote, the same rows, into a lake of its own.
+    floor = run_floor(morning, after, tmp_path / "floor")
+    assert floor["floor_files_read"] >= 10 and floor["floor_seconds"] > 0
+    built = {f"curated/{t}/day={after}/part-0.parquet" for t in DAY_TABLES}
+    assert built <= set(floor["floor_rows_written"])
+    for rel, rows in floor["floor_rows_written"].items():
+        written, built_rows = (pq.read_metadata(root / rel).num_rows for root in (tmp_path / "floor", morning.root))
+        assert written == rows == built_rows, rel
+    assert floor["floor_rows_read"]["the day's landed probes (validated: every value)"] == sum(
+        pq.read_metadata(f).num_rows for f in morning.raw_files("probes", after))
+    figures = flat_figures(next_day, floor, None)
+    assert figures["lake_day_to_floor"] > figures["lake_map_to_floor"] > 0
+    # The same day cold, after a method change: no list known, so the day computes the facts of every list.
+    cold = cold_morning(bench._clone(lake, tmp_path / "cold", morning_of=after, key=signing_key), after)
+    assert not any((cold.root / "curated" / "tool_lists").glob("day=*/part-0.parquet"))
+    build_day(cold, after)
+    day_lists = set(pq.read_table(cold.curated_file("daily_status", after)).column("tools_hash").to_pylist()) - {None}
+    computed = set(pq.read_table(cold.curated_file("tool_lists", after)).column("tools_hash").to_pylist())
+    assert day_lists and day_lists <= computed
 
 
 def test_the_peak_counts_the_workers_of_the_measured_run():
@@ -84,3 +110,35 @@ def test_the_serve_bench_floods_a_real_sevenmaps_serve_and_counts_every_call(lak
     line = json.loads(history_path().read_text().splitlines()[-1])
     assert line["part"] == "serve" and line["setup"] == {"endpoints": figures["endpoints"], "calls": 120}
     assert line["outcomes"] == {"page_failure_count": 0} and line["figures"]["flood.wall"]["better"] == "lower"
+
+
+def test_the_real_shaped_lake_draws_its_lists_from_the_corpora_and_changes_seven_in_a_hundred_a_day(lake):
+    """synthesize(shape="real"): each list is a real server's list of the corpora (tools_hash as the prober
+    computes it), about 45 distinct lists per 100 endpoints, about 7% of the lists of endpoints that answered on
+    two days in a row changed, and each day's checks land in 24 part files."""
+    end = dt.date(2026, 1, 8)
+    result = synthesize(lake, 600, 4, seed=5, end_day=end, missing_days=0, shape="real")
+    corpus = [[published(dict(t)) for t in s.tools] for s in load_servers() if s.tools]
+    counts = [len(tools) for tools in corpus]
+    names = {t["name"] for tools in corpus for t in tools}
+    con = duckdb.connect()
+    rows = con.execute("SELECT day, server_key, tools_hash, tools_json, tool_count FROM read_parquet($f) "
+                       "WHERE check_kind = 'daily' AND tools_hash IS NOT NULL",
+                       {"f": [str(p) for d in result.days for p in lake.raw_files("probes", d)]}).fetchall()
+    assert rows and all(min(counts) <= n <= max(counts) + 4 for *_, n in rows)
+    for _, _, tools_hash, tools_json, _ in rows[::40]:
+        tools = json.loads(tools_json)
+        assert summarize_tools(tools).tools_hash == tools_hash
+        # A real tool's name, or one with the list's tag (a tool without a description carries it there).
+        assert all({t["name"], *(t["name"].rsplit("_", k)[0] for k in (1, 2))} & names for t in tools)
+    assert all(len(lake.raw_files("probes", d)) == 24 for d in result.days)
+    by_day: dict = {}
+    for day, key, tools_hash, *_ in rows:
+        by_day.setdefault(day, {})[key] = tools_hash
+    last = by_day[end]
+    assert 0.35 * 600 <= len(set(last.values())) <= 0.55 * 600
+    pairs = [(by_day[d][k], by_day[d - dt.timedelta(days=1)][k]) for d in result.days[1:] for k in by_day[d]
+             if k in by_day[d - dt.timedelta(days=1)]]
+    changed = sum(a != b for a, b in pairs) / len(pairs)
+    assert len(pairs) > 500 and 0.045 <= changed <= 0.095, changed
+    assert len(corpus_pool().lists) == len(corpus)
