@@ -301,6 +301,15 @@ def run_bench(servers: int, days: int, seed: int, shape: str = "real") -> int:
         "cores": os.cpu_count(),
     }
     (BENCH_DIR / "results.json").write_text(json.dumps(results, indent=2))
+    _print_results(results, meta, end)
+    record("lake", results)
+    return 0
+
+
+def _print_results(results: dict, meta: dict, end: dt.date) -> None:
+    servers, days = results["endpoints"], results["days"]
+    one_day, backfill, short = results["one_day"], results["backfill_30_days"], results["one_day_after_29_days"]
+    lake_figures, floor, verifying = results["lake_figures"], results["floor"], results["verify"]
     print()
     reports = f", {meta['report_rows']:,} agent reports" if meta.get("report_rows") else ""
     print(f"sevenmaps bench: {servers:,} endpoints x {days} days ({meta['probe_rows']:,} probe rows{reports}), "
@@ -340,8 +349,6 @@ def run_bench(servers: int, days: int, seed: int, shape: str = "real") -> int:
           f"(verify / sha256sum {v['verify_seconds'] / v['sha256sum_seconds']:.2f} x; no SHA extensions: "
           "the floor before issue 38)")
     print(f"figures written to {BENCH_DIR / 'results.json'}")
-    record("lake", results)
-    return 0
 
 
 def _verify_figures(lake, key: Path, rounds: int = 3) -> dict:
