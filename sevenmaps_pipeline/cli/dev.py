@@ -102,8 +102,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         print(f"[bench] the whole registry, simulated: {args.registry_endpoints:,} endpoints on loopback virtual "
               "hosts (a few minutes) ...", flush=True)
-        print_registry_bench(run_registry_bench(args.registry_endpoints, args.registry_concurrency, args.seed,
-                                                cpu_hog=args.cpu_hog))
+        return print_registry_bench(run_registry_bench(args.registry_endpoints, args.registry_concurrency,
+                                                       args.seed, cpu_hog=args.cpu_hog))
     elif args.only == "serve":
         from ..devtools.bench_serve import print_serve_bench, run_serve_bench
 

@@ -122,9 +122,13 @@ MARKS: dict[str, Marks] = {
                              "naive_answered"),
                    context=("ideal_seconds", "requests", "fleet_cpu_seconds", "naive_extrapolated_seconds")),
     "registry": Marks(setup=("endpoints", "concurrency", "cpu_hog", "seed"),
-                      lower=("wall_seconds", "ratio", "prober_cpu_seconds"),
-                      outcomes=("outcomes", "confusion", "answering_recorded_d", "max_in_flight_per_host"),
-                      context=("ideal_seconds", "requests", "fleet_start_seconds", "lost_to_timeouts_seconds")),
+                      lower=("wall_seconds", "ratio", "prober_cpu_seconds", "hour.scan_seconds",
+                             "hour.readiness_seconds", "hour.lookups_seconds", "hour.total_seconds"),
+                      # Outcomes under load may move by the overload rule (n, never d): the truth is what must
+                      # not drift, the counts are context.
+                      outcomes=("truth.misclassified", "hour.truth.misclassified", "max_in_flight_per_host"),
+                      context=("outcomes", "truth.overload_rule_n", "ideal_seconds", "requests",
+                               "fleet_start_seconds", "lost_to_timeouts_seconds")),
     "serve": Marks(setup=("endpoints", "calls"),
                    lower=("first_call_seconds", "one_call_seconds", "flood.wall", "pages.quiet.p95", "pages.flood.p95"),
                    outcomes=("page_failure_count",), context=("flood.outcomes", "cores")),

@@ -10,6 +10,11 @@ with certificates chosen by SNI (devtools/fleet/tls.py). The mix, all drawn from
   is one long serial queue), and one gateway gives every server its own subdomain under one wildcard
   certificate.
 
+No host's latency is within GUARD_SECONDS of robots.txt's timeout, so every endpoint has one intended
+record (intents), and every endpoint's last daily check is held against it (devtools/bench_truth.py, the
+overload rule allowed for): "misclassified: N of M", and the bench exits 1 when N > 0. One hourly slice
+with readiness and the lookups is timed beside it (devtools/bench_slice.py).
+
 The ideal lower bound is computed from the injected figures and the prober's own timeouts (the time
 each request must wait, request by request), divided by the concurrency, and never less than the
 busiest host's serial sum. Nothing here asserts a time.
@@ -29,14 +34,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
-
 from ..lake.paths import LakePaths
 from ..probe.config import ProbeConfig, Timeouts
 from ..probe.run import ReplayClock, scan_day
 from .bench import BENCH_DIR
 from .bench_history import record
 from .bench_probe import _RemoteFleet, print_overlaps
+from .bench_slice import hour_lines, run_hour
+from .bench_truth import ANSWERS, REFUSES, ROBOTS_SLOW, TIMES_OUT, Intent, recorded, truth, truth_lines
 from .fleet.run import load_timeline
 
 MEDIAN_SECONDS, P95_SECONDS = 0.150, 1.5
@@ -46,6 +51,10 @@ GATEWAY_LATENCY = 0.060  # a gateway answers from large infrastructure: fast, bu
 WILDCARD_SERVERS = 1000  # one gateway's per-server subdomains under *.wild.test
 TIMEOUT_SHARE, REFUSE_SHARE, PAGED_SHARE = 0.10, 0.05, 0.03
 PAGED_TOOLS, PAGE_SIZE = 10, 2
+GUARD_SECONDS = 0.5  # no host's latency within this of robots.txt's timeout (clear_of)
+# What registry entries carry for the readiness probe's code-host phase and the daily lookups: a
+# repository on most single hosts' entries, an npm or PyPI package on a quarter of them (assumed shares).
+REPOSITORY_EVERY, PACKAGE_EVERY = 5, 4  # every host but each 5th has a repository; each 4th ships a package
 
 
 @dataclass(frozen=True)
@@ -56,8 +65,20 @@ class SimHost:
     state: str  # up | timeout | down | paged
 
 
-def registry_mix(endpoints: int = 25_000, seed: int = 1) -> list[SimHost]:
+def clear_of(latency: float, limit: float) -> float:
+    """A latency moved out of the guard band around a prober timeout: one within GUARD_SECONDS of it has no
+    intended outcome (a few milliseconds of our own or the fleet's would decide), so the simulation never
+    injects one."""
+    if limit - GUARD_SECONDS <= latency < limit:
+        return limit - GUARD_SECONDS
+    if limit <= latency < limit + GUARD_SECONDS:
+        return limit + GUARD_SECONDS
+    return latency
+
+
+def registry_mix(endpoints: int = 25_000, seed: int = 1, timeouts: Timeouts | None = None) -> list[SimHost]:
     rng = random.Random(seed)
+    t = timeouts or Timeouts()
     hosts: list[SimHost] = []
     gateways = [size for size in GATEWAY_SIZES if size * 5 <= endpoints]
     for k, size in enumerate(gateways):
@@ -72,7 +93,7 @@ def registry_mix(endpoints: int = 25_000, seed: int = 1) -> list[SimHost]:
         state = states[i]
         latency = rng.uniform(1.0, 2.0) if state == "paged" else rng.lognormvariate(math.log(MEDIAN_SECONDS), SIGMA)
         name = f"s{i}.wild.test" if i < wild else f"mcp.r{i}.test"
-        hosts.append(SimHost(name, 1, latency, state))
+        hosts.append(SimHost(name, 1, clear_of(latency, t.robots_txt), state))
     return hosts
 
 
@@ -85,8 +106,14 @@ def registry_timeline(hosts: list[SimHost]) -> dict[str, Any]:
                                "version": "1.0.0"}
         if h.state in ("timeout", "down"):
             day["state"] = h.state
-        servers.append({"name": f"h{i}", "host": h.host, "kind": "bench_paginated" if h.state == "paged" else "bench",
-                        "registry_name": f"test.sim{i}/server", "timeline": [day]})
+        server: dict[str, Any] = {"name": f"h{i}", "host": h.host, "registry_name": f"test.sim{i}/server",
+                                  "kind": "bench_paginated" if h.state == "paged" else "bench", "timeline": [day]}
+        if i % REPOSITORY_EVERY:
+            server["repository"] = {"full_name": f"sim/server{i}"}
+        if i % PACKAGE_EVERY == 0:
+            server["packages"] = [{"registryType": "npm" if i % 8 == 0 else "pypi", "identifier": f"sim-server-{i}",
+                                   "version": "1.0.0"}]
+        servers.append(server)
         extra += [{"server": {"name": f"test.sim{i}/u{j}", "version": "1.0.0",
                               "remotes": [{"type": "streamable-http", "url": f"https://{h.host}/u{j}/mcp"}]}}
                   for j in range(1, h.endpoints)]
@@ -113,44 +140,26 @@ def busy_seconds(h: SimHost, t: Timeouts) -> float:
     return origin + h.endpoints * per_endpoint
 
 
-def intended_outcome(h: SimHost, t: Timeouts) -> str:
-    """What the simulation sets each endpoint up to do, as the map should record it: an answer (o), a
-    timeout or a refused connection of its own (d), or a robots.txt slower than its timeout (n: we may not
-    check, docs/methodology.md)."""
-    if h.state == "down":
-        return "refuses (d)"
-    if h.latency >= t.robots_txt:
-        return "robots.txt too slow (n)"
-    if h.state == "timeout" or h.latency >= t.initialize:
-        return "times out (d)"
-    return "answers (o)"
+def endpoint_keys(h: SimHost) -> list[str]:
+    return [f"{h.host}/mcp"] + [f"{h.host}/u{j}/mcp" for j in range(1, h.endpoints)]
 
 
-def recorded_codes(lake: LakePaths, day: dt.date) -> dict[str, str]:
-    """server_key -> the code its last daily check of the day gives: o/a/p, d:<outcome>, n:<reason>, skipped."""
-    last: dict[str, tuple[dt.datetime, str, str | None]] = {}
-    for path in lake.raw_files("probes", day):
-        table = pq.read_table(path, columns=["server_key", "check_kind", "started_at", "outcome", "skip_reason"])
-        for row in table.to_pylist():
-            if row["check_kind"] == "daily" and (row["server_key"] not in last
-                                                 or row["started_at"] >= last[row["server_key"]][0]):
-                last[row["server_key"]] = (row["started_at"], row["outcome"], row["skip_reason"])
-    answers = {"ok": "o", "needs_auth": "a", "http_402": "p", "skipped": "skipped"}
-    return {key: answers.get(outcome) or (f"n:{reason or outcome}" if outcome in ("not_checked", "prober_error")
-                                          else f"d:{outcome}")
-            for key, (_, outcome, reason) in last.items()}
-
-
-def confusion(hosts: list[SimHost], codes: dict[str, str], t: Timeouts) -> dict[str, dict[str, int]]:
-    """intended -> recorded -> endpoints."""
-    table: dict[str, dict[str, int]] = {}
+def intents(hosts: list[SimHost], t: Timeouts, answer_tools: int) -> dict[str, Intent]:
+    """server_key -> what the simulation set it up to do, as the day must record it (devtools/bench_truth.py):
+    a refused connection d; a robots.txt slower than its timeout n (we may not check, docs/methodology.md);
+    an initialize that never answers in time d; otherwise an answer listing its toolset's tools."""
+    out: dict[str, Intent] = {}
     for h in hosts:
-        keys = [f"{h.host}/mcp"] + [f"{h.host}/u{j}/mcp" for j in range(1, h.endpoints)]
-        row = table.setdefault(intended_outcome(h, t), {})
-        for key in keys:
-            code = codes.get(key, "missing")
-            row[code] = row.get(code, 0) + 1
-    return {k: dict(sorted(v.items())) for k, v in sorted(table.items())}
+        if h.state == "down":
+            intent = Intent(REFUSES)
+        elif h.latency >= t.robots_txt:
+            intent = Intent(ROBOTS_SLOW)
+        elif h.state == "timeout" or h.latency >= t.initialize:
+            intent = Intent(TIMES_OUT)
+        else:
+            intent = Intent(ANSWERS, PAGED_TOOLS if h.state == "paged" else answer_tools)
+        out.update(dict.fromkeys(endpoint_keys(h), intent))
+    return out
 
 
 class CpuHog:
@@ -165,36 +174,71 @@ class CpuHog:
             proc.wait()
 
 
-def run_registry_bench(endpoints: int = 25_000, concurrency: int = 256, seed: int = 1,
-                       cpu_hog: int = 0) -> dict[str, Any]:
-    hosts = registry_mix(endpoints, seed)
+def counted(fleet: _RemoteFleet, wait_seconds: float = 60.0) -> dict[str, Any]:
+    """The fleet's request counts, then the fleet stopped: once it has written them it is killed rather than
+    left to wait out the requests of `timeout` servers still held open (up to their slow_seconds)."""
+    if fleet.proc.stdin is not None and fleet.proc.poll() is None:
+        fleet.proc.stdin.close()
+        deadline = time.monotonic() + wait_seconds
+        while fleet.proc.poll() is None and time.monotonic() < deadline:
+            if "requests" in _info(fleet):
+                break
+            time.sleep(0.05)
+    if fleet.proc.poll() is None:
+        fleet.proc.kill()
+    fleet.proc.wait()
+    info = _info(fleet)
+    return info if "requests" in info else {}
+
+
+def _info(fleet: _RemoteFleet) -> dict[str, Any]:
+    try:
+        return json.loads(fleet.info_path.read_text())
+    except ValueError:  # caught while the fleet writes it
+        return {}
+
+
+def run_registry_bench(endpoints: int = 25_000, concurrency: int = 256, seed: int = 1, cpu_hog: int = 0,
+                       timeouts: Timeouts | None = None, hour: bool = True,
+                       mix: list[SimHost] | None = None) -> dict[str, Any]:
+    """The whole registry's scan, every endpoint checked against its intended outcome, and (with `hour`) one
+    hourly slice with readiness and the lookups (devtools/bench_slice.py); `cpu_hog` busy processes beside
+    it all. `timeouts` other than the prober's own and a `mix` of hosts given are for tests (a quick scan)."""
+    timeouts = timeouts or Timeouts()
+    hosts = mix or registry_mix(endpoints, seed, timeouts)
+    endpoints = sum(h.endpoints for h in hosts)
     timeline = registry_timeline(hosts)
+    wanted = intents(hosts, timeouts, answer_tools=len(timeline["toolsets"]["weather_v2"]))
     latency = {h.host: h.latency for h in hosts if h.state != "down"}
-    timeouts = Timeouts()
-    busy = {h.host: busy_seconds(h, timeouts) for h in hosts}
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()
         fleet = _RemoteFleet(timeline, latency, Path(tmp), slow_seconds=timeouts.initialize + 4)
-        fleet_start = time.perf_counter() - started
+        f: dict[str, Any] = {"fleet_start_seconds": time.perf_counter() - started}
+        hog = CpuHog(cpu_hog) if cpu_hog else None
         try:
             day = dt.datetime.now(dt.UTC).date()
             config = ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file, concurrency=concurrency,
                                  timeouts=timeouts)
-            hog = CpuHog(cpu_hog) if cpu_hog else None
-            try:
-                started, cpu = time.perf_counter(), time.process_time()
-                lake = LakePaths.at(Path(tmp) / "lake")
-                report = scan_day(lake, day, fleet.registry_url, config, ReplayClock(day))
-                wall, prober_cpu = time.perf_counter() - started, time.process_time() - cpu
-            finally:
-                if hog is not None:
-                    hog.stop()
-            counts = fleet.finish()
-            matrix = confusion(hosts, recorded_codes(lake, day), timeouts)
+            started, cpu = time.perf_counter(), time.process_time()
+            lake = LakePaths.at(Path(tmp) / "lake")
+            report = scan_day(lake, day, fleet.registry_url, config, ReplayClock(day))
+            f.update(wall_seconds=time.perf_counter() - started, prober_cpu_seconds=time.process_time() - cpu,
+                     outcomes=dict(sorted(report.outcomes.items())), truth=truth(wanted, recorded(lake, day)))
+            if hour:
+                info = json.loads(fleet.info_path.read_text())
+                f["hour"] = run_hour(info, lake, day, config, wanted, Path(tmp))
         finally:
-            if fleet.proc.poll() is None:
-                fleet.proc.kill()
-    requests = sum(counts["requests"].get(h.host, 0) for h in hosts)
+            if hog is not None:
+                hog.stop()
+            counts = counted(fleet)
+    return {"endpoints": endpoints, "hosts": len(hosts), "concurrency": concurrency, "seed": seed,
+            "cpu_hog": cpu_hog, **f, **bound_figures(hosts, timeouts, concurrency, f["wall_seconds"], counts)}
+
+
+def bound_figures(hosts: list[SimHost], timeouts: Timeouts, concurrency: int, wall: float,
+                  counts: dict[str, Any]) -> dict[str, Any]:
+    """The scan's ideal bound from the injected figures, and what the fleet counted."""
+    busy = {h.host: busy_seconds(h, timeouts) for h in hosts}
     busiest = max(hosts, key=lambda h: busy[h.host])
     lost_to_timeouts = sum(h.endpoints * timeouts.initialize for h in hosts
                            if h.state == "timeout" and h.latency < timeouts.robots_txt)
@@ -202,17 +246,13 @@ def run_registry_bench(endpoints: int = 25_000, concurrency: int = 256, seed: in
                             if h.state != "down" and h.latency >= timeouts.robots_txt)
     shared = [h for h in hosts if h.endpoints > 1]
     ideal = max(sum(busy.values()) / concurrency, busy[busiest.host])
+    in_flight = counts.get("max_in_flight", {})
     return {
-        "endpoints": endpoints, "hosts": len(hosts), "concurrency": concurrency, "seed": seed, "cpu_hog": cpu_hog,
-        "confusion": matrix,
-        "answering_recorded_d": sum(n for code, n in matrix.get("answers (o)", {}).items() if code.startswith("d:")),
-        "fleet_start_seconds": fleet_start, "wall_seconds": wall, "ideal_seconds": ideal, "ratio": wall / ideal,
-        "sum_busy_seconds": sum(busy.values()), "requests": requests,
-        "max_in_flight_per_host": max(counts["max_in_flight"].values(), default=0),
-        "hosts_over_one_in_flight": sorted(h for h, n in counts["max_in_flight"].items() if n > 1)[:20],
-        "overlaps": counts.get("overlaps", [])[:20],
-        "prober_cpu_seconds": prober_cpu, "fleet_cpu_seconds": counts.get("cpu_seconds"),
-        "outcomes": dict(sorted(report.outcomes.items())),
+        "ideal_seconds": ideal, "ratio": wall / ideal, "sum_busy_seconds": sum(busy.values()),
+        "requests": sum(counts.get("requests", {}).get(h.host, 0) for h in hosts),
+        "max_in_flight_per_host": max(in_flight.values(), default=0),
+        "hosts_over_one_in_flight": sorted(h for h, n in in_flight.items() if n > 1)[:20],
+        "overlaps": counts.get("overlaps", [])[:20], "fleet_cpu_seconds": counts.get("cpu_seconds"),
         "lost_to_timeouts_seconds": lost_to_timeouts,
         "shared_hosts": len(shared), "endpoints_on_shared_hosts": sum(h.endpoints for h in shared),
         "busiest_host": busiest.host, "busiest_host_endpoints": busiest.endpoints,
@@ -221,9 +261,26 @@ def run_registry_bench(endpoints: int = 25_000, concurrency: int = 256, seed: in
     }
 
 
-def print_registry_bench(f: dict[str, Any]) -> None:
+def flat_figures(f: dict[str, Any]) -> dict[str, float | int]:
+    """The part's figures as one flat dict of named numbers and outcome counts (for a history of runs)."""
+    keys = ("endpoints", "concurrency", "cpu_hog", "wall_seconds", "ideal_seconds", "ratio", "requests",
+            "max_in_flight_per_host", "prober_cpu_seconds", "fleet_cpu_seconds")
+    flat: dict[str, float | int] = {k: f[k] for k in keys if isinstance(f.get(k), int | float)}
+    flat.update({"misclassified": f["truth"]["misclassified"], "overload_rule_n": f["truth"]["overload_rule_n"]})
+    flat.update({f"outcome.{k}": v for k, v in f["outcomes"].items()})
+    hour = f.get("hour")
+    if hour:
+        flat.update({f"hour.{k}": hour[k] for k in ("endpoints", "scan_seconds", "readiness_seconds",
+                                                     "lookups_seconds", "total_seconds", "readiness_checks",
+                                                     "packages", "domains_asked")})
+        flat["hour.misclassified"] = hour["truth"]["misclassified"]
+    return flat
+
+
+def print_registry_bench(f: dict[str, Any]) -> int:
+    """Print and keep the figures; 1 when any endpoint was misclassified (the scan's or the slice's), else 0."""
     BENCH_DIR.mkdir(exist_ok=True)
-    (BENCH_DIR / "registry.json").write_text(json.dumps(f, indent=2))
+    (BENCH_DIR / "registry.json").write_text(json.dumps({**f, "flat": flat_figures(f)}, indent=2, default=str))
     print(f"sevenmaps registry bench: {f['endpoints']:,} endpoints on {f['hosts']:,} loopback hosts (simulated "
           f"registry, seed {f['seed']}), concurrency {f['concurrency']}")
     print(f"  scan wall time                          {f['wall_seconds']:8.1f} s   ({f['requests']:,} requests, "
@@ -233,15 +290,19 @@ def print_registry_bench(f: dict[str, Any]) -> None:
           f"{f['sum_busy_seconds']:,.0f} s / {f['concurrency']}, at least the busiest host)")
     print(f"  ratio wall / ideal                      {f['ratio']:8.2f} x")
     print(f"  CPU: prober / fleet (one process each)  {f['prober_cpu_seconds']:8.1f} s / "
-          f"{f['fleet_cpu_seconds']:.1f} s")
+          f"{f['fleet_cpu_seconds'] or 0:.1f} s")
     print(f"  time lost to timeouts (summed)          {f['lost_to_timeouts_seconds']:8.0f} s")
     print(f"  shared hosts                            {f['shared_hosts']:8d}     ({f['endpoints_on_shared_hosts']:,} "
           f"endpoints; busiest {f['busiest_host']}: {f['busiest_host_endpoints']:,} endpoints, "
-          f"{f['busiest_host_serial_seconds']:.0f} s one request at a time)")
+          f"{f['busiest_host_serial_seconds']:.0f} s one request at a time; requests and in-flight counts include the "
+          "hour's below)")
     print("  outcomes                                " + ", ".join(f"{k} {v:,}" for k, v in f["outcomes"].items()))
     hog = f" (with {f['cpu_hog']} busy processes beside it)" if f.get("cpu_hog") else ""
-    print(f"  intended -> recorded{hog}: answering endpoints recorded d: {f['answering_recorded_d']:,}")
-    for intended, recorded in f["confusion"].items():
-        print(f"    {intended:<26}" + ", ".join(f"{code} {n:,}" for code, n in recorded.items()))
+    print("\n".join(truth_lines(f["truth"], f"intended -> recorded{hog}")))
+    if f.get("hour"):
+        print("\n".join(hour_lines(f["hour"], f["endpoints"])))
+        print("\n".join(truth_lines(f["hour"]["truth"], "the slice, intended -> recorded")))
     print(f"figures written to {BENCH_DIR / 'registry.json'}")
     record("registry", f)
+    wrong = f["truth"]["misclassified"] + (f["hour"]["truth"]["misclassified"] if f.get("hour") else 0)
+    return 1 if wrong else 0
