@@ -189,6 +189,9 @@ class Fleet:
         self.overlaps: list[dict[str, Any]] = []
         self._open: dict[str, list[OpenRequest]] = {}
         self.requests: dict[str, int] = {}
+        # The servers' requests by method and path ("GET /robots.txt", "POST /mcp"), summed over the timeline's
+        # hosts: what a client asks of each endpoint (the prober benchmark compares clients by it).
+        self.request_kinds: dict[str, int] = {}
         # Injected per-host latency (seconds) before every answer: the benchmark's servers.
         self.latency: dict[str, float] = {}
         self.timeline = timeline or load_timeline()
@@ -317,6 +320,9 @@ class Fleet:
                 return
             host, _ = request_host(scope)
             self.requests[host] = self.requests.get(host, 0) + 1
+            if host in by_host:
+                kind = f"{scope['method']} {scope['path']}"
+                self.request_kinds[kind] = self.request_kinds.get(kind, 0) + 1
             request = OpenRequest(scope["method"], scope["path"], time.monotonic())
             open_here = self._open.setdefault(host, [])
             earlier = list(open_here)

@@ -4,8 +4,8 @@
 
 SPEC holds {"timeline": ..., "latency": {host: seconds}} and optionally "slow_seconds" (how long a
 `timeout` server takes to answer). Once serving, INFO gets {port, ca_file, host_map, registry_url,
-codehost_url, lookup_urls}; when standard input closes, INFO gets the per-host request counts and the
-process exits. Requests are counted, not recorded.
+codehost_url, lookup_urls}; when standard input closes, INFO gets the per-host request counts (and the
+servers' by method and path) and the process exits. Requests are counted, not recorded.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ def main(spec_path: str, info_path: str) -> None:
         Path(info_path).write_text(json.dumps(info))
         sys.stdin.read()  # serve until the parent closes our stdin
         usage = resource.getrusage(resource.RUSAGE_SELF)
-        info.update(requests=fleet.requests, max_in_flight=fleet.max_in_flight, overlaps=fleet.overlaps,
-                    cpu_seconds=usage.ru_utime + usage.ru_stime)
+        info.update(requests=fleet.requests, request_kinds=fleet.request_kinds, max_in_flight=fleet.max_in_flight,
+                    overlaps=fleet.overlaps, cpu_seconds=usage.ru_utime + usage.ru_stime)
         Path(info_path).write_text(json.dumps(info))
 
 
