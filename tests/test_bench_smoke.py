@@ -142,3 +142,40 @@ def test_the_real_shaped_lake_draws_its_lists_from_the_corpora_and_changes_seven
     changed = sum(a != b for a, b in pairs) / len(pairs)
     assert len(pairs) > 500 and 0.045 <= changed <= 0.095, changed
     assert len(corpus_pool().lists) == len(corpus)
+
+
+def test_the_prober_bench_counts_its_requests_its_cpu_and_runs_the_sdk_at_the_same_concurrency(tmp_path, monkeypatch,
+                                                                                               capsys):
+    """`sevenmaps bench --only probe` at a toy size: the prober's CPU is divided by the requests the fleet
+    served (8 an endpoint, and the registry's pages), quiet and beside a busy process; the SDK's client ran
+    over the same endpoints at the same concurrency, and its requests are counted the same way."""
+    from sevenmaps_pipeline.devtools import bench_probe
+
+    monkeypatch.setattr(bench_probe, "BENCH_DIR", tmp_path / "bench")
+    endpoints, concurrency = 12, 4
+    figures = bench_probe.run_probe_bench(endpoints=endpoints, concurrency=concurrency, median_ms=5, rounds=1,
+                                          shards=1, busy=1)
+    assert figures["kinds"] == {"DELETE /mcp": 1, "GET /.well-known/": 3, "GET /robots.txt": 1, "POST /mcp": 3}
+    assert figures["requests_per_endpoint"] == 8 and figures["registry_requests"] >= 1
+    for run in ("quiet", "loaded"):
+        assert figures[f"{run}_ok"] == endpoints and figures[f"{run}_max_in_flight_per_host"] == 1
+        assert figures[f"{run}_requests"] == 8 * endpoints + figures["registry_requests"]
+        assert figures[f"{run}_cpu_ms_per_request"] > 0
+        assert figures[f"{run}_cpu_ms_per_endpoint"] > figures[f"{run}_cpu_ms_per_request"]
+        assert figures[f"{run}_cpu_bound_seconds"] == figures[f"{run}_prober_cpu_seconds"]  # one event loop
+        assert figures[f"{run}_bound_seconds"] == max(figures[f"{run}_latency_bound_seconds"],
+                                                      figures[f"{run}_cpu_bound_seconds"]) > 0
+        assert figures[f"{run}_ratio"] == figures[f"{run}_wall_seconds"] / figures[f"{run}_bound_seconds"]
+    # The SDK: the same endpoints, the same concurrency (reached), its own requests as the fleet counts them.
+    assert figures["sdk_concurrency"] == figures["sdk_most_at_once"] == concurrency
+    assert figures["sdk_answered"] == endpoints and figures["sdk_failed"] == 0, figures["sdk_failures"]
+    assert figures["sdk_kinds"] == {"DELETE /mcp": 1, "GET /mcp": 1, "POST /mcp": 3}
+    assert figures["sdk_requests"] == 5 * endpoints and figures["sdk_cpu_ms_per_request"] > 0
+    assert figures["wall_vs_sdk"] > 0 and figures["cpu_vs_sdk"] > 0
+    numbers = bench_probe.history_figures(figures)
+    assert {"quiet_cpu_ms_per_request", "loaded_ratio", "sdk_cpu_ms_per_request", "cpu_vs_sdk"} <= set(numbers)
+    assert all(isinstance(v, int | float) for v in numbers.values()) and "kinds" not in numbers
+    bench_probe.print_probe_bench(figures)
+    printed = capsys.readouterr().out
+    assert "ms a request" in printed and "the SDK's client at the same concurrency (4" in printed
+    assert (tmp_path / "bench" / "probe.json").is_file()

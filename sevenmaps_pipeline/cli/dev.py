@@ -46,7 +46,8 @@ def _bench_each_part_apart(args: argparse.Namespace, parts: tuple[str, ...] = BE
     earlier part left behind. Each starts after the files the one before wrote are on disk."""
     code = 0
     options = ["--servers", str(args.servers), "--days", str(args.days), "--seed", str(args.seed),
-               "--endpoints", str(args.endpoints), "--registry-endpoints", str(args.registry_endpoints),
+               "--endpoints", str(args.endpoints), "--probe-median-ms", str(args.probe_median_ms),
+               "--probe-rounds", str(args.probe_rounds), "--registry-endpoints", str(args.registry_endpoints),
                "--registry-concurrency", str(args.registry_concurrency), "--cpu-hog", str(args.cpu_hog),
                "--serve-calls", str(args.serve_calls), "--lake-shape", args.lake_shape] + \
         (["--history", args.history] if args.history else [])
@@ -94,9 +95,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     elif args.only == "probe":
         from ..devtools.bench_probe import print_probe_bench, run_probe_bench
 
-        print(f"[bench] prober: {args.endpoints:,} fleet endpoints with injected latency, and the naive SDK "
-              "baseline ...", flush=True)
-        print_probe_bench(run_probe_bench(endpoints=args.endpoints))
+        print(f"[bench] prober: {args.endpoints:,} fleet endpoints with injected latency, quiet and beside a busy "
+              "process, and the SDK's client at the same concurrency ...", flush=True)
+        print_probe_bench(run_probe_bench(endpoints=args.endpoints, median_ms=args.probe_median_ms,
+                                          rounds=args.probe_rounds))
     elif args.only == "registry":
         from ..devtools.bench_registry import print_registry_bench, run_registry_bench
 

@@ -165,6 +165,10 @@ def _dev_commands(commands: dict[str, argparse.ArgumentParser]) -> None:
     p.add_argument("--days", type=int, default=30)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--endpoints", type=int, default=2000, help="fleet endpoints for the prober benchmark")
+    p.add_argument("--probe-median-ms", type=float, default=150.0,
+                   help="the prober benchmark's median injected latency per request (uniform, 1/5 to 9/5 of it)")
+    p.add_argument("--probe-rounds", type=int, default=3,
+                   help="rounds of the prober benchmark (quiet, beside a busy process, the SDK): medians of them")
     p.add_argument("--registry-endpoints", type=int, default=25_000,
                    help="endpoints of the simulated registry (the registry and serve benchmarks)")
     p.add_argument("--registry-concurrency", type=int, default=256,

@@ -1,10 +1,17 @@
-"""The prober benchmark: 2,000 fleet endpoints with injected per-server latency.
+"""The prober benchmark: 2,000 fleet endpoints with injected per-server latency, the prober's CPU per
+request, and the official SDK's client at the same concurrency.
 
-Prints the scan's wall time, the ideal lower bound for the requests it had to make (the sum of every
-request's injected latency divided by the concurrency, and never less than the busiest host's own
-serial sum, since a host gets one request at a time), their ratio; and, as the baseline a user would
-otherwise write, the official SDK's `Client` used naively one endpoint at a time (on a sample,
-extrapolated to all endpoints).
+Every endpoint is its own HTTPS host on loopback, the fleet in a process of its own; each answer waits its
+host's injected latency (uniform between a fifth and nine fifths of the median: 30-270 ms at the default
+150 ms). The fleet counts every request it serves, so the prober's CPU (this process's, the fleet's apart)
+is divided by the requests it really made.
+
+Two bounds, and the scan against the larger: the latency bound (every request's injected latency summed,
+divided by the concurrency, and never less than the busiest host's own serial sum, since a host gets one
+request at a time) and the CPU bound (the prober's CPU over the cores it can use: one, for one event
+loop). Each round measures the scan quiet, the scan beside one busy process (a machine someone else is
+using), and the SDK's client over the same endpoints at the same concurrency (devtools/bench_probe_sdk.py);
+figures are the median over the rounds. Nothing here asserts a time.
 """
 
 from __future__ import annotations
@@ -12,26 +19,36 @@ from __future__ import annotations
 import datetime as dt
 import json
 import multiprocessing
+import os
 import random
-import ssl
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
-import anyio
-import httpcore2
-import httpx2
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
-
-from ..lake.paths import LakePaths
+from ..lake.paths import PROJECT_ROOT, LakePaths
 from ..probe.config import ProbeConfig
 from ..probe.run import ReplayClock, scan_day, take_snapshot
 from ..probe.shards import Shard
 from .bench_history import record
+from .bench_probe_sdk import run_sdk_sessions
 from .fleet.run import load_timeline
+
+# What the prober asks of each endpoint, by the fleet's count of method and path; the SDK asks only the last
+# three kinds, and opens a stream (GET /mcp) beside them.
+KIND_WORDS = {
+    "GET /robots.txt": "robots.txt (the crawl rule, once a day per origin)",
+    "GET /.well-known/": "well-known documents of the origin (once a day per origin)",
+    "POST /mcp": "initialize, notifications/initialized, tools/list (one per page)",
+    "GET /mcp": "the SDK's standalone server-to-client stream, held open beside its requests",
+    "DELETE /mcp": "session end",
+}
+# devtools/bench.py's folder, named again here: importing that module brings Dagster's heap into the process
+# whose CPU is measured.
+BENCH_DIR = Path(os.environ.get("SEVENMAPS_BENCH_DIR") or PROJECT_ROOT / ".bench")
 
 
 def bench_timeline(endpoints: int) -> dict:
@@ -41,8 +58,21 @@ def bench_timeline(endpoints: int) -> dict:
     return {"days": 1, "toolsets": base["toolsets"], "servers": servers, "extra_listings": [], "opted_out_hosts": []}
 
 
+class CpuHog:
+    """Busy processes beside a scan: a machine someone else is using too."""
+
+    def __init__(self, processes: int) -> None:
+        self.procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(processes)]
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            proc.kill()
+            proc.wait()
+
+
 class _RemoteFleet:
-    """A fleet serving from a child process: its port, CA and, at the end, its request counts."""
+    """A fleet serving from a child process: its port, CA and its request counts, asked for between runs
+    (`counts`) and at the end (`finish`)."""
 
     def __init__(self, timeline: dict, latency: dict[str, float], workdir: Path, slow_seconds: float = 12.0) -> None:
         self.spec, self.info_path = workdir / "spec.json", workdir / "info.json"
@@ -57,50 +87,36 @@ class _RemoteFleet:
         info = json.loads(self.info_path.read_text())
         self.port, self.ca_file = info["port"], Path(info["ca_file"])
         self.host_map, self.registry_url = info["host_map"], info["registry_url"]
+        self._reports, self._cpu = 0, 0.0
+
+    def counts(self) -> dict:
+        """The counts since the last call (or the start), the fleet's CPU over that time among them; the
+        fleet keeps serving. Ask between runs, when no request is in flight."""
+        assert self.proc.stdin is not None
+        self._reports += 1
+        self.proc.stdin.write(b"\n")
+        self.proc.stdin.flush()
+        deadline = time.monotonic() + 60
+        while (info := json.loads(self.info_path.read_text())).get("report") != self._reports:
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("the benchmark fleet did not report its counts")
+            time.sleep(0.05)
+        return self._since_last(info)
 
     def finish(self) -> dict:
         assert self.proc.stdin is not None
         self.proc.stdin.close()
         self.proc.wait(timeout=60)
-        return json.loads(self.info_path.read_text())
+        return self._since_last(json.loads(self.info_path.read_text()))
 
+    def _since_last(self, info: dict) -> dict:
+        info["cpu_seconds"], self._cpu = info["cpu_seconds"] - self._cpu, info["cpu_seconds"]
+        return info
 
-def _sdk_client_factory(port: int, ca_file: Path):
-    """The official SDK client, reaching fleet names through the same kind of loopback map."""
-    fleet_port = port
-
-    class MapBackend(httpcore2.AsyncNetworkBackend):
-        def __init__(self) -> None:
-            self.inner = httpcore2.AnyIOBackend()
-
-        async def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
-            return await self.inner.connect_tcp("127.0.0.1", fleet_port, timeout, local_address, socket_options)
-
-        async def sleep(self, seconds):
-            await self.inner.sleep(seconds)
-
-    def make() -> httpx2.AsyncClient:
-        context = ssl.create_default_context(cafile=str(ca_file))
-        client = httpx2.AsyncClient(verify=context, timeout=30)
-        # The fleet's names map to loopback through the pool's network backend (httpx has no public hook).
-        client._transport._pool = httpcore2.AsyncConnectionPool(  # type: ignore[attr-defined]
-            ssl_context=context, network_backend=MapBackend())
-        return client
-
-    return make
-
-
-async def _naive_sdk(port: int, ca_file: Path, urls: list[str]) -> int:
-    make = _sdk_client_factory(port, ca_file)
-    answered = 0
-    for url in urls:  # one endpoint at a time, as a straightforward script would
-        try:
-            async with make() as http, Client(streamable_http_client(url, http_client=http), mode="legacy") as c:
-                result = await c.list_tools()
-                answered += bool(result.tools)
-        except Exception:  # noqa: BLE001 - the baseline only counts answers
-            pass
-    return answered
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
 
 
 def _shard_scan(lake_root: str, day: str, registry_url: str, host_map: dict, ca_file: str, concurrency: int,
@@ -113,84 +129,171 @@ def _shard_scan(lake_root: str, day: str, registry_url: str, host_map: dict, ca_
     return {"outcomes": report.outcomes, "cpu": time.process_time() - started, "seconds": report.seconds}
 
 
-def _measured_scan(timeline: dict, latency: dict[str, float], workdir: Path, concurrency: int,
-                   shards: int) -> dict:
-    """A fresh fleet and one scan of it: in this process (shards=1), or the registry snapshot here and then
-    `shards` processes side by side, each with its share of the concurrency."""
-    workdir.mkdir()
-    fleet = _RemoteFleet(timeline, latency, workdir)
-    lake = LakePaths.at(workdir / "lake")
+
+def _measured_scan(fleet: _RemoteFleet, workdir: Path, concurrency: int, shards: int = 1,
+                   busy: int = 0) -> dict[str, Any]:
+    """One scan of the fleet into a fresh lake: in this process (shards=1), or the registry snapshot here and
+    then `shards` processes side by side, each with its share of the concurrency; `busy` busy processes
+    beside it from before the scan to its end. The prober's CPU is this process's and its shards' (the
+    fleet's and the busy processes' are their own)."""
+    lake = LakePaths.at(workdir)
+    day = dt.datetime.now(dt.UTC).date()
+    config = ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file, concurrency=concurrency)
+    hog = CpuHog(busy) if busy else None
     try:
-        day = dt.datetime.now(dt.UTC).date()
-        config = ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file, concurrency=concurrency)
         started, cpu = time.perf_counter(), time.process_time()
         if shards == 1:
             outcomes = scan_day(lake, day, fleet.registry_url, config, ReplayClock(day)).outcomes
+            shard_cpu = 0.0
         else:
-
             take_snapshot(lake, day, fleet.registry_url, config, ReplayClock(day))
-            args = [(str(lake.root), day.isoformat(), fleet.registry_url, dict(config.host_map), str(fleet.ca_file),
-                     -(-concurrency // shards), k, shards) for k in range(shards)]
+            args = [(str(lake.root), day.isoformat(), fleet.registry_url, dict(config.host_map),
+                     str(fleet.ca_file), -(-concurrency // shards), k, shards) for k in range(shards)]
             with multiprocessing.get_context("spawn").Pool(shards) as pool:
                 parts = pool.starmap(_shard_scan, args)
             outcomes = {}
             for part in parts:
                 for k, v in part["outcomes"].items():
                     outcomes[k] = outcomes.get(k, 0) + v
-        wall, cpu = time.perf_counter() - started, time.process_time() - cpu
-        if shards > 1:
-            cpu += sum(part["cpu"] for part in parts)
-        counts = fleet.finish()
+            shard_cpu = sum(part["cpu"] for part in parts)
+        wall, cpu = time.perf_counter() - started, time.process_time() - cpu + shard_cpu
     finally:
-        if fleet.proc.poll() is None:
-            fleet.proc.kill()
-    return {"wall": wall, "prober_cpu": cpu, "counts": counts, "outcomes": outcomes}
+        if hog is not None:
+            hog.stop()
+    return {"wall": wall, "prober_cpu": cpu, "counts": fleet.counts(), "outcomes": outcomes}
 
 
-def run_probe_bench(endpoints: int = 2000, concurrency: int = 64, sample: int = 100, seed: int = 1,
-                    shards: int = 2) -> dict:
+def scan_figures(scan: dict[str, Any], latency: dict[str, float], concurrency: int, cores: int) -> dict[str, Any]:
+    """One scan's figures: the requests the fleet served (every one the prober made: the registry's pages
+    and every endpoint's), CPU per request and per endpoint, the two bounds, and wall over the larger."""
+    counts, hosts = scan["counts"], list(latency)
+    served = sum(counts["requests"].values())
+    per_host = {h: counts["requests"].get(h, 0) * latency[h] for h in hosts}
+    latency_bound = max(sum(per_host.values()) / concurrency, max(per_host.values()))
+    cpu_bound = scan["prober_cpu"] / cores
+    bound = max(latency_bound, cpu_bound)
+    return {
+        "wall_seconds": scan["wall"], "ok": scan["outcomes"].get("ok", 0), "requests": served,
+        "endpoint_requests": sum(counts["requests"].get(h, 0) for h in hosts),
+        "max_in_flight_per_host": max(counts["max_in_flight"].get(h, 0) for h in hosts),
+        "prober_cpu_seconds": scan["prober_cpu"], "cpu_ms_per_request": 1000 * scan["prober_cpu"] / served,
+        "cpu_ms_per_endpoint": 1000 * scan["prober_cpu"] / len(hosts),
+        "fleet_cpu_seconds": counts.get("cpu_seconds") or 0.0,
+        "latency_bound_seconds": latency_bound, "cpu_bound_seconds": cpu_bound, "bound_seconds": bound,
+        "bound_is_cpu": int(cpu_bound > latency_bound), "ratio": scan["wall"] / bound,
+        "ratio_to_latency_bound": scan["wall"] / latency_bound,
+    }
+
+
+def sdk_figures(tally: dict[str, Any], counts: dict[str, Any], latency: dict[str, float]) -> dict[str, Any]:
+    """The SDK's run: its requests as the fleet served them, CPU per request and per endpoint, and its own
+    latency bound (the requests it waits on, each endpoint in turn: its stream is held open beside them)."""
+    hosts, kinds = list(latency), counts.get("request_kinds", {})
+    served = sum(counts["requests"].get(h, 0) for h in hosts)
+    waited_on = served - kinds.get("GET /mcp", 0)
+    per_endpoint = waited_on / len(hosts)
+    latency_bound = max(sum(latency.values()) * per_endpoint / tally["concurrency"],
+                        max(latency.values()) * per_endpoint)
+    return {
+        "sdk_wall_seconds": tally["wall"], "sdk_cpu_seconds": tally["cpu"], "sdk_requests": served,
+        "sdk_answered": tally["answered"], "sdk_failed": sum(tally["failed"].values()), "sdk_tools": tally["tools"],
+        "sdk_pages": tally["pages"], "sdk_concurrency": tally["concurrency"], "sdk_most_at_once": tally["most_at_once"],
+        "sdk_max_in_flight_per_host": max(counts["max_in_flight"].get(h, 0) for h in hosts),
+        "sdk_cpu_ms_per_request": 1000 * tally["cpu"] / max(served, 1),
+        "sdk_cpu_ms_per_endpoint": 1000 * tally["cpu"] / len(hosts),
+        "sdk_latency_bound_seconds": latency_bound,
+        "sdk_ratio": tally["wall"] / max(latency_bound, tally["cpu"]),
+        "sdk_fleet_cpu_seconds": counts.get("cpu_seconds") or 0.0,
+    }
+
+
+def _sdk_run(fleet: _RemoteFleet, latency: dict[str, float], concurrency: int) -> dict[str, Any]:
+    tally = run_sdk_sessions(fleet.port, fleet.ca_file, [f"https://{h}/mcp" for h in latency], concurrency)
+    counts = fleet.counts()
+    return {**sdk_figures(tally, counts, latency), "sdk_failures": tally["failed"],
+            "sdk_kinds": counts.get("request_kinds", {})}
+
+
+def per_endpoint_kinds(kinds: dict[str, int], endpoints: int) -> dict[str, float]:
+    """Requests per endpoint by kind (the well-knowns together)."""
+    grouped: dict[str, float] = {}
+    for kind, n in kinds.items():
+        key = "GET /.well-known/" if kind.startswith("GET /.well-known/") else kind
+        grouped[key] = grouped.get(key, 0) + n / endpoints
+    return dict(sorted(grouped.items()))
+
+
+def _median(rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each number's median over the rounds (each figure's own: the medians may come from different rounds)."""
+    return {k: statistics.median(r[k] for r in rounds) for k, v in rounds[0].items()
+            if isinstance(v, int | float) and not isinstance(v, bool)}
+
+
+def probe_latency(hosts: list[str], median_ms: float, seed: int) -> dict[str, float]:
+    """Each host's injected latency, uniform between a fifth and nine fifths of the median (10-90 ms at 50)."""
     rng = random.Random(seed)
-    sample = min(sample, endpoints)  # the SDK's sample is of the endpoints there are
+    return {h: rng.uniform(median_ms / 5, 9 * median_ms / 5) / 1000 for h in hosts}
+
+
+def _prefixed(prefix: str, figures: dict[str, Any]) -> dict[str, Any]:
+    return {f"{prefix}_{k}": v for k, v in figures.items()}
+
+
+def _rounds(fleet: _RemoteFleet, latency: dict[str, float], tmp: Path, concurrency: int, rounds: int, shards: int,
+            busy: int) -> tuple[list[dict], list[dict], list[dict], list[dict], dict | None]:
+    """Each round the scan quiet, the scan beside `busy` busy processes and the SDK's client, in turn (so a
+    slower hour of the machine touches all three), each into a fresh lake; then the shards, once."""
+    quiet, loaded, sdk, scans = [], [], [], []
+    for r in range(rounds):
+        scans.append(_measured_scan(fleet, tmp / f"quiet{r}", concurrency))
+        quiet.append(scan_figures(scans[-1], latency, concurrency, cores=1))
+        loaded.append(scan_figures(_measured_scan(fleet, tmp / f"loaded{r}", concurrency, busy=busy), latency,
+                                   concurrency, cores=1))
+        sdk.append(_sdk_run(fleet, latency, concurrency))
+        sdk[-1].update(wall_vs_sdk=quiet[-1]["wall_seconds"] / sdk[-1]["sdk_wall_seconds"],
+                       cpu_vs_sdk=quiet[-1]["prober_cpu_seconds"] / sdk[-1]["sdk_cpu_seconds"],
+                       cpu_per_request_vs_sdk=quiet[-1]["cpu_ms_per_request"] / sdk[-1]["sdk_cpu_ms_per_request"])
+    sharded = None
+    if shards > 1:
+        sharded = scan_figures(_measured_scan(fleet, tmp / "sharded", concurrency, shards), latency, concurrency,
+                               cores=min(shards, os.cpu_count() or 1))
+    return quiet, loaded, sdk, scans, sharded
+
+
+def run_probe_bench(endpoints: int = 2000, concurrency: int = 64, median_ms: float = 150.0, rounds: int = 3,
+                    seed: int = 1, shards: int = 2, busy: int = 1) -> dict[str, Any]:
+    """`rounds` rounds against one fleet (in a process of its own, its counts taken between runs); numbers
+    are medians over the rounds, and `history_figures` keeps only the numbers."""
     timeline = bench_timeline(endpoints)
-    hosts = [s["host"] for s in timeline["servers"]]
-    latency = {h: rng.uniform(0.010, 0.090) for h in hosts}
+    latency = probe_latency([s["host"] for s in timeline["servers"]], median_ms, seed)
     with tempfile.TemporaryDirectory() as tmp:
-        one = _measured_scan(timeline, latency, Path(tmp) / "one", concurrency, 1)
-        counts = one["counts"]
-        per_host = {h: counts["requests"].get(h, 0) * latency[h] for h in hosts}
-        bound = max(sum(per_host.values()) / concurrency, max(per_host.values()))
-        requests = sum(counts["requests"].get(h, 0) for h in hosts)
-        max_in_flight = max(counts["max_in_flight"].get(h, 0) for h in hosts)
-        sharded = _measured_scan(timeline, latency, Path(tmp) / "sharded", concurrency, shards) if shards > 1 else None
-        naive_dir = Path(tmp) / "naive"
-        naive_dir.mkdir()
-        fleet = _RemoteFleet(timeline, latency, naive_dir)
+        fleet = _RemoteFleet(timeline, latency, Path(tmp))
         try:
-            urls = [f"https://{h}/mcp" for h in hosts[:sample]]
-            started = time.perf_counter()
-            answered = anyio.run(_naive_sdk, fleet.port, fleet.ca_file, urls)
-            naive = time.perf_counter() - started
-            fleet.finish()
+            fleet.counts()  # the fleet's start (its certificates) apart from the runs' CPU
+            quiet, loaded, sdk, scans, sharded = _rounds(fleet, latency, Path(tmp), concurrency, rounds, shards, busy)
         finally:
-            if fleet.proc.poll() is None:
-                fleet.proc.kill()
-    figures = {
-        "endpoints": endpoints, "concurrency": concurrency, "ok": one["outcomes"].get("ok", 0),
-        "requests": requests, "max_in_flight_per_host": max_in_flight, "wall_seconds": one["wall"],
-        "ideal_seconds": bound, "ratio": one["wall"] / bound, "prober_cpu_seconds": one["prober_cpu"],
-        "fleet_cpu_seconds": counts.get("cpu_seconds"), "naive_sample": sample, "naive_answered": answered,
-        "naive_sample_seconds": naive, "naive_extrapolated_seconds": naive * endpoints / sample, "shards": shards,
-        "overlaps": counts.get("overlaps", [])[:20],
+            fleet.stop()
+    first = scans[0]["counts"]
+    figures: dict[str, Any] = {
+        "endpoints": endpoints, "concurrency": concurrency, "median_latency_ms": median_ms, "rounds": rounds,
+        "busy_processes": busy, "machine_cores": os.cpu_count() or 1, "shards": shards,
+        **_prefixed("quiet", _median(quiet)), **_prefixed("loaded", _median(loaded)), **_median(sdk),
+        "requests_per_endpoint": quiet[0]["endpoint_requests"] / endpoints,
+        "registry_requests": quiet[0]["requests"] - quiet[0]["endpoint_requests"],
+        "sdk_requests_per_endpoint": sdk[0]["sdk_requests"] / endpoints,
+        "kinds": per_endpoint_kinds(first.get("request_kinds", {}), endpoints),
+        "sdk_kinds": per_endpoint_kinds(sdk[0]["sdk_kinds"], endpoints),
+        "sdk_failures": sdk[0]["sdk_failures"], "overlaps": first.get("overlaps", [])[:20],
+        "round_ratios": [[q["ratio"], lo["ratio"]] for q, lo in zip(quiet, loaded, strict=True)],
     }
     if sharded is not None:
-        sharded_counts = sharded["counts"]
-        figures.update(
-            sharded_wall_seconds=sharded["wall"], sharded_ratio=sharded["wall"] / bound,
-            sharded_ok=sharded["outcomes"].get("ok", 0), sharded_prober_cpu_seconds=sharded["prober_cpu"],
-            sharded_requests=sum(sharded_counts["requests"].get(h, 0) for h in hosts),
-            sharded_max_in_flight_per_host=max(sharded_counts["max_in_flight"].get(h, 0) for h in hosts))
-        figures["overlaps"] += sharded_counts.get("overlaps", [])[:20]
+        figures.update(_prefixed("sharded", {k: v for k, v in sharded.items() if isinstance(v, int | float)}))
     return figures
+
+
+def history_figures(figures: dict[str, Any]) -> dict[str, float]:
+    """The bench's numbers alone, flat and named (what a history of runs records)."""
+    return {k: v for k, v in figures.items() if isinstance(v, int | float) and not isinstance(v, bool)}
 
 
 def print_overlaps(overlaps: list[dict]) -> None:
@@ -200,27 +303,54 @@ def print_overlaps(overlaps: list[dict]) -> None:
         print(f"    over one in flight on {o['host']}: {o['request']} arrived while {still}")
 
 
-def print_probe_bench(figures: dict) -> None:
+def _print_scan(f: dict[str, Any], p: str, title: str) -> None:
+    print(f"  {title}")
+    print(f"    wall                                {f[p + '_wall_seconds']:8.1f} s   ({f[p + '_ok']:,.0f} ok, "
+          f"{f[p + '_requests']:,.0f} requests, max {f[p + '_max_in_flight_per_host']:.0f} in flight per host)")
+    print(f"    prober CPU                          {f[p + '_prober_cpu_seconds']:8.1f} s   "
+          f"({f[p + '_cpu_ms_per_request']:.3f} ms a request, {f[p + '_cpu_ms_per_endpoint']:.2f} ms an endpoint; "
+          f"the fleet's {f[p + '_fleet_cpu_seconds']:.1f} s)")
+    larger = "CPU" if f[p + "_cpu_bound_seconds"] > f[p + "_latency_bound_seconds"] else "latency"
+    print(f"    bounds: latency / CPU               {f[p + '_latency_bound_seconds']:8.1f} s / "
+          f"{f[p + '_cpu_bound_seconds']:.1f} s (the larger: {larger})")
+    print(f"    ratio wall / larger bound           {f[p + '_ratio']:8.2f} x   (wall / latency bound "
+          f"{f[p + '_ratio_to_latency_bound']:.2f} x)")
+
+
+def print_probe_bench(figures: dict[str, Any]) -> None:
     f = figures
-    print(f"sevenmaps prober bench: {f['endpoints']:,} fleet endpoints (HTTPS on loopback, 10-90 ms injected per "
-          f"request), concurrency {f['concurrency']}")
-    print(f"  scan wall time                          {f['wall_seconds']:8.1f} s   ({f['ok']:,} ok, "
-          f"{f['requests']:,} requests, max {f['max_in_flight_per_host']} in flight per host)")
-    print(f"  ideal lower bound                       {f['ideal_seconds']:8.1f} s   (sum of latencies / concurrency)")
-    print(f"  ratio wall / ideal                      {f['ratio']:8.2f} x")
-    print(f"  CPU: prober / fleet (one process each)  {f['prober_cpu_seconds']:8.1f} s / "
-          f"{f['fleet_cpu_seconds']:.1f} s (the fleet's includes its start)")
+    BENCH_DIR.mkdir(exist_ok=True)
+    (BENCH_DIR / "probe.json").write_text(json.dumps(f, indent=2))
+    print(f"sevenmaps prober bench: {f['endpoints']:,} fleet endpoints (HTTPS on loopback, median "
+          f"{f['median_latency_ms']:.0f} ms injected per request, {f['median_latency_ms'] / 5:.0f}-"
+          f"{9 * f['median_latency_ms'] / 5:.0f} ms), concurrency {f['concurrency']}; medians of {f['rounds']} "
+          f"rounds on {f['machine_cores']} cores")
+    _print_scan(f, "quiet", "the scan, quiet")
+    _print_scan(f, "loaded", f"the scan beside {f['busy_processes']} busy process(es)")
     if "sharded_wall_seconds" in f:
-        print(f"  {f['shards']} shards by host, side by side        {f['sharded_wall_seconds']:8.1f} s   "
-              f"({f['sharded_ok']:,} ok, {f['sharded_requests']:,} requests, max {f['sharded_max_in_flight_per_host']} "
-              f"in flight per host; prober CPU {f['sharded_prober_cpu_seconds']:.1f} s in all)")
-        print(f"  ratio {f['shards']} shards / ideal                   {f['sharded_ratio']:8.2f} x")
+        _print_scan(f, "sharded", f"{f['shards']} shards by host, side by side, quiet (once; CPU bound over "
+                                  f"{min(f['shards'], f['machine_cores'])} cores)")
     print_overlaps(f.get("overlaps", []))
-    print(f"  SDK Client, one endpoint at a time      {f['naive_extrapolated_seconds']:8.1f} s   "
-          f"(measured {f['naive_sample_seconds']:.1f} s on {f['naive_sample']} endpoints, "
-          f"{f['naive_answered']} answered; extrapolated)")
-    print(f"  speed-up over the naive baseline        {f['naive_extrapolated_seconds'] / f['wall_seconds']:8.1f} x")
-    record("probe", f)
+    print("  ratios by round (quiet, loaded)       "
+          + "; ".join(f"{q:.2f} x, {lo:.2f} x" for q, lo in f["round_ratios"]))
+    print(f"  the SDK's client at the same concurrency ({f['sdk_concurrency']}, at most {f['sdk_most_at_once']} "
+          f"sessions at once), one session per endpoint")
+    print(f"    wall                                {f['sdk_wall_seconds']:8.1f} s   ({f['sdk_answered']:,.0f} "
+          f"answered, {f['sdk_failed']:,.0f} failed {f['sdk_failures']}; {f['sdk_requests']:,.0f} requests, max "
+          f"{f['sdk_max_in_flight_per_host']:.0f} in flight per host)")
+    print(f"    bounds: latency / CPU               {f['sdk_latency_bound_seconds']:8.1f} s / "
+          f"{f['sdk_cpu_seconds']:.1f} s; wall over the larger {f['sdk_ratio']:.2f} x")
+    print(f"    client CPU                          {f['sdk_cpu_seconds']:8.1f} s   "
+          f"({f['sdk_cpu_ms_per_request']:.3f} ms a request, {f['sdk_cpu_ms_per_endpoint']:.2f} ms an endpoint)")
+    print(f"  requests per endpoint: ours {f['requests_per_endpoint']:.2f} (and {f['registry_requests']:,.0f} "
+          f"registry pages in all), the SDK's {f['sdk_requests_per_endpoint']:.2f}")
+    for kind in sorted(set(f["kinds"]) | set(f["sdk_kinds"])):
+        print(f"    {kind:<20} ours {f['kinds'].get(kind, 0):4.2f}  SDK {f['sdk_kinds'].get(kind, 0):4.2f}  "
+              f"{KIND_WORDS.get(kind, '')}")
+    print(f"  ours / the SDK's at equal concurrency: wall {f['wall_vs_sdk']:.2f} x, CPU {f['cpu_vs_sdk']:.2f} x, "
+          f"CPU a request {f['cpu_per_request_vs_sdk']:.2f} x")
+    print(f"figures written to {BENCH_DIR / 'probe.json'}")
+    record("probe", history_figures(f))
 
 
 if __name__ == "__main__":

@@ -26,8 +26,6 @@ import datetime as dt
 import json
 import math
 import random
-import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -39,7 +37,7 @@ from ..probe.config import ProbeConfig, Timeouts
 from ..probe.run import ReplayClock, scan_day
 from .bench import BENCH_DIR
 from .bench_history import record
-from .bench_probe import _RemoteFleet, print_overlaps
+from .bench_probe import CpuHog, _RemoteFleet, print_overlaps
 from .bench_slice import hour_lines, run_hour
 from .bench_truth import ANSWERS, REFUSES, ROBOTS_SLOW, TIMES_OUT, Intent, recorded, truth, truth_lines
 from .fleet.run import load_timeline
@@ -160,18 +158,6 @@ def intents(hosts: list[SimHost], t: Timeouts, answer_tools: int) -> dict[str, I
             intent = Intent(ANSWERS, PAGED_TOOLS if h.state == "paged" else answer_tools)
         out.update(dict.fromkeys(endpoint_keys(h), intent))
     return out
-
-
-class CpuHog:
-    """Busy processes, one per core, for the whole scan: a machine someone else is using too."""
-
-    def __init__(self, processes: int) -> None:
-        self.procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(processes)]
-
-    def stop(self) -> None:
-        for proc in self.procs:
-            proc.kill()
-            proc.wait()
 
 
 def counted(fleet: _RemoteFleet, wait_seconds: float = 60.0) -> dict[str, Any]:

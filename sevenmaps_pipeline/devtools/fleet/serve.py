@@ -4,8 +4,11 @@
 
 SPEC holds {"timeline": ..., "latency": {host: seconds}} and optionally "slow_seconds" (how long a
 `timeout` server takes to answer). Once serving, INFO gets {port, ca_file, host_map, registry_url,
-codehost_url, lookup_urls}; when standard input closes, INFO gets the per-host request counts (and the
-servers' by method and path) and the process exits. Requests are counted, not recorded.
+codehost_url, lookup_urls}. Each line read on standard input writes INFO again with the per-host request
+counts since the line before (and the servers' requests by method and path, the most in flight per host, the
+overlaps, the process's CPU so far, and `report`, the line's number) and starts the counts afresh, so that
+one fleet serves several measured runs one after another; when standard input closes, INFO gets the last
+counts and the process exits. Requests are counted, not recorded.
 """
 
 from __future__ import annotations
@@ -26,11 +29,21 @@ def main(spec_path: str, info_path: str) -> None:
                 "registry_url": fleet.registry_url, "codehost_url": fleet.codehost_url,
                 "lookup_urls": fleet.lookup_urls()}
         Path(info_path).write_text(json.dumps(info))
-        sys.stdin.read()  # serve until the parent closes our stdin
-        usage = resource.getrusage(resource.RUSAGE_SELF)
-        info.update(requests=fleet.requests, request_kinds=fleet.request_kinds, max_in_flight=fleet.max_in_flight,
-                    overlaps=fleet.overlaps, cpu_seconds=usage.ru_utime + usage.ru_stime)
-        Path(info_path).write_text(json.dumps(info))
+        for report, _ in enumerate(sys.stdin, 1):  # serve until the parent closes our stdin
+            _write_counts(fleet, info, info_path, report)
+        _write_counts(fleet, info, info_path, None)
+
+
+def _write_counts(fleet: Fleet, info: dict, info_path: str, report: int | None) -> None:
+    """The counts since the last report, written whole (the parent polls the file); then fresh counts. The
+    parent asks only between its runs, when no request is in flight."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    info.update(requests=fleet.requests, request_kinds=fleet.request_kinds, max_in_flight=fleet.max_in_flight,
+                overlaps=fleet.overlaps, cpu_seconds=usage.ru_utime + usage.ru_stime, report=report)
+    fleet.requests, fleet.request_kinds, fleet.max_in_flight, fleet.overlaps = {}, {}, {}, []
+    partial = Path(info_path).with_suffix(".partial")
+    partial.write_text(json.dumps(info))
+    partial.replace(info_path)
 
 
 if __name__ == "__main__":
