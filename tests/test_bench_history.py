@@ -31,8 +31,9 @@ def history(tmp_path) -> Iterator[Path]:
 
 def probe_run(wall: float = 10.0, ok: int = 50, **more) -> dict:
     """The prober part's results as run_probe_bench returns them (the figures made up)."""
-    return {**SETUP, "wall_seconds": wall, "ratio": wall / 5, "prober_cpu_seconds": 2.0, "ok": ok,
-            "max_in_flight_per_host": 1, "requests": 400, "ideal_seconds": 5.0, **more}
+    return {**SETUP, "quiet_wall_seconds": wall, "quiet_ratio": wall / 5, "quiet_cpu_ms_per_request": 2.0,
+            "quiet_ok": ok, "quiet_max_in_flight_per_host": 1, "registry_requests": 400,
+            "quiet_latency_bound_seconds": 5.0, **more}
 
 
 def test_a_run_is_recorded_with_its_figures_marked_outcomes_commit_time_load_and_machine(history):
@@ -40,12 +41,12 @@ def test_a_run_is_recorded_with_its_figures_marked_outcomes_commit_time_load_and
     written = [json.loads(text) for text in history.read_text().splitlines()]
     assert written == [line]
     assert line["part"] == "probe" and line["setup"] == SETUP
-    assert line["figures"]["wall_seconds"] == {"value": 10.0, "better": "lower"}
+    assert line["figures"]["quiet_wall_seconds"] == {"value": 10.0, "better": "lower"}
     assert line["figures"]["sharded_wall_seconds"] == {"value": 4.0, "better": "lower"}  # a list: its median
-    assert line["outcomes"] == {"ok": 50, "max_in_flight_per_host": 1}
-    assert line["context"]["requests"] == 400
+    assert line["outcomes"] == {"quiet_ok": 50, "quiet_max_in_flight_per_host": 1}
+    assert line["context"]["registry_requests"] == 400
     # What the marks name and this run does not hold is said, not guessed.
-    assert {"sharded_ratio", "sharded_ok", "naive_answered"} <= set(line["absent"])
+    assert {"sharded_ratio", "sharded_ok", "sdk_failed"} <= set(line["absent"])
     assert isinstance(line["commit"], str) and line["commit"]
     assert line["dirty"] in (True, False, None) and (line["commit"] != "unknown" or line["dirty"] is None)
     assert dt.datetime.fromisoformat(line["utc"]).utcoffset() == dt.timedelta(0)
@@ -57,11 +58,11 @@ def test_a_run_is_recorded_with_its_figures_marked_outcomes_commit_time_load_and
 def test_compare_names_a_figure_25_percent_worse_and_not_one_15_percent_worse(history):
     for wall in (10.0, 11.0, 9.0):  # the median of the three runs before: 10
         record("probe", probe_run(wall))
-    record("probe", probe_run(11.5, prober_cpu_seconds=2.5))  # wall +15%, CPU +25%
+    record("probe", probe_run(11.5, quiet_cpu_ms_per_request=2.5))  # wall +15%, CPU +25%
     result = compare(history)
     worse = [line for line in result.lines if "worse " in line]
     assert result.worse == 1 and len(worse) == 1, result.lines
-    assert "prober_cpu_seconds 2.5 against a median of 2 over 3 run(s) (+25%; lower is better)" in worse[0]
+    assert "quiet_cpu_ms_per_request 2.5 against a median of 2 over 3 run(s) (+25%; lower is better)" in worse[0]
     assert result.exit_code == 1
 
 
@@ -80,7 +81,7 @@ def test_an_outcome_that_drifted_from_the_run_before_is_named(history):
     record("probe", probe_run(ok=49))
     result = compare(history)
     assert result.drifted == 1 and result.worse == 0 and result.exit_code == 1
-    assert "  drifted  probe, concurrency=8, endpoints=50, shards=2: ok was 50, now 49" in result.lines
+    assert "  drifted  probe, concurrency=8, endpoints=50, shards=2: quiet_ok was 50, now 49" in result.lines
     assert "  probe, concurrency=8, endpoints=50, shards=2: only 1 run(s) before this one; compared with that" \
         in result.lines
 
@@ -107,7 +108,8 @@ def test_a_corrupt_or_cut_line_is_named_by_its_number_and_skipped(history):
     record("probe", probe_run(10.0))
     with open(history, "a") as fh:
         fh.write("{not json\n")
-        fh.write(json.dumps({"part": "probe", "figures": {"wall_seconds": {"value": "fast"}}, "outcomes": {}}) + "\n")
+        fh.write(json.dumps({"part": "probe", "figures": {"quiet_wall_seconds": {"value": "fast"}},
+                             "outcomes": {}}) + "\n")
         fh.write("[]\n")
     record("probe", probe_run(13.0))
     with open(history, "a") as fh:
@@ -115,7 +117,7 @@ def test_a_corrupt_or_cut_line_is_named_by_its_number_and_skipped(history):
     result = compare(history)
     skipped = [line for line in result.lines if line.startswith("skipped")]
     assert [line.split(": ", 1)[0] for line in skipped] == [f"skipped  {history}:{n}" for n in (2, 3, 4, 6)]
-    assert "wall_seconds is not a number" in skipped[1] and "not a bench run" in skipped[2]
+    assert "quiet_wall_seconds is not a number" in skipped[1] and "not a bench run" in skipped[2]
     assert result.skipped == 4 and result.worse == 2  # the two good runs still compared (wall and ratio +30%)
 
 

@@ -171,8 +171,8 @@ def test_bench_runs_each_part_in_a_process_of_its_own_and_names_a_part_that_fail
 
     from sevenmaps_pipeline.cli import _bench_each_part_apart
 
-    args = argparse.Namespace(servers=10, days=2, seed=1, endpoints=10, registry_endpoints=10,
-                              registry_concurrency=4, cpu_hog=0, serve_calls=5, lake_shape="toy",
+    args = argparse.Namespace(servers=10, days=2, seed=1, endpoints=10, probe_median_ms=150, probe_rounds=1,
+                              registry_endpoints=10, registry_concurrency=4, cpu_hog=0, serve_calls=5, lake_shape="toy",
                               history=str(tmp_path / "h.jsonl"))
     code = _bench_each_part_apart(args, parts=("no-such-part", "risk"))
     out, err = capfd.readouterr()
