@@ -10,6 +10,7 @@ import json
 
 import duckdb
 import pyarrow.parquet as pq
+import pytest
 
 from sevenmaps_pipeline.curated.day import DAY_TABLES, build_day
 from sevenmaps_pipeline.devtools import bench
@@ -179,3 +180,18 @@ def test_the_prober_bench_counts_its_requests_its_cpu_and_runs_the_sdk_at_the_sa
     printed = capsys.readouterr().out
     assert "ms a request" in printed and "the SDK's client at the same concurrency (4" in printed
     assert (tmp_path / "bench" / "probe.json").is_file()
+
+
+def test_a_failed_bench_run_says_why_before_the_one_line_error(lake, tmp_path, capsys, monkeypatch):
+    """A run that did not succeed names its failed step and why (the command line renders an error to one line:
+    the whole of it goes to the console first); a child that dies says its exit code."""
+    monkeypatch.delenv("SEVENMAPS_LAKE", raising=False)
+    day = dt.date(2026, 1, 5)
+    synthesize(lake, 10, 1, seed=3, end_day=day, missing_days=0)
+    with pytest.raises(RuntimeError, match=r"the Dagster run of 2026-01-05 \.\. 2026-01-05 did not succeed: \S"):
+        bench._measure("map_and_sign", day, day, lake, tmp_path / "no-such-key.pem")
+    said = capsys.readouterr().out
+    assert "[bench] the map_and_sign run of 2026-01-05 .. 2026-01-05" in said and "no-such-key.pem" in said
+    with pytest.raises(RuntimeError, match=r"failed \(exit code 1\)"):
+        bench._measure("no-such-job", day, day, lake, tmp_path / "no-such-key.pem")
+    assert "the end of its stderr" in capsys.readouterr().out

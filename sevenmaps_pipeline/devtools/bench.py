@@ -14,6 +14,7 @@ import json
 import os
 import resource
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -188,7 +189,9 @@ def _child_run(job: str, first: dt.date, last: dt.date, lake: Path, key: Path) -
                 if value is not None and event.asset_key is not None:
                     builds[event.asset_key.to_user_string()] = float(value.value)  # type: ignore[arg-type]
     shutil.rmtree(home, ignore_errors=True)
-    return {"success": all(r.success for r in runs) and len(runs) == 2, "in_run_seconds": in_run,
+    failures = [f"{e.step_key}: {e.step_failure_data.error.message.strip()}" for r in runs for e in r.all_events
+                if e.is_step_failure and e.step_failure_data.error is not None]
+    return {"success": all(r.success for r in runs) and len(runs) == 2, "failures": failures, "in_run_seconds": in_run,
             "site_seconds": steps.get("day_site", 0.0), "peak_rss_mb": peak_rss_mb(),
             "step_seconds": dict(sorted(steps.items(), key=lambda kv: -kv[1])),
             "build_seconds": dict(sorted(builds.items(), key=lambda kv: -kv[1]))}
@@ -214,12 +217,18 @@ def _measure(job: str, first: dt.date, last: dt.date, lake: LakePaths, key: Path
         err.seek(0)
         stdout, stderr = out.read(), err.read()
     if proc.returncode != 0:
-        raise RuntimeError(f"bench run failed:\n{stderr[-4000:]}")
+        # The command line renders an error to one line: the child's own words go to the console first.
+        _say(f"the {job} run of {first} .. {last} in {lake.root} failed; the end of its stderr:\n{stderr[-4000:]}")
+        killed = proc.returncode in (-signal.SIGKILL, 128 + signal.SIGKILL)
+        raise RuntimeError(f"bench run of {first} .. {last} failed (exit code {proc.returncode}"
+                           + (", killed: out of memory?" if killed else "") + ")")
     figures = json.loads(stdout.strip().splitlines()[-1])
     figures["wall_seconds"] = wall
     figures["peak_rss_mb"] = max(figures["peak_rss_mb"], tree_peak)
     if not figures["success"]:
-        raise RuntimeError("the Dagster run did not succeed")
+        failures = figures.get("failures") or ["no step failed: a run was not made"]
+        _say(f"the {job} run of {first} .. {last} in {lake.root} did not succeed:\n" + "\n".join(failures))
+        raise RuntimeError(f"the Dagster run of {first} .. {last} did not succeed: {failures[0].splitlines()[0]}")
     return figures
 
 
@@ -258,6 +267,14 @@ def lake_first_day(lake: LakePaths) -> dt.date:
     return days[0]
 
 
+def _keep_so_far(figures: dict) -> None:
+    """Each stage's figures as soon as it has them, in `results-so-far.json`: a stage that fails later (a cold
+    day killed for lack of memory) loses none of the stages before it."""
+    path = BENCH_DIR / "results-so-far.json"
+    known = json.loads(path.read_text()) if figures.get("backfill_30_days") is None and path.exists() else {}
+    path.write_text(json.dumps({**known, **figures}, indent=2))
+
+
 def run_bench(servers: int, days: int, seed: int, shape: str = "real") -> int:
     # The real-shaped lake (devtools/synth_lists.py) under a name of its own: the toy one stays reusable.
     name = f"raw-{servers}x{days}-seed{seed}" + ("-real" if shape == "real" else "")
@@ -271,12 +288,15 @@ def run_bench(servers: int, days: int, seed: int, shape: str = "real") -> int:
     _say(f"{days}-day backfill {first} .. {end} (map + sign, one single-run backfill, fresh process) ...")
     backfill_lake = _clone(source, BENCH_DIR / "work-backfill", curated=False)
     backfill = _measure("map_and_sign", first, end, backfill_lake, key)
+    _keep_so_far({"endpoints": servers, "days": days, "shape": shape, "backfill_30_days": backfill})
 
     _say(f"one day {end} (every map asset + root; the days before already built, signed and exported) ...")
     day_lake = _clone(backfill_lake, BENCH_DIR / "work-day", morning_of=end, key=key)
     one_day = _measure("map_and_sign", end, end, day_lake, key)
+    _keep_so_far({"one_day": one_day})
     _say(f"the floor of {end}: what the day reads and writes, in plain DuckDB and pyarrow ...")
     floor = run_floor(day_lake, end, BENCH_DIR / "work-floor")
+    _keep_so_far({"floor": floor})
     _say(f"{end} again, cold: after a method change, no list known ...")
     cold_lake = cold_morning(_clone(backfill_lake, BENCH_DIR / "work-cold", morning_of=end, key=key), end)
     cold = _measure("map_and_sign", end, end, cold_lake, key)
