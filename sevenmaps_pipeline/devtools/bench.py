@@ -267,11 +267,11 @@ def lake_first_day(lake: LakePaths) -> dt.date:
     return days[0]
 
 
-def _keep_so_far(figures: dict) -> None:
+def _keep_so_far(figures: dict, first: bool = False) -> None:
     """Each stage's figures as soon as it has them, in `results-so-far.json`: a stage that fails later (a cold
     day killed for lack of memory) loses none of the stages before it."""
     path = BENCH_DIR / "results-so-far.json"
-    known = json.loads(path.read_text()) if figures.get("backfill_30_days") is None and path.exists() else {}
+    known = {} if first or not path.exists() else json.loads(path.read_text())
     path.write_text(json.dumps({**known, **figures}, indent=2))
 
 
@@ -288,7 +288,7 @@ def run_bench(servers: int, days: int, seed: int, shape: str = "real") -> int:
     _say(f"{days}-day backfill {first} .. {end} (map + sign, one single-run backfill, fresh process) ...")
     backfill_lake = _clone(source, BENCH_DIR / "work-backfill", curated=False)
     backfill = _measure("map_and_sign", first, end, backfill_lake, key)
-    _keep_so_far({"endpoints": servers, "days": days, "shape": shape, "backfill_30_days": backfill})
+    _keep_so_far({"endpoints": servers, "days": days, "shape": shape, "backfill_30_days": backfill}, first=True)
 
     _say(f"one day {end} (every map asset + root; the days before already built, signed and exported) ...")
     day_lake = _clone(backfill_lake, BENCH_DIR / "work-day", morning_of=end, key=key)

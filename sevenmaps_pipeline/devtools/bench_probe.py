@@ -29,11 +29,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..lake.paths import PROJECT_ROOT, LakePaths
+from ..lake.paths import LakePaths
 from ..probe.config import ProbeConfig
 from ..probe.run import ReplayClock, scan_day, take_snapshot
 from ..probe.shards import Shard
-from .bench_history import record
+from .bench_history import BENCH_DIR, record
 from .bench_probe_sdk import run_sdk_sessions
 from .fleet.run import load_timeline
 
@@ -46,9 +46,6 @@ KIND_WORDS = {
     "GET /mcp": "the SDK's standalone server-to-client stream, held open beside its requests",
     "DELETE /mcp": "session end",
 }
-# devtools/bench.py's folder, named again here: importing that module brings Dagster's heap into the process
-# whose CPU is measured.
-BENCH_DIR = Path(os.environ.get("SEVENMAPS_BENCH_DIR") or PROJECT_ROOT / ".bench")
 
 
 def bench_timeline(endpoints: int) -> dict:
@@ -103,11 +100,25 @@ class _RemoteFleet:
             time.sleep(0.05)
         return self._since_last(info)
 
-    def finish(self) -> dict:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        self.proc.wait(timeout=60)
-        return self._since_last(json.loads(self.info_path.read_text()))
+    def finish(self, wait_seconds: float = 60.0) -> dict[str, Any]:
+        """The fleet's last counts, then the fleet stopped: once it has written them it is killed rather than
+        left to wait out the requests of `timeout` servers still held open (up to their slow_seconds)."""
+        if self.proc.stdin is not None and self.proc.poll() is None:
+            self.proc.stdin.close()
+            deadline = time.monotonic() + wait_seconds
+            while self.proc.poll() is None and time.monotonic() < deadline:
+                if "requests" in self._info():
+                    break
+                time.sleep(0.05)
+        self.stop()
+        info = self._info()
+        return info if "requests" in info else {}
+
+    def _info(self) -> dict[str, Any]:
+        try:
+            return json.loads(self.info_path.read_text())
+        except ValueError:  # caught while the fleet writes it
+            return {}
 
     def _since_last(self, info: dict) -> dict:
         info["cpu_seconds"], self._cpu = info["cpu_seconds"] - self._cpu, info["cpu_seconds"]

@@ -160,30 +160,6 @@ def intents(hosts: list[SimHost], t: Timeouts, answer_tools: int) -> dict[str, I
     return out
 
 
-def counted(fleet: _RemoteFleet, wait_seconds: float = 60.0) -> dict[str, Any]:
-    """The fleet's request counts, then the fleet stopped: once it has written them it is killed rather than
-    left to wait out the requests of `timeout` servers still held open (up to their slow_seconds)."""
-    if fleet.proc.stdin is not None and fleet.proc.poll() is None:
-        fleet.proc.stdin.close()
-        deadline = time.monotonic() + wait_seconds
-        while fleet.proc.poll() is None and time.monotonic() < deadline:
-            if "requests" in _info(fleet):
-                break
-            time.sleep(0.05)
-    if fleet.proc.poll() is None:
-        fleet.proc.kill()
-    fleet.proc.wait()
-    info = _info(fleet)
-    return info if "requests" in info else {}
-
-
-def _info(fleet: _RemoteFleet) -> dict[str, Any]:
-    try:
-        return json.loads(fleet.info_path.read_text())
-    except ValueError:  # caught while the fleet writes it
-        return {}
-
-
 def run_registry_bench(endpoints: int = 25_000, concurrency: int = 256, seed: int = 1, cpu_hog: int = 0,
                        timeouts: Timeouts | None = None, hour: bool = True,
                        mix: list[SimHost] | None = None) -> dict[str, Any]:
@@ -216,7 +192,7 @@ def run_registry_bench(endpoints: int = 25_000, concurrency: int = 256, seed: in
         finally:
             if hog is not None:
                 hog.stop()
-            counts = counted(fleet)
+            counts = fleet.finish()
     return {"endpoints": endpoints, "hosts": len(hosts), "concurrency": concurrency, "seed": seed,
             "cpu_hog": cpu_hog, **f, **bound_figures(hosts, timeouts, concurrency, f["wall_seconds"], counts)}
 
