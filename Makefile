@@ -25,6 +25,15 @@ $(CHROMIUM):
 	DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium >/dev/null 2>&1 || \
 	{ $$SUDO apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium >/dev/null; }
 
+# The benches' verify floor (devtools/bench.py, run at a toy size by tests/test_bench_smoke.py) is
+# `openssl dgst -sha256`: Debian's openssl package, installed here when missing, as Chromium is.
+OPENSSL ?= /usr/bin/openssl
+$(OPENSSL):
+	@command -v apt-get >/dev/null || { echo "the bench smoke test needs openssl ($(OPENSSL)): install your distribution's openssl package"; exit 1; }
+	@SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); echo "installing Debian's openssl for the bench smoke test"; \
+	DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q openssl >/dev/null 2>&1 || \
+	{ $$SUDO apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q openssl >/dev/null; }
+
 # The map's server is also held to the official TypeScript SDK client (tests/test_ts_sdk_client.py): its npm
 # packages, pinned in tests/ts_client/package-lock.json, installed here (npm ci) when node_modules is missing
 # or older than the lock; never at test time, when nothing but 127.0.0.1 is reached.
@@ -36,7 +45,7 @@ $(TS_MODULES): $(TS_CLIENT)/package-lock.json
 	@npm ci --prefix $(TS_CLIENT) --no-audit --no-fund --loglevel=error >/dev/null
 	@touch $@
 
-test: $(STAMP) $(CHROMIUM) $(TS_MODULES)  ## the test suite (pytest, on two workers: the longest tests start first, see tests/conftest.py)
+test: $(STAMP) $(CHROMIUM) $(OPENSSL) $(TS_MODULES)  ## the test suite (pytest, on two workers: the longest tests start first, see tests/conftest.py)
 	$(PY) -m pytest -q -n 2
 
 PORT ?= 3000
