@@ -31,7 +31,7 @@ def fleet():
     timeline = copy.deepcopy(load_timeline())
     timeline["servers"] = [s for s in timeline["servers"] if s["name"] in ("weather", "notes", "deploy")]
     timeline["extra_listings"], timeline["opted_out_hosts"] = [], []
-    with Fleet(timeline=timeline) as running:
+    with Fleet(timeline=timeline, today=TODAY) as running:
         yield running
 
 

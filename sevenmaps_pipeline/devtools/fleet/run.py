@@ -7,6 +7,7 @@ configuration); a host that is down today maps to port 0, so its connection is r
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import json
 import logging
 import socket
@@ -173,10 +174,11 @@ class Fleet:
 
     def __init__(self, timeline: dict | None = None, slow_seconds: float = 12.0, workdir: Path | None = None,
                  registry_page_size: int = 100, registry_mode: str = "normal",
-                 extra_apps: dict[str, Any] | None = None, record: bool = True):
+                 extra_apps: dict[str, Any] | None = None, record: bool = True, today: dt.date | None = None):
         """`registry_mode`: normal | legacy_only (no /v0.1, answers /v0) | cursor_loop (never ends).
         `extra_apps`: more hosts (name -> ASGI app) served as they are, e.g. a test's scripted server.
-        `record`: keep every request in `recorded` (off for the benchmarks' hundreds of thousands)."""
+        `record`: keep every request in `recorded` (off for the benchmarks' hundreds of thousands).
+        `today`: the day the lookups' domain ages count back from (a test that runs across midnight fixes it)."""
         self.extra_apps = dict(extra_apps or {})
         self.record = record
         # Every request every host received, in arrival order (fleet.middleware.recording).
@@ -207,7 +209,7 @@ class Fleet:
             if domain and domain not in {x.host for x in self.hosts}:
                 self.publishers[domain] = {**self.publishers.get(domain, {}), **(h.publisher or {})}
         self.codehost = codehost_for(self.hosts, self.skills)
-        self.lookups = LookupsApp(self.hosts)
+        self.lookups = LookupsApp(self.hosts, today)
         self._codehost_server: uvicorn.Server | None = None
         self._codehost_thread: threading.Thread | None = None
         self.codehost_port = 0
