@@ -18,7 +18,6 @@ from ..lake.schemas import (
     DAILY_STATUS,
     FINDINGS,
     INTERNAL_FINDINGS,
-    RAW_PROBES,
     RAW_REGISTRY,
     READINESS_DISCOVERY,
     SERVER_CATEGORIES,
@@ -32,51 +31,12 @@ from ..lake.schemas import (
 from ..packaged import shipped
 from ..rules.methods import CATEGORY_PARAMS, CHANGES_METHOD, FINDINGS_METHOD, FINDINGS_PARAMS
 from ..rules.tokens import TOKENIZER_METHOD
-from ..rules.tool_facts import facts_method, facts_of_lists
+from ..rules.tool_facts import facts_method
 from . import categories
 from .baselines import baseline_before
 from .categories import method_digest
-from .common import BuildResult, partitions_through, probe_files, registry_in_force, require_status
+from .common import BuildResult, partitions_through, registry_in_force, require_status
 from .memo import remembered
-
-
-def build_tool_facts(lake: LakePaths, day: dt.date) -> BuildResult:
-    """Facts for every tool list the day needs (its own, and the previous lists of endpoints whose list
-    changed) that no earlier day computed under the current method."""
-    started = time.perf_counter()
-    method = facts_method()
-    require_status(lake, day)
-    baseline = baseline_before(lake, day)
-    with duck.session() as con:
-        duck.bind_input(con, "daily_status", [lake.curated_file("daily_status", day)], DAILY_STATUS.schema)
-        con.register("change_baseline", baseline.table)
-        duck.bind_input(con, "tool_lists", partitions_through(lake, "tool_lists", day, before=True),
-                        TOOL_LISTS.schema)
-        needed = duck.load_sql("tool_lists_needed")
-        con.execute("CREATE TEMP TABLE wanted AS " + needed, duck.used_params(needed, {"day": day, "method": method}))
-        source_days = [d for (d,) in con.execute("SELECT DISTINCT day FROM wanted ORDER BY day").fetchall()]
-        duck.bind_input(con, "raw_probes", probe_files(lake, source_days), RAW_PROBES.schema)
-        new = con.execute(
-            "SELECT w.tools_hash, any_value(p.tools_json) FROM wanted AS w "
-            "LEFT JOIN raw_probes AS p ON p.tools_hash = w.tools_hash AND p.day = w.day AND p.tools_json IS NOT NULL "
-            "GROUP BY w.tools_hash ORDER BY w.tools_hash").fetchall()
-    missing = [h for h, tools_json in new if tools_json is None]
-    if missing:
-        raise FileNotFoundError(f"{day}: the raw probes behind {len(missing)} tool list(s) are gone (e.g. "
-                                f"{missing[0]}); their facts cannot be computed under {method}")
-    lists, tools = [], []
-    for facts in facts_of_lists(new):
-        tools_hash = facts.tools_hash
-        lists.append({"day": day, "tools_hash": tools_hash, "tool_count": len(facts.tool_rows),
-                      "definition_tokens": facts.definition_tokens, "method_version": method})
-        tools += [{"day": day, **row} for row in facts.tool_rows]
-    write_parquet(lake, lake.curated_file("tool_lists", day),
-                  conform(pa.Table.from_pylist(lists, TOOL_LISTS.schema), TOOL_LISTS))
-    table = conform(pa.Table.from_pylist(tools, TOOL_FACTS.schema), TOOL_FACTS)
-    path = write_parquet(lake, lake.curated_file("tool_facts", day), table)
-    return BuildResult("tool_facts", day, path, table.num_rows, time.perf_counter() - started,
-                       {"new_lists": len(lists), "method": method, "baseline": baseline.source})
-
 
 # A day's tools repeat a few thousand lists over some 500,000 rows (100,000 endpoints). pyarrow stops
 # dictionary-encoding a column once its dictionary passes 1 MiB and writes every repeat in full; up to

@@ -2,15 +2,18 @@
 
 A write goes to a hidden temp file in the target folder and is renamed over the target, so a reader (or
 a crash) never sees half a file; rewriting a partition replaces it whole. Every writer in the project
-goes through `write_parquet`, so no code path can change a signed day.
+goes through `write_parquet` (or `parquet_stream`, for a table written a row group at a time), so no code
+path can change a signed day.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import re
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -106,6 +109,68 @@ def write_parquet(
         raise
     _remove_stale_temps(path.parent)
     return path
+
+
+@contextlib.contextmanager
+def parquet_stream(lake: LakePaths, path: Path, schema: pa.Schema, *,
+                   compression: str = "zstd") -> Iterator[pq.ParquetWriter]:
+    """A writer of `path` inside the lake for a table too large to hold at once: each `write_table` call adds
+    row groups, and the file appears whole, atomically, when the block ends without an error (nothing of it
+    otherwise). Into a signed day, as with `write_parquet`, only a rewrite whose content is the same passes
+    (compared a batch at a time), and the frozen file is left as it was."""
+    path = Path(path)
+    day = _day_of(path.relative_to(lake.root))
+    frozen: SignedDayError | None = None
+    if day is not None:
+        try:
+            assert_day_writable(lake, day)
+        except SignedDayError as exc:
+            if not path.is_file():
+                raise
+            frozen = exc
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.{uuid.uuid4().hex}.tmp"
+    try:
+        with pq.ParquetWriter(tmp, schema, compression=compression) as writer:
+            yield writer
+        if frozen is not None:
+            if not _same_rows(path, tmp):
+                raise frozen
+            tmp.unlink()
+            return
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _remove_stale_temps(path.parent)
+
+
+def _same_rows(path: Path, other: Path) -> bool:
+    """Whether two Parquet files hold the same rows, whatever their row groups, a batch at a time."""
+    try:
+        a, b = pq.ParquetFile(path), pq.ParquetFile(other)
+        if a.schema_arrow != b.schema_arrow or a.metadata.num_rows != b.metadata.num_rows:
+            return False
+        xs, ys = a.iter_batches(65_536), b.iter_batches(65_536)
+        x: pa.RecordBatch | None = None
+        y: pa.RecordBatch | None = None
+        while True:
+            while x is None or len(x) == 0:
+                if (x := next(xs, None)) is None:
+                    break
+            while y is None or len(y) == 0:
+                if (y := next(ys, None)) is None:
+                    break
+            if x is None or y is None:
+                return x is None and y is None
+            n = min(len(x), len(y))
+            if not x.slice(0, n).equals(y.slice(0, n)):
+                return False
+            x, y = x.slice(n), y.slice(n)
+    except Exception:  # noqa: BLE001 - an unreadable frozen file is not the same content
+        return False
 
 
 def decoded_schema(schema: pa.Schema) -> pa.Schema:

@@ -1,0 +1,248 @@
+"""tool_facts: the facts of every tool list a day needs that no earlier day computed under the current method
+(rules/tool_facts.py), a batch of lists at a time, on every core when there are many.
+
+A day shaped like the real registry's needs some 40,000 lists on its first day or after a method change:
+1.6 GB of JSON and a million tools, which took 21 GB when parsed and kept at once (docs/scaling.md, "The
+cold day"). So the JSON is read from the raw probes once, a probe file at a time, into buckets of lists
+consecutive in tools_hash order (spilled under the lake's cache), and each bucket is computed in that order,
+a batch at a time, its rows written as row groups of the day's file: memory holds a bucket and the batches in
+flight, never the day. The rows and their order are those of one batch over every list.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import multiprocessing
+import os
+import shutil
+import tempfile
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.ipc as ipc
+import pyarrow.parquet as pq
+
+from ..lake import duck
+from ..lake.parquet_io import parquet_stream, write_parquet
+from ..lake.paths import LakePaths
+from ..lake.schemas import DAILY_STATUS, RAW_PROBES, TOOL_FACTS, TOOL_LISTS, conform
+from ..rules.tool_facts import facts_method, facts_of_lists
+from .baselines import baseline_before
+from .common import BuildResult, partitions_through, probe_files, require_status
+
+
+@dataclass(frozen=True)
+class FactsPlan:
+    """How a day's new lists are computed; the rows and their order are the same under every plan."""
+
+    # Lists per spilled bucket (about 40 MB of JSON at the real registry's sizes) and per batch computed at once.
+    bucket_lists: int = 1_000
+    batch_lists: int = 200
+    batch_bytes: int = 8 << 20
+    # Rows per row group of the day's file: a few batches' rows, so readers meet tens of groups, not hundreds.
+    row_group_rows: int = 65_536
+    # Processes computing batches; None: one per core once the day needs `parallel_from` lists (below that,
+    # starting workers costs more than it saves).
+    workers: int | None = None
+    parallel_from: int = 2_000
+
+
+_SPILL_SCHEMA = pa.schema([pa.field("rank", pa.int64()), pa.field("tools_json", pa.large_string())])
+
+Batch = list[tuple[str, str]]  # (tools_hash, tools_json), in tools_hash order
+BatchRows = tuple[list[dict[str, Any]], pa.Table]  # the batch's tool_lists rows and its tool_facts rows
+
+
+def build_tool_facts(lake: LakePaths, day: dt.date, plan: FactsPlan | None = None) -> BuildResult:
+    """Facts for every tool list the day needs (its own, and the previous lists of endpoints whose list
+    changed) that no earlier day computed under the current method."""
+    plan = plan or FactsPlan()
+    started = time.perf_counter()
+    method = facts_method()
+    require_status(lake, day)
+    baseline = baseline_before(lake, day)
+    with duck.session() as con:
+        duck.bind_input(con, "daily_status", [lake.curated_file("daily_status", day)], DAILY_STATUS.schema)
+        con.register("change_baseline", baseline.table)
+        duck.bind_input(con, "tool_lists", partitions_through(lake, "tool_lists", day, before=True),
+                        TOOL_LISTS.schema)
+        needed = duck.load_sql("tool_lists_needed")
+        con.execute("CREATE TEMP TABLE wanted AS " + needed, duck.used_params(needed, {"day": day, "method": method}))
+        source_days = [d for (d,) in con.execute("SELECT DISTINCT day FROM wanted ORDER BY day").fetchall()]
+        duck.bind_input(con, "raw_probes", probe_files(lake, source_days), RAW_PROBES.schema)
+        # Where each list's JSON may be: the rows of its day's probes that published it (hashes only, so
+        # the JSON is read once, below).
+        places = con.execute(
+            "SELECT w.tools_hash, p.source_file, p.source_row FROM wanted AS w "
+            "LEFT JOIN raw_probes AS p ON p.tools_hash = w.tools_hash AND p.day = w.day "
+            "ORDER BY w.tools_hash, p.source_file, p.source_row").fetchall()
+    hashes = sorted({h for h, _, _ in places})
+    workers = plan.workers
+    if workers is None:
+        workers = (os.cpu_count() or 1) if len(hashes) >= plan.parallel_from else 1
+    cache = lake.root / "cache"
+    cache.mkdir(parents=True, exist_ok=True)
+    _remove_stale_spills(cache)
+    lists: list[dict[str, Any]] = []
+    facts_path = lake.curated_file("tool_facts", day)
+    rows = 0
+    with tempfile.TemporaryDirectory(prefix=".tool_facts-", dir=cache) as spill:
+        buckets = _spill_lists(Path(spill), hashes, places, plan.bucket_lists)
+        missing = [hashes[rank] for rank in range(len(hashes)) if rank not in buckets.found]
+        if missing:
+            raise FileNotFoundError(f"{day}: the raw probes behind {len(missing)} tool list(s) are gone (e.g. "
+                                    f"{missing[0]}); their facts cannot be computed under {method}")
+        notes: list[str] = []
+        with parquet_stream(lake, facts_path, TOOL_FACTS.schema) as writer:
+            group: list[pa.Table] = []
+            for batch_lists, table in _computed(_batches(buckets, hashes, plan), day, workers, notes):
+                lists += batch_lists
+                group.append(table)
+                rows += table.num_rows
+                if sum(t.num_rows for t in group) >= plan.row_group_rows:
+                    writer.write_table(pa.concat_tables(group))
+                    group = []
+            if group:
+                writer.write_table(pa.concat_tables(group))
+    write_parquet(lake, lake.curated_file("tool_lists", day),
+                  conform(pa.Table.from_pylist(lists, TOOL_LISTS.schema), TOOL_LISTS))
+    return BuildResult("tool_facts", day, facts_path, rows, time.perf_counter() - started,
+                       {"new_lists": len(lists), "method": method, "baseline": baseline.source,
+                        "workers": 1 if notes else workers, **({"workers_note": notes[0]} if notes else {})})
+
+
+def _remove_stale_spills(cache: Path) -> None:
+    """A build killed mid-way leaves its spill behind (an orderly exit removes it): the next build sweeps
+    those older than an hour, never a running build's."""
+    for stale in cache.glob(".tool_facts-*"):
+        with contextlib.suppress(FileNotFoundError):
+            if stale.stat().st_mtime < time.time() - 3600:
+                shutil.rmtree(stale, ignore_errors=True)
+
+
+class _Buckets:
+    """The wanted lists' JSON, spilled in buckets of `size` consecutive ranks (tools_hash order)."""
+
+    def __init__(self, folder: Path, size: int) -> None:
+        self.folder = folder
+        self.size = size
+        self.found: set[int] = set()
+        self._writers: dict[int, ipc.RecordBatchStreamWriter] = {}
+
+    def add(self, ranks: list[int], texts: list[str]) -> None:
+        by_bucket: dict[int, tuple[list[int], list[str]]] = {}
+        for rank, text in zip(ranks, texts, strict=True):
+            if rank not in self.found:
+                self.found.add(rank)
+                into = by_bucket.setdefault(rank // self.size, ([], []))
+                into[0].append(rank)
+                into[1].append(text)
+        for bucket, (r, t) in by_bucket.items():
+            if bucket not in self._writers:
+                self._writers[bucket] = ipc.new_stream(self.folder / f"{bucket}.arrows", _SPILL_SCHEMA)
+            self._writers[bucket].write_batch(pa.record_batch([pa.array(r, pa.int64()), pa.array(t, pa.large_string())],
+                                                              schema=_SPILL_SCHEMA))
+
+    def close(self) -> None:
+        for writer in self._writers.values():
+            writer.close()
+
+    def read(self, bucket: int) -> pa.Table:
+        path = self.folder / f"{bucket}.arrows"
+        if not path.is_file():
+            return _SPILL_SCHEMA.empty_table()
+        with ipc.open_stream(path) as reader:
+            table = reader.read_all()
+        path.unlink()
+        return table.sort_by("rank")
+
+
+def _spill_lists(folder: Path, hashes: list[str], places: list[tuple[str, str | None, int | None]],
+                 bucket_lists: int) -> _Buckets:
+    """Read each probe file's tools_json once and spill the first published JSON of each wanted list."""
+    rank_of = {h: i for i, h in enumerate(hashes)}
+    by_file: dict[str, list[tuple[int, int]]] = {}
+    for tools_hash, source_file, source_row in places:
+        if source_file is not None and source_row is not None:
+            by_file.setdefault(source_file, []).append((source_row, rank_of[tools_hash]))
+    buckets = _Buckets(folder, bucket_lists)
+    try:
+        for source_file, wanted in by_file.items():
+            parquet = pq.ParquetFile(source_file)
+            if "tools_json" not in parquet.schema_arrow.names:
+                continue
+            column = parquet.read(columns=["tools_json"]).column(0)
+            texts = column.take(pa.array([row for row, _ in wanted], pa.int64())).to_pylist()
+            present = [(rank, text) for (_, rank), text in zip(wanted, texts, strict=True) if text is not None]
+            buckets.add([rank for rank, _ in present], [text for _, text in present])
+            del column, texts, present
+    finally:
+        buckets.close()
+    return buckets
+
+
+def _batches(buckets: _Buckets, hashes: list[str], plan: FactsPlan) -> Iterator[Batch]:
+    """The lists in tools_hash order, in batches of at most `batch_lists` lists or about `batch_bytes` of JSON."""
+    for bucket in range(-(-len(hashes) // buckets.size)):
+        table = buckets.read(bucket)
+        batch: Batch = []
+        size = 0
+        for rank, text in zip(table.column("rank").to_pylist(), table.column("tools_json").to_pylist(), strict=True):
+            batch.append((hashes[rank], text))
+            size += len(text)
+            if len(batch) >= plan.batch_lists or size >= plan.batch_bytes:
+                yield batch
+                batch, size = [], 0
+        if batch:
+            yield batch
+
+
+def facts_rows(day: dt.date, batch: Batch) -> BatchRows:
+    """One batch's tool_lists rows and tool_facts table (a worker process runs this, or the day's own)."""
+    method = facts_method()
+    lists, tools = [], []
+    for facts in facts_of_lists(batch):
+        lists.append({"day": day, "tools_hash": facts.tools_hash, "tool_count": len(facts.tool_rows),
+                      "definition_tokens": facts.definition_tokens, "method_version": method})
+        tools += [{"day": day, **row} for row in facts.tool_rows]
+    return lists, conform(pa.Table.from_pylist(tools, TOOL_FACTS.schema), TOOL_FACTS)
+
+
+def _computed(batches: Iterable[Batch], day: dt.date, workers: int, notes: list[str]) -> Iterator[BatchRows]:
+    """Each batch's rows, in the batches' order: on `workers` spawned processes (DuckDB's threads make a
+    fork unsafe), at most two batches each in flight; in this process when one worker is asked for, or
+    when the workers cannot start (a host whose main module a spawned process cannot import again: a script
+    without a main guard), which `notes` then says."""
+    pending = iter(batches)
+    if workers > 1:
+        # Each batch with its future, kept until its rows are yielded: a pool that breaks hands them back.
+        in_flight: deque[list[Any]] = deque()
+        try:
+            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+                for batch in pending:
+                    in_flight.append([batch, None])
+                    in_flight[-1][1] = pool.submit(facts_rows, day, batch)
+                    while len(in_flight) >= 2 * workers:
+                        yield _first_done(in_flight)
+                while in_flight:
+                    yield _first_done(in_flight)
+        except BrokenProcessPool as exc:
+            notes.append(f"worker processes failed ({exc}); lists computed in one process")
+            while in_flight:
+                yield facts_rows(day, in_flight.popleft()[0])
+    for batch in pending:
+        yield facts_rows(day, batch)
+
+
+def _first_done(in_flight: deque[list[Any]]) -> BatchRows:
+    rows: BatchRows = in_flight[0][1].result()
+    in_flight.popleft()
+    return rows

@@ -1,0 +1,94 @@
+"""tool_facts a batch at a time: the same rows, in the same order, whatever the buckets, batches, row groups
+and worker processes; and the streaming writer's promises (atomic, signed days frozen)."""
+
+from __future__ import annotations
+
+import shutil
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from conftest import DAY, land_probes, probe
+
+from sevenmaps_pipeline import curated
+from sevenmaps_pipeline.curated.tool_facts import FactsPlan
+from sevenmaps_pipeline.lake.parquet_io import SignedDayError, parquet_stream
+from sevenmaps_pipeline.lake.paths import LakePaths
+from sevenmaps_pipeline.lake.schemas import TOOL_FACTS
+
+
+def _tool(i: int, j: int) -> dict:
+    verbs = ("get", "delete", "create", "list", "send")
+    tool = {"name": f"{verbs[(i + j) % 5]}_item_{j}", "description": f"Server {i}, tool {j}: " + "words " * (i % 7),
+            "inputSchema": {"type": "object", "properties": {f"p{j}": {"type": "string"}}}}
+    if (i + j) % 3 == 0:
+        tool["annotations"] = {"readOnlyHint": (i + j) % 2 == 0}
+    return tool
+
+
+def _land(lake: LakePaths) -> None:
+    """Two probe files of 20 endpoints each: 20 distinct lists of 1-6 tools, each in both files."""
+    for run in (1, 2):
+        rows = [probe(f"https://s{run}x{n}.example.com/mcp", "ok", run_id=f"run-{run}",
+                      tools=[_tool(n % 15, j) for j in range(1 + n % 6)]) for n in range(20)]
+        rows.append(probe(f"https://down{run}.example.com/mcp", "timeout", run_id=f"run-{run}"))
+        land_probes(lake, rows, run_id=f"run-{run}")
+    curated.build_quarantine(lake, DAY)
+    curated.build_daily_status(lake, DAY)
+
+
+def test_batches_buckets_and_workers_give_the_rows_of_one_batch(tmp_path):
+    one, many = LakePaths.at(tmp_path / "one"), LakePaths.at(tmp_path / "many")
+    _land(one)
+    shutil.copytree(one.root, many.root)
+    whole = curated.build_tool_facts(one, DAY)
+    split = curated.build_tool_facts(many, DAY, FactsPlan(bucket_lists=4, batch_lists=2, batch_bytes=400,
+                                                          row_group_rows=7, workers=2))
+    assert whole.stats["workers"] == 1 and whole.stats["new_lists"] == 20
+    assert split.stats["workers"] == 2 and "workers_note" not in split.stats, split.stats
+    for table in ("tool_facts", "tool_lists"):
+        a, b = pq.read_table(one.curated_file(table, DAY)), pq.read_table(many.curated_file(table, DAY))
+        assert a.num_rows > 0 and a.equals(b), table
+    facts = pq.read_table(many.curated_file("tool_facts", DAY))
+    assert facts.column_names == TOOL_FACTS.schema.names
+    keys = list(zip(facts.column("tools_hash").to_pylist(), facts.column("position").to_pylist(), strict=True))
+    assert keys == sorted(keys)
+    assert pq.ParquetFile(many.curated_file("tool_facts", DAY)).metadata.num_row_groups > 1
+    assert not list((many.root / "cache").glob(".tool_facts-*"))  # the spill is gone
+
+
+def test_a_list_whose_raw_probes_are_gone_names_itself(lake):
+    _land(lake)
+    for path in lake.raw_files("probes", DAY):
+        table = pq.read_table(path)
+        pq.write_table(table.set_column(table.column_names.index("tools_json"), "tools_json",
+                                        pa.nulls(table.num_rows, pa.string())), path)
+    with pytest.raises(FileNotFoundError, match=r"the raw probes behind 20 tool list\(s\) are gone"):
+        curated.build_tool_facts(lake, DAY)
+    assert not lake.curated_file("tool_facts", DAY).exists()
+
+
+def test_a_stream_appears_whole_or_not_at_all_and_never_changes_a_signed_day(lake):
+    path = lake.curated_file("tool_facts", DAY)
+    rows = pa.table({"x": list(range(10))})
+    with pytest.raises(RuntimeError, match="half-way"), parquet_stream(lake, path, rows.schema) as writer:
+        writer.write_table(rows.slice(0, 5))
+        raise RuntimeError("half-way")
+    assert not path.parent.exists() or not list(path.parent.iterdir())
+    with parquet_stream(lake, path, rows.schema) as writer:
+        writer.write_table(rows.slice(0, 5))
+        writer.write_table(rows.slice(5))
+    assert pq.read_table(path).equals(rows)
+    lake.roots_dir.mkdir(parents=True, exist_ok=True)
+    lake.root_file(DAY).write_text("{}")  # signed from here on
+    before = path.stat().st_mtime_ns
+    with parquet_stream(lake, path, rows.schema) as writer:  # the same rows in other row groups: a no-op
+        for start in range(0, 10, 3):
+            writer.write_table(rows.slice(start, 3))
+    with pytest.raises(SignedDayError, match=f"day {DAY} is signed"), parquet_stream(lake, path, rows.schema) as w:
+        w.write_table(rows.slice(1))
+    assert pq.read_table(path).equals(rows) and path.stat().st_mtime_ns == before
+    assert [p.name for p in path.parent.iterdir()] == [path.name]
+    with pytest.raises(SignedDayError), parquet_stream(lake, lake.curated_file("tools", DAY), rows.schema) as w:
+        w.write_table(rows)  # a signed day gains no file
+    assert not lake.curated_file("tools", DAY).exists()
