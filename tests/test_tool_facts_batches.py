@@ -3,18 +3,20 @@ and worker processes; and the streaming writer's promises (atomic, signed days f
 
 from __future__ import annotations
 
+import datetime as dt
 import shutil
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import DAY, land_probes, probe
+from conftest import DAY, land_probes, make_creating_high_risk, probe
 
 from sevenmaps_pipeline import curated
 from sevenmaps_pipeline.curated.tool_facts import FactsPlan
-from sevenmaps_pipeline.lake.parquet_io import SignedDayError, parquet_stream
+from sevenmaps_pipeline.lake.parquet_io import SignedDayError, parquet_stream, write_parquet
 from sevenmaps_pipeline.lake.paths import LakePaths
 from sevenmaps_pipeline.lake.schemas import TOOL_FACTS
+from sevenmaps_pipeline.rules.tokens import count_tokens
 
 
 def _tool(i: int, j: int) -> dict:
@@ -92,3 +94,44 @@ def test_a_stream_appears_whole_or_not_at_all_and_never_changes_a_signed_day(lak
     with pytest.raises(SignedDayError), parquet_stream(lake, lake.curated_file("tools", DAY), rows.schema) as w:
         w.write_table(rows)  # a signed day gains no file
     assert not lake.curated_file("tools", DAY).exists()
+
+
+def test_a_method_change_of_the_rules_takes_the_counts_of_the_same_tokenizer(lake, tmp_path, monkeypatch, request):
+    _land(lake)
+    first = curated.build_tool_facts(lake, DAY)
+    assert first.stats["counted_before"] == 0
+    # Mark the stored counts, so a count taken over shows apart from one counted again.
+    lists_path, facts_path = lake.curated_file("tool_lists", DAY), lake.curated_file("tool_facts", DAY)
+    lists, facts = pq.read_table(lists_path), pq.read_table(facts_path)
+    marked_lists = lists.set_column(lists.column_names.index("definition_tokens"), "definition_tokens",
+                                    pa.array([n + 1000 for n in lists.column("definition_tokens").to_pylist()],
+                                             lists.schema.field("definition_tokens").type))
+    marked_facts = facts.set_column(facts.column_names.index("description_tokens"), "description_tokens",
+                                    pa.array([n + 7 for n in facts.column("description_tokens").to_pylist()],
+                                             facts.schema.field("description_tokens").type))
+    write_parquet(lake, lists_path, marked_lists)
+    write_parquet(lake, facts_path, marked_facts)
+
+    make_creating_high_risk(tmp_path, monkeypatch, request)  # the rules change, the tokenizer does not
+    day2 = DAY + dt.timedelta(days=1)
+    rows = [probe(f"https://s1x{n}.example.com/mcp", "ok", day=day2, tools=[_tool(n % 15, j) for j in range(1 + n % 6)])
+            for n in range(20)]
+    rows.append(probe("https://new.example.com/mcp", "ok", day=day2, tools=[_tool(99, 0), _tool(99, 1)]))
+    land_probes(lake, rows, day=day2)
+    curated.build_quarantine(lake, day2)
+    curated.build_daily_status(lake, day2)
+    second = curated.build_tool_facts(lake, day2)
+    assert second.stats["new_lists"] == 21 and second.stats["counted_before"] == 20
+    again = pq.read_table(lake.curated_file("tool_lists", day2)).to_pylist()
+    assert {r["method_version"] for r in again} == {"risk-9.9-test+o200k_base-1.1"}
+    before = {r["tools_hash"]: r["definition_tokens"] for r in marked_lists.to_pylist()}
+    taken = {r["tools_hash"]: r["definition_tokens"] for r in again if r["tools_hash"] in before}
+    assert taken == before
+    (new,) = [r for r in again if r["tools_hash"] not in before]
+    assert new["definition_tokens"] < 1000  # counted, being new
+    stored = {r["fingerprint"]: r["description_tokens"] for r in marked_facts.to_pylist()}
+    tools = pq.read_table(lake.curated_file("tool_facts", day2)).to_pylist()
+    assert all(t["description_tokens"] == stored[t["fingerprint"]] for t in tools if t["fingerprint"] in stored)
+    fresh = [t for t in tools if t["fingerprint"] not in stored]
+    assert len(fresh) == 2 and all(t["description_tokens"] == count_tokens(t["description"]) for t in fresh)
+    assert {t["risk"] for t in tools if t["name"].startswith("create") and not t["annotations_json"]} == {"red"}

@@ -34,7 +34,8 @@ from ..lake import duck
 from ..lake.parquet_io import parquet_stream, write_parquet
 from ..lake.paths import LakePaths
 from ..lake.schemas import DAILY_STATUS, RAW_PROBES, TOOL_FACTS, TOOL_LISTS, conform
-from ..rules.tool_facts import facts_method, facts_of_lists
+from ..rules.tokens import TOKENIZER_METHOD
+from ..rules.tool_facts import KnownTokens, facts_method, facts_of_lists
 from .baselines import baseline_before
 from .common import BuildResult, partitions_through, probe_files, require_status
 
@@ -78,6 +79,9 @@ def build_tool_facts(lake: LakePaths, day: dt.date, plan: FactsPlan | None = Non
         con.execute("CREATE TEMP TABLE wanted AS " + needed, duck.used_params(needed, {"day": day, "method": method}))
         source_days = [d for (d,) in con.execute("SELECT DISTINCT day FROM wanted ORDER BY day").fetchall()]
         duck.bind_input(con, "raw_probes", probe_files(lake, source_days), RAW_PROBES.schema)
+        duck.bind_input(con, "tool_facts", partitions_through(lake, "tool_facts", day, before=True),
+                        TOOL_FACTS.schema)
+        known = _Known(duck.run_sql(con, "tool_tokens_known", {"tokenizer": TOKENIZER_METHOD}))
         # Where each list's JSON may be: the rows of its day's probes that published it (hashes only, so
         # the JSON is read once, below).
         places = con.execute(
@@ -103,7 +107,7 @@ def build_tool_facts(lake: LakePaths, day: dt.date, plan: FactsPlan | None = Non
         notes: list[str] = []
         with parquet_stream(lake, facts_path, TOOL_FACTS.schema) as writer:
             group: list[pa.Table] = []
-            for batch_lists, table in _computed(_batches(buckets, hashes, plan), day, workers, notes):
+            for batch_lists, table in _computed(_batches(buckets, hashes, plan), day, workers, notes, known):
                 lists += batch_lists
                 group.append(table)
                 rows += table.num_rows
@@ -116,7 +120,8 @@ def build_tool_facts(lake: LakePaths, day: dt.date, plan: FactsPlan | None = Non
                   conform(pa.Table.from_pylist(lists, TOOL_LISTS.schema), TOOL_LISTS))
     return BuildResult("tool_facts", day, facts_path, rows, time.perf_counter() - started,
                        {"new_lists": len(lists), "method": method, "baseline": baseline.source,
-                        "workers": 1 if notes else workers, **({"workers_note": notes[0]} if notes else {})})
+                        "counted_before": known.lists, "workers": 1 if notes else workers,
+                        **({"workers_note": notes[0]} if notes else {})})
 
 
 def _remove_stale_spills(cache: Path) -> None:
@@ -205,18 +210,40 @@ def _batches(buckets: _Buckets, hashes: list[str], plan: FactsPlan) -> Iterator[
             yield batch
 
 
-def facts_rows(day: dt.date, batch: Batch) -> BatchRows:
+class _Known:
+    """The counts of the wanted lists an earlier method counted (sql/tool_tokens_known.sql), kept as Arrow
+    and handed out a batch at a time."""
+
+    def __init__(self, table: pa.Table) -> None:
+        self.table = table
+        self.lists = table.num_rows
+        self._row = {h: i for i, h in enumerate(table.column("tools_hash").to_pylist())}
+
+    def of(self, batch: Batch) -> dict[str, KnownTokens]:
+        out = {}
+        for tools_hash, _ in batch:
+            row = self._row.get(tools_hash)
+            if row is not None:
+                (found,) = self.table.slice(row, 1).to_pylist()
+                out[tools_hash] = KnownTokens(found["definition_tokens"],
+                                              dict(zip(found["fingerprints"], found["description_tokens"],
+                                                       strict=True)))
+        return out
+
+
+def facts_rows(day: dt.date, batch: Batch, known: dict[str, KnownTokens]) -> BatchRows:
     """One batch's tool_lists rows and tool_facts table (a worker process runs this, or the day's own)."""
     method = facts_method()
     lists, tools = [], []
-    for facts in facts_of_lists(batch):
+    for facts in facts_of_lists(batch, known=known):
         lists.append({"day": day, "tools_hash": facts.tools_hash, "tool_count": len(facts.tool_rows),
                       "definition_tokens": facts.definition_tokens, "method_version": method})
         tools += [{"day": day, **row} for row in facts.tool_rows]
     return lists, conform(pa.Table.from_pylist(tools, TOOL_FACTS.schema), TOOL_FACTS)
 
 
-def _computed(batches: Iterable[Batch], day: dt.date, workers: int, notes: list[str]) -> Iterator[BatchRows]:
+def _computed(batches: Iterable[Batch], day: dt.date, workers: int, notes: list[str],
+              known: _Known) -> Iterator[BatchRows]:
     """Each batch's rows, in the batches' order: on `workers` spawned processes (DuckDB's threads make a
     fork unsafe), at most two batches each in flight; in this process when one worker is asked for, or
     when the workers cannot start (a host whose main module a spawned process cannot import again: a script
@@ -229,7 +256,7 @@ def _computed(batches: Iterable[Batch], day: dt.date, workers: int, notes: list[
             with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
                 for batch in pending:
                     in_flight.append([batch, None])
-                    in_flight[-1][1] = pool.submit(facts_rows, day, batch)
+                    in_flight[-1][1] = pool.submit(facts_rows, day, batch, known.of(batch))
                     while len(in_flight) >= 2 * workers:
                         yield _first_done(in_flight)
                 while in_flight:
@@ -237,9 +264,10 @@ def _computed(batches: Iterable[Batch], day: dt.date, workers: int, notes: list[
         except BrokenProcessPool as exc:
             notes.append(f"worker processes failed ({exc}); lists computed in one process")
             while in_flight:
-                yield facts_rows(day, in_flight.popleft()[0])
+                batch = in_flight.popleft()[0]
+                yield facts_rows(day, batch, known.of(batch))
     for batch in pending:
-        yield facts_rows(day, batch)
+        yield facts_rows(day, batch, known.of(batch))
 
 
 def _first_done(in_flight: deque[list[Any]]) -> BatchRows:

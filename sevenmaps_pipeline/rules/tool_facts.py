@@ -22,6 +22,16 @@ def facts_method(vocab: Vocabulary | None = None) -> str:
     return f"{(vocab or default_vocabulary()).method}+{TOKENIZER_METHOD}"
 
 
+@dataclass(frozen=True)
+class KnownTokens:
+    """A list's counts from an earlier method under the same tokenizer: what a method change of the rules
+    need not count again. `descriptions` maps a tool's fingerprint (which holds its description) to its
+    description tokens."""
+
+    definition: int
+    descriptions: dict[str, int]
+
+
 @dataclass
 class ListFacts:
     tools_hash: str
@@ -48,17 +58,39 @@ def _description(tool: Any) -> str:
     return str(tool.get("description") or "") if isinstance(tool, dict) else ""
 
 
-def facts_of_lists(lists: list[tuple[str, str]], vocab: Vocabulary | None = None) -> list[ListFacts]:
-    """Facts of many (tools_hash, tools_json) lists; every text is tokenized in one batch."""
+def facts_of_lists(lists: list[tuple[str, str]], vocab: Vocabulary | None = None,
+                   known: dict[str, KnownTokens] | None = None) -> list[ListFacts]:
+    """Facts of many (tools_hash, tools_json) lists; every text not `known` is tokenized in one batch."""
     vocab = vocab or default_vocabulary()
+    known = known or {}
     parsed = [_parse(tools_json) for _, tools_json in lists]
-    texts = [definition_text(tools) for tools in parsed]  # the definition tokens' text (rules/tokens.py)
-    for tools in parsed:
-        texts.extend(_description(t) for t in tools)
+    texts: list[str] = []
+    # Each count's place: an index into the counts to come, or the count itself when known (negative: -1-n).
+    definitions, descriptions = [], []
+    for (tools_hash, _), tools in zip(lists, parsed, strict=True):
+        was = known.get(tools_hash)
+        if was is None:
+            definitions.append(len(texts))
+            texts.append(definition_text(tools))  # the definition tokens' text (rules/tokens.py)
+        else:
+            definitions.append(-1 - was.definition)
+        places = []
+        for tool in tools:
+            kept = was.descriptions.get(tool_fingerprint(tool)) if was and isinstance(tool, dict) else None
+            if kept is None:
+                places.append(len(texts))
+                texts.append(_description(tool))
+            else:
+                places.append(-1 - kept)
+        descriptions.append(places)
     counts = count_many(texts)
-    described = iter(counts[len(lists):])
-    return [_list_facts(tools_hash, tools, counts[i], [next(described) for _ in tools], vocab)
-            for i, ((tools_hash, _), tools) in enumerate(zip(lists, parsed, strict=True))]
+
+    def count(place: int) -> int:
+        return counts[place] if place >= 0 else -1 - place
+
+    return [_list_facts(tools_hash, tools, count(definition), [count(p) for p in places], vocab)
+            for (tools_hash, _), tools, definition, places in zip(lists, parsed, definitions, descriptions,
+                                                                  strict=True)]
 
 
 def _list_facts(tools_hash: str, tools: list, definition_tokens: int, description_tokens: list[int],
