@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
@@ -100,7 +101,7 @@ def build_tool_facts(lake: LakePaths, day: dt.date, plan: FactsPlan | None = Non
     rows = 0
     with tempfile.TemporaryDirectory(prefix=".tool_facts-", dir=cache) as spill:
         buckets = _spill_lists(Path(spill), hashes, places, plan.bucket_lists)
-        missing = [hashes[rank] for rank in range(len(hashes)) if rank not in buckets.found]
+        missing = [hashes[rank] for rank in np.flatnonzero(~buckets.found).tolist()]
         if missing:
             raise FileNotFoundError(f"{day}: the raw probes behind {len(missing)} tool list(s) are gone (e.g. "
                                     f"{missing[0]}); their facts cannot be computed under {method}")
@@ -136,25 +137,28 @@ def _remove_stale_spills(cache: Path) -> None:
 class _Buckets:
     """The wanted lists' JSON, spilled in buckets of `size` consecutive ranks (tools_hash order)."""
 
-    def __init__(self, folder: Path, size: int) -> None:
+    def __init__(self, folder: Path, size: int, lists: int) -> None:
         self.folder = folder
         self.size = size
-        self.found: set[int] = set()
+        self.found = np.zeros(lists, dtype=bool)
         self._writers: dict[int, ipc.RecordBatchStreamWriter] = {}
 
-    def add(self, ranks: list[int], texts: list[str]) -> None:
-        by_bucket: dict[int, tuple[list[int], list[str]]] = {}
-        for rank, text in zip(ranks, texts, strict=True):
-            if rank not in self.found:
-                self.found.add(rank)
-                into = by_bucket.setdefault(rank // self.size, ([], []))
-                into[0].append(rank)
-                into[1].append(text)
-        for bucket, (r, t) in by_bucket.items():
+    def add(self, ranks: np.ndarray, texts: pa.Array) -> None:
+        """Spill the first text of each rank not found yet (nulls are not found)."""
+        fresh = np.asarray(texts.is_valid().to_numpy(zero_copy_only=False), dtype=bool) & ~self.found[ranks]
+        _, first = np.unique(np.where(fresh, ranks, -1), return_index=True)
+        keep = np.zeros(len(ranks), dtype=bool)
+        keep[first] = True
+        keep &= fresh
+        self.found[ranks[keep]] = True
+        buckets = ranks // self.size
+        for bucket in np.unique(buckets[keep]).tolist():
+            chosen = keep & (buckets == bucket)
             if bucket not in self._writers:
                 self._writers[bucket] = ipc.new_stream(self.folder / f"{bucket}.arrows", _SPILL_SCHEMA)
-            self._writers[bucket].write_batch(pa.record_batch([pa.array(r, pa.int64()), pa.array(t, pa.large_string())],
-                                                              schema=_SPILL_SCHEMA))
+            self._writers[bucket].write_batch(pa.record_batch(
+                [pa.array(ranks[chosen], pa.int64()), texts.filter(pa.array(chosen)).cast(pa.large_string())],
+                schema=_SPILL_SCHEMA))
 
     def close(self) -> None:
         for writer in self._writers.values():
@@ -172,23 +176,30 @@ class _Buckets:
 
 def _spill_lists(folder: Path, hashes: list[str], places: list[tuple[str, str | None, int | None]],
                  bucket_lists: int) -> _Buckets:
-    """Read each probe file's tools_json once and spill the first published JSON of each wanted list."""
+    """Read each probe file's tools_json once, a record batch at a time, and spill the first published JSON
+    of each wanted list: Arrow all the way (a probe file of the real registry's shape holds some 170 MB)."""
     rank_of = {h: i for i, h in enumerate(hashes)}
     by_file: dict[str, list[tuple[int, int]]] = {}
     for tools_hash, source_file, source_row in places:
         if source_file is not None and source_row is not None:
             by_file.setdefault(source_file, []).append((source_row, rank_of[tools_hash]))
-    buckets = _Buckets(folder, bucket_lists)
+    buckets = _Buckets(folder, bucket_lists, len(hashes))
     try:
         for source_file, wanted in by_file.items():
-            parquet = pq.ParquetFile(source_file)
+            # Buffered column reads: a page at a time, not a probe file's whole column chunk at once.
+            parquet = pq.ParquetFile(source_file, buffer_size=4 << 20, pre_buffer=False)
             if "tools_json" not in parquet.schema_arrow.names:
                 continue
-            column = parquet.read(columns=["tools_json"]).column(0)
-            texts = column.take(pa.array([row for row, _ in wanted], pa.int64())).to_pylist()
-            present = [(rank, text) for (_, rank), text in zip(wanted, texts, strict=True) if text is not None]
-            buckets.add([rank for rank, _ in present], [text for _, text in present])
-            del column, texts, present
+            wanted.sort()
+            rows = np.array([row for row, _ in wanted], dtype=np.int64)
+            ranks = np.array([rank for _, rank in wanted], dtype=np.int64)
+            start = 0
+            for batch in parquet.iter_batches(batch_size=2_048, columns=["tools_json"]):
+                inside = (rows >= start) & (rows < start + batch.num_rows)
+                if inside.any():
+                    texts = batch.column(0).take(pa.array(rows[inside] - start))
+                    buckets.add(ranks[inside], texts)
+                start += batch.num_rows
     finally:
         buckets.close()
     return buckets
