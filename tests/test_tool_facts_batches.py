@@ -1,5 +1,6 @@
 """tool_facts a batch at a time: the same rows, in the same order, whatever the buckets, batches, row groups
-and worker processes; and the streaming writer's promises (atomic, signed days frozen)."""
+and worker processes (the writer's promises: tests/test_parquet_parts.py); token counts taken over across a
+method change of the rules."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from conftest import DAY, land_probes, make_creating_high_risk, probe
 
 from sevenmaps_pipeline import curated
 from sevenmaps_pipeline.curated.tool_facts import FactsPlan
-from sevenmaps_pipeline.lake.parquet_io import SignedDayError, parquet_stream, write_parquet
+from sevenmaps_pipeline.lake.parquet_io import write_parquet
 from sevenmaps_pipeline.lake.paths import LakePaths
 from sevenmaps_pipeline.lake.schemas import TOOL_FACTS
 from sevenmaps_pipeline.rules.tokens import count_tokens
@@ -56,7 +57,7 @@ def test_batches_buckets_and_workers_give_the_rows_of_one_batch(tmp_path):
     keys = list(zip(facts.column("tools_hash").to_pylist(), facts.column("position").to_pylist(), strict=True))
     assert keys == sorted(keys)
     assert pq.ParquetFile(many.curated_file("tool_facts", DAY)).metadata.num_row_groups > 1
-    assert not list((many.root / "cache").glob(".tool_facts-*"))  # the spill is gone
+    assert not list(many.curated_file("tool_facts", DAY).parent.glob(".*"))  # the spill and the temp are gone
 
 
 def test_a_list_whose_raw_probes_are_gone_names_itself(lake):
@@ -68,32 +69,6 @@ def test_a_list_whose_raw_probes_are_gone_names_itself(lake):
     with pytest.raises(FileNotFoundError, match=r"the raw probes behind 20 tool list\(s\) are gone"):
         curated.build_tool_facts(lake, DAY)
     assert not lake.curated_file("tool_facts", DAY).exists()
-
-
-def test_a_stream_appears_whole_or_not_at_all_and_never_changes_a_signed_day(lake):
-    path = lake.curated_file("tool_facts", DAY)
-    rows = pa.table({"x": list(range(10))})
-    with pytest.raises(RuntimeError, match="half-way"), parquet_stream(lake, path, rows.schema) as writer:
-        writer.write_table(rows.slice(0, 5))
-        raise RuntimeError("half-way")
-    assert not path.parent.exists() or not list(path.parent.iterdir())
-    with parquet_stream(lake, path, rows.schema) as writer:
-        writer.write_table(rows.slice(0, 5))
-        writer.write_table(rows.slice(5))
-    assert pq.read_table(path).equals(rows)
-    lake.roots_dir.mkdir(parents=True, exist_ok=True)
-    lake.root_file(DAY).write_text("{}")  # signed from here on
-    before = path.stat().st_mtime_ns
-    with parquet_stream(lake, path, rows.schema) as writer:  # the same rows in other row groups: a no-op
-        for start in range(0, 10, 3):
-            writer.write_table(rows.slice(start, 3))
-    with pytest.raises(SignedDayError, match=f"day {DAY} is signed"), parquet_stream(lake, path, rows.schema) as w:
-        w.write_table(rows.slice(1))
-    assert pq.read_table(path).equals(rows) and path.stat().st_mtime_ns == before
-    assert [p.name for p in path.parent.iterdir()] == [path.name]
-    with pytest.raises(SignedDayError), parquet_stream(lake, lake.curated_file("tools", DAY), rows.schema) as w:
-        w.write_table(rows)  # a signed day gains no file
-    assert not lake.curated_file("tools", DAY).exists()
 
 
 def test_a_method_change_of_the_rules_takes_the_counts_of_the_same_tokenizer(lake, tmp_path, monkeypatch, request):

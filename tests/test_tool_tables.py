@@ -80,8 +80,8 @@ def test_facts_are_computed_once_per_distinct_list(lake):
 
 
 def test_tools_is_each_endpoints_list_facts_in_key_and_position_order_read_as_plain_columns(lake):
-    """build_tools repeats each list's facts per endpoint as dictionary columns; readers (pyarrow, DuckDB) see the
-    table's own types, and a signed day rebuilt unchanged passes as a no-op while a changed one is refused."""
+    """build_tools repeats each list's facts per endpoint, written a part at a time; readers (pyarrow, DuckDB) see
+    the table's own types, and a signed day rebuilt unchanged passes as a no-op while a changed one is refused."""
     land_probes(lake, [probe("https://b.example.com/mcp", "ok", tools=[READER, LIAR, PLAIN]),
                        probe("https://a.example.com/mcp", "ok", tools=[PLAIN]),
                        probe("https://c.example.com/mcp", "ok", tools=[READER, LIAR, PLAIN]),

@@ -146,13 +146,13 @@ class Placed:
     day_lists: int  # lists the day's rows read, scored now or known
 
 
-def place(con: duckdb.DuckDBPyConnection, day: dt.date, doc: dict[str, Any], list_texts: pa.Table,
-          known: pa.Table, day_hashes: pa.Array, listing_text: pa.Table) -> Placed:
-    """The day's categories, in a session that already holds `daily_status`: list_texts (tools_hash, name,
-    description) of the lists not in `known`, day_hashes (every list of the day), listing_text (server_key,
-    text: the registry text of each endpoint)."""
+def place(con: duckdb.DuckDBPyConnection, day: dt.date, doc: dict[str, Any], known: pa.Table,
+          day_hashes: pa.Array, listing_text: pa.Table) -> Placed:
+    """The day's categories, in a session that already holds `daily_status` and `list_texts` (tools_hash, name,
+    description of the tools of the lists not in `known`: a table, or a view the map's build reads as it
+    goes, curated/tool_tables.py); day_hashes (every list of the day), listing_text (server_key, text: the
+    registry text of each endpoint)."""
     params = rule_params(doc, day)
-    con.register("list_texts", list_texts)
     con.register("day_lists", pa.table({"tools_hash": day_hashes}))
     con.register("listing_text", listing_text)
     con.register("topic_words", topic_words(doc))

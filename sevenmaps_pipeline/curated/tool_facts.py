@@ -4,19 +4,17 @@
 A day shaped like the real registry's needs some 40,000 lists on its first day or after a method change:
 1.6 GB of JSON and a million tools, which took 21 GB when parsed and kept at once (docs/scaling.md, "The
 cold day"). So the JSON is read from the raw probes once, a probe file at a time, into buckets of lists
-consecutive in tools_hash order (spilled under the lake's cache), and each bucket is computed in that order,
-a batch at a time, its rows written as row groups of the day's file: memory holds a bucket and the batches in
-flight, never the day. The rows and their order are those of one batch over every list.
+consecutive in tools_hash order (spilled beside the day's file: lake.parquet_io.spill_folder), and each
+bucket is computed in that order, a batch at a time, its rows written as row groups of the day's file:
+memory holds a bucket and the batches in flight, never the day. The rows and their order are those of one
+batch over every list.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import multiprocessing
 import os
-import shutil
-import tempfile
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -32,7 +30,7 @@ import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
 from ..lake import duck
-from ..lake.parquet_io import parquet_stream, write_parquet
+from ..lake.parquet_io import spill_folder, write_parquet, write_parquet_parts
 from ..lake.paths import LakePaths
 from ..lake.schemas import DAILY_STATUS, RAW_PROBES, TOOL_FACTS, TOOL_LISTS, conform
 from ..rules.tokens import TOKENIZER_METHOD
@@ -93,45 +91,24 @@ def build_tool_facts(lake: LakePaths, day: dt.date, plan: FactsPlan | None = Non
     workers = plan.workers
     if workers is None:
         workers = (os.cpu_count() or 1) if len(hashes) >= plan.parallel_from else 1
-    cache = lake.root / "cache"
-    cache.mkdir(parents=True, exist_ok=True)
-    _remove_stale_spills(cache)
     lists: list[dict[str, Any]] = []
     facts_path = lake.curated_file("tool_facts", day)
-    rows = 0
-    with tempfile.TemporaryDirectory(prefix=".tool_facts-", dir=cache) as spill:
-        buckets = _spill_lists(Path(spill), hashes, places, plan.bucket_lists)
+    with spill_folder(facts_path) as spill:
+        buckets = _spill_lists(spill, hashes, places, plan.bucket_lists)
         missing = [hashes[rank] for rank in np.flatnonzero(~buckets.found).tolist()]
         if missing:
             raise FileNotFoundError(f"{day}: the raw probes behind {len(missing)} tool list(s) are gone (e.g. "
                                     f"{missing[0]}); their facts cannot be computed under {method}")
         notes: list[str] = []
-        with parquet_stream(lake, facts_path, TOOL_FACTS.schema) as writer:
-            group: list[pa.Table] = []
-            for batch_lists, table in _computed(_batches(buckets, hashes, plan), day, workers, notes, known):
-                lists += batch_lists
-                group.append(table)
-                rows += table.num_rows
-                if sum(t.num_rows for t in group) >= plan.row_group_rows:
-                    writer.write_table(pa.concat_tables(group))
-                    group = []
-            if group:
-                writer.write_table(pa.concat_tables(group))
+        computed = _computed(_batches(buckets, hashes, plan), day, workers, notes, known)
+        _, rows = write_parquet_parts(lake, facts_path, TOOL_FACTS.schema, _row_groups(computed, lists, plan),
+                                      store_schema=True)
     write_parquet(lake, lake.curated_file("tool_lists", day),
                   conform(pa.Table.from_pylist(lists, TOOL_LISTS.schema), TOOL_LISTS))
     return BuildResult("tool_facts", day, facts_path, rows, time.perf_counter() - started,
                        {"new_lists": len(lists), "method": method, "baseline": baseline.source,
                         "counted_before": known.lists, "workers": 1 if notes else workers,
                         **({"workers_note": notes[0]} if notes else {})})
-
-
-def _remove_stale_spills(cache: Path) -> None:
-    """A build killed mid-way leaves its spill behind (an orderly exit removes it): the next build sweeps
-    those older than an hour, never a running build's."""
-    for stale in cache.glob(".tool_facts-*"):
-        with contextlib.suppress(FileNotFoundError):
-            if stale.stat().st_mtime < time.time() - 3600:
-                shutil.rmtree(stale, ignore_errors=True)
 
 
 class _Buckets:
@@ -219,6 +196,20 @@ def _batches(buckets: _Buckets, hashes: list[str], plan: FactsPlan) -> Iterator[
                 batch, size = [], 0
         if batch:
             yield batch
+
+
+def _row_groups(computed: Iterable[BatchRows], lists: list[dict[str, Any]], plan: FactsPlan) -> Iterator[pa.Table]:
+    """The batches' tool_facts rows a few batches at a time (`row_group_rows`), their tool_lists rows kept in
+    `lists`."""
+    group: list[pa.Table] = []
+    for batch_lists, table in computed:
+        lists += batch_lists
+        group.append(table)
+        if sum(t.num_rows for t in group) >= plan.row_group_rows:
+            yield pa.concat_tables(group)
+            group = []
+    if group:
+        yield pa.concat_tables(group)
 
 
 class _Known:

@@ -1,18 +1,17 @@
-"""The tool tables for one day: tool facts once per list, tools, token cost, findings, categories,
-change records."""
+"""The tool tables for one day (tool_facts has a module of its own: curated/tool_facts.py): tools, token cost,
+findings, categories, change records."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import time
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..lake import duck
-from ..lake.parquet_io import write_parquet
+from ..lake.parquet_io import write_parquet, write_parquet_parts
 from ..lake.paths import LakePaths
 from ..lake.schemas import (
     DAILY_STATUS,
@@ -36,88 +35,28 @@ from . import categories
 from .baselines import baseline_before
 from .categories import method_digest
 from .common import BuildResult, partitions_through, registry_in_force, require_status
-from .memo import remembered
+from .list_facts import bind_list_facts, tools_parts
 
-# A day's tools repeat a few thousand lists over some 500,000 rows (100,000 endpoints). pyarrow stops
-# dictionary-encoding a column once its dictionary passes 1 MiB and writes every repeat in full; up to
-# 16 MiB the texts stay dictionary-encoded: a quarter of the bytes (11 MB instead of 42), written in two
-# thirds of the time and scanned in half (docs/scaling.md). Tables of mostly distinct values gain nothing.
+# pyarrow stops dictionary-encoding a column once its dictionary passes 1 MiB and writes every repeat in full;
+# up to 16 MiB a row group's texts that repeat stay dictionary-encoded (at 100,000 endpoints some 5,700
+# distinct input schemas over 1.2 million rows): 191 MB a day instead of 295, written in 2.8 s of CPU instead
+# of 3.7 (docs/scaling.md, "The tool tables at 100,000 endpoints").
 TOOLS_DICTIONARY_PAGE_BYTES = 16 << 20
 # The columns of `tools` whose min/max statistics can skip anything: the day (a view over every day's files)
-# and server_key (the rows are in its order, so past a million rows each row group covers a key range of its
-# own). Statistics over its long texts cost a third of the write and never skip a row.
+# and server_key (the rows are in its order, so each row group covers a key range of its own). Statistics
+# over its long texts cost a third of the write and never skip a row.
 TOOLS_STATISTICS = ("day", "server_key")
-# The columns of `tools` that come from the endpoint (the others from its list's facts).
-ENDPOINT_COLUMNS = ("day", "server_key", "server_id", "tools_hash")
-
-
-def day_list_facts(lake: LakePaths, day: dt.date) -> pa.Table:
-    """The facts of every tool list published on `day`: TOOL_FACTS' columns but day, one row per tool, in
-    (tools_hash, position) order (sql/day_lists.sql, sql/day_list_facts.sql). tools, findings and
-    server_categories all read it: once per process while its files stay the same (curated/memo.py)."""
-    method = facts_method()
-    status = lake.curated_file("daily_status", day)
-    list_files = partitions_through(lake, "tool_lists", day)
-    fact_files = partitions_through(lake, "tool_facts", day)
-
-    def read() -> pa.Table:
-        with duck.session() as con:
-            duck.bind_input(con, "daily_status", [status], DAILY_STATUS.schema)
-            duck.bind_input(con, "tool_lists", list_files, TOOL_LISTS.schema)
-            lists = duck.run_sql(con, "day_lists", {"day": day, "method_version": method})
-            con.register("day_lists", lists)
-            # Only the days that hold the day's lists: most lists first appeared long ago, on a few days.
-            days = sorted(set(lists.column("facts_day").to_pylist()))
-            duck.bind_input(con, "tool_facts", [lake.curated_file("tool_facts", d) for d in days], TOOL_FACTS.schema)
-            return duck.run_sql(con, "day_list_facts", {"method_version": method})
-
-    require_status(lake, day)
-    return remembered("day_list_facts", (str(lake.root), day, method), [status, *list_files, *fact_files], read)
-
-
-def _row_numbers(table: pa.Table) -> pa.Array:
-    return pa.array(np.arange(table.num_rows, dtype=np.int64))
-
-
-def _repeated(column: pa.ChunkedArray, rows: pa.Array) -> pa.Array:
-    """`column`'s values at `rows`; texts as a dictionary over the column's distinct values, so repeating a
-    list's texts for every endpoint that publishes it copies none of them."""
-    values = column.combine_chunks()
-    if pa.types.is_string(values.type):
-        encoded = values.dictionary_encode()
-        return pa.DictionaryArray.from_arrays(encoded.indices.take(rows), encoded.dictionary)
-    return values.take(rows)
 
 
 def build_tools(lake: LakePaths, day: dt.date) -> BuildResult:
     """Each endpoint's tools that day: its list's facts repeated per endpoint, in the order sql/tools.sql
-    gives (server_key, position)."""
+    gives (server_key, position), written a part at a time (curated/list_facts.py)."""
     started = time.perf_counter()
-    facts = day_list_facts(lake, day)
-    with duck.session() as con:
-        endpoints = con.sql(
-            "SELECT day, server_key, server_id, tools_hash FROM read_parquet($f) "
-            "WHERE day = $day::DATE AND tools_hash IS NOT NULL",
-            params={"f": str(lake.curated_file("daily_status", day)), "day": day}).to_arrow_table()
-        con.register("endpoints", endpoints.append_column("endpoint_row", _row_numbers(endpoints)))
-        con.register("list_facts", facts.select(["tools_hash", "position"]).append_column("fact_row",
-                                                                                           _row_numbers(facts)))
-        pairs = duck.run_sql(con, "tools", {})
-    endpoint_rows = pairs.column("endpoint_row").combine_chunks()
-    fact_rows = pairs.column("fact_row").combine_chunks()
-    columns, fields = [], []
-    for field in TOOLS.schema:
-        source, rows = (endpoints, endpoint_rows) if field.name in ENDPOINT_COLUMNS else (facts, fact_rows)
-        column = _repeated(source.column(field.name), rows)
-        if column.type != field.type and not (pa.types.is_dictionary(column.type)
-                                              and column.type.value_type == field.type):
-            raise TypeError(f"tools.{field.name}: {column.type} where {field.type} was expected")
-        columns.append(column)
-        fields.append(field.with_type(column.type))
-    table = pa.Table.from_arrays(columns, schema=pa.schema(fields, metadata=TOOLS.schema.metadata))
-    path = write_parquet(lake, lake.curated_file("tools", day), table,
-                         dictionary_pagesize_limit=TOOLS_DICTIONARY_PAGE_BYTES, statistics=TOOLS_STATISTICS)
-    return BuildResult("tools", day, path, table.num_rows, time.perf_counter() - started)
+    with contextlib.closing(tools_parts(lake, day)) as parts:
+        path, rows = write_parquet_parts(lake, lake.curated_file("tools", day), TOOLS.schema, parts,
+                                         dictionary_pagesize_limit=TOOLS_DICTIONARY_PAGE_BYTES,
+                                         statistics=TOOLS_STATISTICS)
+    return BuildResult("tools", day, path, rows, time.perf_counter() - started)
 
 
 def _build_from_lists(lake: LakePaths, day: dt.date, spec, facts_table: str, facts_schema) -> BuildResult:
@@ -142,10 +81,9 @@ def build_findings(lake: LakePaths, day: dt.date) -> BuildResult:
     """Published findings (sql/findings.sql) and, apart, the internal-only pattern checks."""
     started = time.perf_counter()
     phrases = json.loads(INJECTION_PHRASES.read_text())
-    facts = day_list_facts(lake, day)
     with duck.session() as con:
         duck.bind_input(con, "daily_status", [lake.curated_file("daily_status", day)], DAILY_STATUS.schema)
-        con.register("list_facts", facts)
+        bind_list_facts(con, lake, day)
         discovery = lake.curated_file("readiness_discovery", day)
         duck.bind_input(con, "readiness_discovery", [discovery] if discovery.is_file() else [],
                         READINESS_DISCOVERY.schema)
@@ -188,16 +126,17 @@ def build_server_categories(lake: LakePaths, day: dt.date) -> BuildResult:
     started = time.perf_counter()
     document = CATEGORIES.read_bytes()
     listing_text = listing_text_table(lake, day)
-    facts = day_list_facts(lake, day)
     # Each list is scored once under the method (curated/categories.py): only the lists not scored before.
     digest = method_digest(document, CATEGORY_PARAMS)
     known = categories.known_lists(lake, digest)
-    day_hashes = pc.unique(facts.column("tools_hash"))
-    new = pc.invert(pc.is_in(facts.column("tools_hash"), value_set=known.column("tools_hash")))
-    list_texts = facts.filter(new).select(["tools_hash", "name", "description"])
     with duck.session() as con:
         duck.bind_input(con, "daily_status", [lake.curated_file("daily_status", day)], DAILY_STATUS.schema)
-        placed = categories.place(con, day, json.loads(document), list_texts, known, day_hashes, listing_text)
+        bind_list_facts(con, lake, day)
+        day_hashes = con.sql("SELECT DISTINCT tools_hash FROM list_facts ORDER BY tools_hash").to_arrow_table()
+        con.register("known_lists", known.select(["tools_hash"]))
+        con.execute("CREATE TEMP VIEW list_texts AS SELECT tools_hash, name, description FROM list_facts "
+                    "ANTI JOIN known_lists USING (tools_hash)")
+        placed = categories.place(con, day, json.loads(document), known, day_hashes.column(0), listing_text)
     table = conform(placed.rows, SERVER_CATEGORIES)
     categories.keep(lake, digest, known, placed.scored)
     path = write_parquet(lake, lake.curated_file("server_categories", day), table)

@@ -26,9 +26,10 @@ import pyarrow.parquet as pq
 
 from ..curated.common import days_back, partitions_between, partitions_through, probe_files, registry_in_force
 from ..curated.day import DAY_TABLES
+from ..curated.list_facts import TOOLS_PART_ROWS
 from ..curated.tool_tables import TOOLS_DICTIONARY_PAGE_BYTES, TOOLS_STATISTICS
 from ..lake import duck
-from ..lake.parquet_io import write_parquet
+from ..lake.parquet_io import write_parquet, write_parquet_parts
 from ..lake.paths import COVERED_RAW, LakePaths
 from ..lake.schemas import (
     AGENT_REPORTS,
@@ -113,7 +114,7 @@ def floor_reads(lake: LakePaths, day: dt.date, outputs: dict[Path, pa.Table]) ->
                   ["tools_hash", "tools_json"], f"tools_hash IN ({listed})"),
         FloorRead("tool lists so far", partitions_through(lake, "tool_lists", day, before=True),
                   named_columns(TOOL_LISTS.schema, "tool_lists")),
-        # The facts of the day's lists, from the days that computed them (curated/tool_tables.py day_list_facts);
+        # The facts of the day's lists, from the days that computed them (curated/list_facts.py list_sources);
         # of the other days, what tool_changes names.
         FloorRead("tool facts of the day's lists", [p for p in all_facts if p in facts_days], None),
         FloorRead("tool facts so far", [p for p in all_facts if p not in facts_days],
@@ -191,9 +192,11 @@ def run_floor(lake: LakePaths, day: dt.date, scratch: Path) -> dict:
     read_seconds = time.perf_counter() - started
     written: list[Path] = []
     for rel, table in outputs.items():
-        if rel.parts[:2] == ("curated", "tools"):  # as curated/tool_tables.py writes it
-            written.append(write_parquet(target, target.root / rel, table, statistics=TOOLS_STATISTICS,
-                                         dictionary_pagesize_limit=TOOLS_DICTIONARY_PAGE_BYTES))
+        if rel.parts[:2] == ("curated", "tools"):  # as curated/tool_tables.py writes it, a part at a time
+            parts = (table.slice(at, TOOLS_PART_ROWS) for at in range(0, table.num_rows, TOOLS_PART_ROWS))
+            written.append(write_parquet_parts(target, target.root / rel, table.schema, parts,
+                                               statistics=TOOLS_STATISTICS,
+                                               dictionary_pagesize_limit=TOOLS_DICTIONARY_PAGE_BYTES)[0])
         else:
             written.append(write_parquet(target, target.root / rel, table))
     covered = [*(f for kind in COVERED_RAW for f in lake.raw_files(kind, day)),

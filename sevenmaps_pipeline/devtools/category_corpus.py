@@ -89,7 +89,8 @@ def measure(servers: list[CorpusServer] | None = None) -> list[Placement]:
         text = LISTING_TEXT_SQL.format(name="name", title="NULL", description="description")
         listing_text = con.sql(f"SELECT server_key, {text} AS text FROM listing").to_arrow_table()
         hashes = pa.array(sorted(set(status.column("tools_hash").to_pylist())), pa.string())
-        placed = place(con, DAY, doc, list_texts, LIST_CATEGORIES_SCHEMA.empty_table(), hashes, listing_text)
+        con.register("list_texts", list_texts)
+        placed = place(con, DAY, doc, LIST_CATEGORIES_SCHEMA.empty_table(), hashes, listing_text)
     rows = {r["server_key"]: r for r in placed.rows.to_pylist()}
     return [Placement(s, side_of(s), rows[s.id]) for s in servers]
 

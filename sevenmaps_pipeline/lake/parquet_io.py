@@ -2,7 +2,7 @@
 
 A write goes to a hidden temp file in the target folder and is renamed over the target, so a reader (or
 a crash) never sees half a file; rewriting a partition replaces it whole. Every writer in the project
-goes through `write_parquet` (or `parquet_stream`, for a table written a row group at a time), so no code
+goes through `write_parquet` (or `write_parquet_parts`, for a table written a part at a time), so no code
 path can change a signed day.
 """
 
@@ -12,8 +12,9 @@ import contextlib
 import datetime as dt
 import os
 import re
+import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -111,33 +112,54 @@ def write_parquet(
     return path
 
 
-@contextlib.contextmanager
-def parquet_stream(lake: LakePaths, path: Path, schema: pa.Schema, *,
-                   compression: str = "zstd") -> Iterator[pq.ParquetWriter]:
-    """A writer of `path` inside the lake for a table too large to hold at once: each `write_table` call adds
-    row groups, and the file appears whole, atomically, when the block ends without an error (nothing of it
-    otherwise). Into a signed day, as with `write_parquet`, only a rewrite whose content is the same passes
-    (compared a batch at a time), and the frozen file is left as it was."""
+def write_parquet_parts(
+    lake: LakePaths,
+    path: Path,
+    schema: pa.Schema,
+    parts: Iterable[pa.Table],
+    *,
+    compression: str = "zstd",
+    dictionary_pagesize_limit: int | None = None,
+    statistics: tuple[str, ...] | None = None,
+    store_schema: bool = False,
+) -> tuple[Path, int]:
+    """`write_parquet` for a table too large to hold whole: its `parts` (each of `schema`, in the table's row
+    order) are written one at a time, each as row groups of its own. The same guarantees: the file appears
+    whole, by one rename, or not at all; into a signed day only a rewrite with the same rows passes, as a
+    no-op (compared part by part, never read whole), and a day that had no such file cannot gain it.
+
+    The file carries Parquet's schema only, as a `write_parquet` of dictionary-encoded columns does: readers
+    see the value types, without Arrow's copy of the columns' descriptions (the table specs hold them); with
+    `store_schema`, Arrow's copy too, as a `write_parquet` of plain columns does. Returns the path and the rows
+    written."""
     path = Path(path)
     day = _day_of(path.relative_to(lake.root))
-    frozen: SignedDayError | None = None
+    refused: SignedDayError | None = None
     if day is not None:
         try:
             assert_day_writable(lake, day)
-        except SignedDayError as exc:
+        except SignedDayError as error:
             if not path.is_file():
                 raise
-            frozen = exc
+            refused = error
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.name}.{uuid.uuid4().hex}.tmp"
+    rows = 0
     try:
-        with pq.ParquetWriter(tmp, schema, compression=compression) as writer:
-            yield writer
-        if frozen is not None:
-            if not _same_rows(path, tmp):
-                raise frozen
-            tmp.unlink()
-            return
+        kwargs: dict = {"compression": compression, "store_schema": store_schema}
+        if dictionary_pagesize_limit:
+            kwargs["dictionary_pagesize_limit"] = dictionary_pagesize_limit
+        if statistics is not None:
+            kwargs["write_statistics"] = list(statistics)
+        with pq.ParquetWriter(tmp, schema, **kwargs) as writer:
+            for part in parts:
+                writer.write_table(part)
+                rows += part.num_rows
+        if refused is not None:
+            if _same_rows(path, tmp):
+                tmp.unlink()
+                return path, rows
+            raise refused
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -145,30 +167,36 @@ def parquet_stream(lake: LakePaths, path: Path, schema: pa.Schema, *,
         tmp.unlink(missing_ok=True)
         raise
     _remove_stale_temps(path.parent)
+    return path, rows
 
 
-def _same_rows(path: Path, other: Path) -> bool:
-    """Whether two Parquet files hold the same rows, whatever their row groups, a batch at a time."""
+def _batches(path: Path) -> Iterator[pa.RecordBatch]:
+    """The file's rows in batches, empty ones left out."""
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=_COMPARED_ROWS):
+        if batch.num_rows:
+            yield batch
+
+
+# Rows compared at a time when a signed day's file is checked against a rewrite written part by part.
+_COMPARED_ROWS = 16_384
+
+
+def _same_rows(a: Path, b: Path) -> bool:
+    """Whether two Parquet files read as equal tables (`pa.Table.equals`), however their rows are grouped,
+    holding a batch of each at a time."""
     try:
-        a, b = pq.ParquetFile(path), pq.ParquetFile(other)
-        if a.schema_arrow != b.schema_arrow or a.metadata.num_rows != b.metadata.num_rows:
+        fa, fb = pq.ParquetFile(a), pq.ParquetFile(b)
+        if fa.metadata.num_rows != fb.metadata.num_rows or not fa.schema_arrow.equals(fb.schema_arrow):
             return False
-        xs, ys = a.iter_batches(65_536), b.iter_batches(65_536)
-        x: pa.RecordBatch | None = None
-        y: pa.RecordBatch | None = None
-        while True:
-            while x is None or len(x) == 0:
-                if (x := next(xs, None)) is None:
-                    break
-            while y is None or len(y) == 0:
-                if (y := next(ys, None)) is None:
-                    break
-            if x is None or y is None:
-                return x is None and y is None
-            n = min(len(x), len(y))
+        left, right = _batches(a), _batches(b)
+        x, y = next(left, None), next(right, None)
+        while x is not None and y is not None:
+            n = min(x.num_rows, y.num_rows)
             if not x.slice(0, n).equals(y.slice(0, n)):
                 return False
-            x, y = x.slice(n), y.slice(n)
+            x = x.slice(n) if n < x.num_rows else next(left, None)
+            y = y.slice(n) if n < y.num_rows else next(right, None)
+        return x is None and y is None
     except Exception:  # noqa: BLE001 - an unreadable frozen file is not the same content
         return False
 
@@ -192,12 +220,31 @@ def _same_content(path: Path, table: pa.Table) -> bool:
         return False
 
 
+@contextlib.contextmanager
+def spill_folder(path: Path) -> Iterator[Path]:
+    """A hidden folder beside `path` for the scratch files of a table on its way to `path` (parts of it too
+    large to hold at once: curated/list_facts.py), removed on leaving whatever happens. Hidden, like a temp
+    file, it is part of no day (integrity/manifest.py); one left by a crash is swept by a later write into
+    the same folder."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    folder = path.parent / f".{path.name}.{uuid.uuid4().hex}.spill"
+    folder.mkdir()
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def _remove_stale_temps(folder: Path) -> None:
-    """Temp files left by a crashed writer are hidden from readers; the next write sweeps them."""
-    for stale in folder.glob(".*.tmp"):
+    """Temp files (and spill folders) left by a crashed writer are hidden from readers; the next write sweeps
+    them."""
+    for stale in [*folder.glob(".*.tmp"), *folder.glob(".*.spill")]:
         try:
             if stale.stat().st_mtime < (dt.datetime.now().timestamp() - 3600):
-                stale.unlink()
+                if stale.is_dir():
+                    shutil.rmtree(stale, ignore_errors=True)
+                else:
+                    stale.unlink()
         except FileNotFoundError:
             pass
 
