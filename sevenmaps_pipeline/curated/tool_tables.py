@@ -158,7 +158,12 @@ def build_tool_changes(lake: LakePaths, day: dt.date) -> BuildResult:
     started = time.perf_counter()
     require_status(lake, day)
     baseline = baseline_before(lake, day)
-    with duck.session() as con:  # site_of(url): lake/duck.py registers it in every session
+    # The same rows for less memory (docs/scaling.md, "The tool tables at 100,000 endpoints"): DuckDB turns the
+    # first-facts QUALIFY of sql/tool_changes.sql into an arg_min over each tool's whole row (1.4 GB of hash
+    # table for 160,000 tools on a churn day) unless told not to, a setting of the whole database (so one of
+    # its own); and it reads ahead whole column chunks of tool_facts (a million rows a row group).
+    with duck.session(settings={"disabled_optimizers": "top_n_window_elimination"}) as con:
+        con.execute("SET disable_parquet_prefetching = true")  # site_of(url): registered in every session
         duck.bind_input(con, "daily_status", [lake.curated_file("daily_status", day)], DAILY_STATUS.schema)
         con.register("change_baseline", baseline.table)
         duck.bind_input(con, "tool_facts", partitions_through(lake, "tool_facts", day), TOOL_FACTS.schema)

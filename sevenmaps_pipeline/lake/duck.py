@@ -72,16 +72,17 @@ def _shared_database() -> duckdb.DuckDBPyConnection:
 
 
 @contextlib.contextmanager
-def session(threads: int | None = None,
-            memory_limit: str | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+def session(threads: int | None = None, memory_limit: str | None = None,
+            settings: dict[str, str] | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
     """An in-memory DuckDB session (UTC, see `connect`), closed on exit whatever happens.
 
     A cursor of the process's one in-memory database: opening a database costs about 20 ms and a cursor
     0.1 ms, and a day's build opens some sixty sessions. Each cursor is a connection of its own, with its
-    own temporary views and tables and registered Arrow tables, all gone when it closes. With `threads`
-    or `memory_limit`, a database of its own."""
-    if threads or memory_limit:
-        config: dict[str, str | bool | int | float | list[str]] = {}
+    own temporary views and tables and registered Arrow tables, all gone when it closes. With `threads`,
+    `memory_limit` or `settings` (database-wide options, which a cursor would set for every session of the
+    process), a database of its own."""
+    if threads or memory_limit or settings:
+        config: dict[str, str | bool | int | float | list[str]] = dict(settings or {})
         if threads:
             config["threads"] = threads
         if memory_limit:
