@@ -134,18 +134,34 @@ def name_verb(name: str, vocab: Vocabulary) -> tuple[str, str] | None:
     return found[0]
 
 
-def _description_verbs(description: str, verbs: frozenset[str]) -> list[str]:
+_WORD = re.compile(r"[a-z]+")
+
+
+def _description_words(desc: str) -> set[str]:
+    """The words of a lower-case description, read once for both of its verb lists."""
+    return set(_WORD.findall(desc))
+
+
+def _description_verbs(words: set[str], verbs: frozenset[str]) -> list[str]:
     """Unambiguous verb forms the description uses ("deletes"; never "deleted", an adjective in "lists
     deleted files")."""
-    return sorted(set(re.findall(r"[a-z]+", description.lower())) & verbs)
+    return sorted(words & verbs)
 
 
 _LEAD_PREFIX = re.compile(r"^\W*(?:[\w .-]{1,40}\s\|\s*)?")  # "Notion | Retrieve a page" -> "retrieve a page"
+_LEAD_WORD = re.compile(r"([a-z]+)")
 _FIRST_SENTENCE = re.compile(r"^[^.\n]*")
+_JOINED_WORD = re.compile(r"(?:,|\b(?:and|then|also|or))\s+(?:also\s+|then\s+)?([a-z]+)")
+
+
+def _without_lead_prefix(desc: str) -> str:
+    # _LEAD_PREFIX is anchored: its one match is at the start (what re.sub would remove), and always found.
+    prefix = _LEAD_PREFIX.match(desc)
+    return desc[prefix.end():] if prefix else desc
 
 
 def _description_lead(desc: str) -> str:
-    match = re.match(r"([a-z]+)", _LEAD_PREFIX.sub("", desc))
+    match = _LEAD_WORD.match(_without_lead_prefix(desc))
     return match.group(1) if match else ""
 
 
@@ -171,26 +187,36 @@ def _lead_level(lead: str, vocab: Vocabulary) -> tuple[str, str] | None:
     return None
 
 
-def _joined_verbs(desc: str, verbs: frozenset[str]) -> list[str]:
-    """Verbs the first sentence joins to its own ("Get a user and update their last-seen time"):
+def _joined_words(desc: str) -> list[str]:
+    """Words the first sentence joins to its own ("Get a user and update their last-seen time"):
     after and/then/also/or, never after a negation ("does not modify")."""
-    first = _FIRST_SENTENCE.match(_LEAD_PREFIX.sub("", desc))
-    sentence = first.group(0) if first else ""
-    found = re.findall(r"(?:,|\band|\bthen|\balso|\bor)\s+(?:also\s+|then\s+)?([a-z]+)", sentence)
+    first = _FIRST_SENTENCE.match(_without_lead_prefix(desc))
+    return _JOINED_WORD.findall(first.group(0) if first else "")
+
+
+def _joined_verbs(joined: list[str], verbs: frozenset[str]) -> list[str]:
+    """The verbs among the first sentence's joined words (_joined_words)."""
     # The base form only: "and updates" is as often a noun.
-    return sorted({w for w in found if w in verbs and not (w.endswith("s") and w[:-1] in verbs)})
+    return sorted({w for w in joined if w in verbs and not (w.endswith("s") and w[:-1] in verbs)})
+
+
+@functools.lru_cache(maxsize=8)
+def _joined_vocabularies(vocab: Vocabulary) -> tuple[frozenset[str], frozenset[str]]:
+    """The verbs a first sentence may join, high-risk and changing: built once per vocabulary."""
+    return vocab.red | vocab.description_red, vocab.yellow | vocab.description_change
 
 
 def output_arguments(arguments: Sequence[str], vocab: Vocabulary) -> list[str]:
     """Arguments that say where the tool writes its output: an output word followed by a place word
     (`output_filename`, `outputPath`, `save_dir`, `destination_file`); a bare `destination` is as often a
     trip's end."""
-    found = []
-    for argument in arguments:
-        words = name_words(argument)
-        if len(words) >= 2 and words[0] in vocab.output_argument_leads and words[-1] in vocab.output_argument_objects:
-            found.append(argument)
-    return sorted(found)
+    return sorted(argument for argument in arguments if _is_output_argument(argument, vocab))
+
+
+@functools.lru_cache(maxsize=1 << 16)  # argument names repeat across tools far more than descriptions do
+def _is_output_argument(argument: str, vocab: Vocabulary) -> bool:
+    words = name_words(argument)
+    return len(words) >= 2 and words[0] in vocab.output_argument_leads and words[-1] in vocab.output_argument_objects
 
 
 def _reading_name_level(verb: tuple[str, str], desc: str, lead: tuple[str, str] | None, changes: list[str],
@@ -202,11 +228,13 @@ def _reading_name_level(verb: tuple[str, str], desc: str, lead: tuple[str, str] 
     if lead and lead[0] != "green" and lead[1] not in vocab.noun_like and lead[1] not in verb[1].split("_"):
         return lead[0], "reading name, but the description starts with another verb", \
             [f"name:{verb[1]}", f"description:{lead[1]}"]
-    joined_red = _joined_verbs(desc, vocab.red | vocab.description_red)
+    joined_words = _joined_words(desc)
+    red_verbs, change_verbs = _joined_vocabularies(vocab)
+    joined_red = _joined_verbs(joined_words, red_verbs)
     if joined_red:
         return "red", "reading name, but the description joins a high-risk action", \
             [f"name:{verb[1]}"] + [f"description:{v}" for v in joined_red]
-    joined = _joined_verbs(desc, vocab.yellow | vocab.description_change)
+    joined = _joined_verbs(joined_words, change_verbs)
     if joined or changes:
         return "yellow", "reading name, but the description names a change", \
             [f"name:{verb[1]}"] + [f"description:{v}" for v in joined + changes]
@@ -219,7 +247,7 @@ def _reading_name_level(verb: tuple[str, str], desc: str, lead: tuple[str, str] 
 def _reading_lead_level(lead: tuple[str, str], desc: str, changes: list[str], writes_to: list[str],
                         vocab: Vocabulary) -> tuple[str, str, list[str]]:
     """A description that starts with a reading verb, for a name without a verb."""
-    joined = _joined_verbs(desc, vocab.yellow | vocab.description_change)
+    joined = _joined_verbs(_joined_words(desc), _joined_vocabularies(vocab)[1])
     if joined or changes:
         return "yellow", "description starts reading, but names a change", \
             [f"description:{v}" for v in joined + changes]
@@ -233,17 +261,17 @@ def _reading_lead_level(lead: tuple[str, str], desc: str, changes: list[str], wr
 def words_level(name: str, description: str, vocab: Vocabulary,
                 arguments: Sequence[str] = ()) -> tuple[str, str, list[str]]:
     """(level, rule, evidence) from the name's verb (wherever it stands), the description and the names of
-    the tool's arguments."""
+    the tool's arguments. Each clue is read when the ones before it have not decided: the description's
+    words are not read for a name whose verb decides alone."""
     desc = (description or "").lower()
-    phrases = [p for p in vocab.red_phrases if p in desc]
     verb = name_verb(name, vocab)
-    red_in_desc = _description_verbs(desc, vocab.description_red)
-    change_in_desc = _description_verbs(desc, vocab.description_change)
     if verb and verb[0] == "red":
         return "red", "the name's verb is high-risk", [f"name:{verb[1]}"]
+    phrases = [p for p in vocab.red_phrases if p in desc]
     if phrases:
         return "red", "description says it does something high-risk", [f"description:{p}" for p in phrases]
     if verb and verb[0] == "yellow":
+        red_in_desc = _description_verbs(_description_words(desc), vocab.description_red)
         if red_in_desc:
             return "red", "description names a high-risk action", [f"name:{verb[1]}"] + [f"description:{v}" for v in
                                                                                          red_in_desc]
@@ -253,14 +281,23 @@ def words_level(name: str, description: str, vocab: Vocabulary,
     writes_to = output_arguments(arguments, vocab)
     if verb and verb[0] == "green":
         return _reading_name_level(verb, desc, lead, changes, writes_to, vocab)
+    return _description_level(desc, lead, changes, writes_to, vocab)
+
+
+def _description_level(desc: str, lead: tuple[str, str] | None, changes: list[str], writes_to: list[str],
+                       vocab: Vocabulary) -> tuple[str, str, list[str]]:
+    """A name without a verb: the description's leading verb, then the verbs it uses anywhere."""
     if lead and lead[0] == "red":
         return "red", "description starts with a high-risk verb", [f"description:{lead[1]}"]
+    words = _description_words(desc)
+    red_in_desc = _description_verbs(words, vocab.description_red)
     if red_in_desc:
         return "red", "description names a high-risk action", [f"description:{v}" for v in red_in_desc]
     if lead and lead[0] == "yellow":
         return "yellow", "description starts with a verb that changes data", [f"description:{lead[1]}"]
     if lead and lead[0] == "green":
         return _reading_lead_level(lead, desc, changes, writes_to, vocab)
+    change_in_desc = _description_verbs(words, vocab.description_change)
     if change_in_desc:
         return "yellow", "description names a change", [f"description:{v}" for v in change_in_desc]
     return "yellow", "no reading verb found: assumed to change data", []

@@ -11,11 +11,14 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from .fingerprints import canonical_json, definition_text, tool_fingerprint
+from .fingerprints import EncodedTool, definition_text_of, encode_tool
 from .risk import Vocabulary, classify, default_vocabulary
 from .tokens import TOKENIZER_METHOD, count_many
 
 HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+_JSON_FIELDS = ("inputSchema", "outputSchema", "annotations")
+# A tool's fingerprint and the canonical JSON of its _JSON_FIELDS (None where unset or null).
+_Columns = tuple[str, str | None, str | None, str | None]
 
 
 def facts_method(vocab: Vocabulary | None = None) -> str:
@@ -58,6 +61,15 @@ def _description(tool: Any) -> str:
     return str(tool.get("description") or "") if isinstance(tool, dict) else ""
 
 
+def _json_columns(tool: Any, encoded: EncodedTool) -> _Columns:
+    """The columns, from the pieces the tool was encoded in once (rules/fingerprints.py encode_tool)."""
+    if not isinstance(tool, dict):
+        return encoded.fingerprint, None, None, None
+    inputs, outputs, annotations = (encoded.fields[key] if tool.get(key) is not None else None
+                                    for key in _JSON_FIELDS)
+    return encoded.fingerprint, inputs, outputs, annotations
+
+
 def facts_of_lists(lists: list[tuple[str, str]], vocab: Vocabulary | None = None,
                    known: dict[str, KnownTokens] | None = None) -> list[ListFacts]:
     """Facts of many (tools_hash, tools_json) lists; every text not `known` is tokenized in one batch."""
@@ -66,17 +78,20 @@ def facts_of_lists(lists: list[tuple[str, str]], vocab: Vocabulary | None = None
     parsed = [_parse(tools_json) for _, tools_json in lists]
     texts: list[str] = []
     # Each count's place: an index into the counts to come, or the count itself when known (negative: -1-n).
-    definitions, descriptions = [], []
+    definitions, descriptions, columns = [], [], []
     for (tools_hash, _), tools in zip(lists, parsed, strict=True):
+        encoded = [encode_tool(t) for t in tools]
+        list_columns = [_json_columns(t, e) for t, e in zip(tools, encoded, strict=True)]
+        columns.append(list_columns)
         was = known.get(tools_hash)
         if was is None:
             definitions.append(len(texts))
-            texts.append(definition_text(tools))  # the definition tokens' text (rules/tokens.py)
+            texts.append(definition_text_of(encoded))  # the definition tokens' text (rules/tokens.py)
         else:
             definitions.append(-1 - was.definition)
         places = []
-        for tool in tools:
-            kept = was.descriptions.get(tool_fingerprint(tool)) if was and isinstance(tool, dict) else None
+        for tool, (fingerprint, *_) in zip(tools, list_columns, strict=True):
+            kept = was.descriptions.get(fingerprint) if was and isinstance(tool, dict) else None
             if kept is None:
                 places.append(len(texts))
                 texts.append(_description(tool))
@@ -88,30 +103,28 @@ def facts_of_lists(lists: list[tuple[str, str]], vocab: Vocabulary | None = None
     def count(place: int) -> int:
         return counts[place] if place >= 0 else -1 - place
 
-    return [_list_facts(tools_hash, tools, count(definition), [count(p) for p in places], vocab)
-            for (tools_hash, _), tools, definition, places in zip(lists, parsed, definitions, descriptions,
-                                                                  strict=True)]
+    return [_list_facts(tools_hash, tools, cols, count(definition), [count(p) for p in places], vocab)
+            for (tools_hash, _), tools, cols, definition, places in zip(lists, parsed, columns, definitions,
+                                                                        descriptions, strict=True)]
 
 
-def _list_facts(tools_hash: str, tools: list, definition_tokens: int, description_tokens: list[int],
-                vocab: Vocabulary) -> ListFacts:
+def _list_facts(tools_hash: str, tools: list, columns: list[_Columns], definition_tokens: int,
+                description_tokens: list[int], vocab: Vocabulary) -> ListFacts:
     method = facts_method(vocab)
     rows = []
-    for position, (tool, tokens) in enumerate(zip(tools, description_tokens, strict=True)):
+    for position, (tool, (fingerprint, input_schema, output_schema, annotations_json), tokens) in enumerate(
+            zip(tools, columns, description_tokens, strict=True)):
         if not isinstance(tool, dict):
             tool = {}
         annotations = tool.get("annotations")
         risk = classify(tool, vocab)
-        schema = tool.get("inputSchema")
         rows.append({
-            "tools_hash": tools_hash, "position": position, "fingerprint": tool_fingerprint(tool),
+            "tools_hash": tools_hash, "position": position, "fingerprint": fingerprint,
             "name": str(tool.get("name")) if tool.get("name") is not None else None,
             "title": tool.get("title") if isinstance(tool.get("title"), str) else None,
             "description": tool.get("description") if isinstance(tool.get("description"), str) else None,
-            "input_schema_json": canonical_json(schema) if schema is not None else None,
-            "output_schema_json": canonical_json(tool["outputSchema"]) if tool.get("outputSchema") is not None
-            else None,
-            "annotations_json": canonical_json(annotations) if annotations is not None else None,
+            "input_schema_json": input_schema, "output_schema_json": output_schema,
+            "annotations_json": annotations_json,
             "read_only_hint": _hint(annotations, "readOnlyHint"),
             "destructive_hint": _hint(annotations, "destructiveHint"),
             "idempotent_hint": _hint(annotations, "idempotentHint"),
