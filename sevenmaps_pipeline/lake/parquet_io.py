@@ -92,19 +92,13 @@ def write_parquet(
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.name}.{uuid.uuid4().hex}.tmp"
     try:
-        kwargs: dict = {}
-        if dictionary_pagesize_limit:
-            kwargs["dictionary_pagesize_limit"] = dictionary_pagesize_limit
-        if statistics is not None:
-            kwargs["write_statistics"] = list(statistics)
+        kwargs = _writer_options(compression, dictionary_pagesize_limit, statistics)
         if decoded_schema(table.schema) != table.schema:
             # The Arrow schema Parquet stores beside its own would make pyarrow read the columns back as
             # dictionaries; without it they read as the value types the Parquet schema gives.
             kwargs["store_schema"] = False
-        pq.write_table(table, tmp, compression=compression, **kwargs)
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        pq.write_table(table, tmp, **kwargs)
+        _publish(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -146,12 +140,8 @@ def write_parquet_parts(
     tmp = path.parent / f".{path.name}.{uuid.uuid4().hex}.tmp"
     rows = 0
     try:
-        kwargs: dict = {"compression": compression, "store_schema": store_schema}
-        if dictionary_pagesize_limit:
-            kwargs["dictionary_pagesize_limit"] = dictionary_pagesize_limit
-        if statistics is not None:
-            kwargs["write_statistics"] = list(statistics)
-        with pq.ParquetWriter(tmp, schema, **kwargs) as writer:
+        kwargs = _writer_options(compression, dictionary_pagesize_limit, statistics)
+        with pq.ParquetWriter(tmp, schema, store_schema=store_schema, **kwargs) as writer:
             for part in parts:
                 writer.write_table(part)
                 rows += part.num_rows
@@ -160,14 +150,29 @@ def write_parquet_parts(
                 tmp.unlink()
                 return path, rows
             raise refused
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        _publish(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
     _remove_stale_temps(path.parent)
     return path, rows
+
+
+def _writer_options(compression: str, dictionary_pagesize_limit: int | None,
+                    statistics: tuple[str, ...] | None) -> dict:
+    options: dict = {"compression": compression}
+    if dictionary_pagesize_limit:
+        options["dictionary_pagesize_limit"] = dictionary_pagesize_limit
+    if statistics is not None:
+        options["write_statistics"] = list(statistics)
+    return options
+
+
+def _publish(tmp: Path, path: Path) -> None:
+    """The finished temp file on disk, then renamed over `path` in one step."""
+    with open(tmp, "rb") as fh:
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
 
 
 def _batches(path: Path) -> Iterator[pa.RecordBatch]:
