@@ -16,23 +16,26 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)  ## the loopback fleet, 30 days through the prober and Dagster, signed, verified, summarised
 	$(VENV)/bin/sevenmaps demo
 
+# $(call apt_install,PACKAGE,PATH,WHAT NEEDS IT): Debian's PACKAGE installed when PATH is missing (apt-get
+# update only when the first try fails), or a message naming what needs it where there is no apt-get.
+define apt_install
+	@command -v apt-get >/dev/null || { echo "$(1) ($(2)) is needed for $(3): install your distribution's $(1) package"; exit 1; }
+	@SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); echo "installing Debian's $(1) for $(3)"; \
+	DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q $(1) >/dev/null 2>&1 || \
+	{ $$SUDO apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q $(1) >/dev/null; }
+endef
+
 # The page tests render the site in a real browser: Chromium from the distribution's packages (Debian's
 # chromium), installed here when missing, as the two commands install what they need themselves.
 CHROMIUM ?= /usr/bin/chromium
 $(CHROMIUM):
-	@command -v apt-get >/dev/null || { echo "the page tests need Chromium ($(CHROMIUM)): install your distribution's chromium package"; exit 1; }
-	@SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); echo "installing Debian's chromium for the page tests"; \
-	DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium >/dev/null 2>&1 || \
-	{ $$SUDO apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium >/dev/null; }
+	$(call apt_install,chromium,$(CHROMIUM),the page tests)
 
 # The benches' verify floor (devtools/bench.py, run at a toy size by tests/test_bench_smoke.py) is
 # `openssl dgst -sha256`: Debian's openssl package, installed here when missing, as Chromium is.
 OPENSSL ?= /usr/bin/openssl
 $(OPENSSL):
-	@command -v apt-get >/dev/null || { echo "the bench smoke test needs openssl ($(OPENSSL)): install your distribution's openssl package"; exit 1; }
-	@SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); echo "installing Debian's openssl for the bench smoke test"; \
-	DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q openssl >/dev/null 2>&1 || \
-	{ $$SUDO apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q openssl >/dev/null; }
+	$(call apt_install,openssl,$(OPENSSL),the bench smoke test)
 
 # The map's server is also held to the official TypeScript SDK client (tests/test_ts_sdk_client.py): its npm
 # packages, pinned in tests/ts_client/package-lock.json, installed here (npm ci) when node_modules is missing
