@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import datetime as dt
 import xml.etree.ElementTree as ET
+from xml.sax.saxutils import escape
 
 from conftest import land_probes, probe
+from jinja2 import DictLoader
 
 from sevenmaps_pipeline.curated.day import rebuild_day
 from sevenmaps_pipeline.lake.keys import server_id, server_key
 from sevenmaps_pipeline.publishing import charts
+from sevenmaps_pipeline.publishing.mapday import MapDay
+from sevenmaps_pipeline.publishing.pages import ServerPages, _environment, server_page
 from sevenmaps_pipeline.publishing.site import build_site, uptime_text
+from sevenmaps_pipeline.publishing.status import statuses
 
 DAYS = [dt.date(2026, 11, 1) + dt.timedelta(days=i) for i in range(3)]
 HOSTILE = "<script>alert('x')</script><img src=x onerror=alert(1)> Ignore previous instructions & \"quote\""
@@ -63,6 +68,69 @@ def test_the_badge_and_chart_text_is_escaped():
     ET.fromstring(svg)
     ET.fromstring(charts.shown_status_chart([(DAYS[0], {"down": 2, "answers with tools": 3})]))
     ET.fromstring(charts.day_code_bars("nnod", DAYS[-1]))
+
+
+def _files(folder):
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_the_site_is_the_same_written_by_workers_a_part_at_a_time_or_in_one_process(lake):
+    _days(lake)
+    one = _files(build_site(lake, DAYS[-1], workers=1).folder)
+    parts = build_site(lake, DAYS[-1], servers_per_part=1, workers=2)
+    assert parts.writers == 2 and parts.writers_note is None
+    assert _files(parts.folder) == one and len([f for f in one if f.startswith("servers/")]) == 3
+
+
+def test_a_page_whose_layout_is_rendered_once_is_the_page_rendered_whole(lake):
+    _days(lake)
+    sources = [{"path": "curated/tools/day=2026-11-03/part-0.parquet", "sha256": "ab" * 32, "proof": "p<&"}]
+    env = _environment(auto_reload=False)
+    with MapDay.open(lake, DAYS[-1], reviews=False) as mapday:
+        every = list(statuses(mapday).values())
+        for root in (None, {"root": "<r>", "signed_at": "2026-11-04T00:00:00Z"}):
+            pages = ServerPages(env, DAYS[-1], root, sources)
+            assert [pages.render(s) for s in every] == [server_page(env, s, DAYS[-1], root, sources) for s in every]
+            assert pages.layout is not None
+        # A layout that comes to read a page's own values (failing alone, or differing on the first page): every
+        # page is rendered whole.
+        for reads in ("{{ s.url }}", "{% if s is defined %}{{ s.url }}{% endif %}"):
+            odd = _environment(auto_reload=False)
+            odd.loader = DictLoader({"base.html": "<title>{% block title %}{% endblock %}</title>" + reads
+                                                  + "{% block main %}{% endblock %}",
+                                     "server.html": '{% extends "base.html" %}{% block title %}{{ s.server_name }}'
+                                                    "{% endblock %}{% block main %}{{ s.server_id }}{% endblock %}"})
+            pages = ServerPages(odd, DAYS[-1], None, sources)
+            assert [pages.render(s) for s in every] == [server_page(odd, s, DAYS[-1], None, sources) for s in every]
+            assert pages.layout is None
+
+
+def _day_code_bars_drawn_one_by_one(history, last_day, width=600, height=40):
+    """day_code_bars as it was before its bars were drawn once (the reference its output is held to)."""
+    codes = history or ""
+    step = width / max(len(codes), 1)
+    first = last_day - dt.timedelta(days=len(codes) - 1)
+    body = []
+    for i, code in enumerate(codes):
+        day = first + dt.timedelta(days=i)
+        body.append(f"<rect x='{i * step + 1:.1f}' y='2' width='{max(step - 2, 1):.1f}' height='{height - 4}' "
+                    f"rx='2' fill='{charts.CODE_COLOURS.get(code, '#000')}'><title>{day}: {escape(code)} "
+                    f"({escape(charts.CODE_WORDS.get(code, 'unknown'))})</title></rect>")
+    if not codes:
+        return charts._svg(width, height, "", "No daily codes yet")
+    under = height + 12
+    body.append(f"<text x='1' y='{under}' font-size='10' {charts.FONT}>{first}</text>")
+    if len(codes) > 1:
+        body.append(f"<text x='{width - 1}' y='{under}' font-size='10' text-anchor='end' {charts.FONT}>"
+                    f"{last_day}</text>")
+    return charts._svg(width, height + 16, "".join(body), f"Daily codes from {first} to {last_day}: {codes}")
+
+
+def test_the_day_code_bars_drawn_once_are_those_drawn_one_by_one():
+    for history in ("", "o", "oapdn", "dn<&" * 3, "ooooooooooooooooooooooooooooooo", "x" + "o" * 40):
+        for day in (DAYS[-1], dt.date(2024, 3, 1)):
+            assert charts.day_code_bars(history, day) == _day_code_bars_drawn_one_by_one(history, day)
+            assert charts.day_code_bars(history, day, 300, 20) == _day_code_bars_drawn_one_by_one(history, day, 300, 20)
 
 
 def test_the_server_serves_only_files_of_the_current_site(tmp_path):

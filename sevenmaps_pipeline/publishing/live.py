@@ -19,7 +19,8 @@ from jinja2 import Environment
 
 from .locks import watch
 from .mapday import MapDay
-from .site import _atom, _environment, server_page, slug, status_badge, uptime_badge
+from .pages import _environment, server_page, status_badge, uptime_badge
+from .site import _atom, slug
 from .status import DOWN_SINCE, statuses
 
 LIVE_METHOD = "live-pages-1.2"  # 1.1: down since (DOWN_SINCE) and what uptime counts, as on the site; 1.2: the

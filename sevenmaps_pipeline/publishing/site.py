@@ -12,7 +12,9 @@ Built whole in a hidden folder and renamed into place; never signed (it is deriv
 
 from __future__ import annotations
 
+import atexit
 import datetime as dt
+import gc
 import json
 import multiprocessing
 import os
@@ -20,6 +22,7 @@ import re
 import shutil
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -27,13 +30,14 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
-from jinja2 import Environment, PackageLoader, select_autoescape
+from jinja2 import Environment
 from markupsafe import Markup
 
 from ..lake.paths import LakePaths
 from . import charts
 from .locks import watch
 from .mapday import HISTORY_DAYS, MapDay
+from .pages import ServerPages, _environment, status_badge, uptime_badge, uptime_text
 from .status import statuses
 
 SITE_METHOD = "site-1.2"  # 1.1: five-minute uptime on an owner's page; 1.2: what uptime counts, down since
@@ -63,30 +67,6 @@ class SiteResult:
 
 def slug(text: str) -> str:
     return _SLUG.sub("-", (text or "other").lower()).strip("-") or "other"
-
-
-def uptime_text(history: dict[str, Any] | None) -> tuple[str, str]:
-    """(label, value) as the methodology words it: '30-day uptime' only from 14 checked days, else
-    'over N days observed'; the figure is floored, so 100% only when every checked day answered."""
-    if not history or history.get("uptime_pct") is None:
-        return "uptime", "no data"
-    label = history["uptime_label"] or f"over {history['checked_days']} days observed"
-    return label, f"{history['uptime_pct']:.1f}%"
-
-
-def uptime_colour(pct: float | None) -> str:
-    if pct is None:
-        return "#757575"
-    return "#2e7d32" if pct >= 99 else "#9e9d24" if pct >= 95 else "#ef6c00" if pct >= 80 else "#c62828"
-
-
-def status_colour(shown: str | None) -> str:
-    return charts.SHOWN_COLOURS.get(shown or "no data", "#757575")
-
-
-def _environment() -> Environment:
-    return Environment(loader=PackageLoader("sevenmaps_pipeline.publishing", "templates"),
-                       autoescape=select_autoescape(["html", "xml"]), trim_blocks=True, lstrip_blocks=True)
 
 
 def _root_lines(lake: LakePaths, day: dt.date) -> dict[str, str]:
@@ -165,7 +145,7 @@ def build_site(lake: LakePaths, day: dt.date, servers_per_part: int = SERVERS_PE
     `servers_per_part` endpoints at a time, by `workers` processes (site_workers() when None) when there
     is more than one part."""
     started = time.perf_counter()
-    env = _environment()
+    env = _environment(auto_reload=False)
     site_root = lake.root / "site"
     (site_root / "days").mkdir(parents=True, exist_ok=True)
     tmp = site_root / f".day-{day}-{uuid.uuid4().hex[:8]}"
@@ -208,48 +188,33 @@ def site_workers() -> int:
     return max(1, min(4, cores))
 
 
-def five_minute_text(five: dict[str, Any] | None) -> tuple[str, str] | None:
-    """(label, value) of an owner-verified endpoint's five-minute uptime, labelled as the seed labels uptime
-    (publishing/status.py labelled_five_minute_uptime); None for an endpoint without five-minute checks."""
-    if not five or five.get("uptime_30d_pct") is None:
-        return None
-    return five["label_30d"], f"{five['uptime_30d_pct']:.1f}%"
+class _Folder:
+    """A folder of the site that files are written into by name. Each file is written as
+    Path.write_text(text, encoding="utf-8") writes it (created or emptied, with the umask's mode), in three
+    system calls and no file object, and opened relative to the folder's own descriptor where the system
+    allows it, so the kernel does not walk the whole path again for each one: a day's site is about 270,000
+    files, and those two costs were about a third of writing them (docs/scaling.md)."""
 
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY) if os.open in os.supports_dir_fd else None
 
-def status_badge(s: dict[str, Any]) -> str:
-    return charts.badge("7maps", s["shown_status"] or "no data", status_colour(s["shown_status"]))
+    def write(self, name: str, text: str) -> None:
+        data = (text if os.linesep == "\n" else text.replace("\n", os.linesep)).encode("utf-8")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
+        fd = os.open(name, flags, 0o666, dir_fd=self.fd) if self.fd is not None else \
+            os.open(self.path / name, flags, 0o666)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
 
-
-def uptime_badge(s: dict[str, Any], five_minute: bool = False) -> str:
-    """The uptime badge: the daily uptime with its label; with `five_minute`, an owner-verified endpoint's
-    five-minute uptime instead where it has one (the live badge: docs/agents.md)."""
-    five = five_minute_text(s["five_minute_uptime"]) if five_minute else None
-    if five is not None:
-        return charts.badge(*five, uptime_colour(s["five_minute_uptime"]["uptime_30d_pct"]))
-    label, value = uptime_text(s["history"])
-    return charts.badge(label, value, uptime_colour((s["history"] or {}).get("uptime_pct")))
-
-
-def server_page(env: Environment, s: dict[str, Any], day: dt.date, root: dict[str, Any] | None,
-                sources: list[dict[str, Any]], live: dict[str, Any] | None = None) -> str:
-    """One endpoint's page from its server_status (the day's site, and `sevenmaps serve`'s live pages, which
-    pass `live`: what the status shown now rests on)."""
-    label, value = uptime_text(s["history"])
-    history = (s["history"] or {}).get("history") or ""
-    chance = s["history"] or {}
-    tokens = s["token_cost"] or {}
-    five = five_minute_text(s["five_minute_uptime"])
-    return env.get_template("server.html").render(
-        day=day.isoformat(), root=root, base="../", s=s, uptime_text=f"{label}: {value}", sources=sources,
-        live=live, five_minute_text=f"{five[0]}: {five[1]}" if five else None,
-        bars=Markup(charts.day_code_bars(history, day)),
-        interval=Markup(charts.interval_chart(chance.get("success_chance"), chance.get("success_chance_low"),
-                                              chance.get("success_chance_high"))),
-        risk_mix=Markup(charts.risk_mix_bar(s["risk_mix"])),
-        tokens=Markup(charts.position_chart(tokens.get("definition_tokens"),
-                                            tokens.get("day_median_definition_tokens"),
-                                            tokens.get("day_p90_definition_tokens"),
-                                            tokens.get("definition_tokens_percentile"))))
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
 
 
 def _server_pages(mapday: MapDay, env: Environment, out: Path, part: tuple[int, int],
@@ -258,20 +223,28 @@ def _server_pages(mapday: MapDay, env: Environment, out: Path, part: tuple[int, 
     the down list and the totals need of each."""
     day = mapday.day
     servers = []
-    for s in statuses(mapday, part=part).values():
-        label, value = uptime_text(s["history"])
-        (out / "servers" / f"{s['server_id']}.html").write_text(server_page(env, s, day, mapday.root, sources),
-                                                                 encoding="utf-8")
-        (out / "badges" / f"{s['server_id']}.svg").write_text(status_badge(s), encoding="utf-8")
-        (out / "badges" / f"{s['server_id']}-uptime.svg").write_text(uptime_badge(s), encoding="utf-8")
-        servers.append({
-            "server_id": s["server_id"], "server_name": s["server_name"], "server_key": s["server_key"],
-            "url": s["url"], "shown_status": s["shown_status"], "uptime_text": f"{label}: {value}",
-            "tools": len(s["tools"]), "red": s["risk_mix"]["red"],
-            "since": s["down_since"],
-            "reason": (s["current"] or {}).get("current_reason") or (s["daily"] or {}).get("reason"),
-            "live_incidents": [_as_before(i) for i in s["incidents"] if i["status"] == "live"]})
+    pages, badges = _Folder(out / "servers"), _Folder(out / "badges")
+    render = ServerPages(env, day, mapday.root, sources).render
+    try:
+        for s in statuses(mapday, part=part).values():
+            pages.write(f"{s['server_id']}.html", render(s))
+            badges.write(f"{s['server_id']}.svg", status_badge(s))
+            badges.write(f"{s['server_id']}-uptime.svg", uptime_badge(s))
+            servers.append(_index_row(s))
+    finally:
+        pages.close()
+        badges.close()
     return servers
+
+
+def _index_row(s: dict[str, Any]) -> dict[str, Any]:
+    """What the index, the down list and the totals keep of an endpoint's status."""
+    label, value = uptime_text(s["history"])
+    return {"server_id": s["server_id"], "server_name": s["server_name"], "server_key": s["server_key"],
+            "url": s["url"], "shown_status": s["shown_status"], "uptime_text": f"{label}: {value}",
+            "tools": len(s["tools"]), "red": s["risk_mix"]["red"], "since": s["down_since"],
+            "reason": (s["current"] or {}).get("current_reason") or (s["daily"] or {}).get("reason"),
+            "live_incidents": [_as_before(i) for i in s["incidents"] if i["status"] == "live"]}
 
 
 # An incident's review fields (incidents-1.1): left out of down.json where empty, so a day built before them
@@ -283,11 +256,28 @@ def _as_before(incident: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in incident.items() if k not in REVIEW_FIELDS or v is not None}
 
 
-def _server_pages_apart(lake_root: Path, day: dt.date, out: Path, part: tuple[int, int],
-                        sources: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """_server_pages in a worker process, over the day opened there."""
-    with MapDay.open(LakePaths.at(lake_root), day, reviews=False) as mapday:
-        return _server_pages(mapday, _environment(), out, part, sources)
+# What a worker process opened once for every part it writes: the day and the environment.
+_IN_WORKER: dict[str, Any] = {}
+
+
+def _open_in_worker(lake_root: Path, day: dt.date) -> None:
+    """A worker's start: the day opened and the templates compiled once, not once per part. The cyclic
+    collector is left off in the worker: a part's statuses and pages make no reference cycle (a collection
+    after each part finds none), so the collections the part's million objects set off only walked them
+    again, about a quarter of reading the statuses (docs/scaling.md)."""
+    mapday = MapDay.open(LakePaths.at(lake_root), day, reviews=False)
+    atexit.register(mapday.close)
+    _IN_WORKER.update(mapday=mapday, env=_environment(auto_reload=False))
+    gc.collect()
+    gc.freeze()
+    gc.disable()
+
+
+def _server_pages_apart(out: Path, part: tuple[int, int], sources: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """_server_pages in a worker process, over the day it opened (_open_in_worker)."""
+    rows = _server_pages(_IN_WORKER["mapday"], _IN_WORKER["env"], out, part, sources)
+    gc.collect()  # whatever cycle a part did make is freed before the next part
+    return rows
 
 
 def _render(lake: LakePaths, mapday: MapDay, env: Environment, out: Path, servers_per_part: int = SERVERS_PER_PART,
@@ -296,67 +286,20 @@ def _render(lake: LakePaths, mapday: MapDay, env: Environment, out: Path, server
     proofs = _copy_integrity(lake, day, out)
     lines = _root_lines(lake, day)
     common = {"day": day.isoformat(), "root": mapday.root}
-    (out / "servers").mkdir()
-    (out / "badges").mkdir()
-    (out / "categories").mkdir()
-    (out / "feeds").mkdir()
-    server_sources = _sources(lake, day, SERVER_SOURCES, lines, proofs)
-    # Each endpoint's page is written from its whole status a part of the day at a time; what the index,
-    # the down list and the totals need of every endpoint is kept in a few fields (docs/scaling.md). At
-    # scale the parts are shared among worker processes, each reading the day for itself.
-    endpoints = mapday.rows("SELECT count(*) AS n FROM daily_status")[0]["n"]
-    parts = max(1, -(-endpoints // max(1, servers_per_part)))
-    workers = min(parts, workers if workers is not None else site_workers())
-    servers: list[dict[str, Any]] = []
-    writers_note = None
-    if workers > 1:
-        context = multiprocessing.get_context("spawn")  # DuckDB's threads make a fork unsafe
-        try:
-            with ProcessPoolExecutor(workers, mp_context=context) as pool:
-                for rows in pool.map(_server_pages_apart, [lake.root] * parts, [day] * parts, [out] * parts,
-                                     [(part, parts) for part in range(parts)], [server_sources] * parts):
-                    servers += rows
-        except BrokenProcessPool as exc:
-            # A host whose main module a spawned process cannot import again (a script read from stdin)
-            # loses its workers: every page is then written here, over whatever the workers wrote.
-            writers_note = f"worker processes failed ({exc}); pages written in one process"
-            servers, workers = [], 1
-    if workers <= 1:
-        for part in range(parts):
-            servers += _server_pages(mapday, env, out, (part, parts), server_sources)
+    for folder in ("servers", "badges", "categories", "feeds"):
+        (out / folder).mkdir()
+
+    def meanwhile() -> int:
+        """The pages that need no endpoint's page, written while the workers write those."""
+        (out / "feeds" / "watch.xml").write_text(_atom(mapday, watch(mapday, days=30)["entries"]), encoding="utf-8")
+        return _category_pages(mapday, env, out, common, _sources(lake, day, CATEGORY_SOURCES, lines, proofs))
+
+    servers, categories, workers, writers_note = _all_server_pages(
+        lake, mapday, env, out, _sources(lake, day, SERVER_SOURCES, lines, proofs), servers_per_part, workers,
+        meanwhile)
     servers.sort(key=lambda s: (s["server_name"] or "", s["server_key"]))
-    pages, badges = len(servers), 2 * len(servers)
-    failures = mapday.rows("SELECT reason_class, label, failed_checks, share FROM failure_reasons ORDER BY position")
-    failed_total = sum(r["failed_checks"] for r in failures)
     chart = charts.shown_status_chart(_chart_days(mapday))
-    totals = {"endpoints": len(servers),
-              "answering": sum(1 for s in servers if s["shown_status"] == "answers with tools"),
-              "down": sum(1 for s in servers if s["shown_status"] == "down"),
-              "tools": sum(s["tools"] for s in servers),
-              "red": sum(s["red"] for s in servers)}
-    index = env.get_template("index.html").render(
-        **common, base="", totals=totals, servers=servers, chart_days=HISTORY_DAYS, status_chart=Markup(chart),
-        failures=failures, failed_total=failed_total,
-        failure_chart=Markup(charts.horizontal_bars([(r["label"], r["failed_checks"], "#c62828") for r in failures],
-                                                    title="Failed checks by class")),
-        sources=_sources(lake, day, INDEX_SOURCES, lines, proofs))
-    (out / "index.html").write_text(index, encoding="utf-8")
-    pages += 1
-    rankings = mapday.rows("SELECT category, rank, server_id, server_name, uptime_pct, checked_days, "
-                           "median_handshake_ms FROM reliable_rankings ORDER BY category, rank, server_id")
-    on_map = mapday.rows("SELECT category, count(*) AS n FROM server_categories GROUP BY category ORDER BY category")
-    category_page = env.get_template("category.html")
-    category_sources = _sources(lake, day, CATEGORY_SOURCES, lines, proofs)
-    listed = []
-    for row in on_map:
-        name = row["category"]
-        rows = [r for r in rankings if r["category"] == name]
-        listed.append({"category": name, "slug": slug(name), "endpoints": row["n"], "reliable": len(rows)})
-        (out / "categories" / f"{slug(name)}.html").write_text(category_page.render(
-            **common, base="../", category=name, rows=rows, sources=category_sources), encoding="utf-8")
-        pages += 1
-    (out / "categories" / "index.html").write_text(env.get_template("categories.html").render(
-        **common, base="../", categories=listed, sources=category_sources), encoding="utf-8")
+    _index_page(mapday, env, out, common, servers, chart, _sources(lake, day, INDEX_SOURCES, lines, proofs))
     down = [{"server_id": s["server_id"], "server_name": s["server_name"], "since": s["since"], "reason": s["reason"]}
             for s in servers if s["shown_status"] == "down"]
     live = [{"server_id": s["server_id"], "server_name": s["server_name"], **i}
@@ -366,6 +309,78 @@ def _render(lake: LakePaths, mapday: MapDay, env: Environment, out: Path, server
         encoding="utf-8")
     (out / "down.json").write_text(json.dumps({"day": day.isoformat(), "down": down, "live_incidents": live},
                                               indent=1, default=str) + "\n", encoding="utf-8")
-    pages += 3
-    (out / "feeds" / "watch.xml").write_text(_atom(mapday, watch(mapday, days=30)["entries"]), encoding="utf-8")
-    return pages, badges, len(proofs), chart, workers, writers_note
+    pages = len(servers) + 1 + categories + 3
+    return pages, 2 * len(servers), len(proofs), chart, workers, writers_note
+
+
+def _all_server_pages(lake: LakePaths, mapday: MapDay, env: Environment, out: Path, sources: list[dict[str, Any]],
+                      servers_per_part: int, workers: int | None,
+                      meanwhile: Callable[[], int]) -> tuple[list[dict[str, Any]], int, int, str | None]:
+    """Every endpoint's page and badges, written from its whole status a part of the day at a time; what the
+    index, the down list and the totals need of every endpoint is kept in a few fields (docs/scaling.md). At
+    scale the parts are shared among worker processes, each opening the day once for itself, and `meanwhile`
+    runs here while they write. Returns those fields, what `meanwhile` returned, the writers and why fewer
+    wrote than were asked for."""
+    endpoints = mapday.rows("SELECT count(*) AS n FROM daily_status")[0]["n"]
+    parts = max(1, -(-endpoints // max(1, servers_per_part)))
+    workers = min(parts, workers if workers is not None else site_workers())
+    # As many parts for each worker, so that none writes a last part alone while the others wait.
+    parts = -(-parts // workers) * workers
+    servers: list[dict[str, Any]] = []
+    meant: int | None = None
+    writers_note = None
+    if workers > 1:
+        context = multiprocessing.get_context("spawn")  # DuckDB's threads make a fork unsafe
+        try:
+            with ProcessPoolExecutor(workers, mp_context=context, initializer=_open_in_worker,
+                                     initargs=(lake.root, mapday.day)) as pool:
+                written = pool.map(_server_pages_apart, [out] * parts, [(part, parts) for part in range(parts)],
+                                   [sources] * parts)
+                meant = meanwhile()
+                for rows in written:
+                    servers += rows
+        except BrokenProcessPool as exc:
+            # A host whose main module a spawned process cannot import again (a script read from stdin)
+            # loses its workers: every page is then written here, over whatever the workers wrote.
+            writers_note = f"worker processes failed ({exc}); pages written in one process"
+            servers, workers = [], 1
+    if workers <= 1:
+        for part in range(parts):
+            servers += _server_pages(mapday, env, out, (part, parts), sources)
+    return servers, meanwhile() if meant is None else meant, workers, writers_note
+
+
+def _index_page(mapday: MapDay, env: Environment, out: Path, common: dict[str, Any], servers: list[dict[str, Any]],
+                chart: str, sources: list[dict[str, Any]]) -> None:
+    failures = mapday.rows("SELECT reason_class, label, failed_checks, share FROM failure_reasons ORDER BY position")
+    totals = {"endpoints": len(servers),
+              "answering": sum(1 for s in servers if s["shown_status"] == "answers with tools"),
+              "down": sum(1 for s in servers if s["shown_status"] == "down"),
+              "tools": sum(s["tools"] for s in servers),
+              "red": sum(s["red"] for s in servers)}
+    index = env.get_template("index.html").render(
+        **common, base="", totals=totals, servers=servers, chart_days=HISTORY_DAYS, status_chart=Markup(chart),
+        failures=failures, failed_total=sum(r["failed_checks"] for r in failures),
+        failure_chart=Markup(charts.horizontal_bars([(r["label"], r["failed_checks"], "#c62828") for r in failures],
+                                                    title="Failed checks by class")),
+        sources=sources)
+    (out / "index.html").write_text(index, encoding="utf-8")
+
+
+def _category_pages(mapday: MapDay, env: Environment, out: Path, common: dict[str, Any],
+                    sources: list[dict[str, Any]]) -> int:
+    """The reliable list of each category on the map, and their index; returns how many lists."""
+    rankings = mapday.rows("SELECT category, rank, server_id, server_name, uptime_pct, checked_days, "
+                           "median_handshake_ms FROM reliable_rankings ORDER BY category, rank, server_id")
+    on_map = mapday.rows("SELECT category, count(*) AS n FROM server_categories GROUP BY category ORDER BY category")
+    category_page = env.get_template("category.html")
+    listed = []
+    for row in on_map:
+        name = row["category"]
+        rows = [r for r in rankings if r["category"] == name]
+        listed.append({"category": name, "slug": slug(name), "endpoints": row["n"], "reliable": len(rows)})
+        (out / "categories" / f"{slug(name)}.html").write_text(category_page.render(
+            **common, base="../", category=name, rows=rows, sources=sources), encoding="utf-8")
+    (out / "categories" / "index.html").write_text(env.get_template("categories.html").render(
+        **common, base="../", categories=listed, sources=sources), encoding="utf-8")
+    return len(listed)
