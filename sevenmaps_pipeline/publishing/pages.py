@@ -38,7 +38,7 @@ _DICT_ATTRIBUTES = frozenset(dir(dict))
 class _Environment(Environment):
     """Jinja's environment, reading `a.b` of a dict as its key first. Jinja tries the attribute first and
     takes the key after the AttributeError; the pages read every figure of a status dict that way, and the
-    raised errors were about half the rendering (docs/scaling.md). A name that is also an attribute of dict
+    raised errors were about half of the template's own time (docs/scaling.md). A name that is also an attribute of dict
     (`items`, `keys`, ...) still reads as Jinja reads it, so every page renders the same."""
 
     def getattr(self, obj: Any, attribute: str) -> Any:

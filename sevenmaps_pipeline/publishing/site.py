@@ -41,8 +41,11 @@ from .pages import ServerPages, _environment, status_badge, uptime_badge, uptime
 from .status import statuses
 
 SITE_METHOD = "site-1.2"  # 1.1: five-minute uptime on an owner's page; 1.2: what uptime counts, down since
-# Endpoints whose whole status is held at once while their pages are written: about 10 KB each.
-SERVERS_PER_PART = 10_000
+# Endpoints whose whole status is held at once while their pages are written: about 10 KB each. Each part
+# reads the day's whole tools file again (its descriptions are one dictionary: about 1.7 s of CPU and 1.1 GB
+# at its peak for the real-shaped 100,000 endpoints, whatever the part's size), so parts are few: four at
+# 100,000 endpoints, two for each of two workers (docs/scaling.md).
+SERVERS_PER_PART = 25_000
 _SLUG = re.compile(r"[^a-z0-9]+")
 INDEX_SOURCES = ("daily_status", "server_history", "tools", "failure_reasons")
 SERVER_SOURCES = ("daily_status", "server_history", "tools", "findings", "token_cost", "server_categories",
@@ -193,7 +196,7 @@ class _Folder:
     Path.write_text(text, encoding="utf-8") writes it (created or emptied, with the umask's mode), in three
     system calls and no file object, and opened relative to the folder's own descriptor where the system
     allows it, so the kernel does not walk the whole path again for each one: a day's site is about 270,000
-    files, and those two costs were about a third of writing them (docs/scaling.md)."""
+    files, and a part's took 0.78 s of CPU this way against 1.26 s (docs/scaling.md)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -264,7 +267,7 @@ def _open_in_worker(lake_root: Path, day: dt.date) -> None:
     """A worker's start: the day opened and the templates compiled once, not once per part. The cyclic
     collector is left off in the worker: a part's statuses and pages make no reference cycle (a collection
     after each part finds none), so the collections the part's million objects set off only walked them
-    again, about a quarter of reading the statuses (docs/scaling.md)."""
+    again, about a third of reading the statuses (docs/scaling.md)."""
     mapday = MapDay.open(LakePaths.at(lake_root), day, reviews=False)
     atexit.register(mapday.close)
     _IN_WORKER.update(mapday=mapday, env=_environment(auto_reload=False))

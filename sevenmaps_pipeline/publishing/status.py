@@ -47,7 +47,7 @@ def _grouped(mapday: MapDay, sql: str, keys: list[str] | None, key_column: str =
     names = [d[0] for d in cursor.description or []]
     at = names.index("_key")
     # Only a date or time column (or a list of them) holds what _iso changes: the other values are kept as
-    # fetched, each row's dict built once (the day's site builds about 1.5 million of them: docs/scaling.md).
+    # fetched, each row's dict built once (the day's site builds over a million of them: docs/scaling.md).
     dated = {i for i, d in enumerate(cursor.description or []) if _DATED.search(str(d[1]))}
     kept = [(i, name) for i, name in enumerate(names) if i != at]
     out: dict[str, list] = {}
