@@ -54,6 +54,13 @@ def test_tool_list_definition_tokens_count_the_canonical_json():
     assert 10 < tokens.definition_tokens(tools) < summary.tool_list_size
 
 
+def test_many_texts_count_the_same_on_one_thread_or_on_every_core():
+    texts = [f"tool {i}: " + "read the file at path " * (i % 37) for i in range(1_300)]  # more than one chunk
+    on_one = tokens.count_many(texts, threads=1)
+    assert on_one == tokens.count_many(texts) == [tokens.count_tokens(t) for t in texts]
+    assert len(set(on_one)) > 30
+
+
 def _served_otherwise(tools: list[dict]) -> list[dict]:
     """The same tools as another server (or protocol version) serves them: keys at every depth in another
     order, and the tools themselves in another order."""

@@ -13,6 +13,7 @@ batch over every list.
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import multiprocessing
 import os
 import time
@@ -30,6 +31,7 @@ import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
 from ..lake import duck
+from ..lake.memory import give_back_freed_memory
 from ..lake.parquet_io import spill_folder, write_parquet, write_parquet_parts
 from ..lake.paths import LakePaths
 from ..lake.schemas import DAILY_STATUS, RAW_PROBES, TOOL_FACTS, TOOL_LISTS, conform
@@ -47,8 +49,9 @@ class FactsPlan:
     bucket_lists: int = 1_000
     batch_lists: int = 200
     batch_bytes: int = 8 << 20
-    # Rows per row group of the day's file: a few batches' rows, so readers meet tens of groups, not hundreds.
-    row_group_rows: int = 65_536
+    # Rows per row group of the day's file: a few batches' rows, so readers meet tens of groups, not hundreds,
+    # and the writer holds about 25 MB of rows at once, not 100 (docs/scaling.md, "The day's peak memory").
+    row_group_rows: int = 16_384
     # Processes computing batches; None: one per core once the day needs `parallel_from` lists (below that,
     # starting workers costs more than it saves).
     workers: int | None = None
@@ -87,6 +90,8 @@ def build_tool_facts(lake: LakePaths, day: dt.date, plan: FactsPlan | None = Non
             "SELECT w.tools_hash, p.source_file, p.source_row FROM wanted AS w "
             "LEFT JOIN raw_probes AS p ON p.tools_hash = w.tools_hash AND p.day = w.day "
             "ORDER BY w.tools_hash, p.source_file, p.source_row").fetchall()
+    baseline_source = baseline.source
+    del baseline  # the change baseline (100 MB or more) is read only to find the wanted lists
     hashes = sorted({h for h, _, _ in places})
     workers = plan.workers
     if workers is None:
@@ -95,6 +100,8 @@ def build_tool_facts(lake: LakePaths, day: dt.date, plan: FactsPlan | None = Non
     facts_path = lake.curated_file("tool_facts", day)
     with spill_folder(facts_path) as spill:
         buckets = _spill_lists(spill, hashes, places, plan.bucket_lists)
+        del places
+        give_back_freed_memory()
         missing = [hashes[rank] for rank in np.flatnonzero(~buckets.found).tolist()]
         if missing:
             raise FileNotFoundError(f"{day}: the raw probes behind {len(missing)} tool list(s) are gone (e.g. "
@@ -106,7 +113,7 @@ def build_tool_facts(lake: LakePaths, day: dt.date, plan: FactsPlan | None = Non
     write_parquet(lake, lake.curated_file("tool_lists", day),
                   conform(pa.Table.from_pylist(lists, TOOL_LISTS.schema), TOOL_LISTS))
     return BuildResult("tool_facts", day, facts_path, rows, time.perf_counter() - started,
-                       {"new_lists": len(lists), "method": method, "baseline": baseline.source,
+                       {"new_lists": len(lists), "method": method, "baseline": baseline_source,
                         "counted_before": known.lists, "workers": 1 if notes else workers,
                         **({"workers_note": notes[0]} if notes else {})})
 
@@ -163,7 +170,8 @@ def _spill_lists(folder: Path, hashes: list[str], places: list[tuple[str, str | 
     buckets = _Buckets(folder, bucket_lists, len(hashes))
     try:
         for source_file, wanted in by_file.items():
-            # Buffered column reads: a page at a time, not a probe file's whole column chunk at once.
+            # Buffered column reads: a page at a time, not a probe file's whole column chunk at once, and a few
+            # hundred rows (a few MB of JSON at the real registry's sizes) per record batch.
             parquet = pq.ParquetFile(source_file, buffer_size=4 << 20, pre_buffer=False)
             if "tools_json" not in parquet.schema_arrow.names:
                 continue
@@ -171,7 +179,7 @@ def _spill_lists(folder: Path, hashes: list[str], places: list[tuple[str, str | 
             rows = np.array([row for row, _ in wanted], dtype=np.int64)
             ranks = np.array([rank for _, rank in wanted], dtype=np.int64)
             start = 0
-            for batch in parquet.iter_batches(batch_size=2_048, columns=["tools_json"]):
+            for batch in parquet.iter_batches(batch_size=256, columns=["tools_json"]):
                 inside = (rows >= start) & (rows < start + batch.num_rows)
                 if inside.any():
                     texts = batch.column(0).take(pa.array(rows[inside] - start))
@@ -203,6 +211,7 @@ def _row_groups(computed: Iterable[BatchRows], lists: list[dict[str, Any]], plan
     `lists`."""
     group: list[pa.Table] = []
     for batch_lists, table in computed:
+        give_back_freed_memory()  # what the batch before it left behind, its rows unpickled included
         lists += batch_lists
         group.append(table)
         if sum(t.num_rows for t in group) >= plan.row_group_rows:
@@ -233,15 +242,31 @@ class _Known:
         return out
 
 
-def facts_rows(day: dt.date, batch: Batch, known: dict[str, KnownTokens]) -> BatchRows:
+def facts_rows(day: dt.date, batch: Batch, known: dict[str, KnownTokens], threads: int | None = None) -> BatchRows:
     """One batch's tool_lists rows and tool_facts table (a worker process runs this, or the day's own)."""
     method = facts_method()
     lists, tools = [], []
-    for facts in facts_of_lists(batch, known=known):
+    for facts in facts_of_lists(batch, known=known, threads=threads):
         lists.append({"day": day, "tools_hash": facts.tools_hash, "tool_count": len(facts.tool_rows),
                       "definition_tokens": facts.definition_tokens, "method_version": method})
         tools += [{"day": day, **row} for row in facts.tool_rows]
     return lists, conform(pa.Table.from_pylist(tools, TOOL_FACTS.schema), TOOL_FACTS)
+
+
+def _start_worker() -> None:
+    """A worker's start. The cyclic collector is kept off: a batch's parsed lists are a few hundred thousand
+    objects without a cycle, which the collector walked again and again while they lived (about a tenth of
+    the work besides the counting: docs/scaling.md); whatever cycle a batch makes is collected after it."""
+    gc.collect()
+    gc.freeze()
+    gc.disable()
+
+
+def _facts_rows_in_worker(day: dt.date, batch: Batch, known: dict[str, KnownTokens]) -> BatchRows:
+    """facts_rows in a worker: counted on its one thread (there is a worker per core), then collected."""
+    rows = facts_rows(day, batch, known, threads=1)
+    gc.collect()
+    return rows
 
 
 def _computed(batches: Iterable[Batch], day: dt.date, workers: int, notes: list[str],
@@ -255,10 +280,11 @@ def _computed(batches: Iterable[Batch], day: dt.date, workers: int, notes: list[
         # Each batch with its future, kept until its rows are yielded: a pool that breaks hands them back.
         in_flight: deque[list[Any]] = deque()
         try:
-            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                     initializer=_start_worker) as pool:
                 for batch in pending:
                     in_flight.append([batch, None])
-                    in_flight[-1][1] = pool.submit(facts_rows, day, batch, known.of(batch))
+                    in_flight[-1][1] = pool.submit(_facts_rows_in_worker, day, batch, known.of(batch))
                     while len(in_flight) >= 2 * workers:
                         yield _first_done(in_flight)
                 while in_flight:

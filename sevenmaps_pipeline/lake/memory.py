@@ -1,0 +1,44 @@
+"""Memory a long build has freed, given back to the system between its phases.
+
+A build that reads and writes hundreds of megabytes in pieces (curated/tool_facts.py) frees most of what it
+allocates, but the allocators keep the freed pages for later: Arrow's pool (mimalloc) and the C library's
+heap, where a large object freed in the middle of the heap stays resident. Summed over a day's processes
+that retained memory was what passed the day's peak (docs/scaling.md, "The day's peak memory"), so such a
+build hands it back after each phase. Nothing is freed that is still in use: only pages the allocators
+already hold free.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+from collections.abc import Callable
+
+import pyarrow as pa
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's malloc_trim, or None where the C library has none (musl, macOS)."""
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    try:
+        trim = ctypes.CDLL(name).malloc_trim
+    except (OSError, AttributeError):
+        return None
+    trim.argtypes = [ctypes.c_size_t]
+    trim.restype = ctypes.c_int
+    return trim
+
+
+def give_back_freed_memory() -> bool:
+    """Return the free pages of Arrow's pool and of the C heap to the system; True when the C heap was
+    trimmed too (glibc)."""
+    pa.default_memory_pool().release_unused()
+    trim = _malloc_trim()
+    if trim is None:
+        return False
+    trim(0)
+    return True
