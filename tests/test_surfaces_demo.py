@@ -242,7 +242,7 @@ def test_the_site_written_a_part_at_a_time_is_the_site_written_whole(fleet_demo_
     import hashlib
 
     from sevenmaps_pipeline.publishing.site import build_site
-    from sevenmaps_pipeline.publishing.status import statuses
+    from sevenmaps_pipeline.publishing.status import key_ranges, statuses
 
     lake = LakePaths.at(tmp_path / "lake")
     shutil.copytree(fleet_demo_lake.root, lake.root, symlinks=True,
@@ -273,5 +273,8 @@ def test_the_site_written_a_part_at_a_time_is_the_site_written_whole(fleet_demo_
     assert {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(folder.rglob("*")) if p.is_file()} == whole
     with MapDay.open(lake, day) as mapday:
-        sizes = [len(statuses(mapday, part=(i, 7))) for i in range(7)]
+        ranges = key_ranges(mapday, 7)
+        sizes = [len(statuses(mapday, part=part)) for part in ranges]
+    assert ranges[0][0] is None and ranges[-1][1] is None  # consecutive ranges from the first key to the last
+    assert all(before[1] == after[0] is not None for before, after in zip(ranges, ranges[1:]))
     assert sum(sizes) == endpoints and sum(1 for n in sizes if n) > 3  # every endpoint in exactly one part

@@ -33,19 +33,20 @@ from xml.sax.saxutils import escape
 from jinja2 import Environment
 from markupsafe import Markup
 
+from ..lake.memory import give_back_freed_memory
 from ..lake.paths import LakePaths
 from . import charts
 from .locks import watch
 from .mapday import HISTORY_DAYS, MapDay
 from .pages import ServerPages, _environment, status_badge, uptime_badge, uptime_text
-from .status import statuses
+from .status import KeyRange, key_ranges, statuses
 
 SITE_METHOD = "site-1.2"  # 1.1: five-minute uptime on an owner's page; 1.2: what uptime counts, down since
-# Endpoints whose whole status is held at once while their pages are written: about 10 KB each. Each part
-# reads the day's whole tools file again (its descriptions are one dictionary: about 1.7 s of CPU and 1.1 GB
-# at its peak for the real-shaped 100,000 endpoints, whatever the part's size), so parts are few: four at
-# 100,000 endpoints, two for each of two workers (docs/scaling.md).
-SERVERS_PER_PART = 25_000
+# Endpoints whose whole status is held at once while their pages are written: about 24 KB each in the real
+# registry's shape. A part is a range of server keys (status.key_ranges), so it reads only the row groups of
+# the tools file its keys fall in, and small parts cost little more than large ones: at 100,000 endpoints,
+# 20 parts held a worker to about 0.4 GB where 4 took 1 GB, in the same time (docs/scaling.md).
+SERVERS_PER_PART = 5_000
 _SLUG = re.compile(r"[^a-z0-9]+")
 INDEX_SOURCES = ("daily_status", "server_history", "tools", "failure_reasons")
 SERVER_SOURCES = ("daily_status", "server_history", "tools", "findings", "token_cost", "server_categories",
@@ -220,7 +221,7 @@ class _Folder:
             self.fd = None
 
 
-def _server_pages(mapday: MapDay, env: Environment, out: Path, part: tuple[int, int],
+def _server_pages(mapday: MapDay, env: Environment, out: Path, part: KeyRange,
                   sources: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Writes the page and the two badges of each endpoint in `part` of the day; returns what the index,
     the down list and the totals need of each."""
@@ -276,10 +277,11 @@ def _open_in_worker(lake_root: Path, day: dt.date) -> None:
     gc.disable()
 
 
-def _server_pages_apart(out: Path, part: tuple[int, int], sources: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _server_pages_apart(out: Path, part: KeyRange, sources: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """_server_pages in a worker process, over the day it opened (_open_in_worker)."""
     rows = _server_pages(_IN_WORKER["mapday"], _IN_WORKER["env"], out, part, sources)
     gc.collect()  # whatever cycle a part did make is freed before the next part
+    give_back_freed_memory()  # and the pages its statuses held, before the next part's are read
     return rows
 
 
@@ -329,6 +331,7 @@ def _all_server_pages(lake: LakePaths, mapday: MapDay, env: Environment, out: Pa
     workers = min(parts, workers if workers is not None else site_workers())
     # As many parts for each worker, so that none writes a last part alone while the others wait.
     parts = -(-parts // workers) * workers
+    ranges = key_ranges(mapday, parts)
     servers: list[dict[str, Any]] = []
     meant: int | None = None
     writers_note = None
@@ -337,8 +340,7 @@ def _all_server_pages(lake: LakePaths, mapday: MapDay, env: Environment, out: Pa
         try:
             with ProcessPoolExecutor(workers, mp_context=context, initializer=_open_in_worker,
                                      initargs=(lake.root, mapday.day)) as pool:
-                written = pool.map(_server_pages_apart, [out] * parts, [(part, parts) for part in range(parts)],
-                                   [sources] * parts)
+                written = pool.map(_server_pages_apart, [out] * parts, ranges, [sources] * parts)
                 meant = meanwhile()
                 for rows in written:
                     servers += rows
@@ -348,8 +350,8 @@ def _all_server_pages(lake: LakePaths, mapday: MapDay, env: Environment, out: Pa
             writers_note = f"worker processes failed ({exc}); pages written in one process"
             servers, workers = [], 1
     if workers <= 1:
-        for part in range(parts):
-            servers += _server_pages(mapday, env, out, (part, parts), sources)
+        for part in ranges:
+            servers += _server_pages(mapday, env, out, part, sources)
     return servers, meanwhile() if meant is None else meant, workers, writers_note
 
 

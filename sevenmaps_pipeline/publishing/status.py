@@ -34,14 +34,35 @@ def _iso(value: Any) -> Any:
     return value
 
 
+# A part of the day's endpoints: those whose server_key is at least the first and below the second (None: no
+# bound). The tables are written in server_key order (tools in row groups of consecutive keys), so a part
+# reads only the row groups its keys fall in.
+KeyRange = tuple[str | None, str | None]
+
+
+def key_ranges(mapday: MapDay, parts: int) -> list[KeyRange]:
+    """`parts` consecutive ranges of server_key with about as many of the day's endpoints each, together
+    holding every endpoint once."""
+    keys = [r["server_key"] for r in mapday.rows("SELECT server_key FROM daily_status ORDER BY server_key")]
+    bounds: list[str | None] = [None, *(keys[len(keys) * i // parts] for i in range(1, parts)), None]
+    return [(bounds[i], bounds[i + 1]) for i in range(parts)]
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
 def _grouped(mapday: MapDay, sql: str, keys: list[str] | None, key_column: str = "server_key",
-             part: tuple[int, int] | None = None, params: dict[str, Any] | None = None) -> dict[str, list]:
+             part: KeyRange | None = None, params: dict[str, Any] | None = None) -> dict[str, list]:
     """Rows of `sql` (a SELECT with `{where}` where its filter goes) per endpoint: one query for every
     endpoint asked (or all of them, or one part of them), never one per endpoint."""
     where = f"{key_column} = ANY($keys)" if keys is not None else "true"
     if part is not None:
-        index, parts = part
-        where += f" AND hash({key_column}) % {int(parts)} = {int(index)}"
+        # As literals, not parameters: DuckDB then compares them with each Parquet row group's key range
+        # and skips the groups outside the part (docs/scaling.md, "The site's memory").
+        low, high = part
+        where += (f" AND {key_column} >= {_literal(low)}" if low is not None else "") + (
+            f" AND {key_column} < {_literal(high)}" if high is not None else "")
     cursor = mapday.con.execute(sql.format(where=where),
                                 {**({"keys": keys} if keys is not None else {}), **(params or {})})
     names = [d[0] for d in cursor.description or []]
@@ -173,9 +194,9 @@ def server_status(mapday: MapDay, server: str) -> dict[str, Any]:
 
 
 def statuses(mapday: MapDay, keys: list[str] | None = None,
-             part: tuple[int, int] | None = None) -> dict[str, dict[str, Any]]:
+             part: KeyRange | None = None) -> dict[str, dict[str, Any]]:
     """server_status of each endpoint in `keys` (all of the day's when None), a few set-based queries.
-    `part` (i, n) keeps the endpoints whose key hashes to i of n: n parts hold every endpoint once, so a
+    `part` keeps the endpoints of one key range (key_ranges: n ranges hold every endpoint once), so a
     caller can walk the whole day a part at a time without holding it all."""
     def first(sql: str, key_column: str = "server_key") -> dict[str, dict[str, Any]]:
         return {k: rows[0] for k, rows in _grouped(mapday, sql, keys, key_column, part).items()}
