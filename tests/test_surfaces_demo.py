@@ -276,5 +276,5 @@ def test_the_site_written_a_part_at_a_time_is_the_site_written_whole(fleet_demo_
         ranges = key_ranges(mapday, 7)
         sizes = [len(statuses(mapday, part=part)) for part in ranges]
     assert ranges[0][0] is None and ranges[-1][1] is None  # consecutive ranges from the first key to the last
-    assert all(before[1] == after[0] is not None for before, after in zip(ranges, ranges[1:]))
+    assert all(before[1] == after[0] is not None for before, after in zip(ranges, ranges[1:], strict=False))
     assert sum(sizes) == endpoints and sum(1 for n in sizes if n) > 3  # every endpoint in exactly one part
