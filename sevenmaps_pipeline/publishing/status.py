@@ -59,7 +59,7 @@ def _grouped(mapday: MapDay, sql: str, keys: list[str] | None, key_column: str =
     where = f"{key_column} = ANY($keys)" if keys is not None else "true"
     if part is not None:
         # As literals, not parameters: DuckDB then compares them with each Parquet row group's key range
-        # and skips the groups outside the part (docs/scaling.md, "The site's memory").
+        # and skips the groups outside the part (docs/scaling.md, "The day's peak memory").
         low, high = part
         where += (f" AND {key_column} >= {_literal(low)}" if low is not None else "") + (
             f" AND {key_column} < {_literal(high)}" if high is not None else "")
