@@ -85,7 +85,11 @@ pair_lists AS (
     SELECT old_hash AS tools_hash FROM list_pairs UNION SELECT new_hash FROM list_pairs
 ),
 facts AS (
-    SELECT tools_hash, position, fingerprint, name, description, input_schema_json, annotations_json, risk
+    -- The texts are only compared, so each is carried as its SHA-256: the windows below then hold a few
+    -- bytes a tool instead of its description and schemas (docs/scaling.md, "The day's peak memory").
+    SELECT tools_hash, position, fingerprint, name, sha256(description) AS description_sha256,
+           description IS NOT NULL AND description <> '' AS described,
+           sha256(input_schema_json) AS input_schema_sha256, sha256(annotations_json) AS annotations_sha256, risk
     FROM tool_facts
     WHERE method_version = $facts_method AND tools_hash IN (SELECT tools_hash FROM pair_lists)
     QUALIFY row_number() OVER (PARTITION BY tools_hash, position ORDER BY day) = 1
@@ -115,22 +119,25 @@ new_left AS (
 changed AS (
     SELECT n.old_hash, n.new_hash, n.name, o.position AS old_position, n.position AS new_position,
            o.risk AS previous_risk, n.risk,
-           list_filter([CASE WHEN o.description IS DISTINCT FROM n.description THEN 'description' END,
-                        CASE WHEN o.input_schema_json IS DISTINCT FROM n.input_schema_json THEN 'inputSchema' END,
-                        CASE WHEN o.annotations_json IS DISTINCT FROM n.annotations_json THEN 'annotations' END],
+           list_filter([CASE WHEN o.description_sha256 IS DISTINCT FROM n.description_sha256
+                             THEN 'description' END,
+                        CASE WHEN o.input_schema_sha256 IS DISTINCT FROM n.input_schema_sha256
+                             THEN 'inputSchema' END,
+                        CASE WHEN o.annotations_sha256 IS DISTINCT FROM n.annotations_sha256
+                             THEN 'annotations' END],
                        lambda f: f IS NOT NULL) AS changed_fields
     FROM new_left AS n
     JOIN old_left AS o ON o.old_hash = n.old_hash AND o.new_hash = n.new_hash
         AND o.name IS NOT DISTINCT FROM n.name AND o.name_copy = n.name_copy
 ),
 old_rest AS (
-    SELECT o.*, row_number() OVER (PARTITION BY o.old_hash, o.new_hash, o.description, o.input_schema_json
+    SELECT o.*, row_number() OVER (PARTITION BY o.old_hash, o.new_hash, o.description_sha256, o.input_schema_sha256
                                    ORDER BY o.position) AS twin
     FROM old_left AS o
     ANTI JOIN changed AS c ON c.old_hash = o.old_hash AND c.new_hash = o.new_hash AND c.old_position = o.position
 ),
 new_rest AS (
-    SELECT n.*, row_number() OVER (PARTITION BY n.old_hash, n.new_hash, n.description, n.input_schema_json
+    SELECT n.*, row_number() OVER (PARTITION BY n.old_hash, n.new_hash, n.description_sha256, n.input_schema_sha256
                                    ORDER BY n.position) AS twin
     FROM new_left AS n
     ANTI JOIN changed AS c ON c.old_hash = n.old_hash AND c.new_hash = n.new_hash AND c.new_position = n.position
@@ -140,9 +147,10 @@ renamed AS (
     SELECT n.old_hash, n.new_hash, n.name, o.name AS previous_name, o.position AS old_position,
            n.position AS new_position, o.risk AS previous_risk, n.risk
     FROM new_rest AS n
-    JOIN old_rest AS o ON o.old_hash = n.old_hash AND o.new_hash = n.new_hash AND o.description = n.description
-        AND o.input_schema_json IS NOT DISTINCT FROM n.input_schema_json AND o.twin = n.twin
-    WHERE n.description IS NOT NULL AND n.description <> ''
+    JOIN old_rest AS o ON o.old_hash = n.old_hash AND o.new_hash = n.new_hash
+        AND o.description_sha256 = n.description_sha256
+        AND o.input_schema_sha256 IS NOT DISTINCT FROM n.input_schema_sha256 AND o.twin = n.twin
+    WHERE n.described
 ),
 risk_rank AS (
     SELECT * FROM (VALUES ('green', 0), ('yellow', 1), ('red', 2)) AS r(risk, rank)

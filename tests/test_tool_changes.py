@@ -113,13 +113,13 @@ def test_every_tool_list_kind_between_two_days(lake):
 
 def test_a_rename_needs_the_same_description_and_schema(lake):
     url = "https://a.example.com/mcp"
-    before = [tool("list_files", "List the files in a folder.", SCHEMA), tool("get_x", None)]
-    after = [tool("list_folder", "List every file in a folder.", SCHEMA), tool("get_y", None)]
+    before = [tool("list_files", "List the files in a folder.", SCHEMA), tool("get_x", None), tool("get_e", "")]
+    after = [tool("list_folder", "List every file in a folder.", SCHEMA), tool("get_y", None), tool("get_f", "")]
     rows = two_days(lake, [probe(url, "ok", day=DAY1, tools=before)],
                     [probe(url, "ok", day=DAY2, tools=after)])[server_key(url)]
-    # Different descriptions, or none at all: removed and added, never guessed as renames.
-    assert kinds(rows) == [("tool_added", "get_y"), ("tool_added", "list_folder"), ("tool_removed", "get_x"),
-                           ("tool_removed", "list_files")]
+    # Different descriptions, none at all, or an empty one: removed and added, never guessed as renames.
+    assert kinds(rows) == [("tool_added", "get_f"), ("tool_added", "get_y"), ("tool_added", "list_folder"),
+                           ("tool_removed", "get_e"), ("tool_removed", "get_x"), ("tool_removed", "list_files")]
 
 
 def test_duplicate_names_pair_one_to_one(lake):
