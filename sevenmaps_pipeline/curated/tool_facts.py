@@ -45,8 +45,9 @@ from .common import BuildResult, partitions_through, probe_files, require_status
 class FactsPlan:
     """How a day's new lists are computed; the rows and their order are the same under every plan."""
 
-    # Lists per spilled bucket (about 40 MB of JSON at the real registry's sizes) and per batch computed at once.
-    bucket_lists: int = 1_000
+    # Lists per spilled bucket (about 10 MB of JSON at the real registry's sizes: a bucket is read whole, and
+    # 1,000 lists held some 200 MB more: docs/scaling.md, "The day's peak memory") and per batch computed at once.
+    bucket_lists: int = 250
     batch_lists: int = 200
     batch_bytes: int = 8 << 20
     # Rows per row group of the day's file: a few batches' rows, so readers meet tens of groups, not hundreds,
