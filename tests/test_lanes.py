@@ -195,3 +195,32 @@ def test_a_home_from_before_the_lanes_gets_them_and_an_operators_own_file_is_lef
         queue = instance.get_concurrency_config()
         assert queue.run_queue_config.max_concurrent_runs == len(lanes.LANES)
         assert queue.pool_config.default_pool_limit == 1 and queue.pool_config.pool_granularity.value == "run"
+
+
+def _open_home(home: str) -> str:
+    """One process's opening of a Dagster home: 'ok' or the error it raised."""
+    from dagster._core.instance.ref import InstanceRef
+
+    try:
+        with dg.DagsterInstance.from_ref(InstanceRef.from_dir(home)):
+            return "ok"
+    except Exception as exc:  # the test reports what broke, whatever it was
+        return f"{type(exc).__name__}: {exc}"
+
+
+def test_a_new_home_is_stamped_once_before_dagster_devs_processes_open_it(tmp_path, monkeypatch):
+    """`dagster dev` opens a new home from three processes at once; SQLite storage that several processes
+    make together can be stamped with two schema heads and never open again (docs/operations.md)."""
+    import multiprocessing
+    import sqlite3
+
+    for name in ("DAGSTER_HOME", "SEVENMAPS_LAKE"):
+        monkeypatch.delenv(name, raising=False)
+    home = ensure_dagster_home(LakePaths.at(tmp_path / "lake"), respect_env=False)
+    stamps = {}
+    for db in sorted(home.rglob("*.db")):
+        with sqlite3.connect(db) as con:
+            stamps[db.relative_to(home).as_posix()] = con.execute("SELECT count(*) FROM alembic_version").fetchone()[0]
+    assert {"history/runs.db", "schedules/schedules.db"} <= set(stamps) and set(stamps.values()) == {1}, stamps
+    with multiprocessing.get_context("spawn").Pool(4) as pool:
+        assert pool.map(_open_home, [str(home)] * 4) == ["ok"] * 4

@@ -23,7 +23,7 @@ import pytest
 from browser import Browser, by_text
 from conftest import land_reports, report, unassigned_port, wait_for_ui
 
-from sevenmaps_pipeline.defs.home import DAGSTER_YAML
+from sevenmaps_pipeline.defs.home import DAGSTER_YAML, create_instance_storage
 from sevenmaps_pipeline.defs.integrity_assets import days_to_rebuild
 from sevenmaps_pipeline.defs.runner import run_days
 from sevenmaps_pipeline.devtools.synth import synthesize
@@ -223,6 +223,7 @@ def test_the_readmes_backfill_in_a_real_browser_over_the_demo_sequence(lake, sig
     home = tmp_path / "home"
     home.mkdir()
     (home / "dagster.yaml").write_text(DAGSTER_YAML)
+    create_instance_storage(home)  # as `sevenmaps ui` does: the demo's runs below open it beside `dagster dev`
     port = unassigned_port()
     env = {**os.environ, "DAGSTER_HOME": str(home), "SEVENMAPS_LAKE": str(lake.root),
            "SEVENMAPS_SIGNING_KEY": str(signing_key), "SEVENMAPS_FIRST_DAY": synth.days[0].isoformat()}

@@ -11,6 +11,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import dagster as dg
+from dagster._core.instance.ref import InstanceRef
+
 from ..lake.paths import LakePaths
 from .lanes import LANDS, LANES, lands_tag
 
@@ -98,6 +101,16 @@ def ensure_dagster_home(lake: LakePaths, respect_env: bool = True) -> Path:
         yaml.write_text(DAGSTER_YAML)
     if owner is None:
         (home / LAKE_BINDING).write_text(f"{lake.root}\n")
+    create_instance_storage(home)
     os.environ["DAGSTER_HOME"] = str(home)
     os.environ["SEVENMAPS_LAKE"] = str(lake.root)
     return home
+
+
+def create_instance_storage(home: Path) -> None:
+    """The home's storage created, and its schema version stamped, by this one process (a few hundredths of a
+    second once it exists). `dagster dev` opens a new home from its webserver, daemon and code server at once,
+    and SQLite storage made by several processes at the same moment can be left stamped twice, after which
+    no process can open the home again (docs/operations.md, "One Dagster home per lake")."""
+    with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home))):
+        pass
