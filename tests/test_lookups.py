@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import json
 
 import dagster as dg
 import pyarrow.parquet as pq
@@ -76,6 +77,36 @@ def test_an_answer_in_another_shape_is_a_reason_never_a_crash(fleet):
     assert lookup.metadata_status != "ok" and lookup.osv_status.startswith("osv: ")
     with RdapClient(f"{fleet.codehost_url}/npm/nothing", min_interval=0) as rdap:
         assert rdap.domain("deploy.test").status.startswith("the bootstrap file")
+
+
+def test_each_service_is_asked_one_request_at_a_time_spaced_and_the_services_side_by_side(fleet, tmp_path):
+    """npm's and PyPI's metadata and RDAP go out from their own threads, each service at its own spacing
+    (lookups/spaced.py), so a day of 5,600 packages and 700 domains is the longest service's queue, not the sum."""
+    lake = LakePaths.at(tmp_path / "lake")
+    listed = [{"server_name": f"test.side/{i}", "listing": "probe", "url": f"https://mcp.side{i}.test/mcp",
+               "entry_json": json.dumps({"server": {"packages": [
+                   {"registryType": "npm", "identifier": f"side-npm-{i}", "version": "1.0.0"},
+                   {"registryType": "pypi", "identifier": f"side-pypi-{i}", "version": "1.0.0"}]}})}
+              for i in range(4)]
+    urls, spacing = fleet.lookup_urls(), 0.3
+    before = len(fleet.lookups.requests)
+    with LookupClient(urls["osv_url"], urls["npm_url"], urls["pypi_url"], min_interval=spacing) as packages, \
+            RdapClient(urls["rdap_bootstrap_url"], min_interval=spacing) as rdap:
+        report = lookup_day(lake, TODAY, dt.datetime.now(dt.UTC), packages, rdap, registry_rows=listed)
+    assert (report.packages, report.domains_asked) == (8, 4)
+    asked = fleet.lookups.requests[before:]
+    services = {name: [r["at"] for r in asked if r["path"].startswith(f"/{name}/")] for name in ("npm", "pypi")}
+    services["rdap"] = [r["at"] for r in asked if "/rdap/domain/" in r["path"]]
+    for name, times in services.items():
+        assert len(times) == 4, (name, times)
+        # A service's requests one after another, spaced (the spacing is the client's; arrivals may bunch a little).
+        assert all(b - a > spacing / 2 for a, b in zip(times, times[1:], strict=False)), (name, times)
+    # Side by side: each service's first request came before every other service's last.
+    assert max(t[0] for t in services.values()) < min(t[-1] for t in services.values()), services
+    packages_file, = lake.raw_files("packages", TODAY)
+    rows = pq.read_table(packages_file).to_pylist()
+    assert [(r["registry_type"], r["package"]) for r in rows] == sorted((r["registry_type"], r["package"])
+                                                                        for r in rows)
 
 
 def test_the_lookups_job_lands_raw_inputs_and_the_day_tables_are_built(fleet, lake, tmp_path, monkeypatch):

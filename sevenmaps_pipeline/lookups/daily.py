@@ -14,6 +14,7 @@ import datetime as dt
 import json
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,12 +103,24 @@ def lookup_day(lake: LakePaths, day: dt.date, now: dt.datetime, packages: Lookup
         registry = latest_snapshot(lake, day)
         registry_rows = pq.read_table(registry).to_pylist() if registry is not None else []
     run_id = f"lookups-{now:%H%M%S}-{uuid.uuid4().hex[:8]}"
-    lookups = []
-    for (kind, name), info in shipped_packages(registry_rows).items():
-        lookup = PackageLookup(kind, name, info["version"])
-        packages.metadata(lookup)
-        lookups.append((lookup, sorted(info["server_names"])))
-    packages.advisories([lk for lk, _ in lookups])
+    domains = sorted({d for r in registry_rows if r.get("listing") == "probe" and r.get("url")
+                      for d in [registrable_domain(host_of(r["url"]))] if d})[:MAX_DOMAINS]
+    recent = _recent_domains(lake, day)
+    report.domains_cached = sum(d in recent for d in domains)
+    lookups = [(PackageLookup(kind, name, info["version"]), sorted(info["server_names"]))
+               for (kind, name), info in shipped_packages(registry_rows).items()]
+    # Each service keeps its own turn (lookups/spaced.py): npm's and PyPI's metadata and RDAP are asked side by
+    # side, each at its own spacing, and OSV once the versions are known (docs/methodology.md, "Package
+    # advisories"). The rows keep the order of the names, whichever answered first.
+    by_registry: dict[str, list[PackageLookup]] = {}
+    for lookup, _ in lookups:
+        by_registry.setdefault(lookup.registry_type, []).append(lookup)
+    with ThreadPoolExecutor(len(by_registry) + 1, thread_name_prefix="lookups") as pool:
+        asking = pool.submit(_ask_domains, rdap, [d for d in domains if d not in recent], day, now)
+        for done in [pool.submit(_ask_metadata, packages, group) for group in by_registry.values()]:
+            done.result()
+        packages.advisories([lk for lk, _ in lookups])
+        asked = asking.result()
     rows = [{"day": day, "looked_up_at": now, "registry_type": lk.registry_type, "package": lk.package,
              "version": lk.version, "server_names": names, "latest_version": lk.latest_version,
              "latest_published_at": lk.latest_published_at, "metadata_status": lk.metadata_status[:300],
@@ -118,18 +131,23 @@ def lookup_day(lake: LakePaths, day: dt.date, now: dt.datetime, packages: Lookup
         write_parquet(lake, lake.raw_dir("packages", day) / f"{run_id}.parquet",
                       conform(pa.Table.from_pylist(rows, RAW_PACKAGES.schema), RAW_PACKAGES))
     report.packages, report.with_advisories = len(rows), sum(bool(r["advisory_ids"]) for r in rows)
-    domains = sorted({d for r in registry_rows if r.get("listing") == "probe" and r.get("url")
-                      for d in [registrable_domain(host_of(r["url"]))] if d})[:MAX_DOMAINS]
-    recent = _recent_domains(lake, day)
-    report.domains_cached = sum(d in recent for d in domains)
-    asked = []
-    for domain in (d for d in domains if d not in recent):
-        record = rdap.domain(domain)
-        asked.append({"day": day, "looked_up_at": now, "domain": domain, "registered_at": record.registered_at,
-                      "status": record.status[:300], "rdap_url": record.rdap_url})
     if asked:
         write_parquet(lake, lake.raw_dir("domains", day) / f"{run_id}.parquet",
                       conform(pa.Table.from_pylist(asked, RAW_DOMAINS.schema), RAW_DOMAINS))
     report.domains_asked = len(asked)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _ask_metadata(packages: LookupClient, lookups: list[PackageLookup]) -> None:
+    for lookup in lookups:
+        packages.metadata(lookup)
+
+
+def _ask_domains(rdap: RdapClient, domains: list[str], day: dt.date, now: dt.datetime) -> list[dict[str, Any]]:
+    asked = []
+    for domain in domains:
+        record = rdap.domain(domain)
+        asked.append({"day": day, "looked_up_at": now, "domain": domain, "registered_at": record.registered_at,
+                      "status": record.status[:300], "rdap_url": record.rdap_url})
+    return asked

@@ -73,7 +73,7 @@ class LookupClient(SpacedJsonClient):
 
     def metadata(self, lookup: PackageLookup) -> None:
         if lookup.registry_type == "npm":
-            answer = self.request_json("GET", f"{self.npm}/{quote(lookup.package, safe='@')}")
+            answer = self.request_json("GET", f"{self.npm}/{quote(lookup.package, safe='@')}", service="npm")
             if isinstance(answer, dict):
                 tags: dict = answer["dist-tags"] if isinstance(answer.get("dist-tags"), dict) else {}
                 latest = tags.get("latest") if isinstance(tags.get("latest"), str) else None
@@ -84,7 +84,7 @@ class LookupClient(SpacedJsonClient):
             else:
                 lookup.metadata_status = answer if isinstance(answer, str) else "not a package document"
             return
-        answer = self.request_json("GET", f"{self.pypi}/pypi/{quote(lookup.package)}/json")
+        answer = self.request_json("GET", f"{self.pypi}/pypi/{quote(lookup.package)}/json", service="pypi")
         if isinstance(answer, dict) and isinstance(answer.get("info"), dict):
             latest = answer["info"].get("version") if isinstance(answer["info"].get("version"), str) else None
             files = (answer.get("releases") or {}).get(latest) if isinstance(answer.get("releases"), dict) else None
@@ -114,7 +114,7 @@ class LookupClient(SpacedJsonClient):
                                                  "ecosystem": ECOSYSTEMS[chunk[i][0].registry_type]},
                                      "version": chunk[i][1], **({"page_token": tokens[i]} if i in tokens else {})}
                                     for i in pending]}
-                answer = self.request_json("POST", f"{self.osv}/v1/querybatch", json=body)
+                answer = self.request_json("POST", f"{self.osv}/v1/querybatch", service="osv", json=body)
                 results = answer.get("results") if isinstance(answer, dict) else None
                 if not isinstance(results, list) or len(results) != len(pending):
                     why = answer if isinstance(answer, str) else "an answer that is not OSV's batch shape"
@@ -150,7 +150,7 @@ class LookupClient(SpacedJsonClient):
         key = f"{vid}|{lookup.registry_type}|{lookup.package.lower()}"
         cached = self._vulns.get(key)
         if cached is None:
-            answer = self.request_json("GET", f"{self.osv}/v1/vulns/{quote(vid)}")
+            answer = self.request_json("GET", f"{self.osv}/v1/vulns/{quote(vid)}", service="osv")
             cached = answer if isinstance(answer, str) else _advisory(vid, answer, lookup)
             self._vulns[key] = cached
         return cached

@@ -17,6 +17,7 @@ The fleet's servers say what they ship and when their domain was registered (tim
 from __future__ import annotations
 
 import datetime as dt
+import time
 from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
@@ -64,7 +65,7 @@ class LookupsApp:
 
     def _record(self, request: Request, body: Any = None) -> None:
         self.requests.append({"path": request.url.path, "method": request.method, "body": body,
-                              "user-agent": request.headers.get("user-agent")})
+                              "user-agent": request.headers.get("user-agent"), "at": time.monotonic()})
 
     def _affecting(self, kind: str, name: str, version: str) -> list[dict[str, Any]]:
         package = self.packages.get((kind, name.lower()))
