@@ -1,11 +1,12 @@
 """The real tool lists the rules are measured on (tests/data/README.md), and the development/evaluation split
 fixed before any rule was tuned on them (docs/methodology.md, "Measured on data it was not tuned on").
 
-Three files: risk_corpus.json (311 tools of 11 servers, the set the words-only risk rule was written
-against, all development), and corpus_npm.json and corpus_pypi_github.json (tool lists read over stdio from
-npm and PyPI packages, and tool snapshots committed in public repositories, each with its source and
-version). A server's side is its publisher's, so two servers of one publisher (whose tools share wording)
-never sit on both sides: sha256 of the salt and the publisher, even first byte evaluation; the
+Four files: risk_corpus.json (311 tools of 11 servers, the set the words-only risk rule was written
+against, all development), and corpus_npm.json, corpus_pypi_github.json and corpus_fresh.json (tool lists
+read over stdio from npm and PyPI packages, and tool snapshots committed in public repositories, each with
+its source and version; corpus_fresh.json a later gathering of servers and publishers the first two lack).
+A server's side is its publisher's, so two servers of one publisher (whose tools share wording) never sit
+on both sides: sha256 of the salt and the publisher, even first byte evaluation; the
 publishers of risk_corpus.json's servers are development. The split as it
 was fixed is recorded in tests/data/corpus_split.json; tests/test_tool_corpus.py holds the rule to it, so
 it cannot move while rules are tuned."""
@@ -24,7 +25,7 @@ from ..packaged import SOURCE_ROOT
 
 DATA = (SOURCE_ROOT or Path.cwd()) / "tests" / "data"
 LEGACY = DATA / "risk_corpus.json"
-LISTS = (DATA / "corpus_npm.json.gz", DATA / "corpus_pypi_github.json.gz")
+LISTS = (DATA / "corpus_npm.json.gz", DATA / "corpus_pypi_github.json.gz", DATA / "corpus_fresh.json.gz")
 SPLIT_FILE = DATA / "corpus_split.json"
 SPLIT_SALT = "7maps-corpus-split-1"
 DEVELOPMENT, EVALUATION = "development", "evaluation"
