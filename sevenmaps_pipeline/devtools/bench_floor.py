@@ -52,7 +52,7 @@ from ..rules.methods import (
 )
 from ..rules.tokens import count_many
 from .synth_lists import published
-from .tool_corpus import load_servers
+from .tool_corpus import SHAPE_LISTS, load_servers
 
 # Which SQL reads each input (and the few reads written in Python, as text): the columns of an input that
 # these texts name are the columns read. A name that appears for another input too only reads more.
@@ -277,7 +277,7 @@ def shape_figures(lake: LakePaths, day: dt.date) -> dict[str, float]:
 
 def corpus_lists() -> dict[str, list[int]]:
     """Per corpus list its definition tokens and tool count, and every tool's description length."""
-    servers = [[published(dict(t)) for t in s.tools] for s in load_servers() if s.tools]
+    servers = [[published(dict(t)) for t in s.tools] for s in load_servers(SHAPE_LISTS) if s.tools]
     return {"tokens": count_many([definition_text(tools) for tools in servers]),
             "tools": [len(tools) for tools in servers],
             "descriptions": [len(t.get("description") or "") for tools in servers for t in tools]}

@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..rules.fingerprints import FINGERPRINT_FIELDS, canonical_json, compact_json, tools_hash
-from .tool_corpus import load_servers
+from .tool_corpus import SHAPE_LISTS, load_servers
 
 # Where a list's mark goes in a tool's texts: a character JSON always escapes, so it is found once.
 _SPOT = "\x00"
@@ -85,7 +85,7 @@ def corpus_pool() -> Pool:
     """Every tool of the corpora's servers that has tools, once."""
     tools: list[_PoolTool] = []
     lists: list[tuple[int, ...]] = []
-    for server in load_servers():
+    for server in load_servers(SHAPE_LISTS):
         kept = [t for t in (_pool_tool(published(dict(raw))) for raw in server.tools) if t is not None]
         if kept:
             lists.append(tuple(range(len(tools), len(tools) + len(kept))))
