@@ -82,7 +82,7 @@ def test_words_decide_without_annotations(t, risk):
     result = classify(t)
     assert result.risk == risk, (t["name"], result.rule, result.evidence)
     assert result.rule.startswith("words: ")
-    assert result.method == "risk-1.5"
+    assert result.method == "risk-1.6"
 
 
 def test_annotations_count_first_and_unset_is_not_false():
@@ -120,7 +120,7 @@ def test_a_vocabulary_change_is_a_method_change():
     older = Vocabulary.from_dict(doc)
     t = tool("verify_signature", "Verify a webhook signature.")
     assert (classify(t, older).risk, classify(t, older).method) == ("yellow", "risk-1.1")
-    assert (classify(t).risk, classify(t).method) == ("green", "risk-1.5")
+    assert (classify(t).risk, classify(t).method) == ("green", "risk-1.6")
 
 
 def test_a_reading_tool_told_where_to_write_its_output_is_yellow():
@@ -164,3 +164,36 @@ def test_classify_tools_cli_prints_one_json_line_per_tool(tmp_path):
     out = subprocess.run([sys.executable, "-m", "sevenmaps_pipeline.cli", "classify-tools", str(path),
                           "--ignore-annotations"], capture_output=True, text=True, check=True).stdout.splitlines()
     assert json.loads(out[1])["risk"] == "red"
+
+
+def test_a_description_that_says_it_writes_or_bills_names_a_change():
+    """Method 1.6: a reading name is yellow when its description says outright that it writes or that its calls are
+    billed; the evidence names the words."""
+    export = classify(tool("export_report", "Export the monthly report as CSV.\n\nMutating operation: writes a file "
+                                            "in the exports folder."))
+    assert (export.risk, export.evidence) == ("yellow", ["name:export", "description:mutating operation"])
+    assert classify(tool("db_query", "Runs a SQL statement with write capability.")).risk == "yellow"
+    assert classify(tool("plugin_status_refresh", "刷新插件状态（写操作，需确认）。")).evidence == \
+        ["name:status", "description:写操作"]
+    billed = classify(tool("summarize_contract", "Summarize a contract. Billed per page as Contract Summary."))
+    assert (billed.risk, billed.evidence) == ("yellow", ["name:summarize", "description:billed per"])
+    assert classify(tool("summarize_contract", "Summarize a contract in five bullet points.")).risk == "green"
+
+
+def test_revert_undo_replace_and_clear_are_high_risk():
+    """Method 1.6: they take back or overwrite what was there."""
+    for name, description in (("revert_migration", "Revert the last applied migration."),
+                              ("undo_last_edit", "Undo the last edit in the open document."),
+                              ("replace_cell_range", "Replace the values in a range of cells."),
+                              ("clear_cache", "Clear the response cache.")):
+        assert classify(tool(name, description)).risk == "red", name
+    assert classify(tool("get_undo_history", "Get the undo stack of a document.")).risk == "green"
+
+
+def test_a_description_starting_to_read_that_joins_a_high_risk_verb_is_red():
+    """Method 1.6: a name without a verb, a description that starts reading and joins a high-risk action; before,
+    only joined changing verbs were read there, so `clear` (changing until 1.6) would have left such a tool
+    green."""
+    result = classify(tool("console", "Read the console's messages, then clear the console."))
+    assert (result.risk, result.evidence) == ("red", ["description:read", "description:clear"])
+    assert classify(tool("console", "Read the console's messages, then update the filter.")).risk == "yellow"

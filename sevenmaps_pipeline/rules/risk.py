@@ -9,6 +9,9 @@ the riskier side of an `x_or_y` compound, two-word entries, and a description's 
 name has none; measured on real servers' tool lists against their own annotations (README, "Tool risk").
 Method 1.5 also reads the names of a tool's arguments: a reading tool told where to write its output
 (`output_path`, `saveDir`) writes a file.
+Method 1.6, tuned on the corpus's development side only, moves tools only toward caution: a description
+that says it writes ("mutating operation", "write capability", "写操作") or that its calls are billed
+names a change, and `revert`, `undo`, `replace` and `clear` are high-risk.
 Annotations that contradict the words are reported as a contradiction (a finding), never silently
 overridden either way.
 """
@@ -246,8 +249,16 @@ def _reading_name_level(verb: tuple[str, str], desc: str, lead: tuple[str, str] 
 
 def _reading_lead_level(lead: tuple[str, str], desc: str, changes: list[str], writes_to: list[str],
                         vocab: Vocabulary) -> tuple[str, str, list[str]]:
-    """A description that starts with a reading verb, for a name without a verb."""
-    joined = _joined_verbs(_joined_words(desc), _joined_vocabularies(vocab)[1])
+    """A description that starts with a reading verb, for a name without a verb. Its first sentence's joined verbs
+    are read as a reading name's are, high-risk ones first (before method 1.6 only the changing ones were, so a
+    verb that moved from changing to high-risk would have left the tool green)."""
+    joined_words = _joined_words(desc)
+    red_verbs, change_verbs = _joined_vocabularies(vocab)
+    joined_red = _joined_verbs(joined_words, red_verbs)
+    if joined_red:
+        return "red", "description starts reading, but joins a high-risk action", \
+            [f"description:{lead[1]}"] + [f"description:{v}" for v in joined_red]
+    joined = _joined_verbs(joined_words, change_verbs)
     if joined or changes:
         return "yellow", "description starts reading, but names a change", \
             [f"description:{v}" for v in joined + changes]
