@@ -222,6 +222,34 @@ def _is_output_argument(argument: str, vocab: Vocabulary) -> bool:
     return len(words) >= 2 and words[0] in vocab.output_argument_leads and words[-1] in vocab.output_argument_objects
 
 
+_NAME_RULES = ("reading name, but the description joins a high-risk action",
+               "reading name, but the description names a change",
+               "reading name, but an argument says where it writes its output")
+_LEAD_RULES = ("description starts reading, but joins a high-risk action",
+               "description starts reading, but names a change",
+               "description starts reading, but an argument says where it writes its output")
+
+
+def _reading_unless(opening: list[str], change_opening: list[str], rules: tuple[str, str, str], desc: str,
+                    changes: list[str], writes_to: list[str], vocab: Vocabulary) -> tuple[str, str, list[str]] | None:
+    """What a reading opening (the name's verb, or the description's leading verb: its evidence `opening`)
+    becomes when its first sentence joins a high-risk verb (red) or a changing one, its description names a
+    change, or an argument says where it writes its output (yellow); None when nothing does. Since method 1.6
+    both openings read joined high-risk verbs (before, a description's leading verb read only the changing
+    ones, so a verb moved from changing to high-risk would have left its tool green)."""
+    joined_words = _joined_words(desc)
+    red_verbs, change_verbs = _joined_vocabularies(vocab)
+    joined_red = _joined_verbs(joined_words, red_verbs)
+    if joined_red:
+        return "red", rules[0], opening + [f"description:{v}" for v in joined_red]
+    joined = _joined_verbs(joined_words, change_verbs)
+    if joined or changes:
+        return "yellow", rules[1], change_opening + [f"description:{v}" for v in joined + changes]
+    if writes_to:
+        return "yellow", rules[2], opening + [f"argument:{a}" for a in writes_to]
+    return None
+
+
 def _reading_name_level(verb: tuple[str, str], desc: str, lead: tuple[str, str] | None, changes: list[str],
                         writes_to: list[str], vocab: Vocabulary) -> tuple[str, str, list[str]]:
     """A reading name is read as such unless its description starts with a verb that changes things, says it
@@ -231,42 +259,17 @@ def _reading_name_level(verb: tuple[str, str], desc: str, lead: tuple[str, str] 
     if lead and lead[0] != "green" and lead[1] not in vocab.noun_like and lead[1] not in verb[1].split("_"):
         return lead[0], "reading name, but the description starts with another verb", \
             [f"name:{verb[1]}", f"description:{lead[1]}"]
-    joined_words = _joined_words(desc)
-    red_verbs, change_verbs = _joined_vocabularies(vocab)
-    joined_red = _joined_verbs(joined_words, red_verbs)
-    if joined_red:
-        return "red", "reading name, but the description joins a high-risk action", \
-            [f"name:{verb[1]}"] + [f"description:{v}" for v in joined_red]
-    joined = _joined_verbs(joined_words, change_verbs)
-    if joined or changes:
-        return "yellow", "reading name, but the description names a change", \
-            [f"name:{verb[1]}"] + [f"description:{v}" for v in joined + changes]
-    if writes_to:
-        return "yellow", "reading name, but an argument says where it writes its output", \
-            [f"name:{verb[1]}"] + [f"argument:{a}" for a in writes_to]
-    return "green", "reading verb and nothing suggests a change (method 1.2)", [f"name:{verb[1]}"]
+    opening = [f"name:{verb[1]}"]
+    return _reading_unless(opening, opening, _NAME_RULES, desc, changes, writes_to, vocab) or \
+        ("green", "reading verb and nothing suggests a change (method 1.2)", opening)
 
 
 def _reading_lead_level(lead: tuple[str, str], desc: str, changes: list[str], writes_to: list[str],
                         vocab: Vocabulary) -> tuple[str, str, list[str]]:
-    """A description that starts with a reading verb, for a name without a verb. Its first sentence's joined verbs
-    are read as a reading name's are, high-risk ones first (before method 1.6 only the changing ones were, so a
-    verb that moved from changing to high-risk would have left the tool green)."""
-    joined_words = _joined_words(desc)
-    red_verbs, change_verbs = _joined_vocabularies(vocab)
-    joined_red = _joined_verbs(joined_words, red_verbs)
-    if joined_red:
-        return "red", "description starts reading, but joins a high-risk action", \
-            [f"description:{lead[1]}"] + [f"description:{v}" for v in joined_red]
-    joined = _joined_verbs(joined_words, change_verbs)
-    if joined or changes:
-        return "yellow", "description starts reading, but names a change", \
-            [f"description:{v}" for v in joined + changes]
-    if writes_to:
-        return "yellow", "description starts reading, but an argument says where it writes its output", \
-            [f"description:{lead[1]}"] + [f"argument:{a}" for a in writes_to]
-    return "green", "description starts with a reading verb and nothing suggests a change (method 1.2)", \
-        [f"description:{lead[1]}"]
+    """A description that starts with a reading verb, for a name without a verb."""
+    opening = [f"description:{lead[1]}"]
+    return _reading_unless(opening, [], _LEAD_RULES, desc, changes, writes_to, vocab) or \
+        ("green", "description starts with a reading verb and nothing suggests a change (method 1.2)", opening)
 
 
 def words_level(name: str, description: str, vocab: Vocabulary,
