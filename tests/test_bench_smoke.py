@@ -17,7 +17,7 @@ from sevenmaps_pipeline.devtools import bench
 from sevenmaps_pipeline.devtools.bench_floor import cold_morning, flat_figures, run_floor
 from sevenmaps_pipeline.devtools.synth import synthesize
 from sevenmaps_pipeline.devtools.synth_lists import corpus_pool, published
-from sevenmaps_pipeline.devtools.tool_corpus import load_servers
+from sevenmaps_pipeline.devtools.tool_corpus import SHAPE_LISTS, load_servers
 from sevenmaps_pipeline.rules.fingerprints import summarize_tools
 
 
@@ -114,12 +114,13 @@ def test_the_serve_bench_floods_a_real_sevenmaps_serve_and_counts_every_call(lak
 
 
 def test_the_real_shaped_lake_draws_its_lists_from_the_corpora_and_changes_seven_in_a_hundred_a_day(lake):
-    """synthesize(shape="real"): each list is a real server's list of the corpora (tools_hash as the prober
-    computes it), about 45 distinct lists per 100 endpoints, about 7% of the lists of endpoints that answered on
-    two days in a row changed, and each day's checks land in 24 part files."""
+    """synthesize(shape="real"): each list is a real server's list of the corpora's first two gatherings
+    (SHAPE_LISTS; tools_hash as the prober computes it), about 45 distinct lists per 100 endpoints, about 7% of
+    the lists of endpoints that answered on two days in a row changed, and each day's checks land in 24 part
+    files."""
     end = dt.date(2026, 1, 8)
     result = synthesize(lake, 600, 4, seed=5, end_day=end, missing_days=0, shape="real")
-    corpus = [[published(dict(t)) for t in s.tools] for s in load_servers() if s.tools]
+    corpus = [[published(dict(t)) for t in s.tools] for s in load_servers(SHAPE_LISTS) if s.tools]
     counts = [len(tools) for tools in corpus]
     names = {t["name"] for tools in corpus for t in tools}
     con = duckdb.connect()
