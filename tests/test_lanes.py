@@ -213,6 +213,7 @@ def test_a_new_home_is_stamped_once_before_dagster_devs_processes_open_it(tmp_pa
     make together can be stamped with two schema heads and never open again (docs/operations.md)."""
     import multiprocessing
     import sqlite3
+    from concurrent.futures import ProcessPoolExecutor
 
     for name in ("DAGSTER_HOME", "SEVENMAPS_LAKE"):
         monkeypatch.delenv(name, raising=False)
@@ -222,5 +223,7 @@ def test_a_new_home_is_stamped_once_before_dagster_devs_processes_open_it(tmp_pa
         with sqlite3.connect(db) as con:
             stamps[db.relative_to(home).as_posix()] = con.execute("SELECT count(*) FROM alembic_version").fetchone()[0]
     assert {"history/runs.db", "schedules/schedules.db"} <= set(stamps) and set(stamps.values()) == {1}, stamps
-    with multiprocessing.get_context("spawn").Pool(4) as pool:
-        assert pool.map(_open_home, [str(home)] * 4) == ["ok"] * 4
+    # An executor that lets its workers end on their own: a Pool's exit terminates them, and under load a
+    # spawned worker left waiting on the pool's queue lock once kept the test from ending.
+    with ProcessPoolExecutor(4, mp_context=multiprocessing.get_context("spawn")) as pool:
+        assert list(pool.map(_open_home, [str(home)] * 4)) == ["ok"] * 4
