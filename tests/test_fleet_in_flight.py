@@ -4,13 +4,17 @@ benchmarks read ("one request in flight per host"), so it must see a real overla
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 
 import httpx
 import pytest
 
+from sevenmaps_pipeline.devtools.bench_registry import SimHost, registry_timeline
 from sevenmaps_pipeline.devtools.fleet.run import SETTLE_TURNS, Fleet, OpenRequest
-from sevenmaps_pipeline.probe.config import ProbeConfig
+from sevenmaps_pipeline.lake.paths import LakePaths
+from sevenmaps_pipeline.probe.config import ProbeConfig, Timeouts
 from sevenmaps_pipeline.probe.http import build_client
+from sevenmaps_pipeline.probe.run import ReplayClock, readiness_day, scan_day
 
 HOST = "mcp.weather.test"
 
@@ -90,3 +94,22 @@ def test_the_running_fleet_counts_real_concurrent_requests_and_a_polite_client_a
         assert fleet.max_in_flight[HOST] == 2
         assert [o["request"] for o in fleet.overlaps] == ["GET /robots.txt"]
         assert fleet.overlaps[0]["open"][0]["ended"] == "still open"  # its 0.3 s had not passed
+
+
+def test_a_host_that_never_answers_is_left_before_the_next_request_and_the_fleet_sees_it(tmp_path):
+    """A host whose initialize hangs: the daily check gives up at its timeout and the readiness probe then asks
+    the host again (its documents, a new handshake, its server card). The prober leaves the hung request
+    before each next one, and the fleet, watching the connection while it holds the answer back, counts one
+    request in flight; while the hang only slept, it counted the next request as a second (the full-scale
+    registry bench listed such overlaps, docs/scaling.md)."""
+    day = dt.datetime.now(dt.UTC).date()
+    hung = "s0.wild.test"
+    timeline = registry_timeline([SimHost(hung, 1, 0.0, "timeout"), SimHost("mcp.ok.test", 1, 0.0, "up")])
+    with Fleet(timeline=timeline, slow_seconds=6.0) as fleet:
+        config = ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file, timeouts=Timeouts(initialize=1.0))
+        lake = LakePaths.at(tmp_path / "lake")
+        scan_day(lake, day, fleet.registry_url, config, ReplayClock(day, 3))
+        readiness_day(lake, day, config, ReplayClock(day, 23))
+    asked_again = [r for r in fleet.recorded if r["host"] == hung][5:]  # after the scan's robots.txt, 3 documents, POST
+    assert len(asked_again) >= 3, asked_again
+    assert fleet.max_in_flight[hung] == 1 and fleet.overlaps == [], fleet.overlaps

@@ -300,13 +300,29 @@ async def _drip() -> AsyncIterator[bytes]:
         await asyncio.sleep(1.0)
 
 
+async def _hung_until_gone(seconds: float, receive: Callable) -> bool:
+    """Hold a request unanswered for `seconds`, watching the connection: True as soon as the client hangs up.
+    A hang that only slept would count a request the client had given up on as still in flight (the fleet's
+    politeness count, run.py), and the next request to the host as a second one."""
+    async def gone() -> bool:
+        while (await receive())["type"] != "http.disconnect":
+            pass  # the request's body, read to its end: after it, only the hang-up comes
+        return True
+
+    try:
+        return await asyncio.wait_for(gone(), seconds)
+    except TimeoutError:
+        return False
+
+
 async def respond_for_state(state: str, host: str, scope: dict, receive: Callable, send: Callable,
                             slow_seconds: float) -> bool:
     """Answer for a day-level state that overrides the server's normal behaviour; False if none applies."""
     if state in ("up", "down"):
         return False
     if state == "timeout":
-        await asyncio.sleep(slow_seconds)
+        if await _hung_until_gone(slow_seconds, receive):
+            return True  # the client hung up first: nobody is left to answer, and the request is no longer open
         response: Response = Response(status_code=504)
     elif state == "http_500":
         response = Response("internal error", status_code=500)
