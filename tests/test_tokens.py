@@ -56,7 +56,7 @@ def test_tool_list_definition_tokens_count_the_canonical_json():
 
 def test_many_texts_count_the_same_on_one_thread_or_on_every_core():
     texts = [f"tool {i}: " + "read the file at path " * (i % 37) for i in range(1_300)]  # more than one chunk
-    on_one = tokens.count_many(texts, threads=1)
+    on_one = tokens.count_many(texts, one_thread=True)
     assert on_one == tokens.count_many(texts) == [tokens.count_tokens(t) for t in texts]
     assert len(set(on_one)) > 30
 

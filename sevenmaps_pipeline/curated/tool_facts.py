@@ -31,7 +31,7 @@ import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
 from ..lake import duck
-from ..lake.memory import give_back_freed_memory
+from ..lake.memory import collector_off_in_worker, give_back_freed_memory
 from ..lake.parquet_io import spill_folder, write_parquet, write_parquet_parts
 from ..lake.paths import LakePaths
 from ..lake.schemas import DAILY_STATUS, RAW_PROBES, TOOL_FACTS, TOOL_LISTS, conform
@@ -243,29 +243,21 @@ class _Known:
         return out
 
 
-def facts_rows(day: dt.date, batch: Batch, known: dict[str, KnownTokens], threads: int | None = None) -> BatchRows:
+def facts_rows(day: dt.date, batch: Batch, known: dict[str, KnownTokens], one_thread: bool = False) -> BatchRows:
     """One batch's tool_lists rows and tool_facts table (a worker process runs this, or the day's own)."""
     method = facts_method()
     lists, tools = [], []
-    for facts in facts_of_lists(batch, known=known, threads=threads):
+    for facts in facts_of_lists(batch, known=known, one_thread=one_thread):
         lists.append({"day": day, "tools_hash": facts.tools_hash, "tool_count": len(facts.tool_rows),
                       "definition_tokens": facts.definition_tokens, "method_version": method})
         tools += [{"day": day, **row} for row in facts.tool_rows]
     return lists, conform(pa.Table.from_pylist(tools, TOOL_FACTS.schema), TOOL_FACTS)
 
 
-def _start_worker() -> None:
-    """A worker's start. The cyclic collector is kept off: a batch's parsed lists are a few hundred thousand
-    objects without a cycle, which the collector walked again and again while they lived (about a tenth of
-    the work besides the counting: docs/scaling.md); whatever cycle a batch makes is collected after it."""
-    gc.collect()
-    gc.freeze()
-    gc.disable()
-
-
 def _facts_rows_in_worker(day: dt.date, batch: Batch, known: dict[str, KnownTokens]) -> BatchRows:
-    """facts_rows in a worker: counted on its one thread (there is a worker per core), then collected."""
-    rows = facts_rows(day, batch, known, threads=1)
+    """facts_rows in a worker (started by collector_off_in_worker): counted on its one thread (there is a
+    worker per core), then collected."""
+    rows = facts_rows(day, batch, known, one_thread=True)
     gc.collect()
     return rows
 
@@ -282,7 +274,7 @@ def _computed(batches: Iterable[Batch], day: dt.date, workers: int, notes: list[
         in_flight: deque[list[Any]] = deque()
         try:
             with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                                     initializer=_start_worker) as pool:
+                                     initializer=collector_off_in_worker) as pool:
                 for batch in pending:
                     in_flight.append([batch, None])
                     in_flight[-1][1] = pool.submit(_facts_rows_in_worker, day, batch, known.of(batch))

@@ -33,7 +33,7 @@ from xml.sax.saxutils import escape
 from jinja2 import Environment
 from markupsafe import Markup
 
-from ..lake.memory import give_back_freed_memory
+from ..lake.memory import collector_off_in_worker, give_back_freed_memory
 from ..lake.paths import LakePaths
 from . import charts
 from .locks import watch
@@ -272,9 +272,7 @@ def _open_in_worker(lake_root: Path, day: dt.date) -> None:
     mapday = MapDay.open(LakePaths.at(lake_root), day, reviews=False)
     atexit.register(mapday.close)
     _IN_WORKER.update(mapday=mapday, env=_environment(auto_reload=False))
-    gc.collect()
-    gc.freeze()
-    gc.disable()
+    collector_off_in_worker()
 
 
 def _server_pages_apart(out: Path, part: KeyRange, sources: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -102,10 +102,10 @@ def _count_chunk(texts: list[str]) -> list[int]:
     return [len(encode(t)) for t in texts]
 
 
-def count_many(texts: list[str], threads: int | None = None) -> list[int]:
-    """o200k_base tokens of each text, counted on every core (or on `threads`: 1 in a process that is
+def count_many(texts: list[str], one_thread: bool = False) -> list[int]:
+    """o200k_base tokens of each text, counted on every core (or on this thread alone: in a process that is
     itself one of a pool with a process per core, curated/tool_facts.py)."""
-    if len(texts) <= _CHUNK or threads == 1:
+    if len(texts) <= _CHUNK or one_thread:
         return _count_chunk(texts)
     encoding()
     chunks = [texts[i:i + _CHUNK] for i in range(0, len(texts), _CHUNK)]

@@ -71,9 +71,9 @@ def _json_columns(tool: Any, encoded: EncodedTool) -> _Columns:
 
 
 def facts_of_lists(lists: list[tuple[str, str]], vocab: Vocabulary | None = None,
-                   known: dict[str, KnownTokens] | None = None, threads: int | None = None) -> list[ListFacts]:
+                   known: dict[str, KnownTokens] | None = None, one_thread: bool = False) -> list[ListFacts]:
     """Facts of many (tools_hash, tools_json) lists; every text not `known` is tokenized in one batch (on
-    `threads`: rules/tokens.py count_many)."""
+    this thread alone with `one_thread`: rules/tokens.py count_many)."""
     vocab = vocab or default_vocabulary()
     known = known or {}
     parsed = [_parse(tools_json) for _, tools_json in lists]
@@ -99,7 +99,7 @@ def facts_of_lists(lists: list[tuple[str, str]], vocab: Vocabulary | None = None
             else:
                 places.append(-1 - kept)
         descriptions.append(places)
-    counts = count_many(texts, threads)
+    counts = count_many(texts, one_thread)
 
     def count(place: int) -> int:
         return counts[place] if place >= 0 else -1 - place
