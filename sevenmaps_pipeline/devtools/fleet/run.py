@@ -337,12 +337,23 @@ class Fleet:
                 if message["type"] == "http.response.body" and not message.get("more_body") and request.ended is None:
                     self._close(host, request, "answered")
 
+            raw_receive = receive
+
+            async def watched_receive() -> dict:
+                # A hang-up the app sees (a delayed or hanging answer watching its connection) ends the
+                # request as abandoned, so a next request that arrives while its end is being noticed is not
+                # counted as a second one in flight (SETTLE_TURNS).
+                message = await raw_receive()
+                if message["type"] == "http.disconnect" and request.ended is None:
+                    self._close(host, request, "abandoned")
+                return message
+
+            receive = watched_receive
             try:
                 await self._count_in_flight(host, request, earlier)
                 if host in self.latency:
                     waited = await _wait_unless_abandoned(self.latency[host], receive)
                     if waited is None:  # the client gave up (its timeout) while the answer was delayed
-                        self._close(host, request, "abandoned")
                         return
                     receive = waited
                 await fronts.get(host, router)(scope, receive, counted_send)
