@@ -82,7 +82,7 @@ def test_words_decide_without_annotations(t, risk):
     result = classify(t)
     assert result.risk == risk, (t["name"], result.rule, result.evidence)
     assert result.rule.startswith("words: ")
-    assert result.method == "risk-1.6"
+    assert result.method == "risk-1.7"
 
 
 def test_annotations_count_first_and_unset_is_not_false():
@@ -120,7 +120,7 @@ def test_a_vocabulary_change_is_a_method_change():
     older = Vocabulary.from_dict(doc)
     t = tool("verify_signature", "Verify a webhook signature.")
     assert (classify(t, older).risk, classify(t, older).method) == ("yellow", "risk-1.1")
-    assert (classify(t).risk, classify(t).method) == ("green", "risk-1.6")
+    assert (classify(t).risk, classify(t).method) == ("green", "risk-1.7")
 
 
 def test_a_reading_tool_told_where_to_write_its_output_is_yellow():
@@ -197,3 +197,49 @@ def test_a_description_starting_to_read_that_joins_a_high_risk_verb_is_red():
     result = classify(tool("console", "Read the console's messages, then clear the console."))
     assert (result.risk, result.evidence) == ("red", ["description:read", "description:clear"])
     assert classify(tool("console", "Read the console's messages, then update the filter.")).risk == "yellow"
+
+
+@pytest.mark.parametrize("description, risk, evidence", [
+    ("Compute PageRank for all nodes. Stores 'pageranks' on nodes.", "yellow", "description:stores"),
+    ("Export the report as PDF.\n\nCreates a file in the workspace and returns its link.", "yellow",
+     "description:creates"),
+    ("Find the largest component. It also removes every smaller one.", "red", "description:removes"),
+    ("Search saved searches. Triggers a refresh of the cache.", "red", "description:triggers"),
+])
+def test_a_later_sentence_that_starts_with_an_effect_names_a_change(description, risk, evidence):
+    """Method 1.7: a sentence after the first that begins with what the tool does to stored things."""
+    result = classify(tool("compute_rank", description))
+    assert (result.risk, result.evidence[-1]) == (risk, evidence), result
+
+
+@pytest.mark.parametrize("description", [
+    "List all App Configuration stores in a subscription. This command displays the\nstores available.",
+    "Get the changelog. Updates are listed newest first.",  # a noun at the sentence's start
+    "Get a query plan. Executes nothing; the plan is read from the cache.",  # not an effect on stored things
+    "Get the quota; stores, saves and writes are counted separately.",  # lower case: not a sentence's verb
+])
+def test_words_that_are_not_a_later_sentence_s_effect_leave_a_reading_tool_green(description):
+    assert classify(tool("get_plan", description)).risk == "green", classify(tool("get_plan", description))
+
+
+@pytest.mark.parametrize("description", [
+    "Keep only the largest component; remove the rest. Destructive; auto-snapshots first.",
+    "Reorder slides. WARNING: This is a destructive operation.",
+    "\U0001f5d1\ufe0f DESTRUCTIVE: drops a table and its rows.",
+    "Close a bug report. [destructive]",
+    "**Destructive**: writes to the target branch.",
+    "List local models. THIS IS DESTRUCTIVE AND HAS NO UNDO.",
+])
+def test_a_description_that_calls_its_tool_destructive_is_red(description):
+    result = classify(tool("extract_component", description))
+    assert (result.risk, result.evidence) == ("red", ["description:destructive"]), result
+
+
+@pytest.mark.parametrize("description", [
+    "Preview a filter. Non-destructive: nothing is removed.",
+    "Show the plan. This is not destructive.",
+    "List the tools. Destructive tools (delete_*, restore_*) need approval.",
+    "Get the graph. Run the destructive step on a copy.",
+])
+def test_a_description_that_only_mentions_destruction_does_not_call_its_tool_destructive(description):
+    assert classify(tool("get_graph", description)).risk == "green", classify(tool("get_graph", description))

@@ -25,7 +25,7 @@ def test_words_alone_agree_with_the_servers_own_annotations():
 
 
 def test_both_sides_of_the_tool_corpus_hold_what_was_measured():
-    """The split corpus (devtools/tool_corpus.py): guards at the figures measured at risk-1.6, with the third
+    """The split corpus (devtools/tool_corpus.py): guards at the figures measured at risk-1.7, with the third
     gathering (corpus_fresh.json.gz, 336 servers) in it, so a change that makes either side worse fails here (the
     goals, read-only vs changing at least 93% and changing called read-only at most 1.0% on the evaluation side,
     are not met: docs/methodology.md)."""
@@ -33,5 +33,5 @@ def test_both_sides_of_the_tool_corpus_hold_what_was_measured():
     print("\n" + sides_report(sides))
     dev, ev = sides[DEVELOPMENT], sides[EVALUATION]
     assert dev.tools >= 2000 and ev.tools >= 1500
-    assert dev.binary_share >= 0.921 and dev.changing_as_read_only_share <= 0.013 and dev.level_share >= 0.819
-    assert ev.binary_share >= 0.909 and ev.changing_as_read_only_share <= 0.044 and ev.level_share >= 0.801
+    assert dev.binary_share >= 0.921 and dev.changing_as_read_only_share <= 0.013 and dev.level_share >= 0.820
+    assert ev.binary_share >= 0.911 and ev.changing_as_read_only_share <= 0.037 and ev.level_share >= 0.806

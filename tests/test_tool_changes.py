@@ -105,7 +105,7 @@ def test_every_tool_list_kind_between_two_days(lake):
     assert by[("tool_added", "delete_everything")]["risk"] == "red"
     assert by[("tool_removed", "get_old_report")]["previous_risk"] == "green"
     assert {r["previous_day"] for r in rows} == {DAY1}
-    assert {r["method_version"] for r in rows} == {"changes-1.0+risk-1.6+o200k_base-1.1"}
+    assert {r["method_version"] for r in rows} == {"changes-1.0+risk-1.7+o200k_base-1.1"}
     # The same diff under a version bump is not silent; an unchanged list records nothing.
     assert kinds(found[server_key(bumped)]) == [k for k in kinds(rows) if k[0] != "silent"]
     assert server_key(steady) not in found

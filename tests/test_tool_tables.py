@@ -45,7 +45,7 @@ def test_tools_rows_keep_unset_apart_from_false_and_surface_contradictions(lake)
                                                                                            "yellow"]
     assert "words say red" in rows["delete_account"]["annotation_contradiction"]
     assert rows["create_note"]["risk_evidence"] == ["name:create"]
-    assert {r["method_version"] for r in rows.values()} == {"risk-1.6+o200k_base-1.1"}
+    assert {r["method_version"] for r in rows.values()} == {"risk-1.7+o200k_base-1.1"}
 
 
 def test_token_cost_counts_the_definition_text_and_ranks_endpoints(lake):
