@@ -5,7 +5,10 @@ method change of the rules."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import shutil
+import subprocess
+import sys
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -110,3 +113,30 @@ def test_a_method_change_of_the_rules_takes_the_counts_of_the_same_tokenizer(lak
     fresh = [t for t in tools if t["fingerprint"] not in stored]
     assert len(fresh) == 2 and all(t["description_tokens"] == count_tokens(t["description"]) for t in fresh)
     assert {t["risk"] for t in tools if t["name"].startswith("create") and not t["annotations_json"]} == {"red"}
+
+
+_LEAN_WORKER = """
+import datetime as dt, json, multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+from sevenmaps_pipeline import curated  # the day's process holds the builders and DuckDB
+from sevenmaps_pipeline.curated.tool_facts import TOOL_FACTS
+from sevenmaps_pipeline.lake.memory import collector_off_in_worker
+from sevenmaps_pipeline.rules.tool_facts import facts_batch_in_worker
+batch = [("0" * 64, json.dumps([{"name": "get_item", "description": "Get an item.", "inputSchema": {}}]))]
+with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
+                         initializer=collector_off_in_worker) as pool:
+    lists, tools = pool.submit(facts_batch_in_worker, dt.date(2026, 12, 1), batch, {}, TOOL_FACTS.schema).result()
+    modules = pool.submit(eval, "sorted(__import__('sys').modules)").result()
+    print(json.dumps({"tools": tools.num_rows, "modules": modules}))
+"""
+
+
+def test_a_facts_worker_imports_the_rules_not_the_builders():
+    """A spawned worker imports the module of the function it runs: tool_facts' lives in rules/tool_facts.py, so a
+    worker holds neither the lake's builders nor DuckDB beside the day's process (docs/scaling.md, "The day's peak
+    memory")."""
+    out = subprocess.run([sys.executable, "-c", _LEAN_WORKER], capture_output=True, text=True, check=True).stdout
+    seen = json.loads(out.strip().splitlines()[-1])
+    assert seen["tools"] == 1
+    assert "sevenmaps_pipeline.rules.tool_facts" in seen["modules"]
+    assert not {"duckdb", "sevenmaps_pipeline.curated", "dagster"} & set(seen["modules"]), seen["modules"]

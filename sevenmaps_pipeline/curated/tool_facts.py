@@ -13,7 +13,6 @@ batch over every list.
 from __future__ import annotations
 
 import datetime as dt
-import gc
 import multiprocessing
 import os
 import time
@@ -36,7 +35,7 @@ from ..lake.parquet_io import spill_folder, write_parquet, write_parquet_parts
 from ..lake.paths import LakePaths
 from ..lake.schemas import DAILY_STATUS, RAW_PROBES, TOOL_FACTS, TOOL_LISTS, conform
 from ..rules.tokens import TOKENIZER_METHOD
-from ..rules.tool_facts import KnownTokens, facts_method, facts_of_lists
+from ..rules.tool_facts import KnownTokens, facts_batch, facts_batch_in_worker, facts_method
 from .baselines import baseline_before
 from .common import BuildResult, partitions_through, probe_files, require_status
 
@@ -244,22 +243,9 @@ class _Known:
 
 
 def facts_rows(day: dt.date, batch: Batch, known: dict[str, KnownTokens], one_thread: bool = False) -> BatchRows:
-    """One batch's tool_lists rows and tool_facts table (a worker process runs this, or the day's own)."""
-    method = facts_method()
-    lists, tools = [], []
-    for facts in facts_of_lists(batch, known=known, one_thread=one_thread):
-        lists.append({"day": day, "tools_hash": facts.tools_hash, "tool_count": len(facts.tool_rows),
-                      "definition_tokens": facts.definition_tokens, "method_version": method})
-        tools += [{"day": day, **row} for row in facts.tool_rows]
-    return lists, conform(pa.Table.from_pylist(tools, TOOL_FACTS.schema), TOOL_FACTS)
-
-
-def _facts_rows_in_worker(day: dt.date, batch: Batch, known: dict[str, KnownTokens]) -> BatchRows:
-    """facts_rows in a worker (started by collector_off_in_worker): counted on its one thread (there is a
-    worker per core), then collected."""
-    rows = facts_rows(day, batch, known, one_thread=True)
-    gc.collect()
-    return rows
+    """One batch's tool_lists rows and tool_facts table, in the day's own process."""
+    lists, tools = facts_batch(day, batch, known, TOOL_FACTS.schema, one_thread=one_thread)
+    return lists, conform(tools, TOOL_FACTS)
 
 
 def _computed(batches: Iterable[Batch], day: dt.date, workers: int, notes: list[str],
@@ -277,7 +263,10 @@ def _computed(batches: Iterable[Batch], day: dt.date, workers: int, notes: list[
                                      initializer=collector_off_in_worker) as pool:
                 for batch in pending:
                     in_flight.append([batch, None])
-                    in_flight[-1][1] = pool.submit(_facts_rows_in_worker, day, batch, known.of(batch))
+                    # The worker's function lives in rules/tool_facts.py, so a spawned worker imports the rules
+                    # and not this package's builders and DuckDB (about 50 MB a worker: docs/scaling.md).
+                    in_flight[-1][1] = pool.submit(facts_batch_in_worker, day, batch, known.of(batch),
+                                                   TOOL_FACTS.schema)
                     while len(in_flight) >= 2 * workers:
                         yield _first_done(in_flight)
                 while in_flight:
@@ -292,6 +281,6 @@ def _computed(batches: Iterable[Batch], day: dt.date, workers: int, notes: list[
 
 
 def _first_done(in_flight: deque[list[Any]]) -> BatchRows:
-    rows: BatchRows = in_flight[0][1].result()
+    lists, tools = in_flight[0][1].result()
     in_flight.popleft()
-    return rows
+    return lists, conform(tools, TOOL_FACTS)

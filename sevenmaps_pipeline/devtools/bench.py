@@ -197,15 +197,21 @@ def _child_run(job: str, first: dt.date, last: dt.date, lake: Path, key: Path) -
             "build_seconds": dict(sorted(builds.items(), key=lambda kv: -kv[1]))}
 
 
+CHILD_MAIN = "import sys; from sevenmaps_pipeline.devtools.bench import child_main; child_main(sys.argv[1:])"
+
+
 def _measure(job: str, first: dt.date, last: dt.date, lake: LakePaths, key: Path) -> dict:
     started = time.perf_counter()
     # The code location's partitions begin at the lake's first day: the bench lake's, not whatever lake
     # (or none, on a fresh clone) the checkout holds (docs/operations.md, "The first day").
     env = {**os.environ, "SEVENMAPS_LAKE": str(lake.root), "SEVENMAPS_FIRST_DAY": lake_first_day(lake).isoformat()}
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        # The child's main is `-c`, as a Dagster run worker's is `-m dagster`: a process the run spawns (tool_facts'
+        # and the site's workers) then imports what its function needs and not the main module again, which
+        # multiprocessing does for `-m this.module` (about 90 MB a worker: docs/scaling.md, "The day's peak memory").
         proc = subprocess.Popen(
-            [sys.executable, "-m", "sevenmaps_pipeline.devtools.bench", "--child", job, first.isoformat(),
-             last.isoformat(), str(lake.root), str(key)], stdout=out, stderr=err, text=True, env=env)
+            [sys.executable, "-c", CHILD_MAIN, "--child", job, first.isoformat(), last.isoformat(), str(lake.root),
+             str(key)], stdout=out, stderr=err, text=True, env=env)
         # The run's peak is its own and its site workers' together (publishing/site.py writes server pages
         # in worker processes), sampled as it runs.
         tree_peak = 0.0
@@ -408,10 +414,14 @@ def _verify_figures(lake, key: Path, rounds: int = 3) -> dict:
             "log_size": log_report.checkpoint.size if log_report.checkpoint else 0}
 
 
-if __name__ == "__main__":
+def child_main(argv: list[str]) -> None:
+    """One measured run (`_measure`'s child): its figures as the last line of standard output."""
     parser = argparse.ArgumentParser()
-    parser.add_argument("--child", nargs=5, metavar=("JOB", "FIRST", "LAST", "LAKE", "KEY"))
-    args = parser.parse_args()
-    job, first, last, lake, key = args.child
+    parser.add_argument("--child", nargs=5, metavar=("JOB", "FIRST", "LAST", "LAKE", "KEY"), required=True)
+    job, first, last, lake, key = parser.parse_args(argv).child
     print(json.dumps(_child_run(job, dt.date.fromisoformat(first), dt.date.fromisoformat(last), Path(lake),
                                 Path(key))))
+
+
+if __name__ == "__main__":
+    child_main(sys.argv[1:])

@@ -73,10 +73,14 @@ def _child(step: str, day: dt.date, lake_root: Path) -> dict:
     return figures
 
 
+# As in devtools/bench.py: a `-c` main, so that the build's worker processes do not import this module again.
+CHILD_MAIN = "import sys; from sevenmaps_pipeline.devtools.bench_tools import child_main; child_main(sys.argv[1:])"
+
+
 def _measure(step: str, day: dt.date, lake: LakePaths) -> dict:
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "sevenmaps_pipeline.devtools.bench_tools", "--child", step,
-                           day.isoformat(), str(lake.root)], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-c", CHILD_MAIN, "--child", step, day.isoformat(), str(lake.root)],
+                          capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"{step} for {day} failed:\n{proc.stderr[-4000:]}")
     figures = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -130,9 +134,13 @@ def print_tools_bench(results: dict) -> None:
     record("tools", results)
 
 
-if __name__ == "__main__":
+def child_main(argv: list[str]) -> None:
+    """One measured build (`_measure`'s child): its figures as the last line of standard output."""
     parser = argparse.ArgumentParser()
-    parser.add_argument("--child", nargs=3, metavar=("STEP", "DAY", "LAKE"))
-    args = parser.parse_args()
-    step, day, lake_root = args.child
+    parser.add_argument("--child", nargs=3, metavar=("STEP", "DAY", "LAKE"), required=True)
+    step, day, lake_root = parser.parse_args(argv).child
     print(json.dumps(_child(step, dt.date.fromisoformat(day), Path(lake_root))))
+
+
+if __name__ == "__main__":
+    child_main(sys.argv[1:])

@@ -73,8 +73,13 @@ def _load_encoding() -> tiktoken.Encoding:
     # binascii directly: base64.b64decode's checks per call cost a third of the load (200,000 lines).
     lines = (line.split() for line in _bpe_bytes().splitlines() if line)
     ranks = {a2b_base64(token): int(rank) for token, rank in lines}
-    return tiktoken.Encoding(name="o200k_base", pat_str=_O200K_PATTERN, mergeable_ranks=ranks,
-                             special_tokens=_O200K_SPECIAL)
+    loaded = tiktoken.Encoding(name="o200k_base", pat_str=_O200K_PATTERN, mergeable_ranks=ranks,
+                               special_tokens=_O200K_SPECIAL)
+    # Encoding keeps the Python dict of 200,000 ranks only to pickle itself, which nothing here does; its Rust
+    # core holds its own copy. Dropped, it gives back about 30 MB in each process that counts (the day's and
+    # tool_facts' workers: docs/scaling.md, "The day's peak memory").
+    loaded._mergeable_ranks = {}
+    return loaded
 
 
 def count_tokens(text: str) -> int:

@@ -7,9 +7,13 @@ carries the method versions that produced it, so a method change recomputes rath
 
 from __future__ import annotations
 
+import datetime as dt
+import gc
 import json
 from dataclasses import dataclass
 from typing import Any
+
+import pyarrow as pa
 
 from .fingerprints import EncodedTool, definition_text_of, encode_tool
 from .risk import Vocabulary, classify, default_vocabulary
@@ -135,3 +139,26 @@ def _list_facts(tools_hash: str, tools: list, columns: list[_Columns], definitio
             "method_version": method,
         })
     return ListFacts(tools_hash, definition_tokens, rows)
+
+
+def facts_batch(day: dt.date, lists: list[tuple[str, str]], known: dict[str, KnownTokens], schema: pa.Schema,
+                one_thread: bool = False) -> tuple[list[dict[str, Any]], pa.Table]:
+    """One batch of a day's lists: their tool_lists rows, and their tools' rows as a table of `schema` (the
+    lake's tool_facts schema, passed in so that a worker process imports this module and not the lake's
+    builders: docs/scaling.md, "The day's peak memory")."""
+    method = facts_method()
+    summaries, tools = [], []
+    for facts in facts_of_lists(lists, known=known, one_thread=one_thread):
+        summaries.append({"day": day, "tools_hash": facts.tools_hash, "tool_count": len(facts.tool_rows),
+                          "definition_tokens": facts.definition_tokens, "method_version": method})
+        tools += [{"day": day, **row} for row in facts.tool_rows]
+    return summaries, pa.Table.from_pylist(tools, schema)
+
+
+def facts_batch_in_worker(day: dt.date, lists: list[tuple[str, str]], known: dict[str, KnownTokens],
+                          schema: pa.Schema) -> tuple[list[dict[str, Any]], pa.Table]:
+    """facts_batch in a pool worker (started by lake/memory.py collector_off_in_worker): counted on its one
+    thread (there is a worker per core), then collected."""
+    rows = facts_batch(day, lists, known, schema, one_thread=True)
+    gc.collect()
+    return rows
