@@ -227,10 +227,7 @@ def _is_output_argument(argument: str, vocab: Vocabulary) -> bool:
     return len(words) >= 2 and words[0] in vocab.output_argument_leads and words[-1] in vocab.output_argument_objects
 
 
-# A sentence after the first, begun by a capitalised word, or by "It", "Also" or "This tool" and a word: wrapped lines
-# and list items that continue a sentence start in lower case, so they do not count.
-_LATER_SENTENCE = re.compile(r"(?:[.!?;]\s+|\n\s*\n\s*|\n\s*[-*\u2022]\s+)"
-                             r"(?:(?:It|Also|This tool)\s+(?:also\s+)?([a-z]+)|([A-Z][a-z]+))\b")
+
 # The description calls its own tool destructive: "This is a destructive operation", "Destructive; auto-snapshots
 # first", "[destructive]", "DESTRUCTIVE:"; never "non-destructive", "is not destructive" or "Destructive tools
 # (delete_*)".
@@ -241,13 +238,25 @@ _SELF_DESTRUCTIVE = re.compile(
     re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=8)
+def _later_sentence_effect(vocab: Vocabulary) -> re.Pattern[str]:
+    """A sentence after the first begun by one of the vocabulary's `sentence_effect_verbs`, capitalised, or
+    after "It", "Also" or "This tool": wrapped lines and list items that continue a sentence start in lower
+    case, so they do not count."""
+    verbs = "|".join(sorted(vocab.sentence_effect_verbs))
+    capitalised = "|".join(v.capitalize() for v in sorted(vocab.sentence_effect_verbs))
+    return re.compile(rf"(?:[.!?;]\s+|\n\s*\n\s*|\n\s*[-*\u2022]\s+)"
+                      rf"(?:(?:It|Also|This tool)\s+(?:also\s+)?({verbs})|({capitalised}))\b")
+
+
 def sentence_effects(description: str, vocab: Vocabulary) -> tuple[list[str], list[str]]:
     """(high-risk, changing) verbs that begin a later sentence of the description, as what the tool does to stored
     things ("Compute PageRank for all nodes. Stores 'pageranks' on nodes."): only the vocabulary's
     `sentence_effect_verbs`, third-person forms that are not nouns at a sentence's start ("Updates", "Posts" and
     "Tags" are)."""
-    found = {(m.group(1) or m.group(2)).lower() for m in _LATER_SENTENCE.finditer(description)} & \
-        vocab.sentence_effect_verbs
+    if not vocab.sentence_effect_verbs:
+        return [], []
+    found = {(m.group(1) or m.group(2)).lower() for m in _later_sentence_effect(vocab).finditer(description)}
     red = sorted(v for v in found if v in vocab.description_red or _base_form(v) in vocab.red)
     return red, sorted(found - set(red))
 
@@ -272,14 +281,16 @@ _LEAD_RULES = ("description starts reading, but joins a high-risk action",
 
 
 def _reading_unless(opening: list[str], change_opening: list[str], rules: tuple[str, str, str], desc: str,
-                    changes: list[str], writes_to: list[str], effects: tuple[list[str], list[str]],
+                    changes: list[str], writes_to: list[str], description: str,
                     vocab: Vocabulary) -> tuple[str, str, list[str]] | None:
     """What a reading opening (the name's verb, or the description's leading verb: its evidence `opening`)
     becomes when its first sentence joins a high-risk verb (red) or a changing one, its description names a
     change, or an argument says where it writes its output (yellow); None when nothing does. Since method 1.6
     both openings read joined high-risk verbs (before, a description's leading verb read only the changing
     ones, so a verb moved from changing to high-risk would have left its tool green); since 1.7 a later
-    sentence's effect (`sentence_effects`) counts as a joined verb."""
+    sentence's effect (`sentence_effects`, of the description as written: `desc` is in lower case) counts as a
+    joined verb."""
+    effects = sentence_effects(description, vocab)
     joined_words = _joined_words(desc)
     red_verbs, change_verbs = _joined_vocabularies(vocab)
     joined_red = sorted(set(_joined_verbs(joined_words, red_verbs)) | set(effects[0]))
@@ -294,8 +305,7 @@ def _reading_unless(opening: list[str], change_opening: list[str], rules: tuple[
 
 
 def _reading_name_level(verb: tuple[str, str], desc: str, lead: tuple[str, str] | None, changes: list[str],
-                        writes_to: list[str], effects: tuple[list[str], list[str]],
-                        vocab: Vocabulary) -> tuple[str, str, list[str]]:
+                        writes_to: list[str], description: str, vocab: Vocabulary) -> tuple[str, str, list[str]]:
     """A reading name is read as such unless its description starts with a verb that changes things, says it
     saves or starts something, or its first sentence joins another verb to it (long descriptions name
     "updates", "changes" and "commits" as things, not as what the tool does), or an argument says where it
@@ -304,15 +314,15 @@ def _reading_name_level(verb: tuple[str, str], desc: str, lead: tuple[str, str] 
         return lead[0], "reading name, but the description starts with another verb", \
             [f"name:{verb[1]}", f"description:{lead[1]}"]
     opening = [f"name:{verb[1]}"]
-    return _reading_unless(opening, opening, _NAME_RULES, desc, changes, writes_to, effects, vocab) or \
+    return _reading_unless(opening, opening, _NAME_RULES, desc, changes, writes_to, description, vocab) or \
         ("green", "reading verb and nothing suggests a change (method 1.2)", opening)
 
 
 def _reading_lead_level(lead: tuple[str, str], desc: str, changes: list[str], writes_to: list[str],
-                        effects: tuple[list[str], list[str]], vocab: Vocabulary) -> tuple[str, str, list[str]]:
+                        description: str, vocab: Vocabulary) -> tuple[str, str, list[str]]:
     """A description that starts with a reading verb, for a name without a verb."""
     opening = [f"description:{lead[1]}"]
-    return _reading_unless(opening, [], _LEAD_RULES, desc, changes, writes_to, effects, vocab) or \
+    return _reading_unless(opening, [], _LEAD_RULES, desc, changes, writes_to, description, vocab) or \
         ("green", "description starts with a reading verb and nothing suggests a change (method 1.2)", opening)
 
 
@@ -328,7 +338,7 @@ def words_level(name: str, description: str, vocab: Vocabulary,
     phrases = [p for p in vocab.red_phrases if p in desc]
     if phrases:
         return "red", "description says it does something high-risk", [f"description:{p}" for p in phrases]
-    if calls_itself_destructive(description or ""):
+    if "destructive" in desc and calls_itself_destructive(desc):
         return "red", "description calls the tool destructive (method 1.7)", ["description:destructive"]
     if verb and verb[0] == "yellow":
         red_in_desc = _description_verbs(_description_words(desc), vocab.description_red)
@@ -339,14 +349,13 @@ def words_level(name: str, description: str, vocab: Vocabulary,
     lead = _lead_level(_description_lead(desc), vocab)
     changes = [p for p in vocab.change_phrases if p in desc]
     writes_to = output_arguments(arguments, vocab)
-    effects = sentence_effects(description or "", vocab)
     if verb and verb[0] == "green":
-        return _reading_name_level(verb, desc, lead, changes, writes_to, effects, vocab)
-    return _description_level(desc, lead, changes, writes_to, effects, vocab)
+        return _reading_name_level(verb, desc, lead, changes, writes_to, description or "", vocab)
+    return _description_level(desc, lead, changes, writes_to, description or "", vocab)
 
 
 def _description_level(desc: str, lead: tuple[str, str] | None, changes: list[str], writes_to: list[str],
-                       effects: tuple[list[str], list[str]], vocab: Vocabulary) -> tuple[str, str, list[str]]:
+                       description: str, vocab: Vocabulary) -> tuple[str, str, list[str]]:
     """A name without a verb: the description's leading verb, then the verbs it uses anywhere."""
     if lead and lead[0] == "red":
         return "red", "description starts with a high-risk verb", [f"description:{lead[1]}"]
@@ -357,7 +366,7 @@ def _description_level(desc: str, lead: tuple[str, str] | None, changes: list[st
     if lead and lead[0] == "yellow":
         return "yellow", "description starts with a verb that changes data", [f"description:{lead[1]}"]
     if lead and lead[0] == "green":
-        return _reading_lead_level(lead, desc, changes, writes_to, effects, vocab)
+        return _reading_lead_level(lead, desc, changes, writes_to, description, vocab)
     change_in_desc = _description_verbs(words, vocab.description_change)
     if change_in_desc:
         return "yellow", "description names a change", [f"description:{v}" for v in change_in_desc]
