@@ -18,7 +18,7 @@ from pathlib import Path
 from ..packaged import SOURCE_ROOT
 from ..rules.risk import LEVELS, classify, default_vocabulary
 from .bench_history import record
-from .tool_corpus import DEVELOPMENT, EVALUATION, load_servers, side_of
+from .tool_corpus import DEVELOPMENT, EVALUATION, HOLDOUT, load_holdout, load_servers, side_of
 
 CORPUS = (SOURCE_ROOT or Path.cwd()) / "tests" / "data" / "risk_corpus.json"
 
@@ -108,11 +108,13 @@ def report(m: Measure, what: str = "real tools") -> str:
 
 
 def measure_sides() -> dict[str, Measure]:
-    """The development and evaluation sides of the tool corpus (devtools/tool_corpus.py), each measured."""
-    servers = load_servers()
+    """The development and evaluation sides of the tool corpus (devtools/tool_corpus.py), and its holdout where
+    it is there, each measured."""
+    servers = load_servers() + load_holdout()
+    sides = {side_of(s) for s in servers}
     return {side: measure_tools((s.id, t) for s in servers if side_of(s) == side for t in s.tools
                                 if isinstance(t, dict))
-            for side in (DEVELOPMENT, EVALUATION)}
+            for side in (DEVELOPMENT, EVALUATION, HOLDOUT) if side in sides}
 
 
 def sides_report(sides: dict[str, Measure]) -> str:
