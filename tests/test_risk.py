@@ -243,3 +243,24 @@ def test_a_description_that_calls_its_tool_destructive_is_red(description):
 ])
 def test_a_description_that_only_mentions_destruction_does_not_call_its_tool_destructive(description):
     assert classify(tool("get_graph", description)).risk == "green", classify(tool("get_graph", description))
+
+
+_LONG_DESCRIPTIONS = """
+from sevenmaps_pipeline.rules.risk import classify
+units = ["\\n", "\\n ", "\\t\\n", "\\n- ", ". ", "destructive\\n", "destructive ", "It also ", "Stores ", "and ", ", "]
+for unit in units:
+    description = "Get the item" + unit * (100_000 // len(unit)) + "."
+    for name in ("get_item", "item"):
+        classify({"name": name, "description": description})
+print("read")
+"""
+
+
+def test_descriptions_of_100_000_characters_built_to_make_a_pattern_search_again_are_read_in_one_pass():
+    """A server's description is theirs to fill: runs of line breaks and spaces cost one pass of each pattern, not
+    a search from each character of the run (before, 2,000 line breaks took 40 s and 20,000 did not end). In a
+    process of its own with a generous budget: a linear read of the 22 takes well under a second, a quadratic one
+    hours, so a regression fails here rather than hanging the suite."""
+    done = subprocess.run([sys.executable, "-c", _LONG_DESCRIPTIONS], capture_output=True, text=True, timeout=60,
+                          check=True)
+    assert done.stdout.strip() == "read"

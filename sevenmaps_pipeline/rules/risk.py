@@ -231,10 +231,14 @@ def _is_output_argument(argument: str, vocab: Vocabulary) -> bool:
 # The description calls its own tool destructive: "This is a destructive operation", "Destructive; auto-snapshots
 # first", "[destructive]", "DESTRUCTIVE:"; never "non-destructive", "is not destructive" or "Destructive tools
 # (delete_*)".
+# Every run of white space is taken whole (possessive: `*+`, `++`) from its first character on, so a description
+# of 100,000 line breaks costs one pass, not a search from each of them (a server's description is theirs to
+# fill); what matches is what matched before: white space holding a line break, then the word.
 _SELF_DESTRUCTIVE = re.compile(
     r"\bthis (?:tool |operation |action |call |command )?is (?:an? )?(?:irreversible,? |permanently |potentially )?"
     r"destructive\b"
-    r"|(?:^|[.!?;:]\s+|\n\s*|[^\w\s-]\s*)destructive(?=\s*(?:[.;:!\u2014\u2013\]*()]|-\s|operation\b|action\b|$))",
+    r"|(?:^|(?<!\s)[^\S\n]*\n\s*+|[^\w\s-]\s*+)destructive"
+    r"(?=\s*+(?:[.;:!\u2014\u2013\]*()]|-\s|operation\b|action\b|$))",
     re.IGNORECASE)
 
 
@@ -245,8 +249,9 @@ def _later_sentence_effect(vocab: Vocabulary) -> re.Pattern[str]:
     case, so they do not count."""
     verbs = "|".join(sorted(vocab.sentence_effect_verbs))
     capitalised = "|".join(v.capitalize() for v in sorted(vocab.sentence_effect_verbs))
-    return re.compile(rf"(?:[.!?;]\s+|\n\s*\n\s*|\n\s*[-*\u2022]\s+)"
-                      rf"(?:(?:It|Also|This tool)\s+(?:also\s+)?({verbs})|({capitalised}))\b")
+    # White space taken whole, as in _SELF_DESTRUCTIVE: a blank line or a list item after text, or a sentence's end.
+    return re.compile(rf"(?:[.!?;]\s++|(?<!\s)[^\S\n]*\n[^\S\n]*\n\s*+|(?<!\s)[^\S\n]*\n\s*+[-*\u2022]\s++)"
+                      rf"(?:(?:It|Also|This tool)\s++(?:also\s++)?({verbs})|({capitalised}))\b")
 
 
 def sentence_effects(description: str, vocab: Vocabulary) -> tuple[list[str], list[str]]:
@@ -290,7 +295,9 @@ def _reading_unless(opening: list[str], change_opening: list[str], rules: tuple[
     ones, so a verb moved from changing to high-risk would have left its tool green); since 1.7 a later
     sentence's effect (`sentence_effects`, of the description as written: `desc` is in lower case) counts as a
     joined verb."""
-    effects = sentence_effects(description, vocab)
+    # The sentences are read only where an effect verb occurs at all: a plain substring search is the cheaper test.
+    has_effect_verb = any(verb in desc for verb in vocab.sentence_effect_verbs)
+    effects = sentence_effects(description, vocab) if has_effect_verb else ([], [])
     joined_words = _joined_words(desc)
     red_verbs, change_verbs = _joined_vocabularies(vocab)
     joined_red = sorted(set(_joined_verbs(joined_words, red_verbs)) | set(effects[0]))
