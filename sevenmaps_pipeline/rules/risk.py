@@ -262,15 +262,9 @@ def sentence_effects(description: str, vocab: Vocabulary) -> tuple[list[str], li
     if not vocab.sentence_effect_verbs:
         return [], []
     found = {(m.group(1) or m.group(2)).lower() for m in _later_sentence_effect(vocab).finditer(description)}
-    red = sorted(v for v in found if v in vocab.description_red or _base_form(v) in vocab.red)
+    forms = _lead_forms(vocab)  # every present form of every verb, with its level
+    red = sorted(v for v in found if v in vocab.description_red or forms.get(v, ("",))[0] == "red")
     return red, sorted(found - set(red))
-
-
-def _base_form(third_person: str) -> str:
-    for suffix, base in (("ies", "y"), ("shes", "sh"), ("es", "e"), ("s", "")):
-        if third_person.endswith(suffix):
-            return third_person[: -len(suffix)] + base
-    return third_person
 
 
 def calls_itself_destructive(description: str) -> bool:
