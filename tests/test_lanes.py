@@ -101,7 +101,7 @@ def test_a_slow_readiness_run_never_holds_up_a_slice_or_a_five_minute_run_and_th
                         "opted_out_hosts": fleet.timeline["opted_out_hosts"]}
         readiness = run_config(lake.root, prober={**fleet_prober, "codehost_url": codehost.url,
                                                   "skills_list": str(fleet.skills_list(tmp_path))})
-        readiness["ops"] = {"nightly_readiness": {"config": {"day": DAY.isoformat()}}}
+        readiness["ops"] = {"slice_readiness": {"config": {"day": DAY.isoformat(), "through_hour": 23}}}
         # The instance's storage is made before the daemon opens it (two processes creating its tables race).
         with dg.DagsterInstance.get() as instance, code_location(instance) as location:
             with open(tmp_path / "daemon.log", "w") as log:
@@ -160,22 +160,23 @@ def test_a_slow_readiness_run_never_holds_up_a_slice_or_a_five_minute_run_and_th
 TERMINAL = {dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED}
 
 
-def test_the_readiness_run_follows_the_days_last_slice_and_carries_its_day():
+def test_a_readiness_run_follows_each_slice_and_carries_its_day_and_hour():
     from sevenmaps_pipeline.defs.jobs import readiness_sensor
 
     def evaluate(key: str):
         with dg.instance_for_test() as instance:
             run = instance.create_run_for_job(job_def=dg.GraphDefinition("noop").to_job(), run_id=None,
-                                              tags={"dagster/partition": key})
+                                              tags={"dagster/partition": key} if key else {})
             event = dg.DagsterEvent(event_type_value=dg.DagsterEventType.RUN_SUCCESS.value, job_name="scan_slice_job")
             return readiness_sensor(dg.build_run_status_sensor_context(
                 sensor_name="readiness_sensor", dagster_instance=instance, dagster_run=run, dagster_event=event))
 
-    request = evaluate(f"{DAY}-23:00")
-    assert isinstance(request, dg.RunRequest) and request.run_key == f"readiness-{DAY}"
-    assert request.run_config["ops"]["nightly_readiness"]["config"]["day"] == DAY.isoformat()
-    assert request.tags == {"sevenmaps/lands-readiness": DAY.isoformat()}
-    assert isinstance(evaluate(f"{DAY}-22:00"), dg.SkipReason)
+    for hour in (0, 7, 23):
+        request = evaluate(f"{DAY}-{hour:02d}:00")
+        assert isinstance(request, dg.RunRequest) and request.run_key == f"readiness-{DAY}-{hour:02d}:00"
+        assert request.run_config["ops"]["slice_readiness"]["config"] == {"day": DAY.isoformat(), "through_hour": hour}
+        assert request.tags == {"sevenmaps/lands-readiness": DAY.isoformat()}
+    assert isinstance(evaluate(""), dg.SkipReason)  # not one slice: a run without its partition
 
 
 def test_a_home_from_before_the_lanes_gets_them_and_an_operators_own_file_is_left_alone(tmp_path, monkeypatch):

@@ -71,7 +71,7 @@ class DayAsset(NamedTuple):
     reads: tuple[Read, ...]  # what its builder reads (tests/test_day_graph.py observes it)
 
 
-# The raw kinds the day's scan lands (its slices, the nightly readiness probe): read as raw_probes, which
+# The raw kinds the day's scan lands (its slices, the readiness probes after them): read as raw_probes, which
 # validates them; every other raw kind an asset reads is landed outside the map's graph (agent reports by
 # the reporting service, packages and domains by lookups_job) and read as `raw/<kind>`.
 RAW_KINDS_OF_SCAN = ("registry", "probes", "origins", "readiness", "readiness_surfaces", "skills")

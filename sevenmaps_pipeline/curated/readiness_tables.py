@@ -1,5 +1,5 @@
 """Readiness for one day (docs/methodology.md, "Readiness"): the discovery surfaces each endpoint answered,
-every rubric line of every MCP endpoint and skill the night's readiness run read, and the scores summed
+every rubric line of every MCP endpoint and skill the day's readiness runs read, and the scores summed
 from those lines. The inputs are gathered set-wise in DuckDB (sql/readiness_lines.sql,
 sql/readiness_discovery.sql); the lines are scored by rules/readiness.py, the code `sevenmaps readiness`
 runs too; the scores are summed in SQL (sql/readiness_scores.sql).

@@ -1,4 +1,4 @@
-"""Jobs and schedules: scan each hour's slice, probe readiness after the day's last one, build the map of the
+"""Jobs and schedules: scan each hour's slice, probe its endpoints' readiness after it, build the map of the
 day that ended, sign it (docs/operations.md, "Schedules"). Each in its lane (defs/lanes.py); the tags the
 schedules put on a day's runs let the day's map and signing wait for the runs that land its files."""
 
@@ -12,7 +12,7 @@ from . import lanes
 from .day_map import daily_map
 from .freshness import FRESHNESS_CHECKS
 from .integrity_assets import daily_root, day_snapshot
-from .map_assets import READINESS_HOUR, probe_slice
+from .map_assets import probe_slice
 from .open_day_assets import open_day
 from .partitions import FIRST_DAY, SLICE_KEY_FORMAT, daily_partitions, finished_days, hourly_slices
 from .readiness_assets import readiness_job
@@ -57,8 +57,8 @@ scan_slice_job = dg.define_asset_job(
                   else None),
     description="One hourly slice of the day's scan (the endpoints whose moving daily hour it is), in the slice "
     "lane: never queued behind another cadence's run; then the open day so far (open_day: its provisional "
-    "tables, read by the map's server until the day is built). The day's last slice (23:00) is followed by the "
-    "nightly readiness probe, a run of its own (readiness_job).",
+    "tables, read by the map's server until the day is built). Each slice is followed by the readiness probe "
+    "of its endpoints, a run of its own (readiness_job).",
 )
 
 
@@ -77,20 +77,20 @@ def scan_slice_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest 
 @dg.run_status_sensor(
     run_status=dg.DagsterRunStatus.SUCCESS, monitored_jobs=[scan_slice_job], request_job=readiness_job,
     name="readiness_sensor",
-    description="Starts the nightly readiness probe (readiness_job, in its own lane) once the day's last slice "
-    "(23:00) has succeeded: it follows the day's scan, and no slice, hourly or five-minute check waits for it. "
-    "The day's map and signing wait for it (its run carries the day it lands into).")
+    description="Starts the readiness probe of a slice's endpoints (readiness_job, in its own lane) once the slice "
+    "has succeeded, with any endpoint of the day's earlier slices still without a readiness check: it follows "
+    "the scan hour by hour, and no slice, hourly or five-minute check waits for it. The day's map and signing "
+    "wait for it (its run carries the day it lands into).")
 def readiness_sensor(context: dg.RunStatusSensorContext) -> dg.RunRequest | dg.SkipReason:
     key = context.dagster_run.tags.get("dagster/partition", "")
     try:
         start = dt.datetime.strptime(key, SLICE_KEY_FORMAT)
     except ValueError:
         return dg.SkipReason(f"run {context.dagster_run.run_id[:8]} is not one slice ({key or 'no partition'})")
-    if start.hour != READINESS_HOUR:
-        return dg.SkipReason(f"{key} is not the day's last slice ({READINESS_HOUR}:00)")
     day = start.date().isoformat()
-    return dg.RunRequest(run_key=f"readiness-{day}", tags=lanes.lands_day(lanes.READINESS, day),
-                         run_config={"ops": {"nightly_readiness": {"config": {"day": day}}}})
+    return dg.RunRequest(run_key=f"readiness-{key}", tags=lanes.lands_day(lanes.READINESS, day),
+                         run_config={"ops": {"slice_readiness": {"config": {"day": day,
+                                                                            "through_hour": start.hour}}}})
 
 
 @dg.schedule(job=map_job, cron_schedule="10 0 * * *", execution_timezone="UTC",

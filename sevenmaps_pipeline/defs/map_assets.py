@@ -98,11 +98,12 @@ run of the lake takes its hosts' leases in one file (probe/leases.py)."""
 
 
 def run_readiness(context: StepContext, paths: LakePaths, day: dt.date, prober: ProberResource,
-                  clock, fail: bool = False) -> ReadinessDay | None:
-    """The nightly readiness probe of the day's listings and skills, after the day's last slice (or the
-    whole-day scan): its own raw kinds, never a day code. Inside a run that builds the day's map its failure
-    is logged as an error and leaves the map as it is (the readiness tables then show the endpoints it did
-    check, or none); in a run of its own (`fail`) it fails that run, naming why."""
+                  clock, fail: bool = False, through_hour: int | None = None) -> ReadinessDay | None:
+    """A readiness run of the day's listings up to the slice `through_hour` (None: every listing) and of the
+    skills not read yet that day, after that slice (or the whole-day scan): its own raw kinds, never a day code.
+    Inside a run that builds the day's map its failure is logged as an error and leaves the map as it is (the
+    readiness tables then show the endpoints it did check, or none); in a run of its own (`fail`) it fails
+    that run, naming why."""
     skills = SkillsList((), ())
     try:
         skills = prober.skills()
@@ -110,10 +111,12 @@ def run_readiness(context: StepContext, paths: LakePaths, day: dt.date, prober: 
         context.log.error(f"{exc}: no skills are read today")
     for problem in skills.problems:
         context.log.warning(f"skills list: {problem}")
-    context.log.info(f"{day}: readiness probe of the day's listings and {len(skills.folders)} skill(s) ...")
+    which = "every listing" if through_hour is None else f"the listings of the slices through {through_hour:02d}:00"
+    context.log.info(f"{day}: readiness probe of {which} and {len(skills.folders)} skill(s) ...")
     try:
         with prober.codehost() as codehost:
-            report = readiness_day(paths, day, scan_config(paths, prober), clock, codehost, skills.folders)
+            report = readiness_day(paths, day, scan_config(paths, prober), clock, codehost, skills.folders,
+                                   through_hour=through_hour)
     except Exception as exc:  # noqa: BLE001 - the readiness run never takes the day's map down
         why = f"{day}: the readiness run failed ({type(exc).__name__}: {exc}); what it landed is kept"
         if fail:
@@ -125,18 +128,19 @@ def run_readiness(context: StepContext, paths: LakePaths, day: dt.date, prober: 
     return report
 
 
-# The nightly readiness probe follows the day's last slice (in a run of its own: defs/readiness_assets.py).
-READINESS_HOUR = 23
+# The replayed day (demo, tests) probes readiness once, after its last slice: one run over what the runs after each
+# of its 24 slices would read, each document still asked once (production: readiness_sensor, defs/jobs.py).
+REPLAYED_READINESS_HOUR = 23
 
 
 def run_slice(context: StepContext, paths: LakePaths, day: dt.date, hour: int, prober: ProberResource,
               clock) -> DayScan:
     """One hourly slice of the day's scan in one go (the replayed day); after the day's last one, the
-    nightly readiness probe."""
+    readiness probe of the day's listings."""
     start = dt.datetime.combine(day, dt.time(hour), dt.UTC)
     report = scan_slice_shard(context, paths, start, prober, clock, None)
-    if prober.readiness and hour == READINESS_HOUR:
-        run_readiness(context, paths, day, prober, clock)
+    if prober.readiness and hour == REPLAYED_READINESS_HOUR:
+        run_readiness(context, paths, day, prober, clock, through_hour=hour)
     return report
 
 
@@ -240,8 +244,8 @@ def scan_shard(context: dg.OpExecutionContext, lake: LakeResource, prober: Probe
 @dg.op(out=dg.Out(dg.Nothing, is_required=False), pool=lanes.SLICE,
        description="After the slice's shards: the "
        "slice's numbers. A run whose hour was not now scanned nothing and records no materialisation (its "
-       "slice_shards step recorded the miss). The nightly readiness probe is a run of its own (readiness_job), "
-       "which the day's last slice's success starts.")
+       "slice_shards step recorded the miss). The readiness probe of the slice's endpoints is a run of its own "
+       "(readiness_job), which the slice's success starts.")
 def slice_landed(context: dg.OpExecutionContext, shards: list[dict]) -> Iterator[dg.Output]:
     if not shards:
         return
@@ -265,9 +269,8 @@ def slice_landed(context: dg.OpExecutionContext, shards: list[dict]) -> Iterator
     description="One hourly slice of the day's scan (the moving daily hour, probe/slices.py): within its own "
     "UTC hour only, the prober checks the endpoints whose slot that hour is today (initialize, "
     "notifications/initialized, tools/list; never a tool call) into raw/probes and raw/origins, the day's first "
-    "slice taking the registry snapshot into raw/registry; the last one (23:00) is followed by the nightly "
-    "readiness probe of every listing (readiness_job, a run of its own) into raw/readiness, "
-    "raw/readiness_surfaces and raw/skills. An "
+    "slice taking the registry snapshot into raw/registry; each is followed by the readiness probe of its "
+    "endpoints (readiness_job, a run of its own) into raw/readiness, raw/readiness_surfaces and raw/skills. An "
     "hour that has passed is never scanned (a run started after it fails, naming the miss): its endpoints "
     "stay n that day. With SEVENMAPS_SCAN_SHARDS=N the "
     "slice is N steps by host, side by side (docs/scaling.md, \"The scan in shards by host\").",
@@ -280,8 +283,8 @@ raw_probes = day_spec(
     "raw_probes", "map",
     extra_deps=(dg.AssetDep(probe_slice, partition_mapping=dg.TimeWindowPartitionMapping()),),
     description="The day's scan, landed: its 24 hourly slices (probe_slice) check every listed endpoint once "
-    "into raw/registry, raw/probes and raw/origins, the last slice followed by the nightly readiness probe of "
-    "every listing into raw/readiness, raw/readiness_surfaces and raw/skills (its own check kind: it never "
+    "into raw/registry, raw/probes and raw/origins, each slice followed by the readiness probe of its endpoints "
+    "into raw/readiness, raw/readiness_surfaces and raw/skills (its own check kind: it never "
     "changes a day code). With whole_day_scan set, built on the open day it checks every endpoint at once "
     "instead. A day or an hour that has passed is never probed (its endpoints stay n). Then whatever landed "
     "is validated: unreadable files and invalid rows go to curated/quarantine with a reason "

@@ -1,6 +1,6 @@
 """Readiness (docs/methodology.md, "Readiness"): the discovery surfaces each endpoint answered, every rubric
-line of every MCP endpoint and Agent Skill the night's readiness run read, and the scores summed from them;
-and the night's readiness run itself, a job in its own lane (defs/lanes.py)."""
+line of every MCP endpoint and Agent Skill the day's readiness runs read, and the scores summed from them;
+and the readiness run that follows each slice, a job in its own lane (defs/lanes.py)."""
 
 import datetime as dt
 
@@ -24,7 +24,7 @@ readiness_discovery = day_spec(
 readiness_lines = day_spec(
     "readiness_lines", "readiness",
     description="Every line of the readiness rubric (mcp-2026-09-11.2 for MCP endpoints, skill-2026-09-11.1 "
-    "for Agent Skills) for each endpoint checked and skill read that night: seen, passed, points and "
+    "for Agent Skills) for each endpoint checked and skill read that day: seen, passed, points and "
     "evidence, with the rubric version. A line the probe could not see is unseen and counts on neither side. "
     "p50 is the median round trip of the last 7 days' readiness checks. sql/readiness_lines.sql, "
     "rules/readiness.py",
@@ -39,32 +39,38 @@ readiness_scores = day_spec(
 
 
 class ReadinessDayConfig(dg.Config):
-    day: str = Field(description="The UTC day (YYYY-MM-DD) whose last slice has run: probed only while it is the "
-                     "open day, never after")
+    day: str = Field(description="The UTC day (YYYY-MM-DD) whose slice has run: probed only while it is the open "
+                     "day, never after")
+    through_hour: int = Field(default=23, ge=0, le=23, description="The slice (UTC hour) just run: the endpoints "
+                              "of the day's slices up to it without a readiness check yet are checked (23: every "
+                              "endpoint of the day)")
 
 
 @dg.op(pool=lanes.READINESS,
-       description="The nightly readiness probe of every listing of the day's registry "
-       "snapshot and of the skills list (probe/readiness_scan.py; docs/methodology.md, \"Readiness\"), into "
-       "raw/readiness, raw/readiness_surfaces and raw/skills: its own check kind, never a day code. Only on the "
-       "open day; run again the same day it checks only the endpoints without a readiness check yet.")
-def nightly_readiness(context: dg.OpExecutionContext, config: ReadinessDayConfig, lake: LakeResource,
-                      prober: ProberResource) -> dict:
+       description="The readiness probe of a slice's endpoints (and of any endpoint of the day's earlier slices "
+       "without a readiness check yet) and, once a day, of the skills list (probe/readiness_scan.py; "
+       "docs/methodology.md, \"Readiness\"), into raw/readiness, raw/readiness_surfaces and raw/skills: its own "
+       "check kind, never a day code. What the day's earlier runs read (origins' and domains' documents, "
+       "repositories, skills) is not asked again. Only on the open day.")
+def slice_readiness(context: dg.OpExecutionContext, config: ReadinessDayConfig, lake: LakeResource,
+                    prober: ProberResource) -> dict:
     day = dt.date.fromisoformat(config.day)
     if not prober.readiness:
         context.log.info(f"{day}: the readiness probe is turned off (SEVENMAPS_READINESS=0)")
         return {"checks": 0}
-    report = run_readiness(context, lake.paths, day, prober, prober.clock(), fail=True)
+    report = run_readiness(context, lake.paths, day, prober, prober.clock(), fail=True,
+                           through_hour=config.through_hour)
     assert report is not None  # fail=True: a failure raised
-    context.add_output_metadata({"day": config.day, "checks": report.checks, "dagster/row_count": report.checks,
+    context.add_output_metadata({"day": config.day, "through_hour": config.through_hour, "checks": report.checks,
+                                 "dagster/row_count": report.checks,
                                  "outcomes": dg.MetadataValue.json(dict(sorted(report.outcomes.items()))),
                                  "documents": report.surfaces, "skills": report.skills,
                                  "seconds": round(report.seconds, 2), "run_id": report.run_id})
     return {"checks": report.checks}
 
 
-@dg.job(description="The nightly readiness probe of the day's listings and skills, in its own lane (started by "
-        "readiness_sensor once the day's last slice, 23:00, has succeeded): a slice, an hourly or five-minute check "
+@dg.job(description="The readiness probe of a slice's endpoints and, once a day, of the skills, in its own lane "
+        "(started by readiness_sensor once the slice has succeeded): a slice, an hourly or five-minute check "
         "never waits for it, and the day's map and signing wait for it.")
 def readiness_job() -> None:
-    nightly_readiness()
+    slice_readiness()

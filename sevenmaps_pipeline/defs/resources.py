@@ -122,8 +122,8 @@ class ProberResource(dg.ConfigurableResource):
     concurrency: int = Field(default=64, description="Endpoints checked at once (one request per host), "
                              "shared out among a slice's shards ($SEVENMAPS_SCAN_SHARDS).")
     opted_out_hosts: list[str] = Field(default_factory=list, description="Hosts that opted out by form.")
-    readiness: bool = Field(default=True, description="After the day's scan, run the nightly readiness probe "
-                            "(docs/methodology.md, 'Readiness'); $SEVENMAPS_READINESS=0 turns it off.")
+    readiness: bool = Field(default=True, description="After each slice of the day's scan, probe its endpoints' "
+                            "readiness (docs/methodology.md, 'Readiness'); $SEVENMAPS_READINESS=0 turns it off.")
     codehost_url: str = Field(default="", description="The code host's REST API base URL for the readiness "
                               "repository lines. Empty: $SEVENMAPS_CODEHOST_URL, else https://api.github.com. "
                               "A token is read only from $SEVENMAPS_GITHUB_TOKEN.")

@@ -1,11 +1,12 @@
 """One hour of the simulated registry (docs/scaling.md, "The registry at truth"): the hourly slice's scan, the
-nightly readiness probe and the daily lookups, each timed against the same fleet, with their sum.
+readiness probe that follows it and the daily lookups, each timed against the same fleet, with their sum.
 
 - The slice is the day's first (it takes the registry snapshot, and no origin's robots.txt is cached yet):
   `scan_day` over the endpoints whose slot is that hour (probe/slices.py), about a 24th of the registry, in
   a lake of its own; its endpoints are checked against their intended outcomes too.
-- Readiness runs as at night, after the day's slices: over the whole registry snapshot, in the whole
-  scan's lake (every origin's robots.txt of the day already there), with the fleet's code host.
+- Readiness runs as after the day's first slice: over the slice's endpoints, in the slice's lake (the robots.txt
+  of the slice's origins already there, no document of the day read yet: the day's first readiness run asks
+  every origin and domain it meets, later ones only those no earlier run met), with the fleet's code host.
 - The lookups run a steady day: every domain was last looked up on one of the 30 days before (landed here
   untimed, a 30th each day), so those whose 30 days have run out are asked again, and every package is
   looked up, at the clients' own spacing (lookups/spaced.py). A cold day (every domain asked) is given as
@@ -81,7 +82,7 @@ def run_hour(info: dict[str, Any], whole: LakePaths, day: dt.date, config: Probe
 
     started = time.perf_counter()
     with CodeHostClient(base_url=info["codehost_url"]) as codehost:
-        ready = readiness_day(whole, day, config, ReplayClock(day, 23), codehost)
+        ready = readiness_day(sliced, day, config, ReplayClock(day, SLICE_HOUR), codehost, through_hour=SLICE_HOUR)
     readiness_seconds = time.perf_counter() - started
 
     domains = registry_domains(whole, day)
@@ -110,7 +111,7 @@ def hour_lines(s: dict[str, Any], registry_endpoints: int) -> list[str]:
     lines = [f"  one hourly slice (hour {s['hour']:02d}, the day's first: {s['endpoints']:,} of "
              f"{registry_endpoints:,} endpoints) with readiness and the lookups at this registry's scale:",
              f"    slice scan                            {s['scan_seconds']:8.1f} s",
-             f"    nightly readiness, every endpoint     {s['readiness_seconds']:8.1f} s   ({s['readiness_checks']:,} "
+             f"    readiness of the slice's endpoints    {s['readiness_seconds']:8.1f} s   ({s['readiness_checks']:,} "
              f"checks, {s['readiness_documents']:,} documents)",
              f"    daily lookups, a steady day           {s['lookups_seconds']:8.1f} s   ({s['packages']:,} packages "
              f"at {s['package_spacing_seconds']} s apart; {s['domains_asked']:,} of {s['domains']:,} domains "

@@ -73,6 +73,10 @@ def parse_folder_url(url: Any) -> RepoFolder | None:
     return RepoFolder(m.group(1), m.group(2).removesuffix(".git"), m.group(3), m.group(4))
 
 
+# The code host's answer for a repository it does not show us: an answer about the repository, not our trouble.
+NO_SUCH_REPOSITORY = "no such repository (or not public)"
+
+
 @dataclass(frozen=True)
 class RepoStatus:
     owner: str
@@ -137,7 +141,7 @@ class CodeHostClient:
         """The repository's status, or a one-line reason it could not be read."""
         data = self._get_json(f"/repos/{owner}/{repo}")
         if isinstance(data, _Reason):
-            return "no such repository (or not public)" if data == "not found (or not public)" else str(data)
+            return NO_SUCH_REPOSITORY if data == "not found (or not public)" else str(data)
         if not isinstance(data, dict):
             return "code host answer is not a repository"
         private, archived, pushed = data.get("private"), data.get("archived"), data.get("pushed_at")

@@ -83,7 +83,7 @@ class EndpointCheck:
         # when discovery answers nothing, and tools/list twice to see whether the order is deterministic.
         self.readiness = readiness
         # Step 5 (one deliberately bad call to a read-only tool) is a tool call, which the map never makes:
-        # only `sevenmaps readiness --bad-call` sets this; the nightly run has no way to.
+        # only `sevenmaps readiness --bad-call` sets this; the daily runs have no way to.
         if bad_call and not readiness:
             raise ValueError("a bad call is a readiness step only")
         self.bad_call = bad_call

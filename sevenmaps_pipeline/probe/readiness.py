@@ -1,5 +1,5 @@
-"""The readiness probe of one MCP endpoint, live (`sevenmaps readiness URL`): the nightly run's own code
-(probe/readiness_scan.py) over a single listing, and its facts read the way the nightly tables read them
+"""The readiness probe of one MCP endpoint, live (`sevenmaps readiness URL`): the daily runs' own code
+(probe/readiness_scan.py) over a single listing, and its facts read the way the day's tables read them
 (rules/readiness_facts.py). Lines that need history (p50 over a window) use what this one check saw; the
 namespace line needs the registry name (`server_name`), the repository line the repository URL.
 """

@@ -1,5 +1,5 @@
-"""The nightly readiness probe of every listing (docs/methodology.md, "Readiness"), as its own check kind:
-it lands raw/readiness, raw/readiness_surfaces and raw/skills, and never changes a day code.
+"""The readiness probe of the day's listings, run after each slice (docs/methodology.md, "Readiness"), as its own
+check kind: it lands raw/readiness, raw/readiness_surfaces and raw/skills, and never changes a day code.
 
 Politeness is the daily scan's: the same user agent, guarded client, caps and timeouts; robots.txt read
 per origin before anything else on it (and obeyed for every document); opted-out hosts never contacted;
@@ -22,7 +22,7 @@ import asyncio
 import datetime as dt
 import json
 import traceback
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -39,6 +39,7 @@ from .checker import CheckResult, EndpointCheck
 from .config import PROBER_VERSION, ProbeConfig
 from .hosts import Admission, Clock, HostRunner, HostSession, Robots, by_host, day_copy
 from .origins import OriginBook
+from .readiness_book import ReadinessBook
 from .scan import endpoints_to_check
 from .sse_readiness import SseReadinessCheck
 from .surfaces import (
@@ -172,9 +173,9 @@ class _ReadinessRun:
 
     def __init__(self, day: dt.date, run_id: str, config: ProbeConfig, clock: Clock, sink: ReadinessSink,
                  book: OriginBook, step_progress: Callable[[str], None] | None, bad_call: bool,
-                 cards: CardBook) -> None:
+                 cards: CardBook, earlier: ReadinessBook) -> None:
         self.day, self.run_id, self.config, self.clock, self.sink = day, run_id, config, clock, sink
-        self.cards = cards
+        self.cards, self.earlier = cards, earlier
         self.step_progress, self.bad_call = step_progress, bad_call
         # The day's copy of robots.txt, read by its scan, is reused (docs/methodology.md, "Per origin, once
         # a day"); an origin the scan did not read is read here, once per run.
@@ -216,7 +217,8 @@ class _ReadinessRun:
         seen = self.runner.origins[origin]
         if first_visit and seen.unavailable is None and seen.skip_reason is None:
             for surface, path, accept in ORIGIN_SURFACES:
-                await self.ask(session, "origin", origin, surface, origin + path, accept)
+                if not self.earlier.read("origin", origin, surface):  # an earlier run today read it
+                    await self.ask(session, "origin", origin, surface, origin + path, accept)
         if refused is not None:
             return self.refusal_row(listing, now, refused)
         return await self.checked(session, listing, now)
@@ -261,11 +263,12 @@ class _ReadinessRun:
             return
         self.domains_seen.add(domain)
         base = f"https://{domain}"
-        for surface, path, accept in DOMAIN_SURFACES:
-            self.elsewhere.append(_Elsewhere("domain", domain, surface, base + path, accept))
+        wanted = list(DOMAIN_SURFACES)
         if isinstance(name, str) and "/" in name and namespace_domain(name.split("/", 1)[0]) == domain:
-            surface, path, accept = REGISTRY_AUTH
-            self.elsewhere.append(_Elsewhere("domain", domain, surface, base + path, accept))
+            wanted.append(REGISTRY_AUTH)
+        for surface, path, accept in wanted:
+            if not self.earlier.read("domain", domain, surface):  # an earlier run today read it
+                self.elsewhere.append(_Elsewhere("domain", domain, surface, base + path, accept))
 
     async def document(self, session: HostSession, doc: _Elsewhere) -> None:
         await self.ask(session, doc.scope, doc.subject, doc.surface, doc.url, doc.accept)
@@ -282,17 +285,20 @@ async def readiness_scan(listings: Iterable[dict[str, Any]], day: dt.date, run_i
                          progress: Callable[[int, int], None] | None = None,
                          step_progress: Callable[[str], None] | None = None,
                          _operator_bad_call: bool = False, book: OriginBook | None = None,
-                         cards: CardBook | None = None) -> ReadinessSink:
-    """Probe every endpoint the daily scan would contact (except `already_checked`: a resumed run), then
-    the documents elsewhere, then the code host; every row goes to `sink`. `step_progress` is told each
-    step of each endpoint check (`sevenmaps readiness` shows them). `_operator_bad_call` is step 5 of the
-    rubric, a tool call: only `sevenmaps readiness --bad-call` passes it, never the nightly run. `cards`: the
-    server cards held from earlier runs, revalidated with If-None-Match (none: every card asked afresh)."""
+                         cards: CardBook | None = None, earlier: ReadinessBook | None = None) -> ReadinessSink:
+    """Probe every endpoint the daily scan would contact (except `already_checked`: a resumed run, or the
+    endpoints of the day's earlier runs), then the documents elsewhere, then the code host; every row goes to
+    `sink`. `step_progress` is told each step of each endpoint check (`sevenmaps readiness` shows them).
+    `_operator_bad_call` is step 5 of the rubric, a tool call: only `sevenmaps readiness --bad-call` passes
+    it, never the daily runs. `cards`: the server cards held from earlier runs, revalidated with If-None-Match
+    (none: every card asked afresh). `earlier`: what the day's earlier runs read (origins' and domains'
+    documents, repositories, skills), never asked again (none: everything is asked)."""
     to_check, _ = endpoints_to_check(listings)
     skip = set(already_checked)
     pending = [listing for key, listing in to_check.items() if key not in skip]
+    earlier = earlier if earlier is not None else ReadinessBook()
     run = _ReadinessRun(day, run_id, config, clock, sink, book if book is not None else OriginBook(), step_progress,
-                        _operator_bad_call, cards if cards is not None else CardBook())
+                        _operator_bad_call, cards if cards is not None else CardBook(), earlier)
     total, done = len(pending), 0
 
     def count() -> None:
@@ -314,7 +320,9 @@ async def readiness_scan(listings: Iterable[dict[str, Any]], day: dt.date, run_i
 
     await run.runner.run(by_host(pending, lambda listing: listing["url"]), endpoint, endpoint_failed)
     await run.runner.run(by_host(run.elsewhere, lambda doc: doc.url), run.document, run.document_failed)
-    await asyncio.to_thread(_code_host_phase, run.rows, codehost, skills, day, run_id, clock, sink)
+    unread = [folder for folder in skills if _skill_key(folder) not in earlier.skills]
+    await asyncio.to_thread(_code_host_phase, run.rows, codehost, unread, day, run_id, clock, sink,
+                            earlier.repositories)
     for row in run.rows:
         sink.add_check(row)
     return sink
@@ -329,10 +337,16 @@ def _prober_error(listing: dict[str, Any], day: dt.date, run_id: str, now: dt.da
     return check_row(result, listing, day, run_id, None)
 
 
+def _skill_key(folder: RepoFolder) -> str:
+    return f"github.com/{folder.owner}/{folder.repo}/{folder.path}"
+
+
 def _code_host_phase(rows: list[dict[str, Any]], codehost: CodeHostClient | None, skills: Sequence[RepoFolder],
-                     day: dt.date, run_id: str, clock: Clock, sink: ReadinessSink) -> None:
-    """Each distinct repository once, then each skill's SKILL.md; a reason wherever an answer is missing."""
-    statuses: dict[tuple[str, str], RepoStatus | str] = {}
+                     day: dt.date, run_id: str, clock: Clock, sink: ReadinessSink,
+                     known: Mapping[tuple[str, str], RepoStatus | str] | None = None) -> None:
+    """Each distinct repository once a day (`known`: the statuses the day's earlier runs read), then each skill's
+    SKILL.md; a reason wherever an answer is missing."""
+    statuses: dict[tuple[str, str], RepoStatus | str] = dict(known or {})
 
     def status(owner: str, repo: str) -> RepoStatus | str:
         key = (owner.lower(), repo.lower())
@@ -352,8 +366,8 @@ def _code_host_phase(rows: list[dict[str, Any]], codehost: CodeHostClient | None
             continue
         _fill_repo(row, status(*parsed))
     for folder in skills:
-        skill: dict[str, Any] = {"day": day, "run_id": run_id, "skill_key": f"github.com/{folder.owner}/"
-                                 f"{folder.repo}/{folder.path}", "folder_url": folder.url, "folder_name": folder.name,
+        skill: dict[str, Any] = {"day": day, "run_id": run_id, "skill_key": _skill_key(folder),
+                                 "folder_url": folder.url, "folder_name": folder.name,
                                  "requested_at": clock(), "prober_version": PROBER_VERSION}
         if codehost is None:
             skill["skill_md_detail"] = skill["repo_detail"] = "no code host configured"

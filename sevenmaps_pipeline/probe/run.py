@@ -1,5 +1,5 @@
 """Run a day's scan and land it: registry snapshot, probe checks and origin documents, as Parquet; and the
-nightly readiness run (raw/readiness, raw/readiness_surfaces, raw/skills)."""
+day's readiness runs (raw/readiness, raw/readiness_surfaces, raw/skills)."""
 
 from __future__ import annotations
 
@@ -33,10 +33,11 @@ from ..rules.outcomes import OURS_TO_REDO
 from .config import PROBER_VERSION, ProbeConfig
 from .http import build_client
 from .origins import OriginBook
+from .readiness_book import ReadinessBook
 from .readiness_scan import readiness_scan
 from .scan import Clock, scan
 from .shards import Shard
-from .slices import check_slice_hour, in_slices
+from .slices import HOURS, check_slice_hour, in_slices
 from .surfaces import CardBook
 
 
@@ -331,13 +332,17 @@ def completed_readiness(lake: LakePaths, day: dt.date) -> set[str]:
 
 def readiness_day(lake: LakePaths, day: dt.date, config: ProbeConfig, clock: Clock = utc_now,
                   codehost: CodeHostClient | None = None, skills: Sequence[RepoFolder] = (),
-                  flush_rows: int = 500) -> ReadinessDay:
-    """The open day's readiness run over the day's registry snapshot (landed by its scan) and the skills
-    list. Run again the same day, it checks only the endpoints without a readiness check yet (skills and
-    the documents of the endpoints it checks are read again)."""
+                  flush_rows: int = 500, through_hour: int | None = None) -> ReadinessDay:
+    """A readiness run of the open day over the day's registry snapshot (landed by its scan) and the skills
+    list: the endpoints whose slice (probe/slices.py) is at or before `through_hour` (None: every endpoint)
+    and that have no readiness check yet that day, so the run after each slice checks that slice's endpoints
+    and any an earlier run missed. What the day's earlier runs read (origins' and domains' documents,
+    repositories, skills: probe/readiness_book.py) is not asked again."""
     today = clock().date()
     if day != today:
         raise PastDayError(f"{day} is not today ({today} UTC): a day that has passed is never probed")
+    if through_hour is not None and not 0 <= through_hour < HOURS:
+        raise ValueError(f"through_hour {through_hour} is not a UTC hour (0-23)")
     registry = lake.registry_file(day)
     if not registry.is_file():
         raise FileNotFoundError(f"no registry snapshot for {day} ({registry}): the day's scan lands it first")
@@ -348,9 +353,12 @@ def readiness_day(lake: LakePaths, day: dt.date, config: ProbeConfig, clock: Clo
     report.resumed_from = len(done)
     writer = ReadinessWriter(lake, day, run_id, flush_rows)
     rows = pq.read_table(registry).to_pylist()
+    if through_hour is not None:
+        rows = in_slices(rows, day, range(through_hour + 1))
     try:
         asyncio.run(readiness_scan(rows, day, run_id, config, clock, writer, codehost, skills, already_checked=done,
-                                   book=OriginBook.from_lake(lake, day), cards=CardBook.from_lake(lake, day)))
+                                   book=OriginBook.from_lake(lake, day), cards=CardBook.from_lake(lake, day),
+                                   earlier=ReadinessBook.from_lake(lake, day)))
     finally:
         writer.flush()
     report.checks, report.surfaces, report.skills = (writer.counts[k] for k in ("readiness", "readiness_surfaces",

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..rules.methods import SLICE_METHOD
 
-__all__ = ["SLICE_METHOD", "slot_hour", "in_slices", "check_slice_hour", "SliceMissedError"]
+__all__ = ["SLICE_METHOD", "HOURS", "slot_hour", "in_slices", "check_slice_hour", "SliceMissedError"]
 HOURS = 24
 HOUR_STEP = 1  # coprime to 24: 24 consecutive days reach every hour
 

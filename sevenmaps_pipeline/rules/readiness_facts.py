@@ -1,5 +1,5 @@
 """From what the readiness probe landed (a raw/readiness row and its documents) to the rubric's facts:
-the one path the nightly tables and `sevenmaps readiness URL` share (docs/methodology.md, "Readiness")."""
+the one path the day's tables and `sevenmaps readiness URL` share (docs/methodology.md, "Readiness")."""
 
 from __future__ import annotations
 

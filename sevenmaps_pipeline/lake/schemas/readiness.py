@@ -10,7 +10,7 @@ RAW_READINESS = TableSpec(
     name="readiness",
     layer="raw",
     location="raw/readiness/day=YYYY-MM-DD/<run_id>-<part>.parquet",
-    grain="one row per readiness check of one endpoint (the nightly readiness probe; the last of the day "
+    grain="one row per readiness check of one endpoint (the readiness probe after its slice; the last of the day "
     "counts). Its own check kind: it never changes a day code",
     view="readiness_checks",
     schema=pa.schema(
