@@ -28,7 +28,7 @@ MIX = [SimHost("mcp.gw0.test", 8, 0.01, "up"), *(SimHost(f"mcp.r{i}.test", 1, 0.
 
 
 def test_every_endpoint_of_a_toy_registry_is_recorded_as_intended_and_a_wrong_one_fails_the_bench(
-        tmp_path, monkeypatch):
+        tmp_path, monkeypatch, capsys):
     figures = run_registry_bench(concurrency=16, timeouts=TIMEOUTS, mix=MIX)
     t = figures["truth"]
     assert t["endpoints"] == 24 and t["misclassified"] == 0, t
@@ -57,8 +57,11 @@ def test_every_endpoint_of_a_toy_registry_is_recorded_as_intended_and_a_wrong_on
     assert t["misclassified"] == 2
     assert t["wrong"] == {"answers (o) 4 tools -> o 3 tools": 1,
                           "times out (d) -> o": 1}
-    figures["truth"] = t
+    assert t["wrong_keys"] == ["mcp.r0.test/mcp", "mcp.r1.test/mcp"]
+    assert figures["truth"]["wrong_examples"] == []  # nothing was wrong in the scan itself
+    figures["truth"] = {**t, "wrong_examples": ["mcp.r0.test/mcp check daily at 12:00:01.000000: ok () run scan-1"]}
     assert print_registry_bench(figures) == 1
+    assert "      mcp.r0.test/mcp check daily at 12:00:01.000000: ok () run scan-1" in capsys.readouterr().out
 
 
 def test_the_overload_rule_makes_n_prober_overloaded_right_only_where_timing_decides():
@@ -72,3 +75,22 @@ def test_the_overload_rule_makes_n_prober_overloaded_right_only_where_timing_dec
     assert t["wrong"] == {"answers (o) 3 tools -> missing": 1, "refuses (d) -> n:prober_overloaded": 1}
     # A timeout recorded against a server that answers is the server blamed for us: wrong.
     assert truth({"a": Intent(ANSWERS, 3)}, {"a": (TIMES_OUT, None)})["misclassified"] == 1
+
+
+def test_an_endpoint_recorded_wrong_is_shown_with_its_rows_from_the_lake(monkeypatch):
+    """A rare miss can be read after the run: the report carries the wrong endpoint's checks and its origin's
+    robots.txt rows as the scan landed them (the intent is made wrong here, so the scan's own rows show)."""
+    real = bench_registry.recorded
+
+    def one_said_to_time_out(lake, day):
+        got = real(lake, day)
+        got["mcp.r0.test/mcp"] = (TIMES_OUT, None)
+        return got
+
+    monkeypatch.setattr(bench_registry, "recorded", one_said_to_time_out)
+    figures = run_registry_bench(concurrency=16, timeouts=TIMEOUTS, mix=MIX, hour=False)
+    t = figures["truth"]
+    assert t["misclassified"] == 1 and t["wrong_keys"] == ["mcp.r0.test/mcp"]
+    examples = t["wrong_examples"]
+    assert any(line.startswith("mcp.r0.test/mcp check daily at ") and ": ok (" in line for line in examples)
+    assert any(line.startswith("https://mcp.r0.test robots.txt at ") for line in examples)

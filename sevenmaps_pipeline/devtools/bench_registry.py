@@ -39,7 +39,17 @@ from .bench import BENCH_DIR
 from .bench_history import record
 from .bench_probe import CpuHog, _RemoteFleet, print_overlaps
 from .bench_slice import hour_lines, run_hour
-from .bench_truth import ANSWERS, REFUSES, ROBOTS_SLOW, TIMES_OUT, Intent, recorded, truth, truth_lines
+from .bench_truth import (
+    ANSWERS,
+    REFUSES,
+    ROBOTS_SLOW,
+    TIMES_OUT,
+    Intent,
+    recorded,
+    truth,
+    truth_lines,
+    wrong_examples,
+)
 from .fleet.run import load_timeline
 
 MEDIAN_SECONDS, P95_SECONDS = 0.150, 1.5
@@ -186,6 +196,7 @@ def run_registry_bench(endpoints: int = 25_000, concurrency: int = 256, seed: in
             report = scan_day(lake, day, fleet.registry_url, config, ReplayClock(day))
             f.update(wall_seconds=time.perf_counter() - started, prober_cpu_seconds=time.process_time() - cpu,
                      outcomes=dict(sorted(report.outcomes.items())), truth=truth(wanted, recorded(lake, day)))
+            f["truth"]["wrong_examples"] = wrong_examples(lake, day, f["truth"]["wrong_keys"])
             if hour:
                 info = json.loads(fleet.info_path.read_text())
                 f["hour"] = run_hour(info, lake, day, config, wanted, Path(tmp))

@@ -37,7 +37,7 @@ from ..probe.slices import slot_hour
 from ..rules.hosts import host_of
 from ..rules.methods import DOMAIN_AGE_PARAMS
 from ..rules.psl import registrable_domain
-from .bench_truth import Intent, recorded, truth
+from .bench_truth import Intent, recorded, truth, wrong_examples
 
 SLICE_HOUR = 0  # the day's first slice
 SLICE_GOAL_SECONDS = 600.0  # the slice, readiness and the lookups together, within their hour with room
@@ -79,6 +79,7 @@ def run_hour(info: dict[str, Any], whole: LakePaths, day: dt.date, config: Probe
     slice_seconds = time.perf_counter() - started
     keys = [k for k in intents if slot_hour(k, day) == SLICE_HOUR]
     slice_truth = truth(intents, recorded(sliced, day), keys)
+    slice_truth["wrong_examples"] = wrong_examples(sliced, day, slice_truth["wrong_keys"])
 
     started = time.perf_counter()
     with CodeHostClient(base_url=info["codehost_url"]) as codehost:

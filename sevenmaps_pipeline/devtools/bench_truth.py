@@ -26,6 +26,7 @@ OUR_OVERLOAD = f"n:{PROBER_OVERLOADED}"
 LABELS = {ANSWERS: "answers (o)", REFUSES: "refuses (d)", TIMES_OUT: "times out (d)",
           ROBOTS_SLOW: "robots.txt too slow (n)"}
 MISSING = "missing"  # no daily check of the day at all
+WRONG_EXAMPLES = 5  # the endpoints recorded wrong whose rows the report shows
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,7 @@ def truth(intents: Mapping[str, Intent], got: Mapping[str, tuple[str, int | None
     how many were n under the overload rule, and intended -> recorded -> endpoints."""
     confusion: dict[str, dict[str, int]] = {}
     wrong: dict[str, int] = {}
+    wrong_keys: list[str] = []
     endpoints = misclassified = overload = 0
     for key in intents if keys is None else keys:
         intent, seen = intents[key], got.get(key)
@@ -91,11 +93,32 @@ def truth(intents: Mapping[str, Intent], got: Mapping[str, tuple[str, int | None
         if not right(intent, seen):
             misclassified += 1
             wrong[f"{intent.label} -> {label}"] = wrong.get(f"{intent.label} -> {label}", 0) + 1
+            wrong_keys.append(key)
         elif seen is not None and seen[0] == OUR_OVERLOAD:
             overload += 1
     return {"endpoints": endpoints, "misclassified": misclassified, "overload_rule_n": overload,
-            "wrong": dict(sorted(wrong.items())),
+            "wrong": dict(sorted(wrong.items())), "wrong_keys": sorted(wrong_keys)[:WRONG_EXAMPLES],
             "confusion": {k: dict(sorted(v.items())) for k, v in sorted(confusion.items())}}
+
+
+def wrong_examples(lake: LakePaths, day: dt.date, keys: Iterable[str]) -> list[str]:
+    """What the lake holds of the endpoints recorded wrong: each daily check of the day (when, outcome, detail,
+    run) and its origin's robots.txt rows, one line each, so that a rare miss can be read after the run."""
+    wanted = set(keys)
+    origins = {"https://" + key.split("/", 1)[0] for key in wanted}
+    lines: list[str] = []
+    for path in lake.raw_files("probes", day):
+        table = pq.read_table(path, columns=["server_key", "check_kind", "started_at", "outcome", "outcome_detail",
+                                             "run_id"])
+        lines += [f"{r['server_key']} check {r['check_kind']} at {r['started_at']:%H:%M:%S.%f}: {r['outcome']} "
+                  f"({(r['outcome_detail'] or '')[:160]}) run {r['run_id']}"
+                  for r in table.to_pylist() if r["server_key"] in wanted]
+    for path in lake.raw_files("origins", day):
+        table = pq.read_table(path, columns=["origin", "fetched_at", "robots_status", "robots_detail", "run_id"])
+        lines += [f"{r['origin']} robots.txt at {r['fetched_at']:%H:%M:%S.%f}: {r['robots_status']} "
+                  f"({(r['robots_detail'] or '')[:160]}) run {r['run_id']}"
+                  for r in table.to_pylist() if r["origin"] in origins and r["fetched_at"] is not None]
+    return sorted(lines)
 
 
 def truth_lines(t: dict[str, Any], what: str) -> list[str]:
@@ -103,6 +126,7 @@ def truth_lines(t: dict[str, Any], what: str) -> list[str]:
     lines = [f"  {what}: misclassified {t['misclassified']:,} of {t['endpoints']:,} "
              f"(n prober_overloaded under the overload rule: {t['overload_rule_n']:,})"]
     lines += [f"    WRONG {pair}: {n:,}" for pair, n in t["wrong"].items()]
+    lines += [f"      {line}" for line in t.get("wrong_examples", [])]
     for intended, seen in t["confusion"].items():
         lines.append(f"    {intended:<28}" + ", ".join(f"{code} {n:,}" for code, n in seen.items()))
     return lines
