@@ -14,7 +14,13 @@ import pytest
 
 from sevenmaps_pipeline.curated.day import DAY_TABLES, build_day
 from sevenmaps_pipeline.devtools import bench
-from sevenmaps_pipeline.devtools.bench_floor import cold_morning, flat_figures, run_floor
+from sevenmaps_pipeline.devtools.bench_floor import (
+    EARLIER_RULES,
+    cold_morning,
+    flat_figures,
+    rules_changed_morning,
+    run_floor,
+)
 from sevenmaps_pipeline.devtools.synth import synthesize
 from sevenmaps_pipeline.devtools.synth_lists import corpus_pool, published
 from sevenmaps_pipeline.devtools.tool_corpus import SHAPE_LISTS, load_servers
@@ -65,6 +71,26 @@ def test_the_bench_run_builds_and_signs_its_own_lakes_days_and_they_verify(lake,
     day_lists = set(pq.read_table(cold.curated_file("daily_status", after)).column("tools_hash").to_pylist()) - {None}
     computed = set(pq.read_table(cold.curated_file("tool_lists", after)).column("tools_hash").to_pylist())
     assert day_lists and day_lists <= computed
+    # The same day after a change of the risk rules alone: the earlier days' lists carry an older method (in
+    # the clone only), so every list is new, and its counts are those the warm day counted.
+    rules = rules_changed_morning(bench._clone(lake, tmp_path / "rules", morning_of=after, key=signing_key), after)
+    earlier = [pq.read_table(p).column("method_version").to_pylist()
+               for root in (rules.root, lake.root) for p in [root / "curated" / "tool_lists" / f"day={day}" /
+                                                            "part-0.parquet"]]
+    assert {m.split("+")[0] for m in earlier[0]} == {EARLIER_RULES}
+    assert EARLIER_RULES not in {m.split("+")[0] for m in earlier[1]}  # the lake it was cloned from is untouched
+    known = set(pq.read_table(rules.root / "curated" / "tool_lists" / f"day={day}" / "part-0.parquet",
+                              columns=["tools_hash"]).column("tools_hash").to_pylist())
+    facts = build_day(rules, after).built["tool_facts"].stats
+    counted = {r["tools_hash"]: r["definition_tokens"] for r in
+               pq.read_table(rules.curated_file("tool_lists", after)).to_pylist()}
+    warm = {r["tools_hash"]: r["definition_tokens"] for r in pq.read_table(
+        morning.curated_file("tool_lists", after)).to_pylist()} | {
+        r["tools_hash"]: r["definition_tokens"] for r in pq.read_table(
+            lake.curated_file("tool_lists", day)).to_pylist()}
+    assert day_lists <= set(counted) and all(counted[h] == warm[h] for h in day_lists)
+    # Every list an earlier day held is taken over, not counted again; only a list new that day is counted.
+    assert facts["new_lists"] == len(counted) and 0 < facts["counted_before"] == len(set(counted) & known)
 
 
 def test_the_peak_counts_the_workers_of_the_measured_run():

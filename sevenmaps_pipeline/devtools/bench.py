@@ -36,7 +36,7 @@ from ..integrity.verify import check_log_only, verify_lake
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
 from ..lake.warehouse import publish_warehouse
-from .bench_floor import cold_morning, flat_figures, print_floor, run_floor, shape_figures
+from .bench_floor import cold_morning, flat_figures, print_floor, rules_changed_morning, run_floor, shape_figures
 from .bench_history import BENCH_DIR, record
 from .synth import synthesize
 
@@ -306,7 +306,11 @@ def run_bench(servers: int, days: int, seed: int, shape: str = "real") -> int:
     _say(f"{end} again, cold: after a method change, no list known ...")
     cold_lake = cold_morning(_clone(backfill_lake, BENCH_DIR / "work-cold", morning_of=end, key=key), end)
     cold = _measure("map_and_sign", end, end, cold_lake, key)
-    lake_figures = {**flat_figures(one_day, floor, cold), **shape_figures(day_lake, end)}
+    _keep_so_far({"cold_day": cold})
+    _say(f"{end} again, after a change of the risk rules alone: every list new, its token counts taken over ...")
+    rules_lake = rules_changed_morning(_clone(backfill_lake, BENCH_DIR / "work-rules", morning_of=end, key=key), end)
+    rules = _measure("map_and_sign", end, end, rules_lake, key)
+    lake_figures = {**flat_figures(one_day, floor, cold, rules), **shape_figures(day_lake, end)}
 
     # Past the 60-day lookback: does a day cost more the more days came before it? The same last day, over
     # the same raw files and endpoints, in this lake and in one that began 30 days before it.
@@ -322,7 +326,7 @@ def run_bench(servers: int, days: int, seed: int, shape: str = "real") -> int:
         "endpoints": servers, "days": days, "probe_rows": meta["probe_rows"],
         "synth_seconds": meta.get("synth_seconds"),
         "one_day": one_day, "backfill_30_days": backfill,
-        "floor": floor, "cold_day": cold, "lake_figures": lake_figures, "shape": shape,
+        "floor": floor, "cold_day": cold, "rules_day": rules, "lake_figures": lake_figures, "shape": shape,
         "one_day_after_29_days": short,  # the same day in the lake that began 30 days before it
         "cores": os.cpu_count(),
     }
