@@ -41,9 +41,16 @@ def connect(database: str = ":memory:", *, read_only: bool = False,
 
     DuckDB ships ICU built in, so `::TIMESTAMP`, `::DATE` and `date_trunc` on a TIMESTAMPTZ use the
     session zone, which defaults to the machine's (TZ): a probe at 02:00 UTC would fall on the day before
-    in New York. The setting exists only once ICU is loaded, hence SET after connecting, not in `config`."""
+    in New York. The setting exists only once ICU is loaded, hence SET after connecting, not in `config`.
+
+    DuckDB's allocator (jemalloc, on Linux) keeps what a query freed until something purges it; without its
+    background threads nothing does while DuckDB is idle, so a large query's 600 MB stayed resident beside
+    the work that followed it (tool_facts' process after sql/tool_tokens_known.sql: 1,195 MB at the peak,
+    633 MB with them; docs/scaling.md, "The day's peak memory"). A process-wide setting, set again by each
+    connection (SET, not `config`: a file opened twice must be opened with the same config)."""
     con = duckdb.connect(database, read_only=read_only, config=config or {})
     con.execute("SET TimeZone = 'UTC'")
+    con.execute("SET allocator_background_threads = true")
     return con
 
 
