@@ -21,7 +21,8 @@ from sevenmaps_pipeline.lake.schemas import RAW_REGISTRY, conform
 from sevenmaps_pipeline.lookups.codehost import NO_SUCH_REPOSITORY, CodeHostClient, RepoStatus
 from sevenmaps_pipeline.probe.config import ProbeConfig
 from sevenmaps_pipeline.probe.readiness_book import ReadinessBook
-from sevenmaps_pipeline.probe.run import readiness_day
+from sevenmaps_pipeline.probe.readiness_scan import _prober_error
+from sevenmaps_pipeline.probe.run import ReadinessWriter, readiness_day
 from sevenmaps_pipeline.probe.slices import slot_hour
 from sevenmaps_pipeline.registry.client import rows_for_entry
 from sevenmaps_pipeline.registry.skills_list import read_skills_list
@@ -80,7 +81,8 @@ def day_both_ways(tmp_path_factory):
         _land_registry(whole, fleet, day, now)
         skills = read_skills_list(fleet.skills_list(root)).folders
         yield {"day": day, "rows": rows, "skills": skills, "split": _runs(split, fleet, day, SPLIT, skills),
-               "whole": _runs(whole, fleet, day, (None,), skills)}
+               "whole": _runs(whole, fleet, day, (None,), skills), "fleet": fleet, "root": root,
+               "whole_lake": whole}
 
 
 def test_each_run_checks_the_endpoints_of_the_slices_so_far(day_both_ways):
@@ -111,7 +113,7 @@ def test_the_split_day_reads_as_one_run_over_the_whole_day(day_both_ways):
     assert not differ and set(split) == set(whole)
 
 
-def test_the_book_keeps_answers_and_redoes_our_own_trouble():
+def test_the_book_keeps_what_was_asked_and_decides_again_what_cost_no_request():
     surfaces = [
         {"scope": "origin", "subject": "https://a.test", "surface": "well_known_mcp_json", "status": 404,
          "detail": "HTTP 404"},
@@ -131,8 +133,38 @@ def test_the_book_keeps_answers_and_redoes_our_own_trouble():
     book = ReadinessBook.from_rows(surfaces, checks, skills)
     assert book.read("origin", "https://a.test", "well_known_mcp_json") and book.read("domain", "a.test", "llms_txt")
     assert not book.read("domain", "a.test", "catalog")  # robots.txt decides again: it costs no request
-    assert not book.read("domain", "a.test", "ai_catalog")  # ours to redo
+    assert book.read("domain", "a.test", "ai_catalog")  # our fault, but a request may have gone out: not again
     assert not book.read("endpoint", "a.test/mcp", "server_card")  # an endpoint's own: asked in its check
     assert book.repositories == {("acme", "tools"): RepoStatus("Acme", "Tools", False, True, "2026-11-01T00:00:00Z"),
                                  ("acme", "gone"): NO_SUCH_REPOSITORY}
     assert book.skills == {"github.com/acme/s/a"}
+
+
+def test_our_own_fault_is_checked_again_only_by_a_run_of_its_own_slice(day_both_ways):
+    """A server that trips the prober is not asked again by every later run of the day: its check is redone
+    only by a run of its own slice's hour (resumed by hand), as a whole-day run redoes it."""
+    day, fleet = day_both_ways["day"], day_both_ways["fleet"]
+    answered = sorted(r["server_key"] for path in day_both_ways["whole_lake"].raw_files("readiness", day)
+                      for r in pq.read_table(path, columns=["server_key", "outcome"]).to_pylist()
+                      if r["outcome"] == "ok" and slot_hour(r["server_key"], day) < 23)
+    assert len(answered) >= 5  # the fleet's answering servers, their slices spread over the day
+    key = answered[0]
+    lake = LakePaths.at(day_both_ways["root"] / "ours")
+    _land_registry(lake, fleet, day, dt.datetime.now(dt.UTC))
+    listing = next(r for r in day_both_ways["rows"] if r.get("server_key") == key)
+    writer = ReadinessWriter(lake, day, "readiness-000000-ours")
+    writer.add_check(_prober_error(listing, day, "readiness-000000-ours", dt.datetime.now(dt.UTC),
+                                   RuntimeError("our own fault")))
+    writer.flush()
+    config = ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file,
+                         opted_out_hosts=frozenset(fleet.timeline.get("opted_out_hosts", [])))
+
+    def outcomes() -> list[str]:
+        return sorted(r["outcome"] for path in lake.raw_files("readiness", day)
+                      for r in pq.read_table(path, columns=["server_key", "outcome"]).to_pylist()
+                      if r["server_key"] == key)
+
+    readiness_day(lake, day, config, through_hour=23)  # a later slice's run: every other endpoint, not this one
+    assert outcomes() == ["prober_error"]
+    readiness_day(lake, day, config, through_hour=slot_hour(key, day))  # its own hour's run, resumed
+    assert outcomes() == ["ok", "prober_error"]

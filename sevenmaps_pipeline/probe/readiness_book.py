@@ -7,10 +7,12 @@ read once, and the skills list once. The curated tables already read a day's doc
 them (sql/readiness_discovery.sql: the last document per scope, subject and surface of the day), so a document
 read at 03:00 serves an endpoint checked at 17:00.
 
-What counts as read: a document asked for (an answer, or an attempt the server did not answer); a document
-"not asked" (robots.txt, an opt-out) costs no request and is decided again; a prober_error row is ours to
-redo. A repository's status counts once the code host answered it; a skill once its SKILL.md or its
-repository was read.
+What counts as read: a document asked for, whatever came of it (an answer, an attempt the server did not
+answer, our own prober_error: a request may have gone out, and asking again each hour would be up to 24
+requests a day to one domain); a document "not asked" (robots.txt, an opt-out) cost no request and is
+decided again. A repository's status counts once the code host answered it (its trouble, a rate limit, is
+asked again: one request to the code host, not to a server); a skill once its SKILL.md or its repository
+was read.
 """
 
 from __future__ import annotations
@@ -33,8 +35,7 @@ SHARED_SCOPES = ("origin", "domain")
 
 
 def _asked(row: Mapping[str, Any]) -> bool:
-    detail = str(row.get("detail") or "")
-    return row.get("status") is not None or not (detail.startswith("not asked") or detail.startswith("prober_error"))
+    return row.get("status") is not None or not str(row.get("detail") or "").startswith("not asked")
 
 
 @dataclass

@@ -37,7 +37,7 @@ from .readiness_book import ReadinessBook
 from .readiness_scan import readiness_scan
 from .scan import Clock, scan
 from .shards import Shard
-from .slices import HOURS, check_slice_hour, in_slices
+from .slices import HOURS, check_slice_hour, in_slices, slot_hour
 from .surfaces import CardBook
 
 
@@ -330,14 +330,27 @@ def completed_readiness(lake: LakePaths, day: dt.date) -> set[str]:
     return _completed(lake, "readiness", day, daily_only=False)
 
 
+def landed_readiness(lake: LakePaths, day: dt.date) -> set[str]:
+    """server_keys with any readiness check landed on `day`, our own fault included."""
+    keys: set[str] = set()
+    for path in lake.raw_files("readiness", day):
+        try:
+            keys.update(k for k in pq.read_table(path, columns=["server_key"]).column("server_key").to_pylist() if k)
+        except Exception:  # noqa: BLE001 - an unreadable part is quarantined later; its checks are redone
+            continue
+    return keys
+
+
 def readiness_day(lake: LakePaths, day: dt.date, config: ProbeConfig, clock: Clock = utc_now,
                   codehost: CodeHostClient | None = None, skills: Sequence[RepoFolder] = (),
                   flush_rows: int = 500, through_hour: int | None = None) -> ReadinessDay:
     """A readiness run of the open day over the day's registry snapshot (landed by its scan) and the skills
     list: the endpoints whose slice (probe/slices.py) is at or before `through_hour` (None: every endpoint)
     and that have no readiness check yet that day, so the run after each slice checks that slice's endpoints
-    and any an earlier run missed. What the day's earlier runs read (origins' and domains' documents,
-    repositories, skills: probe/readiness_book.py) is not asked again."""
+    and any an earlier run missed. A check that came to our own fault (prober_error, not_checked) is checked
+    again only by a run of its own slice's hour (a resumed run), never by the runs after later slices, so a
+    server that trips the prober is not asked up to 24 times a day. What the day's earlier runs read
+    (origins' and domains' documents, repositories, skills: probe/readiness_book.py) is not asked again."""
     today = clock().date()
     if day != today:
         raise PastDayError(f"{day} is not today ({today} UTC): a day that has passed is never probed")
@@ -355,6 +368,7 @@ def readiness_day(lake: LakePaths, day: dt.date, config: ProbeConfig, clock: Clo
     rows = pq.read_table(registry).to_pylist()
     if through_hour is not None:
         rows = in_slices(rows, day, range(through_hour + 1))
+        done |= {key for key in landed_readiness(lake, day) if slot_hour(key, day) < through_hour}
     try:
         asyncio.run(readiness_scan(rows, day, run_id, config, clock, writer, codehost, skills, already_checked=done,
                                    book=OriginBook.from_lake(lake, day), cards=CardBook.from_lake(lake, day),
