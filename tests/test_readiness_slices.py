@@ -20,10 +20,12 @@ from sevenmaps_pipeline.lake.paths import LakePaths
 from sevenmaps_pipeline.lake.schemas import RAW_REGISTRY, conform
 from sevenmaps_pipeline.lookups.codehost import NO_SUCH_REPOSITORY, CodeHostClient, RepoStatus
 from sevenmaps_pipeline.probe.config import ProbeConfig
+from sevenmaps_pipeline.probe.origins import OriginBook
 from sevenmaps_pipeline.probe.readiness_book import ReadinessBook
-from sevenmaps_pipeline.probe.readiness_scan import _prober_error
+from sevenmaps_pipeline.probe.readiness_scan import ReadinessRows, _prober_error, _ReadinessRun
 from sevenmaps_pipeline.probe.run import ReadinessWriter, readiness_day
 from sevenmaps_pipeline.probe.slices import slot_hour
+from sevenmaps_pipeline.probe.surfaces import CardBook
 from sevenmaps_pipeline.registry.client import rows_for_entry
 from sevenmaps_pipeline.registry.skills_list import read_skills_list
 from sevenmaps_pipeline.rules.methods import READINESS_PARAMS
@@ -59,6 +61,7 @@ def _runs(lake: LakePaths, fleet: Fleet, day: dt.date, hours: tuple[int | None, 
     shared = Counter((r["host"], r["path"]) for r in fleet.recorded[first:]
                      if r["method"] == "GET" and r["path"] in SHARED_PATHS)
     code = Counter(r["path"] for r in fleet.codehost.requests[first_code:] if "path" in r)
+    robots = Counter(r["host"] for r in fleet.recorded[first:] if r["method"] == "GET" and r["path"] == "/robots.txt")
     with pytest.MonkeyPatch.context() as patch:
         patch.setitem(READINESS_PARAMS, "p50_under_ms", 1500)
         build_readiness_discovery(lake, day)
@@ -66,7 +69,8 @@ def _runs(lake: LakePaths, fleet: Fleet, day: dt.date, hours: tuple[int | None, 
     lines = {(r["subject_kind"], r["subject_key"], r["line"]): (r["seen"], r["passed"])
              for r in pq.read_table(lake.curated_file("readiness_lines", day)).to_pylist()
              if r["line"] not in TIMED_LINES}
-    return {"reports": reports, "checked": checked, "shared": shared, "code": code, "lines": lines}
+    return {"reports": reports, "checked": checked, "shared": shared, "code": code, "robots": robots,
+            "lines": lines}
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +86,7 @@ def day_both_ways(tmp_path_factory):
         skills = read_skills_list(fleet.skills_list(root)).folders
         yield {"day": day, "rows": rows, "skills": skills, "split": _runs(split, fleet, day, SPLIT, skills),
                "whole": _runs(whole, fleet, day, (None,), skills), "fleet": fleet, "root": root,
-               "whole_lake": whole}
+               "whole_lake": whole, "split_lake": split}
 
 
 def test_each_run_checks_the_endpoints_of_the_slices_so_far(day_both_ways):
@@ -104,6 +108,18 @@ def test_every_shared_document_repository_and_skill_is_asked_once_a_day(day_both
     assert set(split["code"]) == set(whole["code"])
     skills = [report.skills for report in split["reports"]]
     assert skills[0] == len(day_both_ways["skills"]) > 0 and skills[1:] == [0, 0]
+    # A host the day's scan never reads (a publisher's domain): its robots.txt read once, by the first run
+    # that meets it, and landed for the later runs (an endpoint's host is the scan's to read and land).
+    endpoint_hosts = {r["url"].split("/")[2] for r in day_both_ways["rows"] if isinstance(r.get("url"), str)}
+    elsewhere = {host: n for host, n in split["robots"].items() if host not in endpoint_hosts}
+    assert elsewhere and max(elsewhere.values()) == 1, elsewhere
+    assert set(elsewhere) == {h for h in whole["robots"] if h not in endpoint_hosts}
+    landed = [r for path in day_both_ways["split_lake"].raw_files("origins", day_both_ways["day"])
+              for r in pq.read_table(path).to_pylist()]
+    landed_hosts = {r["origin"].split("/")[2] for r in landed}  # with those that did not answer at all
+    assert set(elsewhere) <= landed_hosts and not landed_hosts & endpoint_hosts  # never an endpoint's origin
+    book = OriginBook.from_lake(day_both_ways["split_lake"], day_both_ways["day"])
+    assert all(book.of_day(r["origin"], day_both_ways["day"]) for r in landed if (r["robots_status"] or 500) < 500)
 
 
 def test_the_split_day_reads_as_one_run_over_the_whole_day(day_both_ways):
@@ -113,7 +129,7 @@ def test_the_split_day_reads_as_one_run_over_the_whole_day(day_both_ways):
     assert not differ and set(split) == set(whole)
 
 
-def test_the_book_keeps_what_was_asked_and_decides_again_what_cost_no_request():
+def test_the_book_decides_each_shared_document_once_and_keeps_the_code_hosts_answers():
     surfaces = [
         {"scope": "origin", "subject": "https://a.test", "surface": "well_known_mcp_json", "status": 404,
          "detail": "HTTP 404"},
@@ -128,16 +144,21 @@ def test_the_book_keeps_what_was_asked_and_decides_again_what_cost_no_request():
                "repo_pushed_at": "2026-11-01T00:00:00Z"},
               {"repository_url": "https://github.com/acme/gone", "repo_detail": NO_SUCH_REPOSITORY},
               {"repository_url": "https://github.com/acme/limited", "repo_detail": "code host answered HTTP 429"}]
-    skills = [{"skill_key": "github.com/acme/s/a", "skill_md": "---\nname: a\n---"},
-              {"skill_key": "github.com/acme/s/b", "skill_md": None, "repo_private": None}]
+    skills = [{"skill_key": "github.com/acme/s/a", "repo_private": False, "repo_archived": False,
+               "repo_pushed_at": "2026-10-01T00:00:00Z"},
+              {"skill_key": "github.com/acme/gone-skills/b", "repo_detail": NO_SUCH_REPOSITORY}]
     book = ReadinessBook.from_rows(surfaces, checks, skills)
-    assert book.read("origin", "https://a.test", "well_known_mcp_json") and book.read("domain", "a.test", "llms_txt")
-    assert not book.read("domain", "a.test", "catalog")  # robots.txt decides again: it costs no request
-    assert book.read("domain", "a.test", "ai_catalog")  # our fault, but a request may have gone out: not again
+    # Every shared document the day decided stays decided: asking again would read robots.txt again.
+    assert all(book.read(*key) for key in (("origin", "https://a.test", "well_known_mcp_json"),
+                                           ("domain", "a.test", "llms_txt"), ("domain", "a.test", "catalog"),
+                                           ("domain", "a.test", "ai_catalog")))
+    assert not book.read("domain", "a.test", "markdown_index")  # never decided today
     assert not book.read("endpoint", "a.test/mcp", "server_card")  # an endpoint's own: asked in its check
     assert book.repositories == {("acme", "tools"): RepoStatus("Acme", "Tools", False, True, "2026-11-01T00:00:00Z"),
-                                 ("acme", "gone"): NO_SUCH_REPOSITORY}
-    assert book.skills == {"github.com/acme/s/a"}
+                                 ("acme", "gone"): NO_SUCH_REPOSITORY,  # the rate-limited one is asked again
+                                 ("acme", "s"): RepoStatus("acme", "s", False, False, "2026-10-01T00:00:00Z"),
+                                 ("acme", "gone-skills"): NO_SUCH_REPOSITORY}
+    assert book.skills == {"github.com/acme/s/a", "github.com/acme/gone-skills/b"}
 
 
 def test_our_own_fault_is_checked_again_only_by_a_run_of_its_own_slice(day_both_ways):
@@ -168,3 +189,22 @@ def test_our_own_fault_is_checked_again_only_by_a_run_of_its_own_slice(day_both_
     assert outcomes() == ["prober_error"]
     readiness_day(lake, day, config, through_hour=slot_hour(key, day))  # its own hour's run, resumed
     assert outcomes() == ["ok", "prober_error"]
+
+
+def test_a_domains_registry_proof_is_asked_once_any_endpoint_names_it_whichever_comes_first():
+    """One run over the day and the same day split into runs ask the same domain documents: the registry proof
+    file once any endpoint's registry name is of the domain, not only when the domain's first endpoint's is."""
+    def asked(*names: str, earlier: ReadinessBook | None = None) -> list[str]:
+        run = _ReadinessRun(dt.date(2026, 12, 5), "readiness-test", ProbeConfig(), lambda: dt.datetime.now(dt.UTC),
+                            ReadinessRows(), OriginBook(), None, False, CardBook(), earlier or ReadinessBook(), None)
+        for name in names:
+            run.point_to_domain("pub.example", name)
+        return sorted(doc.surface for doc in run.elsewhere)
+
+    whole = asked("io.github.someone/a", "example.pub/b")
+    assert whole == asked("example.pub/b", "io.github.someone/a") and "registry_auth" in whole
+    assert whole.count("registry_auth") == 1 and whole.count("llms_txt") == 1
+    first = asked("io.github.someone/a")
+    assert "registry_auth" not in first
+    decided = ReadinessBook(documents={("domain", "pub.example", surface) for surface in first})
+    assert asked("example.pub/b", earlier=decided) == ["registry_auth"]  # the later run asks only what is left

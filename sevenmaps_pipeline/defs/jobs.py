@@ -99,7 +99,7 @@ def daily_map_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest |
     yesterday = context.scheduled_execution_time.astimezone(dt.UTC).date() - dt.timedelta(days=1)
     if yesterday < FIRST_DAY:
         return dg.SkipReason(f"{yesterday} is before the lake's first day {FIRST_DAY}: no map to build")
-    # The map waits in the queue while a run landing that day's files (its 23:00 slice, its readiness run, its
+    # The map waits in the queue while a run landing that day's files (its 23:00 slice, its readiness runs, its
     # lookups) is still in flight (defs/lanes.py).
     return dg.RunRequest(run_key=f"map-{yesterday}", partition_key=yesterday.isoformat(),
                          tags=lanes.reads_day(yesterday.isoformat()))

@@ -10,7 +10,7 @@ claimed by a step, so a run killed mid-way holds nothing afterwards. What the la
   never two at once, and signing keeps chain order;
 - the runs that contact servers (slices, readiness, hourly, five-minute, submitted servers) each take the
   host's lease (probe/leases.py): one request at a time per host across the lanes too;
-- a day's map and signing wait for the runs that land that day's files (its slices, its readiness run, its
+- a day's map and signing wait for the runs that land that day's files (its slices, its readiness runs, its
   lookups), through the run queue's tag limits (`LANDS`).
 """
 

@@ -128,20 +128,11 @@ def run_readiness(context: StepContext, paths: LakePaths, day: dt.date, prober: 
     return report
 
 
-# The replayed day (demo, tests) probes readiness once, after its last slice: one run over what the runs after each
-# of its 24 slices would read, each document still asked once (production: readiness_sensor, defs/jobs.py).
-REPLAYED_READINESS_HOUR = 23
-
-
 def run_slice(context: StepContext, paths: LakePaths, day: dt.date, hour: int, prober: ProberResource,
               clock) -> DayScan:
-    """One hourly slice of the day's scan in one go (the replayed day); after the day's last one, the
-    readiness probe of the day's listings."""
+    """One hourly slice of the day's scan in one go (the replayed day)."""
     start = dt.datetime.combine(day, dt.time(hour), dt.UTC)
-    report = scan_slice_shard(context, paths, start, prober, clock, None)
-    if prober.readiness and hour == REPLAYED_READINESS_HOUR:
-        run_readiness(context, paths, day, prober, clock, through_hour=hour)
-    return report
+    return scan_slice_shard(context, paths, start, prober, clock, None)
 
 
 def scan_slice_shard(context: StepContext, paths: LakePaths, start: dt.datetime, prober: ProberResource, clock,
@@ -190,6 +181,10 @@ def scan_open_day(context: dg.AssetExecutionContext, paths: LakePaths, day: dt.d
                 metadata={"checks": report.probe_rows, "dagster/row_count": report.probe_rows,
                           "outcomes": dg.MetadataValue.json(dict(sorted(report.outcomes.items()))),
                           "replayed": True}))
+        # The replayed day probes readiness once, after its slices: one run over what the runs after each slice
+        # would read, each document still asked once (production: readiness_sensor, defs/jobs.py).
+        if prober.readiness:
+            run_readiness(context, paths, day, prober, prober.clock(23))
         return checks
     context.log.info(f"{day}: the open day is scanned by its hourly slices (probe_slice, scan_slice_schedule); "
                      "this run validates what they have landed so far")

@@ -41,9 +41,10 @@ readiness_scores = day_spec(
 class ReadinessDayConfig(dg.Config):
     day: str = Field(description="The UTC day (YYYY-MM-DD) whose slice has run: probed only while it is the open "
                      "day, never after")
-    through_hour: int = Field(default=23, ge=0, le=23, description="The slice (UTC hour) just run: the endpoints "
-                              "of the day's slices up to it without a readiness check yet are checked (23: every "
-                              "endpoint of the day)")
+    through_hour: int | None = Field(default=None, ge=0, le=23, description="The slice (UTC hour) just run: the "
+                                     "endpoints of the day's slices up to it without a readiness check yet are "
+                                     "checked (a check of our own fault only in its own slice's hour). Unset: every "
+                                     "endpoint of the day without a completed check, our own faults redone")
 
 
 @dg.op(pool=lanes.READINESS,
@@ -61,7 +62,8 @@ def slice_readiness(context: dg.OpExecutionContext, config: ReadinessDayConfig, 
     report = run_readiness(context, lake.paths, day, prober, prober.clock(), fail=True,
                            through_hour=config.through_hour)
     assert report is not None  # fail=True: a failure raised
-    context.add_output_metadata({"day": config.day, "through_hour": config.through_hour, "checks": report.checks,
+    context.add_output_metadata({"day": config.day, "through_hour": "the whole day" if config.through_hour is None
+                                 else config.through_hour, "checks": report.checks,
                                  "dagster/row_count": report.checks,
                                  "outcomes": dg.MetadataValue.json(dict(sorted(report.outcomes.items()))),
                                  "documents": report.surfaces, "skills": report.skills,

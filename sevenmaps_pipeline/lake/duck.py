@@ -46,8 +46,9 @@ def connect(database: str = ":memory:", *, read_only: bool = False,
     DuckDB's allocator (jemalloc, on Linux) keeps what a query freed until something purges it; without its
     background threads nothing does while DuckDB is idle, so a large query's 600 MB stayed resident beside
     the work that followed it (tool_facts' process after sql/tool_tokens_known.sql: 1,195 MB at the peak,
-    633 MB with them; docs/scaling.md, "The day's peak memory"). A process-wide setting, set again by each
-    connection (SET, not `config`: a file opened twice must be opened with the same config)."""
+    633 MB with them; docs/scaling.md, "The day's peak memory"). A process-wide setting, which closing any
+    database turns off again for the whole process, so each connection and each session sets it (SET, not
+    `config`: a file opened twice must be opened with the same config)."""
     con = duckdb.connect(database, read_only=read_only, config=config or {})
     con.execute("SET TimeZone = 'UTC'")
     con.execute("SET allocator_background_threads = true")
@@ -101,6 +102,7 @@ def session(threads: int | None = None, memory_limit: str | None = None,
         with _SHARED_LOCK:  # a connection object is not safe across threads; its cursors are, one per thread
             con = shared.cursor()
         con.execute("SET TimeZone = 'UTC'")
+        con.execute("SET allocator_background_threads = true")
     try:
         yield con
     finally:

@@ -7,12 +7,12 @@ read once, and the skills list once. The curated tables already read a day's doc
 them (sql/readiness_discovery.sql: the last document per scope, subject and surface of the day), so a document
 read at 03:00 serves an endpoint checked at 17:00.
 
-What counts as read: a document asked for, whatever came of it (an answer, an attempt the server did not
-answer, our own prober_error: a request may have gone out, and asking again each hour would be up to 24
-requests a day to one domain); a document "not asked" (robots.txt, an opt-out) cost no request and is
-decided again. A repository's status counts once the code host answered it (its trouble, a rate limit, is
-asked again: one request to the code host, not to a server); a skill once its SKILL.md or its repository
-was read.
+Each document is decided once a day, whatever came of it: an answer, an attempt the server did not answer,
+our own prober_error (a request may have gone out), or "not asked" (robots.txt said no, the host opted out,
+its robots.txt could not be read): deciding again would mean reading the host's robots.txt again, up to 24
+times a day. A repository's status counts once the code host answered it, for an endpoint or a skill (its
+trouble, a rate limit, is asked again: a request to the code host, not to a server); a skill once a row of
+it landed.
 """
 
 from __future__ import annotations
@@ -34,8 +34,10 @@ from ..lookups.codehost import NO_SUCH_REPOSITORY, RepoStatus, parse_repository_
 SHARED_SCOPES = ("origin", "domain")
 
 
-def _asked(row: Mapping[str, Any]) -> bool:
-    return row.get("status") is not None or not str(row.get("detail") or "").startswith("not asked")
+def _skill_repository(skill_key: Any) -> tuple[str, str] | None:
+    """(owner, repo) of a skill's key, github.com/<owner>/<repo>/<path>."""
+    parts = skill_key.split("/") if isinstance(skill_key, str) else []
+    return (parts[1], parts[2]) if len(parts) >= 4 and parts[0] == "github.com" and parts[1] and parts[2] else None
 
 
 @dataclass
@@ -50,12 +52,12 @@ class ReadinessBook:
     @classmethod
     def from_rows(cls, surfaces: Iterable[Mapping[str, Any]], checks: Iterable[Mapping[str, Any]] = (),
                   skills: Iterable[Mapping[str, Any]] = ()) -> ReadinessBook:
-        book = cls()
+        book, checks, skills = cls(), list(checks), list(skills)
         for row in surfaces:
-            if row.get("scope") in SHARED_SCOPES and _asked(row):
+            if row.get("scope") in SHARED_SCOPES:
                 book.documents.add((str(row["scope"]), str(row.get("subject")), str(row.get("surface"))))
-        for row in checks:
-            parsed = parse_repository_url(row.get("repository_url"))
+        for row in [*checks, *skills]:
+            parsed = parse_repository_url(row.get("repository_url")) or _skill_repository(row.get("skill_key"))
             if parsed is None:
                 continue
             key = (parsed[0].lower(), parsed[1].lower())
@@ -65,18 +67,16 @@ class ReadinessBook:
                                                     str(row.get("repo_pushed_at") or ""))
             elif row.get("repo_detail") == NO_SUCH_REPOSITORY:  # the code host's answer, not our trouble
                 book.repositories.setdefault(key, NO_SUCH_REPOSITORY)
-        for row in skills:
-            if row.get("skill_md") is not None or row.get("repo_private") is not None:
-                book.skills.add(str(row.get("skill_key")))
+        book.skills.update(str(row["skill_key"]) for row in skills if row.get("skill_key"))
         return book
 
     @classmethod
     def from_lake(cls, lake: LakePaths, day: dt.date) -> ReadinessBook:
         """The day's landed readiness parts; an unreadable one is skipped (quarantined later: what it held is asked
         again)."""
-        wanted = {"readiness_surfaces": ["scope", "subject", "surface", "status", "detail"],
+        wanted = {"readiness_surfaces": ["scope", "subject", "surface"],
                   "readiness": ["repository_url", "repo_private", "repo_archived", "repo_pushed_at", "repo_detail"],
-                  "skills": ["skill_key", "skill_md", "repo_private"]}
+                  "skills": ["skill_key", "repo_private", "repo_archived", "repo_pushed_at", "repo_detail"]}
         rows: dict[str, list[dict[str, Any]]] = {kind: [] for kind in wanted}
         for kind, columns in wanted.items():
             for path in lake.raw_files(kind, day):
@@ -90,4 +90,5 @@ class ReadinessBook:
         return cls.from_rows(rows["readiness_surfaces"], rows["readiness"], rows["skills"])
 
     def read(self, scope: str, subject: str, surface: str) -> bool:
+        """Whether the day's earlier runs decided this shared document (an endpoint's own: never)."""
         return scope in SHARED_SCOPES and (scope, subject, surface) in self.documents

@@ -22,7 +22,7 @@ import asyncio
 import datetime as dt
 import json
 import traceback
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -38,7 +38,7 @@ from ..rules.tokens import definition_tokens
 from .checker import CheckResult, EndpointCheck
 from .config import PROBER_VERSION, ProbeConfig
 from .hosts import Admission, Clock, HostRunner, HostSession, Robots, by_host, day_copy
-from .origins import OriginBook
+from .origins import OriginBook, OriginResult
 from .readiness_book import ReadinessBook
 from .scan import endpoints_to_check
 from .sse_readiness import SseReadinessCheck
@@ -56,6 +56,8 @@ from .surfaces import (
 
 
 class ReadinessSink(Protocol):
+    def add_origin(self, row: dict[str, Any]) -> None: ...
+
     def add_check(self, row: dict[str, Any]) -> None: ...
 
     def add_surface(self, row: dict[str, Any]) -> None: ...
@@ -70,6 +72,10 @@ class ReadinessRows:
     checks: list[dict[str, Any]] = field(default_factory=list)
     surfaces: list[dict[str, Any]] = field(default_factory=list)
     skills: list[dict[str, Any]] = field(default_factory=list)
+    origins: list[dict[str, Any]] = field(default_factory=list)
+
+    def add_origin(self, row: dict[str, Any]) -> None:
+        self.origins.append(row)
 
     def add_check(self, row: dict[str, Any]) -> None:
         self.checks.append(row)
@@ -173,16 +179,29 @@ class _ReadinessRun:
 
     def __init__(self, day: dt.date, run_id: str, config: ProbeConfig, clock: Clock, sink: ReadinessSink,
                  book: OriginBook, step_progress: Callable[[str], None] | None, bad_call: bool,
-                 cards: CardBook, earlier: ReadinessBook) -> None:
+                 cards: CardBook, earlier: ReadinessBook, scan_origins: frozenset[str] | None) -> None:
         self.day, self.run_id, self.config, self.clock, self.sink = day, run_id, config, clock, sink
-        self.cards, self.earlier = cards, earlier
+        self.cards, self.earlier, self.scan_origins = cards, earlier, scan_origins
         self.step_progress, self.bad_call = step_progress, bad_call
-        # The day's copy of robots.txt, read by its scan, is reused (docs/methodology.md, "Per origin, once
-        # a day"); an origin the scan did not read is read here, once per run.
-        self.runner: HostRunner[Any] = HostRunner(config, clock, Robots(day_copy(day)), book)
+        # The day's copy of robots.txt, read by its scan or an earlier readiness run, is reused
+        # (docs/methodology.md, "Per origin, once a day"); an origin neither read is read here and, when the
+        # scan never reads it (`scan_origins`), landed for the day's later runs.
+        self.runner: HostRunner[Any] = HostRunner(config, clock, Robots(day_copy(day), fetched=self.fetched_origin),
+                                                  book)
         self.rows: list[dict[str, Any]] = []
         self.elsewhere: list[_Elsewhere] = []  # phase 2, run by host (host_of each URL)
         self.domains_seen: set[str] = set()
+        self.proofs_seen: set[str] = set()  # domains whose registry proof file is asked (REGISTRY_AUTH)
+
+    async def fetched_origin(self, origin: str, fetch: Callable[[], Awaitable[OriginResult]]) -> OriginResult:
+        """A robots.txt read by this run: landed (raw/origins) when the day's scan never reads its origin (a
+        publisher domain, an authorization server), so the day's later runs reuse it; an endpoint's origin is
+        the scan's to land, with the well-known documents a readiness fetch does not read."""
+        result = await fetch()
+        if self.scan_origins is not None and origin not in self.scan_origins:
+            self.sink.add_origin({"day": self.day, "run_id": self.run_id, "prober_version": PROBER_VERSION,
+                                  **result.row()})
+        return result
 
     async def ask(self, session: HostSession, scope: str, subject: str, surface: str, url: str, accept: str) -> None:
         """One document, under robots.txt of its origin (read first, once per run)."""
@@ -258,17 +277,22 @@ class _ReadinessRun:
         return row
 
     def point_to_domain(self, domain: str | None, name: Any) -> None:
-        """Phase 2's documents on the publisher's domain, once per domain."""
-        if not domain or domain in self.domains_seen:
+        """Phase 2's documents on the publisher's domain, once per domain: its registry proof file once any
+        endpoint's registry name is of that domain (whichever endpoint comes first, so a day split into runs
+        asks what one run would)."""
+        if not domain:
             return
-        self.domains_seen.add(domain)
-        base = f"https://{domain}"
-        wanted = list(DOMAIN_SURFACES)
-        if isinstance(name, str) and "/" in name and namespace_domain(name.split("/", 1)[0]) == domain:
+        wanted: list[tuple[str, str, str]] = []
+        if domain not in self.domains_seen:
+            self.domains_seen.add(domain)
+            wanted += DOMAIN_SURFACES
+        if (domain not in self.proofs_seen and isinstance(name, str) and "/" in name
+                and namespace_domain(name.split("/", 1)[0]) == domain):
+            self.proofs_seen.add(domain)
             wanted.append(REGISTRY_AUTH)
         for surface, path, accept in wanted:
             if not self.earlier.read("domain", domain, surface):  # an earlier run today read it
-                self.elsewhere.append(_Elsewhere("domain", domain, surface, base + path, accept))
+                self.elsewhere.append(_Elsewhere("domain", domain, surface, f"https://{domain}{path}", accept))
 
     async def document(self, session: HostSession, doc: _Elsewhere) -> None:
         await self.ask(session, doc.scope, doc.subject, doc.surface, doc.url, doc.accept)
@@ -285,20 +309,24 @@ async def readiness_scan(listings: Iterable[dict[str, Any]], day: dt.date, run_i
                          progress: Callable[[int, int], None] | None = None,
                          step_progress: Callable[[str], None] | None = None,
                          _operator_bad_call: bool = False, book: OriginBook | None = None,
-                         cards: CardBook | None = None, earlier: ReadinessBook | None = None) -> ReadinessSink:
+                         cards: CardBook | None = None, earlier: ReadinessBook | None = None,
+                         scan_origins: Collection[str] | None = None) -> ReadinessSink:
     """Probe every endpoint the daily scan would contact (except `already_checked`: a resumed run, or the
     endpoints of the day's earlier runs), then the documents elsewhere, then the code host; every row goes to
     `sink`. `step_progress` is told each step of each endpoint check (`sevenmaps readiness` shows them).
     `_operator_bad_call` is step 5 of the rubric, a tool call: only `sevenmaps readiness --bad-call` passes
     it, never the daily runs. `cards`: the server cards held from earlier runs, revalidated with If-None-Match
     (none: every card asked afresh). `earlier`: what the day's earlier runs read (origins' and domains'
-    documents, repositories, skills), never asked again (none: everything is asked)."""
+    documents, repositories, skills), never asked again (none: everything is asked). `scan_origins`: the
+    origins of the day's snapshot's endpoints; a robots.txt this run reads elsewhere is landed for later runs
+    (none: nothing is landed)."""
     to_check, _ = endpoints_to_check(listings)
     skip = set(already_checked)
     pending = [listing for key, listing in to_check.items() if key not in skip]
     earlier = earlier if earlier is not None else ReadinessBook()
     run = _ReadinessRun(day, run_id, config, clock, sink, book if book is not None else OriginBook(), step_progress,
-                        _operator_bad_call, cards if cards is not None else CardBook(), earlier)
+                        _operator_bad_call, cards if cards is not None else CardBook(), earlier,
+                        frozenset(scan_origins) if scan_origins is not None else None)
     total, done = len(pending), 0
 
     def count() -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..lake.keys import origin as origin_of
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
 from ..lake.schemas import (
@@ -279,10 +280,13 @@ class ReadinessWriter:
 
     def __init__(self, lake: LakePaths, day: dt.date, run_id: str, flush_rows: int = 500) -> None:
         self.lake, self.day, self.run_id, self.flush_rows = lake, day, run_id, flush_rows
-        self._rows: dict[str, list[dict]] = {"readiness": [], "readiness_surfaces": [], "skills": []}
+        self._rows: dict[str, list[dict]] = {"readiness": [], "readiness_surfaces": [], "skills": [], "origins": []}
         self._part = 0
         self.counts = {kind: 0 for kind in self._rows}
         self.outcomes: dict[str, int] = {}
+
+    def add_origin(self, row: dict) -> None:
+        self._add("origins", row)
 
     def add_check(self, row: dict) -> None:
         self.outcomes[row["outcome"]] = self.outcomes.get(row["outcome"], 0) + 1
@@ -302,8 +306,9 @@ class ReadinessWriter:
     def flush(self) -> None:
         name = f"{self.run_id}-{self._part:05d}.parquet"
         wrote = False
-        for kind, spec in (("readiness_surfaces", RAW_READINESS_SURFACES), ("skills", RAW_SKILLS),
-                           ("readiness", RAW_READINESS)):
+        # Origins first: a document row that names a robots.txt decision never lands without it.
+        for kind, spec in (("origins", RAW_ORIGINS), ("readiness_surfaces", RAW_READINESS_SURFACES),
+                           ("skills", RAW_SKILLS), ("readiness", RAW_READINESS)):
             if self._rows[kind]:
                 write_parquet(self.lake, self.lake.raw_dir(kind, self.day) / name, _table(self._rows[kind], spec))
                 self.counts[kind] += len(self._rows[kind])
@@ -366,13 +371,14 @@ def readiness_day(lake: LakePaths, day: dt.date, config: ProbeConfig, clock: Clo
     report.resumed_from = len(done)
     writer = ReadinessWriter(lake, day, run_id, flush_rows)
     rows = pq.read_table(registry).to_pylist()
+    scan_origins = {origin_of(row["url"]) for row in rows if isinstance(row.get("url"), str)}
     if through_hour is not None:
         rows = in_slices(rows, day, range(through_hour + 1))
         done |= {key for key in landed_readiness(lake, day) if slot_hour(key, day) < through_hour}
     try:
         asyncio.run(readiness_scan(rows, day, run_id, config, clock, writer, codehost, skills, already_checked=done,
                                    book=OriginBook.from_lake(lake, day), cards=CardBook.from_lake(lake, day),
-                                   earlier=ReadinessBook.from_lake(lake, day)))
+                                   earlier=ReadinessBook.from_lake(lake, day), scan_origins=scan_origins))
     finally:
         writer.flush()
     report.checks, report.surfaces, report.skills = (writer.counts[k] for k in ("readiness", "readiness_surfaces",
