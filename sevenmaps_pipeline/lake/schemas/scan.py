@@ -96,7 +96,9 @@ RAW_ORIGINS = TableSpec(
     layer="raw",
     location="raw/origins/day=YYYY-MM-DD/<run_id>-<part>.parquet",
     grain="one row per origin fetch by a daily scan, once per origin per UTC day (a later slice reuses it; a "
-          "failed fetch is tried again): robots.txt and the three well-known documents",
+          "failed fetch is tried again): robots.txt and the three well-known documents; and the robots.txt a "
+          "readiness run read on a host the scan never reads (a publisher domain, an authorization server; run_id "
+          "readiness-...), its well-known columns null",
     view="origins",
     schema=pa.schema(
         [
