@@ -21,7 +21,7 @@ from protego import Protego
 
 from ..lake.paths import LakePaths
 from ..registry.listing import SkipReason
-from .config import ROBOTS_TOKEN, ProbeConfig
+from .config import PROBER_VERSION, ROBOTS_TOKEN, ProbeConfig
 from .netguard import refused_address
 from .redirects import invalid_location, redirect_target
 from .wire import read_body
@@ -81,6 +81,10 @@ class OriginResult:
         for name, (status, body) in self.documents.items():
             row[f"{name}_status"], row[f"{name}_json"] = status, body
         return row
+
+    def landed_row(self, day: dt.date, run_id: str) -> dict[str, Any]:
+        """The raw/origins row of this fetch, as the run `run_id` lands it."""
+        return {"day": day, "run_id": run_id, "prober_version": PROBER_VERSION, **self.row()}
 
 
 async def _answer(client: httpx.AsyncClient, url: str, cap: int,

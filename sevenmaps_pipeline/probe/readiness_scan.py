@@ -199,8 +199,7 @@ class _ReadinessRun:
         the scan's to land, with the well-known documents a readiness fetch does not read."""
         result = await fetch()
         if self.scan_origins is not None and origin not in self.scan_origins:
-            self.sink.add_origin({"day": self.day, "run_id": self.run_id, "prober_version": PROBER_VERSION,
-                                  **result.row()})
+            self.sink.add_origin(result.landed_row(self.day, self.run_id))
         return result
 
     async def ask(self, session: HostSession, scope: str, subject: str, surface: str, url: str, accept: str) -> None:

@@ -132,10 +132,10 @@ def _probe_table(rows: list[dict]) -> pa.Table:
         return _table(kept, RAW_PROBES)
 
 
-def _completed(lake: LakePaths, kind: str, day: dt.date, daily_only: bool) -> set[str]:
-    """server_keys with a check of raw `kind` landed on `day` that was not our own fault or trouble
-    (prober_error, not_checked: ours to redo); `daily_only`: of check_kind daily."""
-    keys: set[str] = set()
+def _landed(lake: LakePaths, kind: str, day: dt.date, daily_only: bool) -> dict[str, bool]:
+    """server_key -> whether a check of raw `kind` landed on `day` was not our own fault or trouble (False: only
+    prober_error, not_checked, ours to redo); `daily_only`: of check_kind daily."""
+    landed: dict[str, bool] = {}
     columns = ["server_key", "outcome"] + (["check_kind"] if daily_only else [])
     for path in lake.raw_files(kind, day):
         try:
@@ -145,9 +145,14 @@ def _completed(lake: LakePaths, kind: str, day: dt.date, daily_only: bool) -> se
         kinds = table.column("check_kind").to_pylist() if daily_only else ["daily"] * table.num_rows
         for key, outcome, check_kind in zip(table.column("server_key").to_pylist(),
                                             table.column("outcome").to_pylist(), kinds, strict=True):
-            if check_kind == "daily" and key and outcome not in OURS_TO_REDO:
-                keys.add(key)
-    return keys
+            if check_kind == "daily" and key:
+                landed[key] = landed.get(key, False) or outcome not in OURS_TO_REDO
+    return landed
+
+
+def _completed(lake: LakePaths, kind: str, day: dt.date, daily_only: bool) -> set[str]:
+    """server_keys with a check of raw `kind` landed on `day` that was not our own fault or trouble."""
+    return {key for key, complete in _landed(lake, kind, day, daily_only).items() if complete}
 
 
 def completed_checks(lake: LakePaths, day: dt.date) -> set[str]:
@@ -330,22 +335,6 @@ class ReadinessDay:
     resumed_from: int = 0
 
 
-def completed_readiness(lake: LakePaths, day: dt.date) -> set[str]:
-    """server_keys with a readiness check landed on `day` that was not our own fault."""
-    return _completed(lake, "readiness", day, daily_only=False)
-
-
-def landed_readiness(lake: LakePaths, day: dt.date) -> set[str]:
-    """server_keys with any readiness check landed on `day`, our own fault included."""
-    keys: set[str] = set()
-    for path in lake.raw_files("readiness", day):
-        try:
-            keys.update(k for k in pq.read_table(path, columns=["server_key"]).column("server_key").to_pylist() if k)
-        except Exception:  # noqa: BLE001 - an unreadable part is quarantined later; its checks are redone
-            continue
-    return keys
-
-
 def readiness_day(lake: LakePaths, day: dt.date, config: ProbeConfig, clock: Clock = utc_now,
                   codehost: CodeHostClient | None = None, skills: Sequence[RepoFolder] = (),
                   flush_rows: int = 500, through_hour: int | None = None) -> ReadinessDay:
@@ -367,14 +356,15 @@ def readiness_day(lake: LakePaths, day: dt.date, config: ProbeConfig, clock: Clo
     started = time.perf_counter()
     run_id = f"readiness-{clock().strftime('%H%M%S')}-{uuid.uuid4().hex[:8]}"
     report = ReadinessDay(day, run_id)
-    done = completed_readiness(lake, day)
+    landed = _landed(lake, "readiness", day, daily_only=False)
+    done = {key for key, complete in landed.items() if complete}
     report.resumed_from = len(done)
     writer = ReadinessWriter(lake, day, run_id, flush_rows)
     rows = pq.read_table(registry).to_pylist()
     scan_origins = {origin_of(row["url"]) for row in rows if isinstance(row.get("url"), str)}
     if through_hour is not None:
         rows = in_slices(rows, day, range(through_hour + 1))
-        done |= {key for key in landed_readiness(lake, day) if slot_hour(key, day) < through_hour}
+        done |= {key for key in landed if slot_hour(key, day) < through_hour}
     try:
         asyncio.run(readiness_scan(rows, day, run_id, config, clock, writer, codehost, skills, already_checked=done,
                                    book=OriginBook.from_lake(lake, day), cards=CardBook.from_lake(lake, day),

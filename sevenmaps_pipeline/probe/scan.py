@@ -189,7 +189,7 @@ class _DailyScan:
         why = reading[0].overloaded() if result.unavailable is not None else None
         if why is not None:
             self.overloaded_origins[origin] = f"robots.txt: {why}"
-        self.out.add_origin({"day": self.day, "run_id": self.run_id, "prober_version": PROBER_VERSION, **result.row()})
+        self.out.add_origin(result.landed_row(self.day, self.run_id))
         return result
 
     async def check_one(self, session: HostSession, listing: dict[str, Any]) -> dict[str, Any]:
