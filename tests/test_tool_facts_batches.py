@@ -114,6 +114,60 @@ def test_a_method_change_of_the_rules_takes_the_counts_of_the_same_tokenizer(lak
     assert len(fresh) == 2 and all(t["description_tokens"] == count_tokens(t["description"]) for t in fresh)
     assert {t["risk"] for t in tools if t["name"].startswith("create") and not t["annotations_json"]} == {"red"}
 
+    assert second.stats["carried"] == 20  # the earlier rows taken, their risk read again under risk-9.9-test
+
+
+# Tools whose row cannot say what the rules read (a description that is no string, a name of 0 or false, no
+# description, an item that is no object) and tools whose row can (sql/tool_facts_carried.sql).
+_ODD = [{"name": 0, "description": "Delete everything."}, {"name": "thing", "description": ["Delete", "all"]},
+        {"name": False, "description": "Remove it."}, {"name": "list_y"}, "not a tool"]
+_PLAIN = [{"name": "get_report", "description": "Get a report.", "inputSchema": {"properties": {"output_path": {}}}},
+          {"name": "delete_user", "description": "", "annotations": {"readOnlyHint": True}},
+          {"name": "1", "description": "Reads.", "annotations": "odd", "inputSchema": ["odd"]},
+          {"name": "create_z", "description": "Creates a z.", "annotations": {"readOnlyHint": False}},
+          {"description": "Send mail."}]
+
+
+def test_carried_rows_are_the_rows_parsing_gives(tmp_path):
+    """After a method change of the rules, the lists an earlier method computed are carried (their risk read again,
+    here over rows whose stored risk is wrong) and give the rows parsing every list gives, in the same order,
+    whatever the buckets, batches and workers; the lists whose rows cannot say what the rules read are parsed."""
+    carry, parse = LakePaths.at(tmp_path / "carry"), LakePaths.at(tmp_path / "parse")
+    _land(carry)
+    for n, tool in enumerate(_ODD + _PLAIN):
+        land_probes(carry, [probe(f"https://odd{n}.example.com/mcp", "ok", run_id=f"odd-{n}",
+                                  tools=[tool, _tool(n, 1)])], run_id=f"odd-{n}")
+    curated.build_quarantine(carry, DAY)
+    curated.build_daily_status(carry, DAY)
+    curated.build_tool_facts(carry, DAY)
+    day2 = DAY + dt.timedelta(days=1)
+    for path in carry.raw_files("probes", DAY):
+        moved = pq.read_table(path).to_pylist()
+        land_probes(carry, [{**row, "day": day2, "started_at": row["started_at"] + dt.timedelta(days=1)}
+                            for row in moved], day=day2, run_id=path.stem)
+    for table in ("tool_lists", "tool_facts"):  # an earlier method of the rules, with stored levels it got wrong
+        path = carry.curated_file(table, DAY)
+        data = pq.read_table(path)
+        data = data.set_column(data.column_names.index("method_version"), "method_version",
+                               pa.array(["risk-0.1+" + m.split("+")[1] for m in data["method_version"].to_pylist()]))
+        if table == "tool_facts":
+            data = data.set_column(data.column_names.index("risk"), "risk", pa.array(["bogus"] * data.num_rows))
+        write_parquet(carry, path, data)
+    curated.build_quarantine(carry, day2)
+    curated.build_daily_status(carry, day2)
+    shutil.copytree(carry.root, parse.root)
+    plan = FactsPlan(bucket_lists=4, batch_lists=3, batch_bytes=300, row_group_rows=7, workers=2)
+    carried = curated.build_tool_facts(carry, day2, plan)
+    parsed = curated.build_tool_facts(parse, day2, FactsPlan(carry=False))
+    assert carried.stats["new_lists"] == parsed.stats["new_lists"] == 30 and parsed.stats["carried"] == 0
+    assert carried.stats["carried"] == 20 + len(_PLAIN) and "workers_note" not in carried.stats, carried.stats
+    for table in ("tool_facts", "tool_lists"):
+        a, b = pq.read_table(carry.curated_file(table, day2)), pq.read_table(parse.curated_file(table, day2))
+        assert a.num_rows > 0 and a.equals(b), table
+    facts = pq.read_table(carry.curated_file("tool_facts", day2))
+    assert "bogus" not in facts.column("risk").to_pylist()
+    assert not list(carry.curated_file("tool_facts", day2).parent.glob(".*"))
+
 
 _LEAN_WORKER = """
 import datetime as dt, json, multiprocessing

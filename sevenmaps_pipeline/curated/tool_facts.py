@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
@@ -56,11 +57,31 @@ class FactsPlan:
     # starting workers costs more than it saves).
     workers: int | None = None
     parallel_from: int = 2_000
+    # Take the rows of the lists an earlier method of the rules computed with the same tokenizer and read their
+    # risk again, instead of parsing the lists (False: parse every list; the rows are the same either way).
+    carry: bool = True
 
 
 _SPILL_SCHEMA = pa.schema([pa.field("rank", pa.int64()), pa.field("tools_json", pa.large_string())])
+# What a carried row keeps of an earlier method's: all but the columns of the day and of the rules.
+_CARRIED_COLUMNS = [name for name in TOOL_FACTS.schema.names if name not in (
+    "day", "risk", "risk_rule", "risk_evidence", "annotation_contradiction", "method_version")]
 
 Batch = list[tuple[str, str]]  # (tools_hash, tools_json), in tools_hash order
+
+
+@dataclass
+class FactsBatch:
+    """Lists consecutive in tools_hash order: those parsed from their JSON, and those carried (their earlier
+    rows, `_CARRIED_COLUMNS` in tools_hash and position order, or None)."""
+
+    lists: Batch
+    carried: pa.Table | None = None
+
+    def hashes(self) -> list[str]:
+        carried = self.carried.column("tools_hash").unique().to_pylist() if self.carried is not None else []
+        return [h for h, _ in self.lists] + carried
+
 BatchRows = tuple[list[dict[str, Any]], pa.Table]  # the batch's tool_lists rows and its tool_facts rows
 
 
@@ -84,6 +105,10 @@ def build_tool_facts(lake: LakePaths, day: dt.date, plan: FactsPlan | None = Non
         duck.bind_input(con, "tool_facts", partitions_through(lake, "tool_facts", day, before=True),
                         TOOL_FACTS.schema)
         known = _Known(duck.run_sql(con, "tool_tokens_known", {"tokenizer": TOKENIZER_METHOD}))
+        # A carried list takes its definition tokens from the counts (tool_lists), its rows from tool_facts.
+        carried = (_carriable([row for row in con.execute(duck.load_sql("tool_facts_carried"),
+                                                          {"tokenizer": TOKENIZER_METHOD}).fetchall()
+                               if row[0] in known]) if plan.carry else {})
         # Where each list's JSON may be: the rows of its day's probes that published it (hashes only, so
         # the JSON is read once, below).
         places = con.execute(
@@ -93,6 +118,7 @@ def build_tool_facts(lake: LakePaths, day: dt.date, plan: FactsPlan | None = Non
     baseline_source = baseline.source
     del baseline  # the change baseline (100 MB or more) is read only to find the wanted lists
     hashes = sorted({h for h, _, _ in places})
+    places = [place for place in places if place[0] not in carried]  # their rows are taken, not their JSON
     workers = plan.workers
     if workers is None:
         workers = (os.cpu_count() or 1) if len(hashes) >= plan.parallel_from else 1
@@ -101,20 +127,22 @@ def build_tool_facts(lake: LakePaths, day: dt.date, plan: FactsPlan | None = Non
     with spill_folder(facts_path) as spill:
         buckets = _spill_lists(spill, hashes, places, plan.bucket_lists)
         del places
+        rows_of = _spill_carried(spill, hashes, carried, plan.bucket_lists)
         give_back_freed_memory()
-        missing = [hashes[rank] for rank in np.flatnonzero(~buckets.found).tolist()]
+        missing = [hashes[rank] for rank in np.flatnonzero(~(buckets.found | rows_of.found)).tolist()]
         if missing:
             raise FileNotFoundError(f"{day}: the raw probes behind {len(missing)} tool list(s) are gone (e.g. "
                                     f"{missing[0]}); their facts cannot be computed under {method}")
         notes: list[str] = []
-        computed = _computed(_batches(buckets, hashes, plan), day, workers, notes, known)
+        computed = _computed(_batches(buckets, rows_of, hashes, plan), day, workers, notes, known)
         _, rows = write_parquet_parts(lake, facts_path, TOOL_FACTS.schema, _row_groups(computed, lists, plan),
                                       store_schema=True)
     write_parquet(lake, lake.curated_file("tool_lists", day),
                   conform(pa.Table.from_pylist(lists, TOOL_LISTS.schema), TOOL_LISTS))
     return BuildResult("tool_facts", day, facts_path, rows, time.perf_counter() - started,
                        {"new_lists": len(lists), "method": method, "baseline": baseline_source,
-                        "counted_before": known.lists, "workers": 1 if notes else workers,
+                        "counted_before": known.lists, "carried": len(carried),
+                        "workers": 1 if notes else workers,
                         **({"workers_note": notes[0]} if notes else {})})
 
 
@@ -190,20 +218,116 @@ def _spill_lists(folder: Path, hashes: list[str], places: list[tuple[str, str | 
     return buckets
 
 
-def _batches(buckets: _Buckets, hashes: list[str], plan: FactsPlan) -> Iterator[Batch]:
-    """The lists in tools_hash order, in batches of at most `batch_lists` lists or about `batch_bytes` of JSON."""
+def _carriable(held: list[tuple[str, str]]) -> dict[str, str]:
+    """The wanted lists whose earlier rows can be carried (sql/tool_facts_carried.sql), each with its file: those
+    of a file written before a column a carried row keeps was added are parsed again."""
+    whole: dict[str, bool] = {}
+    for _, source_file in held:
+        if source_file not in whole:
+            whole[source_file] = set(_CARRIED_COLUMNS) <= set(pq.read_schema(source_file).names)
+    return {tools_hash: source_file for tools_hash, source_file in held if whole[source_file]}
+
+
+class _CarriedRows:
+    """The carried lists' earlier rows, spilled in buckets of `size` consecutive ranks (as _Buckets)."""
+
+    def __init__(self, folder: Path, size: int, lists: int) -> None:
+        self.folder = folder
+        self.size = size
+        self.found = np.zeros(lists, dtype=bool)
+        self.schema = pa.schema([pa.field("rank", pa.int64())] + [TOOL_FACTS.schema.field(c) for c in _CARRIED_COLUMNS])
+        self._writers: dict[int, ipc.RecordBatchStreamWriter] = {}
+
+    def add(self, ranks: np.ndarray, rows: pa.Table) -> None:
+        self.found[ranks] = True
+        buckets = ranks // self.size
+        for bucket in np.unique(buckets).tolist():
+            if bucket not in self._writers:
+                self._writers[bucket] = ipc.new_stream(self.folder / f"carried-{bucket}.arrows", self.schema)
+            chosen = pa.array(buckets == bucket)
+            table = conform_columns(rows.filter(chosen), self.schema, pa.array(ranks, pa.int64()).filter(chosen))
+            self._writers[bucket].write_table(table)
+
+    def close(self) -> None:
+        for writer in self._writers.values():
+            writer.close()
+
+    def read(self, bucket: int) -> pa.Table | None:
+        path = self.folder / f"carried-{bucket}.arrows"
+        if not path.is_file():
+            return None
+        with ipc.open_stream(path) as reader:
+            table = reader.read_all()
+        path.unlink()
+        return table.sort_by([("rank", "ascending"), ("position", "ascending")])
+
+
+def conform_columns(rows: pa.Table, schema: pa.Schema, ranks: pa.Array) -> pa.Table:
+    """`rows` as `schema`'s columns (its first, the rank, from `ranks`), each cast to the schema's type."""
+    return pa.Table.from_arrays([ranks] + [rows.column(f.name).cast(f.type) for f in list(schema)[1:]],
+                                schema=schema)
+
+
+def _spill_carried(folder: Path, hashes: list[str], carried: dict[str, str], bucket_lists: int) -> _CarriedRows:
+    """Read each earlier file that holds carried lists once, a record batch at a time, and spill those lists'
+    rows by the rank of their tools_hash."""
+    rows = _CarriedRows(folder, bucket_lists, len(hashes))
+    rank_of = {h: i for i, h in enumerate(hashes)}
+    by_file: dict[str, list[str]] = {}
+    for tools_hash, source_file in carried.items():
+        by_file.setdefault(source_file, []).append(tools_hash)
+    try:
+        for source_file, held in by_file.items():
+            wanted = pa.array(held, pa.string())
+            ranks = np.array([rank_of[h] for h in held], dtype=np.int64)
+            parquet = pq.ParquetFile(source_file, buffer_size=4 << 20, pre_buffer=False)
+            for batch in parquet.iter_batches(batch_size=4096, columns=_CARRIED_COLUMNS):
+                index = pc.index_in(batch.column("tools_hash"), value_set=wanted)
+                inside = index.is_valid()
+                if pc.any(inside).as_py():
+                    chosen = pa.Table.from_batches([batch]).filter(inside)
+                    rows.add(ranks[index.filter(inside).to_numpy()], chosen)
+    finally:
+        rows.close()
+    return rows
+
+
+def _batches(buckets: _Buckets, carried: _CarriedRows, hashes: list[str], plan: FactsPlan) -> Iterator[FactsBatch]:
+    """The lists in tools_hash order, in batches of at most `batch_lists` lists or about `batch_bytes` of JSON;
+    a carried list's rows go with the batch its rank falls in."""
     for bucket in range(-(-len(hashes) // buckets.size)):
         table = buckets.read(bucket)
+        rows = carried.read(bucket)
+        # Each carried rank with the slice of `rows` that holds it, and each parsed rank with its JSON.
+        items: list[tuple[int, str | None, int, int]] = []
+        if rows is not None:
+            ranks, starts = np.unique(rows.column("rank").to_numpy(), return_index=True)
+            ends = [*starts[1:].tolist(), rows.num_rows]
+            items += [(rank, None, start, end) for rank, start, end in zip(ranks.tolist(), starts.tolist(), ends,
+                                                                          strict=True)]
+        items += [(rank, text, 0, 0) for rank, text in zip(table.column("rank").to_pylist(),
+                                                            table.column("tools_json").to_pylist(), strict=True)]
+        items.sort(key=lambda item: item[0])
         batch: Batch = []
-        size = 0
-        for rank, text in zip(table.column("rank").to_pylist(), table.column("tools_json").to_pylist(), strict=True):
-            batch.append((hashes[rank], text))
-            size += len(text)
-            if len(batch) >= plan.batch_lists or size >= plan.batch_bytes:
-                yield batch
-                batch, size = [], 0
-        if batch:
-            yield batch
+        first = last = -1  # the batch's carried rows: rows[first:last]
+        count = size = 0
+        for rank, text, start, end in items:
+            if text is None:
+                first, last = (start if first < 0 else first), end
+            else:
+                batch.append((hashes[rank], text))
+                size += len(text)
+            count += 1
+            if count >= plan.batch_lists or size >= plan.batch_bytes:
+                yield _batch_of(batch, rows, first, last)
+                batch, first, last, count, size = [], -1, -1, 0, 0
+        if count:
+            yield _batch_of(batch, rows, first, last)
+
+
+def _batch_of(batch: Batch, rows: pa.Table | None, first: int, last: int) -> FactsBatch:
+    return FactsBatch(batch, rows.slice(first, last - first).drop_columns(["rank"])
+                      if rows is not None and first >= 0 else None)
 
 
 def _row_groups(computed: Iterable[BatchRows], lists: list[dict[str, Any]], plan: FactsPlan) -> Iterator[pa.Table]:
@@ -230,9 +354,12 @@ class _Known:
         self.lists = table.num_rows
         self._row = {h: i for i, h in enumerate(table.column("tools_hash").to_pylist())}
 
-    def of(self, batch: Batch) -> dict[str, KnownTokens]:
+    def __contains__(self, tools_hash: str) -> bool:
+        return tools_hash in self._row
+
+    def of(self, batch: FactsBatch) -> dict[str, KnownTokens]:
         out = {}
-        for tools_hash, _ in batch:
+        for tools_hash in batch.hashes():
             row = self._row.get(tools_hash)
             if row is not None:
                 (found,) = self.table.slice(row, 1).to_pylist()
@@ -242,13 +369,14 @@ class _Known:
         return out
 
 
-def facts_rows(day: dt.date, batch: Batch, known: dict[str, KnownTokens], one_thread: bool = False) -> BatchRows:
+def facts_rows(day: dt.date, batch: FactsBatch, known: dict[str, KnownTokens], one_thread: bool = False) -> BatchRows:
     """One batch's tool_lists rows and tool_facts table, in the day's own process."""
-    lists, tools = facts_batch(day, batch, known, TOOL_FACTS.schema, one_thread=one_thread)
+    lists, tools = facts_batch(day, batch.lists, known, TOOL_FACTS.schema, one_thread=one_thread,
+                               carried=batch.carried)
     return lists, conform(tools, TOOL_FACTS)
 
 
-def _computed(batches: Iterable[Batch], day: dt.date, workers: int, notes: list[str],
+def _computed(batches: Iterable[FactsBatch], day: dt.date, workers: int, notes: list[str],
               known: _Known) -> Iterator[BatchRows]:
     """Each batch's rows, in the batches' order: on `workers` spawned processes (DuckDB's threads make a
     fork unsafe), at most two batches each in flight; in this process when one worker is asked for, or
@@ -265,8 +393,8 @@ def _computed(batches: Iterable[Batch], day: dt.date, workers: int, notes: list[
                     in_flight.append([batch, None])
                     # The worker's function lives in rules/tool_facts.py, so a spawned worker imports the rules
                     # and not this package's builders and DuckDB (about 50 MB a worker: docs/scaling.md).
-                    in_flight[-1][1] = pool.submit(facts_batch_in_worker, day, batch, known.of(batch),
-                                                   TOOL_FACTS.schema)
+                    in_flight[-1][1] = pool.submit(facts_batch_in_worker, day, batch.lists, known.of(batch),
+                                                   TOOL_FACTS.schema, batch.carried)
                     while len(in_flight) >= 2 * workers:
                         yield _first_done(in_flight)
                 while in_flight:

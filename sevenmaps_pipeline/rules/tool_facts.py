@@ -141,24 +141,69 @@ def _list_facts(tools_hash: str, tools: list, columns: list[_Columns], definitio
     return ListFacts(tools_hash, definition_tokens, rows)
 
 
+def reclassified(day: dt.date, carried: pa.Table, known: dict[str, KnownTokens], schema: pa.Schema,
+                 vocab: Vocabulary | None = None) -> tuple[list[dict[str, Any]], pa.Table]:
+    """Lists whose rows an earlier method computed with the same tokenizer (`carried`: those rows, in tools_hash
+    and position order): their tool_lists rows and their rows with the risk read again under the current rules.
+    The rules read a tool's name, description, inputSchema and annotations, all of which a row keeps (the lists
+    whose row cannot say them exactly are parsed again: sql/tool_facts_carried.sql); every other column is a
+    function of the list alone, so the rows are those parsing the list would give (docs/scaling.md, "The cold
+    day")."""
+    vocab = vocab or default_vocabulary()
+    method = facts_method(vocab)
+    levels: dict[str, list[Any]] = {"risk": [], "risk_rule": [], "risk_evidence": [], "annotation_contradiction": []}
+    for name, description, inputs, hints in zip(*(carried.column(c).to_pylist() for c in (
+            "name", "description", "input_schema_json", "annotations_json")), strict=True):
+        tool: dict[str, Any] = {"name": name, "description": description}
+        if inputs is not None:
+            tool["inputSchema"] = json.loads(inputs)
+        if hints is not None:
+            tool["annotations"] = json.loads(hints)
+        risk = classify(tool, vocab)
+        for column, value in zip(levels, (risk.risk, risk.rule, risk.evidence, risk.contradiction), strict=True):
+            levels[column].append(value)
+    rows = carried.num_rows
+    columns = {"day": pa.array([day] * rows, schema.field("day").type),
+               "method_version": pa.array([method] * rows, schema.field("method_version").type),
+               **{column: pa.array(values, schema.field(column).type) for column, values in levels.items()}}
+    table = pa.Table.from_arrays([columns[f.name] if f.name in columns else carried.column(f.name).cast(f.type)
+                                  for f in schema], schema=schema)
+    counts: dict[str, int] = {}
+    for tools_hash in carried.column("tools_hash").to_pylist():
+        counts[tools_hash] = counts.get(tools_hash, 0) + 1
+    summaries = [{"day": day, "tools_hash": tools_hash, "tool_count": count,
+                  "definition_tokens": known[tools_hash].definition, "method_version": method}
+                 for tools_hash, count in counts.items()]
+    return summaries, table
+
+
 def facts_batch(day: dt.date, lists: list[tuple[str, str]], known: dict[str, KnownTokens], schema: pa.Schema,
-                one_thread: bool = False) -> tuple[list[dict[str, Any]], pa.Table]:
+                one_thread: bool = False, carried: pa.Table | None = None) -> tuple[list[dict[str, Any]], pa.Table]:
     """One batch of a day's lists: their tool_lists rows, and their tools' rows as a table of `schema` (the
     lake's tool_facts schema, passed in so that a worker process imports this module and not the lake's
-    builders: docs/scaling.md, "The day's peak memory")."""
+    builders: docs/scaling.md, "The day's peak memory"), in tools_hash and position order. `lists` are parsed;
+    the lists whose rows are `carried` from an earlier method have their risk read again (reclassified)."""
     method = facts_method()
     summaries, tools = [], []
     for facts in facts_of_lists(lists, known=known, one_thread=one_thread):
         summaries.append({"day": day, "tools_hash": facts.tools_hash, "tool_count": len(facts.tool_rows),
                           "definition_tokens": facts.definition_tokens, "method_version": method})
         tools += [{"day": day, **row} for row in facts.tool_rows]
-    return summaries, pa.Table.from_pylist(tools, schema)
+    table = pa.Table.from_pylist(tools, schema)
+    if carried is None or carried.num_rows == 0:
+        return summaries, table
+    carried_summaries, carried_table = reclassified(day, carried, known, schema)
+    if not summaries:
+        return carried_summaries, carried_table
+    return (sorted(summaries + carried_summaries, key=lambda row: row["tools_hash"]),
+            pa.concat_tables([table, carried_table]).sort_by([("tools_hash", "ascending"),
+                                                              ("position", "ascending")]))
 
 
 def facts_batch_in_worker(day: dt.date, lists: list[tuple[str, str]], known: dict[str, KnownTokens],
-                          schema: pa.Schema) -> tuple[list[dict[str, Any]], pa.Table]:
+                          schema: pa.Schema, carried: pa.Table | None = None) -> tuple[list[dict[str, Any]], pa.Table]:
     """facts_batch in a pool worker (started by lake/memory.py collector_off_in_worker): counted on its one
     thread (there is a worker per core), then collected."""
-    rows = facts_batch(day, lists, known, schema, one_thread=True)
+    rows = facts_batch(day, lists, known, schema, one_thread=True, carried=carried)
     gc.collect()
     return rows
