@@ -139,7 +139,8 @@ def test_carried_rows_are_the_rows_parsing_gives(tmp_path):
                                   tools=[tool, _tool(n, 1)])], run_id=f"odd-{n}")
     curated.build_quarantine(carry, DAY)
     curated.build_daily_status(carry, DAY)
-    curated.build_tool_facts(carry, DAY)
+    curated.build_tool_facts(carry, DAY, FactsPlan(batch_lists=3, row_group_rows=7))
+    assert pq.ParquetFile(carry.curated_file("tool_facts", DAY)).metadata.num_row_groups > 1  # carried from groups
     day2 = DAY + dt.timedelta(days=1)
     for path in carry.raw_files("probes", DAY):
         moved = pq.read_table(path).to_pylist()

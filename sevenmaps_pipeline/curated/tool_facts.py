@@ -26,7 +26,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
@@ -38,6 +37,7 @@ from ..lake.schemas import DAILY_STATUS, RAW_PROBES, TOOL_FACTS, TOOL_LISTS, con
 from ..rules.tokens import TOKENIZER_METHOD
 from ..rules.tool_facts import KnownTokens, facts_batch, facts_batch_in_worker, facts_method
 from .baselines import baseline_before
+from .carried_facts import CarriedRows, carriable, spill_carried
 from .common import BuildResult, partitions_through, probe_files, require_status
 
 
@@ -63,9 +63,6 @@ class FactsPlan:
 
 
 _SPILL_SCHEMA = pa.schema([pa.field("rank", pa.int64()), pa.field("tools_json", pa.large_string())])
-# What a carried row keeps of an earlier method's: all but the columns of the day and of the rules.
-_CARRIED_COLUMNS = [name for name in TOOL_FACTS.schema.names if name not in (
-    "day", "risk", "risk_rule", "risk_evidence", "annotation_contradiction", "method_version")]
 
 Batch = list[tuple[str, str]]  # (tools_hash, tools_json), in tools_hash order
 
@@ -73,14 +70,10 @@ Batch = list[tuple[str, str]]  # (tools_hash, tools_json), in tools_hash order
 @dataclass
 class FactsBatch:
     """Lists consecutive in tools_hash order: those parsed from their JSON, and those carried (their earlier
-    rows, `_CARRIED_COLUMNS` in tools_hash and position order, or None)."""
+    rows, curated/carried_facts.py CARRIED_COLUMNS in tools_hash and position order, or None)."""
 
     lists: Batch
     carried: pa.Table | None = None
-
-    def hashes(self) -> list[str]:
-        carried = self.carried.column("tools_hash").unique().to_pylist() if self.carried is not None else []
-        return [h for h, _ in self.lists] + carried
 
 BatchRows = tuple[list[dict[str, Any]], pa.Table]  # the batch's tool_lists rows and its tool_facts rows
 
@@ -106,9 +99,9 @@ def build_tool_facts(lake: LakePaths, day: dt.date, plan: FactsPlan | None = Non
                         TOOL_FACTS.schema)
         known = _Known(duck.run_sql(con, "tool_tokens_known", {"tokenizer": TOKENIZER_METHOD}))
         # A carried list takes its definition tokens from the counts (tool_lists), its rows from tool_facts.
-        carried = (_carriable([row for row in con.execute(duck.load_sql("tool_facts_carried"),
-                                                          {"tokenizer": TOKENIZER_METHOD}).fetchall()
-                               if row[0] in known]) if plan.carry else {})
+        carried = (carriable([row for row in con.execute(duck.load_sql("tool_facts_carried"),
+                                                         {"tokenizer": TOKENIZER_METHOD}).fetchall()
+                              if row[0] in known]) if plan.carry else {})
         # Where each list's JSON may be: the rows of its day's probes that published it (hashes only, so
         # the JSON is read once, below).
         places = con.execute(
@@ -118,16 +111,18 @@ def build_tool_facts(lake: LakePaths, day: dt.date, plan: FactsPlan | None = Non
     baseline_source = baseline.source
     del baseline  # the change baseline (100 MB or more) is read only to find the wanted lists
     hashes = sorted({h for h, _, _ in places})
-    places = [place for place in places if place[0] not in carried]  # their rows are taken, not their JSON
     workers = plan.workers
     if workers is None:
         workers = (os.cpu_count() or 1) if len(hashes) >= plan.parallel_from else 1
     lists: list[dict[str, Any]] = []
     facts_path = lake.curated_file("tool_facts", day)
     with spill_folder(facts_path) as spill:
-        buckets = _spill_lists(spill, hashes, places, plan.bucket_lists)
+        rows_of = spill_carried(spill, hashes, carried, plan.bucket_lists)
+        # A list whose earlier rows could not be read is parsed, as any other.
+        taken = {hashes[rank] for rank in np.flatnonzero(rows_of.found).tolist()}
+        buckets = _spill_lists(spill, hashes, [place for place in places if place[0] not in taken],
+                               plan.bucket_lists)
         del places
-        rows_of = _spill_carried(spill, hashes, carried, plan.bucket_lists)
         give_back_freed_memory()
         missing = [hashes[rank] for rank in np.flatnonzero(~(buckets.found | rows_of.found)).tolist()]
         if missing:
@@ -141,7 +136,7 @@ def build_tool_facts(lake: LakePaths, day: dt.date, plan: FactsPlan | None = Non
                   conform(pa.Table.from_pylist(lists, TOOL_LISTS.schema), TOOL_LISTS))
     return BuildResult("tool_facts", day, facts_path, rows, time.perf_counter() - started,
                        {"new_lists": len(lists), "method": method, "baseline": baseline_source,
-                        "counted_before": known.lists, "carried": len(carried),
+                        "counted_before": known.lists, "carried": len(taken),
                         "workers": 1 if notes else workers,
                         **({"workers_note": notes[0]} if notes else {})})
 
@@ -218,81 +213,7 @@ def _spill_lists(folder: Path, hashes: list[str], places: list[tuple[str, str | 
     return buckets
 
 
-def _carriable(held: list[tuple[str, str]]) -> dict[str, str]:
-    """The wanted lists whose earlier rows can be carried (sql/tool_facts_carried.sql), each with its file: those
-    of a file written before a column a carried row keeps was added are parsed again."""
-    whole: dict[str, bool] = {}
-    for _, source_file in held:
-        if source_file not in whole:
-            whole[source_file] = set(_CARRIED_COLUMNS) <= set(pq.read_schema(source_file).names)
-    return {tools_hash: source_file for tools_hash, source_file in held if whole[source_file]}
-
-
-class _CarriedRows:
-    """The carried lists' earlier rows, spilled in buckets of `size` consecutive ranks (as _Buckets)."""
-
-    def __init__(self, folder: Path, size: int, lists: int) -> None:
-        self.folder = folder
-        self.size = size
-        self.found = np.zeros(lists, dtype=bool)
-        self.schema = pa.schema([pa.field("rank", pa.int64())] + [TOOL_FACTS.schema.field(c) for c in _CARRIED_COLUMNS])
-        self._writers: dict[int, ipc.RecordBatchStreamWriter] = {}
-
-    def add(self, ranks: np.ndarray, rows: pa.Table) -> None:
-        self.found[ranks] = True
-        buckets = ranks // self.size
-        for bucket in np.unique(buckets).tolist():
-            if bucket not in self._writers:
-                self._writers[bucket] = ipc.new_stream(self.folder / f"carried-{bucket}.arrows", self.schema)
-            chosen = pa.array(buckets == bucket)
-            table = conform_columns(rows.filter(chosen), self.schema, pa.array(ranks, pa.int64()).filter(chosen))
-            self._writers[bucket].write_table(table)
-
-    def close(self) -> None:
-        for writer in self._writers.values():
-            writer.close()
-
-    def read(self, bucket: int) -> pa.Table | None:
-        path = self.folder / f"carried-{bucket}.arrows"
-        if not path.is_file():
-            return None
-        with ipc.open_stream(path) as reader:
-            table = reader.read_all()
-        path.unlink()
-        return table.sort_by([("rank", "ascending"), ("position", "ascending")])
-
-
-def conform_columns(rows: pa.Table, schema: pa.Schema, ranks: pa.Array) -> pa.Table:
-    """`rows` as `schema`'s columns (its first, the rank, from `ranks`), each cast to the schema's type."""
-    return pa.Table.from_arrays([ranks] + [rows.column(f.name).cast(f.type) for f in list(schema)[1:]],
-                                schema=schema)
-
-
-def _spill_carried(folder: Path, hashes: list[str], carried: dict[str, str], bucket_lists: int) -> _CarriedRows:
-    """Read each earlier file that holds carried lists once, a record batch at a time, and spill those lists'
-    rows by the rank of their tools_hash."""
-    rows = _CarriedRows(folder, bucket_lists, len(hashes))
-    rank_of = {h: i for i, h in enumerate(hashes)}
-    by_file: dict[str, list[str]] = {}
-    for tools_hash, source_file in carried.items():
-        by_file.setdefault(source_file, []).append(tools_hash)
-    try:
-        for source_file, held in by_file.items():
-            wanted = pa.array(held, pa.string())
-            ranks = np.array([rank_of[h] for h in held], dtype=np.int64)
-            parquet = pq.ParquetFile(source_file, buffer_size=4 << 20, pre_buffer=False)
-            for batch in parquet.iter_batches(batch_size=4096, columns=_CARRIED_COLUMNS):
-                index = pc.index_in(batch.column("tools_hash"), value_set=wanted)
-                inside = index.is_valid()
-                if pc.any(inside).as_py():
-                    chosen = pa.Table.from_batches([batch]).filter(inside)
-                    rows.add(ranks[index.filter(inside).to_numpy()], chosen)
-    finally:
-        rows.close()
-    return rows
-
-
-def _batches(buckets: _Buckets, carried: _CarriedRows, hashes: list[str], plan: FactsPlan) -> Iterator[FactsBatch]:
+def _batches(buckets: _Buckets, carried: CarriedRows, hashes: list[str], plan: FactsPlan) -> Iterator[FactsBatch]:
     """The lists in tools_hash order, in batches of at most `batch_lists` lists or about `batch_bytes` of JSON;
     a carried list's rows go with the batch its rank falls in."""
     for bucket in range(-(-len(hashes) // buckets.size)):
@@ -326,8 +247,10 @@ def _batches(buckets: _Buckets, carried: _CarriedRows, hashes: list[str], plan: 
 
 
 def _batch_of(batch: Batch, rows: pa.Table | None, first: int, last: int) -> FactsBatch:
-    return FactsBatch(batch, rows.slice(first, last - first).drop_columns(["rank"])
-                      if rows is not None and first >= 0 else None)
+    if rows is None or first < 0:
+        return FactsBatch(batch)
+    # Taken, not sliced: a slice pickles every buffer of the bucket it shares, once per batch.
+    return FactsBatch(batch, rows.drop_columns(["rank"]).take(pa.array(np.arange(first, last))))
 
 
 def _row_groups(computed: Iterable[BatchRows], lists: list[dict[str, Any]], plan: FactsPlan) -> Iterator[pa.Table]:
@@ -358,14 +281,19 @@ class _Known:
         return tools_hash in self._row
 
     def of(self, batch: FactsBatch) -> dict[str, KnownTokens]:
+        """The counts of the batch's lists; a carried list's rows hold its description tokens already."""
         out = {}
-        for tools_hash in batch.hashes():
+        for tools_hash, _ in batch.lists:
             row = self._row.get(tools_hash)
             if row is not None:
                 (found,) = self.table.slice(row, 1).to_pylist()
                 out[tools_hash] = KnownTokens(found["definition_tokens"],
                                               dict(zip(found["fingerprints"], found["description_tokens"],
                                                        strict=True)))
+        if batch.carried is not None:
+            definitions = self.table.column("definition_tokens")
+            for tools_hash in batch.carried.column("tools_hash").unique().to_pylist():
+                out[tools_hash] = KnownTokens(definitions[self._row[tools_hash]].as_py(), {})
         return out
 
 

@@ -146,9 +146,11 @@ def reclassified(day: dt.date, carried: pa.Table, known: dict[str, KnownTokens],
     """Lists whose rows an earlier method computed with the same tokenizer (`carried`: those rows, in tools_hash
     and position order): their tool_lists rows and their rows with the risk read again under the current rules.
     The rules read a tool's name, description, inputSchema and annotations, all of which a row keeps (the lists
-    whose row cannot say them exactly are parsed again: sql/tool_facts_carried.sql); every other column is a
-    function of the list alone, so the rows are those parsing the list would give (docs/scaling.md, "The cold
-    day")."""
+    whose row cannot say them exactly are parsed again: sql/tool_facts_carried.sql), so the levels are those
+    parsing gives. The other columns are the tokenizer method's (rules/tokens.py TOKENIZER_METHOD) and are kept
+    as first computed, from the copy of the list then parsed: a tools_hash holds its tools' four fields in any
+    order, and a server serving it in another order or with another title or outputSchema is, as on every day
+    after a list's first, the same list (docs/scaling.md, "The rules day carries the rows")."""
     vocab = vocab or default_vocabulary()
     method = facts_method(vocab)
     levels: dict[str, list[Any]] = {"risk": [], "risk_rule": [], "risk_evidence": [], "annotation_contradiction": []}
