@@ -123,6 +123,19 @@ def test_a_vocabulary_change_is_a_method_change():
     assert (classify(t).risk, classify(t).method) == ("green", "risk-1.7")
 
 
+def test_vocabularies_hash_by_their_words_so_cached_rules_never_mix_two():
+    """The cached rules (name_verb and others) are keyed by the vocabulary, whose hash is computed once: two
+    vocabularies of the same words are one key, and one that differs by a word is another, with its own verdict."""
+    doc = json.loads(VOCABULARY.read_text())
+    same, again = Vocabulary.from_dict(doc), Vocabulary.from_dict(json.loads(VOCABULARY.read_text()))
+    assert same is not again and same == again and hash(same) == hash(again)
+    doc["red_phrases"] = [*doc["red_phrases"], "tidies up"]
+    other = Vocabulary.from_dict(doc)
+    assert other != same and hash(other) != hash(same)
+    t = tool("get_notes", "Returns notes and tidies up old ones.")
+    assert (classify(t, same).risk, classify(t, other).risk, classify(t, same).risk) == ("green", "red", "green")
+
+
 def test_a_reading_tool_told_where_to_write_its_output_is_yellow():
     """Method 1.5: an argument that names where the output goes (`output_path`, `saveDir`) writes a file."""
     def with_arguments(name, description, *arguments):

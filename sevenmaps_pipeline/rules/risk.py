@@ -25,7 +25,7 @@ import functools
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from ..packaged import shipped
@@ -52,6 +52,15 @@ class Vocabulary:
     output_argument_leads: frozenset[str] = frozenset()
     output_argument_objects: frozenset[str] = frozenset()
     sentence_effect_verbs: frozenset[str] = frozenset()
+
+    def __hash__(self) -> int:
+        # Every cached rule is keyed by the vocabulary, several times a tool; its fields never change, so its
+        # hash is computed once (the generated one hashed the phrase tuples anew each time: docs/scaling.md).
+        return self._hash
+
+    @functools.cached_property
+    def _hash(self) -> int:
+        return hash(tuple(getattr(self, f.name) for f in fields(self)))
 
     @classmethod
     def from_dict(cls, doc: dict[str, Any]) -> Vocabulary:
