@@ -222,3 +222,20 @@ def test_a_failed_bench_run_says_why_before_the_one_line_error(lake, tmp_path, c
     with pytest.raises(RuntimeError, match=r"failed \(exit code 1\)"):
         bench._measure("no-such-job", day, day, lake, tmp_path / "no-such-key.pem")
     assert "the end of its stderr" in capsys.readouterr().out
+
+
+def test_an_earlier_runs_folder_is_set_aside_by_a_rename_and_removed_after_the_figures(lake, tmp_path):
+    """A clone over an earlier run's folder renames that folder into `.trash` (its removal would slow the files the
+    measured day creates next: docs/scaling.md), and empty_trash removes it, read-only signed files included."""
+    synthesize(lake, 5, 1, seed=3, end_day=dt.date(2026, 1, 5), missing_days=0)
+    earlier = tmp_path / "work-day"
+    (earlier / "site").mkdir(parents=True)
+    kept = earlier / "site" / "signed.parquet"
+    kept.write_text("x")
+    kept.chmod(0o444)
+    inode = earlier.stat().st_ino
+    clone = bench._clone(lake, earlier, curated=False)
+    assert clone.root == earlier and not (earlier / "site").exists() and (earlier / "raw").is_dir()
+    (aside,) = (tmp_path / ".trash").iterdir()
+    assert aside.name.startswith("work-day-") and aside.stat().st_ino == inode and (aside / "site").is_dir()
+    assert bench.empty_trash(tmp_path) >= 0 and not (tmp_path / ".trash").exists()
