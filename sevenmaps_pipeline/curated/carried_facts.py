@@ -1,7 +1,10 @@
 """The rows of tool lists an earlier method computed with the same tokenizer, carried into a day's tool_facts
 after a method change of the rules alone: their risk is read again (rules/tool_facts.py reclassified) and
 nothing else, since every other column is the tokenizer method's (docs/scaling.md, "The rules day carries the
-rows").
+rows"). The rows are those parsing the list would give, but for which copy of it they keep: a tools_hash holds
+its tools' name, description, inputSchema and annotations in any order, so a list served again in another order
+or with another title or outputSchema keeps the positions, titles and schemas first computed, as on every day
+after a list's first.
 
 The rows are read from the earlier files once, only the row groups whose tools_hash range holds a wanted list,
 and spilled beside the day's file in buckets of consecutive ranks, as the parsed lists' JSON is

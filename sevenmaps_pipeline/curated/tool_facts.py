@@ -7,7 +7,8 @@ cold day"). So the JSON is read from the raw probes once, a probe file at a time
 consecutive in tools_hash order (spilled beside the day's file: lake.parquet_io.spill_folder), and each
 bucket is computed in that order, a batch at a time, its rows written as row groups of the day's file:
 memory holds a bucket and the batches in flight, never the day. The rows and their order are those of one
-batch over every list.
+batch over every list. After a method change of the rules alone, the lists an earlier method computed with the
+same tokenizer keep their rows and have only their risk read again (curated/carried_facts.py).
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ from .common import BuildResult, partitions_through, probe_files, require_status
 
 @dataclass(frozen=True)
 class FactsPlan:
-    """How a day's new lists are computed; the rows and their order are the same under every plan."""
+    """How a day's new lists are computed; the rows and their order are the same under every plan (`carry` aside:
+    which copy of a list its rows keep)."""
 
     # Lists per spilled bucket (about 10 MB of JSON at the real registry's sizes: a bucket is read whole, and
     # 1,000 lists held some 200 MB more: docs/scaling.md, "The day's peak memory") and per batch computed at once.
@@ -58,7 +60,8 @@ class FactsPlan:
     workers: int | None = None
     parallel_from: int = 2_000
     # Take the rows of the lists an earlier method of the rules computed with the same tokenizer and read their
-    # risk again, instead of parsing the lists (False: parse every list; the rows are the same either way).
+    # risk again, instead of parsing the lists (False: parse every list). The rows are the same either way but
+    # for which copy of a list they keep (curated/carried_facts.py).
     carry: bool = True
 
 
