@@ -73,12 +73,14 @@ def test_rows_are_read_from_the_groups_that_hold_them_and_a_file_that_fails_leav
     folder = tmp_path / "spill"
     folder.mkdir()
     missing = str(tmp_path / "gone.parquet")
-    wanted = [one, hashes[0], "f" * 64]
-    carried = carriable([(one, str(path)), (hashes[0], str(path)), ("f" * 64, missing)])
-    assert set(carried) == {one, hashes[0]}  # a file that cannot be read is no source
+    wanted = [one, hashes[0], "e" * 64, "f" * 64]
+    carried = carriable([(one, str(path)), (hashes[0], str(path)), ("e" * 64, str(path)), ("f" * 64, missing)])
+    assert set(carried) == {one, hashes[0], "e" * 64}  # a file that cannot be read is no source
     rows = spill_carried(folder, sorted(wanted), {**carried, "f" * 64: missing}, bucket_lists=1)
-    assert rows.found.tolist() == [True, True, False]  # sorted: hashes[0], one, then the list whose file is gone
-    taken = pa.concat_tables([t for b in range(3) if (t := rows.read(b)) is not None])
+    # A list its file does not hold (replaced since it was asked for) and one whose file is gone are not found.
+    assert dict(zip(sorted(wanted), rows.found.tolist(), strict=True)) == {
+        one: True, hashes[0]: True, "e" * 64: False, "f" * 64: False}
+    taken = pa.concat_tables([t for b in range(4) if (t := rows.read(b)) is not None]).sort_by("rank")
     expected = facts.filter(pa.compute.is_in(facts.column("tools_hash"), pa.array([one, hashes[0]])))
     assert taken.drop_columns(["rank"]).to_pylist() == expected.select(CARRIED_COLUMNS).to_pylist()
     assert json.dumps(sorted(set(taken.column("tools_hash").to_pylist()))) == json.dumps(sorted([one, hashes[0]]))

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import pickle
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -134,6 +136,30 @@ def test_vocabularies_hash_by_their_words_so_cached_rules_never_mix_two():
     assert other != same and hash(other) != hash(same)
     t = tool("get_notes", "Returns notes and tidies up old ones.")
     assert (classify(t, same).risk, classify(t, other).risk, classify(t, same).risk) == ("green", "red", "green")
+
+
+def test_a_vocabulary_sent_to_another_process_hashes_there_as_one_built_there():
+    """The hash is computed once per process (string hashes differ between processes), never carried along."""
+    vocab = Vocabulary.from_dict(json.loads(VOCABULARY.read_text()))
+    hash(vocab)
+    assert "_hash" in vocab.__dict__ and "_hash" not in pickle.loads(pickle.dumps(vocab)).__dict__
+    again = pickle.loads(pickle.dumps(vocab))
+    assert again == vocab and hash(again) == hash(vocab)
+
+
+def test_the_rules_read_only_the_four_fields_a_tool_facts_row_keeps():
+    """A rules change reads carried rows' levels again from name, description, inputSchema and annotations
+    (curated/carried_facts.py): over the corpus, a tool's other fields never change its verdict."""
+    corpus = json.loads((Path(__file__).parent / "data" / "risk_corpus.json").read_text())
+    tools = corpus["tools"]
+    assert len(tools) > 300
+    for n, t in enumerate(tools):
+        kept = {k: t[k] for k in ("name", "description", "annotations") if k in t}
+        kept["inputSchema"] = {"type": "object", "properties": {"output_path" if n % 3 == 0 else "query": {}}}
+        t = {**kept, "server": t["server"]}
+        extra = {**kept, "title": "Delete everything", "outputSchema": {"properties": {"output_path": {}}},
+                 "_meta": {"destructive": True}}
+        assert classify(extra) == classify(kept) == classify(t), t.get("name")
 
 
 def test_a_reading_tool_told_where_to_write_its_output_is_yellow():

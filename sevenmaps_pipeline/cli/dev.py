@@ -40,6 +40,23 @@ def cmd_synth(args: argparse.Namespace) -> int:
     return 0
 
 
+# Set for the parts of a whole bench, each in its own process: the folders they set aside are removed once, after
+# the last part, so that no part measures on a disk slowed by a mass removal (devtools/bench.py set_aside).
+_KEEP_TRASH = "SEVENMAPS_BENCH_KEEP_TRASH"
+
+
+def _empty_trash() -> None:
+    from ..devtools.bench import empty_trash
+    from ..devtools.bench_history import BENCH_DIR
+
+    print("[bench] removing the earlier runs' folders, set aside so that no figure paid for their removal ...",
+          flush=True)
+    seconds, gone = empty_trash(BENCH_DIR)
+    print(f"[bench] removed in {seconds:.1f} s" if gone else
+          f"[bench] {BENCH_DIR / '.trash'} could not be removed whole in {seconds:.1f} s: remove it by hand",
+          flush=True)
+
+
 def _bench_each_part_apart(args: argparse.Namespace, parts: tuple[str, ...] = BENCH_PARTS) -> int:
     """`sevenmaps bench` with no --only: each part in a fresh process of its own, one after another, as
     each would run alone (the prober as the scan's own step does): no part's figures carry the heap an
@@ -54,7 +71,7 @@ def _bench_each_part_apart(args: argparse.Namespace, parts: tuple[str, ...] = BE
     for part in parts:
         os.sync()
         done = subprocess.run([sys.executable, "-m", "sevenmaps_pipeline.cli", "bench", "--only", part, *options],
-                              check=False)
+                              check=False, env={**os.environ, _KEEP_TRASH: "1"})
         if done.returncode != 0:
             print(f"[bench] the {part} benchmark ended with exit code {done.returncode}", flush=True)
             code = code or done.returncode
@@ -70,8 +87,19 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.compare:
         return bench_history.compare_command(Path(args.history) if args.history else None)
     if args.only is None:
-        return _bench_each_part_apart(args)
+        try:
+            return _bench_each_part_apart(args)
+        finally:
+            _empty_trash()
     bench_history.begin(Path(args.history).resolve() if args.history else None)
+    try:
+        return _bench_one_part(args)
+    finally:
+        if not os.environ.get(_KEEP_TRASH):
+            _empty_trash()
+
+
+def _bench_one_part(args: argparse.Namespace) -> int:
     if args.only == "risk":
         from ..devtools import risk_corpus
 

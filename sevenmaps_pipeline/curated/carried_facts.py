@@ -45,7 +45,7 @@ def carriable(held: list[tuple[str, str]]) -> dict[str, str]:
 
 class CarriedRows:
     """The carried lists' rows, spilled in buckets of `size` consecutive ranks. `found`: the ranks whose rows
-    were read whole; a bucket read back holds only theirs."""
+    were read, from a file read to its end; a bucket read back holds only theirs."""
 
     def __init__(self, folder: Path, size: int, lists: int) -> None:
         self.folder = folder
@@ -80,7 +80,8 @@ class CarriedRows:
 
 def spill_carried(folder: Path, hashes: list[str], carried: dict[str, str], bucket_lists: int) -> CarriedRows:
     """Read each earlier file that holds carried lists once and spill their rows by the rank of their tools_hash
-    in `hashes`. A file that fails part way leaves its lists not found (they are parsed instead)."""
+    in `hashes`. A list whose rows are not there (its file replaced since it was asked for), and every list of a
+    file that fails part way, is left not found: it is parsed instead."""
     rows = CarriedRows(folder, bucket_lists, len(hashes))
     rank_of = {h: i for i, h in enumerate(hashes)}
     by_file: dict[str, list[str]] = {}
@@ -90,24 +91,31 @@ def spill_carried(folder: Path, hashes: list[str], carried: dict[str, str], buck
         for source_file, held in by_file.items():
             ranks = np.array([rank_of[h] for h in held], dtype=np.int64)
             try:
-                _spill_file(rows, source_file, sorted(held), held, ranks)
+                seen = _spill_file(rows, source_file, sorted(held), held, ranks)
             except (OSError, pa.ArrowException):
                 continue
-            rows.found[ranks] = True
+            rows.found[seen] = True
     finally:
         rows.close()
     return rows
 
 
-def _spill_file(rows: CarriedRows, source_file: str, ordered: list[str], held: list[str], ranks: np.ndarray) -> None:
+def _spill_file(rows: CarriedRows, source_file: str, ordered: list[str], held: list[str],
+                ranks: np.ndarray) -> np.ndarray:
+    """Spill the rows of `held` (ranks `ranks`) the file holds; the ranks seen. A day's file holds each of its
+    lists whole, so a list seen is a list read whole once the file is read to its end."""
     parquet = pq.ParquetFile(source_file, buffer_size=4 << 20, pre_buffer=False)
     wanted = pa.array(held, pa.string())
+    seen = np.zeros(len(held), dtype=bool)
     for batch in parquet.iter_batches(batch_size=4096, columns=CARRIED_COLUMNS,
                                       row_groups=_groups_holding(parquet.metadata, ordered)):
         index = pc.index_in(batch.column("tools_hash"), value_set=wanted)
         inside = index.is_valid()
         if pc.any(inside).as_py():
-            rows.add(ranks[index.filter(inside).to_numpy()], pa.Table.from_batches([batch]).filter(inside))
+            positions = index.filter(inside).to_numpy()
+            seen[positions] = True
+            rows.add(ranks[positions], pa.Table.from_batches([batch]).filter(inside))
+    return ranks[seen]
 
 
 def _groups_holding(meta: pq.FileMetaData, ordered: list[str]) -> list[int]:

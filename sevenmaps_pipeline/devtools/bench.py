@@ -106,17 +106,17 @@ def set_aside(folder: Path) -> None:
     """Move an earlier run's folder into `.trash` beside it, a rename: removing a quarter of a million files
     makes every file this VM's disk creates for some minutes after cost ten times as much (docs/scaling.md,
     "What bounds it now"), which the day measured next would pay in its site. `empty_trash` removes them once
-    the part has its figures."""
+    the whole bench has its figures (cli/dev.py)."""
     trash = folder.parent / ".trash"
     trash.mkdir(exist_ok=True)
     folder.rename(trash / f"{folder.name}-{time.time_ns()}")
 
 
-def empty_trash(bench_dir: Path) -> float:
-    """Remove what was set aside (also by a run that was killed); its seconds."""
+def empty_trash(bench_dir: Path) -> tuple[float, bool]:
+    """Remove what was set aside (also by a run that was killed): its seconds, and whether all of it went."""
     started = time.perf_counter()
     shutil.rmtree(bench_dir / ".trash", ignore_errors=True)
-    return time.perf_counter() - started
+    return time.perf_counter() - started, not (bench_dir / ".trash").exists()
 
 
 def _clone(src: LakePaths, dst: Path, *, morning_of: dt.date | None = None, curated: bool = True,
@@ -299,14 +299,6 @@ def _keep_so_far(figures: dict, first: bool = False) -> None:
 
 
 def run_bench(servers: int, days: int, seed: int, shape: str = "real") -> int:
-    try:
-        return _run_bench(servers, days, seed, shape)
-    finally:
-        _say("removing the earlier runs' folders, set aside so that no figure paid for their removal ...")
-        _say(f"removed in {empty_trash(BENCH_DIR):.1f} s")
-
-
-def _run_bench(servers: int, days: int, seed: int, shape: str) -> int:
     # The real-shaped lake (devtools/synth_lists.py) under a name of its own: the toy one stays reusable.
     name = f"raw-{servers}x{days}-seed{seed}" + ("-real" if shape == "real" else "")
     source, meta = synthetic_lake(name, servers, days, seed, shape=shape)

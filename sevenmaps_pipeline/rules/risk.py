@@ -62,6 +62,10 @@ class Vocabulary:
     def _hash(self) -> int:
         return hash(tuple(getattr(self, f.name) for f in fields(self)))
 
+    def __getstate__(self) -> dict[str, Any]:
+        # A string's hash differs from process to process: a vocabulary sent to another computes its own.
+        return {key: value for key, value in self.__dict__.items() if key != "_hash"}
+
     @classmethod
     def from_dict(cls, doc: dict[str, Any]) -> Vocabulary:
         return cls(doc["method"], frozenset(doc["red_verbs"]), frozenset(doc["yellow_verbs"]),
@@ -391,6 +395,9 @@ def argument_names(tool: dict[str, Any]) -> list[str]:
 
 
 def classify(tool: dict[str, Any], vocab: Vocabulary | None = None, ignore_annotations: bool = False) -> RiskResult:
+    # Reads a tool's name, description, inputSchema and annotations only: the fields its fingerprint holds, which
+    # a tool_facts row keeps, so a rules change reads the levels of carried rows again from them
+    # (curated/carried_facts.py). A rule that read another field would have to parse every list again.
     vocab = vocab or default_vocabulary()
     name = str(tool.get("name") or "")
     description = str(tool.get("description") or "")
