@@ -12,8 +12,9 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
+from sevenmaps_pipeline.cli import main as cli_main
 from sevenmaps_pipeline.curated.day import DAY_TABLES, build_day
-from sevenmaps_pipeline.devtools import bench
+from sevenmaps_pipeline.devtools import bench, bench_history
 from sevenmaps_pipeline.devtools.bench_floor import (
     EARLIER_RULES,
     cold_morning,
@@ -239,3 +240,18 @@ def test_an_earlier_runs_folder_is_set_aside_by_a_rename_and_removed_after_the_f
     (aside,) = (tmp_path / ".trash").iterdir()
     assert aside.name.startswith("work-day-") and aside.stat().st_ino == inode and (aside / "site").is_dir()
     assert bench.empty_trash(tmp_path)[1] and not (tmp_path / ".trash").exists()
+
+
+def test_what_was_set_aside_is_removed_after_a_part_run_alone_and_left_by_a_whole_benchs_part(tmp_path, monkeypatch,
+                                                                                                capsys):
+    """A whole bench runs each part with SEVENMAPS_BENCH_KEEP_TRASH and removes the trash after its last part, so no
+    part measures on a disk slowed by the removal; a part run alone removes it when it ends."""
+    monkeypatch.setattr(bench_history, "BENCH_DIR", tmp_path)
+    (tmp_path / ".trash" / "work-day-1").mkdir(parents=True)
+    history = ["--history", str(tmp_path / "history.jsonl")]
+    monkeypatch.setenv("SEVENMAPS_BENCH_KEEP_TRASH", "1")
+    assert cli_main(["bench", "--only", "categories", *history]) == 0
+    assert (tmp_path / ".trash" / "work-day-1").is_dir() and "removed in" not in capsys.readouterr().out
+    monkeypatch.delenv("SEVENMAPS_BENCH_KEEP_TRASH")
+    assert cli_main(["bench", "--only", "categories", *history]) == 0
+    assert not (tmp_path / ".trash").exists() and "[bench] removed in" in capsys.readouterr().out

@@ -49,6 +49,8 @@ def _empty_trash() -> None:
     from ..devtools.bench import empty_trash
     from ..devtools.bench_history import BENCH_DIR
 
+    if not (BENCH_DIR / ".trash").exists():
+        return  # nothing set aside: the part's output stays its figures alone
     print("[bench] removing the earlier runs' folders, set aside so that no figure paid for their removal ...",
           flush=True)
     seconds, gone = empty_trash(BENCH_DIR)
