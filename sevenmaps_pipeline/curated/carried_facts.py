@@ -19,9 +19,9 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
+from ..lake.parquet_io import RankBuckets
 from ..lake.schemas import TOOL_FACTS
 
 # What a carried row keeps of an earlier method's: all but the columns of the day and of the rules.
@@ -43,37 +43,25 @@ def carriable(held: list[tuple[str, str]]) -> dict[str, str]:
     return {tools_hash: source_file for tools_hash, source_file in held if whole[source_file]}
 
 
-class CarriedRows:
+class CarriedRows(RankBuckets):
     """The carried lists' rows, spilled in buckets of `size` consecutive ranks. `found`: the ranks whose rows
     were read, from a file read to its end; a bucket read back holds only theirs."""
 
     def __init__(self, folder: Path, size: int, lists: int) -> None:
-        self.folder = folder
-        self.size = size
-        self.found = np.zeros(lists, dtype=bool)
-        self._writers: dict[int, ipc.RecordBatchStreamWriter] = {}
+        super().__init__(folder, size, lists, _SCHEMA, prefix="carried-")
 
     def add(self, ranks: np.ndarray, rows: pa.Table) -> None:
         buckets = ranks // self.size
         for bucket in np.unique(buckets).tolist():
-            if bucket not in self._writers:
-                self._writers[bucket] = ipc.new_stream(self.folder / f"carried-{bucket}.arrows", _SCHEMA)
             chosen = pa.array(buckets == bucket)
-            self._writers[bucket].write_table(pa.Table.from_arrays(
+            self.write(bucket, pa.Table.from_arrays(
                 [pa.array(ranks, pa.int64()).filter(chosen)]
                 + [rows.column(f.name).filter(chosen).cast(f.type) for f in list(_SCHEMA)[1:]], schema=_SCHEMA))
 
-    def close(self) -> None:
-        for writer in self._writers.values():
-            writer.close()
-
     def read(self, bucket: int) -> pa.Table | None:
-        path = self.folder / f"carried-{bucket}.arrows"
-        if not path.is_file():
+        table = self.take(bucket)
+        if table is None:
             return None
-        with ipc.open_stream(path) as reader:
-            table = reader.read_all()
-        path.unlink()
         table = table.filter(pa.array(self.found[table.column("rank").to_numpy()]))
         return table.sort_by([("rank", "ascending"), ("position", "ascending")]) if table.num_rows else None
 
@@ -91,7 +79,7 @@ def spill_carried(folder: Path, hashes: list[str], carried: dict[str, str], buck
         for source_file, held in by_file.items():
             ranks = np.array([rank_of[h] for h in held], dtype=np.int64)
             try:
-                seen = _spill_file(rows, source_file, sorted(held), held, ranks)
+                seen = _spill_file(rows, source_file, held, ranks)
             except (OSError, pa.ArrowException):
                 continue
             rows.found[seen] = True
@@ -100,15 +88,14 @@ def spill_carried(folder: Path, hashes: list[str], carried: dict[str, str], buck
     return rows
 
 
-def _spill_file(rows: CarriedRows, source_file: str, ordered: list[str], held: list[str],
-                ranks: np.ndarray) -> np.ndarray:
+def _spill_file(rows: CarriedRows, source_file: str, held: list[str], ranks: np.ndarray) -> np.ndarray:
     """Spill the rows of `held` (ranks `ranks`) the file holds; the ranks seen. A day's file holds each of its
     lists whole, so a list seen is a list read whole once the file is read to its end."""
     parquet = pq.ParquetFile(source_file, buffer_size=4 << 20, pre_buffer=False)
     wanted = pa.array(held, pa.string())
     seen = np.zeros(len(held), dtype=bool)
     for batch in parquet.iter_batches(batch_size=4096, columns=CARRIED_COLUMNS,
-                                      row_groups=_groups_holding(parquet.metadata, ordered)):
+                                      row_groups=_groups_holding(parquet.metadata, sorted(held))):
         index = pc.index_in(batch.column("tools_hash"), value_set=wanted)
         inside = index.is_valid()
         if pc.any(inside).as_py():

@@ -27,12 +27,11 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
 from ..lake import duck
 from ..lake.memory import collector_off_in_worker, give_back_freed_memory
-from ..lake.parquet_io import spill_folder, write_parquet, write_parquet_parts
+from ..lake.parquet_io import RankBuckets, spill_folder, write_parquet, write_parquet_parts
 from ..lake.paths import LakePaths
 from ..lake.schemas import DAILY_STATUS, RAW_PROBES, TOOL_FACTS, TOOL_LISTS, conform
 from ..rules.tokens import TOKENIZER_METHOD
@@ -144,14 +143,11 @@ def build_tool_facts(lake: LakePaths, day: dt.date, plan: FactsPlan | None = Non
                         **({"workers_note": notes[0]} if notes else {})})
 
 
-class _Buckets:
+class _Buckets(RankBuckets):
     """The wanted lists' JSON, spilled in buckets of `size` consecutive ranks (tools_hash order)."""
 
     def __init__(self, folder: Path, size: int, lists: int) -> None:
-        self.folder = folder
-        self.size = size
-        self.found = np.zeros(lists, dtype=bool)
-        self._writers: dict[int, ipc.RecordBatchStreamWriter] = {}
+        super().__init__(folder, size, lists, _SPILL_SCHEMA)
 
     def add(self, ranks: np.ndarray, texts: pa.Array) -> None:
         """Spill the first text of each rank not found yet (nulls are not found)."""
@@ -164,24 +160,13 @@ class _Buckets:
         buckets = ranks // self.size
         for bucket in np.unique(buckets[keep]).tolist():
             chosen = keep & (buckets == bucket)
-            if bucket not in self._writers:
-                self._writers[bucket] = ipc.new_stream(self.folder / f"{bucket}.arrows", _SPILL_SCHEMA)
-            self._writers[bucket].write_batch(pa.record_batch(
+            self.write(bucket, pa.record_batch(
                 [pa.array(ranks[chosen], pa.int64()), texts.filter(pa.array(chosen)).cast(pa.large_string())],
                 schema=_SPILL_SCHEMA))
 
-    def close(self) -> None:
-        for writer in self._writers.values():
-            writer.close()
-
     def read(self, bucket: int) -> pa.Table:
-        path = self.folder / f"{bucket}.arrows"
-        if not path.is_file():
-            return _SPILL_SCHEMA.empty_table()
-        with ipc.open_stream(path) as reader:
-            table = reader.read_all()
-        path.unlink()
-        return table.sort_by("rank")
+        table = self.take(bucket)
+        return _SPILL_SCHEMA.empty_table() if table is None else table.sort_by("rank")
 
 
 def _spill_lists(folder: Path, hashes: list[str], places: list[tuple[str, str | None, int | None]],

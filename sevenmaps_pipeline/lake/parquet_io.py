@@ -17,7 +17,9 @@ import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
 from .paths import DAY_DIR, LakePaths, day_str
@@ -238,6 +240,36 @@ def spill_folder(path: Path) -> Iterator[Path]:
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+class RankBuckets:
+    """Rows spilled in a spill_folder as Arrow streams, in buckets of `size` consecutive ranks (a rank: a
+    list's place in tools_hash order), each written as its rows come and read back once, whole
+    (curated/tool_facts.py, curated/carried_facts.py). `found`: the ranks the caller has whole."""
+
+    def __init__(self, folder: Path, size: int, lists: int, schema: pa.Schema, prefix: str = "") -> None:
+        self.folder, self.size, self.schema, self.prefix = folder, size, schema, prefix
+        self.found = np.zeros(lists, dtype=bool)
+        self._writers: dict[int, ipc.RecordBatchStreamWriter] = {}
+
+    def write(self, bucket: int, rows: pa.Table | pa.RecordBatch) -> None:
+        if bucket not in self._writers:
+            self._writers[bucket] = ipc.new_stream(self.folder / f"{self.prefix}{bucket}.arrows", self.schema)
+        self._writers[bucket].write(rows)
+
+    def close(self) -> None:
+        for writer in self._writers.values():
+            writer.close()
+
+    def take(self, bucket: int) -> pa.Table | None:
+        """The bucket's rows, its file then removed; None when nothing was written to it."""
+        path = self.folder / f"{self.prefix}{bucket}.arrows"
+        if not path.is_file():
+            return None
+        with ipc.open_stream(path) as reader:
+            table = reader.read_all()
+        path.unlink()
+        return table
 
 
 def _remove_stale_temps(folder: Path) -> None:
