@@ -16,7 +16,8 @@
 --     the previous check already redirected to that domain; new_payment_address: a payTo address of today's
 --     402 body absent from the endpoint's last earlier 402 body;
 --   * tool lists (only when tools_hash differs): identical definitions (fingerprints, with multiplicity)
---     pair first; then the same name -> tool_changed (fields listed); then the same description and
+--     pair first; then the same name -> tool_changed (fields listed; several tools of one name pair in
+--     order of level, then fingerprint, never by position: changes-1.1); then the same description and
 --     inputSchema under a new name -> tool_renamed; the rest are tool_added / tool_removed. Each pair of
 --     lists is diffed once, however many endpoints moved between them;
 --   * changing_tool_rewritten: a tool_changed tool that is yellow or red on either day; risk_rise: a tool
@@ -105,13 +106,20 @@ new_tools AS (
     FROM list_pairs AS lp JOIN facts AS f ON f.tools_hash = lp.new_hash
 ),
 -- 1. the same definition on both days is no change
+-- Tools of one name that remain pair in order of their level, then their fingerprint (changes-1.1): a tools_hash
+-- holds its tools in any order, so the stored copy's positions may be another server's (docs/methodology.md,
+-- "Change records"), and a risk rise is then only ever a rise of the name's levels taken together.
 old_left AS (
-    SELECT o.*, row_number() OVER (PARTITION BY o.old_hash, o.new_hash, o.name ORDER BY o.position) AS name_copy
+    SELECT o.*, row_number() OVER (PARTITION BY o.old_hash, o.new_hash, o.name
+                                   ORDER BY list_position(['green', 'yellow', 'red'], o.risk), o.fingerprint,
+                                            o.position) AS name_copy
     FROM old_tools AS o
     ANTI JOIN new_tools AS n USING (old_hash, new_hash, fingerprint, copy)
 ),
 new_left AS (
-    SELECT n.*, row_number() OVER (PARTITION BY n.old_hash, n.new_hash, n.name ORDER BY n.position) AS name_copy
+    SELECT n.*, row_number() OVER (PARTITION BY n.old_hash, n.new_hash, n.name
+                                   ORDER BY list_position(['green', 'yellow', 'red'], n.risk), n.fingerprint,
+                                            n.position) AS name_copy
     FROM new_tools AS n
     ANTI JOIN old_tools AS o USING (old_hash, new_hash, fingerprint, copy)
 ),
@@ -132,13 +140,13 @@ changed AS (
 ),
 old_rest AS (
     SELECT o.*, row_number() OVER (PARTITION BY o.old_hash, o.new_hash, o.description_sha256, o.input_schema_sha256
-                                   ORDER BY o.position) AS twin
+                                   ORDER BY o.fingerprint, o.position) AS twin
     FROM old_left AS o
     ANTI JOIN changed AS c ON c.old_hash = o.old_hash AND c.new_hash = o.new_hash AND c.old_position = o.position
 ),
 new_rest AS (
     SELECT n.*, row_number() OVER (PARTITION BY n.old_hash, n.new_hash, n.description_sha256, n.input_schema_sha256
-                                   ORDER BY n.position) AS twin
+                                   ORDER BY n.fingerprint, n.position) AS twin
     FROM new_left AS n
     ANTI JOIN changed AS c ON c.old_hash = n.old_hash AND c.new_hash = n.new_hash AND c.new_position = n.position
 ),

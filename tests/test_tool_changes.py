@@ -105,7 +105,7 @@ def test_every_tool_list_kind_between_two_days(lake):
     assert by[("tool_added", "delete_everything")]["risk"] == "red"
     assert by[("tool_removed", "get_old_report")]["previous_risk"] == "green"
     assert {r["previous_day"] for r in rows} == {DAY1}
-    assert {r["method_version"] for r in rows} == {"changes-1.0+risk-1.7+o200k_base-1.1"}
+    assert {r["method_version"] for r in rows} == {"changes-1.1+risk-1.7+o200k_base-1.1"}
     # The same diff under a version bump is not silent; an unchanged list records nothing.
     assert kinds(found[server_key(bumped)]) == [k for k in kinds(rows) if k[0] != "silent"]
     assert server_key(steady) not in found
@@ -130,6 +130,23 @@ def test_duplicate_names_pair_one_to_one(lake):
                     [probe(url, "ok", day=DAY2, tools=after)])[server_key(url)]
     assert kinds(rows) == [("tool_changed", "search")]
     assert rows[0]["changed_fields"] == ["description"]
+
+
+def test_tools_of_one_name_pair_by_level_whatever_order_another_server_served_them(lake):
+    # A tools_hash ignores order, so the stored copy of [search (green), search (red)] may be another server's
+    # order; each tool reworded keeping its level is no rise, in whichever order the first server served it.
+    reading, deleting = tool("search", "Search the docs."), tool("search", "Delete the docs index.")
+    reading2, deleting2 = tool("search", "Search the docs quickly."), tool("search", "Delete the docs index now.")
+    first, second = "https://a-first.example.com/mcp", "https://b-second.example.com/mcp"
+    found = two_days(lake, [probe(first, "ok", day=DAY1, tools=[reading, deleting]),
+                            probe(second, "ok", day=DAY1, tools=[deleting, reading])],
+                     [probe(first, "ok", day=DAY2, tools=[reading, deleting]),
+                      probe(second, "ok", day=DAY2, tools=[deleting2, reading2])])
+    rows = found[server_key(second)]
+    assert kinds(rows) == [("changing_tool_rewritten", "search"), ("tool_changed", "search"),
+                           ("tool_changed", "search")]
+    assert sorted((r["previous_risk"], r["risk"]) for r in rows if r["kind"] == "tool_changed") == [
+        ("green", "green"), ("red", "red")]
 
 
 def test_status_kinds(lake):
@@ -229,7 +246,7 @@ def test_a_risk_method_change_is_never_reported_as_a_change_by_the_server(lake, 
     assert kinds(rows) == [("changing_tool_rewritten", "create_note"), ("tool_changed", "create_note")]
     rewritten = next(r for r in rows if r["kind"] == "changing_tool_rewritten")
     assert (rewritten["previous_risk"], rewritten["risk"]) == ("red", "red")  # not yellow -> red
-    assert {r["method_version"] for r in rows} == {"changes-1.0+risk-9.9-test+o200k_base-1.1"}
+    assert {r["method_version"] for r in rows} == {"changes-1.1+risk-9.9-test+o200k_base-1.1"}
     assert server_key(steady) not in changes(lake)
 
 

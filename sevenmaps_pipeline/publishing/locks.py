@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from collections import Counter
 from typing import Any
 
 from ..rules.methods import CHANGES_METHOD, WATCH_KINDS
@@ -24,14 +25,15 @@ MAX_CHANGES = 500
 
 def _definitions(mapday: MapDay, tools_hash: str) -> list[dict[str, Any]] | None:
     rows = mapday.rows(
-        "SELECT position, name, description, input_schema_json, annotations_json FROM tool_facts "
+        "SELECT position, fingerprint, name, description, input_schema_json, annotations_json FROM tool_facts "
         "WHERE tools_hash = $h QUALIFY row_number() OVER (PARTITION BY position ORDER BY day DESC) = 1 "
         "ORDER BY position", {"h": tools_hash})
     if not rows:
         return None
     tools = []
     for r in rows:
-        tool: dict[str, Any] = {"name": r["name"], "inputSchema": json.loads(r["input_schema_json"] or "null")}
+        tool: dict[str, Any] = {"name": r["name"], "inputSchema": json.loads(r["input_schema_json"] or "null"),
+                                "fingerprint": r["fingerprint"]}
         if r["description"] is not None:
             tool["description"] = r["description"]
         if r["annotations_json"] is not None:
@@ -40,9 +42,45 @@ def _definitions(mapday: MapDay, tools_hash: str) -> list[dict[str, Any]] | None
     return tools
 
 
-def _classified(tools: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def _classified(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     vocab = default_vocabulary()
-    return {t["name"]: {**t, "risk": classify(t, vocab).risk} for t in tools}
+    return [{**t, "risk": classify(t, vocab).risk} for t in tools]
+
+
+def _by_name(tools: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Each name's tools in order of level, then fingerprint: the order tool_changes pairs a repeated name in
+    (sql/tool_changes.sql, changes-1.1), whatever order a server serves them in."""
+    named: dict[str, list[dict[str, Any]]] = {}
+    for t in sorted(tools, key=lambda t: (LEVELS.index(t["risk"]), t["fingerprint"])):
+        named.setdefault(t["name"], []).append(t)
+    return named
+
+
+def _paired(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> tuple[
+        list[tuple[dict[str, Any], dict[str, Any]]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """(changed pairs, added, removed) as tool_changes pairs two lists: an identical definition on both sides
+    (with multiplicity) is no change; then tools of one name pair one to one (a list may repeat a name)."""
+    left_before, left_after = _unpaired(before, after), _unpaired(after, before)
+    old, new = _by_name(left_before), _by_name(left_after)
+    pairs, added, removed = [], [], []
+    for name in dict.fromkeys(t["name"] for t in left_after + left_before):
+        olds, news = old.get(name, []), new.get(name, [])
+        pairs += list(zip(olds, news, strict=False))
+        added += news[len(olds):]
+        removed += olds[len(news):]
+    return pairs, added, removed
+
+
+def _unpaired(tools: list[dict[str, Any]], other: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tools left once each identical definition of `other` has taken one of them."""
+    spare = Counter(t["fingerprint"] for t in other)
+    left = []
+    for t in tools:
+        if spare[t["fingerprint"]] > 0:
+            spare[t["fingerprint"]] -= 1
+        else:
+            left.append(t)
+    return left
 
 
 def _shown_now(mapday: MapDay, key: str) -> str | None:
@@ -97,20 +135,17 @@ def verify_lock(mapday: MapDay, server: str, tools_hash: str) -> dict[str, Any]:
         answer.update(unchanged=False, risk_rose=None, added=None, removed=None, changed=None,
                       verdict="changed: the server serves another list, and the map never saw the approved one, so "
                       "it cannot say tool by tool what differs",
-                      current_tools=[{"name": n, "risk": t["risk"]} for n, t in _classified(current).items()])
+                      current_tools=[{"name": t["name"], "risk": t["risk"]} for t in _classified(current)])
         return answer
-    before, after = _classified(approved), _classified(current)
-    added = [{"tool": n, "risk": after[n]["risk"]} for n in after if n not in before]
-    removed = [{"tool": n, "risk": before[n]["risk"]} for n in before if n not in after]
+    pairs, new_tools, gone_tools = _paired(_classified(approved), _classified(current))
+    added = [{"tool": t["name"], "risk": t["risk"]} for t in new_tools]
+    removed = [{"tool": t["name"], "risk": t["risk"]} for t in gone_tools]
     changed = []
-    for name in after:
-        if name not in before:
-            continue
+    for was, now in pairs:
         fields = [f for f in ("description", "inputSchema", "annotations")
-                  if json.dumps(before[name].get(f), sort_keys=True) != json.dumps(after[name].get(f), sort_keys=True)]
+                  if json.dumps(was.get(f), sort_keys=True) != json.dumps(now.get(f), sort_keys=True)]
         if fields:
-            changed.append({"tool": name, "fields": fields, "previous_risk": before[name]["risk"],
-                            "risk": after[name]["risk"]})
+            changed.append({"tool": now["name"], "fields": fields, "previous_risk": was["risk"], "risk": now["risk"]})
     rises = [a["tool"] for a in added if a["risk"] == "red"] + [
         c["tool"] for c in changed if LEVELS.index(c["risk"]) > LEVELS.index(c["previous_risk"])]
     answer.update(unchanged=False, added=added, removed=removed, changed=changed, risk_rose=bool(rises),

@@ -73,7 +73,7 @@ CATEGORY_PARAMS: dict[str, Any] = {
 }
 
 # Change records (sql/tool_changes.sql), the methodology's `change_detection`.
-CHANGES_METHOD = "changes-1.0"
+CHANGES_METHOD = "changes-1.1"  # 1.1: tools of one name pair by level and fingerprint, never by position
 CHANGES_PARAMS: dict[str, Any] = {
     # How far back an endpoint's previous checked day (and previous day with a tool list) is looked for;
     # also how many days of change days server_history keeps (the methodology keeps change days 60 days).
