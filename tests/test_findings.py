@@ -107,3 +107,13 @@ def test_every_endpoint_whose_tool_repeats_a_matched_description_gets_its_own_ro
     internal = pq.read_table(lake.curated_file("internal_findings", DAY)).to_pylist()
     assert sorted((r["server_key"], r["tool_name"]) for r in internal) == [
         ("x.example.com/mcp", "get_a"), ("x.example.com/mcp", "get_b"), ("y.example.com/mcp", "get_a")]
+
+
+def test_a_finding_names_the_risk_and_tokenizer_methods_it_rests_on(lake):
+    # annotation_contradiction reads the words' level and huge_description the tokenizer's count: a change of
+    # either changes findings, so their rows carry both methods beside the findings' own.
+    contradicted = [t("delete_all", "Delete every record.", annotations={"readOnlyHint": True})]
+    findings_for(lake, [probe("https://a.example.com/mcp", "ok", tools=contradicted)])
+    rows = pq.read_table(lake.curated_file("findings", DAY)).to_pylist()
+    assert "annotation_contradiction" in {r["finding"] for r in rows}
+    assert {r["method_version"] for r in rows} == {"findings-1.1+risk-1.7+o200k_base-1.1"}

@@ -77,6 +77,12 @@ def build_token_cost(lake: LakePaths, day: dt.date) -> BuildResult:
 INJECTION_PHRASES = shipped("assets", "injection_phrases.json")
 
 
+def findings_method() -> str:
+    """The findings' thresholds, and the risk rules and tokenizer whose levels (annotation_contradiction) and
+    counts (huge_description) some findings rest on (docs/changelog.md, findings)."""
+    return f"{FINDINGS_METHOD}+{facts_method()}"
+
+
 def build_findings(lake: LakePaths, day: dt.date) -> BuildResult:
     """Published findings (sql/findings.sql) and, apart, the internal-only pattern checks."""
     started = time.perf_counter()
@@ -88,7 +94,7 @@ def build_findings(lake: LakePaths, day: dt.date) -> BuildResult:
         duck.bind_input(con, "readiness_discovery", [discovery] if discovery.is_file() else [],
                         READINESS_DISCOVERY.schema)
         findings = conform(duck.run_sql(con, "findings", {
-            "day": day, "method_version": FINDINGS_METHOD,
+            "day": day, "method_version": findings_method(),
             "token_heavy": FINDINGS_PARAMS["token_heavy_tokens"],
             "huge_description": FINDINGS_PARAMS["huge_description_tokens"],
             "old_protocol_before": FINDINGS_PARAMS["old_protocol_before"], "slow_ms": FINDINGS_PARAMS["slow_ms"],

@@ -193,7 +193,8 @@ FINDINGS = TableSpec(
             col("value", pa.float64(), "the measured figure (tokens, ms, count of tools)"),
             col("threshold", pa.float64(), "the threshold it was held against"),
             col("detail", pa.string(), "what was found, in words", False),
-            col("method_version", pa.string(), "findings method", False),
+            col("method_version", pa.string(), "findings method + the risk method + the tokenizer "
+                "(findings-1.1+risk-1.7+o200k_base-1.1)", False),
         ]
     ),
 )
