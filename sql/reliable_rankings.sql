@@ -7,9 +7,12 @@
 --     tools"; a day that only asked for sign-in or payment is not one), then the share answering at all
 --     (o, a or p), then the median handshake of the window's o days (faster first); equal on all three, an
 --     equal rank;
---   * nothing else enters: payment, plans, owner verification and agents' ratings are not inputs here.
+--   * nothing else enters: payment, plans, owner verification and agents' ratings are not inputs here;
+--   * a row's method_version is $method_version + the categories method that placed the endpoint (its
+--     server_categories row's), since the category decides which list it is on.
 WITH eligible AS (
-    SELECT s.server_key, s.server_id, s.server_name, c.category, h.answered_days, h.ok_days, h.checked_days,
+    SELECT s.server_key, s.server_id, s.server_name, c.category, c.method_version AS categories_method,
+           h.answered_days, h.ok_days, h.checked_days,
            h.uptime_pct, h.median_handshake_ms, h.answered_days::DOUBLE / h.checked_days AS answered_share,
            h.ok_days::DOUBLE / h.checked_days AS tools_share
     FROM daily_status AS s
@@ -32,6 +35,6 @@ SELECT
     checked_days,
     uptime_pct,
     median_handshake_ms,
-    $method_version AS method_version
+    $method_version || '+' || categories_method AS method_version
 FROM eligible
 ORDER BY category, rank, server_key

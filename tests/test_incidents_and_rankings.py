@@ -116,6 +116,8 @@ def test_eligibility_edges(lake):
                         {k: "other" if k.startswith("other") else "weather" for k in histories})
     assert [r["server_key"] for r in rows] == ["fourteen.example.com/mcp"]
     assert (rows[0]["rank"], rows[0]["checked_days"], rows[0]["answered_share"]) == (1, 14, 1.0)
+    # The category decides the list: a row names the categories method that placed it beside its own.
+    assert rows[0]["method_version"] == "reliable-1.1+test"
 
 
 def test_order_share_first_then_speed_and_ties_share_a_rank(lake):

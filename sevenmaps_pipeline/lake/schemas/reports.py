@@ -184,7 +184,8 @@ RELIABLE_RANKINGS = TableSpec(
             col("checked_days", pa.int32(), "days not n in the window (at least 14 to be eligible)", False),
             col("uptime_pct", pa.float64(), "answered_share in percent, floored to one decimal", False),
             col("median_handshake_ms", pa.float64(), "median handshake over the window's o days (the third key)"),
-            col("method_version", pa.string(), "rankings method", False),
+            col("method_version", pa.string(), "rankings method + the categories method that placed the endpoint "
+                "(reliable-1.1+categories-1.4)", False),
         ]
     ),
 )
