@@ -89,7 +89,7 @@ def test_route_ranks_matching_tools_and_names_every_set_aside_with_its_reason(bu
     assert "io.test/notes" not in reasons  # nothing of it matches the task
     assert all(r["server_name"] not in reasons for r in answer["tools"])
     assert answer["placement"].startswith("placement cannot be bought") and len(answer["principles"]) == 5
-    assert answer["method_version"].startswith("route-1.3+")
+    assert answer["method_version"].startswith("route-1.4+")
     assert answer["signed"] is False and "not signed yet" in answer["note"]
 
 
@@ -238,3 +238,29 @@ def test_verify_lock_pairs_tools_of_one_name_as_the_change_records_do(lake):
     assert lock["risk_rose"] is True and lock["added"] == [] and lock["removed"] == []
     assert ("risk_rise", "search", "green", "red") in {
         (c["kind"], c["tool_name"], c["previous_risk"], c["risk"]) for c in since["changes"]}
+
+
+def test_an_endpoint_answering_again_without_a_list_on_the_served_day_is_set_aside_and_says_why(lake):
+    """Its daily check timed out, its later hourly checks answer (current_status: o): it cannot be ranked on a list
+    the served day did not see, and it is named with why, never left out in silence."""
+    import pyarrow as pa
+
+    from sevenmaps_pipeline.lake.parquet_io import write_parquet
+    from sevenmaps_pipeline.lake.schemas import RAW_HOURLY, conform
+
+    url = URLS["notes"]
+    for day in DAYS[:2]:
+        land_probes(lake, [probe(url, "ok", day=day, tools=NOTES)], day=day)
+        rebuild_day(lake, day)
+    land_probes(lake, [probe(url, "timeout", day=DAYS[2], hour=3)], day=DAYS[2])
+    rebuild_day(lake, DAYS[2])
+    hourly = [probe(url, "ok", day=DAYS[2], hour=h, check_kind="hourly", run_id=f"hourly-{h}", tools=NOTES)
+              for h in (10, 11)]
+    write_parquet(lake, lake.raw_dir("hourly", DAYS[2]) / "hourly.parquet",
+                  conform(pa.Table.from_pylist(hourly, RAW_HOURLY.schema), RAW_HOURLY))
+    with MapDay.open(lake) as day:
+        (now,) = day.rows("SELECT current_code FROM current_status")
+        answer = route(day, "search my notes")
+    assert now["current_code"] == "o" and answer["tools"] == []
+    assert aside(answer)["io.test/notes"] == [
+        "answering now, but its check of the served day listed no tools: which tools it serves is not known"]

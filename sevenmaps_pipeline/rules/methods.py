@@ -195,7 +195,7 @@ FAILURE_REASONS_METHOD = "failure-reasons-1.1"  # 1.1: not_mcp is exactly the sh
 # the open day's checks so far (curated/open_day.py) decide an endpoint's list, status and changes today.
 # 1.3: a result's caveats say what its uptime and success chance count when it asked for sign-in or payment; a
 # tool whose name its list repeats is ranked once.
-ROUTE_METHOD = "route-1.3"
+ROUTE_METHOD = "route-1.4"  # 1.4: answering again without a list on the served day: set aside, named
 ROUTE_PARAMS: dict[str, Any] = {
     "k1": 1.2,  # BM25 term-frequency saturation
     "b": 0.75,  # BM25 length normalisation

@@ -208,6 +208,9 @@ def _set_aside_reasons(f: dict[str, Any], level: str) -> list[str]:
         shown = f["current_shown_status"] or "no data"
         reasons.append(f"not answering with tools now: {shown}" + (f" ({f['current_reason']})" if f["current_reason"]
                                                                    else ""))
+    elif f["tools_hash"] is None:  # answering again by later checks (current_status), which keep no tool list
+        reasons.append("answering now, but its check of the served day listed no tools: which tools it serves is "
+                       "not known")
     if f["changed_today"]:
         reasons.append("changed today: " + "; ".join(f["changed_today"][:5]))
     if f["live_incident"]:
