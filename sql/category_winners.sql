@@ -19,6 +19,9 @@
 -- against the tools' (docs/methodology.md, categories-1.2).
 -- Words are lower-case, split on non-alphanumerics and camelCase; each word and each pair of neighbouring
 -- words is looked up as it is (topic_words carries the plural forms, so "news" and "teams" match as written).
+-- A camelCase word that is a topic word as a whole ($whole_words: "GitLab", "YouTube") stays whole and is counted
+-- once, not as its parts ("git" + "lab"), so a brand name counts however it is capitalised; any other camelCase
+-- word ("getFlights", "ClickHouse") is its parts, as before (docs/methodology.md, categories-1.5).
 -- Phrases in which a topic word means something else ($other_senses: "rich menu", "email delivery",
 -- categories-1.4) are blanked first, twice so that a phrase right after another one is blanked too.
 WITH endpoints AS (
@@ -36,8 +39,11 @@ category_texts AS (
 list_sizes AS (
     SELECT tools_hash, count(*) AS tool_count FROM list_texts GROUP BY tools_hash
 ),
-split AS (
-    SELECT rule, k, item, lower(regexp_replace(text, '([a-z0-9])([A-Z])', '\1_\2', 'g')) AS text
+split AS (  -- each run of letters and digits: whole when it is a topic word, else its camelCase parts
+    SELECT rule, k, item,
+           array_to_string(list_transform(regexp_split_to_array(text, '[^\pL\pN]+'), lambda w:
+               CASE WHEN regexp_full_match(lower(w), $whole_words) THEN lower(w)
+                    ELSE lower(regexp_replace(w, '([a-z0-9])([A-Z])', '\1_\2', 'g')) END), ' ') AS text
     FROM category_texts
 ),
 tokens AS (

@@ -97,7 +97,7 @@ def test_words_rule_reads_descriptions_and_other_when_nothing_matches(lake):
     assert (cats["weather"]["category"], cats["weather"]["placed_by"]) == ("weather", "words")
     assert cats["tie"]["category"] == "other"  # two topics with two words each: no winner
     assert (cats["blank"]["category"], cats["blank"]["placed_by"]) == ("other", "none")
-    assert {c["method_version"] for c in cats.values()} == {"categories-1.4"}
+    assert {c["method_version"] for c in cats.values()} == {"categories-1.5"}
 
 
 def test_the_tools_verdict_wins_over_one_registry_word(lake):
@@ -199,3 +199,23 @@ def test_shared_tools_inside_differing_toolsets_still_count(lake):
     lists = {f"gw{i}": TRAVEL3 + [t(f"own_tool_{i}")] for i in range(20)}
     cats = categories(lake, lists)
     assert {c["placed_by"] for c in cats.values()} == {"tool_names"}
+
+
+def test_a_brand_name_is_one_word_however_it_is_capitalised(lake):
+    """categories-1.5: a camelCase word that is a topic word as written ("GitLab", "YouTube") counts once, as
+    itself, not as its parts ("git" + "lab"); any other camelCase word still counts as its parts."""
+    listings = {"gl_lower": ("io.x/foo", "gitlab pipelines"), "gl_camel": ("io.x/foo", "GitLab pipelines"),
+                "yt_lower": ("io.x/foo", "youtube videos"), "yt_camel": ("io.x/foo", "YouTube videos"),
+                "gh": ("io.x/foo", "GitHub issues and pull requests"), "split": ("io.x/foo", "MealPlanner recipes")}
+    cats = categories(lake, {k: TRAVEL3 for k in listings} | {"camel_tools": [
+        t("bookFlight"), t("findHotel"), t("cancelTrip")]}, listings)
+    for lower, camel in (("gl_lower", "gl_camel"), ("yt_lower", "yt_camel")):
+        assert cats[lower]["decision"] == cats[camel]["decision"] == "registry_two_words"
+        assert cats[camel]["registry_score"] == cats[lower]["registry_score"] == 2
+        assert cats[camel]["registry_evidence"] == cats[lower]["registry_evidence"]
+    assert cats["gl_camel"]["registry_evidence"] == ["gitlab", "pipelines"]
+    assert cats["gh"]["registry_evidence"] == ["github", "issues", "pull"] and cats["gh"]["registry_entries"] == 3
+    assert (cats["split"]["decision"], cats["split"]["registry_evidence"]) == (
+        "registry_two_words", ["meal", "recipes"])
+    assert (cats["camel_tools"]["category"], cats["camel_tools"]["placed_by"]) == ("travel", "tool_names")
+

@@ -131,12 +131,20 @@ def other_senses_pattern(doc: dict[str, Any]) -> str:
     return "(^|[^a-z0-9])(" + "|".join(alternatives) + ")([^a-z0-9]|$)"
 
 
+def whole_words_pattern(doc: dict[str, Any]) -> str:
+    """An RE2 pattern matching, as a whole, every one-word form of a topic word ("gitlab", "youtubes"): a camelCase
+    word that matches it is counted as itself, not as its parts (sql/category_winners.sql, categories-1.5)."""
+    forms = sorted(f for ws in doc["topics"].values() for w in ws for f in word_forms(w) if f.isascii() and f.isalnum())
+    return "|".join(forms) if forms else "a^"
+
+
 def rule_params(doc: dict[str, Any], day: dt.date) -> dict[str, Any]:
     p = CATEGORY_PARAMS
     return {"day": day, "method_version": doc["method"], "shared_min": p["shared_toolset_min_endpoints"],
             "min_names": p["tool_name_min_names"], "dominance": p["tool_name_dominance"],
             "min_share": p["tool_name_min_share"], "words_min": p["words_min_score"],
-            "registry_min_entries": p["registry_keeps_min_entries"], "other_senses": other_senses_pattern(doc)}
+            "registry_min_entries": p["registry_keeps_min_entries"], "other_senses": other_senses_pattern(doc),
+            "whole_words": whole_words_pattern(doc)}
 
 
 @dataclass(frozen=True)
