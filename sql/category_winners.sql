@@ -2,8 +2,8 @@
 -- its rule's thresholds hold. Grain: one row per (rule, k) with a winner.
 -- Inputs: list_texts (tools_hash, name, description: the tools of the tool lists not scored before under this
 -- method, sql/list_categories.sql), listing_text (server_key, text: the registry name after its namespace,
--- title and description of the entry in force), daily_status of $day and day_lists (tools_hash: the day's
--- lists) for the endpoints with a tool list; topic_words (topic, word, tool_name_topic, entry: every form that
+-- title and description of the entry in force), daily_status of $day for the endpoints with a tool list (an
+-- empty list too: its endpoint has a registry verdict, categories-1.5); topic_words (topic, word, tool_name_topic, entry: every form that
 -- matches, plurals and two-word entries joined by '_' included, and the topic's entry it is a form of) and generic_words (word) from
 -- assets/categories.json; parameters from sevenmaps_pipeline/rules/methods.py.
 -- Text groups: 'tool_names' and 'words' keyed by a tool list (k = tools_hash; item the tool's name; text its
@@ -26,7 +26,7 @@
 -- categories-1.4) are blanked first, twice so that a phrase right after another one is blanked too.
 WITH endpoints AS (
     SELECT server_key FROM daily_status
-    WHERE day = $day::DATE AND tools_hash IN (SELECT tools_hash FROM day_lists)
+    WHERE day = $day::DATE AND tools_hash IS NOT NULL
 ),
 category_texts AS (
     SELECT 'tool_names' AS rule, tools_hash AS k, name AS item, name AS text FROM list_texts

@@ -219,3 +219,19 @@ def test_a_brand_name_is_one_word_however_it_is_capitalised(lake):
         "registry_two_words", ["meal", "recipes"])
     assert (cats["camel_tools"]["category"], cats["camel_tools"]["placed_by"]) == ("travel", "tool_names")
 
+
+def test_an_endpoint_with_an_empty_tool_list_keeps_its_registry_verdict(lake):
+    """categories-1.5: an empty tool list (code o, no tools) is a tool list with no tools' verdict: the endpoint
+    has its row, placed by the registry text alone."""
+    cats = categories(lake, {"empty": [], "blank": [], "flights": TRAVEL3}, listings={
+        "empty": ("io.x/recipes", "Recipes and meal plans"), "blank": ("io.x/thing", "A server."),
+        "flights": ("io.x/recipes", "Recipes and meal plans")})
+    empty = cats["empty"]
+    assert (empty["category"], empty["placed_by"], empty["decision"]) == (
+        "food_and_delivery", "name_and_summary", "registry_only")
+    assert (empty["registry_evidence"], empty["registry_entries"]) == (["meal", "recipes"], 2)
+    assert (empty["tools_category"], empty["tools_rule"], empty["tools_evidence"], empty["tool_count"]) == (
+        None, None, None, 0)
+    assert (cats["blank"]["category"], cats["blank"]["decision"], cats["blank"]["tool_count"]) == ("other", "none", 0)
+    assert cats["flights"]["decision"] == "registry_two_words" and cats["flights"]["tool_count"] == 3
+

@@ -158,10 +158,10 @@ def place(con: duckdb.DuckDBPyConnection, day: dt.date, doc: dict[str, Any], kno
           day_hashes: pa.Array, listing_text: pa.Table) -> Placed:
     """The day's categories, in a session that already holds `daily_status` and `list_texts` (tools_hash, name,
     description of the tools of the lists not in `known`: a table, or a view the map's build reads as it
-    goes, curated/tool_tables.py); day_hashes (every list of the day), listing_text (server_key, text: the
-    registry text of each endpoint)."""
+    goes, curated/tool_tables.py); day_hashes (every list of the day with tools), listing_text (server_key,
+    text: the registry text of each endpoint). Every endpoint with a tool list has a row, an empty list's too
+    (its registry verdict alone: sql/server_categories.sql)."""
     params = rule_params(doc, day)
-    con.register("day_lists", pa.table({"tools_hash": day_hashes}))
     con.register("listing_text", listing_text)
     con.register("topic_words", topic_words(doc))
     # Generic words as listed (their plurals are listed where they are generic: "new" is, "news" is not).
