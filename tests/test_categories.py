@@ -12,6 +12,7 @@ from conftest import DAY, land_probes, probe
 
 from sevenmaps_pipeline import curated
 from sevenmaps_pipeline.curated.categories import other_senses_pattern, word_forms
+from sevenmaps_pipeline.curated.tool_tables import CATEGORIES
 from sevenmaps_pipeline.lake.keys import server_id, server_key
 from sevenmaps_pipeline.lake.parquet_io import write_parquet
 from sevenmaps_pipeline.lake.schemas import RAW_REGISTRY, conform
@@ -235,3 +236,19 @@ def test_an_endpoint_with_an_empty_tool_list_keeps_its_registry_verdict(lake):
     assert (cats["blank"]["category"], cats["blank"]["decision"], cats["blank"]["tool_count"]) == ("other", "none", 0)
     assert cats["flights"]["decision"] == "registry_two_words" and cats["flights"]["tool_count"] == 3
 
+
+
+def test_a_word_and_its_plural_count_alike_generic_or_not(lake):
+    """categories-1.5: `api` and `query` are generic, plurals too (assets/categories.json): no topic word is a
+    generic word in any of its forms, so the singular never counts less than the plural."""
+    doc = json.loads(CATEGORIES.read_text())
+    generic = set(doc["generic_words"])
+    both = sorted((w, f) for ws in doc["topics"].values() for w in ws for f in word_forms(w) if f in generic)
+    assert not both, f"topic words that are also generic words: {both}"
+    cats = categories(lake, {k: TRAVEL3 for k in ("api", "apis", "query", "queries")}, listings={
+        "api": ("io.x/foo", "API code"), "apis": ("io.x/foo", "APIs code"),
+        "query": ("io.x/foo", "SQL query"), "queries": ("io.x/foo", "SQL queries")})
+    for one, many in (("api", "apis"), ("query", "queries")):
+        assert (cats[one]["decision"], cats[one]["registry_evidence"]) == (
+            cats[many]["decision"], cats[many]["registry_evidence"])
+    assert (cats["apis"]["decision"], cats["apis"]["registry_evidence"]) == ("tools_win", ["code"])
