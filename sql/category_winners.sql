@@ -3,9 +3,10 @@
 -- Inputs: list_texts (tools_hash, name, description: the tools of the tool lists not scored before under this
 -- method, sql/list_categories.sql), listing_text (server_key, text: the registry name after its namespace,
 -- title and description of the entry in force), daily_status of $day for the endpoints with a tool list (an
--- empty list too: its endpoint has a registry verdict, categories-1.5); topic_words (topic, word, tool_name_topic, entry: every form that
--- matches, plurals and two-word entries joined by '_' included, and the topic's entry it is a form of) and generic_words (word) from
--- assets/categories.json; parameters from sevenmaps_pipeline/rules/methods.py.
+-- empty list too: its endpoint has a registry verdict, categories-1.5); topic_words (topic, word,
+-- tool_name_topic, entry: every form that matches, plurals and two-word entries joined by '_' included, and the
+-- topic's entry it is a form of) and generic_words (word) from assets/categories.json; parameters from
+-- sevenmaps_pipeline/rules/methods.py and curated/categories.py (other_senses, whole_words).
 -- Text groups: 'tool_names' and 'words' keyed by a tool list (k = tools_hash; item the tool's name; text its
 -- name, or its name and description), 'name_and_summary' keyed by an endpoint with a tool list (its
 -- listing's text). Thresholds (docs/methodology.md; sql/server_categories.sql applies the rules in order):
