@@ -2,10 +2,11 @@
 -- its rule's thresholds hold. Grain: one row per (rule, k) with a winner.
 -- Inputs: list_texts (tools_hash, name, description: the tools of the tool lists not scored before under this
 -- method, sql/list_categories.sql), listing_text (server_key, text: the registry name after its namespace,
--- title and description of the entry in force), daily_status of $day and day_lists (tools_hash: the day's
--- lists) for the endpoints with a tool list; topic_words (topic, word, tool_name_topic, entry: every form that
--- matches, plurals and two-word entries joined by '_' included, and the topic's entry it is a form of) and generic_words (word) from
--- assets/categories.json; parameters from sevenmaps_pipeline/rules/methods.py.
+-- title and description of the entry in force), daily_status of $day for the endpoints with a tool list (an
+-- empty list too: its endpoint has a registry verdict, categories-1.5); topic_words (topic, word,
+-- tool_name_topic, entry: every form that matches, plurals and two-word entries joined by '_' included, and the
+-- topic's entry it is a form of) and generic_words (word) from assets/categories.json; parameters from
+-- sevenmaps_pipeline/rules/methods.py and curated/categories.py (other_senses, whole_words).
 -- Text groups: 'tool_names' and 'words' keyed by a tool list (k = tools_hash; item the tool's name; text its
 -- name, or its name and description), 'name_and_summary' keyed by an endpoint with a tool list (its
 -- listing's text). Thresholds (docs/methodology.md; sql/server_categories.sql applies the rules in order):
@@ -19,11 +20,14 @@
 -- against the tools' (docs/methodology.md, categories-1.2).
 -- Words are lower-case, split on non-alphanumerics and camelCase; each word and each pair of neighbouring
 -- words is looked up as it is (topic_words carries the plural forms, so "news" and "teams" match as written).
+-- A camelCase word that is a topic word as a whole ($whole_words: "GitLab", "YouTube") stays whole and is counted
+-- once, not as its parts ("git" + "lab"), so a brand name counts however it is capitalised; any other camelCase
+-- word ("getFlights", "ClickHouse") is its parts, as before (docs/methodology.md, categories-1.5).
 -- Phrases in which a topic word means something else ($other_senses: "rich menu", "email delivery",
 -- categories-1.4) are blanked first, twice so that a phrase right after another one is blanked too.
 WITH endpoints AS (
     SELECT server_key FROM daily_status
-    WHERE day = $day::DATE AND tools_hash IN (SELECT tools_hash FROM day_lists)
+    WHERE day = $day::DATE AND tools_hash IS NOT NULL
 ),
 category_texts AS (
     SELECT 'tool_names' AS rule, tools_hash AS k, name AS item, name AS text FROM list_texts
@@ -36,8 +40,11 @@ category_texts AS (
 list_sizes AS (
     SELECT tools_hash, count(*) AS tool_count FROM list_texts GROUP BY tools_hash
 ),
-split AS (
-    SELECT rule, k, item, lower(regexp_replace(text, '([a-z0-9])([A-Z])', '\1_\2', 'g')) AS text
+split AS (  -- each run of letters and digits: whole when it is a topic word, else its camelCase parts
+    SELECT rule, k, item,
+           array_to_string(list_transform(regexp_split_to_array(text, '[^\pL\pN]+'), lambda w:
+               CASE WHEN regexp_full_match(lower(w), $whole_words) THEN lower(w)
+                    ELSE lower(regexp_replace(w, '([a-z0-9])([A-Z])', '\1_\2', 'g')) END), ' ') AS text
     FROM category_texts
 ),
 tokens AS (

@@ -1,8 +1,11 @@
 -- server_categories: one row per endpoint with a tool list on day $day: the registry text's verdict and the
 -- tools' verdict, each with its words, and the one that placed it.
--- Grain: one row per endpoint with a tool list that day.
--- Inputs: daily_status of $day (each endpoint's tools_hash); list_categories (one row per list published on
--- $day: tools_hash, tool_count and the winners of the tool_names and words rules, sql/list_categories.sql,
+-- Grain: one row per endpoint with a tool list that day (tools_hash set), an empty list included: an empty list
+-- has no list_categories row (no tools to score), so no tools' verdict, and the registry text alone places it
+-- (docs/methodology.md: two verdicts for each endpoint with a tool list; categories-1.5).
+-- Inputs: daily_status of $day (each endpoint's tools_hash and tool_count); list_categories (one row per list
+-- with tools published on $day: tools_hash, tool_count and the winners of the tool_names and words rules,
+-- sql/list_categories.sql,
 -- kept per list and method by curated/categories.py); category_winners (sql/category_winners.sql: the
 -- name_and_summary winner of each endpoint's listing, with its score and distinct entries); parameters from
 -- sevenmaps_pipeline/rules/methods.py.
@@ -25,8 +28,8 @@
 -- Only the shared-toolset count looks across endpoints; the rest depends on the tool list alone, so a list is
 -- scored once under a method (the day it is first seen), not once per endpoint or per day.
 WITH endpoints AS (
-    SELECT server_key, server_id, tools_hash FROM daily_status
-    WHERE day = $day::DATE AND tools_hash IN (SELECT tools_hash FROM list_categories)
+    SELECT server_key, server_id, tools_hash, tool_count FROM daily_status
+    WHERE day = $day::DATE AND tools_hash IS NOT NULL
 ),
 shared_lists AS (
     SELECT tools_hash FROM endpoints GROUP BY tools_hash HAVING count(*) >= $shared_min
@@ -39,7 +42,7 @@ by_registry AS (
     SELECT k AS server_key, topic, score, entries, words FROM category_winners WHERE rule = 'name_and_summary'
 ),
 verdicts AS (
-    SELECT e.server_key, e.server_id, l.tool_count,
+    SELECT e.server_key, e.server_id, coalesce(l.tool_count, e.tool_count) AS tool_count,
            r.topic AS registry_category, r.score AS registry_score, r.entries AS registry_entries,
            r.words AS registry_evidence,
            CASE WHEN NOT l.shared AND l.names_topic IS NOT NULL THEN 'tool_names'
@@ -51,7 +54,7 @@ verdicts AS (
            CASE WHEN NOT l.shared AND l.names_topic IS NOT NULL THEN l.names_words ELSE l.words_words END
                AS tools_evidence
     FROM endpoints AS e
-    JOIN lists AS l USING (tools_hash)
+    LEFT JOIN lists AS l USING (tools_hash)  -- none for an empty list: no tools' verdict
     LEFT JOIN by_registry AS r USING (server_key)
 ),
 decided AS (

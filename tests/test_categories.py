@@ -12,6 +12,7 @@ from conftest import DAY, land_probes, probe
 
 from sevenmaps_pipeline import curated
 from sevenmaps_pipeline.curated.categories import other_senses_pattern, word_forms
+from sevenmaps_pipeline.curated.tool_tables import CATEGORIES
 from sevenmaps_pipeline.lake.keys import server_id, server_key
 from sevenmaps_pipeline.lake.parquet_io import write_parquet
 from sevenmaps_pipeline.lake.schemas import RAW_REGISTRY, conform
@@ -97,7 +98,7 @@ def test_words_rule_reads_descriptions_and_other_when_nothing_matches(lake):
     assert (cats["weather"]["category"], cats["weather"]["placed_by"]) == ("weather", "words")
     assert cats["tie"]["category"] == "other"  # two topics with two words each: no winner
     assert (cats["blank"]["category"], cats["blank"]["placed_by"]) == ("other", "none")
-    assert {c["method_version"] for c in cats.values()} == {"categories-1.4"}
+    assert {c["method_version"] for c in cats.values()} == {"categories-1.5"}
 
 
 def test_the_tools_verdict_wins_over_one_registry_word(lake):
@@ -199,3 +200,55 @@ def test_shared_tools_inside_differing_toolsets_still_count(lake):
     lists = {f"gw{i}": TRAVEL3 + [t(f"own_tool_{i}")] for i in range(20)}
     cats = categories(lake, lists)
     assert {c["placed_by"] for c in cats.values()} == {"tool_names"}
+
+
+def test_a_brand_name_is_one_word_however_it_is_capitalised(lake):
+    """categories-1.5: a camelCase word that is a topic word as written ("GitLab", "YouTube") counts once, as
+    itself, not as its parts ("git" + "lab"); any other camelCase word still counts as its parts."""
+    listings = {"gl_lower": ("io.x/foo", "gitlab pipelines"), "gl_camel": ("io.x/foo", "GitLab pipelines"),
+                "yt_lower": ("io.x/foo", "youtube videos"), "yt_camel": ("io.x/foo", "YouTube videos"),
+                "gh": ("io.x/foo", "GitHub issues and pull requests"), "split": ("io.x/foo", "MealPlanner recipes")}
+    cats = categories(lake, {k: TRAVEL3 for k in listings} | {"camel_tools": [
+        t("bookFlight"), t("findHotel"), t("cancelTrip")]}, listings)
+    for lower, camel in (("gl_lower", "gl_camel"), ("yt_lower", "yt_camel")):
+        assert cats[lower]["decision"] == cats[camel]["decision"] == "registry_two_words"
+        assert cats[camel]["registry_score"] == cats[lower]["registry_score"] == 2
+        assert cats[camel]["registry_evidence"] == cats[lower]["registry_evidence"]
+    assert cats["gl_camel"]["registry_evidence"] == ["gitlab", "pipelines"]
+    assert cats["gh"]["registry_evidence"] == ["github", "issues", "pull"] and cats["gh"]["registry_entries"] == 3
+    assert (cats["split"]["decision"], cats["split"]["registry_evidence"]) == (
+        "registry_two_words", ["meal", "recipes"])
+    assert (cats["camel_tools"]["category"], cats["camel_tools"]["placed_by"]) == ("travel", "tool_names")
+
+
+def test_an_endpoint_with_an_empty_tool_list_keeps_its_registry_verdict(lake):
+    """categories-1.5: an empty tool list (code o, no tools) is a tool list with no tools' verdict: the endpoint
+    has its row, placed by the registry text alone."""
+    cats = categories(lake, {"empty": [], "blank": [], "flights": TRAVEL3}, listings={
+        "empty": ("io.x/recipes", "Recipes and meal plans"), "blank": ("io.x/thing", "A server."),
+        "flights": ("io.x/recipes", "Recipes and meal plans")})
+    empty = cats["empty"]
+    assert (empty["category"], empty["placed_by"], empty["decision"]) == (
+        "food_and_delivery", "name_and_summary", "registry_only")
+    assert (empty["registry_evidence"], empty["registry_entries"]) == (["meal", "recipes"], 2)
+    assert (empty["tools_category"], empty["tools_rule"], empty["tools_evidence"], empty["tool_count"]) == (
+        None, None, None, 0)
+    assert (cats["blank"]["category"], cats["blank"]["decision"], cats["blank"]["tool_count"]) == ("other", "none", 0)
+    assert cats["flights"]["decision"] == "registry_two_words" and cats["flights"]["tool_count"] == 3
+
+
+
+def test_a_word_and_its_plural_count_alike_generic_or_not(lake):
+    """categories-1.5: `api` and `query` are generic, plurals too (assets/categories.json): no topic word is a
+    generic word in any of its forms, so the singular never counts less than the plural."""
+    doc = json.loads(CATEGORIES.read_text())
+    generic = set(doc["generic_words"])
+    both = sorted((w, f) for ws in doc["topics"].values() for w in ws for f in word_forms(w) if f in generic)
+    assert not both, f"topic words that are also generic words: {both}"
+    cats = categories(lake, {k: TRAVEL3 for k in ("api", "apis", "query", "queries")}, listings={
+        "api": ("io.x/foo", "API code"), "apis": ("io.x/foo", "APIs code"),
+        "query": ("io.x/foo", "SQL query"), "queries": ("io.x/foo", "SQL queries")})
+    for one, many in (("api", "apis"), ("query", "queries")):
+        assert (cats[one]["decision"], cats[one]["registry_evidence"]) == (
+            cats[many]["decision"], cats[many]["registry_evidence"])
+    assert (cats["apis"]["decision"], cats["apis"]["registry_evidence"]) == ("tools_win", ["code"])

@@ -131,12 +131,20 @@ def other_senses_pattern(doc: dict[str, Any]) -> str:
     return "(^|[^a-z0-9])(" + "|".join(alternatives) + ")([^a-z0-9]|$)"
 
 
+def whole_words_pattern(doc: dict[str, Any]) -> str:
+    """An RE2 pattern matching, as a whole, every one-word form of a topic word ("gitlab", "youtubes"): a camelCase
+    word that matches it is counted as itself, not as its parts (sql/category_winners.sql, categories-1.5)."""
+    forms = sorted(f for ws in doc["topics"].values() for w in ws for f in word_forms(w) if f.isascii() and f.isalnum())
+    return "|".join(forms) if forms else "a^"
+
+
 def rule_params(doc: dict[str, Any], day: dt.date) -> dict[str, Any]:
     p = CATEGORY_PARAMS
     return {"day": day, "method_version": doc["method"], "shared_min": p["shared_toolset_min_endpoints"],
             "min_names": p["tool_name_min_names"], "dominance": p["tool_name_dominance"],
             "min_share": p["tool_name_min_share"], "words_min": p["words_min_score"],
-            "registry_min_entries": p["registry_keeps_min_entries"], "other_senses": other_senses_pattern(doc)}
+            "registry_min_entries": p["registry_keeps_min_entries"], "other_senses": other_senses_pattern(doc),
+            "whole_words": whole_words_pattern(doc)}
 
 
 @dataclass(frozen=True)
@@ -150,10 +158,10 @@ def place(con: duckdb.DuckDBPyConnection, day: dt.date, doc: dict[str, Any], kno
           day_hashes: pa.Array, listing_text: pa.Table) -> Placed:
     """The day's categories, in a session that already holds `daily_status` and `list_texts` (tools_hash, name,
     description of the tools of the lists not in `known`: a table, or a view the map's build reads as it
-    goes, curated/tool_tables.py); day_hashes (every list of the day), listing_text (server_key, text: the
-    registry text of each endpoint)."""
+    goes, curated/tool_tables.py); day_hashes (every list of the day with tools), listing_text (server_key,
+    text: the registry text of each endpoint). Every endpoint with a tool list has a row, an empty list's too
+    (its registry verdict alone: sql/server_categories.sql)."""
     params = rule_params(doc, day)
-    con.register("day_lists", pa.table({"tools_hash": day_hashes}))
     con.register("listing_text", listing_text)
     con.register("topic_words", topic_words(doc))
     # Generic words as listed (their plurals are listed where they are generic: "new" is, "news" is not).

@@ -67,7 +67,7 @@ def _inputs(servers: list[CorpusServer]) -> tuple[pa.Table, pa.Table, pa.Table]:
         tools_hash = hashlib.sha256(json.dumps(tools).encode()).hexdigest()
         texts[tools_hash] = tools
         status.append({"day": DAY, "server_key": s.id, "server_id": hashlib.sha256(s.id.encode()).hexdigest()[:12],
-                       "tools_hash": tools_hash})
+                       "tools_hash": tools_hash, "tool_count": len(tools)})
         listing.append({"server_key": s.id, "name": registry_text(s)[0], "description": registry_text(s)[1]})
     list_texts = pa.Table.from_pylist([{"tools_hash": h, "name": n, "description": d}
                                        for h, tools in texts.items() for n, d in tools],
@@ -77,8 +77,8 @@ def _inputs(servers: list[CorpusServer]) -> tuple[pa.Table, pa.Table, pa.Table]:
 
 
 def measure(servers: list[CorpusServer] | None = None) -> list[Placement]:
-    """Every corpus server with a tool list, placed by the map's rule (servers with no tools have no row on the
-    map either)."""
+    """Every corpus server with tools, placed by the map's rule (the figures are of servers with tools; the corpus
+    holds no empty list, which the map places by its registry text alone)."""
     servers = [s for s in (servers if servers is not None else load_servers()) if s.tools]
     doc = json.loads(CATEGORIES.read_bytes())
     status, list_texts, listing = _inputs(servers)
