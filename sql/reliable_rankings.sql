@@ -1,8 +1,9 @@
 -- reliable_rankings: the reliable list of each category on $day.
 -- Grain: one row per eligible endpoint.  Inputs: daily_status, server_history and server_categories of $day.
 -- Method ($method_version, docs/methodology.md, `reliable`):
---   * eligible: answering with tools now (today's day code o), a category other than 'other', and at least
---     $min_checked checked days in the 30-day window;
+--   * eligible: answering with tools now (today's day code o and at least one tool listed: an empty list is
+--     an answer, not tools; reliable-1.2), a category other than 'other', and at least $min_checked checked
+--     days in the 30-day window;
 --   * order: the share of checked days answering with tools (o) over the window (seed 000: "answering with
 --     tools"; a day that only asked for sign-in or payment is not one), then the share answering at all
 --     (o, a or p), then the median handshake of the window's o days (faster first); equal on all three, an
@@ -18,7 +19,8 @@ WITH eligible AS (
     FROM daily_status AS s
     JOIN server_history AS h ON h.server_key = s.server_key AND h.day = s.day
     JOIN server_categories AS c ON c.server_key = s.server_key AND c.day = s.day
-    WHERE s.day = $day::DATE AND s.code = 'o' AND c.category <> 'other' AND h.checked_days >= $min_checked
+    WHERE s.day = $day::DATE AND s.code = 'o' AND s.tool_count > 0 AND c.category <> 'other'
+      AND h.checked_days >= $min_checked
 )
 SELECT
     $day::DATE AS day,

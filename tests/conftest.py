@@ -169,13 +169,14 @@ def land_registry(lake: LakePaths, urls: list[str], day: dt.date = DAY, skip: di
 
 
 def land_status(lake: LakePaths, day: dt.date, codes: dict[str, str], hashes: dict[str, str | None] | None = None,
-                handshake: dict[str, int] | None = None) -> Path:
-    """Write a daily_status partition by hand (for history tests)."""
-    hashes, handshake = hashes or {}, handshake or {}
+                handshake: dict[str, int] | None = None, tool_counts: dict[str, int] | None = None) -> Path:
+    """Write a daily_status partition by hand (for history tests): an o endpoint lists one tool unless told."""
+    hashes, handshake, tool_counts = hashes or {}, handshake or {}, tool_counts or {}
     rows = [{"day": day, "server_key": k, "server_id": server_id(k), "code": c,
              "outcome": None if c == "n" else {"o": "ok", "a": "needs_auth", "p": "http_402", "d": "timeout"}[c],
              "shown_status": "x", "tools_hash": hashes.get(k), "handshake_ms": handshake.get(k),
-             "method_version": "test"} for k, c in codes.items()]
+             "tool_count": tool_counts.get(k, 1) if c == "o" else None, "method_version": "test"}
+            for k, c in codes.items()]
     return write_parquet(lake, lake.curated_file("daily_status", day),
                          conform(pa.Table.from_pylist(rows, DAILY_STATUS.schema), DAILY_STATUS))
 

@@ -88,12 +88,15 @@ def test_a_check_that_works_between_confirmations_starts_a_new_incident(lake):
 END = dt.date(2026, 11, 30)
 
 
-def ranking_lake(lake, histories: dict[str, str], handshakes: dict[str, int], categories: dict[str, str]):
-    """30 days of codes (oldest first) per endpoint, its handshake on o days, its category on END."""
+def ranking_lake(lake, histories: dict[str, str], handshakes: dict[str, int], categories: dict[str, str],
+                 empty: frozenset[str] = frozenset()):
+    """30 days of codes (oldest first) per endpoint, its handshake on o days, its category on END; the `empty`
+    endpoints answer with an empty tool list."""
     for i in range(30):
         day = END - dt.timedelta(days=29 - i)
         codes = {k: h[i] for k, h in histories.items() if h[i] != "-"}
-        land_status(lake, day, codes, handshake={k: handshakes[k] for k, c in codes.items() if c == "o"})
+        land_status(lake, day, codes, handshake={k: handshakes[k] for k, c in codes.items() if c == "o"},
+                    tool_counts=dict.fromkeys(empty, 0))
     curated.build_server_history(lake, END)
     rows = [{"day": END, "server_key": k, "server_id": server_id(k), "category": c, "placed_by": "words",
              "decision": "tools_only", "score": 3, "tool_count": 4, "method_version": "test"}
@@ -111,13 +114,15 @@ def test_eligibility_edges(lake):
         "down-now.example.com/mcp": "o" * 29 + "d",  # answered yesterday, not now
         "signin-now.example.com/mcp": "o" * 29 + "a",  # answering, but not with tools
         "other.example.com/mcp": "o" * 30,  # no category
+        "empty.example.com/mcp": "o" * 30,  # answering with an empty tool list: an answer, not tools
     }
     rows = ranking_lake(lake, histories, dict.fromkeys(histories, 100),
-                        {k: "other" if k.startswith("other") else "weather" for k in histories})
+                        {k: "other" if k.startswith("other") else "weather" for k in histories},
+                        empty=frozenset({"empty.example.com/mcp"}))
     assert [r["server_key"] for r in rows] == ["fourteen.example.com/mcp"]
     assert (rows[0]["rank"], rows[0]["checked_days"], rows[0]["answered_share"]) == (1, 14, 1.0)
     # The category decides the list: a row names the categories method that placed it beside its own.
-    assert rows[0]["method_version"] == "reliable-1.1+test"
+    assert rows[0]["method_version"] == "reliable-1.2+test"
 
 
 def test_order_share_first_then_speed_and_ties_share_a_rank(lake):

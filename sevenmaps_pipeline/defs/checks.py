@@ -96,7 +96,8 @@ def ranking_violations(paths: LakePaths, day: dt.date) -> dict[str, int]:
     status = "'" + str(paths.curated_file("daily_status", day)) + "'"
     (not_answering, other, too_few, misordered) = _query(
         f"WITH r AS (SELECT * FROM read_parquet({ranks})) SELECT "
-        f"(SELECT count(*) FROM r JOIN read_parquet({status}) s USING (server_key) WHERE s.code <> 'o'), "
+        f"(SELECT count(*) FROM r JOIN read_parquet({status}) s USING (server_key) "
+        f"WHERE s.code <> 'o' OR coalesce(s.tool_count, 0) = 0), "
         f"(SELECT count(*) FROM r WHERE category = 'other'), "
         f"(SELECT count(*) FROM r WHERE checked_days < {int(RANKINGS_PARAMS['min_checked_days'])}), "
         f"(SELECT count(*) FROM (SELECT rank, rank() OVER (PARTITION BY category ORDER BY tools_share DESC, "

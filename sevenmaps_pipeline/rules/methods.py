@@ -84,7 +84,7 @@ TOOL_LIST_CHANGE_KINDS = ("tool_added", "tool_removed", "tool_changed", "tool_re
 
 # Reliable rankings (sql/reliable_rankings.sql), the methodology's `reliable`. Nothing else may move a server: not
 # payment, plans, owner verification or agents' ratings (none of them is an input of that SQL).
-RANKINGS_METHOD = "reliable-1.1"  # 1.1: ordered by the share of days answering with tools first
+RANKINGS_METHOD = "reliable-1.2"  # 1.1: days answering with tools first; 1.2: an empty tool list is not eligible
 RANKINGS_PARAMS: dict[str, Any] = {
     "min_checked_days": 14,  # checked days in the 30-day window to be eligible
 }
