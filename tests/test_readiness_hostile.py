@@ -142,3 +142,13 @@ def test_an_unfollowed_redirect_on_the_second_tool_list_fails_no_redirect_chain(
     line = lines["https_no_redirects"]
     assert line.seen and not line.passed and "elsewhere.test" in line.evidence
     assert not lines["deterministic_order"].seen
+
+
+# --- 5. a followed redirect whose next hop never answers ---------------------------------------------------
+
+def test_a_followed_redirect_to_a_host_that_refuses_fails_no_redirect_chain(fleet, hostile):
+    hostile.reset({"server/discover": Scripted(307, headers=[("location", f"https://{GONE}/mcp")])})
+    row, lines = _score(fleet, f"https://{HOSTILE}/mcp")
+    assert row["outcome"] == "unreachable" and row["redirects_followed"] == 1
+    line = lines["https_no_redirects"]
+    assert line.seen and not line.passed and "1 redirect" in line.evidence

@@ -251,14 +251,17 @@ def _no_answer(facts: McpFacts) -> str:
 
 def _redirect_line(facts: McpFacts) -> LineResult:
     """"https, with no redirect chain": any redirect the probe did not follow (another domain, plain http, a
-    second hop, a bad Location), on the handshake or a later request, fails, and so does one it followed; it is
-    unseen only when no HTTP answer came at all (docs/methodology.md, "Readiness")."""
+    second hop, a bad Location), on the handshake or a later request, fails, and so does one it followed,
+    whatever the next hop then did; it is unseen only when no HTTP answer came at all (docs/methodology.md,
+    "Readiness")."""
     if facts.outcome == "redirect" and facts.answered_via is not None:
         return judged("https_no_redirects", False, 5,
                       f"a redirect, not followed: {(facts.outcome_detail or 'redirect')[:300]}")
     if facts.later_redirect and facts.answered_via is not None:
         return judged("https_no_redirects", False, 5, f"a redirect on a later request, not followed: "
                       f"{facts.later_redirect[:300]}")
+    if facts.redirects_followed and facts.answered_via is not None:  # the hop came before any failure after it
+        return judged("https_no_redirects", False, 5, f"{facts.url_scheme}, {facts.redirects_followed} redirect(s)")
     if facts.url_scheme is None or facts.redirects_followed is None or facts.answered_via is None or (
             facts.answered_via == "none" and facts.http_status is None):
         return unseen("https_no_redirects", "no HTTP answer, so no redirect chain to see")
