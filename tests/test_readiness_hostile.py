@@ -132,6 +132,17 @@ def test_a_401_on_tools_list_after_initialize_is_an_answer_asking_for_a_token(fl
     assert auth.seen and not auth.passed and "without RFC 9728" in auth.evidence
 
 
+# --- 3. an SSE listing behind a followed redirect ----------------------------------------------------------
+
+def test_an_sse_listing_behind_a_followed_redirect_is_read(fleet):
+    row, lines = _score(fleet, f"https://{SSE_HOP}/sse", remote_type="sse")
+    assert row["outcome"] == "ok", row["outcome_detail"]
+    assert row["redirects_followed"] == 1 and row["answered_via"] == "discover" and row["tool_count"] == 1
+    assert not lines["https_no_redirects"].passed and lines["https_no_redirects"].seen
+    # 6a: the stream's status, never the last message POST's 202
+    assert row["http_status"] == 200
+
+
 # --- 4. a redirect on a later request ----------------------------------------------------------------------
 
 def test_an_unfollowed_redirect_on_the_second_tool_list_fails_no_redirect_chain(fleet, hostile):
@@ -152,3 +163,10 @@ def test_a_followed_redirect_to_a_host_that_refuses_fails_no_redirect_chain(flee
     assert row["outcome"] == "unreachable" and row["redirects_followed"] == 1
     line = lines["https_no_redirects"]
     assert line.seen and not line.passed and "1 redirect" in line.evidence
+
+
+# --- 6. the stream's status ------------------------------------------------------------------------------
+
+def test_an_sse_check_keeps_the_streams_status(fleet):
+    row, _ = _score(fleet, fleet.host("legacy").url, remote_type="sse")
+    assert row["outcome"] == "ok" and row["http_status"] == 200
