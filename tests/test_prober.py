@@ -19,6 +19,7 @@ from sevenmaps_pipeline.probe.config import ProbeConfig, Timeouts
 from sevenmaps_pipeline.probe.http import build_client
 from sevenmaps_pipeline.probe.netguard import GuardedBackend, RefusedAddress
 from sevenmaps_pipeline.probe.origins import check_origin
+from sevenmaps_pipeline.probe.redirects import redirect_target
 
 # Short caps so hostile servers end quickly; the fleet's slow servers wait longer than these.
 FAST = Timeouts(robots_txt=4, initialize=4, notifications_initialized=4, tools_list_per_page=4,
@@ -147,6 +148,19 @@ def test_redirects_within_the_registrable_domain_are_followed_once(fleet):
     assert "another domain" in away.outcome_detail
     twice = check(fleet, "twohop")
     assert twice.outcome == "redirect" and "only one is followed" in twice.outcome_detail
+
+
+@pytest.mark.parametrize(("url", "location", "followed"), [
+    ("https://1.1.0.1/mcp", "https://8.8.0.1/mcp", False),
+    ("https://127.0.0.2/mcp", "https://10.0.0.2/mcp", False),
+    ("https://1.1.0.1/mcp", "https://1.1.0.1:8443/mcp", True),
+    ("https://127.0.0.1/mcp", "https://127.1/mcp", True),  # the same address, as a browser reads it
+    ("https://[::1]/mcp", "https://[::2]/mcp", False),
+    ("https://a.example.com/mcp", "https://b.example.com/mcp", True),
+])
+def test_an_ip_literal_redirects_only_to_the_same_address(url, location, followed):
+    _, why = redirect_target(url, location)
+    assert (why is None) is followed, why
 
 
 def test_legacy_sse_endpoints_are_opened_for_their_endpoint_event_only(fleet):

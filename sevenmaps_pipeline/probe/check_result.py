@@ -24,12 +24,20 @@ class CheckResult:
     redirect_location: str | None = None
     www_authenticate: str | None = None
     resource_metadata_url: str | None = None
+    # Why the resource_metadata a 401 named is not asked for (not an https URL with a host), when it is not.
+    resource_metadata_refused: str | None = None
     payment_json: str | None = None
     skip_reason: str | None = None
     discover_supported: bool | None = None
     ttl_ms: int | None = None
     cache_scope: str | None = None
     session_id: str | None = None
+    # The handshake whose result was accepted ("discover" or "initialize"), whatever came after it: a
+    # tools/list that then failed leaves it an answer (docs/methodology.md, "Readiness").
+    handshake_via: str | None = None
+    # A redirect not followed on a later request (the second tools/list, the bad call), which changes no
+    # outcome and fails "https, with no redirect chain".
+    later_redirect: str | None = None
     # The readiness probe lists the tools a second time: the names in order, or None if not read twice.
     second_tool_names: list[str] | None = None
     # The revisions the server says it supports in the answers this check received, whatever was served

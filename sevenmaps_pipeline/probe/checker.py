@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import re
 import time
 import traceback
 from collections.abc import Callable
@@ -23,6 +22,7 @@ from typing import Any
 import httpx
 
 from ..registry.listing import SkipReason, has_userinfo, redact_userinfo
+from ..rules.discovery import resource_metadata_of
 from .check_result import CheckResult
 from .claims import add_claims, error_claims, skills_declared
 from .config import BAD_CALL_USER_AGENT, MODERN_PROTOCOL_VERSION, PROTOCOL_VERSION, ProbeConfig
@@ -34,7 +34,6 @@ from .values import header_token, json_int, scalar_text
 from .wire import Reply, loads, read_body, read_endpoint_event, read_reply
 
 MODERN_ERROR_CODES = {-32020, -32021, -32022}
-_RESOURCE_METADATA = re.compile(r'resource_metadata="([^"]+)"')
 
 
 @dataclass(frozen=True)
@@ -119,6 +118,8 @@ class EndpointCheck:
         return self.result
 
     def _finish(self, outcome: str, detail: str, status: int | None = None) -> None:
+        if self.result.resource_metadata_refused:  # the 401's own words on why its metadata was not asked
+            detail = f"{detail}; {self.result.resource_metadata_refused}"
         self.result.outcome, self.result.outcome_detail = outcome, detail
         if outcome == "skipped" and not self.result.skip_reason:
             self.result.skip_reason = detail.split(":", 1)[0]
@@ -230,7 +231,7 @@ class EndpointCheck:
         version = header_token(result.get("protocolVersion"))
         if version is None or len(version) > 40 or not isinstance(result.get("serverInfo"), dict):
             raise _Outcome("not_mcp", "initialize result lacks a valid protocolVersion or serverInfo", status)
-        self.result.protocol_version = version
+        self.result.protocol_version, self.result.handshake_via = version, "initialize"  # the handshake worked
         self._server_info(result["serverInfo"], result.get("capabilities"))
         session = response.headers.get("mcp-session-id")
         self.result.session_id = header_token(session)
@@ -287,6 +288,7 @@ class EndpointCheck:
             self.result.discover_supported = False
             return False
         self.result.discover_supported = True
+        self.result.handshake_via = "discover"
         self.result.protocol_version = MODERN_PROTOCOL_VERSION
         self._capabilities(result.get("capabilities"))
         meta = result.get("_meta")
@@ -317,9 +319,17 @@ class EndpointCheck:
             self.result.second_tool_names = [str(t.get("name")) if isinstance(t, dict) else "" for t in again]
         except _Outcome as failed:
             self.result.note(f"second tools/list: {failed.detail}; the order is unseen")
+            self._later_redirect(failed)
         finally:
             (self.result.tools, self.result.pages_read, self.result.tool_list_complete, self.result.ttl_ms,
              self.result.cache_scope) = first
+
+    def _later_redirect(self, failed: _Outcome) -> None:
+        """A redirect not followed on a request after the first tools/list leaves the outcome as it was, and
+        is kept: "https, with no redirect chain" fails on any redirect, followed or not (docs/methodology.md,
+        "Readiness")."""
+        if failed.outcome == "redirect" and self.result.later_redirect is None:
+            self.result.later_redirect = failed.detail[:300]
 
     async def _call_badly(self, headers: dict[str, str], modern: bool) -> None:
         """Step 5, when asked: call the first tool that declares readOnlyHint with arguments no schema asks
@@ -345,6 +355,7 @@ class EndpointCheck:
                                       "tools/call (bad arguments)", headers=headers, request_id=request_id)
         except _Outcome as failed:
             self.result.bad_call_legible, self.result.bad_call_evidence = False, failed.detail[:300]
+            self._later_redirect(failed)
             return
         except Exception as exc:  # noqa: BLE001 - our own fault in an extra step never changes the check
             self.result.bad_call_evidence = f"not judged (our fault: {type(exc).__name__})"
@@ -462,8 +473,11 @@ class EndpointCheck:
     def _auth(self, response: Answer) -> None:
         header = response.headers.get("www-authenticate")
         self.result.www_authenticate = redact_userinfo(header)[:2000] if header else None
-        match = _RESOURCE_METADATA.search(header or "")
-        self.result.resource_metadata_url = redact_userinfo(match.group(1))[:2000] if match else None
+        url, refused = resource_metadata_of(redact_userinfo(header) if header else None)
+        self.result.resource_metadata_url = url[:2000] if url else None
+        self.result.resource_metadata_refused = refused
+        if refused:
+            self.result.note(refused)
 
     def _claims_of_error(self, response: Answer, reply: Reply | None) -> None:
         self.result.claimed_versions = add_claims(self.result.claimed_versions, error_claims(response.body, reply))

@@ -164,11 +164,21 @@ class HostRunner(Generic[T]):
                 failed(item, exc, True)
 
 
-def by_host(items: Iterable[T], url_of: Callable[[T], str]) -> dict[str, list[T]]:
-    """Items grouped by the host of their URL, in the order given."""
+def by_host(items: Iterable[T], url_of: Callable[[T], str],
+            unreadable: Callable[[T, ValueError], None] | None = None) -> dict[str, list[T]]:
+    """Items grouped by the host of their URL, in the order given. An item whose URL has no readable host
+    (urlsplit raises: an unclosed "[", a bracketed host that is no address) goes to `unreadable`, never
+    contacted, and the others are grouped still; without `unreadable` the ValueError is raised."""
     groups: dict[str, list[T]] = defaultdict(list)
     for item in items:
-        groups[host_of(url_of(item))].append(item)
+        try:
+            host = host_of(url_of(item))
+        except ValueError as exc:
+            if unreadable is None:
+                raise
+            unreadable(item, exc)
+            continue
+        groups[host].append(item)
     return groups
 
 

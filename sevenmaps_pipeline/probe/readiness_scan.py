@@ -112,13 +112,14 @@ def _required_arguments(tools: Sequence[Any]) -> int:
 
 
 def answered_via(result: CheckResult) -> str | None:
-    """How the endpoint answered, as the rubric's first lines read it."""
-    if result.outcome == "ok":
-        return "discover" if result.discover_supported else "initialize"
-    if result.outcome == "needs_auth" and result.http_status == 401:
-        return "401"
+    """How the endpoint answered, as the rubric's first lines read it: the handshake that worked, whatever
+    came after it (a tools/list that failed, a 401 on it, a timeout), else a 401 to the handshake."""
     if result.outcome in NOT_A_RESULT:
         return None  # not contacted, or our own fault: nothing was seen
+    if result.handshake_via is not None:
+        return result.handshake_via
+    if result.outcome == "needs_auth" and result.http_status == 401:
+        return "401"
     return "none"
 
 
@@ -136,12 +137,13 @@ def check_row(result: CheckResult, listing: dict[str, Any], day: dt.date, run_id
         "outcome": result.outcome, "outcome_detail": result.outcome_detail[:2000], "skip_reason": result.skip_reason,
         "http_status": result.http_status, "answered_via": via,
         "redirects_followed": redirects if via is not None else None,
-        "protocol_version": result.protocol_version if result.outcome == "ok" else None,
+        "protocol_version": result.protocol_version if via in ("discover", "initialize") else None,
         "server_info_name": result.server_info_name, "server_info_version": result.server_info_version,
         "ttl_ms": result.ttl_ms, "cache_scope": result.cache_scope,
         "claimed_versions": ", ".join(result.claimed_versions) if result.claimed_versions else None,
         "skills_extension": result.skills_extension, "skills_count": result.skills_count,
         "www_authenticate": result.www_authenticate, "resource_metadata_url": result.resource_metadata_url,
+        "later_redirect": result.later_redirect,
         "publisher_domain": publisher_domain(listing.get("server_name"), url),
         "repository_url": listing.get("repository_url") or repository_url_of(listing.get("entry_json")),
         "prober_version": PROBER_VERSION,
@@ -296,7 +298,7 @@ class _ReadinessRun:
     async def document(self, session: HostSession, doc: _Elsewhere) -> None:
         await self.ask(session, doc.scope, doc.subject, doc.surface, doc.url, doc.accept)
 
-    def document_failed(self, doc: _Elsewhere, exc: BaseException, _whole_host: bool) -> None:
+    def document_failed(self, doc: _Elsewhere, exc: BaseException, _whole_host: bool = False) -> None:
         # a document never takes the run down
         self.sink.add_surface(surface_row(self.day, self.run_id, doc.scope, doc.subject, doc.surface, doc.url,
                                           doc.accept, self.clock(), None, f"prober_error: {type(exc).__name__}"))
@@ -334,25 +336,50 @@ async def readiness_scan(listings: Iterable[dict[str, Any]], day: dt.date, run_i
         if progress:
             progress(done, total)
 
+    def land(row: dict[str, Any]) -> None:
+        # Each check lands as soon as it is complete: at once, or once the code host has answered for its
+        # repository (it carries that answer), so nothing one endpoint (or a later phase) does loses another's.
+        if _repository_to_ask(row) is None:
+            sink.add_check(row)
+        else:
+            run.rows.append(row)
+
     async def endpoint(session: HostSession, listing: dict[str, Any]) -> None:
         row = await run.check_one(session, listing)
         if row is not None:
-            run.rows.append(row)
+            land(row)
         count()
 
-    def endpoint_failed(listing: dict[str, Any], exc: BaseException, _whole_host: bool) -> None:
+    def endpoint_failed(listing: dict[str, Any], exc: BaseException, _whole_host: bool = False) -> None:
         # one endpoint never takes its host or the run down
-        run.rows.append(_prober_error(listing, day, run_id, clock(), exc))
+        land(_prober_error(listing, day, run_id, clock(), exc))
         count()
 
-    await run.runner.run(by_host(pending, lambda listing: listing["url"]), endpoint, endpoint_failed)
-    await run.runner.run(by_host(run.elsewhere, lambda doc: doc.url), run.document, run.document_failed)
-    unread = [folder for folder in skills if _skill_key(folder) not in earlier.skills]
-    await asyncio.to_thread(_code_host_phase, run.rows, codehost, unread, day, run_id, clock, sink,
-                            earlier.repositories)
-    for row in run.rows:
-        sink.add_check(row)
+    try:
+        await run.runner.run(by_host(pending, lambda listing: listing["url"], endpoint_failed), endpoint,
+                             endpoint_failed)
+        await run.runner.run(by_host(run.elsewhere, lambda doc: doc.url, run.document_failed), run.document,
+                             run.document_failed)
+        unread = [folder for folder in skills if _skill_key(folder) not in earlier.skills]
+        await asyncio.to_thread(_code_host_phase, run.rows, codehost, unread, day, run_id, clock, sink,
+                                earlier.repositories)
+    finally:
+        for row in run.rows:  # left by a phase that failed: landed without the code host's answer
+            row["repo_detail"] = "not read: the readiness run ended before the code host answered"
+            sink.add_check(row)
     return sink
+
+
+def _repository_to_ask(row: dict[str, Any]) -> tuple[str, str] | None:
+    """(owner, repo) the code host is asked about for this check, or None when none is (not contacted, no
+    repository listed, or not a GitHub repository URL: then the row says so)."""
+    url = row.get("repository_url")
+    if row.get("answered_via") is None or url is None:
+        return None
+    parsed = parse_repository_url(url)
+    if parsed is None:
+        row["repo_detail"] = "not a GitHub repository URL"
+    return parsed
 
 
 def _prober_error(listing: dict[str, Any], day: dt.date, run_id: str, now: dt.datetime,
@@ -371,8 +398,9 @@ def _skill_key(folder: RepoFolder) -> str:
 def _code_host_phase(rows: list[dict[str, Any]], codehost: CodeHostClient | None, skills: Sequence[RepoFolder],
                      day: dt.date, run_id: str, clock: Clock, sink: ReadinessSink,
                      known: Mapping[tuple[str, str], RepoStatus | str] | None = None) -> None:
-    """Each distinct repository once a day (`known`: the statuses the day's earlier runs read), then each skill's
-    SKILL.md; a reason wherever an answer is missing."""
+    """Each distinct repository once a day (`known`: the statuses the day's earlier runs read), each check of
+    `rows` landed once its repository is read, then each skill's SKILL.md; a reason wherever an answer is
+    missing."""
     statuses: dict[tuple[str, str], RepoStatus | str] = dict(known or {})
 
     def status(owner: str, repo: str) -> RepoStatus | str:
@@ -381,17 +409,14 @@ def _code_host_phase(rows: list[dict[str, Any]], codehost: CodeHostClient | None
             statuses[key] = codehost.repository(owner, repo) if codehost is not None else "no code host configured"
         return statuses[key]
 
-    for row in rows:
-        if row.get("answered_via") is None:
-            continue  # not contacted: nothing is looked up for it
-        url = row.get("repository_url")
-        parsed = parse_repository_url(url)
-        if url is None:
-            continue  # no repository: the step records nothing
-        if parsed is None:
-            row["repo_detail"] = "not a GitHub repository URL"
-            continue
-        _fill_repo(row, status(*parsed))
+    rows.reverse()
+    while rows:  # each check lands once its repository is read, and leaves `rows` only once landed
+        row = rows[-1]
+        parsed = _repository_to_ask(row)
+        if parsed is not None:
+            _fill_repo(row, status(*parsed))
+        sink.add_check(row)
+        rows.pop()
     for folder in skills:
         skill: dict[str, Any] = {"day": day, "run_id": run_id, "skill_key": _skill_key(folder),
                                  "folder_url": folder.url, "folder_name": folder.name,

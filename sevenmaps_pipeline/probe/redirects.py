@@ -1,15 +1,32 @@
 """The methodology's redirect rule (docs/methodology.md), in one place for the checks and the per-origin
 GETs: a redirect to the same registrable domain over https is followed once; any other (another domain,
-plain http, a URL carrying credentials, an invalid Location) is recorded and not followed."""
+plain http, a URL carrying credentials, an invalid Location) is recorded and not followed. An IP literal has
+no registrable domain: it is the same site only as the same address."""
 
 from __future__ import annotations
 
+import ipaddress
 from urllib.parse import urljoin, urlsplit
 
 import httpx
 
 from ..registry.listing import has_userinfo
+from ..rules.hosts import whatwg_ipv4
 from ..rules.psl import registrable_domain
+
+
+def _site(host: str) -> str | None:
+    """What a redirect must stay within: the registrable domain of a name, or the address itself for an IP
+    literal (read as a browser reads it: `127.1` is 127.0.0.1), never its last two octets as if a name."""
+    try:
+        return f"address {ipaddress.ip_address(host.split('%')[0])}"
+    except ValueError:
+        pass
+    try:
+        address = whatwg_ipv4(host)
+    except ValueError:
+        return f"invalid address {host}"  # ends in a number yet no address: only the very same host matches
+    return f"address {address}" if address is not None else registrable_domain(host)
 
 
 def redirect_target(url: str, location: str) -> tuple[str | None, str | None]:
@@ -27,7 +44,7 @@ def redirect_target(url: str, location: str) -> tuple[str | None, str | None]:
         return target, "a URL carrying credentials"
     if parts.scheme != "https":
         return target, f"plain {parts.scheme or 'non-https'} ({host})"
-    if not host or registrable_domain(host) != registrable_domain(urlsplit(url).hostname or ""):
+    if not host or _site(host) != _site((urlsplit(url).hostname or "").lower().rstrip(".")):
         return target, f"another domain ({host})"
     return target, None
 

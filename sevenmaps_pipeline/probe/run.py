@@ -279,9 +279,10 @@ def scan_day(lake: LakePaths, day: dt.date, registry_url: str, config: ProbeConf
 
 class ReadinessWriter:
     """The readiness run's sink: raw/readiness, raw/readiness_surfaces and raw/skills as part files,
-    flushed every `flush_rows` rows (atomic writes). Documents and skills land as they are read; the checks
-    land once the code host has answered for their repositories (they carry its answer), so a run killed
-    before that checks its endpoints again when run again that day."""
+    flushed every `flush_rows` rows (atomic writes). Documents and skills land as they are read; each check
+    as soon as it is complete: at once, or, when it lists a repository, once the code host has answered for it
+    (it carries that answer), so a run killed before that checks those endpoints again when run again that
+    day (probe/readiness_scan.py)."""
 
     def __init__(self, lake: LakePaths, day: dt.date, run_id: str, flush_rows: int = 500) -> None:
         self.lake, self.day, self.run_id, self.flush_rows = lake, day, run_id, flush_rows

@@ -19,6 +19,7 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 
 from ..lake.keys import origin as origin_of
+from .check_result import CheckResult
 from .checker import Answer, EndpointCheck, _Outcome, transport_failure
 from .wire import BodyError, loads, read_body, reply_to, sse_events
 
@@ -30,6 +31,7 @@ class SseReadinessCheck(EndpointCheck):
         super().__init__(client, config, url, started_at, **{**kw, "readiness": True})
         self._pending: dict[Any, asyncio.Future] = {}
         self._ended: str | None = None  # why the stream ended, once it has
+        self._stream_status: int | None = None  # the status of the GET that opened the stream
 
     async def _check(self) -> None:
         try:
@@ -37,14 +39,26 @@ class SseReadinessCheck(EndpointCheck):
         except httpx.HTTPError as exc:
             raise transport_failure(exc, "the SSE stream") from exc
 
+    async def run(self) -> CheckResult:
+        result = await super().run()
+        # The stream's status is the check's, unless a message POST was refused (its status then decides):
+        # the 202 every accepted POST gets says nothing of the server.
+        if self._stream_status is not None and (result.http_status is None or 200 <= result.http_status < 300):
+            result.http_status = self._stream_status
+        return result
+
     async def _open(self) -> None:
         async with self.client.stream("GET", self.url, headers={"Accept": "text/event-stream"}) as response:
-            if response.is_redirect:  # the redirect rule: one to the same registrable domain over https
-                await self._redirect(response, "GET (SSE)")
-                async with self.client.stream("GET", self.url, headers={"Accept": "text/event-stream"}) as again:
-                    await self._listen(again)
+            if not response.is_redirect:
+                await self._listen(response)
                 return
-            await self._listen(response)
+            # The redirect rule: one to the same registrable domain over https. Its response is closed
+            # before the stream at the new URL opens: held open, it and the stream would take both of the
+            # host's two connections (probe/hosts.py), and no message POST would get one.
+            self.result.note(f"GET (SSE) -> HTTP {response.status_code} (a redirect)")
+            await self._redirect(response, "GET (SSE)")
+        async with self.client.stream("GET", self.url, headers={"Accept": "text/event-stream"}) as again:
+            await self._listen(again)
 
     async def _listen(self, response: httpx.Response) -> None:
         """The stream opened: its endpoint event, then the check's steps with the stream read alongside."""
@@ -68,6 +82,7 @@ class SseReadinessCheck(EndpointCheck):
         """The stream, once it is one: a 401/403 stops as in any check, anything but 200 ends the check with
         its status."""
         self.result.note(f"GET (SSE) -> HTTP {response.status_code} {response.headers.get('content-type', '')}")
+        self._stream_status = response.status_code
         if self.result.first_answer_ms is None and response.status_code != 200:
             self.result.first_answer_ms = round((time.monotonic() - self._t0) * 1000)
         if response.is_redirect:

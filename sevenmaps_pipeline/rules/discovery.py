@@ -11,10 +11,12 @@ server's own answer says otherwise, because clients are told to prefer the live 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 CARD_SURFACES = ("server_card", "well_known_server_card", "well_known_mcp_json")
+_RESOURCE_METADATA = re.compile(r'resource_metadata="([^"]+)"')
 _MARKDOWN_TYPES = ("text/markdown", "text/x-markdown")
 
 
@@ -68,6 +70,25 @@ def answered(surface: str, status: int | None, content_type: str | None, body: s
     if surface == "registry_auth":
         return (True, "a v=MCPv1 record") if text.lstrip().startswith("v=MCPv1") else (False, "no v=MCPv1 record")
     return False, f"unknown surface {surface!r}"
+
+
+def resource_metadata_of(www_authenticate: str | None) -> tuple[str | None, str | None]:
+    """(the RFC 9728 resource_metadata URL a 401's WWW-Authenticate names, if it may be asked for; why it may
+    not, when it names one that may not). Only an https URL with a host is asked for (docs/methodology.md,
+    "Readiness"): a server's header never decides where else the probe goes, nor raises."""
+    match = _RESOURCE_METADATA.search(www_authenticate or "")
+    if match is None:
+        return None, None
+    url = match.group(1)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises on a malformed port
+        usable = parts.scheme.lower() == "https" and bool(parts.hostname)
+    except ValueError:  # an unclosed "[", a bracketed host that is no IPv6 address, a bad port
+        usable = False
+    if not usable:
+        return None, f"resource_metadata {url[:200]!r} is not an https URL with a host: not asked"
+    return url, None
 
 
 def names_resource(body: str | None, url: str) -> bool:

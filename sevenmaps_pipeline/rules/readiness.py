@@ -166,6 +166,7 @@ class McpFacts:
     http_status: int | None = None  # of the decisive answer; None when no HTTP answer came
     url_scheme: str | None = None
     redirects_followed: int | None = None
+    later_redirect: str | None = None  # a redirect not followed on a request after the first tools/list
     p50_ms: float | None = None
     revision: str | None = None
     tool_orders: Sequence[Sequence[str]] | None = None  # the tool names of two tools/list calls, in order
@@ -176,6 +177,7 @@ class McpFacts:
     tools: Sequence[dict] | None = None
     needs_auth: bool | None = None  # a 401 (or 403) before any tool was listed
     resource_metadata_url: str | None = None  # the 401 named an RFC 9728 resource_metadata URL
+    resource_metadata_refused: str | None = None  # it named one that is not an https URL with a host: why
     resource_metadata_ok: bool | None = None  # that document answered and names the resource (None: not read)
     namespace_proof: str | None = None  # "github", "dns", "http", "import", "none" (known unproven), None
     namespace_evidence: str | None = None  # how it was proven, and what that does and does not prove
@@ -249,11 +251,17 @@ def _no_answer(facts: McpFacts) -> str:
 
 def _redirect_line(facts: McpFacts) -> LineResult:
     """"https, with no redirect chain": any redirect the probe did not follow (another domain, plain http, a
-    second hop, a bad Location) fails, and so does one it followed; it is unseen only when no HTTP answer came
-    at all (docs/methodology.md, "Readiness")."""
+    second hop, a bad Location), on the handshake or a later request, fails, and so does one it followed,
+    whatever the next hop then did; it is unseen only when no HTTP answer came at all (docs/methodology.md,
+    "Readiness")."""
     if facts.outcome == "redirect" and facts.answered_via is not None:
         return judged("https_no_redirects", False, 5,
                       f"a redirect, not followed: {(facts.outcome_detail or 'redirect')[:300]}")
+    if facts.later_redirect and facts.answered_via is not None:
+        return judged("https_no_redirects", False, 5, f"a redirect on a later request, not followed: "
+                      f"{facts.later_redirect[:300]}")
+    if facts.redirects_followed and facts.answered_via is not None:  # the hop came before any failure after it
+        return judged("https_no_redirects", False, 5, f"{facts.url_scheme}, {facts.redirects_followed} redirect(s)")
     if facts.url_scheme is None or facts.redirects_followed is None or facts.answered_via is None or (
             facts.answered_via == "none" and facts.http_status is None):
         return unseen("https_no_redirects", "no HTTP answer, so no redirect chain to see")
@@ -265,25 +273,26 @@ def _tool_list_lines(facts: McpFacts) -> list[LineResult]:
     """Its tool list: the same order twice, its token cost, cache hints, annotations and output schemas."""
     p = READINESS_PARAMS
     r: list[LineResult] = []
+    why = _why_no_list(facts)
     if facts.tool_orders is None or len(facts.tool_orders) < 2:
-        r.append(unseen("deterministic_order", "tools/list not read twice"))
+        r.append(unseen("deterministic_order", "tools/list not read twice" + why))
     else:
         same = list(facts.tool_orders[0]) == list(facts.tool_orders[1])
         r.append(judged("deterministic_order", same, 5, "same order twice" if same else "the order changed"))
     if facts.definition_tokens is None:
-        r.append(unseen("definition_tokens", "no tool list"))
+        r.append(unseen("definition_tokens", "no tool list" + why))
     else:
         points = sliding_points(facts.definition_tokens, p["tokens_full_below"], p["tokens_zero_at"], 12)
         r.append(judged("definition_tokens", points > 0, points, f"{facts.definition_tokens:,} o200k_base tokens"))
     if not facts.tools_result_seen:
-        r.append(unseen("cache_hints", "no tools/list result"))
+        r.append(unseen("cache_hints", "no tools/list result" + why))
     else:
         present = isinstance(facts.ttl_ms, int) and not isinstance(facts.ttl_ms, bool) and isinstance(
             facts.cache_scope, str)
         r.append(judged("cache_hints", present, 8, f"ttlMs {facts.ttl_ms!r}, cacheScope {facts.cache_scope!r}"))
     if not facts.tools:
-        r.append(unseen("annotation_coverage", "no tools listed"))
-        r.append(unseen("output_schema_coverage", "no tools listed"))
+        r.append(unseen("annotation_coverage", "no tools listed" + why))
+        r.append(unseen("output_schema_coverage", "no tools listed" + why))
     else:
         with_ann, n = _coverage(facts.tools, lambda t: isinstance(t.get("annotations"), dict) and t["annotations"])
         share = with_ann / n
@@ -295,18 +304,26 @@ def _tool_list_lines(facts: McpFacts) -> list[LineResult]:
     return r
 
 
+def _why_no_list(facts: McpFacts) -> str:
+    """What came of tools/list after a handshake that answered, when it failed: the tool-list lines say it."""
+    if facts.answered_via in ("discover", "initialize") and facts.outcome not in (None, "ok"):
+        return f" ({(facts.outcome_detail or facts.outcome or '')[:200]})"
+    return ""
+
+
 def _trust_lines(facts: McpFacts) -> list[LineResult]:
     """Whom it answers for: auth metadata, the namespace proven, a fresh public repository, descriptions
     free of injection phrases."""
     r: list[LineResult] = []
-    if facts.answered_via == "none" and facts.http_status == 403:
+    if facts.http_status == 403 and facts.outcome != "ok":
         r.append(unseen("auth_metadata", "a 403, not a 401: refused without saying whether a token would help"))
     elif facts.needs_auth is None or facts.answered_via in (None, "none"):
         r.append(unseen("auth_metadata", "no answer, so no way to tell whether it needs auth"))
     elif not facts.needs_auth:
         r.append(judged("auth_metadata", facts.answered_via in ("discover", "initialize"), 5, "no auth needed"))
     elif not facts.resource_metadata_url:
-        r.append(judged("auth_metadata", False, 5, "a 401 without RFC 9728 resource metadata"))
+        r.append(judged("auth_metadata", False, 5, f"a 401 whose {facts.resource_metadata_refused}"
+                        if facts.resource_metadata_refused else "a 401 without RFC 9728 resource metadata"))
     elif facts.resource_metadata_ok is None:
         r.append(unseen("auth_metadata", "the 401 names RFC 9728 metadata that could not be asked for"))
     else:

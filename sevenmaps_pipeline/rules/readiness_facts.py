@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from .discovery import answered, names_resource
+from .discovery import answered, names_resource, resource_metadata_of
 from .namespace import namespace_proof
 from .readiness import McpFacts, injection_hits
 from .tokens import definition_tokens
@@ -36,8 +36,10 @@ def mcp_facts(row: Mapping[str, Any], documents: Mapping[str, Mapping[str, Any]]
     orders = None
     if tools is not None and isinstance(second, list):
         orders = [[str(t.get("name")) if isinstance(t, dict) else "" for t in tools], [str(n) for n in second]]
+    # A 401 asks for a token, whether to the handshake or to tools/list after a handshake that answered.
+    asks_token = via == "401" or (row.get("outcome") == "needs_auth" and row.get("http_status") == 401)
     metadata_ok = None
-    if via == "401" and row.get("resource_metadata_url"):
+    if asks_token and row.get("resource_metadata_url"):
         doc = documents.get("resource_metadata")
         if doc is not None and doc.get("status") is not None:
             ok, _ = answered("resource_metadata", doc.get("status"), doc.get("content_type"), doc.get("body"))
@@ -50,15 +52,16 @@ def mcp_facts(row: Mapping[str, Any], documents: Mapping[str, Mapping[str, Any]]
     return McpFacts(
         answered_via=via, outcome=row.get("outcome"), outcome_detail=row.get("outcome_detail"),
         http_status=row.get("http_status"), url_scheme=urlsplit(url).scheme or None,
-        redirects_followed=row.get("redirects_followed"), p50_ms=p50_ms,
+        redirects_followed=row.get("redirects_followed"), later_redirect=row.get("later_redirect"), p50_ms=p50_ms,
         revision=row.get("protocol_version"), tool_orders=orders,
         # Counted here by the map's rule (rules/tokens.py), never taken from what a probe stored under an
         # earlier one: the same list is the same figure as token_cost's.
         definition_tokens=definition_tokens(tools) if tools is not None else None,
         ttl_ms=row.get("ttl_ms"), cache_scope=row.get("cache_scope"), tools_result_seen=tools is not None,
         tools=tools,
-        needs_auth=True if via == "401" else (False if via in ("discover", "initialize") else None),
+        needs_auth=True if asks_token else (False if via in ("discover", "initialize") else None),
         resource_metadata_url=row.get("resource_metadata_url"), resource_metadata_ok=metadata_ok,
+        resource_metadata_refused=resource_metadata_of(row.get("www_authenticate"))[1] if asks_token else None,
         namespace_proof=proof, namespace_evidence=proof_evidence, repository=repository,
         injection_hits=injection_hits(t.get("description") for t in tools if isinstance(t, dict))
         if tools is not None else None,

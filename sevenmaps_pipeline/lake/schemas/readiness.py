@@ -29,11 +29,16 @@ RAW_READINESS = TableSpec(
             col("outcome_detail", pa.string(), "human-readable detail of the outcome"),
             col("skip_reason", pa.string(), "why the endpoint was not contacted (outcome skipped)"),
             col("http_status", pa.int32(), "HTTP status of the decisive response"),
-            col("answered_via", pa.string(), "discover | initialize | 401 | none (contacted, no such answer); "
-                "null when not contacted or our own fault"),
+            col("answered_via", pa.string(), "discover | initialize (the handshake whose result was accepted, "
+                "even when tools/list failed after it) | 401 | none (contacted, no such answer); null when not "
+                "contacted or our own fault"),
             col("redirects_followed", pa.int32(), "redirects followed before the answer (the rule allows one)"),
+            col("later_redirect", pa.string(), "a redirect not followed on a request after the first tools/list "
+                "(the second tools/list, an operator's bad call): what it was; it changes no outcome and fails "
+                "\"https, with no redirect chain\" (null: none)"),
             col("protocol_version", pa.string(), "protocol revision the server answered with (served): 2026-07-28 when "
-                "server/discover answered, else initialize's protocolVersion; null unless the check was ok"),
+                "server/discover answered, else initialize's protocolVersion; null unless that handshake's result was "
+                "accepted (a tools/list that failed after it keeps it)"),
             col("claimed_versions", pa.string(), "revisions the server said it supports in the answers of this check, "
                 "comma-separated, whatever it served: server/discover's supportedVersions and an "
                 "UnsupportedProtocolVersion error's data.supported (null: it claimed none; a card's claims are in "
@@ -181,7 +186,7 @@ READINESS_LINES = TableSpec(
             col("subject_key", pa.string(), "the endpoint's server_key, or the skill's skill_key", False),
             col("server_id", pa.string(), "first 12 hex of SHA-256(server_key) (MCP only)"),
             col("server_name", pa.string(), "registry name (MCP), or the skill's folder URL"),
-            col("rubric_version", pa.string(), "mcp-2026-09-11.2 | skill-2026-09-11.1", False),
+            col("rubric_version", pa.string(), "mcp-2026-09-11.3 | skill-2026-09-11.1", False),
             col("section", pa.string(), "the rubric's section", False),
             col("line", pa.string(), "the line's stable key", False),
             col("line_order", pa.int32(), "the line's place in its rubric, from 1", False),

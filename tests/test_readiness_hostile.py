@@ -1,0 +1,172 @@
+"""The readiness probe against servers that answer badly on loopback (a stranger's review, 2026-12-05): a
+hostile WWW-Authenticate never takes a run (or its other rows) down; a handshake that answered is scored as
+an answer even when tools/list then fails; an SSE listing behind a followed redirect is read; a redirect on
+a later request fails "no redirect chain"; a followed redirect whose next hop never answers fails it too; an
+SSE check keeps the stream's status (an IP literal redirecting: tests/test_prober.py). Real servers: the fleet's
+official-SDK servers and scripted hosts, over TLS on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import datetime as dt
+
+import pytest
+
+from sevenmaps_pipeline.devtools.fleet.apps import FleetState, legacy_sse_app
+from sevenmaps_pipeline.devtools.fleet.run import Fleet
+from sevenmaps_pipeline.devtools.fleet.scripted import Scripted, ScriptedApp, initialize_result, json_answer
+from sevenmaps_pipeline.lake.keys import server_key
+from sevenmaps_pipeline.probe.config import MODERN_PROTOCOL_VERSION, ProbeConfig, Timeouts
+from sevenmaps_pipeline.probe.readiness import readiness_one
+from sevenmaps_pipeline.probe.readiness_scan import ReadinessRows, readiness_scan
+from sevenmaps_pipeline.rules.readiness import score_mcp
+
+TODAY = dt.date(2026, 12, 5)
+HOSTILE = "mcp.hostile.test"  # a scripted host, its answers set by each test
+SSE_HOP = "mcp.ssehop.test"  # answers GET /sse with a same-domain 307 to the SDK's SSE server below
+SSE_AFTER_HOP = "sse.ssehop.test"
+GONE = "gone.hostile.test"  # same registrable domain as HOSTILE; nothing listens there
+
+
+@pytest.fixture(scope="module")
+def hostile() -> ScriptedApp:
+    return ScriptedApp()
+
+
+@pytest.fixture(scope="module")
+def fleet(hostile):
+    hop = ScriptedApp({"GET /sse": Scripted(307, headers=[("location", f"https://{SSE_AFTER_HOP}/sse")])})
+    sse = legacy_sse_app("ssehop", SSE_AFTER_HOP, FleetState())
+    with Fleet(extra_apps={HOSTILE: hostile, SSE_HOP: hop, SSE_AFTER_HOP: sse}) as running:
+        yield running
+
+
+def _config(fleet, **timeouts: float) -> ProbeConfig:
+    # GONE maps to port 0: the fleet's way of a host whose connection is refused
+    return ProbeConfig(host_map={**fleet.host_map, GONE: 0}, ca_file=fleet.ca_file,
+                       timeouts=dataclasses.replace(Timeouts(), **timeouts))
+
+
+def _score(fleet, url: str, **kw):
+    config = _config(fleet, **kw.pop("timeouts", {}))
+    row, _, facts = asyncio.run(readiness_one(url, config, TODAY, **kw))
+    return row, {line.key: r for line, r in score_mcp(facts).lines}
+
+
+def _listing(url: str) -> dict:
+    return {"server_key": server_key(url), "url": url, "remote_type": "streamable-http", "listing": "probe"}
+
+
+def _error(request_id, code: int = -32601, **kw) -> Scripted:
+    return json_answer({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": "Method not found"}},
+                       **kw)
+
+
+def _handshake_era(tools_list: Scripted | list[Scripted]) -> dict:
+    return {"server/discover": _error("discover-1"), "initialize": initialize_result(),
+            "notifications/initialized": Scripted(202), "tools/list": tools_list}
+
+
+def _tools(request_id: int) -> Scripted:
+    return json_answer({"jsonrpc": "2.0", "id": request_id, "result": {
+        "tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}})
+
+
+# --- 1. a hostile WWW-Authenticate ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("metadata", ["https://[::1", "http://[x]/.well-known/oauth-protected-resource",
+                                      "http://auth.hostile.test/prm", "https:///no-host"])
+def test_a_hostile_resource_metadata_never_takes_the_run_or_its_other_rows_down(fleet, hostile, metadata):
+    hostile.reset({"server/discover": Scripted(401, headers=[
+        ("www-authenticate", f'Bearer error="invalid_token", resource_metadata="{metadata}"')])})
+    listings = [_listing(f"https://{HOSTILE}/mcp"), _listing(fleet.host("calendar").url)]
+    sink = ReadinessRows()
+    asyncio.run(readiness_scan(listings, TODAY, "hostile", _config(fleet), lambda: dt.datetime.now(dt.UTC), sink))
+    rows = {row["url"]: row for row in sink.checks}
+    assert set(rows) == {listing["url"] for listing in listings}
+    assert rows[fleet.host("calendar").url]["outcome"] == "ok"
+    bad = rows[f"https://{HOSTILE}/mcp"]
+    assert bad["outcome"] == "needs_auth" and bad["answered_via"] == "401"
+    assert bad["resource_metadata_url"] is None and metadata in bad["www_authenticate"]
+    assert "resource_metadata" in bad["outcome_detail"] and "not asked" in bad["outcome_detail"]
+    assert not [s for s in sink.surfaces if s["surface"] == "resource_metadata"]  # nothing asked of it
+    _, lines = _score(fleet, f"https://{HOSTILE}/mcp")
+    assert lines["auth_metadata"].seen and not lines["auth_metadata"].passed
+    assert "not an https URL with a host" in lines["auth_metadata"].evidence
+
+
+# --- 2. a handshake that answered, then a tools/list that did not ------------------------------------------
+
+@pytest.mark.parametrize("failure", [_error(2), Scripted(404), Scripted(403), Scripted(500),
+                                     _error(2, delay=3.0)])
+def test_a_failed_tool_list_after_initialize_is_still_an_answer(fleet, hostile, failure):
+    hostile.reset(_handshake_era(failure))
+    row, lines = _score(fleet, f"https://{HOSTILE}/mcp", timeouts={"tools_list_per_page": 1.0})
+    assert row["outcome"] != "ok" and row["answered_via"] == "initialize", row["outcome_detail"]
+    assert row["protocol_version"] == "2025-06-18" and row["round_trip_ms"] is not None
+    assert lines["answers"].passed and lines["answers"].evidence == "answered via initialize"
+    assert lines["discover_or_initialize"].passed and lines["discover_or_initialize"].points == 8
+    assert lines["revision_2026_07_28"].seen and lines["p50_fast"].seen
+    assert lines["https_no_redirects"].passed
+    for key in ("definition_tokens", "cache_hints", "deterministic_order", "annotation_coverage"):
+        assert not lines[key].seen
+    assert "tools/list" in lines["definition_tokens"].evidence  # says why there is no list
+
+
+def test_a_failed_tool_list_after_discover_is_still_an_answer(fleet, hostile):
+    hostile.reset({"server/discover": json_answer({"jsonrpc": "2.0", "id": "discover-1", "result": {
+        "supportedVersions": [MODERN_PROTOCOL_VERSION], "capabilities": {"tools": {}}}}), "tools/list": Scripted(500)})
+    row, lines = _score(fleet, f"https://{HOSTILE}/mcp")
+    assert row["outcome"] == "no_tool_list" and row["answered_via"] == "discover"
+    assert lines["answers"].passed and lines["discover_or_initialize"].points == 15
+    assert lines["revision_2026_07_28"].passed and not lines["definition_tokens"].seen
+
+
+def test_a_401_on_tools_list_after_initialize_is_an_answer_asking_for_a_token(fleet, hostile):
+    hostile.reset(_handshake_era(Scripted(401, headers=[("www-authenticate", "Bearer")])))
+    row, lines = _score(fleet, f"https://{HOSTILE}/mcp")
+    assert row["outcome"] == "needs_auth" and row["answered_via"] == "initialize"
+    assert lines["answers"].passed and lines["discover_or_initialize"].passed
+    auth = lines["auth_metadata"]
+    assert auth.seen and not auth.passed and "without RFC 9728" in auth.evidence
+
+
+# --- 3. an SSE listing behind a followed redirect ----------------------------------------------------------
+
+def test_an_sse_listing_behind_a_followed_redirect_is_read(fleet):
+    row, lines = _score(fleet, f"https://{SSE_HOP}/sse", remote_type="sse")
+    assert row["outcome"] == "ok", row["outcome_detail"]
+    assert row["redirects_followed"] == 1 and row["answered_via"] == "discover" and row["tool_count"] == 1
+    assert not lines["https_no_redirects"].passed and lines["https_no_redirects"].seen
+    # 6a: the stream's status, never the last message POST's 202
+    assert row["http_status"] == 200
+
+
+# --- 4. a redirect on a later request ----------------------------------------------------------------------
+
+def test_an_unfollowed_redirect_on_the_second_tool_list_fails_no_redirect_chain(fleet, hostile):
+    away = Scripted(307, headers=[("location", "https://elsewhere.test/mcp")])
+    hostile.reset(_handshake_era([_tools(2), away]))
+    row, lines = _score(fleet, f"https://{HOSTILE}/mcp")
+    assert row["outcome"] == "ok" and row["answered_via"] == "initialize"
+    line = lines["https_no_redirects"]
+    assert line.seen and not line.passed and "elsewhere.test" in line.evidence
+    assert not lines["deterministic_order"].seen
+
+
+# --- 5. a followed redirect whose next hop never answers ---------------------------------------------------
+
+def test_a_followed_redirect_to_a_host_that_refuses_fails_no_redirect_chain(fleet, hostile):
+    hostile.reset({"server/discover": Scripted(307, headers=[("location", f"https://{GONE}/mcp")])})
+    row, lines = _score(fleet, f"https://{HOSTILE}/mcp")
+    assert row["outcome"] == "unreachable" and row["redirects_followed"] == 1
+    line = lines["https_no_redirects"]
+    assert line.seen and not line.passed and "1 redirect" in line.evidence
+
+
+# --- 6. the stream's status ------------------------------------------------------------------------------
+
+def test_an_sse_check_keeps_the_streams_status(fleet):
+    row, _ = _score(fleet, fleet.host("legacy").url, remote_type="sse")
+    assert row["outcome"] == "ok" and row["http_status"] == 200
