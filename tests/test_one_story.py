@@ -23,6 +23,7 @@ from sevenmaps_pipeline.publishing.locks import verify_lock
 from sevenmaps_pipeline.publishing.mapday import MapDay
 from sevenmaps_pipeline.publishing.site import slug, uptime_text
 from sevenmaps_pipeline.publishing.status import statuses
+from sevenmaps_pipeline.rules.methods import TOKENIZER_METHOD
 from sevenmaps_pipeline.rules.tokens import definition_tokens
 from sevenmaps_pipeline.surfaces.route import route
 
@@ -101,7 +102,7 @@ def test_a_tool_list_is_one_token_figure_on_every_surface_and_the_estimate_says_
             continue
         assert cost["provisional"] is False and cost["tools_hash"] == s["daily"]["tools_hash"], key
         if scored.get(key) == cost["tools_hash"]:
-            assert lines[key] == f"{cost['definition_tokens']:,} o200k_base tokens", key
+            assert lines[key] == f"{cost['definition_tokens']:,} o200k_base tokens ({TOKENIZER_METHOD})", key
             same_list += 1
         page = page_text(lake, s["server_id"])
         assert f"{cost['definition_tokens']} tokens (o200k_base) for the tool list; " in page, key

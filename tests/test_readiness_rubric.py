@@ -52,7 +52,7 @@ def test_the_rubrics_add_up_to_100_in_five_sections_and_carry_their_versions():
             sections[line.section] = sections.get(line.section, 0) + line.points
         assert list(sections.values()) == [20, 25, 20, 20, 15]
     assert score_mcp(_modern()).version == READINESS_MCP_METHOD == "mcp-2026-09-11.3"
-    assert score_skill(SkillFacts()).version == READINESS_SKILL_METHOD == "skill-2026-09-11.1"
+    assert score_skill(SkillFacts()).version == READINESS_SKILL_METHOD == "skill-2026-09-11.2"
 
 
 def test_a_modern_server_that_passes_every_line_scores_100_of_100():

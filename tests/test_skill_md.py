@@ -85,10 +85,10 @@ def test_the_readiness_skill_command(tmp_path, capsys):
     (folder / "SKILL.md").write_text(GOOD)
     assert main(["readiness-skill", str(folder), "--json"]) == 0
     seen = json.loads(capsys.readouterr().out)
-    assert (seen["version"], seen["earned"], seen["possible"]) == ("skill-2026-09-11.1", 85, 85)
+    assert (seen["version"], seen["earned"], seen["possible"]) == ("skill-2026-09-11.2", 85, 85)
     assert len(seen["lines"]) == 13 and {ln["seen"] for ln in seen["lines"]} == {True, False}
     assert main(["readiness-skill", str(folder)]) == 0
-    assert capsys.readouterr().out.startswith("skill-2026-09-11.1: 85/85 over the lines seen")
+    assert capsys.readouterr().out.startswith("skill-2026-09-11.2: 85/85 over the lines seen")
     assert main(["readiness-skill", str(tmp_path / "nowhere")]) == 2
     assert "is not a folder" in capsys.readouterr().err
 

@@ -49,7 +49,7 @@ COMMAND_HELP = {
     "readiness": "score one MCP endpoint live on the readiness rubric (mcp-2026-09-11.3), with the daily runs' "
                  "code: p50 is this check's round trip; the namespace line needs --name and the repository line "
                  "--repository, else they are unseen",
-    "readiness-skill": "score a local Agent Skill folder on the readiness rubric (skill-2026-09-11.1; the code-host "
+    "readiness-skill": "score a local Agent Skill folder on the readiness rubric (skill-2026-09-11.2; the code-host "
                        "lines are unseen without a repository)",
     "status": "what ran (days scanned, built, signed), what is late and what waits to be signed, and why; exit 1 "
               "when something is late",

@@ -34,7 +34,7 @@ from ..lake.memory import collector_off_in_worker, give_back_freed_memory
 from ..lake.parquet_io import RankBuckets, spill_folder, write_parquet, write_parquet_parts
 from ..lake.paths import LakePaths
 from ..lake.schemas import DAILY_STATUS, RAW_PROBES, TOOL_FACTS, TOOL_LISTS, conform
-from ..rules.tokens import TOKENIZER_METHOD
+from ..rules.methods import TOKENIZER_METHOD
 from ..rules.tool_facts import KnownTokens, facts_batch, facts_batch_in_worker, facts_method
 from .baselines import baseline_before
 from .carried_facts import CarriedRows, carriable, spill_carried

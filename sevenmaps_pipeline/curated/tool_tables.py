@@ -28,8 +28,7 @@ from ..lake.schemas import (
     conform,
 )
 from ..packaged import shipped
-from ..rules.methods import CATEGORY_PARAMS, CHANGES_METHOD, FINDINGS_METHOD, FINDINGS_PARAMS
-from ..rules.tokens import TOKENIZER_METHOD
+from ..rules.methods import CATEGORY_PARAMS, CHANGES_METHOD, FINDINGS_METHOD, FINDINGS_PARAMS, TOKENIZER_METHOD
 from ..rules.tool_facts import facts_method
 from . import categories
 from .baselines import baseline_before

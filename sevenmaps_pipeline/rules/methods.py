@@ -9,6 +9,15 @@ from __future__ import annotations
 from typing import Any
 
 # Day codes, shown status and which checks count (sql/daily_status.sql).
+# The version of the definition tokens' rule (rules/tokens.py), on every token_cost row, in every list's facts method
+# and in the evidence of the readiness lines that count tokens.
+# o200k_base-1.1: counted over the list's canonical text (rules/fingerprints.py definition_text), not over the
+# JSON as a server sent it, so one list is one figure wherever it is shown (docs/changelog.md).
+# It also versions every tool_facts column but the risk's (a list's encoding, fingerprints, hints, schemas and
+# counts): a method change of the rules alone carries them (curated/carried_facts.py), so a change to how any of
+# them is computed is a new version here.
+TOKENIZER_METHOD = "o200k_base-1.1"
+
 STATUS_METHOD = "status-1.1"  # 1.1: a not_checked check (our trouble) is voided, like prober_error
 STATUS_PARAMS: dict[str, Any] = {
     # A minute of one run in which most checks of unrelated origins failed at the network level is our
@@ -131,7 +140,7 @@ INCIDENTS_PARAMS: dict[str, Any] = {
 # The readiness rubric (rules/readiness.py): its own two versions, one per rubric; a change to any point
 # or threshold below is a new version (docs/methodology.md, "Readiness").
 READINESS_MCP_METHOD = "mcp-2026-09-11.3"
-READINESS_SKILL_METHOD = "skill-2026-09-11.1"
+READINESS_SKILL_METHOD = "skill-2026-09-11.2"
 READINESS_PARAMS: dict[str, Any] = {
     "p50_under_ms": 500,
     "initialize_points": 8,  # `initialize` answers without `server/discover`: 8 of the line's 15

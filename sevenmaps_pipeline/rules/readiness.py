@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..packaged import shipped
-from .methods import READINESS_MCP_METHOD, READINESS_PARAMS, READINESS_SKILL_METHOD
+from .methods import READINESS_MCP_METHOD, READINESS_PARAMS, READINESS_SKILL_METHOD, TOKENIZER_METHOD
 
 
 @dataclass(frozen=True)
@@ -283,7 +283,8 @@ def _tool_list_lines(facts: McpFacts) -> list[LineResult]:
         r.append(unseen("definition_tokens", "no tool list" + why))
     else:
         points = sliding_points(facts.definition_tokens, p["tokens_full_below"], p["tokens_zero_at"], 12)
-        r.append(judged("definition_tokens", points > 0, points, f"{facts.definition_tokens:,} o200k_base tokens"))
+        r.append(judged("definition_tokens", points > 0, points,
+                        f"{facts.definition_tokens:,} o200k_base tokens ({TOKENIZER_METHOD})"))
     if not facts.tools_result_seen:
         r.append(unseen("cache_hints", "no tools/list result" + why))
     else:
@@ -425,7 +426,7 @@ def score_skill(facts: SkillFacts) -> Score:
             r.append(unseen("description_tokens", "not counted"))
         else:
             r.append(judged("description_tokens", 0 < facts.description_tokens < p["description_max_tokens"], 8,
-                            f"{facts.description_tokens} o200k_base tokens"))
+                            f"{facts.description_tokens} o200k_base tokens ({TOKENIZER_METHOD})"))
         r.append(judged("says_when_to_use", says_when_to_use(text), 10,
                         "says when" if says_when_to_use(text) else "no 'use when'"))
         licence = front.get("license")
@@ -438,7 +439,8 @@ def score_skill(facts: SkillFacts) -> Score:
         r.append(unseen("body_tokens", "no SKILL.md body"))
     else:
         points = sliding_points(facts.body_tokens, p["skill_body_full_below"], p["skill_body_zero_at"], 12)
-        r.append(judged("body_tokens", points > 0, points, f"{facts.body_tokens:,} o200k_base tokens"))
+        r.append(judged("body_tokens", points > 0, points,
+                        f"{facts.body_tokens:,} o200k_base tokens ({TOKENIZER_METHOD})"))
     if facts.injection_hits is None:
         r.append(unseen("injection_clean", "nothing read"))
     else:

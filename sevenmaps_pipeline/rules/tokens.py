@@ -23,13 +23,6 @@ import tiktoken
 
 from .fingerprints import definition_text
 
-# The version of the definition tokens' rule, on every token_cost row and in every list's facts method.
-# o200k_base-1.1: counted over the list's canonical text (rules/fingerprints.py definition_text), not over the
-# JSON as a server sent it, so one list is one figure wherever it is shown (docs/changelog.md).
-# It also versions every tool_facts column but the risk's (a list's encoding, fingerprints, hints, schemas and
-# counts): a method change of the rules alone carries them (curated/carried_facts.py), so a change to how any of
-# them is computed is a new version here.
-TOKENIZER_METHOD = "o200k_base-1.1"
 # tiktoken_ext/openai_public.py, o200k_base(): expected_hash of o200k_base.tiktoken
 O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
 # tiktoken_ext/openai_public.py, o200k_base(): the pre-tokenisation pattern and special tokens

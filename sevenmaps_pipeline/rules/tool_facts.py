@@ -16,8 +16,9 @@ from typing import Any
 import pyarrow as pa
 
 from .fingerprints import EncodedTool, definition_text_of, encode_tool
+from .methods import TOKENIZER_METHOD
 from .risk import Vocabulary, classify, default_vocabulary
-from .tokens import TOKENIZER_METHOD, count_many
+from .tokens import count_many
 
 HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 _JSON_FIELDS = ("inputSchema", "outputSchema", "annotations")
@@ -147,7 +148,7 @@ def reclassified(day: dt.date, carried: pa.Table, known: dict[str, KnownTokens],
     and position order): their tool_lists rows and their rows with the risk read again under the current rules.
     The rules read a tool's name, description, inputSchema and annotations, all of which a row keeps (the lists
     whose row cannot say them exactly are parsed again: sql/tool_facts_carried.sql), so the levels are those
-    parsing gives. The other columns are the tokenizer method's (rules/tokens.py TOKENIZER_METHOD) and are kept
+    parsing gives. The other columns are the tokenizer method's (rules/methods.py TOKENIZER_METHOD) and are kept
     as first computed, from the copy of the list then parsed: a tools_hash holds its tools' four fields in any
     order, and a server serving it in another order or with another title or outputSchema is, as on every day
     after a list's first, the same list (docs/scaling.md, "The rules day carries the rows")."""
