@@ -16,8 +16,9 @@
 --     the previous check already redirected to that domain; new_payment_address: a payTo address of today's
 --     402 body absent from the endpoint's last earlier 402 body;
 --   * tool lists (only when tools_hash differs): identical definitions (fingerprints, with multiplicity)
---     pair first; then the same name -> tool_changed (fields listed; several tools of one name pair in
---     order of level, then fingerprint, never by position: changes-1.1); then the same description and
+--     pair first; then the same name -> tool_changed (fields listed, `definition` when only the fingerprint
+--     keeps what changed; several tools of one name pair in order of level, then fingerprint, never by
+--     position: changes-1.1); then the same description and
 --     inputSchema under a new name -> tool_renamed; the rest are tool_added / tool_removed. Each pair of
 --     lists is diffed once, however many endpoints moved between them;
 --   * changing_tool_rewritten: a tool_changed tool that is yellow or red on either day; risk_rise: a tool
@@ -132,7 +133,13 @@ changed AS (
                         CASE WHEN o.input_schema_sha256 IS DISTINCT FROM n.input_schema_sha256
                              THEN 'inputSchema' END,
                         CASE WHEN o.annotations_sha256 IS DISTINCT FROM n.annotations_sha256
-                             THEN 'annotations' END],
+                             THEN 'annotations' END,
+                        -- Another fingerprint with the three kept alike: what changed is kept only in the
+                        -- fingerprint (a description that is not text, a schema absent then null).
+                        CASE WHEN o.description_sha256 IS NOT DISTINCT FROM n.description_sha256
+                              AND o.input_schema_sha256 IS NOT DISTINCT FROM n.input_schema_sha256
+                              AND o.annotations_sha256 IS NOT DISTINCT FROM n.annotations_sha256
+                             THEN 'definition' END],
                        lambda f: f IS NOT NULL) AS changed_fields
     FROM new_left AS n
     JOIN old_left AS o ON o.old_hash = n.old_hash AND o.new_hash = n.new_hash

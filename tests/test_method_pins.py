@@ -5,13 +5,16 @@ in tests/data/method_pins.json, so a change to what it publishes under an unchan
   (tests/data: the split corpus and the holdout), with annotations read and ignored: a change to the vocabulary or
   to rules/risk.py that moves any of them is a new risk method; a refactor that moves none is not.
 - **parameters**: each `*_PARAMS` of rules/methods.py (thresholds, windows, weights) and the categories' word lists
-  (assets/categories.json), under the method they belong to: a parameter changed is a new version.
+  (assets/categories.json), under the method they belong to: a parameter changed is a new version. The readiness
+  rubrics' lines (their sections, labels and points) are pinned with the readiness parameters, and the words route
+  reads from every corpus tool (surfaces/route.py `terms`: its stop words and stemmer) with route's.
 
 A new version adds its pin beside its changelog entry; the failure prints the line to add.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from pathlib import Path
@@ -22,7 +25,9 @@ import pytest
 from sevenmaps_pipeline.devtools.tool_corpus import load_holdout, load_servers
 from sevenmaps_pipeline.packaged import shipped
 from sevenmaps_pipeline.rules import methods
+from sevenmaps_pipeline.rules.readiness import MCP_LINES, SKILL_LINES
 from sevenmaps_pipeline.rules.risk import classify, default_vocabulary
+from sevenmaps_pipeline.surfaces.route import tool_terms
 
 PINS = Path(__file__).parent / "data" / "method_pins.json"
 
@@ -31,20 +36,35 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()
 
 
+@functools.cache
+def corpus_tools() -> list[dict[str, Any]]:
+    return [tool for server in load_servers() + load_holdout() for tool in server.tools if isinstance(tool, dict)]
+
+
 def risk_outputs_digest() -> tuple[str, int]:
     """The SHA-256 of what `classify` publishes for every corpus tool, annotations read and ignored; the tools."""
     vocab = default_vocabulary()
     digest, tools = hashlib.sha256(), 0
-    for server in load_servers() + load_holdout():
-        for tool in server.tools:
-            if not isinstance(tool, dict):
-                continue
-            tools += 1
-            for ignore in (False, True):
-                r = classify(tool, vocab, ignore_annotations=ignore)
-                digest.update(json.dumps([r.risk, r.rule, r.evidence, r.contradiction], ensure_ascii=False).encode())
-                digest.update(b"\n")
+    for tool in corpus_tools():
+        tools += 1
+        for ignore in (False, True):
+            r = classify(tool, vocab, ignore_annotations=ignore)
+            digest.update(json.dumps([r.risk, r.rule, r.evidence, r.contradiction], ensure_ascii=False).encode())
+            digest.update(b"\n")
     return digest.hexdigest(), tools
+
+
+def route_terms() -> list[list[str]]:
+    """The words route indexes of every corpus tool (its name, title and description)."""
+    def text(value: Any) -> str | None:
+        return None if value is None else str(value)
+
+    return [tool_terms(text(t.get("name")) or "", text(t.get("title")), text(t.get("description")))
+            for t in corpus_tools()]
+
+
+def rubric_lines() -> list[list[Any]]:
+    return [[line.section, line.key, line.label, line.points] for line in MCP_LINES + SKILL_LINES]
 
 
 def parameter_pins() -> dict[str, str]:
@@ -61,10 +81,11 @@ def parameter_pins() -> dict[str, str]:
         methods.REPORTS_METHOD: _digest(methods.REPORTS_PARAMS),
         methods.RATINGS_METHOD: _digest(methods.RATINGS_PARAMS),
         methods.INCIDENTS_METHOD: _digest(methods.INCIDENTS_PARAMS),
-        f"{methods.READINESS_MCP_METHOD}+{methods.READINESS_SKILL_METHOD}": _digest(methods.READINESS_PARAMS),
+        f"{methods.READINESS_MCP_METHOD}+{methods.READINESS_SKILL_METHOD}": _digest([methods.READINESS_PARAMS,
+                                                                                    rubric_lines()]),
         methods.SUBMISSION_METHOD: _digest(methods.SUBMISSION_PARAMS),
         methods.DOMAIN_AGE_METHOD: _digest(methods.DOMAIN_AGE_PARAMS),
-        methods.ROUTE_METHOD: _digest(methods.ROUTE_PARAMS),
+        methods.ROUTE_METHOD: _digest([methods.ROUTE_PARAMS, route_terms()]),
     }
 
 

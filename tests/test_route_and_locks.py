@@ -264,3 +264,54 @@ def test_an_endpoint_answering_again_without_a_list_on_the_served_day_is_set_asi
     assert now["current_code"] == "o" and answer["tools"] == []
     assert aside(answer)["io.test/notes"] == [
         "answering now, but its check of the served day listed no tools: which tools it serves is not known"]
+
+
+def _tool(name, description, schema=None, **annotations):
+    t = {"name": name, "description": description}
+    if schema is not None:
+        t["inputSchema"] = schema
+    if annotations:
+        t["annotations"] = annotations
+    return t
+
+
+OBJECT = {"type": "object"}
+WIPE = _tool("wipe", "Delete the docs index.", OBJECT)
+LOCK_CASES = {
+    "renamed, still red": ([WIPE], [_tool("wipe_index", "Delete the docs index.", OBJECT)]),
+    "renamed, green to yellow": ([_tool("read", "Update a record.", OBJECT, readOnlyHint=True)],
+                                 [_tool("write", "Update a record.", OBJECT)]),
+    "approved empty": ([], [WIPE]),
+    "a schema absent, then null": ([_tool("a", "Search the docs.")], [_tool("a", "Search the docs.", None) | {
+        "inputSchema": None}]),
+    "a description that is not text": ([_tool("a", ["Search the docs."], OBJECT)],
+                                       [_tool("a", ["Delete every document."], OBJECT)]),
+    "identical twins": ([WIPE, WIPE, _tool("wipe", "Search the docs.", OBJECT)],
+                        [WIPE, _tool("wipe", "Search the docs.", OBJECT), _tool("wipe", "Search the docs.", OBJECT)]),
+}
+
+
+@pytest.mark.parametrize("case", list(LOCK_CASES))
+def test_verify_lock_says_what_the_change_records_say(lake, case):
+    """verify_lock pairs two lists as tool_changes does (the same definition, then the name, then a rename),
+    with the published levels: each says the same tools changed, were renamed, added or removed, and whether
+    risk rose."""
+    approved, served = LOCK_CASES[case]
+    url = URLS["notes"]
+    for day, tools in zip(DAYS[:2], (approved, served), strict=True):
+        land_probes(lake, [probe(url, "ok", day=day, tools=tools)], day=day)
+        rebuild_day(lake, day)
+    with MapDay.open(lake) as day:
+        lock = verify_lock(day, url, summarize_tools(approved).tools_hash)
+        records = changes_since(day, url, DAYS[0])["changes"]
+
+    def recorded(kind):
+        return sorted(c["tool_name"] for c in records if c["kind"] == kind)
+
+    assert sorted(c["tool"] for c in lock["changed"]) == recorded("tool_changed"), lock
+    assert sorted(c["tool"] for c in lock["renamed"]) == recorded("tool_renamed"), lock
+    assert sorted(c["tool"] for c in lock["added"]) == recorded("tool_added"), lock
+    assert sorted(c["tool"] for c in lock["removed"]) == recorded("tool_removed"), lock
+    assert sorted(lock["risk_rose_in"]) == recorded("risk_rise"), lock
+    fields = {c["tool_name"]: c["changed_fields"] for c in records if c["kind"] == "tool_changed"}
+    assert {c["tool"]: c["fields"] for c in lock["changed"]} == fields, lock

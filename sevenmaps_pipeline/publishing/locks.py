@@ -2,8 +2,10 @@
 serves, what changed since a day, and where risk rose.
 
 A risk level that moved only because 7Maps changed how levels are estimated is never reported (seed 000
-`method_changes`): verify_lock classifies both lists with the current method, and changes_since and watch
-read tool_changes, whose every row compares both days under one method (sql/tool_changes.sql).
+`method_changes`): verify_lock reads both lists' levels under the current method (the published ones, or
+classified again where a list's rows are of an older method) and pairs their tools as tool_changes does, and
+changes_since and watch read tool_changes, whose every row compares both days under one method
+(sql/tool_changes.sql).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 from ..rules.methods import CHANGES_METHOD, WATCH_KINDS
 from ..rules.risk import LEVELS, classify, default_vocabulary
+from ..rules.tool_facts import facts_method
 from .mapday import CHANGE_DAYS, MapDay
 
 _HASH = re.compile(r"[0-9a-f]{64}")
@@ -24,27 +27,28 @@ MAX_CHANGES = 500
 
 
 def _definitions(mapday: MapDay, tools_hash: str) -> list[dict[str, Any]] | None:
+    """The list's tools as tool_facts keeps them, each with its level under the current method: the stored one
+    where the list's latest rows are of that method (what every other surface shows), else classified again
+    from the fields kept. None when the map never saw the list; [] for a list seen empty (it has no tools)."""
     rows = mapday.rows(
-        "SELECT position, fingerprint, name, description, input_schema_json, annotations_json FROM tool_facts "
-        "WHERE tools_hash = $h QUALIFY row_number() OVER (PARTITION BY position ORDER BY day DESC) = 1 "
-        "ORDER BY position", {"h": tools_hash})
+        "SELECT position, fingerprint, name, description, input_schema_json, annotations_json, risk, method_version "
+        "FROM tool_facts WHERE tools_hash = $h "
+        "QUALIFY row_number() OVER (PARTITION BY position ORDER BY day DESC) = 1 ORDER BY position", {"h": tools_hash})
     if not rows:
-        return None
+        seen = mapday.rows("SELECT tool_count FROM tool_lists WHERE tools_hash = $h LIMIT 1", {"h": tools_hash})
+        return [] if seen and seen[0]["tool_count"] == 0 else None
+    vocab, method = default_vocabulary(), facts_method()
     tools = []
     for r in rows:
-        tool: dict[str, Any] = {"name": r["name"], "inputSchema": json.loads(r["input_schema_json"] or "null"),
-                                "fingerprint": r["fingerprint"]}
+        tool: dict[str, Any] = {"name": r["name"], "inputSchema": json.loads(r["input_schema_json"] or "null")}
         if r["description"] is not None:
             tool["description"] = r["description"]
         if r["annotations_json"] is not None:
             tool["annotations"] = json.loads(r["annotations_json"])
-        tools.append(tool)
+        risk = r["risk"] if r["method_version"] == method else classify(tool, vocab).risk
+        tools.append({**tool, "risk": risk, "fingerprint": r["fingerprint"],
+                      "texts": (r["description"], r["input_schema_json"], r["annotations_json"])})
     return tools
-
-
-def _classified(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    vocab = default_vocabulary()
-    return [{**t, "risk": classify(t, vocab).risk} for t in tools]
 
 
 def _by_name(tools: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -56,19 +60,51 @@ def _by_name(tools: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     return named
 
 
+Pairs = list[tuple[dict[str, Any], dict[str, Any]]]
+
+
 def _paired(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> tuple[
-        list[tuple[dict[str, Any], dict[str, Any]]], list[dict[str, Any]], list[dict[str, Any]]]:
-    """(changed pairs, added, removed) as tool_changes pairs two lists: an identical definition on both sides
-    (with multiplicity) is no change; then tools of one name pair one to one (a list may repeat a name)."""
+        Pairs, Pairs, list[dict[str, Any]], list[dict[str, Any]]]:
+    """(changed pairs, renamed pairs, added, removed) as tool_changes pairs two lists (sql/tool_changes.sql): an
+    identical definition on both sides (with multiplicity) is no change; then tools of one name pair one to one
+    (a list may repeat a name); then the same description and inputSchema under a new name is a rename (a
+    description is needed to recognise it)."""
     left_before, left_after = _unpaired(before, after), _unpaired(after, before)
     old, new = _by_name(left_before), _by_name(left_after)
-    pairs, added, removed = [], [], []
+    pairs, rest_after, rest_before = [], [], []
     for name in dict.fromkeys(t["name"] for t in left_after + left_before):
         olds, news = old.get(name, []), new.get(name, [])
         pairs += list(zip(olds, news, strict=False))
+        rest_after += news[len(olds):]
+        rest_before += olds[len(news):]
+    renamed, added, removed = _renamed(rest_before, rest_after)
+    return pairs, renamed, added, removed
+
+
+def _renamed(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> tuple[
+        Pairs, list[dict[str, Any]], list[dict[str, Any]]]:
+    """(renames, added, removed): twins (the same description and inputSchema) pair in fingerprint order."""
+    def twins(tools: list[dict[str, Any]]) -> dict[tuple[Any, Any], list[dict[str, Any]]]:
+        grouped: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
+        for t in sorted(tools, key=lambda t: t["fingerprint"]):
+            grouped.setdefault(t["texts"][:2], []).append(t)
+        return grouped
+
+    old = twins(before)
+    renamed: Pairs = []
+    added, removed = [], []
+    for key, news in twins(after).items():
+        olds = old.pop(key, []) if key[0] else []  # no description, or an empty one: never guessed as a rename
+        renamed += list(zip(olds, news, strict=False))
         added += news[len(olds):]
         removed += olds[len(news):]
-    return pairs, added, removed
+    removed += [t for olds in old.values() for t in olds]
+    return renamed, _in_order(added, after), _in_order(removed, before)
+
+
+def _in_order(tools: list[dict[str, Any]], order: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    ids = {id(t) for t in tools}
+    return [t for t in order if id(t) in ids]
 
 
 def _unpaired(tools: list[dict[str, Any]], other: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -115,7 +151,7 @@ def verify_lock(mapday: MapDay, server: str, tools_hash: str) -> dict[str, Any]:
         "checked_at": today["checked_at"].isoformat() if today["checked_at"] else None,
         "rests_on": (f"the open day's check at {today['checked_at'].isoformat()} (provisional)" if today["provisional"]
                      else f"the map day {mapday.day}"),
-        "method_version": f"{CHANGES_METHOD}+{default_vocabulary().method}",
+        "method_version": f"{CHANGES_METHOD}+{facts_method()}",  # as tool_changes' rows: the levels are the facts'
         **mapday.served(),
     }
     if current_hash is None:
@@ -127,33 +163,40 @@ def verify_lock(mapday: MapDay, server: str, tools_hash: str) -> dict[str, Any]:
                           f"list last seen on {seen_on}")
     if current_hash == approved_hash:
         answer.update(unchanged=True, verdict="unchanged: the server serves exactly the approved list",
-                      added=[], removed=[], changed=[], risk_rose=False)
+                      added=[], removed=[], changed=[], renamed=[], risk_rose=False)
         return answer
     approved = _definitions(mapday, approved_hash)
     current = _definitions(mapday, current_hash) or []
     if approved is None:
-        answer.update(unchanged=False, risk_rose=None, added=None, removed=None, changed=None,
+        answer.update(unchanged=False, risk_rose=None, added=None, removed=None, changed=None, renamed=None,
                       verdict="changed: the server serves another list, and the map never saw the approved one, so "
                       "it cannot say tool by tool what differs",
-                      current_tools=[{"name": t["name"], "risk": t["risk"]} for t in _classified(current)])
+                      current_tools=[{"name": t["name"], "risk": t["risk"]} for t in current])
         return answer
-    pairs, new_tools, gone_tools = _paired(_classified(approved), _classified(current))
+    answer.update(_differences(approved, current))
+    return answer
+
+
+def _differences(approved: list[dict[str, Any]], current: list[dict[str, Any]]) -> dict[str, Any]:
+    """Tool by tool what differs between two lists, and where risk rose, as tool_changes records it."""
+    pairs, renames, new_tools, gone_tools = _paired(approved, current)
     added = [{"tool": t["name"], "risk": t["risk"]} for t in new_tools]
     removed = [{"tool": t["name"], "risk": t["risk"]} for t in gone_tools]
-    changed = []
-    for was, now in pairs:
-        fields = [f for f in ("description", "inputSchema", "annotations")
-                  if json.dumps(was.get(f), sort_keys=True) != json.dumps(now.get(f), sort_keys=True)]
-        if fields:
-            changed.append({"tool": now["name"], "fields": fields, "previous_risk": was["risk"], "risk": now["risk"]})
+    # A field the map keeps only in the fingerprint (a description that is not text, a schema absent or null)
+    # is still a change: `definition`, as tool_changes names it.
+    changed = [{"tool": now["name"], "fields": [f for f, a, b in zip(("description", "inputSchema", "annotations"),
+                                                                     was["texts"], now["texts"], strict=True)
+                                                if a != b] or ["definition"],
+                "previous_risk": was["risk"], "risk": now["risk"]} for was, now in pairs]
+    renamed = [{"tool": now["name"], "previous_tool": was["name"], "previous_risk": was["risk"], "risk": now["risk"]}
+               for was, now in renames]
     rises = [a["tool"] for a in added if a["risk"] == "red"] + [
-        c["tool"] for c in changed if LEVELS.index(c["risk"]) > LEVELS.index(c["previous_risk"])]
-    answer.update(unchanged=False, added=added, removed=removed, changed=changed, risk_rose=bool(rises),
-                  risk_rose_in=rises,
-                  verdict=("changed, and risk rose: " + ", ".join(rises)) if rises else
-                  "changed, without a rise in risk" if (added or removed or changed) else
-                  "changed only in order or in parts no tool definition holds")
-    return answer
+        c["tool"] for c in changed + renamed if LEVELS.index(c["risk"]) > LEVELS.index(c["previous_risk"])]
+    return {"unchanged": False, "added": added, "removed": removed, "changed": changed, "renamed": renamed,
+            "risk_rose": bool(rises), "risk_rose_in": rises,
+            "verdict": ("changed, and risk rose: " + ", ".join(rises)) if rises else
+            "changed, without a rise in risk" if (added or removed or changed or renamed) else
+            "changed, though no tool differs in what the map keeps of it"}
 
 
 def _since(mapday: MapDay, since: str | dt.date) -> dt.date:

@@ -219,6 +219,8 @@ ROUTE_PARAMS: dict[str, Any] = {
     "gateway_shared_host": 10,  # that many endpoints on one host: a gateway
     "risk_rise_days": 7,  # a rise in risk within this many days sets a server aside
     "redirect_days": 30,  # a redirect to another domain within this many days: "redirects elsewhere"
+    "unknown_success_chance": 0.5,  # a server with no success chance yet ranks as an even chance
+    "unknown_stability": 1.0,  # stability not measured yet (no day-to-day comparison) costs nothing, said in caveats
 }
 # The day-change kinds that mean "changed today" (the tool list or how the server answers).
 ROUTE_CHANGED_TODAY_KINDS = ("tool_added", "tool_removed", "tool_changed", "tool_renamed", "changing_tool_rewritten",

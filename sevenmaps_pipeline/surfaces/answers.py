@@ -157,6 +157,8 @@ class LockAnswer(Served):
     added: NotRequired[Annotated[list[Row] | None, Field(description="tools added, with their risk")]]
     removed: NotRequired[Annotated[list[Row] | None, Field(description="tools removed, with their risk")]]
     changed: NotRequired[Annotated[list[Row] | None, Field(description="tool by tool: fields, both risk levels")]]
+    renamed: NotRequired[Annotated[list[Row] | None, Field(description="tools renamed (the same description and "
+                                                           "inputSchema), with both names and risk levels")]]
     risk_rose: NotRequired[Annotated[bool | None, Field(description="whether risk rose")]]
     risk_rose_in: NotRequired[Annotated[list[str], Field(description="the tools it rose in")]]
     current_tools: NotRequired[Annotated[list[Row], Field(description="the served list, when the approved one "

@@ -290,8 +290,8 @@ def route(mapday: MapDay, task: str, risk: str | None = None, limit: int | None 
                     (key, doc.name) in listed:
                 continue
             listed.add((key, doc.name))
-            chance = f["success_chance"] if f["success_chance"] is not None else 0.5
-            stability = f["stability"] if f["stability"] is not None else 1.0
+            chance = f["success_chance"] if f["success_chance"] is not None else p["unknown_success_chance"]
+            stability = f["stability"] if f["stability"] is not None else p["unknown_stability"]
             per_endpoint[key] += 1
             score = round(bm25 / best * chance * stability, 6) if best else 0.0
             ranked.append((-score, key, doc.name, score, bm25, doc_id))
