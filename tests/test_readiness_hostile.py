@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime as dt
+import socket
 
 import pytest
 
@@ -17,7 +18,9 @@ from sevenmaps_pipeline.devtools.fleet.apps import FleetState, legacy_sse_app
 from sevenmaps_pipeline.devtools.fleet.run import Fleet
 from sevenmaps_pipeline.devtools.fleet.scripted import Scripted, ScriptedApp, initialize_result, json_answer
 from sevenmaps_pipeline.lake.keys import server_key
+from sevenmaps_pipeline.probe.checker import EndpointCheck
 from sevenmaps_pipeline.probe.config import MODERN_PROTOCOL_VERSION, ProbeConfig, Timeouts
+from sevenmaps_pipeline.probe.http import build_client
 from sevenmaps_pipeline.probe.readiness import readiness_one
 from sevenmaps_pipeline.probe.readiness_scan import ReadinessRows, readiness_scan
 from sevenmaps_pipeline.rules.readiness import score_mcp
@@ -170,3 +173,42 @@ def test_a_followed_redirect_to_a_host_that_refuses_fails_no_redirect_chain(flee
 def test_an_sse_check_keeps_the_streams_status(fleet):
     row, _ = _score(fleet, fleet.host("legacy").url, remote_type="sse")
     assert row["outcome"] == "ok" and row["http_status"] == 200
+
+
+# --- 7. a followed redirect on tools/list to an address the guard refuses ------------------------------------
+
+REBIND = "rebind.hostile.test"  # same registrable domain as HOSTILE; resolves to a loopback address (a rebind)
+
+
+@pytest.fixture
+def rebind(monkeypatch):
+    # DNS answering a private address for a same-domain name: the system resolver is faked for that one name
+    # only (conftest's resolver refuses any other non-loopback name), the guard itself is ours and real.
+    resolve = socket.getaddrinfo
+
+    def getaddrinfo(host, *args, **kwargs):
+        name = host.decode() if isinstance(host, bytes) else host
+        return resolve("127.0.0.1" if name == REBIND else host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+
+
+def test_a_handshake_that_answered_survives_a_tool_list_redirect_to_a_refused_address(fleet, hostile, rebind):
+    hostile.reset(_handshake_era(Scripted(307, headers=[("location", f"https://{REBIND}/mcp")])))
+    url = f"https://{HOSTILE}/mcp"
+    row, lines = _score(fleet, url)
+    assert row["outcome"] == "skipped" and "non-public" in row["outcome_detail"], row["outcome_detail"]
+    assert row["answered_via"] == "initialize" and row["redirects_followed"] == 1
+    assert lines["answers"].passed and lines["discover_or_initialize"].passed
+    line = lines["https_no_redirects"]
+    assert line.seen and not line.passed and "1 redirect" in line.evidence
+    assert not lines["definition_tokens"].seen
+    # the daily probe's outcome (and so its day code) is unchanged: skipped, never the server's fault
+    config = _config(fleet)
+
+    async def daily():
+        async with build_client(config) as client:
+            return await EndpointCheck(client, config, url, dt.datetime.now(dt.UTC)).run()
+
+    result = asyncio.run(daily())
+    assert result.outcome == "skipped" and result.skip_reason == "resolves to a non-public address"

@@ -33,7 +33,7 @@ from ..registry.listing import SkipReason
 from ..rules.discovery import CARD_SURFACES
 from ..rules.fingerprints import summarize_tools
 from ..rules.namespace import namespace_domain
-from ..rules.outcomes import NOT_A_RESULT, NOT_CHECKED, ROBOTS_UNAVAILABLE, not_checked_detail
+from ..rules.outcomes import NOT_A_RESULT, NOT_CHECKED, ROBOTS_UNAVAILABLE, SKIPPED, not_checked_detail
 from ..rules.tokens import definition_tokens
 from .checker import CheckResult, EndpointCheck
 from .config import PROBER_VERSION, ProbeConfig
@@ -113,7 +113,12 @@ def _required_arguments(tools: Sequence[Any]) -> int:
 
 def answered_via(result: CheckResult) -> str | None:
     """How the endpoint answered, as the rubric's first lines read it: the handshake that worked, whatever
-    came after it (a tools/list that failed, a 401 on it, a timeout), else a 401 to the handshake."""
+    came after it (a tools/list that failed, a 401 on it, a timeout, a followed redirect to an address the guard
+    refuses), else a 401 to the handshake."""
+    if result.outcome == SKIPPED and result.handshake_via is not None:
+        # "A handshake that answered is an answer" (docs/methodology.md, "Readiness"): a later step refused by
+        # the address guard (a same-domain hop that resolves privately) does not unsee what was answered.
+        return result.handshake_via
     if result.outcome in NOT_A_RESULT:
         return None  # not contacted, or our own fault: nothing was seen
     if result.handshake_via is not None:
@@ -136,7 +141,9 @@ def check_row(result: CheckResult, listing: dict[str, Any], day: dt.date, run_id
         "round_trip_ms": result.first_answer_ms if via in ("discover", "initialize", "401") else None,
         "outcome": result.outcome, "outcome_detail": result.outcome_detail[:2000], "skip_reason": result.skip_reason,
         "http_status": result.http_status, "answered_via": via,
-        "redirects_followed": redirects if via is not None else None,
+        # a followed hop is a fact even when nothing was then seen ("Redirects": it fails the line whatever
+        # the next hop did)
+        "redirects_followed": redirects if via is not None or (redirects or 0) > 0 else None,
         "protocol_version": result.protocol_version if via in ("discover", "initialize") else None,
         "server_info_name": result.server_info_name, "server_info_version": result.server_info_version,
         "ttl_ms": result.ttl_ms, "cache_scope": result.cache_scope,
