@@ -8,16 +8,20 @@ official-SDK servers and scripted hosts, over TLS on 127.0.0.1."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import datetime as dt
 import socket
 
 import pytest
+from conftest import served_on_loopback
 
 from sevenmaps_pipeline.devtools.fleet.apps import FleetState, legacy_sse_app
+from sevenmaps_pipeline.devtools.fleet.codehost_app import CodeHostApp
 from sevenmaps_pipeline.devtools.fleet.run import Fleet
 from sevenmaps_pipeline.devtools.fleet.scripted import Scripted, ScriptedApp, initialize_result, json_answer
 from sevenmaps_pipeline.lake.keys import server_key
+from sevenmaps_pipeline.lookups.codehost import CodeHostClient
 from sevenmaps_pipeline.probe.checker import EndpointCheck
 from sevenmaps_pipeline.probe.config import MODERN_PROTOCOL_VERSION, ProbeConfig, Timeouts
 from sevenmaps_pipeline.probe.http import build_client
@@ -212,3 +216,50 @@ def test_a_handshake_that_answered_survives_a_tool_list_redirect_to_a_refused_ad
 
     result = asyncio.run(daily())
     assert result.outcome == "skipped" and result.skip_reason == "resolves to a non-public address"
+
+
+# --- 8. a run cancelled while the code host answers --------------------------------------------------------
+
+CODEHOST_DELAY = 0.4
+
+
+class _SlowCodeHost:
+    """The code-host fixture, answering each request after CODEHOST_DELAY seconds."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http":
+            await asyncio.sleep(CODEHOST_DELAY)
+        await self.app(scope, receive, send)
+
+
+def test_a_run_cancelled_in_the_code_host_phase_lands_each_check_once(fleet):
+    names = ["weather", "notes", "calendar", "elder", "ready", "shuffle", "newcat", "skillful"]
+    listings = [{**_listing(fleet.host(name).url), "repository_url": f"https://github.com/acme/{name}"}
+                for name in names]
+    fixture = CodeHostApp({})
+    sink = ReadinessRows()
+
+    async def cancelled(codehost: CodeHostClient) -> list[dict]:
+        task = asyncio.create_task(readiness_scan(listings, TODAY, "cancelled", _config(fleet),
+                                                  lambda: dt.datetime.now(dt.UTC), sink, codehost=codehost))
+        while not sink.checks:  # the code-host phase landed its first row
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(CODEHOST_DELAY * 1.5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        landed = copy.deepcopy(sink.checks)
+        await asyncio.sleep(CODEHOST_DELAY * (len(names) + 2))  # what the phase's thread would still do
+        return landed
+
+    with served_on_loopback(_SlowCodeHost(fixture.app), "the slow code host") as base, \
+            CodeHostClient(base) as codehost:
+        landed = asyncio.run(cancelled(codehost))
+    keys = [row["server_key"] for row in sink.checks]
+    assert sorted(keys) == sorted(listing["server_key"] for listing in listings)  # one row per endpoint
+    assert sink.checks == landed  # nothing landed, nor changed, after the run ended
+    assert any(row.get("repo_detail", "").startswith("not read") for row in sink.checks)
+    assert any(row.get("repo_detail") == "no such repository (or not public)" for row in sink.checks)

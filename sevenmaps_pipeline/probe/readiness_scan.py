@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
+import threading
 import traceback
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -336,6 +337,7 @@ async def readiness_scan(listings: Iterable[dict[str, Any]], day: dt.date, run_i
                         _operator_bad_call, cards if cards is not None else CardBook(), earlier,
                         frozenset(scan_origins) if scan_origins is not None else None)
     total, done = len(pending), 0
+    phase = _Phase()
 
     def count() -> None:
         nonlocal done
@@ -369,11 +371,17 @@ async def readiness_scan(listings: Iterable[dict[str, Any]], day: dt.date, run_i
                              run.document_failed)
         unread = [folder for folder in skills if _skill_key(folder) not in earlier.skills]
         await asyncio.to_thread(_code_host_phase, run.rows, codehost, unread, day, run_id, clock, sink,
-                                earlier.repositories)
+                                earlier.repositories, phase)
     finally:
-        for row in run.rows:  # left by a phase that failed: landed without the code host's answer
-            row["repo_detail"] = "not read: the readiness run ended before the code host answered"
-            sink.add_check(row)
+        # A cancelled task leaves its thread running: stop it before its next row, and wait out the one it
+        # may be landing, so each check lands exactly once and no landed row changes after
+        # (docs/methodology.md, "Readiness": each check's row lands as soon as it is complete).
+        phase.stop.set()
+        with phase.landing:
+            for row in run.rows:  # left by a phase that failed: landed without the code host's answer
+                row["repo_detail"] = "not read: the readiness run ended before the code host answered"
+                sink.add_check(row)
+            run.rows.clear()
     return sink
 
 
@@ -402,12 +410,24 @@ def _skill_key(folder: RepoFolder) -> str:
     return f"github.com/{folder.owner}/{folder.repo}/{folder.path}"
 
 
+@dataclass
+class _Phase:
+    """The code-host phase's thread and the run that started it: `stop` once the run ended (the thread lands
+    nothing more), `landing` held while a row is completed and landed, so the run lands what is left only
+    between two rows."""
+
+    stop: threading.Event = field(default_factory=threading.Event)
+    landing: threading.Lock = field(default_factory=threading.Lock)
+
+
 def _code_host_phase(rows: list[dict[str, Any]], codehost: CodeHostClient | None, skills: Sequence[RepoFolder],
                      day: dt.date, run_id: str, clock: Clock, sink: ReadinessSink,
-                     known: Mapping[tuple[str, str], RepoStatus | str] | None = None) -> None:
+                     known: Mapping[tuple[str, str], RepoStatus | str] | None = None,
+                     phase: _Phase | None = None) -> None:
     """Each distinct repository once a day (`known`: the statuses the day's earlier runs read), each check of
     `rows` landed once its repository is read, then each skill's SKILL.md; a reason wherever an answer is
-    missing."""
+    missing. Nothing more once `phase.stop` is set."""
+    phase = phase if phase is not None else _Phase()
     statuses: dict[tuple[str, str], RepoStatus | str] = dict(known or {})
 
     def status(owner: str, repo: str) -> RepoStatus | str:
@@ -416,15 +436,25 @@ def _code_host_phase(rows: list[dict[str, Any]], codehost: CodeHostClient | None
             statuses[key] = codehost.repository(owner, repo) if codehost is not None else "no code host configured"
         return statuses[key]
 
-    rows.reverse()
-    while rows:  # each check lands once its repository is read, and leaves `rows` only once landed
-        row = rows[-1]
+    with phase.landing:
+        rows.reverse()
+    while True:  # each check lands once its repository is read, and leaves `rows` only once landed
+        with phase.landing:
+            if phase.stop.is_set() or not rows:
+                break
+            row = rows[-1]
         parsed = _repository_to_ask(row)
-        if parsed is not None:
-            _fill_repo(row, status(*parsed))
-        sink.add_check(row)
-        rows.pop()
+        answer = status(*parsed) if parsed is not None else None
+        with phase.landing:
+            if phase.stop.is_set():
+                return  # the run landed this row itself
+            if answer is not None:
+                _fill_repo(row, answer)
+            sink.add_check(row)
+            rows.pop()
     for folder in skills:
+        if phase.stop.is_set():
+            return
         skill: dict[str, Any] = {"day": day, "run_id": run_id, "skill_key": _skill_key(folder),
                                  "folder_url": folder.url, "folder_name": folder.name,
                                  "requested_at": clock(), "prober_version": PROBER_VERSION}
