@@ -263,3 +263,18 @@ def test_a_run_cancelled_in_the_code_host_phase_lands_each_check_once(fleet):
     assert sink.checks == landed  # nothing landed, nor changed, after the run ended
     assert any(row.get("repo_detail", "").startswith("not read") for row in sink.checks)
     assert any(row.get("repo_detail") == "no such repository (or not public)" for row in sink.checks)
+
+
+# --- 9. an endpoint URL that cannot be read ----------------------------------------------------------------
+
+def test_an_unreadable_endpoint_url_lands_a_row_with_its_reason(fleet):
+    bad = {"server_key": "unreadable-ipv6", "url": "https://[::1/mcp", "remote_type": "streamable-http",
+           "listing": "probe"}
+    listings = [bad, _listing(fleet.host("calendar").url)]
+    sink = ReadinessRows()
+    asyncio.run(readiness_scan(listings, TODAY, "unreadable", _config(fleet), lambda: dt.datetime.now(dt.UTC), sink))
+    rows = {row["url"]: row for row in sink.checks}
+    assert set(rows) == {"https://[::1/mcp", fleet.host("calendar").url}
+    row = rows["https://[::1/mcp"]
+    assert row["outcome"] == "prober_error" and "Invalid IPv6 URL" in row["outcome_detail"]
+    assert row["origin"] is None and row["publisher_domain"] is None and row["answered_via"] is None

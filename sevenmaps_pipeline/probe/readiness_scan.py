@@ -137,7 +137,7 @@ def check_row(result: CheckResult, listing: dict[str, Any], day: dt.date, run_id
     via = answered_via(result)
     row: dict[str, Any] = {
         "day": day, "run_id": run_id, "server_key": key, "server_id": server_id(key),
-        "server_name": listing.get("server_name"), "url": url, "origin": origin_of(url),
+        "server_name": listing.get("server_name"), "url": url, "origin": _origin_or_none(url),
         "started_at": result.started_at,
         "round_trip_ms": result.first_answer_ms if via in ("discover", "initialize", "401") else None,
         "outcome": result.outcome, "outcome_detail": result.outcome_detail[:2000], "skip_reason": result.skip_reason,
@@ -164,6 +164,15 @@ def check_row(result: CheckResult, listing: dict[str, Any], day: dt.date, run_id
         if result.second_tool_names is not None:
             row["second_tool_names_json"] = json.dumps(result.second_tool_names, ensure_ascii=False)
     return row
+
+
+def _origin_or_none(url: str) -> str | None:
+    """The URL's origin, or None for a URL that cannot be read (`https://[::1/mcp`): its row still lands, with
+    the reason (docs/methodology.md, "Outcomes": nothing one endpoint does takes the run down)."""
+    try:
+        return origin_of(url)
+    except ValueError:
+        return None
 
 
 def _not_contacted(listing: dict[str, Any], now: dt.datetime, outcome: str, detail: str,
