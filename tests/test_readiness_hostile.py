@@ -83,7 +83,9 @@ def _tools(request_id: int) -> Scripted:
 # --- 1. a hostile WWW-Authenticate ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("metadata", ["https://[::1", "http://[x]/.well-known/oauth-protected-resource",
-                                      "http://auth.hostile.test/prm", "https:///no-host"])
+                                      "http://auth.hostile.test/prm", "https:///no-host",
+                                      "https://exa mple.test/.well-known/oauth-protected-resource",
+                                      "https://auth<x.hostile.test/prm"])
 def test_a_hostile_resource_metadata_never_takes_the_run_or_its_other_rows_down(fleet, hostile, metadata):
     hostile.reset({"server/discover": Scripted(401, headers=[
         ("www-authenticate", f'Bearer error="invalid_token", resource_metadata="{metadata}"')])})
