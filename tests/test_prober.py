@@ -157,6 +157,11 @@ def test_redirects_within_the_registrable_domain_are_followed_once(fleet):
     ("https://127.0.0.1/mcp", "https://127.1/mcp", True),  # the same address, as a browser reads it
     ("https://[::1]/mcp", "https://[::2]/mcp", False),
     ("https://a.example.com/mcp", "https://b.example.com/mcp", True),
+    # names with no registrable domain: only the very same host
+    ("https://localhost/mcp", "https://intranet/mcp", False),
+    ("https://ai/mcp", "https://io/mcp", False),
+    ("https://h2single/mcp", "https://localhost/mcp", False),
+    ("https://intranet/mcp", "https://intranet:8443/other", True),
 ])
 def test_an_ip_literal_redirects_only_to_the_same_address(url, location, followed):
     _, why = redirect_target(url, location)

@@ -8,16 +8,23 @@ official-SDK servers and scripted hosts, over TLS on 127.0.0.1."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import datetime as dt
+import socket
 
 import pytest
+from conftest import served_on_loopback
 
 from sevenmaps_pipeline.devtools.fleet.apps import FleetState, legacy_sse_app
+from sevenmaps_pipeline.devtools.fleet.codehost_app import CodeHostApp
 from sevenmaps_pipeline.devtools.fleet.run import Fleet
 from sevenmaps_pipeline.devtools.fleet.scripted import Scripted, ScriptedApp, initialize_result, json_answer
 from sevenmaps_pipeline.lake.keys import server_key
+from sevenmaps_pipeline.lookups.codehost import CodeHostClient
+from sevenmaps_pipeline.probe.checker import EndpointCheck
 from sevenmaps_pipeline.probe.config import MODERN_PROTOCOL_VERSION, ProbeConfig, Timeouts
+from sevenmaps_pipeline.probe.http import build_client
 from sevenmaps_pipeline.probe.readiness import readiness_one
 from sevenmaps_pipeline.probe.readiness_scan import ReadinessRows, readiness_scan
 from sevenmaps_pipeline.rules.readiness import score_mcp
@@ -76,7 +83,9 @@ def _tools(request_id: int) -> Scripted:
 # --- 1. a hostile WWW-Authenticate ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("metadata", ["https://[::1", "http://[x]/.well-known/oauth-protected-resource",
-                                      "http://auth.hostile.test/prm", "https:///no-host"])
+                                      "http://auth.hostile.test/prm", "https:///no-host",
+                                      "https://exa mple.test/.well-known/oauth-protected-resource",
+                                      "https://auth<x.hostile.test/prm"])
 def test_a_hostile_resource_metadata_never_takes_the_run_or_its_other_rows_down(fleet, hostile, metadata):
     hostile.reset({"server/discover": Scripted(401, headers=[
         ("www-authenticate", f'Bearer error="invalid_token", resource_metadata="{metadata}"')])})
@@ -170,3 +179,104 @@ def test_a_followed_redirect_to_a_host_that_refuses_fails_no_redirect_chain(flee
 def test_an_sse_check_keeps_the_streams_status(fleet):
     row, _ = _score(fleet, fleet.host("legacy").url, remote_type="sse")
     assert row["outcome"] == "ok" and row["http_status"] == 200
+
+
+# --- 7. a followed redirect on tools/list to an address the guard refuses ------------------------------------
+
+REBIND = "rebind.hostile.test"  # same registrable domain as HOSTILE; resolves to a loopback address (a rebind)
+
+
+@pytest.fixture
+def rebind(monkeypatch):
+    # DNS answering a private address for a same-domain name: the system resolver is faked for that one name
+    # only (conftest's resolver refuses any other non-loopback name), the guard itself is ours and real.
+    resolve = socket.getaddrinfo
+
+    def getaddrinfo(host, *args, **kwargs):
+        name = host.decode() if isinstance(host, bytes) else host
+        return resolve("127.0.0.1" if name == REBIND else host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+
+
+def test_a_handshake_that_answered_survives_a_tool_list_redirect_to_a_refused_address(fleet, hostile, rebind):
+    hostile.reset(_handshake_era(Scripted(307, headers=[("location", f"https://{REBIND}/mcp")])))
+    url = f"https://{HOSTILE}/mcp"
+    row, lines = _score(fleet, url)
+    assert row["outcome"] == "skipped" and "non-public" in row["outcome_detail"], row["outcome_detail"]
+    assert row["answered_via"] == "initialize" and row["redirects_followed"] == 1
+    assert lines["answers"].passed and lines["discover_or_initialize"].passed
+    line = lines["https_no_redirects"]
+    assert line.seen and not line.passed and "1 redirect" in line.evidence
+    assert not lines["definition_tokens"].seen
+    # the daily probe's outcome (and so its day code) is unchanged: skipped, never the server's fault
+    config = _config(fleet)
+
+    async def daily():
+        async with build_client(config) as client:
+            return await EndpointCheck(client, config, url, dt.datetime.now(dt.UTC)).run()
+
+    result = asyncio.run(daily())
+    assert result.outcome == "skipped" and result.skip_reason == "resolves to a non-public address"
+
+
+# --- 8. a run cancelled while the code host answers --------------------------------------------------------
+
+CODEHOST_DELAY = 0.4
+
+
+class _SlowCodeHost:
+    """The code-host fixture, answering each request after CODEHOST_DELAY seconds."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http":
+            await asyncio.sleep(CODEHOST_DELAY)
+        await self.app(scope, receive, send)
+
+
+def test_a_run_cancelled_in_the_code_host_phase_lands_each_check_once(fleet):
+    names = ["weather", "notes", "calendar", "elder", "ready", "shuffle", "newcat", "skillful"]
+    listings = [{**_listing(fleet.host(name).url), "repository_url": f"https://github.com/acme/{name}"}
+                for name in names]
+    fixture = CodeHostApp({})
+    sink = ReadinessRows()
+
+    async def cancelled(codehost: CodeHostClient) -> list[dict]:
+        task = asyncio.create_task(readiness_scan(listings, TODAY, "cancelled", _config(fleet),
+                                                  lambda: dt.datetime.now(dt.UTC), sink, codehost=codehost))
+        while not sink.checks:  # the code-host phase landed its first row
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(CODEHOST_DELAY * 1.5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        landed = copy.deepcopy(sink.checks)
+        await asyncio.sleep(CODEHOST_DELAY * (len(names) + 2))  # what the phase's thread would still do
+        return landed
+
+    with served_on_loopback(_SlowCodeHost(fixture.app), "the slow code host") as base, \
+            CodeHostClient(base) as codehost:
+        landed = asyncio.run(cancelled(codehost))
+    keys = [row["server_key"] for row in sink.checks]
+    assert sorted(keys) == sorted(listing["server_key"] for listing in listings)  # one row per endpoint
+    assert sink.checks == landed  # nothing landed, nor changed, after the run ended
+    assert any(row.get("repo_detail", "").startswith("not read") for row in sink.checks)
+    assert any(row.get("repo_detail") == "no such repository (or not public)" for row in sink.checks)
+
+
+# --- 9. an endpoint URL that cannot be read ----------------------------------------------------------------
+
+def test_an_unreadable_endpoint_url_lands_a_row_with_its_reason(fleet):
+    bad = {"server_key": "unreadable-ipv6", "url": "https://[::1/mcp", "remote_type": "streamable-http",
+           "listing": "probe"}
+    listings = [bad, _listing(fleet.host("calendar").url)]
+    sink = ReadinessRows()
+    asyncio.run(readiness_scan(listings, TODAY, "unreadable", _config(fleet), lambda: dt.datetime.now(dt.UTC), sink))
+    rows = {row["url"]: row for row in sink.checks}
+    assert set(rows) == {"https://[::1/mcp", fleet.host("calendar").url}
+    row = rows["https://[::1/mcp"]
+    assert row["outcome"] == "prober_error" and "Invalid IPv6 URL" in row["outcome_detail"]
+    assert row["origin"] is None and row["publisher_domain"] is None and row["answered_via"] is None

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
+import threading
 import traceback
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,7 +34,7 @@ from ..registry.listing import SkipReason
 from ..rules.discovery import CARD_SURFACES
 from ..rules.fingerprints import summarize_tools
 from ..rules.namespace import namespace_domain
-from ..rules.outcomes import NOT_A_RESULT, NOT_CHECKED, ROBOTS_UNAVAILABLE, not_checked_detail
+from ..rules.outcomes import NOT_A_RESULT, NOT_CHECKED, ROBOTS_UNAVAILABLE, SKIPPED, not_checked_detail
 from ..rules.tokens import definition_tokens
 from .checker import CheckResult, EndpointCheck
 from .config import PROBER_VERSION, ProbeConfig
@@ -113,7 +114,12 @@ def _required_arguments(tools: Sequence[Any]) -> int:
 
 def answered_via(result: CheckResult) -> str | None:
     """How the endpoint answered, as the rubric's first lines read it: the handshake that worked, whatever
-    came after it (a tools/list that failed, a 401 on it, a timeout), else a 401 to the handshake."""
+    came after it (a tools/list that failed, a 401 on it, a timeout, a followed redirect to an address the guard
+    refuses), else a 401 to the handshake."""
+    if result.outcome == SKIPPED and result.handshake_via is not None:
+        # "A handshake that answered is an answer" (docs/methodology.md, "Readiness"): a later step refused by
+        # the address guard (a same-domain hop that resolves privately) does not unsee what was answered.
+        return result.handshake_via
     if result.outcome in NOT_A_RESULT:
         return None  # not contacted, or our own fault: nothing was seen
     if result.handshake_via is not None:
@@ -131,12 +137,14 @@ def check_row(result: CheckResult, listing: dict[str, Any], day: dt.date, run_id
     via = answered_via(result)
     row: dict[str, Any] = {
         "day": day, "run_id": run_id, "server_key": key, "server_id": server_id(key),
-        "server_name": listing.get("server_name"), "url": url, "origin": origin_of(url),
+        "server_name": listing.get("server_name"), "url": url, "origin": _origin_or_none(url),
         "started_at": result.started_at,
         "round_trip_ms": result.first_answer_ms if via in ("discover", "initialize", "401") else None,
         "outcome": result.outcome, "outcome_detail": result.outcome_detail[:2000], "skip_reason": result.skip_reason,
         "http_status": result.http_status, "answered_via": via,
-        "redirects_followed": redirects if via is not None else None,
+        # a followed hop is a fact even when nothing was then seen ("Redirects": it fails the line whatever
+        # the next hop did)
+        "redirects_followed": redirects if via is not None or (redirects or 0) > 0 else None,
         "protocol_version": result.protocol_version if via in ("discover", "initialize") else None,
         "server_info_name": result.server_info_name, "server_info_version": result.server_info_version,
         "ttl_ms": result.ttl_ms, "cache_scope": result.cache_scope,
@@ -156,6 +164,15 @@ def check_row(result: CheckResult, listing: dict[str, Any], day: dt.date, run_id
         if result.second_tool_names is not None:
             row["second_tool_names_json"] = json.dumps(result.second_tool_names, ensure_ascii=False)
     return row
+
+
+def _origin_or_none(url: str) -> str | None:
+    """The URL's origin, or None for a URL that cannot be read (`https://[::1/mcp`): its row still lands, with
+    the reason (docs/methodology.md, "Outcomes": nothing one endpoint does takes the run down)."""
+    try:
+        return origin_of(url)
+    except ValueError:
+        return None
 
 
 def _not_contacted(listing: dict[str, Any], now: dt.datetime, outcome: str, detail: str,
@@ -329,6 +346,7 @@ async def readiness_scan(listings: Iterable[dict[str, Any]], day: dt.date, run_i
                         _operator_bad_call, cards if cards is not None else CardBook(), earlier,
                         frozenset(scan_origins) if scan_origins is not None else None)
     total, done = len(pending), 0
+    phase = _Phase()
 
     def count() -> None:
         nonlocal done
@@ -362,11 +380,17 @@ async def readiness_scan(listings: Iterable[dict[str, Any]], day: dt.date, run_i
                              run.document_failed)
         unread = [folder for folder in skills if _skill_key(folder) not in earlier.skills]
         await asyncio.to_thread(_code_host_phase, run.rows, codehost, unread, day, run_id, clock, sink,
-                                earlier.repositories)
+                                earlier.repositories, phase)
     finally:
-        for row in run.rows:  # left by a phase that failed: landed without the code host's answer
-            row["repo_detail"] = "not read: the readiness run ended before the code host answered"
-            sink.add_check(row)
+        # A cancelled task leaves its thread running: stop it before its next row, and wait out the one it
+        # may be landing, so each check lands exactly once and no landed row changes after
+        # (docs/methodology.md, "Readiness": each check's row lands as soon as it is complete).
+        phase.stop.set()
+        with phase.landing:
+            for row in run.rows:  # left by a phase that failed: landed without the code host's answer
+                row["repo_detail"] = "not read: the readiness run ended before the code host answered"
+                sink.add_check(row)
+            run.rows.clear()
     return sink
 
 
@@ -395,12 +419,24 @@ def _skill_key(folder: RepoFolder) -> str:
     return f"github.com/{folder.owner}/{folder.repo}/{folder.path}"
 
 
+@dataclass
+class _Phase:
+    """The code-host phase's thread and the run that started it: `stop` once the run ended (the thread lands
+    nothing more), `landing` held while a row is completed and landed, so the run lands what is left only
+    between two rows."""
+
+    stop: threading.Event = field(default_factory=threading.Event)
+    landing: threading.Lock = field(default_factory=threading.Lock)
+
+
 def _code_host_phase(rows: list[dict[str, Any]], codehost: CodeHostClient | None, skills: Sequence[RepoFolder],
                      day: dt.date, run_id: str, clock: Clock, sink: ReadinessSink,
-                     known: Mapping[tuple[str, str], RepoStatus | str] | None = None) -> None:
+                     known: Mapping[tuple[str, str], RepoStatus | str] | None = None,
+                     phase: _Phase | None = None) -> None:
     """Each distinct repository once a day (`known`: the statuses the day's earlier runs read), each check of
     `rows` landed once its repository is read, then each skill's SKILL.md; a reason wherever an answer is
-    missing."""
+    missing. Nothing more once `phase.stop` is set."""
+    phase = phase if phase is not None else _Phase()
     statuses: dict[tuple[str, str], RepoStatus | str] = dict(known or {})
 
     def status(owner: str, repo: str) -> RepoStatus | str:
@@ -409,15 +445,25 @@ def _code_host_phase(rows: list[dict[str, Any]], codehost: CodeHostClient | None
             statuses[key] = codehost.repository(owner, repo) if codehost is not None else "no code host configured"
         return statuses[key]
 
-    rows.reverse()
-    while rows:  # each check lands once its repository is read, and leaves `rows` only once landed
-        row = rows[-1]
+    with phase.landing:
+        rows.reverse()
+    while True:  # each check lands once its repository is read, and leaves `rows` only once landed
+        with phase.landing:
+            if phase.stop.is_set() or not rows:
+                break
+            row = rows[-1]
         parsed = _repository_to_ask(row)
-        if parsed is not None:
-            _fill_repo(row, status(*parsed))
-        sink.add_check(row)
-        rows.pop()
+        answer = status(*parsed) if parsed is not None else None
+        with phase.landing:
+            if phase.stop.is_set():
+                return  # the run landed this row itself
+            if answer is not None:
+                _fill_repo(row, answer)
+            sink.add_check(row)
+            rows.pop()
     for folder in skills:
+        if phase.stop.is_set():
+            return
         skill: dict[str, Any] = {"day": day, "run_id": run_id, "skill_key": _skill_key(folder),
                                  "folder_url": folder.url, "folder_name": folder.name,
                                  "requested_at": clock(), "prober_version": PROBER_VERSION}

@@ -1,7 +1,8 @@
 """The methodology's redirect rule (docs/methodology.md), in one place for the checks and the per-origin
 GETs: a redirect to the same registrable domain over https is followed once; any other (another domain,
 plain http, a URL carrying credentials, an invalid Location) is recorded and not followed. An IP literal has
-no registrable domain: it is the same site only as the same address."""
+no registrable domain: it is the same site only as the same address; so is a name without one (`localhost`):
+only the very same host."""
 
 from __future__ import annotations
 
@@ -26,7 +27,12 @@ def _site(host: str) -> str | None:
         address = whatwg_ipv4(host)
     except ValueError:
         return f"invalid address {host}"  # ends in a number yet no address: only the very same host matches
-    return f"address {address}" if address is not None else registrable_domain(host)
+    if address is not None:
+        return f"address {address}"
+    # A name with no registrable domain (`localhost`, `intranet`, a bare suffix such as `ai`) is its own site:
+    # None == None would make any two of them one domain (docs/methodology.md, "Redirects").
+    domain = registrable_domain(host)
+    return domain if domain is not None else f"host {host}"
 
 
 def redirect_target(url: str, location: str) -> tuple[str | None, str | None]:

@@ -161,7 +161,10 @@ def publisher_domain(server_name: Any, url: str) -> str | None:
         domain = namespace_domain(server_name.split("/", 1)[0])
         if domain is not None:
             return domain
-    host = httpx.URL(url).host if url else ""
+    try:
+        host = httpx.URL(url).host if url else ""
+    except httpx.InvalidURL:  # an unreadable URL has no domain; its check row still lands ("Outcomes")
+        return None
     return registrable_domain(host) if host else None
 
 

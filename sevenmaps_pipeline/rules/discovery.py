@@ -10,14 +10,18 @@ server's own answer says otherwise, because clients are told to prefer the live 
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+import httpx
+
 CARD_SURFACES = ("server_card", "well_known_server_card", "well_known_mcp_json")
 _RESOURCE_METADATA = re.compile(r'resource_metadata="([^"]+)"')
 _MARKDOWN_TYPES = ("text/markdown", "text/x-markdown")
+_LABEL = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?")
 
 
 def _json_object(body: str | None) -> dict | None:
@@ -72,6 +76,16 @@ def answered(surface: str, status: int | None, content_type: str | None, body: s
     return False, f"unknown surface {surface!r}"
 
 
+def _valid_host(raw_host: bytes) -> bool:
+    """An IP address, or a name of LDH labels (underscores allowed, as DNS has them) once IDNA-encoded."""
+    host = raw_host.decode("ascii", "replace").rstrip(".")
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        return len(host) <= 253 and all(_LABEL.fullmatch(label) for label in host.split("."))
+
+
 def resource_metadata_of(www_authenticate: str | None) -> tuple[str | None, str | None]:
     """(the RFC 9728 resource_metadata URL a 401's WWW-Authenticate names, if it may be asked for; why it may
     not, when it names one that may not). Only an https URL with a host is asked for (docs/methodology.md,
@@ -83,8 +97,10 @@ def resource_metadata_of(www_authenticate: str | None) -> tuple[str | None, str 
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises on a malformed port
-        usable = parts.scheme.lower() == "https" and bool(parts.hostname)
-    except ValueError:  # an unclosed "[", a bracketed host that is no IPv6 address, a bad port
+        # the URL the probe would ask must parse as httpx reads it, to a host that can be resolved: a name
+        # with a space or a "<" is no host (httpx would percent-encode it and the probe try to resolve it)
+        usable = parts.scheme.lower() == "https" and bool(parts.hostname) and _valid_host(httpx.URL(url).raw_host)
+    except (ValueError, httpx.InvalidURL):  # an unclosed "[", a bracketed host that is no IPv6 address, a bad port
         usable = False
     if not usable:
         return None, f"resource_metadata {url[:200]!r} is not an https URL with a host: not asked"

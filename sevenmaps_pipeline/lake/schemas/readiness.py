@@ -30,9 +30,12 @@ RAW_READINESS = TableSpec(
             col("skip_reason", pa.string(), "why the endpoint was not contacted (outcome skipped)"),
             col("http_status", pa.int32(), "HTTP status of the decisive response"),
             col("answered_via", pa.string(), "discover | initialize (the handshake whose result was accepted, "
-                "even when tools/list failed after it) | 401 | none (contacted, no such answer); null when not "
+                "even when tools/list failed after it, or was refused by the address guard: outcome skipped) | 401 | "
+                "none (contacted, no such answer); null when not "
                 "contacted or our own fault"),
-            col("redirects_followed", pa.int32(), "redirects followed before the answer (the rule allows one)"),
+            col("redirects_followed", pa.int32(), "redirects followed (the redirect rule allows one per step): "
+                "before the answer, or a same-domain hop followed on the second tools/list; null when no answer "
+                "was seen and none was followed"),
             col("later_redirect", pa.string(), "a redirect not followed on a request after the first tools/list "
                 "(the second tools/list, an operator's bad call): what it was; it changes no outcome and fails "
                 "\"https, with no redirect chain\" (null: none)"),
