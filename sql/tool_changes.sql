@@ -183,7 +183,7 @@ list_diffs AS (
     WHERE risk IN ('yellow', 'red') OR previous_risk IN ('yellow', 'red')
     UNION ALL
     SELECT old_hash, new_hash, 'tool_renamed', name, previous_name, NULL, risk, previous_risk,
-           previous_name || ' renamed to ' || name
+           coalesce(previous_name, '(unnamed)') || ' renamed to ' || coalesce(name, '(unnamed)')
     FROM renamed
     UNION ALL
     SELECT x.old_hash, x.new_hash, 'risk_rise', x.name, x.previous_name, NULL, x.risk, x.previous_risk,

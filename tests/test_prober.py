@@ -162,6 +162,10 @@ def test_redirects_within_the_registrable_domain_are_followed_once(fleet):
     ("https://ai/mcp", "https://io/mcp", False),
     ("https://h2single/mcp", "https://localhost/mcp", False),
     ("https://intranet/mcp", "https://intranet:8443/other", True),
+    # a name and its ASCII (punycode) form are one domain, either way round
+    ("https://bücher.example/mcp", "https://www.xn--bcher-kva.example/mcp", True),
+    ("https://www.xn--bcher-kva.example/mcp", "https://bücher.example/mcp", True),
+    ("https://bücher.example/mcp", "https://buecher.example/mcp", False),
 ])
 def test_an_ip_literal_redirects_only_to_the_same_address(url, location, followed):
     _, why = redirect_target(url, location)

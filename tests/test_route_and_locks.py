@@ -314,3 +314,35 @@ def test_verify_lock_says_what_the_change_records_say(lake, case):
     assert sorted(lock["risk_rose_in"]) == recorded("risk_rise"), lock
     fields = {c["tool_name"]: c["changed_fields"] for c in records if c["kind"] == "tool_changed"}
     assert {c["tool"]: c["fields"] for c in lock["changed"]} == fields, lock
+
+
+def test_a_tool_without_a_name_is_named_unnamed_in_a_rise(lake):
+    lock, records = lock_and_records(lake, [WIPE], [WIPE, {"description": "Delete every record.",
+                                                          "inputSchema": OBJECT}])
+    assert lock["risk_rose_in"] == ["(unnamed)"] and lock["added"] == [{"tool": None, "risk": "red"}]
+    assert [c["kind"] for c in records if c["tool_name"] is None] == ["risk_rise", "tool_added"]
+
+
+@pytest.mark.parametrize("second_day", ["another list", "the same tool beside another"])
+def test_a_level_only_an_older_method_kept_is_never_read_from_what_is_kept(lake, tmp_path, monkeypatch, request,
+                                                                          second_day):
+    """The approved list was seen only under an older risk method, and one of its tools has a description that is
+    not text (kept as null), which classified again from what is kept reads 'yellow', not the red its definition
+    gives. Its level under the current method is the same definition's in a list computed under it (the endpoint's
+    previous list, computed again on the day of the change), else unknown; never a rise to the served red."""
+    deleting = {"name": "x", "description": ["Delete every document"], "inputSchema": OBJECT}
+    reworded = dict(deleting, inputSchema={"type": "object", "properties": {"p": {"type": "string"}}})
+    url = URLS["notes"]
+    lists = ([deleting], [WIPE] if second_day == "another list" else [deleting, WIPE], [reworded])
+    for i, tools in enumerate(lists):
+        if i == 2:
+            make_creating_high_risk(tmp_path, monkeypatch, request)
+        land_probes(lake, [probe(url, "ok", day=DAYS[i], tools=tools)], day=DAYS[i])
+        rebuild_day(lake, DAYS[i])
+    with MapDay.open(lake) as day:
+        lock = verify_lock(day, url, summarize_tools([deleting]).tools_hash)
+    known = second_day != "another list"
+    assert lock["changed"] == [{"tool": "x", "fields": ["inputSchema"], "previous_risk": "red" if known else None,
+                                "risk": "red"}]
+    assert lock["risk_rose"] is False and lock.get("levels_unknown") == (None if known else ["x"])
+    assert ("the level of x under the current method is unknown" in (lock["note"] or "")) is not known

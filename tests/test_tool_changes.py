@@ -259,3 +259,14 @@ def test_changes_refuse_to_run_without_the_facts_they_compare(lake):
     curated.build_daily_status(lake, DAY2)
     with pytest.raises(FileNotFoundError, match="materialise tool_facts"):
         curated.build_tool_changes(lake, DAY2)
+
+
+def test_a_tool_without_a_name_renamed_is_recorded_not_a_failed_day(lake):
+    # A server may serve a tool without a name (kept as null) and then name it: the rename is recorded with the
+    # name it lacked said in words, and the day's build does not stop on a null detail.
+    url = "https://a.example.com/mcp"
+    unnamed = {"description": "Search the docs.", "inputSchema": {"type": "object"}}
+    rows = two_days(lake, [probe(url, "ok", day=DAY1, tools=[unnamed])],
+                    [probe(url, "ok", day=DAY2, tools=[dict(unnamed, name="a")])])[server_key(url)]
+    assert [(r["kind"], r["tool_name"], r["previous_tool_name"], r["detail"]) for r in rows] == [
+        ("tool_renamed", "a", None, "(unnamed) renamed to a")]

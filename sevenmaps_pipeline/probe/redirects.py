@@ -30,9 +30,17 @@ def _site(host: str) -> str | None:
     if address is not None:
         return f"address {address}"
     # A name with no registrable domain (`localhost`, `intranet`, a bare suffix such as `ai`) is its own site:
-    # None == None would make any two of them one domain (docs/methodology.md, "Redirects").
-    domain = registrable_domain(host)
+    # None == None would make any two of them one domain (docs/methodology.md, "Redirects"). A name is read in
+    # its ASCII form, so `bücher.de` and `xn--bcher-kva.de` are one domain.
+    domain = registrable_domain(_ascii(host))
     return domain if domain is not None else f"host {host}"
+
+
+def _ascii(host: str) -> str:
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return host  # not a name IDNA can encode: compared as written
 
 
 def redirect_target(url: str, location: str) -> tuple[str | None, str | None]:

@@ -16,6 +16,7 @@ import re
 from collections import Counter
 from typing import Any
 
+from ..rules.fingerprints import tool_fingerprint
 from ..rules.methods import CHANGES_METHOD, WATCH_KINDS
 from ..rules.risk import LEVELS, classify, default_vocabulary
 from ..rules.tool_facts import facts_method
@@ -27,9 +28,8 @@ MAX_CHANGES = 500
 
 
 def _definitions(mapday: MapDay, tools_hash: str) -> list[dict[str, Any]] | None:
-    """The list's tools as tool_facts keeps them, each with its level under the current method: the stored one
-    where the list's latest rows are of that method (what every other surface shows), else classified again
-    from the fields kept. None when the map never saw the list; [] for a list seen empty (it has no tools)."""
+    """The list's tools as tool_facts keeps them, each with its level under the current method (`_level`).
+    None when the map never saw the list; [] for a list seen empty (it has no tools)."""
     rows = mapday.rows(
         "SELECT position, fingerprint, name, description, input_schema_json, annotations_json, risk, method_version "
         "FROM tool_facts WHERE tools_hash = $h "
@@ -37,7 +37,13 @@ def _definitions(mapday: MapDay, tools_hash: str) -> list[dict[str, Any]] | None
     if not rows:
         seen = mapday.rows("SELECT tool_count FROM tool_lists WHERE tools_hash = $h LIMIT 1", {"h": tools_hash})
         return [] if seen and seen[0]["tool_count"] == 0 else None
-    vocab, method = default_vocabulary(), facts_method()
+    method = facts_method()
+    # A tool the list's older rows cannot rebuild whole may have rows of the current method in another list.
+    elsewhere = {r["fingerprint"]: r["risk"] for r in mapday.rows(
+        "SELECT fingerprint, any_value(risk) AS risk FROM tool_facts WHERE method_version = $m AND fingerprint IN "
+        "(SELECT unnest($f)) GROUP BY fingerprint",
+        {"m": method, "f": [r["fingerprint"] for r in rows if r["method_version"] != method]})} if any(
+        r["method_version"] != method for r in rows) else {}
     tools = []
     for r in rows:
         tool: dict[str, Any] = {"name": r["name"], "inputSchema": json.loads(r["input_schema_json"] or "null")}
@@ -45,9 +51,32 @@ def _definitions(mapday: MapDay, tools_hash: str) -> list[dict[str, Any]] | None
             tool["description"] = r["description"]
         if r["annotations_json"] is not None:
             tool["annotations"] = json.loads(r["annotations_json"])
-        risk = r["risk"] if r["method_version"] == method else classify(tool, vocab).risk
-        tools.append({**tool, "risk": risk, "fingerprint": r["fingerprint"],
+        tools.append({**tool, "risk": _level(r, method, elsewhere), "fingerprint": r["fingerprint"],
                       "texts": (r["description"], r["input_schema_json"], r["annotations_json"])})
+    return tools
+
+
+def _level(row: dict[str, Any], method: str, elsewhere: dict[str, str]) -> str | None:
+    """A tool's level under the current method: its published one where its row is of that method; else read
+    again from what the row keeps, when that rebuilds the very definition (its fingerprint); else the current
+    method's level of the same definition in another list; else None: a row keeps a description that is not
+    text as null and a name as its text, so classifying what is kept could move a level that only the method
+    moved (seed 000 `method_changes`), and the answer says the level is unknown instead."""
+    if row["method_version"] == method:
+        return str(row["risk"])
+    for tool in _rebuilt(row):
+        if tool_fingerprint(tool) == row["fingerprint"]:
+            return classify(tool, default_vocabulary()).risk
+    return elsewhere.get(row["fingerprint"])
+
+
+def _rebuilt(row: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every definition the row could have been made from: a field kept as null was absent or null."""
+    tools: list[dict[str, Any]] = [{"name": row["name"]}]
+    for key, text in (("description", row["description"]), ("inputSchema", row["input_schema_json"]),
+                      ("annotations", row["annotations_json"])):
+        value = text if key == "description" else (json.loads(text) if text is not None else None)
+        tools = [{**t, key: value} for t in tools] + ([dict(t) for t in tools] if value is None else [])
     return tools
 
 
@@ -55,9 +84,13 @@ def _by_name(tools: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     """Each name's tools in order of level, then fingerprint: the order tool_changes pairs a repeated name in
     (sql/tool_changes.sql, changes-1.1), whatever order a server serves them in."""
     named: dict[str, list[dict[str, Any]]] = {}
-    for t in sorted(tools, key=lambda t: (LEVELS.index(t["risk"]), t["fingerprint"])):
+    for t in sorted(tools, key=lambda t: (_rank(t["risk"]), t["fingerprint"])):
         named.setdefault(t["name"], []).append(t)
     return named
+
+
+def _rank(level: str | None) -> int:
+    return LEVELS.index(level) if level is not None else len(LEVELS)  # a level unknown pairs last
 
 
 Pairs = list[tuple[dict[str, Any], dict[str, Any]]]
@@ -159,8 +192,8 @@ def verify_lock(mapday: MapDay, server: str, tools_hash: str) -> dict[str, Any]:
                       "the lock cannot be checked")
         return answer
     if not today["tools_hash"]:
-        answer["note"] = (f"not answering with tools on {today['day']} ({today['shown_status']}); compared with the "
-                          f"list last seen on {seen_on}")
+        _noted(answer, f"not answering with tools on {today['day']} ({today['shown_status']}); compared with the "
+               f"list last seen on {seen_on}")
     if current_hash == approved_hash:
         answer.update(unchanged=True, verdict="unchanged: the server serves exactly the approved list",
                       added=[], removed=[], changed=[], renamed=[], risk_rose=False)
@@ -174,12 +207,16 @@ def verify_lock(mapday: MapDay, server: str, tools_hash: str) -> dict[str, Any]:
                       current_tools=[{"name": t["name"], "risk": t["risk"]} for t in current])
         return answer
     answer.update(_differences(approved, current))
+    if answer.get("levels_unknown"):
+        _noted(answer, "the level of " + ", ".join(answer["levels_unknown"])[:300] + " under the current method is "
+               "unknown (the map keeps its definition only in part, under an older method): a rise in it is not told")
     return answer
 
 
 def _differences(approved: list[dict[str, Any]], current: list[dict[str, Any]]) -> dict[str, Any]:
     """Tool by tool what differs between two lists, and where risk rose, as tool_changes records it."""
     pairs, renames, new_tools, gone_tools = _paired(approved, current)
+    unknown = sorted({t["name"] or "(unnamed)" for t in approved + current if t["risk"] is None})
     added = [{"tool": t["name"], "risk": t["risk"]} for t in new_tools]
     removed = [{"tool": t["name"], "risk": t["risk"]} for t in gone_tools]
     # A field the map keeps only in the fingerprint (a description that is not text, a schema absent or null)
@@ -190,13 +227,23 @@ def _differences(approved: list[dict[str, Any]], current: list[dict[str, Any]]) 
                 "previous_risk": was["risk"], "risk": now["risk"]} for was, now in pairs]
     renamed = [{"tool": now["name"], "previous_tool": was["name"], "previous_risk": was["risk"], "risk": now["risk"]}
                for was, now in renames]
-    rises = [a["tool"] for a in added if a["risk"] == "red"] + [
-        c["tool"] for c in changed + renamed if LEVELS.index(c["risk"]) > LEVELS.index(c["previous_risk"])]
-    return {"unchanged": False, "added": added, "removed": removed, "changed": changed, "renamed": renamed,
-            "risk_rose": bool(rises), "risk_rose_in": rises,
+    rises = [a["tool"] or "(unnamed)" for a in added if a["risk"] == "red"] + [
+        c["tool"] or "(unnamed)" for c in changed + renamed
+        if c["risk"] is not None and c["previous_risk"] is not None
+        and LEVELS.index(c["risk"]) > LEVELS.index(c["previous_risk"])]
+    answer = {"unchanged": False, "added": added, "removed": removed, "changed": changed, "renamed": renamed,
+              "risk_rose": bool(rises), "risk_rose_in": rises,
             "verdict": ("changed, and risk rose: " + ", ".join(rises)) if rises else
             "changed, without a rise in risk" if (added or removed or changed or renamed) else
             "changed, though no tool differs in what the map keeps of it"}
+    if unknown:
+        answer["levels_unknown"] = unknown
+    return answer
+
+
+def _noted(answer: dict[str, Any], note: str) -> None:
+    """Adds a caveat to the answer's note (which may already say the day is not signed yet)."""
+    answer["note"] = f"{answer['note']}; {note}" if answer.get("note") else note
 
 
 def _since(mapday: MapDay, since: str | dt.date) -> dt.date:

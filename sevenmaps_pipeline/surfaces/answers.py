@@ -161,6 +161,8 @@ class LockAnswer(Served):
                                                            "inputSchema), with both names and risk levels")]]
     risk_rose: NotRequired[Annotated[bool | None, Field(description="whether risk rose")]]
     risk_rose_in: NotRequired[Annotated[list[str], Field(description="the tools it rose in")]]
+    levels_unknown: NotRequired[Annotated[list[str], Field(description="tools whose level under the current method "
+                                                           "cannot be read (a rise in them is not told)")]]
     current_tools: NotRequired[Annotated[list[Row], Field(description="the served list, when the approved one "
                                                           "was never seen")]]
 
