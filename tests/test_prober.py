@@ -166,6 +166,9 @@ def test_redirects_within_the_registrable_domain_are_followed_once(fleet):
     ("https://bücher.example/mcp", "https://www.xn--bcher-kva.example/mcp", True),
     ("https://www.xn--bcher-kva.example/mcp", "https://bücher.example/mcp", True),
     ("https://bücher.example/mcp", "https://buecher.example/mcp", False),
+    # as the client encodes them (IDNA 2008): faß is not fass
+    ("https://fass.example/mcp", "https://faß.example/mcp", False),
+    ("https://faß.example/mcp", "https://xn--fa-hia.example/mcp", True),
 ])
 def test_an_ip_literal_redirects_only_to_the_same_address(url, location, followed):
     _, why = redirect_target(url, location)

@@ -344,5 +344,24 @@ def test_a_level_only_an_older_method_kept_is_never_read_from_what_is_kept(lake,
     known = second_day != "another list"
     assert lock["changed"] == [{"tool": "x", "fields": ["inputSchema"], "previous_risk": "red" if known else None,
                                 "risk": "red"}]
-    assert lock["risk_rose"] is False and lock.get("levels_unknown") == (None if known else ["x"])
+    # Known: no rise. Unknown: neither a rise nor a definite "no rise".
+    assert lock["risk_rose"] is (False if known else None) and lock.get("levels_unknown") == (None if known else ["x"])
     assert ("the level of x under the current method is unknown" in (lock["note"] or "")) is not known
+    assert lock["verdict"] == ("changed, without a rise in risk" if known else
+                               "changed; whether risk rose in x is unknown")
+
+
+def test_a_tool_without_a_name_an_older_method_kept_is_rebuilt_whole(lake, tmp_path, monkeypatch, request):
+    # A tool with no name at all rebuilds from its row (a name kept as null was absent), so its level under the
+    # current method is read and a real rise is told.
+    reading = {"description": "Read the log.", "inputSchema": OBJECT}
+    url = URLS["notes"]
+    for i, tools in enumerate(([reading], [WIPE], [dict(reading, annotations={"destructiveHint": True})])):
+        if i == 2:
+            make_creating_high_risk(tmp_path, monkeypatch, request)
+        land_probes(lake, [probe(url, "ok", day=DAYS[i], tools=tools)], day=DAYS[i])
+        rebuild_day(lake, DAYS[i])
+    with MapDay.open(lake) as day:
+        lock = verify_lock(day, url, summarize_tools([reading]).tools_hash)
+    assert lock["changed"] == [{"tool": None, "fields": ["annotations"], "previous_risk": "green", "risk": "red"}]
+    assert lock["risk_rose"] is True and "levels_unknown" not in lock

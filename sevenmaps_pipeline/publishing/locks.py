@@ -72,7 +72,7 @@ def _level(row: dict[str, Any], method: str, elsewhere: dict[str, str]) -> str |
 
 def _rebuilt(row: dict[str, Any]) -> list[dict[str, Any]]:
     """Every definition the row could have been made from: a field kept as null was absent or null."""
-    tools: list[dict[str, Any]] = [{"name": row["name"]}]
+    tools: list[dict[str, Any]] = [{"name": row["name"]}] + ([{}] if row["name"] is None else [])
     for key, text in (("description", row["description"]), ("inputSchema", row["input_schema_json"]),
                       ("annotations", row["annotations_json"])):
         value = text if key == "description" else (json.loads(text) if text is not None else None)
@@ -238,6 +238,11 @@ def _differences(approved: list[dict[str, Any]], current: list[dict[str, Any]]) 
             "changed, though no tool differs in what the map keeps of it"}
     if unknown:
         answer["levels_unknown"] = unknown
+        untold = [t["tool"] or "(unnamed)" for t in added + changed + renamed
+                  if t["risk"] is None or t.get("previous_risk", "") is None]
+        if untold and not rises:  # a definite "no rise" would hide one that a level unknown may hold
+            answer["risk_rose"] = None
+            answer["verdict"] = "changed; whether risk rose in " + ", ".join(untold)[:300] + " is unknown"
     return answer
 
 

@@ -159,7 +159,8 @@ class LockAnswer(Served):
     changed: NotRequired[Annotated[list[Row] | None, Field(description="tool by tool: fields, both risk levels")]]
     renamed: NotRequired[Annotated[list[Row] | None, Field(description="tools renamed (the same description and "
                                                            "inputSchema), with both names and risk levels")]]
-    risk_rose: NotRequired[Annotated[bool | None, Field(description="whether risk rose")]]
+    risk_rose: NotRequired[Annotated[bool | None, Field(description="whether risk rose; null when it cannot be "
+                                                    "told (a level unknown, or the approved list never seen)")]]
     risk_rose_in: NotRequired[Annotated[list[str], Field(description="the tools it rose in")]]
     levels_unknown: NotRequired[Annotated[list[str], Field(description="tools whose level under the current method "
                                                            "cannot be read (a rise in them is not told)")]]
