@@ -169,6 +169,8 @@ def test_redirects_within_the_registrable_domain_are_followed_once(fleet):
     # as the client encodes them (IDNA 2008): faß is not fass
     ("https://fass.example/mcp", "https://faß.example/mcp", False),
     ("https://faß.example/mcp", "https://xn--fa-hia.example/mcp", True),
+    # a "%" after an IPv4 literal makes a name under another domain, not that address
+    ("https://192.0.2.5/mcp", "https://192.0.2.5%.attacker.example/mcp", False),
 ])
 def test_an_ip_literal_redirects_only_to_the_same_address(url, location, followed):
     _, why = redirect_target(url, location)

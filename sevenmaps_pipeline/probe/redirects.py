@@ -20,7 +20,9 @@ def _site(host: str) -> str | None:
     """What a redirect must stay within: the registrable domain of a name, or the address itself for an IP
     literal (read as a browser reads it: `127.1` is 127.0.0.1), never its last two octets as if a name."""
     try:
-        return f"address {ipaddress.ip_address(host.split('%')[0])}"
+        # A zone id (`%eth0`) belongs to an IPv6 address only: `203.0.113.5%.evil.com` is a name under evil.com,
+        # and the client resolves it as one.
+        return f"address {ipaddress.ip_address(host.split('%')[0] if ':' in host else host)}"
     except ValueError:
         pass
     try:
