@@ -332,15 +332,8 @@ def test_a_level_only_an_older_method_kept_is_never_read_from_what_is_kept(lake,
     previous list, computed again on the day of the change), else unknown; never a rise to the served red."""
     deleting = {"name": "x", "description": ["Delete every document"], "inputSchema": OBJECT}
     reworded = dict(deleting, inputSchema={"type": "object", "properties": {"p": {"type": "string"}}})
-    url = URLS["notes"]
     lists = ([deleting], [WIPE] if second_day == "another list" else [deleting, WIPE], [reworded])
-    for i, tools in enumerate(lists):
-        if i == 2:
-            make_creating_high_risk(tmp_path, monkeypatch, request)
-        land_probes(lake, [probe(url, "ok", day=DAYS[i], tools=tools)], day=DAYS[i])
-        rebuild_day(lake, DAYS[i])
-    with MapDay.open(lake) as day:
-        lock = verify_lock(day, url, summarize_tools([deleting]).tools_hash)
+    lock = lock_across_a_method_change(lake, lists, lambda: make_creating_high_risk(tmp_path, monkeypatch, request))
     known = second_day != "another list"
     assert lock["changed"] == [{"tool": "x", "fields": ["inputSchema"], "previous_risk": "red" if known else None,
                                 "risk": "red"}]
@@ -355,13 +348,21 @@ def test_a_tool_without_a_name_an_older_method_kept_is_rebuilt_whole(lake, tmp_p
     # A tool with no name at all rebuilds from its row (a name kept as null was absent), so its level under the
     # current method is read and a real rise is told.
     reading = {"description": "Read the log.", "inputSchema": OBJECT}
+    destructive = dict(reading, annotations={"destructiveHint": True})
+    lock = lock_across_a_method_change(lake, ([reading], [WIPE], [destructive]),
+                                       lambda: make_creating_high_risk(tmp_path, monkeypatch, request))
+    assert lock["changed"] == [{"tool": None, "fields": ["annotations"], "previous_risk": "green", "risk": "red"}]
+    assert lock["risk_rose"] is True and "levels_unknown" not in lock
+
+
+def lock_across_a_method_change(lake, lists, change_the_method):
+    """The notes endpoint serves each of the three lists on one of the three days, the risk method changing
+    before the third: verify_lock of the first list."""
     url = URLS["notes"]
-    for i, tools in enumerate(([reading], [WIPE], [dict(reading, annotations={"destructiveHint": True})])):
+    for i, tools in enumerate(lists):
         if i == 2:
-            make_creating_high_risk(tmp_path, monkeypatch, request)
+            change_the_method()
         land_probes(lake, [probe(url, "ok", day=DAYS[i], tools=tools)], day=DAYS[i])
         rebuild_day(lake, DAYS[i])
     with MapDay.open(lake) as day:
-        lock = verify_lock(day, url, summarize_tools([reading]).tools_hash)
-    assert lock["changed"] == [{"tool": None, "fields": ["annotations"], "previous_risk": "green", "risk": "red"}]
-    assert lock["risk_rose"] is True and "levels_unknown" not in lock
+        return verify_lock(day, url, summarize_tools(lists[0]).tools_hash)
