@@ -128,19 +128,15 @@ new_left AS (
 changed AS (
     SELECT n.old_hash, n.new_hash, n.name, o.position AS old_position, n.position AS new_position,
            o.risk AS previous_risk, n.risk,
-           list_filter([CASE WHEN o.description_sha256 IS DISTINCT FROM n.description_sha256
-                             THEN 'description' END,
-                        CASE WHEN o.input_schema_sha256 IS DISTINCT FROM n.input_schema_sha256
-                             THEN 'inputSchema' END,
-                        CASE WHEN o.annotations_sha256 IS DISTINCT FROM n.annotations_sha256
-                             THEN 'annotations' END,
-                        -- Another fingerprint with the three kept alike: what changed is kept only in the
-                        -- fingerprint (a description that is not text, a schema absent then null).
-                        CASE WHEN o.description_sha256 IS NOT DISTINCT FROM n.description_sha256
-                              AND o.input_schema_sha256 IS NOT DISTINCT FROM n.input_schema_sha256
-                              AND o.annotations_sha256 IS NOT DISTINCT FROM n.annotations_sha256
-                             THEN 'definition' END],
-                       lambda f: f IS NOT NULL) AS changed_fields
+           -- Another fingerprint with the three kept alike: what changed is kept only in the fingerprint (a
+           -- description that is not text, a schema absent then null): 'definition'.
+           coalesce(nullif(list_filter([CASE WHEN o.description_sha256 IS DISTINCT FROM n.description_sha256
+                                             THEN 'description' END,
+                                        CASE WHEN o.input_schema_sha256 IS DISTINCT FROM n.input_schema_sha256
+                                             THEN 'inputSchema' END,
+                                        CASE WHEN o.annotations_sha256 IS DISTINCT FROM n.annotations_sha256
+                                             THEN 'annotations' END],
+                                       lambda f: f IS NOT NULL), []::VARCHAR[]), ['definition']) AS changed_fields
     FROM new_left AS n
     JOIN old_left AS o ON o.old_hash = n.old_hash AND o.new_hash = n.new_hash
         AND o.name IS NOT DISTINCT FROM n.name AND o.name_copy = n.name_copy

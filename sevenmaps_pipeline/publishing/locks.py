@@ -38,22 +38,14 @@ def _definitions(mapday: MapDay, tools_hash: str) -> list[dict[str, Any]] | None
         seen = mapday.rows("SELECT tool_count FROM tool_lists WHERE tools_hash = $h LIMIT 1", {"h": tools_hash})
         return [] if seen and seen[0]["tool_count"] == 0 else None
     method = facts_method()
+    older = [r["fingerprint"] for r in rows if r["method_version"] != method]
     # A tool the list's older rows cannot rebuild whole may have rows of the current method in another list.
     elsewhere = {r["fingerprint"]: r["risk"] for r in mapday.rows(
         "SELECT fingerprint, any_value(risk) AS risk FROM tool_facts WHERE method_version = $m AND fingerprint IN "
-        "(SELECT unnest($f)) GROUP BY fingerprint",
-        {"m": method, "f": [r["fingerprint"] for r in rows if r["method_version"] != method]})} if any(
-        r["method_version"] != method for r in rows) else {}
-    tools = []
-    for r in rows:
-        tool: dict[str, Any] = {"name": r["name"], "inputSchema": json.loads(r["input_schema_json"] or "null")}
-        if r["description"] is not None:
-            tool["description"] = r["description"]
-        if r["annotations_json"] is not None:
-            tool["annotations"] = json.loads(r["annotations_json"])
-        tools.append({**tool, "risk": _level(r, method, elsewhere), "fingerprint": r["fingerprint"],
-                      "texts": (r["description"], r["input_schema_json"], r["annotations_json"])})
-    return tools
+        "(SELECT unnest($f)) GROUP BY fingerprint", {"m": method, "f": older})} if older else {}
+    # What the pairing compares: the texts as kept (the same the change records compare, as their SHA-256).
+    return [{"name": r["name"], "risk": _level(r, method, elsewhere), "fingerprint": r["fingerprint"],
+             "texts": (r["description"], r["input_schema_json"], r["annotations_json"])} for r in rows]
 
 
 def _level(row: dict[str, Any], method: str, elsewhere: dict[str, str]) -> str | None:
@@ -216,7 +208,7 @@ def verify_lock(mapday: MapDay, server: str, tools_hash: str) -> dict[str, Any]:
 def _differences(approved: list[dict[str, Any]], current: list[dict[str, Any]]) -> dict[str, Any]:
     """Tool by tool what differs between two lists, and where risk rose, as tool_changes records it."""
     pairs, renames, new_tools, gone_tools = _paired(approved, current)
-    unknown = sorted({t["name"] or "(unnamed)" for t in approved + current if t["risk"] is None})
+    unknown = sorted({_label(t["name"]) for t in approved + current if t["risk"] is None})
     added = [{"tool": t["name"], "risk": t["risk"]} for t in new_tools]
     removed = [{"tool": t["name"], "risk": t["risk"]} for t in gone_tools]
     # A field the map keeps only in the fingerprint (a description that is not text, a schema absent or null)
@@ -227,8 +219,8 @@ def _differences(approved: list[dict[str, Any]], current: list[dict[str, Any]]) 
                 "previous_risk": was["risk"], "risk": now["risk"]} for was, now in pairs]
     renamed = [{"tool": now["name"], "previous_tool": was["name"], "previous_risk": was["risk"], "risk": now["risk"]}
                for was, now in renames]
-    rises = [a["tool"] or "(unnamed)" for a in added if a["risk"] == "red"] + [
-        c["tool"] or "(unnamed)" for c in changed + renamed
+    rises = [_label(a["tool"]) for a in added if a["risk"] == "red"] + [
+        _label(c["tool"]) for c in changed + renamed
         if c["risk"] is not None and c["previous_risk"] is not None
         and LEVELS.index(c["risk"]) > LEVELS.index(c["previous_risk"])]
     answer = {"unchanged": False, "added": added, "removed": removed, "changed": changed, "renamed": renamed,
@@ -238,12 +230,16 @@ def _differences(approved: list[dict[str, Any]], current: list[dict[str, Any]]) 
             "changed, though no tool differs in what the map keeps of it"}
     if unknown:
         answer["levels_unknown"] = unknown
-        untold = [t["tool"] or "(unnamed)" for t in added + changed + renamed
-                  if t["risk"] is None or t.get("previous_risk", "") is None]
+        untold = [_label(a["tool"]) for a in added if a["risk"] is None] + [
+            _label(c["tool"]) for c in changed + renamed if None in (c["risk"], c["previous_risk"])]
         if untold and not rises:  # a definite "no rise" would hide one that a level unknown may hold
             answer["risk_rose"] = None
             answer["verdict"] = "changed; whether risk rose in " + ", ".join(untold)[:300] + " is unknown"
     return answer
+
+
+def _label(name: str | None) -> str:
+    return name or "(unnamed)"  # a nameless tool, as the change records' details name it
 
 
 def _noted(answer: dict[str, Any], note: str) -> None:
