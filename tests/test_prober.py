@@ -11,12 +11,14 @@ import socket
 
 import httpcore
 import pytest
+import uvloop
 from conftest import REFUSED_NAMES
 
 from sevenmaps_pipeline.devtools.fleet.run import Fleet
 from sevenmaps_pipeline.probe.checker import EndpointCheck
 from sevenmaps_pipeline.probe.config import ProbeConfig, Timeouts
 from sevenmaps_pipeline.probe.http import build_client
+from sevenmaps_pipeline.probe.loop import run_prober
 from sevenmaps_pipeline.probe.netguard import GuardedBackend, RefusedAddress
 from sevenmaps_pipeline.probe.origins import check_origin
 from sevenmaps_pipeline.probe.redirects import redirect_target
@@ -232,15 +234,25 @@ def test_a_name_resolving_to_loopback_is_refused_at_connect_time(fleet):
     assert result.outcome == "skipped" and "non-public address" in result.outcome_detail
 
 
-def test_fleet_names_resolve_only_through_the_host_map(fleet):
+@pytest.mark.parametrize("run", [asyncio.run, run_prober], ids=["asyncio", "the prober's loop (uvloop)"])
+def test_fleet_names_resolve_only_through_the_host_map(fleet, run):
     """Without the host map a fleet name goes to the system resolver, which in the tests resolves loopback
-    names only (tests/conftest.py): the name is refused there, and no DNS query leaves the machine."""
+    names only (tests/conftest.py): the name is refused there, and no DNS query leaves the machine. On the
+    prober's own loop too, whose resolver (libuv's) the guard never uses (probe/loop.py)."""
     async def connect():
         await GuardedBackend().connect_tcp("mcp.weather.test", 443, timeout=5)
 
+    before = len(REFUSED_NAMES)
     with pytest.raises(httpcore.ConnectError, match="cannot resolve mcp.weather.test"):
-        asyncio.run(connect())
-    assert REFUSED_NAMES[-1] == "mcp.weather.test"
+        run(connect())
+    assert REFUSED_NAMES[before:] == ["mcp.weather.test"]
+
+
+def test_the_prober_runs_on_uvloop():
+    async def loop_type():
+        return type(asyncio.get_running_loop())
+
+    assert run_prober(loop_type()) is uvloop.Loop
 
 
 @pytest.mark.parametrize("name", ["mcp.weather.test", "example.invalid.", "localhost.example"])

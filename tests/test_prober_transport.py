@@ -11,7 +11,8 @@ import httpx
 import pytest
 
 from sevenmaps_pipeline.probe.config import ProbeConfig
-from sevenmaps_pipeline.probe.http import build_client
+from sevenmaps_pipeline.probe.http import CredentialsRefused, build_client
+from sevenmaps_pipeline.probe.loop import run_prober
 from sevenmaps_pipeline.probe.netguard import refused_address
 
 HOST = "mcp.transport.test"
@@ -175,3 +176,61 @@ def test_errors_are_httpx_errors_with_their_cause():
     with pytest.raises(httpx.ConnectError) as refusal:
         asyncio.run(loopback_by_address())
     assert refused_address(refusal.value)
+
+
+class RedirectingServer(CountingServer):
+    """Answers every request with a 302 to `location`."""
+
+    def __init__(self, location: bytes) -> None:
+        super().__init__()
+        self.location = location
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                self.requests.append((self.connections, head.split(b"\r\n", 1)[0]))
+                writer.write(b"HTTP/1.1 302 Found\r\nLocation: %s\r\nContent-Length: 0\r\n\r\n" % self.location)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+
+def test_the_clients_own_send_keeps_what_httpx_send_does_for_the_prober():
+    """probe/http.py's `send` skips httpx's authentication and redirect layers; what they did for the prober
+    still holds: the credentials gate before anything is sent, a redirect offered (never followed) with its
+    Location parsed, an invalid Location as httpx's RemoteProtocolError, errors tied to their request."""
+    async def run() -> None:
+        async with CountingServer() as server, _client(server.port) as client:
+            for refused in ({"url": f"http://user:secret@{HOST}/"},
+                            {"url": f"http://{HOST}/", "headers": {"Authorization": "Bearer x"}},
+                            {"url": f"http://{HOST}/", "headers": {"Cookie": "a=b"}}):
+                with pytest.raises(CredentialsRefused):
+                    await client.get(**refused)
+            with pytest.raises(CredentialsRefused):
+                await client.get(f"http://{HOST}/", auth=("user", "secret"))
+            with pytest.raises(ValueError, match="follows redirects itself"):
+                await client.get(f"http://{HOST}/", follow_redirects=True)
+            assert server.requests == []  # nothing refused reached the server
+            answer = await client.get(f"http://{HOST}/")
+            assert answer.json() == {"ok": True} and answer.request.url == f"http://{HOST}/"
+            assert answer.next_request is None
+        async with RedirectingServer(b"/elsewhere") as server, _client(server.port) as client:
+            moved = await client.get(f"http://{HOST}/mcp")
+            assert moved.status_code == 302 and moved.next_request is not None
+            assert moved.next_request.url == f"http://{HOST}/elsewhere"
+            assert len(server.requests) == 1  # offered, not followed
+        async with RedirectingServer(b"https://[::1/mcp") as server, _client(server.port) as client:
+            with pytest.raises(httpx.RemoteProtocolError, match="Invalid URL in location header"):
+                await client.get(f"http://{HOST}/mcp")
+        with socket.socket() as unused:
+            unused.bind(("127.0.0.1", 0))
+            async with _client(unused.getsockname()[1]) as client:
+                with pytest.raises(httpx.ConnectError) as failed:
+                    await client.get(f"http://{HOST}/mcp")
+                assert failed.value.request.url == f"http://{HOST}/mcp"
+
+    run_prober(run())

@@ -4,7 +4,6 @@ skill's folder (readiness-skill), a list of tools (classify-tools)."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import datetime as dt
 import json
 import sys
@@ -12,6 +11,7 @@ from pathlib import Path
 
 from ..lookups.codehost import CodeHostClient, RepoStatus, parse_repository_url
 from ..probe.config import BAD_CALL_USER_AGENT
+from ..probe.loop import run_prober
 from ..probe.readiness import readiness_one
 from ..probe.report import run_probe
 from ..registry.listing import has_userinfo
@@ -91,7 +91,7 @@ def cmd_readiness(args: argparse.Namespace) -> int:
     today = dt.datetime.now(dt.UTC).date()
     claim = verified_owner_of(read_claims(_lake(args)), host_of(args.url), today)
     with CodeHostClient() as codehost:
-        row, _, facts = asyncio.run(readiness_one(
+        row, _, facts = run_prober(readiness_one(
             args.url, config, today, progress, server_name=args.name, repository_url=args.repository,
             codehost=codehost, bad_call=args.bad_call, remote_type=args.remote_type,
             owner_claim=(claim.host, claim.verified_at.date()) if claim and claim.verified_at else None))

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import datetime as dt
 import sys
 
+from ..probe.loop import run_prober
 from ..probe.opt_out_check import form_proof, token_proof
 from ..registry import opt_outs, owners, submissions
 from .common import _existing_lake, _lake, _probe_config
@@ -39,7 +39,7 @@ def cmd_opt_out(args: argparse.Namespace) -> int:
         return 0
     host = opt_outs.normal_host(args.host)
     token = opt_outs.pending_token(lake, host, now)
-    ok, detail = asyncio.run(form_proof(host, token, _probe_config(args)))
+    ok, detail = run_prober(form_proof(host, token, _probe_config(args)))
     if not ok:
         print(f"not opted out: {detail}", file=sys.stderr)
         return 1
@@ -73,7 +73,7 @@ def cmd_owner(args: argparse.Namespace) -> int:
         return 0
     if args.action == "verify":
         found = owners.pending_claim(lake, args.host, now)
-        ok, detail = asyncio.run(token_proof(found.host, owners.OWNER_PATH, found.token, _probe_config(args)))
+        ok, detail = run_prober(token_proof(found.host, owners.OWNER_PATH, found.token, _probe_config(args)))
         if not ok:
             print(f"not verified: {detail}", file=sys.stderr)
             return 1

@@ -12,7 +12,6 @@ submission job's runs are the library's, so the week costs seconds.
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 from typing import Any
 
@@ -21,6 +20,7 @@ from ..lake.paths import LakePaths
 from ..lake.warehouse import open_warehouse, publish_warehouse
 from ..probe.config import ProbeConfig
 from ..probe.frequent import frequent_checks
+from ..probe.loop import run_prober
 from ..probe.opt_out_check import token_proof
 from ..probe.run import ReplayClock
 from ..registry import opt_outs, owners, submissions
@@ -39,7 +39,7 @@ def _config(fleet: Any) -> ProbeConfig:
 def form_opt_out(lake: LakePaths, fleet: Any, now: dt.datetime) -> str:
     entry = opt_outs.issue_token(lake, FORM_OPT_OUT, now)
     fleet.host("away").well_known[opt_outs.OPT_OUT_PATH] = f"{entry.token}\n"
-    ok, detail = asyncio.run(token_proof(FORM_OPT_OUT, opt_outs.OPT_OUT_PATH, entry.token or "", _config(fleet)))
+    ok, detail = run_prober(token_proof(FORM_OPT_OUT, opt_outs.OPT_OUT_PATH, entry.token or "", _config(fleet)))
     if ok:
         opt_outs.record_opt_out(lake, FORM_OPT_OUT, "form", now, note=detail, token=entry.token)
     return f"{FORM_OPT_OUT}: {'opted out by the form' if ok else 'NOT opted out'} ({detail})"
@@ -67,7 +67,7 @@ def submission_checks_of_day(lake: LakePaths, fleet: Any, day: dt.date) -> int:
 def claim_owner(lake: LakePaths, fleet: Any, now: dt.datetime) -> str:
     claim = owners.issue_owner_token(lake, OWNER, now)
     fleet.host("calendar").well_known[owners.OWNER_PATH] = f"{claim.token}\n"
-    ok, detail = asyncio.run(token_proof(OWNER, owners.OWNER_PATH, claim.token, _config(fleet)))
+    ok, detail = run_prober(token_proof(OWNER, owners.OWNER_PATH, claim.token, _config(fleet)))
     if not ok:
         return f"{OWNER}: owner NOT verified ({detail})"
     owners.mark_verified(lake, OWNER, now)

@@ -38,6 +38,7 @@ from ..rules.outcomes import ROBOTS_UNAVAILABLE
 from .checker import CheckResult, EndpointCheck
 from .config import PROBER_VERSION, ProbeConfig
 from .hosts import Admission, Clock, HostRunner, HostSession, Robots, by_host
+from .loop import run_prober
 from .origins import OriginBook
 from .scan import not_checked_row, probe_row, prober_error_row, skip_row
 
@@ -148,7 +149,7 @@ def frequent_checks(lake: LakePaths, kind: str, keys: Collection[str], config: P
     if kind == "five_minute" and window_seconds is None:
         window_seconds = FIVE_MINUTE_WINDOW_SECONDS
     book = OriginBook.from_lake(lake, day) if listings and kind != "five_minute" else OriginBook()
-    rows = asyncio.run(_run(kind, listings, day, run.run_id, config, clock, window_seconds, book)) if listings else []
+    rows = run_prober(_run(kind, listings, day, run.run_id, config, clock, window_seconds, book)) if listings else []
     if rows:
         for row in rows:
             row["prober_version"] = PROBER_VERSION

@@ -9,6 +9,7 @@ their loopback ports. TLS still verifies the URL's hostname, because httpcore st
 from __future__ import annotations
 
 import asyncio
+import functools
 import ipaddress
 import socket
 from collections.abc import Iterable, Mapping
@@ -85,7 +86,10 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
             return await self._inner.connect_tcp("127.0.0.1", mapped, timeout, local_address, socket_options)
         try:
             async with asyncio.timeout(timeout):
-                infos = await asyncio.get_running_loop().getaddrinfo(name, port, type=socket.SOCK_STREAM)
+                # socket.getaddrinfo itself, in the loop's threads, as asyncio's own loop resolves: uvloop's
+                # resolver would be libuv's (probe/loop.py).
+                infos = await asyncio.get_running_loop().run_in_executor(
+                    None, functools.partial(socket.getaddrinfo, name, port, type=socket.SOCK_STREAM))
         except TimeoutError as exc:
             raise httpcore.ConnectTimeout(f"resolving {name} timed out") from exc
         except OSError as exc:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import json
 from collections.abc import Awaitable, Callable
@@ -16,6 +15,7 @@ from ..rules.outcomes import NOT_CHECKED, ROBOTS_UNAVAILABLE, not_checked_detail
 from .checker import CheckResult, EndpointCheck
 from .config import ProbeConfig
 from .hosts import Admission, HostRunner, HostSession, Robots
+from .loop import run_prober
 from .origins import OriginResult
 
 
@@ -151,7 +151,7 @@ def as_text(check: CheckResult, origin: OriginResult | None) -> str:
 
 def run_probe(url: str, config: ProbeConfig, remote_type: str, want_json: bool,
               progress: Callable[[str], None] | None = None) -> tuple[str, int]:
-    check, origin, _ = asyncio.run(probe_one(url, config, remote_type, progress))
+    check, origin, _ = run_prober(probe_one(url, config, remote_type, progress))
     text = json.dumps(as_json(check, origin), indent=2, default=str) if want_json else as_text(check, origin)
     return text, 0 if check.outcome == "ok" else 3
 

@@ -3,7 +3,6 @@ day's readiness runs (raw/readiness, raw/readiness_surfaces, raw/skills)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import datetime as dt
 import gc
@@ -33,6 +32,7 @@ from ..registry.submissions import admitted_registry_rows
 from ..rules.outcomes import OURS_TO_REDO
 from .config import PROBER_VERSION, ProbeConfig
 from .http import build_client
+from .loop import run_prober
 from .origins import OriginBook
 from .readiness_book import ReadinessBook
 from .readiness_scan import readiness_scan
@@ -220,7 +220,7 @@ def take_snapshot(lake: LakePaths, day: dt.date, registry_url: str, config: Prob
     """Land the open day's registry snapshot, once (a snapshot already landed is kept): the step before a
     sharded scan's shards. Returns its rows."""
     _check_open_day(day, clock)
-    rows, _ = asyncio.run(_snapshot_rows(lake, day, registry_url, config, clock))
+    rows, _ = run_prober(_snapshot_rows(lake, day, registry_url, config, clock))
     return len(rows)
 
 
@@ -271,7 +271,7 @@ def scan_day(lake: LakePaths, day: dt.date, registry_url: str, config: ProbeConf
             writer.flush()
 
     with heap_kept_from_collections():
-        asyncio.run(go())
+        run_prober(go())
     report.probe_rows, report.origin_rows, report.outcomes = writer.probe_rows, writer.origin_rows, writer.outcomes
     report.seconds = time.perf_counter() - started
     return report
@@ -367,7 +367,7 @@ def readiness_day(lake: LakePaths, day: dt.date, config: ProbeConfig, clock: Clo
         rows = in_slices(rows, day, range(through_hour + 1))
         done |= {key for key in landed if slot_hour(key, day) < through_hour}
     try:
-        asyncio.run(readiness_scan(rows, day, run_id, config, clock, writer, codehost, skills, already_checked=done,
+        run_prober(readiness_scan(rows, day, run_id, config, clock, writer, codehost, skills, already_checked=done,
                                    book=OriginBook.from_lake(lake, day), cards=CardBook.from_lake(lake, day),
                                    earlier=ReadinessBook.from_lake(lake, day), scan_origins=scan_origins))
     finally:
