@@ -219,10 +219,16 @@ def sdk_figures(tally: dict[str, Any], counts: dict[str, Any], latency: dict[str
 
 
 def _sdk_run(fleet: _RemoteFleet, latency: dict[str, float], concurrency: int) -> dict[str, Any]:
-    tally = run_sdk_sessions(fleet.port, fleet.ca_file, [f"https://{h}/mcp" for h in latency], concurrency)
+    """The SDK's client on its default loop (asyncio's), then on the prober's (uvloop), so that ours over
+    it is read both as a user runs the SDK and client against client on one loop."""
+    urls = [f"https://{h}/mcp" for h in latency]
+    tally = run_sdk_sessions(fleet.port, fleet.ca_file, urls, concurrency)
     counts = fleet.counts()
+    on_uvloop = sdk_figures(run_sdk_sessions(fleet.port, fleet.ca_file, urls, concurrency, on_uvloop=True),
+                            fleet.counts(), latency)
     return {**sdk_figures(tally, counts, latency), "sdk_failures": tally["failed"],
-            "sdk_kinds": counts.get("request_kinds", {})}
+            "sdk_kinds": counts.get("request_kinds", {}),
+            **{f"sdk_uvloop_{k.removeprefix('sdk_')}": v for k, v in on_uvloop.items()}}
 
 
 def per_endpoint_kinds(kinds: dict[str, int], endpoints: int) -> dict[str, float]:
@@ -263,7 +269,9 @@ def _rounds(fleet: _RemoteFleet, latency: dict[str, float], tmp: Path, concurren
         sdk.append(_sdk_run(fleet, latency, concurrency))
         sdk[-1].update(wall_vs_sdk=quiet[-1]["wall_seconds"] / sdk[-1]["sdk_wall_seconds"],
                        cpu_vs_sdk=quiet[-1]["prober_cpu_seconds"] / sdk[-1]["sdk_cpu_seconds"],
-                       cpu_per_request_vs_sdk=quiet[-1]["cpu_ms_per_request"] / sdk[-1]["sdk_cpu_ms_per_request"])
+                       cpu_per_request_vs_sdk=quiet[-1]["cpu_ms_per_request"] / sdk[-1]["sdk_cpu_ms_per_request"],
+                       cpu_per_request_vs_sdk_uvloop=quiet[-1]["cpu_ms_per_request"]
+                       / sdk[-1]["sdk_uvloop_cpu_ms_per_request"])
     sharded = None
     if shards > 1:
         sharded = scan_figures(_measured_scan(fleet, tmp / "sharded", concurrency, shards), latency, concurrency,
@@ -296,6 +304,8 @@ def run_probe_bench(endpoints: int = 2000, concurrency: int = 64, median_ms: flo
         "sdk_kinds": per_endpoint_kinds(sdk[0]["sdk_kinds"], endpoints),
         "sdk_failures": sdk[0]["sdk_failures"], "overlaps": first.get("overlaps", [])[:20],
         "round_ratios": [[q["ratio"], lo["ratio"]] for q, lo in zip(quiet, loaded, strict=True)],
+        "round_cpu_ms_per_request": [[q["cpu_ms_per_request"], lo["cpu_ms_per_request"]]
+                                     for q, lo in zip(quiet, loaded, strict=True)],
     }
     if sharded is not None:
         figures.update(_prefixed("sharded", {k: v for k, v in sharded.items() if isinstance(v, int | float)}))
@@ -344,6 +354,8 @@ def print_probe_bench(figures: dict[str, Any]) -> None:
     print_overlaps(f.get("overlaps", []))
     print("  ratios by round (quiet, loaded)       "
           + "; ".join(f"{q:.2f} x, {lo:.2f} x" for q, lo in f["round_ratios"]))
+    print("  CPU a request by round (quiet, loaded) "
+          + "; ".join(f"{q:.3f}, {lo:.3f} ms" for q, lo in f["round_cpu_ms_per_request"]))
     print(f"  the SDK's client at the same concurrency ({f['sdk_concurrency']}, at most {f['sdk_most_at_once']} "
           f"sessions at once), one session per endpoint")
     print(f"    wall                                {f['sdk_wall_seconds']:8.1f} s   ({f['sdk_answered']:,.0f} "
@@ -353,13 +365,17 @@ def print_probe_bench(figures: dict[str, Any]) -> None:
           f"{f['sdk_cpu_seconds']:.1f} s; wall over the larger {f['sdk_ratio']:.2f} x")
     print(f"    client CPU                          {f['sdk_cpu_seconds']:8.1f} s   "
           f"({f['sdk_cpu_ms_per_request']:.3f} ms a request, {f['sdk_cpu_ms_per_endpoint']:.2f} ms an endpoint)")
+    print(f"    on uvloop, the prober's loop        {f['sdk_uvloop_cpu_seconds']:8.1f} s   "
+          f"({f['sdk_uvloop_cpu_ms_per_request']:.3f} ms a request; wall {f['sdk_uvloop_wall_seconds']:.1f} s, "
+          f"{f['sdk_uvloop_answered']:,.0f} answered)")
     print(f"  requests per endpoint: ours {f['requests_per_endpoint']:.2f} (and {f['registry_requests']:,.0f} "
           f"registry pages in all), the SDK's {f['sdk_requests_per_endpoint']:.2f}")
     for kind in sorted(set(f["kinds"]) | set(f["sdk_kinds"])):
         print(f"    {kind:<20} ours {f['kinds'].get(kind, 0):4.2f}  SDK {f['sdk_kinds'].get(kind, 0):4.2f}  "
               f"{KIND_WORDS.get(kind, '')}")
     print(f"  ours / the SDK's at equal concurrency: wall {f['wall_vs_sdk']:.2f} x, CPU {f['cpu_vs_sdk']:.2f} x, "
-          f"CPU a request {f['cpu_per_request_vs_sdk']:.2f} x")
+          f"CPU a request {f['cpu_per_request_vs_sdk']:.2f} x (over the SDK on uvloop: "
+          f"{f['cpu_per_request_vs_sdk_uvloop']:.2f} x)")
     print(f"figures written to {BENCH_DIR / 'probe.json'}")
     record("probe", history_figures(f))
 

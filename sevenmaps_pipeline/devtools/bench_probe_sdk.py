@@ -90,10 +90,12 @@ async def _sdk_sessions(port: int, ca_file: Path, urls: list[str], concurrency: 
     return tally
 
 
-def run_sdk_sessions(port: int, ca_file: Path, urls: list[str], concurrency: int) -> dict[str, Any]:
+def run_sdk_sessions(port: int, ca_file: Path, urls: list[str], concurrency: int,
+                     on_uvloop: bool = False) -> dict[str, Any]:
     """Every URL once through the SDK's client, `concurrency` sessions at a time, in this process: what
-    answered, its tools and pages, the most sessions open at once, the wall time and this process's CPU."""
+    answered, its tools and pages, the most sessions open at once, the wall time and this process's CPU.
+    On asyncio's own loop (the SDK's default), or `on_uvloop` on the prober's (probe/loop.py)."""
     started, cpu = time.perf_counter(), time.process_time()
-    tally = anyio.run(_sdk_sessions, port, ca_file, urls, concurrency)
+    tally = anyio.run(_sdk_sessions, port, ca_file, urls, concurrency, backend_options={"use_uvloop": on_uvloop})
     tally.update(wall=time.perf_counter() - started, cpu=time.process_time() - cpu, concurrency=concurrency)
     return tally
