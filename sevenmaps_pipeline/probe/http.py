@@ -13,6 +13,7 @@ import certifi
 import httpx
 from httpx._client import USE_CLIENT_DEFAULT, BoundAsyncStream, ClientState, UseClientDefault
 from httpx._exceptions import request_context
+from httpx._types import AuthTypes
 
 from .config import ProbeConfig
 from .netguard import GuardedBackend
@@ -70,7 +71,7 @@ class ProberClient(httpx.AsyncClient):
         return parsed
 
     async def send(self, request: httpx.Request, *, stream: bool = False,
-                   auth: httpx.Auth | UseClientDefault | None = USE_CLIENT_DEFAULT,
+                   auth: AuthTypes | UseClientDefault | None = USE_CLIENT_DEFAULT,
                    follow_redirects: bool | UseClientDefault = USE_CLIENT_DEFAULT) -> httpx.Response:
         if auth is not USE_CLIENT_DEFAULT and auth is not None:
             raise CredentialsRefused("the prober never authenticates")

@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import ssl
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, NoReturn
 
 import httpcore
 from httpcore._utils import is_socket_readable
@@ -24,16 +24,26 @@ from httpcore._utils import is_socket_readable
 _READ_LIMIT = 2**16
 
 
+def _raise_mapped(exc: Exception, errors: dict[type[BaseException], type[Exception]]) -> NoReturn:
+    # In order: TimeoutError is an OSError, so it is listed first wherever both are.
+    for kind, mapped in errors.items():
+        if isinstance(exc, kind):
+            raise mapped(str(exc) or type(exc).__name__) from exc
+    raise exc
+
+
 @contextlib.contextmanager
 def _mapped(errors: dict[type[BaseException], type[Exception]]) -> Iterator[None]:
-    # In order: TimeoutError is an OSError, so it is listed first wherever both are.
     try:
         yield
     except Exception as exc:
-        for kind, mapped in errors.items():
-            if isinstance(exc, kind):
-                raise mapped(str(exc) or type(exc).__name__) from exc
-        raise
+        _raise_mapped(exc, errors)
+
+
+_READ_ERRORS: dict[type[BaseException], type[Exception]] = {TimeoutError: httpcore.ReadTimeout,
+                                                             OSError: httpcore.ReadError}
+_WRITE_ERRORS: dict[type[BaseException], type[Exception]] = {TimeoutError: httpcore.WriteTimeout,
+                                                              OSError: httpcore.WriteError}
 
 
 async def _within(timeout: float | None, awaitable: Any) -> Any:
@@ -53,22 +63,28 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
         # asyncio has no public way to ask a StreamReader whether it holds unread bytes.
         return len(getattr(self._reader, "_buffer", b""))
 
+    # read and write map errors inline (not by _mapped): a context manager's generator per call is a
+    # measurable share of the prober's CPU (docs/scaling.md, "The prober at the CPU it uses").
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        with _mapped({TimeoutError: httpcore.ReadTimeout, OSError: httpcore.ReadError}):
+        try:
             # A timer is armed only when the read has to wait (most reads find the loop has read ahead).
             if self._buffered() or self._reader.at_eof():
                 return await self._reader.read(max_bytes)
             return await _within(timeout, self._reader.read(max_bytes))
+        except Exception as exc:
+            _raise_mapped(exc, _READ_ERRORS)
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:
         if not buffer:
             return
-        with _mapped({TimeoutError: httpcore.WriteTimeout, OSError: httpcore.WriteError}):
+        try:
             if self._writer.is_closing():
                 raise httpcore.WriteError("the connection is closed")
             self._writer.write(buffer)
             if self._writer.transport.get_write_buffer_size():  # only a full send buffer makes a write wait
                 await _within(timeout, self._writer.drain())
+        except Exception as exc:
+            _raise_mapped(exc, _WRITE_ERRORS)
 
     async def aclose(self) -> None:
         # Closed at once, without TLS's goodbye (as httpcore's own streams do): a connection given up on

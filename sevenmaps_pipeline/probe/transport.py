@@ -79,23 +79,33 @@ class _Connection:
 
 class _Body(httpx.AsyncByteStream):
     """A response's body, read as the caller reads it; its connection goes back to the transport when the
-    body was read to its end, and is closed when the caller stopped before."""
+    body was read to its end, and is closed when the caller stopped before. An iterator of its own rather
+    than an async generator, which the event loop would track (a weak set's entry and a finalizer) for
+    every response."""
 
     def __init__(self, transport: ProberTransport, connection: _Connection, timeout: float | None) -> None:
         self._transport, self._connection, self._timeout = transport, connection, timeout
-        self._released = False
+        self._released = self._ended = False
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self
+
+    async def __anext__(self) -> bytes:
+        if self._ended:
+            raise StopAsyncIteration
         try:
             while True:
                 event = await self._connection.next_event(self._timeout)
                 if isinstance(event, h11.Data):
-                    yield bytes(event.data)
-                elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed) or event is h11.PAUSED:
-                    return
+                    return bytes(event.data)
+                if isinstance(event, h11.EndOfMessage | h11.ConnectionClosed) or event is h11.PAUSED:
+                    self._ended = True
+                    break
         except Exception as exc:
+            self._ended = True
             await self._release(keep=False)
             _raise_as_httpx(exc)
+        raise StopAsyncIteration
 
     async def aclose(self) -> None:
         await self._release(keep=True)
@@ -127,7 +137,10 @@ class ProberTransport(httpx.AsyncBaseTransport):
         origin = (url.scheme, url.raw_host.decode("ascii"), url.port or (443 if url.scheme == "https" else 80))
         connection = await self._connection(origin, timeouts.get("connect"))
         try:
-            body = b"".join([chunk async for chunk in request.stream])  # type: ignore[union-attr]
+            try:
+                body = request.content  # built in memory (json= or content=), so already read
+            except httpx.RequestNotRead:
+                body = b"".join([chunk async for chunk in request.stream])  # type: ignore[union-attr]
             state = connection.state
             out = state.send(h11.Request(method=request.method.encode("ascii"), target=url.raw_path,
                                          headers=request.headers.raw)) or b""
