@@ -190,6 +190,9 @@ def scan_figures(scan: dict[str, Any], latency: dict[str, float], concurrency: i
         "prober_cpu_seconds": scan["prober_cpu"], "cpu_ms_per_request": 1000 * scan["prober_cpu"] / served,
         "cpu_ms_per_endpoint": 1000 * scan["prober_cpu"] / len(hosts),
         "fleet_cpu_seconds": counts.get("cpu_seconds") or 0.0,
+        # The fleet serves the same requests every run, so its CPU is the machine's speed of the moment:
+        # this ratio holds still where a VM's CPU a request moves by a fifth between runs.
+        "cpu_vs_fleet": scan["prober_cpu"] / (counts.get("cpu_seconds") or float("nan")),
         "latency_bound_seconds": latency_bound, "cpu_bound_seconds": cpu_bound, "bound_seconds": bound,
         "bound_is_cpu": int(cpu_bound > latency_bound), "ratio": scan["wall"] / bound,
         "ratio_to_latency_bound": scan["wall"] / latency_bound,
@@ -306,6 +309,7 @@ def run_probe_bench(endpoints: int = 2000, concurrency: int = 64, median_ms: flo
         "round_ratios": [[q["ratio"], lo["ratio"]] for q, lo in zip(quiet, loaded, strict=True)],
         "round_cpu_ms_per_request": [[q["cpu_ms_per_request"], lo["cpu_ms_per_request"]]
                                      for q, lo in zip(quiet, loaded, strict=True)],
+        "round_cpu_vs_fleet": [[q["cpu_vs_fleet"], lo["cpu_vs_fleet"]] for q, lo in zip(quiet, loaded, strict=True)],
     }
     if sharded is not None:
         figures.update(_prefixed("sharded", {k: v for k, v in sharded.items() if isinstance(v, int | float)}))
@@ -330,7 +334,8 @@ def _print_scan(f: dict[str, Any], p: str, title: str) -> None:
           f"{f[p + '_requests']:,.0f} requests, max {f[p + '_max_in_flight_per_host']:.0f} in flight per host)")
     print(f"    prober CPU                          {f[p + '_prober_cpu_seconds']:8.1f} s   "
           f"({f[p + '_cpu_ms_per_request']:.3f} ms a request, {f[p + '_cpu_ms_per_endpoint']:.2f} ms an endpoint; "
-          f"the fleet's {f[p + '_fleet_cpu_seconds']:.1f} s)")
+          f"the fleet's {f[p + '_fleet_cpu_seconds']:.1f} s for the same requests: "
+          f"{f[p + '_cpu_vs_fleet']:.2f} x)")
     larger = "CPU" if f[p + "_cpu_bound_seconds"] > f[p + "_latency_bound_seconds"] else "latency"
     print(f"    bounds: latency / CPU               {f[p + '_latency_bound_seconds']:8.1f} s / "
           f"{f[p + '_cpu_bound_seconds']:.1f} s (the larger: {larger})")
@@ -356,6 +361,8 @@ def print_probe_bench(figures: dict[str, Any]) -> None:
           + "; ".join(f"{q:.2f} x, {lo:.2f} x" for q, lo in f["round_ratios"]))
     print("  CPU a request by round (quiet, loaded) "
           + "; ".join(f"{q:.3f}, {lo:.3f} ms" for q, lo in f["round_cpu_ms_per_request"]))
+    print("  over the fleet's CPU by round          "
+          + "; ".join(f"{q:.2f}, {lo:.2f} x" for q, lo in f["round_cpu_vs_fleet"]))
     print(f"  the SDK's client at the same concurrency ({f['sdk_concurrency']}, at most {f['sdk_most_at_once']} "
           f"sessions at once), one session per endpoint")
     print(f"    wall                                {f['sdk_wall_seconds']:8.1f} s   ({f['sdk_answered']:,.0f} "
