@@ -2,7 +2,7 @@
 
 The prober is CPU-bound at registry scale, and asyncio's own loop, its callbacks and its TLS transport are
 about a quarter of its CPU a request; uvloop runs the same asyncio programs with that part in C, for about
-a sixth less CPU a request in the same scans (docs/scaling.md, "The prober at the CPU it uses"). It comes
+a sixth less CPU a request in the same scans (docs/scaling.md, "uvloop, and a send of the client's own"). It comes
 with uvicorn's standard set, which Dagster's webserver already installs. Every prober entry point (the day's
 scan and its slices, the hourly checks, readiness, a one-off check, an owner's proof) runs on it, so a check
 behaves the same whichever way it was started. Names are resolved by probe/netguard.py through

@@ -64,7 +64,7 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
         return len(getattr(self._reader, "_buffer", b""))
 
     # read and write map errors inline (not by _mapped): a context manager's generator per call is a
-    # measurable share of the prober's CPU (docs/scaling.md, "The prober at the CPU it uses").
+    # measurable share of the prober's CPU (docs/scaling.md, "uvloop, and a send of the client's own").
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         try:
             # A timer is armed only when the read has to wait (most reads find the loop has read ahead).
