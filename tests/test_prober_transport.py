@@ -5,6 +5,7 @@ its end or the server closed it meanwhile, never more open than allowed, and err
 from __future__ import annotations
 
 import asyncio
+import errno
 import socket
 
 import httpx
@@ -176,6 +177,24 @@ def test_errors_are_httpx_errors_with_their_cause():
     with pytest.raises(httpx.ConnectError) as refusal:
         asyncio.run(loopback_by_address())
     assert refused_address(refusal.value)
+
+
+def test_a_refused_connection_reads_the_same_on_either_loop():
+    """outcome_detail carries a refusal's words: uvloop's own connect said only "[Errno 111] Connection
+    refused", where asyncio's (before the prober ran on uvloop) names the address refused."""
+    with socket.socket() as unused:  # bound, never listening: the connection is refused
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+
+        async def refused() -> str:
+            async with _client(port) as client:
+                with pytest.raises(httpx.ConnectError) as failed:
+                    await client.get(f"http://{HOST}/")
+            return str(failed.value)
+
+        expected = f"[Errno {errno.ECONNREFUSED}] Connect call failed ('127.0.0.1', {port})"
+        assert asyncio.run(refused()) == expected
+        assert run_prober(refused()) == expected
 
 
 class RedirectingServer(CountingServer):

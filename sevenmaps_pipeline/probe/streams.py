@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 import ssl
 from collections.abc import Iterable, Iterator
 from typing import Any, NoReturn
@@ -125,9 +126,20 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
 
     async def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
                           socket_options: Iterable[Any] | None = None) -> httpcore.AsyncNetworkStream:
+        # Connected by the loop's sock_connect, as asyncio's own create_connection connects: a refusal then
+        # reads the same on either loop ("Connect call failed (address)"), where uvloop's create_connection
+        # would say only libuv's words, and the address would be lost from outcome_detail (probe/loop.py).
+        sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
         with _mapped({TimeoutError: httpcore.ConnectTimeout, OSError: httpcore.ConnectError}):
-            reader, writer = await _within(timeout, asyncio.open_connection(
-                host, port, local_addr=(local_address, 0) if local_address else None, limit=_READ_LIMIT))
+            try:
+                sock.setblocking(False)
+                if local_address:
+                    sock.bind((local_address, 0))
+                await _within(timeout, asyncio.get_running_loop().sock_connect(sock, (host, port)))
+                reader, writer = await asyncio.open_connection(sock=sock, limit=_READ_LIMIT)
+            except BaseException:
+                sock.close()
+                raise
         sock = writer.get_extra_info("socket")
         for option in socket_options or ():
             sock.setsockopt(*option)
