@@ -1,4 +1,5 @@
-"""The prober's connections: asyncio's own TCP and TLS transports, as httpcore's network streams.
+"""The prober's connections: the event loop's own TCP and TLS transports (asyncio's API; uvloop's loop,
+probe/loop.py), as httpcore's network streams.
 
 httpcore's default (anyio) streams cost the prober most of its CPU per request: a cancel scope around
 every read and write, TLS records moved through Python one call at a time, and a dictionary of socket
