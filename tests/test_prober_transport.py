@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import errno
 import socket
+import subprocess
+import sys
 
 import httpx
 import pytest
@@ -253,3 +255,31 @@ def test_the_clients_own_send_keeps_what_httpx_send_does_for_the_prober():
                 assert failed.value.request.url == f"http://{HOST}/mcp"
 
     run_prober(run())
+
+
+CONNECTS_WITHOUT_THREADS = """
+import asyncio, os, socket
+from sevenmaps_pipeline.probe.loop import run_prober
+from sevenmaps_pipeline.probe.streams import AsyncioBackend
+
+async def main():
+    listening = socket.create_server(("127.0.0.1", 0))
+    listening.setblocking(False)
+    server = await asyncio.start_server(lambda r, w: w.close(), sock=listening)
+    for _ in range(20):
+        stream = await AsyncioBackend().connect_tcp("127.0.0.1", listening.getsockname()[1], timeout=5)
+        await stream.aclose()
+    server.close()
+    print(len(os.listdir("/proc/self/task")))
+
+run_prober(main())
+"""
+
+
+def test_a_connection_needs_no_thread_on_the_probers_loop():
+    """uvloop's own sock_connect resolves even a numeric address again in libuv's thread pool, a thread hop
+    per connection and four threads beside the loop's: the backend connects its socket itself (in a fresh
+    process, since libuv's pool, once started, stays for the process)."""
+    out = subprocess.run([sys.executable, "-c", CONNECTS_WITHOUT_THREADS], capture_output=True, text=True,
+                         check=True, timeout=120)
+    assert out.stdout.strip() == "1", out.stdout + out.stderr

@@ -122,21 +122,50 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
         return None
 
 
+async def _connect(sock: socket.socket, address: tuple[Any, ...]) -> None:
+    """A non-blocking socket connected as asyncio's loop connects one (BaseSelectorEventLoop._sock_connect):
+    an error at once as it is, a later one as "Connect call failed (address)". Not the loop's sock_connect:
+    uvloop's resolves even a numeric address again, in libuv's thread pool, once per connection."""
+    try:
+        sock.connect(address)
+        return
+    except (BlockingIOError, InterruptedError):
+        pass
+    loop = asyncio.get_running_loop()
+    writable: asyncio.Future[None] = loop.create_future()
+
+    def ready() -> None:
+        if not writable.done():
+            writable.set_result(None)
+
+    loop.add_writer(sock.fileno(), ready)
+    try:
+        await writable
+    finally:
+        loop.remove_writer(sock.fileno())
+    error = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+    if error:
+        raise OSError(error, f"Connect call failed {address}")
+
+
 class AsyncioBackend(httpcore.AsyncNetworkBackend):
     """TCP connections to an address already resolved and checked (probe/netguard.py decides where)."""
 
     async def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
                           socket_options: Iterable[Any] | None = None) -> httpcore.AsyncNetworkStream:
-        # Connected by the loop's sock_connect, as asyncio's own create_connection connects: a refusal then
-        # reads the same on either loop ("Connect call failed (address)"), where uvloop's create_connection
-        # would say only libuv's words, and the address would be lost from outcome_detail (probe/loop.py).
-        sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+        # Connected as asyncio's own create_connection connects (_connect): a refusal then reads the same on
+        # either loop ("Connect call failed (address)"), where uvloop's create_connection would say only
+        # libuv's words, and the address would be lost from outcome_detail (probe/loop.py).
         with _mapped({TimeoutError: httpcore.ConnectTimeout, OSError: httpcore.ConnectError}):
+            # An address, never a name (probe/netguard.py resolves): read as one, no lookup.
+            family, _, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                                          flags=socket.AI_NUMERICHOST)[0]
+            sock = socket.socket(family, socket.SOCK_STREAM)
             try:
                 sock.setblocking(False)
                 if local_address:
                     sock.bind((local_address, 0))
-                await _within(timeout, asyncio.get_running_loop().sock_connect(sock, (host, port)))
+                await _within(timeout, _connect(sock, address))
                 reader, writer = await asyncio.open_connection(sock=sock, limit=_READ_LIMIT)
             except BaseException:
                 sock.close()
