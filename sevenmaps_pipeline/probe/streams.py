@@ -46,6 +46,8 @@ _READ_ERRORS: dict[type[BaseException], type[Exception]] = {TimeoutError: httpco
                                                              OSError: httpcore.ReadError}
 _WRITE_ERRORS: dict[type[BaseException], type[Exception]] = {TimeoutError: httpcore.WriteTimeout,
                                                               OSError: httpcore.WriteError}
+_CONNECT_ERRORS: dict[type[BaseException], type[Exception]] = {TimeoutError: httpcore.ConnectTimeout,
+                                                                OSError: httpcore.ConnectError}
 
 
 async def _within(timeout: float | None, awaitable: Any) -> Any:
@@ -95,7 +97,7 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
 
     async def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
                         timeout: float | None = None) -> httpcore.AsyncNetworkStream:
-        with _mapped({TimeoutError: httpcore.ConnectTimeout, OSError: httpcore.ConnectError}):  # SSLError too
+        with _mapped(_CONNECT_ERRORS):  # SSLError too
             try:
                 await _within(timeout, self._writer.start_tls(ssl_context, server_hostname=server_hostname))
             except BaseException:
@@ -156,7 +158,7 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
         # Connected as asyncio's own create_connection connects (_connect): a refusal then reads the same on
         # either loop ("Connect call failed (address)"), where uvloop's create_connection would say only
         # libuv's words, and the address would be lost from outcome_detail (probe/loop.py).
-        with _mapped({TimeoutError: httpcore.ConnectTimeout, OSError: httpcore.ConnectError}):
+        with _mapped(_CONNECT_ERRORS):
             # An address, never a name (probe/netguard.py resolves): read as one, no lookup.
             family, _, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
                                                           flags=socket.AI_NUMERICHOST)[0]
