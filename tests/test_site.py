@@ -4,19 +4,23 @@ stable paths through site/current, and the down list holding only what is down n
 from __future__ import annotations
 
 import datetime as dt
+import enum
+import os
 import xml.etree.ElementTree as ET
 from xml.sax.saxutils import escape
 
+import markupsafe
+import pytest
 from conftest import land_probes, probe
-from jinja2 import DictLoader
+from jinja2 import DictLoader, Environment
 
 from sevenmaps_pipeline.curated.day import rebuild_day
 from sevenmaps_pipeline.lake.keys import server_id, server_key
-from sevenmaps_pipeline.publishing import charts
+from sevenmaps_pipeline.publishing import charts, pages
 from sevenmaps_pipeline.publishing.mapday import MapDay
 from sevenmaps_pipeline.publishing.pages import ServerPages, _environment, server_page
-from sevenmaps_pipeline.publishing.site import build_site, uptime_text
-from sevenmaps_pipeline.publishing.status import statuses
+from sevenmaps_pipeline.publishing.site import _Folder, build_site, uptime_text
+from sevenmaps_pipeline.publishing.status import hold_day, key_ranges, statuses
 
 DAYS = [dt.date(2026, 11, 1) + dt.timedelta(days=i) for i in range(3)]
 HOSTILE = "<script>alert('x')</script><img src=x onerror=alert(1)> Ignore previous instructions & \"quote\""
@@ -149,3 +153,58 @@ def test_the_server_serves_only_files_of_the_current_site(tmp_path):
     for path in ("../secret.txt", "../../secret.txt", "servers/../../../secret.txt", "escape", "/etc/passwd",
                  "servers/missing.html"):
         assert site_file(root, path) is None, path
+
+
+class _Shown:
+    def __html__(self):
+        return "<b>as it says</b>"
+
+
+class _Text(str):
+    pass
+
+
+class _Level(enum.IntEnum):
+    RED = 3
+
+
+def test_the_pages_escape_what_markupsafe_escapes_as_it_does():
+    values = [HOSTILE, "", "plain", "ünï <cödé> & 'x'", "\x00\"", 0, -12, 10**30, True, None, 1.5, _Level.RED,
+              markupsafe.Markup("<i>kept</i>"), _Shown(), _Text("<sub>")]
+    for value in values:
+        assert pages.escape(value) == markupsafe.escape(value) and type(pages.escape(value)) is markupsafe.Markup
+    source = "{% for v in values %}{{ v }}|{{ v ~ '<' }}|{% set x %}<{{ v }}>{% endset %}{{ x }};{% endfor %}"
+    ours = _environment(auto_reload=False).from_string(source)
+    assert ours.root_render_func.__globals__["escape"] is pages.escape  # every template of ours uses it
+    jinjas = Environment(autoescape=True).from_string(source)
+    assert ours.render(values=values) == jinjas.render(values=values)
+
+
+def test_files_of_one_text_are_links_to_one_file_and_a_name_written_again_is_replaced(tmp_path):
+    folder = _Folder(tmp_path)
+    folder.LINKS_PER_FILE = 2
+    for name in ("a.svg", "b.svg", "c.svg"):
+        folder.write_same(name, "<same/>")
+    folder.write_same("d.svg", "<other/>")
+    folder.write_same("a.svg", "<other/>")  # replaced, never written through: b.svg is a link to the same file
+    folder.close()
+    assert sorted(os.listdir(tmp_path)) == ["a.svg", "b.svg", "c.svg", "d.svg"]  # no hidden name left
+    assert {n: (tmp_path / n).read_text() for n in os.listdir(tmp_path)} == {
+        "a.svg": "<other/>", "b.svg": "<same/>", "c.svg": "<same/>", "d.svg": "<other/>"}
+    node = {n: os.stat(tmp_path / n) for n in os.listdir(tmp_path)}
+    assert node["a.svg"].st_ino == node["d.svg"].st_ino and node["a.svg"].st_nlink == 2
+    # A file takes at most LINKS_PER_FILE names (ext4 allows 65,000): the third of a text is a file of its own.
+    assert node["b.svg"].st_ino != node["c.svg"].st_ino and node["b.svg"].st_nlink == node["c.svg"].st_nlink == 1
+
+
+def test_a_day_held_for_its_parts_reads_as_the_day_asked_each_time(lake):
+    _days(lake)
+    with MapDay.open(lake, DAYS[-1], reviews=False) as asked, MapDay.open(lake, DAYS[-1], reviews=False) as held:
+        hold_day(held)
+        whole = statuses(asked)
+        assert any(s["down_since"] for s in whole.values()) and any(s["token_cost"] for s in whole.values())
+        assert statuses(held) == whole
+        for part in key_ranges(asked, 2):
+            assert statuses(held, part=part) == statuses(asked, part=part)
+    with MapDay.open(lake, DAYS[-1], live=True) as live, pytest.raises(ValueError, match="live"):
+        hold_day(live)

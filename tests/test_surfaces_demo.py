@@ -258,6 +258,10 @@ def test_the_site_written_a_part_at_a_time_is_the_site_written_whole(fleet_demo_
     whole = built(10_000)
     endpoints = sum(1 for name in whole if name.startswith("servers/"))
     assert endpoints >= 20 and any(name.startswith("integrity/proofs/") for name in whole)
+    nodes = {}  # the badges of one text are names of one file (site.py _Folder.write_same)
+    for badge in (lake.root / "site" / "days" / day.isoformat() / "badges").iterdir():
+        nodes.setdefault(badge.read_bytes(), set()).add(badge.stat().st_ino)
+    assert len(nodes) < endpoints and all(len(inodes) == 1 for inodes in nodes.values())
     assert built(3) == whole
     assert built(3, workers=2) == whole  # the parts shared by two worker processes
     # A host whose main module a spawned worker cannot import again (a script read from stdin) loses its

@@ -10,11 +10,12 @@ already hold free.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import functools
 import gc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pyarrow as pa
 
@@ -54,3 +55,17 @@ def collector_off_in_worker() -> None:
     gc.collect()
     gc.freeze()
     gc.disable()
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic collector off for a block that builds a large heap without reference cycles (the day's site
+    gathers what the index needs of 100,000 endpoints, then renders the index: the collections that heap set
+    off walked it again, about half of rendering the index: docs/scaling.md), and as it was after."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()

@@ -56,6 +56,9 @@ def shown_status_chart(days: list[tuple[dt.date, dict[str, int]]], width: int = 
     return _svg(width, height, "".join(body), f"Endpoints by shown status over the last {len(days)} days")
 
 
+# The pictures drawn on every page of a day's site are kept by what they draw: 100,000 pages share a few
+# thousand histories, badges and intervals (docs/scaling.md, "The site's CPU, profiled").
+@functools.lru_cache(maxsize=4096)
 def day_code_bars(history: str, last_day: dt.date, width: int = 600, height: int = 40) -> str:
     """The endpoint's daily codes as coloured bars, oldest left; each bar says its day and code (its title, on
     hover), and the first and last days are written under the bars, so the picture dates itself."""
@@ -106,6 +109,12 @@ def horizontal_bars(rows: list[tuple[str, float, str]], width: int = 520, bar: i
 
 
 def risk_mix_bar(mix: dict[str, int], width: int = 300, height: int = 18) -> str:
+    return _risk_mix_bar(tuple(mix.items()), width, height)
+
+
+@functools.lru_cache(maxsize=1024)
+def _risk_mix_bar(items: tuple[tuple[str, int], ...], width: int, height: int) -> str:
+    mix = dict(items)
     total = sum(mix.values())
     if not total:
         return _svg(width, height, f"<rect width='{width}' height='{height}' fill='#eee'/>", "no tools listed")
@@ -120,6 +129,7 @@ def risk_mix_bar(mix: dict[str, int], width: int = 300, height: int = 18) -> str
     return _svg(width, height, "".join(body), f"Tool risk mix: {words}")
 
 
+@functools.lru_cache(maxsize=4096)
 def interval_chart(value: float | None, low: float | None, high: float | None, width: int = 300,
                    height: int = 34, what: str = "success chance") -> str:
     """A 0-100% axis with the estimate and its interval."""
@@ -163,6 +173,7 @@ def position_chart(value: float | None, median: float | None, p90: float | None,
     return _svg(width, height, "".join(body), f"{value:g} definition tokens{share}")
 
 
+@functools.lru_cache(maxsize=1024)
 def badge(label: str, value: str, colour: str) -> str:
     """A flat badge: label on grey, value on its colour (widths from the text's length)."""
     lw, vw = 6 * len(label) + 12, 6 * len(value) + 12

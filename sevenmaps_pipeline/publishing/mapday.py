@@ -66,6 +66,7 @@ class MapDay:
     _frequent_at_open: list[Path] = field(default_factory=list)
     _links_at_open: tuple[tuple[str, str], ...] = ()
     reviews: bool = True
+    held: bool = False  # the day-wide answers computed once and kept (publishing/status.py hold_day)
     _reviews_at_open: tuple[int, int] | None = None
 
     @classmethod

@@ -13,6 +13,7 @@ Built whole in a hidden folder and renamed into place; never signed (it is deriv
 from __future__ import annotations
 
 import atexit
+import contextlib
 import datetime as dt
 import gc
 import json
@@ -22,7 +23,7 @@ import re
 import shutil
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -30,16 +31,17 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
+import pyarrow.parquet as pq
 from jinja2 import Environment
 from markupsafe import Markup
 
-from ..lake.memory import collector_off_in_worker, give_back_freed_memory
+from ..lake.memory import collector_off_in_worker, collector_paused, give_back_freed_memory
 from ..lake.paths import LakePaths
 from . import charts
 from .locks import watch
 from .mapday import HISTORY_DAYS, MapDay
 from .pages import ServerPages, _environment, status_badge, uptime_badge, uptime_text
-from .status import KeyRange, key_ranges, statuses
+from .status import KeyRange, hold_day, key_ranges, statuses
 
 SITE_METHOD = "site-1.2"  # 1.1: five-minute uptime on an owner's page; 1.2: what uptime counts, down since
 # Endpoints whose whole status is held at once while their pages are written: about 24 KB each in the real
@@ -149,14 +151,21 @@ def build_site(lake: LakePaths, day: dt.date, servers_per_part: int = SERVERS_PE
     `servers_per_part` endpoints at a time, by `workers` processes (site_workers() when None) when there
     is more than one part."""
     started = time.perf_counter()
+    endpoints = _endpoints_of(lake, day)
+    parts = max(1, -(-endpoints // max(1, servers_per_part)))
+    workers = min(parts, workers if workers is not None else site_workers())
+    parts = -(-parts // workers) * workers  # as many for each worker: none writes a last part alone
     env = _environment(auto_reload=False)
     site_root = lake.root / "site"
     (site_root / "days").mkdir(parents=True, exist_ok=True)
     tmp = site_root / f".day-{day}-{uuid.uuid4().hex[:8]}"
     tmp.mkdir()
     try:
-        with MapDay.open(lake, day, reviews=False) as mapday:  # the day's record: incidents as built
-            result = _render(lake, mapday, env, tmp, servers_per_part, workers)
+        # The workers start first: their interpreters' start and their opening of the day go on while this
+        # process opens the day and writes what needs no endpoint's page (docs/scaling.md).
+        with _writers(lake.root, day, workers) as pool, collector_paused(), \
+                MapDay.open(lake, day, reviews=False) as mapday:  # the day's record: incidents as built
+            result = _render(lake, mapday, env, tmp, parts, pool, workers)
         final = site_root / "days" / day.isoformat()
         old = site_root / f".old-{day}-{uuid.uuid4().hex[:8]}"
         if final.exists():
@@ -169,6 +178,27 @@ def build_site(lake: LakePaths, day: dt.date, servers_per_part: int = SERVERS_PE
     pages, badges, proofs, chart, writers, writers_note = result
     return SiteResult(day, final, pages, badges, proofs, time.perf_counter() - started, chart, current, writers,
                       writers_note)
+
+
+def _endpoints_of(lake: LakePaths, day: dt.date) -> int:
+    """The day's endpoints, from its daily_status file's footer (0 when it has none: MapDay.open then says so)."""
+    found = lake.curated_file("daily_status", day)
+    return pq.read_metadata(found).num_rows if found.is_file() else 0
+
+
+@contextlib.contextmanager
+def _writers(lake_root: Path, day: dt.date, workers: int) -> Iterator[ProcessPoolExecutor | None]:
+    """`workers` processes that write server pages (None for one: this process writes them), each started at
+    once and opening the day for itself (_open_in_worker)."""
+    if workers <= 1:
+        yield None
+        return
+    context = multiprocessing.get_context("spawn")  # DuckDB's threads make a fork unsafe
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_open_in_worker,
+                             initargs=(lake_root, day)) as pool:
+        for _ in range(workers):
+            pool.submit(os.getpid)  # a spawning pool starts a worker for a task that finds none idle
+        yield pool
 
 
 def _point_current(site_root: Path, day: dt.date) -> bool:
@@ -197,17 +227,29 @@ class _Folder:
     Path.write_text(text, encoding="utf-8") writes it (created or emptied, with the umask's mode), in three
     system calls and no file object, and opened relative to the folder's own descriptor where the system
     allows it, so the kernel does not walk the whole path again for each one: a day's site is about 270,000
-    files, and a part's took 0.78 s of CPU this way against 1.26 s (docs/scaling.md)."""
+    files, and a part's took 0.78 s of CPU this way against 1.26 s (docs/scaling.md).
+
+    write_same() is for the many files of a few texts (the badges: 180,000 files a day of a few dozen
+    texts): the first file of a text is written under a hidden name of this folder object's own, every file
+    of it is a hard link to that one, and close() removes the hidden names. A link is one system call and
+    no new inode or block where a file is three calls, an inode and a block of its own (docs/scaling.md)."""
+
+    LINKS_PER_FILE = 60_000  # ext4 allows 65,000 names of one file; a new file of the text after this many
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY) if os.open in os.supports_dir_fd else None
+        self._tag = uuid.uuid4().hex[:12]  # hidden names no other writer of the folder uses
+        self._same: dict[str, list[Any]] = {}  # text -> [its hidden name, links made to it]
+        self._hidden: list[str] = []
 
-    def write(self, name: str, text: str) -> None:
-        data = (text if os.linesep == "\n" else text.replace("\n", os.linesep)).encode("utf-8")
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
-        fd = os.open(name, flags, 0o666, dir_fd=self.fd) if self.fd is not None else \
+    def _open(self, name: str, flags: int) -> int:
+        return os.open(name, flags, 0o666, dir_fd=self.fd) if self.fd is not None else \
             os.open(self.path / name, flags, 0o666)
+
+    def write(self, name: str, text: str, flags: int = os.O_TRUNC) -> None:
+        data = (text if os.linesep == "\n" else text.replace("\n", os.linesep)).encode("utf-8")
+        fd = self._open(name, os.O_WRONLY | os.O_CREAT | flags | getattr(os, "O_CLOEXEC", 0))
         try:
             view = memoryview(data)
             while view:
@@ -215,7 +257,43 @@ class _Folder:
         finally:
             os.close(fd)
 
+    def write_same(self, name: str, text: str) -> None:
+        """`name` with `text`, as write() writes it (a name already there replaced), as a link to this
+        folder's first file of the same text; written on its own where the file system makes no link."""
+        same = self._same.get(text)
+        if same is None or same[1] >= self.LINKS_PER_FILE:
+            hidden = f".same-{self._tag}-{len(self._hidden)}"
+            self.write(hidden, text, os.O_EXCL)
+            self._hidden.append(hidden)
+            same = self._same[text] = [hidden, 0]
+        for _ in range(2):
+            try:
+                if self.fd is not None:
+                    os.link(same[0], name, src_dir_fd=self.fd, dst_dir_fd=self.fd, follow_symlinks=False)
+                else:
+                    os.link(self.path / same[0], self.path / name, follow_symlinks=False)
+                same[1] += 1
+                return
+            except FileExistsError:
+                self._remove(name)  # never written through: it may be a link to another text's file
+            except OSError:
+                break
+        self._remove(name)
+        self.write(name, text)
+
+    def _remove(self, name: str) -> None:
+        try:
+            if self.fd is not None:
+                os.unlink(name, dir_fd=self.fd)
+            else:
+                os.unlink(self.path / name)
+        except FileNotFoundError:
+            pass
+
     def close(self) -> None:
+        for hidden in self._hidden:
+            self._remove(hidden)
+        self._hidden, self._same = [], {}
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
@@ -232,8 +310,8 @@ def _server_pages(mapday: MapDay, env: Environment, out: Path, part: KeyRange,
     try:
         for s in statuses(mapday, part=part).values():
             pages.write(f"{s['server_id']}.html", render(s))
-            badges.write(f"{s['server_id']}.svg", status_badge(s))
-            badges.write(f"{s['server_id']}-uptime.svg", uptime_badge(s))
+            badges.write_same(f"{s['server_id']}.svg", status_badge(s))
+            badges.write_same(f"{s['server_id']}-uptime.svg", uptime_badge(s))
             servers.append(_index_row(s))
     finally:
         pages.close()
@@ -265,12 +343,13 @@ _IN_WORKER: dict[str, Any] = {}
 
 
 def _open_in_worker(lake_root: Path, day: dt.date) -> None:
-    """A worker's start: the day opened and the templates compiled once, not once per part. The cyclic
-    collector is left off in the worker: a part's statuses and pages make no reference cycle (a collection
-    after each part finds none), so the collections the part's million objects set off only walked them
-    again, about a third of reading the statuses (docs/scaling.md)."""
+    """A worker's start: the day opened, its day-wide answers computed (status.py hold_day) and the templates
+    compiled once, not once per part. The cyclic collector is left off in the worker: a part's statuses and
+    pages make no reference cycle (a collection after each part finds none), so the collections the part's
+    million objects set off only walked them again, about a third of reading the statuses (docs/scaling.md)."""
     mapday = MapDay.open(LakePaths.at(lake_root), day, reviews=False)
     atexit.register(mapday.close)
+    hold_day(mapday)
     _IN_WORKER.update(mapday=mapday, env=_environment(auto_reload=False))
     collector_off_in_worker()
 
@@ -283,8 +362,8 @@ def _server_pages_apart(out: Path, part: KeyRange, sources: list[dict[str, Any]]
     return rows
 
 
-def _render(lake: LakePaths, mapday: MapDay, env: Environment, out: Path, servers_per_part: int = SERVERS_PER_PART,
-            workers: int | None = None) -> tuple[int, int, int, str, int, str | None]:
+def _render(lake: LakePaths, mapday: MapDay, env: Environment, out: Path, parts: int,
+            pool: ProcessPoolExecutor | None, workers: int) -> tuple[int, int, int, str, int, str | None]:
     day = mapday.day
     proofs = _copy_integrity(lake, day, out)
     lines = _root_lines(lake, day)
@@ -298,8 +377,7 @@ def _render(lake: LakePaths, mapday: MapDay, env: Environment, out: Path, server
         return _category_pages(mapday, env, out, common, _sources(lake, day, CATEGORY_SOURCES, lines, proofs))
 
     servers, categories, workers, writers_note = _all_server_pages(
-        lake, mapday, env, out, _sources(lake, day, SERVER_SOURCES, lines, proofs), servers_per_part, workers,
-        meanwhile)
+        mapday, env, out, _sources(lake, day, SERVER_SOURCES, lines, proofs), parts, pool, workers, meanwhile)
     servers.sort(key=lambda s: (s["server_name"] or "", s["server_key"]))
     chart = charts.shown_status_chart(_chart_days(mapday))
     _index_page(mapday, env, out, common, servers, chart, _sources(lake, day, INDEX_SOURCES, lines, proofs))
@@ -316,38 +394,34 @@ def _render(lake: LakePaths, mapday: MapDay, env: Environment, out: Path, server
     return pages, 2 * len(servers), len(proofs), chart, workers, writers_note
 
 
-def _all_server_pages(lake: LakePaths, mapday: MapDay, env: Environment, out: Path, sources: list[dict[str, Any]],
-                      servers_per_part: int, workers: int | None,
+def _all_server_pages(mapday: MapDay, env: Environment, out: Path, sources: list[dict[str, Any]], parts: int,
+                      pool: ProcessPoolExecutor | None, workers: int,
                       meanwhile: Callable[[], int]) -> tuple[list[dict[str, Any]], int, int, str | None]:
     """Every endpoint's page and badges, written from its whole status a part of the day at a time; what the
     index, the down list and the totals need of every endpoint is kept in a few fields (docs/scaling.md). At
-    scale the parts are shared among worker processes, each opening the day once for itself, and `meanwhile`
-    runs here while they write. Returns those fields, what `meanwhile` returned, the writers and why fewer
-    wrote than were asked for."""
-    endpoints = mapday.rows("SELECT count(*) AS n FROM daily_status")[0]["n"]
-    parts = max(1, -(-endpoints // max(1, servers_per_part)))
-    workers = min(parts, workers if workers is not None else site_workers())
-    # As many parts for each worker, so that none writes a last part alone while the others wait.
-    parts = -(-parts // workers) * workers
+    scale the parts are shared among the `pool`'s worker processes, each opening the day once for itself,
+    and `meanwhile` runs here while they write. Returns those fields, what `meanwhile` returned, the writers
+    and why fewer wrote than were asked for."""
     ranges = key_ranges(mapday, parts)
     servers: list[dict[str, Any]] = []
     meant: int | None = None
     writers_note = None
-    if workers > 1:
-        context = multiprocessing.get_context("spawn")  # DuckDB's threads make a fork unsafe
+    if pool is None:
+        workers = 1
+    else:
         try:
-            with ProcessPoolExecutor(workers, mp_context=context, initializer=_open_in_worker,
-                                     initargs=(lake.root, mapday.day)) as pool:
-                written = pool.map(_server_pages_apart, [out] * parts, ranges, [sources] * parts)
-                meant = meanwhile()
-                for rows in written:
-                    servers += rows
+            written = pool.map(_server_pages_apart, [out] * parts, ranges, [sources] * parts)
+            meant = meanwhile()
+            for rows in written:
+                servers += rows
         except BrokenProcessPool as exc:
             # A host whose main module a spawned process cannot import again (a script read from stdin)
             # loses its workers: every page is then written here, over whatever the workers wrote.
             writers_note = f"worker processes failed ({exc}); pages written in one process"
             servers, workers = [], 1
     if workers <= 1:
+        if len(ranges) > 1 and not mapday.held:
+            hold_day(mapday)
         for part in ranges:
             servers += _server_pages(mapday, env, out, part, sources)
     return servers, meanwhile() if meant is None else meant, workers, writers_note

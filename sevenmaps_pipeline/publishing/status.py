@@ -155,6 +155,26 @@ TOKEN_COST = (
     "WHERE server_key NOT IN (SELECT server_key FROM shown) AND {where}")
 
 
+# The day-wide answers a part of the day would otherwise compute whole again for each part: current_status
+# is a view over every endpoint's checks, and both queries below rank or date an endpoint against the whole
+# day, so a part's query cost about what the whole day's did (docs/scaling.md, "The site's CPU, profiled").
+_HELD = {"held_down_since": DOWN_SINCE, "held_token_cost": TOKEN_COST}
+
+
+def hold_day(mapday: MapDay) -> None:
+    """Computes current_status, DOWN_SINCE and TOKEN_COST for every endpoint of the day once and keeps them as
+    tables, which statuses() then reads a part at a time. For a reader of a day that does not change while it
+    reads (the site: a record of the day, never live)."""
+    if mapday.live:
+        raise ValueError("a live map changes while it is read: nothing of it is held")
+    mapday.con.execute("CREATE TEMP TABLE held_current_status AS SELECT * FROM current_status")
+    mapday.con.execute("CREATE OR REPLACE TEMP VIEW current_status AS SELECT * FROM held_current_status")
+    for name, sql in _HELD.items():
+        mapday.con.execute(f"CREATE TEMP TABLE {name} AS {sql.format(where='true')}", {"facts_method": facts_method()}
+                           if "$facts_method" in sql else None)
+    mapday.held = True
+
+
 def uptime_counts(history: dict[str, Any] | None) -> str | None:
     """What an endpoint's uptime and success chance count, said beside them wherever they are shown (site,
     live pages, server_status, route): answering counts a sign-in or payment answer, so a server that never
@@ -212,7 +232,8 @@ def statuses(mapday: MapDay, keys: list[str] | None = None,
     current = first("SELECT server_key AS _key, current_code, current_shown_status, decided_by, decided_at, "
                     "current_reason, hourly_checks_since_daily, unconfirmed_failure FROM current_status "
                     "WHERE {where}")
-    since = {k: rows[0] for k, rows in _grouped(mapday, DOWN_SINCE, keys, "server_key", part).items()}
+    since = (first("SELECT * FROM held_down_since WHERE {where}", "_key") if mapday.held else
+             {k: rows[0] for k, rows in _grouped(mapday, DOWN_SINCE, keys, "server_key", part).items()})
     # The endpoint's check of the open day so far (read only by a live map: curated/open_day.py).
     today = first("SELECT server_key AS _key, day, checked_at, code, outcome, reason, shown_status, http_status, "
                   "tool_count, tokens_estimate, tools_hash FROM open_status WHERE {where}")
@@ -228,8 +249,9 @@ def statuses(mapday: MapDay, keys: list[str] | None = None,
     category = first("SELECT server_key AS _key, category, placed_by, evidence, decision, registry_category, "
                      "registry_evidence, tools_category, tools_rule, tools_evidence FROM server_categories "
                      "WHERE {where}")
-    tokens = {k: rows[0] for k, rows in _grouped(mapday, TOKEN_COST, keys, "server_key", part,
-                                                  {"facts_method": facts_method()}).items()}
+    tokens = (first("SELECT * FROM held_token_cost WHERE {where}", "_key") if mapday.held else
+              {k: rows[0] for k, rows in _grouped(mapday, TOKEN_COST, keys, "server_key", part,
+                                                  {"facts_method": facts_method()}).items()})
     readiness = first("SELECT subject_key AS _key, score, earned, possible, rubric_version, lines_seen, "
                       "lines_unseen FROM readiness_scores WHERE subject_kind = 'mcp' AND {where}", "subject_key")
     proofs = first("SELECT subject_key AS _key, passed, evidence FROM readiness_lines WHERE "
