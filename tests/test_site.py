@@ -19,7 +19,7 @@ from sevenmaps_pipeline.lake.keys import server_id, server_key
 from sevenmaps_pipeline.publishing import charts, pages
 from sevenmaps_pipeline.publishing.mapday import MapDay
 from sevenmaps_pipeline.publishing.pages import ServerPages, _environment, server_page
-from sevenmaps_pipeline.publishing.site import _Folder, build_site, uptime_text
+from sevenmaps_pipeline.publishing.site import _all_server_pages, _Folder, _writers, build_site, uptime_text
 from sevenmaps_pipeline.publishing.status import hold_day, key_ranges, statuses
 
 DAYS = [dt.date(2026, 11, 1) + dt.timedelta(days=i) for i in range(3)]
@@ -208,3 +208,23 @@ def test_a_day_held_for_its_parts_reads_as_the_day_asked_each_time(lake):
             assert statuses(held, part=part) == statuses(asked, part=part)
     with MapDay.open(lake, DAYS[-1], live=True) as live, pytest.raises(ValueError, match="live"):
         hold_day(live)
+
+
+def test_pages_written_again_after_a_worker_died_publish_none_of_its_hidden_files(lake, tmp_path):
+    """A worker killed while it writes a part (the out-of-memory killer) never closes its badges folder, so the
+    hidden file its badges are links to stays. The pool is then broken and every page is written in this
+    process: no hidden name of the dead worker is left in the folder that is published."""
+    _days(lake)
+    out = tmp_path / "out"
+    for folder in ("servers", "badges"):
+        (out / folder).mkdir(parents=True)
+    dead = _Folder(out / "badges")
+    dead.write_same("dead.svg", "<as a killed worker left it/>")
+    os.close(dead.fd)  # its process gone, close() never ran
+    env = _environment(auto_reload=False)
+    # Workers that cannot open the day (no lake where they look): the pool breaks as when one is killed.
+    with _writers(tmp_path / "no-lake", DAYS[-1], 2) as pool, MapDay.open(lake, DAYS[-1], reviews=False) as mapday:
+        servers, _, writers, note = _all_server_pages(mapday, env, out, [], 2, pool, 2, lambda: 0)
+    assert writers == 1 and note and len(servers) == 3
+    assert sorted(n for n in os.listdir(out / "badges") if n.startswith(".")) == []
+    assert len(os.listdir(out / "badges")) == 2 * 3 + 1

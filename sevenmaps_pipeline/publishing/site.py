@@ -416,7 +416,12 @@ def _all_server_pages(mapday: MapDay, env: Environment, out: Path, sources: list
                 servers += rows
         except BrokenProcessPool as exc:
             # A host whose main module a spawned process cannot import again (a script read from stdin)
-            # loses its workers: every page is then written here, over whatever the workers wrote.
+            # loses its workers: every page is then written here, over whatever the workers wrote, once they
+            # are gone. A worker killed while it wrote a part never closed its badges folder: the hidden files
+            # its badges were links to are removed (the badges written here link to files of their own).
+            pool.shutdown(wait=True)
+            for hidden in (out / "badges").glob(".same-*"):
+                hidden.unlink(missing_ok=True)
             writers_note = f"worker processes failed ({exc}); pages written in one process"
             servers, workers = [], 1
     if workers <= 1:
