@@ -57,7 +57,8 @@ def shown_status_chart(days: list[tuple[dt.date, dict[str, int]]], width: int = 
 
 
 # The pictures drawn on every page of a day's site are kept by what they draw: 100,000 pages share a few
-# thousand histories, badges and intervals (docs/scaling.md, "The site's CPU, profiled").
+# thousand histories and badges (docs/scaling.md, "The site in a fifth less CPU"). Only pictures of strings,
+# dates and integers: a float's cache would take -0.0 for 0.0, which it writes differently.
 @functools.lru_cache(maxsize=4096)
 def day_code_bars(history: str, last_day: dt.date, width: int = 600, height: int = 40) -> str:
     """The endpoint's daily codes as coloured bars, oldest left; each bar says its day and code (its title, on
@@ -129,7 +130,6 @@ def _risk_mix_bar(items: tuple[tuple[str, int], ...], width: int, height: int) -
     return _svg(width, height, "".join(body), f"Tool risk mix: {words}")
 
 
-@functools.lru_cache(maxsize=4096)
 def interval_chart(value: float | None, low: float | None, high: float | None, width: int = 300,
                    height: int = 34, what: str = "success chance") -> str:
     """A 0-100% axis with the estimate and its interval."""
