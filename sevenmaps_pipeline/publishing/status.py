@@ -155,20 +155,24 @@ TOKEN_COST = (
     "WHERE server_key NOT IN (SELECT server_key FROM shown) AND {where}")
 
 
+# What statuses() shows of current_status.
+_CURRENT = ("SELECT server_key AS _key, current_code, current_shown_status, decided_by, decided_at, current_reason, "
+            "hourly_checks_since_daily, unconfirmed_failure FROM current_status WHERE {where}")
+
 # The day-wide answers a part of the day would otherwise compute whole again for each part: current_status
 # is a view over every endpoint's checks, and both queries below rank or date an endpoint against the whole
-# day, so a part's query cost about what the whole day's did (docs/scaling.md, "The site's CPU, profiled").
+# day, so a part's query cost about what the whole day's did (docs/scaling.md, "The site in a fifth less CPU").
 _HELD = {"held_down_since": DOWN_SINCE, "held_token_cost": TOKEN_COST}
 
 
 def hold_day(mapday: MapDay) -> None:
-    """Computes current_status, DOWN_SINCE and TOKEN_COST for every endpoint of the day once and keeps them as
-    tables, which statuses() then reads a part at a time. For a reader of a day that does not change while it
-    reads (the site: a record of the day, never live)."""
+    """Computes what statuses() reads of current_status, DOWN_SINCE and TOKEN_COST for every endpoint of the day
+    once and keeps them as tables (about 23 MB at 90,000 endpoints; the view itself is left as it is for other
+    readers), which statuses() then reads a part at a time. For a reader of a day that does not change while
+    it reads (the site: a record of the day, never live)."""
     if mapday.live:
         raise ValueError("a live map changes while it is read: nothing of it is held")
-    mapday.con.execute("CREATE TEMP TABLE held_current_status AS SELECT * FROM current_status")
-    mapday.con.execute("CREATE OR REPLACE TEMP VIEW current_status AS SELECT * FROM held_current_status")
+    mapday.con.execute(f"CREATE TEMP TABLE held_current_status AS {_CURRENT.format(where='true')}")
     for name, sql in _HELD.items():
         mapday.con.execute(f"CREATE TEMP TABLE {name} AS {sql.format(where='true')}", {"facts_method": facts_method()}
                            if "$facts_method" in sql else None)
@@ -229,9 +233,7 @@ def statuses(mapday: MapDay, keys: list[str] | None = None,
     daily = first("SELECT server_key AS _key, day, code, outcome, reason, shown_status, http_status, handshake_ms, "
                   "protocol_version, server_info_name, server_info_version, tool_count, tool_list_size, "
                   "tokens_estimate, tools_hash, checked_at FROM daily_status WHERE {where}")
-    current = first("SELECT server_key AS _key, current_code, current_shown_status, decided_by, decided_at, "
-                    "current_reason, hourly_checks_since_daily, unconfirmed_failure FROM current_status "
-                    "WHERE {where}")
+    current = first("SELECT * FROM held_current_status WHERE {where}", "_key") if mapday.held else first(_CURRENT)
     since = (first("SELECT * FROM held_down_since WHERE {where}", "_key") if mapday.held else
              {k: rows[0] for k, rows in _grouped(mapday, DOWN_SINCE, keys, "server_key", part).items()})
     # The endpoint's check of the open day so far (read only by a live map: curated/open_day.py).
