@@ -38,6 +38,9 @@ def test_the_bench_run_builds_and_signs_its_own_lakes_days_and_they_verify(lake,
     synthesize(lake, 40, 2, seed=2, end_day=day + dt.timedelta(days=1), missing_days=0)
     figures = bench._measure("map_and_sign", day, day, lake, signing_key)
     assert figures["success"] and figures["in_run_seconds"] > figures["site_seconds"] > 0
+    # Where the peak fell: a step of the run (its span holds the sampled peak), or the run process's own.
+    assert figures["peak_during"] == "the run process alone" or set(figures["peak_during"].split(", ")) <= {
+        *figures["step_seconds"], "between steps"}
     assert (lake.root / "site" / "days" / day.isoformat() / "index.html").is_file()
     verifying = bench._verify_figures(lake, signing_key)
     assert verifying["verify_ok"] and verifying["log_check_ok"] and verifying["days"] == 1

@@ -195,9 +195,11 @@ def _child_run(job: str, first: dt.date, last: dt.date, lake: Path, key: Path) -
         # The site (a page per endpoint) is not part of the map and its root: timed apart, from the run's
         # own step statistics.
         steps: dict[str, float] = {}
+        spans: list[tuple[str, float, float]] = []  # each step's start and end (Unix time): where the peak fell
         for run in runs:
             for stat in instance.get_run_step_stats(run.run_id):
                 steps[stat.step_key] = steps.get(stat.step_key, 0.0) + (stat.end_time or 0) - (stat.start_time or 0)
+                spans.append((stat.step_key, stat.start_time or 0.0, stat.end_time or 0.0))
         # Inside the map's one step (daily_map), each table's build time, from its materialisation (one day).
         builds: dict[str, float] = {}
         if first == last:
@@ -209,9 +211,18 @@ def _child_run(job: str, first: dt.date, last: dt.date, lake: Path, key: Path) -
     failures = [f"{e.step_key}: {e.step_failure_data.error.message.strip()}" for r in runs for e in r.all_events
                 if e.is_step_failure and e.step_failure_data.error is not None]
     return {"success": all(r.success for r in runs) and len(runs) == 2, "failures": failures, "in_run_seconds": in_run,
-            "site_seconds": steps.get("day_site", 0.0), "peak_rss_mb": peak_rss_mb(),
+            "site_seconds": steps.get("day_site", 0.0), "peak_rss_mb": peak_rss_mb(), "step_spans": spans,
             "step_seconds": dict(sorted(steps.items(), key=lambda kv: -kv[1])),
             "build_seconds": dict(sorted(builds.items(), key=lambda kv: -kv[1]))}
+
+
+def _peak_during(figures: dict, tree_peak: float, peak_at: float) -> str:
+    """Where a run's peak resident size fell: the step whose span holds the sampled peak of the process tree,
+    or the run process's own high-water mark (its time unknown) when that is the larger."""
+    if figures["peak_rss_mb"] > tree_peak:
+        return "the run process alone"
+    during = [key for key, start, end in figures.get("step_spans", []) if start <= peak_at <= end]
+    return ", ".join(during) or "between steps"
 
 
 CHILD_MAIN = "import sys; from sevenmaps_pipeline.devtools.bench import child_main; child_main(sys.argv[1:])"
@@ -231,9 +242,11 @@ def _measure(job: str, first: dt.date, last: dt.date, lake: LakePaths, key: Path
              str(key)], stdout=out, stderr=err, text=True, env=env)
         # The run's peak is its own and its site workers' together (publishing/site.py writes server pages
         # in worker processes), sampled as it runs.
-        tree_peak = 0.0
+        tree_peak, peak_at = 0.0, 0.0
         while proc.poll() is None:
-            tree_peak = max(tree_peak, tree_rss_mb(proc.pid))
+            sampled = tree_rss_mb(proc.pid)
+            if sampled > tree_peak:
+                tree_peak, peak_at = sampled, time.time()
             time.sleep(0.25)
         wall = time.perf_counter() - started
         out.seek(0)
@@ -247,6 +260,7 @@ def _measure(job: str, first: dt.date, last: dt.date, lake: LakePaths, key: Path
                            + (", killed: out of memory?" if killed else "") + ")")
     figures = json.loads(stdout.strip().splitlines()[-1])
     figures["wall_seconds"] = wall
+    figures["peak_during"] = _peak_during(figures, tree_peak, peak_at)
     figures["peak_rss_mb"] = max(figures["peak_rss_mb"], tree_peak)
     if not figures["success"]:
         failures = figures.get("failures") or ["no step failed: a run was not made"]
@@ -365,15 +379,21 @@ def _print_results(results: dict, meta: dict, end: dt.date) -> None:
         print(f"  synth (probes, registry, reports)      {meta['synth_seconds']:8.1f} s")
     print(f"  one day through Dagster: wall          {one_day['wall_seconds']:8.1f} s   "
           f"(in-run {one_day['in_run_seconds']:.1f} s, of which the site {one_day['site_seconds']:.1f} s)   "
-          f"peak RSS {one_day['peak_rss_mb']:,.0f} MB")
+          f"peak RSS {one_day['peak_rss_mb']:,.0f} MB ({one_day.get('peak_during', 'not recorded')})")
     print(f"  {days:>2}-day backfill through Dagster: wall  {backfill['wall_seconds']:8.1f} s   "
           f"(in-run {backfill['in_run_seconds']:.1f} s, of which the newest day's site "
-          f"{backfill['site_seconds']:.1f} s)   peak RSS {backfill['peak_rss_mb']:,.0f} MB")
+          f"{backfill['site_seconds']:.1f} s)   peak RSS {backfill['peak_rss_mb']:,.0f} MB "
+          f"({backfill.get('peak_during', 'not recorded')})")
     slowest = ", ".join(f"{k} {v:.2f}" for k, v in list(one_day["step_seconds"].items())[:6])
     print(f"  one day's slowest steps (s)            {slowest}")
     builds = ", ".join(f"{k} {v:.2f}" for k, v in list(one_day.get("build_seconds", {}).items())[:8])
     print(f"  ... its slowest builds (s, 2 at a time) {builds}")
     print_floor(lake_figures, floor)
+    peaks = [(what, r) for what, r in (("the cold day", results.get("cold_day")),
+                                       ("the rules day", results.get("rules_day"))) if r and "peak_during" in r]
+    if peaks:
+        print("  where the peaks fell                   " + "; ".join(
+            f"{what} {r['peak_rss_mb']:,.0f} MB ({r['peak_during']})" for what, r in peaks))
     print(f"  backfill per day (in-run)              {backfill['in_run_seconds'] / days:8.2f} s")
     if short:
         late, early = _map_seconds(one_day), _map_seconds(short)

@@ -61,8 +61,12 @@ def collector_off_in_worker() -> None:
 def collector_paused() -> Iterator[None]:
     """The cyclic collector off for a block that builds a large heap without reference cycles (the day's site
     gathers what the index needs of 100,000 endpoints, then renders the index: the collections that heap set
-    off walked it again, about half of rendering the index: docs/scaling.md), and as it was after."""
+    off walked it again, about half of rendering the index: docs/scaling.md), and as it was after. The cycles
+    the process made before are collected first and their memory given back, so that they are not kept through
+    the block (a Dagster run builds the day's site in the process that built its map)."""
     was_on = gc.isenabled()
+    gc.collect()
+    give_back_freed_memory()
     gc.disable()
     try:
         yield
