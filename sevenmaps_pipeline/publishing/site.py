@@ -414,6 +414,9 @@ def _all_server_pages(mapday: MapDay, env: Environment, out: Path, sources: list
             meant = meanwhile()
             for rows in written:
                 servers += rows
+            # The workers end before the index is rendered here: each holds its day and the memory of its
+            # parts, and the index's own peak beside theirs was the day's peak (docs/scaling.md).
+            pool.shutdown(wait=True)
         except BrokenProcessPool as exc:
             # A host whose main module a spawned process cannot import again (a script read from stdin)
             # loses its workers: every page is then written here, over whatever the workers wrote, once they
