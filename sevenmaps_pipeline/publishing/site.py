@@ -47,10 +47,10 @@ SITE_METHOD = "site-1.2"  # 1.1: five-minute uptime on an owner's page; 1.2: wha
 # Endpoints whose whole status is held at once while their pages are written: about 24 KB each in the real
 # registry's shape. A part is a range of server keys (status.key_ranges), so it reads only the row groups of
 # the tools file its keys fall in, and small parts cost little more than large ones: at 100,000 endpoints,
-# 20 parts held a worker to about 0.4 GB where 4 took 1 GB, in the same time; with the day held once per
-# worker (status.hold_day) 4,000 a part cost no more CPU than 5,000 and about 20 MB less a worker, which the
-# day's peak, in the site's step, needed (docs/scaling.md).
-SERVERS_PER_PART = 4_000
+# 20 parts held a worker to about 0.4 GB where 4 took 1 GB, in the same time. With the day held once per
+# worker (status.hold_day) a part costs less of its own, and the day's peak, which falls in the site's step,
+# needs the workers smaller: 3,000 a part holds each to about 0.37 GB for about 7% more CPU (docs/scaling.md).
+SERVERS_PER_PART = 3_000
 _SLUG = re.compile(r"[^a-z0-9]+")
 INDEX_SOURCES = ("daily_status", "server_history", "tools", "failure_reasons")
 SERVER_SOURCES = ("daily_status", "server_history", "tools", "findings", "token_cost", "server_categories",
