@@ -162,7 +162,12 @@ _CURRENT = ("SELECT server_key AS _key, current_code, current_shown_status, deci
 # The day-wide answers a part of the day would otherwise compute whole again for each part: current_status
 # is a view over every endpoint's checks, and both queries below rank or date an endpoint against the whole
 # day, so a part's query cost about what the whole day's did (docs/scaling.md, "The site in a fifth less CPU").
-_HELD = {"held_down_since": DOWN_SINCE, "held_token_cost": TOKEN_COST}
+_HELD = {"held_current_status": _CURRENT, "held_down_since": DOWN_SINCE, "held_token_cost": TOKEN_COST}
+
+
+def _params(sql: str) -> dict[str, Any] | None:
+    """The parameters one of the day-wide queries names."""
+    return {"facts_method": facts_method()} if "$facts_method" in sql else None
 
 
 def hold_day(mapday: MapDay) -> None:
@@ -172,10 +177,8 @@ def hold_day(mapday: MapDay) -> None:
     it reads (the site: a record of the day, never live)."""
     if mapday.live:
         raise ValueError("a live map changes while it is read: nothing of it is held")
-    mapday.con.execute(f"CREATE TEMP TABLE held_current_status AS {_CURRENT.format(where='true')}")
     for name, sql in _HELD.items():
-        mapday.con.execute(f"CREATE TEMP TABLE {name} AS {sql.format(where='true')}", {"facts_method": facts_method()}
-                           if "$facts_method" in sql else None)
+        mapday.con.execute(f"CREATE TEMP TABLE {name} AS {sql.format(where='true')}", _params(sql))
     mapday.held = True
 
 
@@ -223,7 +226,11 @@ def statuses(mapday: MapDay, keys: list[str] | None = None,
     `part` keeps the endpoints of one key range (key_ranges: n ranges hold every endpoint once), so a
     caller can walk the whole day a part at a time without holding it all."""
     def first(sql: str, key_column: str = "server_key") -> dict[str, dict[str, Any]]:
-        return {k: rows[0] for k, rows in _grouped(mapday, sql, keys, key_column, part).items()}
+        return {k: rows[0] for k, rows in _grouped(mapday, sql, keys, key_column, part, _params(sql)).items()}
+
+    def day_wide(held: str) -> dict[str, dict[str, Any]]:
+        """One of the day-wide answers: from its table when the day is held (hold_day), else its query."""
+        return first(f"SELECT * FROM {held} WHERE {{where}}", "_key") if mapday.held else first(_HELD[held])
 
     def every(sql: str, key_column: str = "server_key") -> dict[str, list]:
         return _grouped(mapday, sql, keys, key_column, part)
@@ -233,9 +240,8 @@ def statuses(mapday: MapDay, keys: list[str] | None = None,
     daily = first("SELECT server_key AS _key, day, code, outcome, reason, shown_status, http_status, handshake_ms, "
                   "protocol_version, server_info_name, server_info_version, tool_count, tool_list_size, "
                   "tokens_estimate, tools_hash, checked_at FROM daily_status WHERE {where}")
-    current = first("SELECT * FROM held_current_status WHERE {where}", "_key") if mapday.held else first(_CURRENT)
-    since = (first("SELECT * FROM held_down_since WHERE {where}", "_key") if mapday.held else
-             {k: rows[0] for k, rows in _grouped(mapday, DOWN_SINCE, keys, "server_key", part).items()})
+    current = day_wide("held_current_status")
+    since = day_wide("held_down_since")
     # The endpoint's check of the open day so far (read only by a live map: curated/open_day.py).
     today = first("SELECT server_key AS _key, day, checked_at, code, outcome, reason, shown_status, http_status, "
                   "tool_count, tokens_estimate, tools_hash FROM open_status WHERE {where}")
@@ -251,9 +257,7 @@ def statuses(mapday: MapDay, keys: list[str] | None = None,
     category = first("SELECT server_key AS _key, category, placed_by, evidence, decision, registry_category, "
                      "registry_evidence, tools_category, tools_rule, tools_evidence FROM server_categories "
                      "WHERE {where}")
-    tokens = (first("SELECT * FROM held_token_cost WHERE {where}", "_key") if mapday.held else
-              {k: rows[0] for k, rows in _grouped(mapday, TOKEN_COST, keys, "server_key", part,
-                                                  {"facts_method": facts_method()}).items()})
+    tokens = day_wide("held_token_cost")
     readiness = first("SELECT subject_key AS _key, score, earned, possible, rubric_version, lines_seen, "
                       "lines_unseen FROM readiness_scores WHERE subject_kind = 'mcp' AND {where}", "subject_key")
     proofs = first("SELECT subject_key AS _key, passed, evidence FROM readiness_lines WHERE "
