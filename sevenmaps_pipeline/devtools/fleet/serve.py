@@ -28,7 +28,7 @@ def main(spec_path: str, info_path: str) -> None:
         info = {"port": fleet.port, "ca_file": str(fleet.ca_file), "host_map": fleet.host_map,
                 "registry_url": fleet.registry_url, "codehost_url": fleet.codehost_url,
                 "lookup_urls": fleet.lookup_urls()}
-        Path(info_path).write_text(json.dumps(info))
+        _write_whole(info_path, info)
         for report, _ in enumerate(sys.stdin, 1):  # serve until the parent closes our stdin
             _write_counts(fleet, info, info_path, report)
         _write_counts(fleet, info, info_path, None)
@@ -41,6 +41,12 @@ def _write_counts(fleet: Fleet, info: dict, info_path: str, report: int | None) 
     info.update(requests=fleet.requests, request_kinds=fleet.request_kinds, max_in_flight=fleet.max_in_flight,
                 overlaps=fleet.overlaps, cpu_seconds=usage.ru_utime + usage.ru_stime, report=report)
     fleet.requests, fleet.request_kinds, fleet.max_in_flight, fleet.overlaps = {}, {}, {}, []
+    _write_whole(info_path, info)
+
+
+def _write_whole(info_path: str, info: dict) -> None:
+    """INFO written whole, by a rename: the parent polls for the file and reads it at once, and a file it
+    found empty (the first INFO was once written in place) failed the benchmark."""
     partial = Path(info_path).with_suffix(".partial")
     partial.write_text(json.dumps(info))
     partial.replace(info_path)
