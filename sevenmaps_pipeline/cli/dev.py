@@ -106,6 +106,10 @@ def _bench_one_part(args: argparse.Namespace) -> int:
         from ..devtools import risk_corpus
 
         risk_corpus.run_bench()
+    elif args.only == "risk-reach":
+        from ..devtools import risk_reach
+
+        risk_reach.run_bench()
     elif args.only == "categories":
         from ..devtools import category_corpus
 

@@ -36,7 +36,7 @@ exit codes: 0 verified, 1 a problem (named with its day and file), 2 no such lak
   4 the log only behind its roots (a signer stopped between a root and its checkpoint: `sevenmaps log sync`)
 """
 
-BENCH_PARTS = ("risk", "categories", "lake", "export", "tools", "probe", "registry", "serve")
+BENCH_PARTS = ("risk", "risk-reach", "categories", "lake", "export", "tools", "probe", "registry", "serve")
 
 # What `sevenmaps --help` lists, in its order: the order a newcomer meets the commands in (try it, scan, read
 # the map, control what is checked, prove it), which cuts across the command groups below. argparse lists
@@ -181,8 +181,9 @@ def _dev_commands(commands: dict[str, argparse.ArgumentParser]) -> None:
     p.add_argument("--serve-calls", type=int, default=600,
                    help="route calls sent at once to `sevenmaps serve` (the serve benchmark)")
     p.add_argument("--only", choices=BENCH_PARTS,
-                   help="run one benchmark: risk (the words-only estimate on real tools), categories (the category "
-                        "rule on real servers: how many the tools' verdict moved), lake, export (one "
+                   help="run one benchmark: risk (the words-only estimate on real tools), risk-reach (what any "
+                        "words-only rule can reach on them: a model fit and scored by publisher), categories (the "
+                        "category rule on real servers: how many the tools' verdict moved), lake, export (one "
                         "snapshot of the lake's signed day), tools, probe, registry (the whole registry, "
                         "simulated) or serve (a flood of route calls and the site beside it)")
     p.add_argument("--compare", action="store_true",
