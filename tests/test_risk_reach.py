@@ -96,4 +96,8 @@ def test_the_measure_scores_every_tool_once_on_real_servers(small_measure: dict)
         assert len(small_measure[calls]["honest_within_1pct"]["thresholds"]) == 3
     # The veto only ever calls the rules' green tools yellow: never more changing tools read-only than the rules.
     assert small_measure["rules_then_model"]["best"]["changing_called_read_only"] <= rules["changing_called_read_only"]
+    against = small_measure["model"]["against_the_rules"]["all"]
+    assert against["at_rules_share"]["changing_called_read_only"] <= rules["changing_called_read_only"]
+    assert against["at_rules_agreement"]["binary_agree"] >= rules["binary_agree"]
+    assert small_measure["corpus"]["holdout_tools"] == 0  # a slice of the three gatherings: no holdout in it
     assert "what any words-only rule can reach" in R.report(small_measure)

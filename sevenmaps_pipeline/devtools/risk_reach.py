@@ -286,6 +286,24 @@ def _calls(answers: _Answers, p: np.ndarray, eligible: np.ndarray, fold: np.ndar
     return out
 
 
+def _against(answers: _Answers, p: np.ndarray, rules_green: np.ndarray, holdout: np.ndarray) -> dict[str, Any]:
+    """The model at the rules' own share of changing tools called read-only, and at their own agreement: on every
+    tool, and on the holdout's alone (where the rules were blind)."""
+    out: dict[str, Any] = {}
+    for name, chosen in (("all", np.ones(len(p), dtype=bool)), ("holdout", holdout)):
+        sub = answers.where(chosen)
+        points = curve(sub, p[chosen], np.ones(int(chosen.sum()), dtype=bool))
+        rules = point_of(sub, rules_green[chosen])
+        at_share = best_within(points, rules.changing_as_read_only_share)
+        at_agreement = least_unsafe_at(points, rules.binary_share)
+        out[name] = {"at_rules_share": at_share.figures() if at_share else None,
+                     "at_rules_agreement": at_agreement.figures() if at_agreement else None,
+                     "as_good_on_all_three": sum(1 for q in points if q.binary_agree >= rules.binary_agree
+                                                 and q.changing_called_read_only <= rules.changing_called_read_only
+                                                 and q.level_agree >= rules.level_agree)}
+    return out
+
+
 def measure(servers: Sequence[CorpusServer] | None = None, folds: int = FOLDS) -> dict[str, Any]:
     """The rules, the model alone and the rules with the model's veto on their green, on every annotated tool of
     the corpus and its holdout (or of `servers`), each tool scored by a model that never saw its publisher."""
@@ -303,7 +321,8 @@ def measure(servers: Sequence[CorpusServer] | None = None, folds: int = FOLDS) -
             "auc": float(auc),
             "rules": {**point_of(answers, rules_green).figures(),
                       "holdout": point_of(answers.where(holdout), rules_green[holdout]).figures()},
-            "model": _calls(answers, p, np.ones(len(rows), dtype=bool), fold, holdout),
+            "model": {**_calls(answers, p, np.ones(len(rows), dtype=bool), fold, holdout),
+                      "against_the_rules": _against(answers, p, rules_green, holdout)},
             "rules_then_model": _calls(answers, p, rules_green, fold, holdout)}
 
 
@@ -323,6 +342,12 @@ def report(result: dict[str, Any]) -> str:
              f"  {'':<44} {'agree':>6} {'ch->ro':>7} {'levels':>7}",
              _line("the rules (rules/risk.py), all tools", result["rules"]),
              _line("the rules, holdout tools", result["rules"]["holdout"])]
+    for name in ("all", "holdout"):
+        against = result["model"]["against_the_rules"][name]
+        lines.append(_line(f"the model at the rules' own share, {name}", against["at_rules_share"]))
+        lines.append(_line(f"the model at the rules' own agreement, {name}", against["at_rules_agreement"]))
+        lines.append(f"  {'':<44} thresholds at least as good as the rules on all three: "
+                     f"{against['as_good_on_all_three']}")
     for name, title in (("model", "the model"), ("rules_then_model", "the rules, their green vetoed by the model")):
         calls = result[name]
         lines.append(f" {title}:")
