@@ -328,8 +328,8 @@ def measure(servers: Sequence[CorpusServer] | None = None, folds: int = FOLDS) -
 
 def _line(what: str, figures: dict[str, Any] | None) -> str:
     if figures is None:
-        return f"  {what:<44} not reached"
-    return (f"  {what:<44} {figures['binary_share']:6.1%} {figures['changing_as_read_only_share']:7.1%} "
+        return f"  {what:<46} not reached"
+    return (f"  {what:<46} {figures['binary_share']:6.1%} {figures['changing_as_read_only_share']:7.1%} "
             f"{figures['level_share']:7.1%}   ({figures['binary_agree']}/{figures['binary_total']}, "
             f"{figures['changing_called_read_only']}/{figures['changing_total']})")
 
@@ -339,14 +339,14 @@ def report(result: dict[str, Any]) -> str:
     lines = [f"what any words-only rule can reach: {corpus['tools']} annotated tools ({corpus['changing']} changing) "
              f"of {corpus['publishers']} publishers, {corpus['folds']} folds by publisher; "
              f"a logistic regression over name and description words, AUC {result['auc']:.3f}",
-             f"  {'':<44} {'agree':>6} {'ch->ro':>7} {'levels':>7}",
+             f"  {'':<46} {'agree':>6} {'ch->ro':>7} {'levels':>7}",
              _line("the rules (rules/risk.py), all tools", result["rules"]),
              _line("the rules, holdout tools", result["rules"]["holdout"])]
     for name in ("all", "holdout"):
         against = result["model"]["against_the_rules"][name]
         lines.append(_line(f"the model at the rules' own share, {name}", against["at_rules_share"]))
         lines.append(_line(f"the model at the rules' own agreement, {name}", against["at_rules_agreement"]))
-        lines.append(f"  {'':<44} thresholds at least as good as the rules on all three: "
+        lines.append(f"  {'':<46} thresholds at least as good as the rules on all three: "
                      f"{against['as_good_on_all_three']}")
     for name, title in (("model", "the model"), ("rules_then_model", "the rules, their green vetoed by the model")):
         calls = result[name]
