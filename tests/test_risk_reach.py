@@ -73,6 +73,19 @@ def test_a_folds_threshold_is_chosen_on_the_other_folds_alone() -> None:
     assert green.tolist() == [True, True, False, False]  # fold 0 at 0.5 calls its changing tool green
 
 
+def test_a_word_counts_by_the_training_publishers_alone() -> None:
+    # "w" is used by one training publisher (a) and one scored publisher (c): counted over every row it would have
+    # two publishers and a weight, and c's tool with it would score apart from c's tool without it.
+    rows = [_row("a", True, None, "yellow", ("w", "x")), _row("a", False, None, "green", ("x",)),
+            _row("b", True, None, "yellow", ("x", "y")), _row("b", False, None, "green", ("y",)),
+            _row("c", False, None, "green", ("w",)), _row("c", False, None, "green", ())]
+    fold = np.array([0, 0, 0, 0, 1, 1])
+    assert "w" not in R._vocabulary(rows, np.flatnonzero(fold == 0)) and "x" in R._vocabulary(rows, np.arange(4))
+    p = R.out_of_fold(rows, fold)
+    assert p[4] == p[5]
+    assert "w" in R._vocabulary(rows, np.arange(6))  # the leak the test guards against would give it a column
+
+
 def test_the_fit_orders_tools_by_their_words() -> None:
     x = sparse.csr_matrix(np.array([[1, 0], [1, 0], [0, 1], [0, 1], [1, 1]], dtype=float))
     theta = R.fit(x, np.array([1.0, 1.0, 0.0, 0.0, 1.0]), l2=1e-3)
