@@ -36,17 +36,15 @@ def annotated_level(annotations: dict | None) -> tuple[bool | None, str | None]:
     return None, None
 
 
-@dataclass
-class Measure:
-    tools: int = 0
-    binary_total: int = 0
-    binary_agree: int = 0
-    changing_total: int = 0
-    changing_called_read_only: int = 0
-    level_total: int = 0
-    level_agree: int = 0
-    matrix: Counter = field(default_factory=Counter)  # (annotated level, estimated level) -> tools
-    misses: list[tuple[str, str, str, str]] = field(default_factory=list)  # server, tool, said, estimated
+class Shares:
+    """The three figures the words-only estimate is measured by, from the counts a measure keeps."""
+
+    binary_agree: int
+    binary_total: int
+    changing_called_read_only: int
+    changing_total: int
+    level_agree: int
+    level_total: int
 
     @property
     def binary_share(self) -> float:
@@ -59,6 +57,19 @@ class Measure:
     @property
     def level_share(self) -> float:
         return self.level_agree / self.level_total if self.level_total else 0.0
+
+
+@dataclass
+class Measure(Shares):
+    tools: int = 0
+    binary_total: int = 0
+    binary_agree: int = 0
+    changing_total: int = 0
+    changing_called_read_only: int = 0
+    level_total: int = 0
+    level_agree: int = 0
+    matrix: Counter = field(default_factory=Counter)  # (annotated level, estimated level) -> tools
+    misses: list[tuple[str, str, str, str]] = field(default_factory=list)  # server, tool, said, estimated
 
 
 def measure(path: Path = CORPUS) -> Measure:

@@ -25,7 +25,7 @@ from scipy.stats import rankdata
 
 from ..rules.risk import classify, default_vocabulary
 from .bench_history import record
-from .risk_corpus import annotated_level
+from .risk_corpus import Shares, annotated_level
 from .tool_corpus import HOLDOUT, CorpusServer, load_holdout, load_servers, publisher, side_of
 
 FOLDS = 10
@@ -59,7 +59,7 @@ class Scored:
 
 
 @dataclass(frozen=True)
-class Point:
+class Point(Shares):
     """The figures of one way of calling tools read-only."""
 
     threshold: float | None
@@ -69,18 +69,6 @@ class Point:
     changing_total: int
     level_agree: int
     level_total: int
-
-    @property
-    def binary_share(self) -> float:
-        return self.binary_agree / self.binary_total if self.binary_total else 0.0
-
-    @property
-    def changing_as_read_only_share(self) -> float:
-        return self.changing_called_read_only / self.changing_total if self.changing_total else 0.0
-
-    @property
-    def level_share(self) -> float:
-        return self.level_agree / self.level_total if self.level_total else 0.0
 
     def figures(self) -> dict[str, Any]:
         return {**vars(self), "binary_share": self.binary_share, "level_share": self.level_share,
