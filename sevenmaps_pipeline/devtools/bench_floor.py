@@ -6,18 +6,21 @@ probes every column, as their validation decodes every value), over the same win
 DAY_GRAPH, the builders of curated/*.py), and the rows that need them (the texts of the lists new that day
 only); the caches of the day before whole. It writes what the day writes: every curated table of the day and
 the caches it keeps, the same rows through the same writer (lake/parquet_io.py, atomic and synced), and the
-SHA-256 of every file the day's root covers. It does not compute: the tables it writes are the day's own, read
-from the built lake before the clock starts, and it does not read back what it wrote (the day re-reads
-daily_status a dozen times; a floor would keep it).
+SHA-256 of every file the day's root covers; and the day's site, its files with the same bytes, each badge of a
+text as a link to the first file of that text, as the site writes them (site_files, write_site). It does not
+compute: the tables and pages it writes are the day's own, read from the built lake before the clock starts, and
+it does not read back what it wrote (the day re-reads daily_status a dozen times; a floor would keep it).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import os
 import re
 import shutil
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -179,11 +182,78 @@ def _read(con, read: FloorRead) -> int:
     return int(con.execute(f"SELECT count(*), {touched} FROM {relation}{where}").fetchone()[0])
 
 
+@dataclass(frozen=True)
+class SiteFile:
+    """One file of the day's site: where it goes, its bytes, and for a file of several names (a badge of a text
+    many endpoints share), which of them it is, so a writer writes it once and links the rest to it."""
+
+    folder: str  # relative to the day's site
+    name: str
+    data: bytes
+    shared: int | None  # the inode its names share in the built site, else None
+
+
+def site_files(lake: LakePaths, day: dt.date) -> list[SiteFile]:
+    """Every file of the built day's site (none when it has no site), each file of several names read once."""
+    root = lake.root / "site" / "days" / day.isoformat()
+    read: dict[int, bytes] = {}
+    files = []
+    for folder, _, names in os.walk(root):
+        for name in names:
+            path = Path(folder) / name
+            info = path.stat()
+            shared = info.st_ino if info.st_nlink > 1 else None
+            data = read.get(info.st_ino) if shared is not None else None
+            if data is None:
+                data = path.read_bytes()
+                if shared is not None:
+                    read[info.st_ino] = data
+            files.append(SiteFile(str(Path(folder).relative_to(root)), name, data, shared))
+    return files
+
+
+def _write_files(root: Path, files: list[SiteFile]) -> None:
+    """As the site writes its files (publishing/site.py _Folder): each opened relative to its folder's descriptor
+    and written in one call where it can, a file of several names written once and linked to by the others."""
+    folders: dict[str, int] = {}
+    first: dict[tuple[str, int], str] = {}
+    try:
+        for f in files:
+            fd_dir = folders.get(f.folder)
+            if fd_dir is None:
+                fd_dir = folders[f.folder] = os.open(root / f.folder, os.O_RDONLY | os.O_DIRECTORY)
+            if f.shared is not None and (f.folder, f.shared) in first:
+                os.link(first[(f.folder, f.shared)], f.name, src_dir_fd=fd_dir, dst_dir_fd=fd_dir)
+                continue
+            fd = os.open(f.name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666, dir_fd=fd_dir)
+            try:
+                view = memoryview(f.data)
+                while view:
+                    view = view[os.write(fd, view):]
+            finally:
+                os.close(fd)
+            if f.shared is not None:
+                first[(f.folder, f.shared)] = f.name
+    finally:
+        for fd_dir in folders.values():
+            os.close(fd_dir)
+
+
+def write_site(files: list[SiteFile], root: Path, writers: int) -> None:
+    """The site's files into `root`, by `writers` threads (the system calls run in parallel), each its share."""
+    for folder in sorted({f.folder for f in files}):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+    with ThreadPoolExecutor(writers) as pool:
+        list(pool.map(_write_files, [root] * writers, [files[k::writers] for k in range(writers)]))
+
+
 def run_floor(lake: LakePaths, day: dt.date, scratch: Path) -> dict:
     """Time the floor of `day` in the built `lake`: its reads, then its writes into `scratch` (emptied) and the
     hashes of what the root covers. Returns the figures and the rows written per table."""
     outputs = day_outputs(lake, day)
     reads = floor_reads(lake, day, outputs)
+    site = site_files(lake, day)
+    writers = os.cpu_count() or 1  # the site's pages are written by a process a core; the floor's by a thread
     shutil.rmtree(scratch, ignore_errors=True)
     target = LakePaths.at(scratch)
     con = duck.connect()
@@ -203,10 +273,15 @@ def run_floor(lake: LakePaths, day: dt.date, scratch: Path) -> dict:
                *(p for p in written if p.relative_to(scratch).parts[0] == "curated")]
     for path in covered:
         hashlib.sha256(path.read_bytes()).hexdigest()
-    seconds = time.perf_counter() - started
+    site_started = time.perf_counter()
+    write_site(site, scratch / "site" / "days" / day.isoformat(), writers)
+    ended = time.perf_counter()
+    seconds = ended - started
     con.close()
+    distinct = {id(f.data): len(f.data) for f in site}  # a file of several names holds its bytes once
     return {"floor_seconds": seconds, "floor_read_seconds": read_seconds,
-            "floor_write_seconds": seconds - read_seconds,
+            "floor_write_seconds": seconds - read_seconds, "floor_site_seconds": ended - site_started,
+            "floor_site_files": len(site), "floor_site_bytes": sum(distinct.values()),
             "floor_files_read": sum(len([p for p in r.files if p.is_file()]) for r in reads),
             "floor_rows_read": rows_read,
             "floor_rows_written": {rel.as_posix(): t.num_rows for rel, t in outputs.items()}}
@@ -259,6 +334,7 @@ def flat_figures(one_day: dict, floor: dict, cold: dict | None, rules: dict | No
         "lake_day_site_seconds": one_day["site_seconds"], "lake_day_peak_rss_mb": one_day["peak_rss_mb"],
         "lake_floor_seconds": floor["floor_seconds"], "lake_floor_read_seconds": floor["floor_read_seconds"],
         "lake_floor_write_seconds": floor["floor_write_seconds"],
+        "lake_floor_site_seconds": floor["floor_site_seconds"],
         "lake_day_to_floor": one_day["in_run_seconds"] / floor["floor_seconds"],
         "lake_map_to_floor": (one_day["in_run_seconds"] - one_day["site_seconds"]) / floor["floor_seconds"],
     }
@@ -317,7 +393,9 @@ def corpus_lists() -> dict[str, list[int]]:
 def print_floor(f: dict[str, float], floor: dict) -> None:
     print(f"  the floor: what the day reads / writes  {f['lake_floor_read_seconds']:6.2f} s / "
           f"{f['lake_floor_write_seconds']:.2f} s = {f['lake_floor_seconds']:.2f} s   "
-          f"({floor['floor_files_read']} files read, {len(floor['floor_rows_written'])} written)")
+          f"({floor['floor_files_read']} files read, {len(floor['floor_rows_written'])} written; of the writes "
+          f"the site's {floor['floor_site_files']:,} files, {floor['floor_site_bytes'] / 1e6:,.0f} MB, "
+          f"{f['lake_floor_site_seconds']:.2f} s)")
     print(f"  ratio the day's run (site included) / floor {f['lake_day_to_floor']:6.1f} x   (goal <= 3 x; the map, "
           f"checks and root alone {f['lake_map_to_floor']:.1f} x; peak RSS {f['lake_day_peak_rss_mb']:,.0f} MB, "
           "goal <= 1,536)")
