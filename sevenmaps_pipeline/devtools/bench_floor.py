@@ -299,7 +299,8 @@ def run_floor(lake: LakePaths, day: dt.date, scratch: Path) -> dict:
     ended = time.perf_counter()
     seconds = ended - started
     con.close()
-    distinct = {id(f.data): len(f.data) for f in site}  # a file of several names holds its bytes once
+    # A file of several names holds its bytes once.
+    distinct = {("inode", f.shared) if f.shared is not None else ("file", id(f)): len(f.data) for f in site}
     return {"floor_seconds": seconds, "floor_read_seconds": read_seconds,
             "floor_write_seconds": seconds - read_seconds, "floor_site_seconds": ended - site_started,
             "floor_site_files": len(site), "floor_site_bytes": sum(distinct.values()),

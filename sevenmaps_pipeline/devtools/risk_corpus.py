@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..packaged import SOURCE_ROOT
 from ..rules.risk import LEVELS, classify, default_vocabulary
@@ -57,6 +58,11 @@ class Shares:
     @property
     def level_share(self) -> float:
         return self.level_agree / self.level_total if self.level_total else 0.0
+
+    def figures(self) -> dict[str, Any]:
+        """The counts and the three shares, as the benches' history keeps them."""
+        return {**vars(self), "binary_share": self.binary_share, "level_share": self.level_share,
+                "changing_as_read_only_share": self.changing_as_read_only_share}
 
 
 @dataclass
@@ -137,9 +143,7 @@ def run_bench() -> None:
     whole, sides = measure(), measure_sides()
     print(report(whole))
     print(sides_report(sides))
-    record("risk", {name: {**vars(m), "binary_share": m.binary_share, "level_share": m.level_share,
-                           "changing_as_read_only_share": m.changing_as_read_only_share}
-                    for name, m in {"all": whole, **sides}.items()})
+    record("risk", {name: m.figures() for name, m in {"all": whole, **sides}.items()})
 
 
 if __name__ == "__main__":

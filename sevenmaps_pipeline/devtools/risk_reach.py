@@ -70,10 +70,6 @@ class Point(Shares):
     level_agree: int
     level_total: int
 
-    def figures(self) -> dict[str, Any]:
-        return {**vars(self), "binary_share": self.binary_share, "level_share": self.level_share,
-                "changing_as_read_only_share": self.changing_as_read_only_share}
-
 
 def name_tokens(name: str) -> list[str]:
     """`getUserByID`, `get_user-by.id` and `get user by id` alike: ["get", "user", "by", "id"]."""
