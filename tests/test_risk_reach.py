@@ -9,7 +9,7 @@ import pytest
 import scipy.sparse as sparse
 
 from sevenmaps_pipeline.devtools import risk_reach as R
-from sevenmaps_pipeline.devtools.tool_corpus import load_servers
+from sevenmaps_pipeline.devtools.tool_corpus import CorpusServer, load_servers
 
 
 def _row(publisher: str, changing: bool, level: str | None, rules: str, words: tuple[str, ...] = ()) -> R.Scored:
@@ -23,6 +23,31 @@ def test_words_of_marks_where_each_word_stands() -> None:
     assert {"df:reads", "d:reads", "d:deletes", "s:reads", "s:a", "s:user", "sb:reads_a"} <= words
     assert "s:deletes" not in words  # the second sentence is not the first
     assert "nodesc" in R.words_of("x", "   ") and R.name_tokens("list_HTTPServers") == ["list", "http", "servers"]
+
+
+def test_every_field_adds_the_arguments_and_the_servers_other_tools() -> None:
+    tool = {"name": "delete_file", "inputSchema": {"type": "object", "required": ["filePath", "ghost"], "properties": {
+        "filePath": {"type": "string"}, "mode": {"type": "string", "enum": ["soft", "hard"], "default": "soft"},
+        "force": {"type": ["boolean", "null"]}, "odd": 7}}}
+    features = R.argument_features(tool)
+    assert features == {"a:file_path", "at:file", "at:path", "ar:file_path", "arty:string", "aty:string", "a:mode",
+                        "at:mode", "a:force", "at:force", "a:odd", "at:odd", "a:has_enum", "a:has_default", "a:count4",
+                        "a:required1"}  # "ghost" is required but no argument
+    assert R.argument_features({"name": "x"}) == R.argument_features({"inputSchema": {"properties": []}}) == {"a:none"}
+    assert R.server_features([{"name": "getUser"}, {"name": "get_team"}, {"name": "DeleteUser"}, {"name": ""}]) == {
+        "sv:tools0", "sv:first:get", "sv:first:delete"}
+    server = CorpusServer(id="s", publisher="p", name="s", description="", source="test", tools=(
+        {"name": "x", "annotations": {"readOnlyHint": False}}, {"name": "y", "annotations": {"destructiveHint": True}},
+        {"name": "z", "annotations": {"readOnlyHint": False}}, {"name": "w"},
+        "not a tool"))  # type: ignore[arg-type]  # a corpus file is JSON: a list may hold anything
+    rows = R.corpus_rows([server], every_field=True)
+    assert R.says_every_tool_changes(server) and len(rows) == 3
+    assert all({"sv:tools1", "sv:first:x", "a:none", "n:x"} & row.words for row in rows)
+    assert not any(word.startswith(("a:", "sv:")) for row in R.corpus_rows([server]) for word in row.words)
+    two = CorpusServer(id="t", publisher="p", name="t", description="", source="test", tools=server.tools[:2])
+    told = CorpusServer(id="u", publisher="p", name="u", description="", source="test", tools=(
+        *server.tools, {"name": "v", "annotations": {"readOnlyHint": True}}))
+    assert not R.says_every_tool_changes(two) and not R.says_every_tool_changes(told)
 
 
 def test_folds_keep_each_publisher_whole_and_are_even() -> None:
@@ -113,4 +138,11 @@ def test_the_measure_scores_every_tool_once_on_real_servers(small_measure: dict)
     assert against["at_rules_share"]["changing_called_read_only"] <= rules["changing_called_read_only"]
     assert against["at_rules_agreement"]["binary_agree"] >= rules["binary_agree"]
     assert small_measure["corpus"]["holdout_tools"] == 0  # a slice of the three gatherings: no holdout in it
-    assert "what any words-only rule can reach" in R.report(small_measure)
+    every_field, told_apart = small_measure["variants"]["every_field"], small_measure["variants"]["told_apart"]
+    assert every_field["corpus"] == corpus and every_field["rules"] == rules  # the same tools, more features
+    assert every_field["model"]["within_1pct"]["changing_as_read_only_share"] <= 0.01
+    left_out = told_apart["servers_left_out"]
+    assert left_out == sum(R.says_every_tool_changes(s) for s in sorted(load_servers(), key=lambda s: s.id)[:120])
+    assert told_apart["corpus"]["tools"] < corpus["tools"] if left_out else told_apart["corpus"] == corpus
+    report = R.report(small_measure)
+    assert "what any words-only rule can reach" in report and f"leaving out the {left_out} servers" in report

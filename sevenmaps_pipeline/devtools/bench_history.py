@@ -98,9 +98,13 @@ class Marks:
 MARKS: dict[str, Marks] = {
     "risk": Marks(higher=("*.binary_share", "*.level_share"), lower=("*.changing_as_read_only_share",),
                   outcomes=("*.tools", "*.binary_agree", "*.level_agree", "*.changing_called_read_only")),
-    "risk-reach": Marks(higher=("*.within_1pct.binary_share", "*.honest_within_1pct.binary_share"),
-                        lower=("*.at_goal_agreement.changing_as_read_only_share",),
-                        outcomes=("corpus.*", "rules.binary_agree", "rules.changing_called_read_only")),
+    "risk-reach": Marks(higher=("*.within_1pct.binary_share", "*.honest_within_1pct.binary_share",
+                                "variants.*.model.within_1pct.binary_share",
+                                "variants.*.model.honest_within_1pct.binary_share"),
+                        lower=("*.at_goal_agreement.changing_as_read_only_share",
+                               "variants.*.model.at_goal_agreement.changing_as_read_only_share"),
+                        outcomes=("corpus.*", "rules.binary_agree", "rules.changing_called_read_only",
+                                  "variants.*.corpus.*")),
     "categories": Marks(outcomes=("*.servers", "*.changed", "*.kept_two_words", "*.decision", "*.method")),
     "lake": Marks(
         setup=("endpoints", "days"),

@@ -8,7 +8,10 @@ tools of nine tenths of the publishers and scoring the tools of the tenth, ten t
 scored by a model that never saw its publisher. Sweeping the threshold on those scores gives the trade-off
 between calling changing tools read-only and agreeing on read-only vs changing. A threshold chosen on the very
 scores it is measured on flatters a little; the `honest` points choose each fold's threshold on the other nine.
-Never imported by the product: the map's levels are the rules'.
+Two variants ask whether more would help: the same model over every field a tool list gives (its arguments, and
+its server's other tools, as well as the words), and the words on the servers whose annotations tell their tools
+apart (leaving out a server that marks every tool changing). Never imported by the product: the map's levels are
+the rules'.
 """
 
 from __future__ import annotations
@@ -93,22 +96,59 @@ def words_of(name: str, description: str) -> frozenset[str]:
     return frozenset(out)
 
 
-def corpus_rows(servers: Iterable[CorpusServer]) -> list[Scored]:
-    """Every tool of `servers` whose annotations say read-only or changing, with the rules' estimate of it."""
+def argument_features(tool: dict[str, Any]) -> frozenset[str]:
+    """What a tool's inputSchema says besides its words: each argument's name (whole, its tokens, whether
+    required), each argument's type, whether any argument has an enum or a default, and how many there are."""
+    schema = tool.get("inputSchema")
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(properties, dict) or not properties:
+        return frozenset({"a:none"})
+    listed = schema.get("required") if isinstance(schema, dict) else None
+    required = {str(name) for name in listed} if isinstance(listed, list) else set()
+    out = {f"a:count{min(len(properties), 6)}", f"a:required{min(len(required & set(properties)), 4)}"}
+    for name, spec in properties.items():
+        tokens = name_tokens(str(name))
+        out |= {f"a:{'_'.join(tokens)}"} | {f"at:{t}" for t in tokens}
+        kind = spec.get("type") if isinstance(spec, dict) else None
+        if isinstance(kind, str):
+            out.add(f"aty:{kind}")
+        if str(name) in required:
+            out |= {f"ar:{'_'.join(tokens)}"} | ({f"arty:{kind}"} if isinstance(kind, str) else set())
+        if isinstance(spec, dict):
+            out |= {f"a:has_{key}" for key in ("enum", "default") if key in spec}
+    return frozenset(out)
+
+
+def server_features(tools: Sequence[dict[str, Any]]) -> frozenset[str]:
+    """What a tool's server says of it: how many tools it lists (in fives) and the first token of each name."""
+    firsts = {tokens[0] for tokens in (name_tokens(str(t.get("name") or "")) for t in tools) if tokens}
+    return frozenset({f"sv:tools{min(len(tools), 20) // 5}"} | {f"sv:first:{t}" for t in firsts})
+
+
+def says_every_tool_changes(server: CorpusServer) -> bool:
+    """A server whose annotations call every one of at least three tools changing: they tell none apart."""
+    said = [annotated_level(t.get("annotations"))[0] for t in server.tools if isinstance(t, dict)]
+    said = [read_only for read_only in said if read_only is not None]
+    return len(said) >= 3 and not any(said)
+
+
+def corpus_rows(servers: Iterable[CorpusServer], every_field: bool = False) -> list[Scored]:
+    """Every tool of `servers` whose annotations say read-only or changing, with the rules' estimate of it; its
+    features the words of its name and description, or with `every_field` its arguments and server's too."""
     vocab = default_vocabulary()
     rows = []
     for server in servers:
-        for tool in server.tools:
-            if not isinstance(tool, dict):
-                continue
+        tools = [t for t in server.tools if isinstance(t, dict)]
+        context = server_features(tools) if every_field else frozenset()
+        for tool in tools:
             read_only, level = annotated_level(tool.get("annotations"))
             if read_only is None:
                 continue
             estimate = classify({**tool, "server": server.id}, vocab, ignore_annotations=True).risk
+            words = words_of(str(tool.get("name") or ""), str(tool.get("description") or ""))
             rows.append(Scored(publisher=publisher(server.publisher) or server.id, side=side_of(server),
-                               changing=not read_only,
-                               level=level, rules_level=estimate,
-                               words=words_of(str(tool.get("name") or ""), str(tool.get("description") or ""))))
+                               changing=not read_only, level=level, rules_level=estimate,
+                               words=words | argument_features(tool) | context if every_field else words))
     return rows
 
 
@@ -293,8 +333,27 @@ def _against(answers: _Answers, p: np.ndarray, rules_green: np.ndarray, holdout:
 
 def measure(servers: Sequence[CorpusServer] | None = None, folds: int = FOLDS) -> dict[str, Any]:
     """The rules, the model alone and the rules with the model's veto on their green, on every annotated tool of
-    the corpus and its holdout (or of `servers`), each tool scored by a model that never saw its publisher."""
-    rows = corpus_rows(servers if servers is not None else load_servers() + load_holdout())
+    the corpus and its holdout (or of `servers`), each tool scored by a model that never saw its publisher; and
+    the model's reach with every field, and on the servers whose annotations tell tools apart."""
+    chosen = list(servers) if servers is not None else load_servers() + load_holdout()
+    told_apart = [server for server in chosen if not says_every_tool_changes(server)]
+    return {**measured(corpus_rows(chosen), folds),
+            "variants": {"every_field": reach(measured(corpus_rows(chosen, every_field=True), folds)),
+                         "told_apart": {**reach(measured(corpus_rows(told_apart), folds)),
+                                        "servers_left_out": len(chosen) - len(told_apart)}}}
+
+
+def reach(result: dict[str, Any]) -> dict[str, Any]:
+    """The figures of a measure that say how far its model reaches."""
+    model = result["model"]
+    return {"corpus": result["corpus"], "auc": result["auc"], "rules": result["rules"],
+            "model": {key: model[key] for key in ("within_1pct", "at_goal_agreement", "honest_within_1pct")}
+            | {"at_rules_agreement": {name: model["against_the_rules"][name]["at_rules_agreement"]
+                                      for name in ("all", "holdout")}}}
+
+
+def measured(rows: Sequence[Scored], folds: int) -> dict[str, Any]:
+    """measure()'s figures for one set of rows."""
     fold = grouped_folds([r.publisher for r in rows], folds)
     p = out_of_fold(rows, fold)
     answers = _Answers.of(rows)
@@ -344,6 +403,22 @@ def report(result: dict[str, Any]) -> str:
         honest = calls["honest_within_1pct"]
         lines.append(_line(f"<= {UNSAFE_GOAL:.0%}, each fold's threshold from the others", honest))
         lines.append(_line("  the same, holdout tools", honest["holdout"]))
+    variants = result["variants"]
+    for name, title in (("every_field", "the model over every field (words, arguments, the server's other tools)"),
+                        ("told_apart", f"words, leaving out the {variants['told_apart']['servers_left_out']} "
+                                       "servers that call every tool changing")):
+        variant = variants[name]
+        lines.append(f" {title}: {variant['corpus']['tools']} tools, AUC {variant['auc']:.3f}")
+        if name == "told_apart":  # on every field the rules' figures are the words' above
+            lines += [_line("the rules", variant["rules"]),
+                      _line("  the same, holdout tools", variant["rules"]["holdout"])]
+        lines += [_line(f"best with changing called read-only <= {UNSAFE_GOAL:.1%}", variant["model"]["within_1pct"]),
+                  _line("  each fold's threshold from the others", variant["model"]["honest_within_1pct"]),
+                  _line("  the same, holdout tools", variant["model"]["honest_within_1pct"]["holdout"]),
+                  _line(f"fewest called read-only at agreement >= {AGREEMENT_GOAL:.0%}",
+                        variant["model"]["at_goal_agreement"]),
+                  _line("at the rules' own agreement", variant["model"]["at_rules_agreement"]["all"]),
+                  _line("  the same, holdout tools", variant["model"]["at_rules_agreement"]["holdout"])]
     return "\n".join(lines)
 
 
