@@ -21,28 +21,28 @@ WITH latest AS (
 today AS (
     -- An endpoint's latest check of a day after the built day (the day that just ended, until its map is
     -- built, or the open day), read provisionally.
-    SELECT o.server_key, o.day, o.checked_at, o.code, o.outcome, o.reason, o.http_status
+    SELECT o.server_key, o.day, o.checked_at, o.code, o.outcome, o.reason, o.http_status, o.tool_count
     FROM open_status AS o
     JOIN latest AS l USING (server_key)
     WHERE o.day > l.day AND o.checked_at IS NOT NULL
     QUALIFY row_number() OVER (PARTITION BY o.server_key ORDER BY o.day DESC, o.checked_at DESC) = 1
 ),
 deciding AS (
-    SELECT server_key, day, checked_at, code, outcome, reason, http_status, 'slice' AS source FROM today
+    SELECT server_key, day, checked_at, code, outcome, reason, http_status, tool_count, 'slice' AS source FROM today
     UNION ALL
-    SELECT l.server_key, l.day, l.checked_at, l.code, l.outcome, l.reason, l.http_status, 'daily'
+    SELECT l.server_key, l.day, l.checked_at, l.code, l.outcome, l.reason, l.http_status, l.tool_count, 'daily'
     FROM latest AS l ANTI JOIN today AS t USING (server_key)
 ),
 frequent_checks AS (
-    SELECT server_key, check_kind, started_at, outcome, outcome_detail, http_status
+    SELECT server_key, check_kind, started_at, outcome, outcome_detail, http_status, tool_count
     FROM hourly_checks WHERE check_kind = 'hourly'
     UNION ALL
-    SELECT server_key, check_kind, started_at, outcome, outcome_detail, http_status
+    SELECT server_key, check_kind, started_at, outcome, outcome_detail, http_status, tool_count
     FROM five_minute_checks WHERE check_kind = 'five_minute'
 ),
 hourly AS (
     -- The hourly and five-minute checks newer than the deciding daily check (the name is the older one's).
-    SELECT h.server_key, h.check_kind, h.started_at, h.outcome, h.outcome_detail, h.http_status,
+    SELECT h.server_key, h.check_kind, h.started_at, h.outcome, h.outcome_detail, h.http_status, h.tool_count,
            CASE h.outcome WHEN 'ok' THEN 'o' WHEN 'needs_auth' THEN 'a' WHEN 'http_402' THEN 'p' ELSE 'd' END AS code
     FROM frequent_checks AS h
     JOIN deciding AS l USING (server_key)
@@ -50,10 +50,10 @@ hourly AS (
       AND h.started_at > coalesce(l.checked_at, (l.day - INTERVAL 1 DAY)::TIMESTAMPTZ)
 ),
 sequence AS (
-    SELECT server_key, checked_at AS seen_at, code, outcome, reason AS detail, http_status, source
+    SELECT server_key, checked_at AS seen_at, code, outcome, reason AS detail, http_status, tool_count, source
     FROM deciding
     UNION ALL
-    SELECT server_key, started_at, code, outcome, outcome_detail, http_status, check_kind FROM hourly
+    SELECT server_key, started_at, code, outcome, outcome_detail, http_status, tool_count, check_kind FROM hourly
 ),
 judged AS (
     SELECT *, lag(code) OVER (PARTITION BY server_key ORDER BY seen_at NULLS FIRST) AS previous_code
@@ -98,6 +98,8 @@ SELECT
         ELSE CASE WHEN s.http_status IN (400, 405) OR s.outcome = 'not_mcp'
                   THEN 'answers, but not as a standard MCP endpoint' ELSE 'down' END
     END AS current_shown_status,
+    -- The tools the deciding check listed (an o with 0 is an answer, not tools: reliable-1.2).
+    CASE WHEN s.code = 'o' THEN s.tool_count END AS current_tool_count,
     s.source AS decided_by,
     s.seen_at AS decided_at,
     s.detail AS current_reason,

@@ -58,8 +58,8 @@ def lake(built, tmp_path) -> LakePaths:
     return LakePaths.at(tmp_path / "lake")
 
 
-def land_hourly(lake: LakePaths, url: str, outcome: str, hour: int) -> None:
-    row = probe(url, outcome, day=DAY, hour=hour, check_kind="hourly", run_id=f"hourly-{hour}")
+def land_hourly(lake: LakePaths, url: str, outcome: str, hour: int, tools: list | None = None) -> None:
+    row = probe(url, outcome, day=DAY, hour=hour, check_kind="hourly", run_id=f"hourly-{hour}", tools=tools)
     write_parquet(lake, lake.raw_dir("hourly", DAY) / f"hourly-{hour}.parquet",
                   conform(pa.Table.from_pylist([row], RAW_HOURLY.schema), RAW_HOURLY))
 
@@ -109,6 +109,27 @@ def test_two_failed_hourly_checks_take_a_server_off_the_live_list_and_badge_one_
         ranked = record.rows("SELECT server_name FROM reliable_rankings WHERE category = 'weather' ORDER BY rank, "
                              "server_name")
     assert [r["server_name"] for r in ranked] == ["io.test/forecast", "io.test/rain"]
+
+
+def test_an_empty_tool_list_shown_now_takes_a_server_off_the_live_list_as_the_signed_lists_do(lake):
+    # reliable-1.2: an empty list is an answer, not tools. An hourly check newer than the built day that lists
+    # no tools is shown at once (an answer), so it is what the live list reads.
+    land_hourly(lake, URLS["rain"], "ok", hour=7, tools=[])
+    land_hourly(lake, URLS["forecast"], "ok", hour=8, tools=WEATHER)
+    with served_on_loopback(make_app(lake, live_fresh_seconds=0), "the map's server") as url:
+        assert reliable_names(get(url, "categories/weather.html")) == ["io.test/forecast"]
+        reliable = get(url, "reliable.json").json()
+        assert [(r["server_name"], r["rank"]) for r in reliable["reliable"]["weather"]] == [("io.test/forecast", 1)]
+        assert reliable["live"]["method"] == "live-pages-1.3"
+    with MapDay.open(lake) as record:
+        now = {r["server_name"]: r for r in record.rows(
+            "SELECT server_name, current_code, current_tool_count, decided_by FROM current_status")}
+        ranked = record.rows("SELECT server_name FROM reliable_rankings WHERE category = 'weather' ORDER BY rank, "
+                             "server_name")
+    assert (now["io.test/rain"]["current_code"], now["io.test/rain"]["current_tool_count"]) == ("o", 0)
+    assert (now["io.test/forecast"]["current_tool_count"], now["io.test/notes"]["current_tool_count"]) == (3, 1)
+    assert now["io.test/rain"]["decided_by"] == "hourly" and now["io.test/notes"]["decided_by"] == "daily"
+    assert [r["server_name"] for r in ranked] == ["io.test/forecast", "io.test/rain"]  # the record keeps its lists
 
 
 def test_an_owner_verified_endpoint_shows_its_five_minute_uptime_on_its_live_badge_and_page(lake):

@@ -5,7 +5,8 @@ signed day's, for the record. The same templates and badge functions as the site
 status they read.
 
 A reliable list here leaves out what is not answering with tools now (seed 000: "answering with tools right
-now"); its order is the signed day's ranking (sql/reliable_rankings.sql), never re-scored.
+now"): an endpoint whose check shown now did not answer, or answered with an empty tool list (reliable-1.2); its
+order is the signed day's ranking (sql/reliable_rankings.sql), never re-scored.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from .pages import _environment, server_page, status_badge, uptime_badge
 from .site import _atom, slug
 from .status import DOWN_SINCE, statuses
 
-LIVE_METHOD = "live-pages-1.2"  # 1.1: down since (DOWN_SINCE) and what uptime counts, as on the site; 1.2: the
-# token cost of the tool list shown (status.py TOKEN_COST)
+LIVE_METHOD = "live-pages-1.3"  # 1.1: down since (DOWN_SINCE) and what uptime counts, as on the site; 1.2: the
+# token cost of the tool list shown (status.py TOKEN_COST); 1.3: an empty tool list shown now is off the reliable lists
 _ID = r"[0-9a-f]{12}"
 # Every path the live pages answer (anything else is a 404 without reading the map).
 PATHS = {
@@ -90,7 +91,8 @@ def _reliable(mapday: MapDay) -> dict[str, list[dict[str, Any]]]:
     rows = mapday.rows(
         "SELECT r.category, r.rank AS day_rank, r.server_id, r.server_name, r.uptime_pct, r.checked_days, "
         "r.median_handshake_ms, row_number() OVER (PARTITION BY r.category ORDER BY r.rank, r.server_id) AS rank "
-        "FROM reliable_rankings r JOIN current_status c USING (server_key) WHERE c.current_code = 'o' "
+        "FROM reliable_rankings r JOIN current_status c USING (server_key) "
+        "WHERE c.current_code = 'o' AND c.current_tool_count > 0 "
         "ORDER BY r.category, rank")
     out: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
