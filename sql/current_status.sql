@@ -5,7 +5,7 @@
 --                  each slice: curated/open_day.py); empty where none is read (the signed day's site)
 --   hourly_checks  raw/hourly: the hourly checks of the most used endpoints (not covered by roots)
 --   five_minute_checks  raw/five_minute: the five-minute checks of the endpoints their owners chose
--- Method (current-1.1, docs/methodology.md "Hourly checks" and "The open day"):
+-- Method (current-1.2, docs/methodology.md "Hourly checks" and "The open day"):
 --   * the daily status stands until a newer check says otherwise;
 --   * the open day's daily check of an endpoint (its slice today) replaces the built day's at once: it is
 --     decided as any day's check is (sql/daily_status.sql), so it needs no second check;
@@ -116,7 +116,7 @@ SELECT
     -- The newest hourly or five-minute check failed and is not shown yet (one failure in a row).
     coalesce(c.last_hourly_outcome NOT IN ('ok', 'needs_auth', 'http_402') AND c.last_hourly_at > s.seen_at, false)
         AS unconfirmed_failure,
-    'current-1.1' AS method_version
+    'current-1.2' AS method_version
 FROM latest AS l
 JOIN shown AS s USING (server_key)
 LEFT JOIN today AS t USING (server_key)

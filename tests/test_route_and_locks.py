@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pyarrow as pa
 import pytest
 from conftest import land_probes, land_reports, make_creating_high_risk, probe, report
 
 from sevenmaps_pipeline import curated
 from sevenmaps_pipeline.curated.day import rebuild_day
 from sevenmaps_pipeline.lake.keys import server_id, server_key
+from sevenmaps_pipeline.lake.parquet_io import write_parquet
 from sevenmaps_pipeline.lake.paths import LakePaths
+from sevenmaps_pipeline.lake.schemas import RAW_HOURLY, conform
 from sevenmaps_pipeline.publishing.locks import changes_since, verify_lock, watch
 from sevenmaps_pipeline.publishing.mapday import MapDay, UnknownServerError
 from sevenmaps_pipeline.registry import owners
@@ -89,7 +92,7 @@ def test_route_ranks_matching_tools_and_names_every_set_aside_with_its_reason(bu
     assert "io.test/notes" not in reasons  # nothing of it matches the task
     assert all(r["server_name"] not in reasons for r in answer["tools"])
     assert answer["placement"].startswith("placement cannot be bought") and len(answer["principles"]) == 5
-    assert answer["method_version"].startswith("route-1.4+")
+    assert answer["method_version"].startswith("route-1.5+")
     assert answer["signed"] is False and "not signed yet" in answer["note"]
 
 
@@ -249,11 +252,6 @@ def lock_and_records(lake, approved, served):
 def test_an_endpoint_answering_again_without_a_list_on_the_served_day_is_set_aside_and_says_why(lake):
     """Its daily check timed out, its later hourly checks answer (current_status: o): it cannot be ranked on a list
     the served day did not see, and it is named with why, never left out in silence."""
-    import pyarrow as pa
-
-    from sevenmaps_pipeline.lake.parquet_io import write_parquet
-    from sevenmaps_pipeline.lake.schemas import RAW_HOURLY, conform
-
     url = URLS["notes"]
     for day in DAYS[:2]:
         land_probes(lake, [probe(url, "ok", day=day, tools=NOTES)], day=day)
@@ -270,6 +268,26 @@ def test_an_endpoint_answering_again_without_a_list_on_the_served_day_is_set_asi
     assert now["current_code"] == "o" and answer["tools"] == []
     assert aside(answer)["io.test/notes"] == [
         "answering now, but its check of the served day listed no tools: which tools it serves is not known"]
+
+
+def test_an_endpoint_whose_check_shown_now_listed_no_tools_is_set_aside_and_says_why(lake):
+    """Its served day listed tools; a newer hourly check answered with an empty list (current_status: o, 0 tools).
+    An empty list is an answer, not tools: its served day's tools are not ranked, and it is named with why."""
+    url = URLS["notes"]
+    for day in DAYS:
+        land_probes(lake, [probe(url, "ok", day=day, tools=NOTES)], day=day)
+        rebuild_day(lake, day)
+    with MapDay.open(lake) as day:
+        assert names(route(day, "search my notes")) == [("io.test/notes", "search_notes")]
+    write_parquet(lake, lake.raw_dir("hourly", DAYS[2]) / "hourly.parquet", conform(pa.Table.from_pylist(
+        [probe(url, "ok", day=DAYS[2], hour=10, check_kind="hourly", run_id="hourly-10", tools=[])],
+        RAW_HOURLY.schema), RAW_HOURLY))
+    with MapDay.open(lake) as day:
+        (now,) = day.rows("SELECT current_code, current_tool_count, decided_by FROM current_status")
+        answer = route(day, "search my notes")
+    assert (now["current_code"], now["current_tool_count"], now["decided_by"]) == ("o", 0, "hourly")
+    assert answer["tools"] == [] and aside(answer)["io.test/notes"] == [
+        "answering now, but its latest check (hourly) listed no tools: not answering with tools"]
 
 
 def _tool(name, description, schema=None, **annotations):

@@ -171,7 +171,7 @@ DISCOVERY_METHOD = "discovery-1.1"  # 1.1: the ai-catalog path; a card kept by a
 # When each endpoint is checked in the day (probe/slices.py), what is shown now (sql/current_status.sql)
 # and five-minute uptime (sql/five_minute_uptime.sql); the SQL files carry their versions on every row.
 SLICE_METHOD = "moving-hour-1.0"
-CURRENT_STATUS_METHOD = "current-1.1"
+CURRENT_STATUS_METHOD = "current-1.2"
 FIVE_MINUTE_UPTIME_METHOD = "five-minute-uptime-1.0"
 
 # Submitted servers (registry/submissions.py): checked every 6 hours for 7 days, then admitted or refused by
@@ -204,7 +204,8 @@ FAILURE_REASONS_METHOD = "failure-reasons-1.1"  # 1.1: not_mcp is exactly the sh
 # the open day's checks so far (curated/open_day.py) decide an endpoint's list, status and changes today.
 # 1.3: a result's caveats say what its uptime and success chance count when it asked for sign-in or payment; a
 # tool whose name its list repeats is ranked once.
-ROUTE_METHOD = "route-1.4"  # 1.4: answering again without a list on the served day: set aside, named
+ROUTE_METHOD = "route-1.5"  # 1.4: answering again without a list on the served day: set aside, named; 1.5: an
+# empty tool list shown now (current_status) is not answering with tools: set aside, named
 ROUTE_PARAMS: dict[str, Any] = {
     "k1": 1.2,  # BM25 term-frequency saturation
     "b": 0.75,  # BM25 length normalisation

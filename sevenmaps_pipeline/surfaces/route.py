@@ -155,7 +155,7 @@ def endpoint_facts(mapday: MapDay) -> dict[str, dict[str, Any]]:
     rows = mapday.rows(
         "SELECT d.server_key, d.server_id, d.server_name, d.url, coalesce(o.tools_hash, d.tools_hash) AS tools_hash, "
         "o.checked_at AS open_day_checked_at, "
-        "c.current_code, c.current_shown_status, c.current_reason, c.decided_by, "
+        "c.current_code, c.current_tool_count, c.current_shown_status, c.current_reason, c.decided_by, "
         "h.success_chance, h.success_chance_low, h.success_chance_high, h.stability, h.checked_days, h.history, "
         "h.uptime_pct, h.uptime_label, h.answered_days, h.ok_days FROM daily_status d "
         "LEFT JOIN open_status o USING (server_key) "
@@ -208,6 +208,9 @@ def _set_aside_reasons(f: dict[str, Any], level: str) -> list[str]:
         shown = f["current_shown_status"] or "no data"
         reasons.append(f"not answering with tools now: {shown}" + (f" ({f['current_reason']})" if f["current_reason"]
                                                                    else ""))
+    elif not f["current_tool_count"]:  # an empty list is an answer, not tools (reliable-1.2, live-pages-1.3)
+        reasons.append(f"answering now, but its latest check ({f['decided_by']}) listed no tools: not answering "
+                       "with tools")
     elif f["tools_hash"] is None:  # answering again by later checks (current_status), which keep no tool list
         reasons.append("answering now, but its check of the served day listed no tools: which tools it serves is "
                        "not known")
