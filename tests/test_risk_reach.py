@@ -34,6 +34,12 @@ def test_every_field_adds_the_arguments_and_the_servers_other_tools() -> None:
                         "at:mode", "a:force", "at:force", "a:odd", "at:odd", "a:has_enum", "a:has_default", "a:count4",
                         "a:required1"}  # "ghost" is required but no argument
     assert R.argument_features({"name": "x"}) == R.argument_features({"inputSchema": {"properties": []}}) == {"a:none"}
+    described = {"inputSchema": {"properties": {"q": {"description": "Words to find"}}}}
+    assert {"ad:words", "ad:to", "ad:find", "a:q"} <= R.argument_features(described)
+    assert R.field_features({**tool, "title": "Delete a File", "outputSchema": {"type": "object"},
+                             "annotations": {"readOnlyHint": False, "title": "Gone"}}) == features | {
+        "ti:delete", "ti:a", "ti:file", "os:True"}  # never the annotations: they are the answer
+    assert "os:False" in R.field_features({"name": "x", "outputSchema": "not a schema"})
     assert R.server_features([{"name": "getUser"}, {"name": "get_team"}, {"name": "DeleteUser"}, {"name": ""}]) == {
         "sv:tools0", "sv:first:get", "sv:first:delete"}
     server = CorpusServer(id="s", publisher="p", name="s", description="", source="test", tools=(

@@ -182,8 +182,8 @@ def _dev_commands(commands: dict[str, argparse.ArgumentParser]) -> None:
                    help="route calls sent at once to `sevenmaps serve` (the serve benchmark)")
     p.add_argument("--only", choices=BENCH_PARTS,
                    help="run one benchmark: risk (the words-only estimate on real tools), risk-reach (what any "
-                        "rule over their words, or every field of their lists, can reach on them: a model fit and "
-                        "scored by publisher), categories (the "
+                        "rule over their words, or every field of theirs but the annotations, can reach on them: a "
+                        "model fit and scored by publisher), categories (the "
                         "category rule on real servers: how many the tools' verdict moved), lake, export (one "
                         "snapshot of the lake's signed day), tools, probe, registry (the whole registry, "
                         "simulated) or serve (a flood of route calls and the site beside it)")

@@ -8,10 +8,10 @@ tools of nine tenths of the publishers and scoring the tools of the tenth, ten t
 scored by a model that never saw its publisher. Sweeping the threshold on those scores gives the trade-off
 between calling changing tools read-only and agreeing on read-only vs changing. A threshold chosen on the very
 scores it is measured on flatters a little; the `honest` points choose each fold's threshold on the other nine.
-Two variants ask whether more would help: the same model over every field a tool list gives (its arguments, and
-its server's other tools, as well as the words), and the words on the servers whose annotations tell their tools
-apart (leaving out a server that marks every tool changing). Never imported by the product: the map's levels are
-the rules'.
+Two variants ask whether more would help: the same model over every field a tool list gives but the
+annotations (its title, arguments and outputSchema, and its server's other tools, as well as the words), and the
+words on the servers whose annotations tell their tools apart (leaving out a server that marks every tool
+changing). Never imported by the product: the map's levels are the rules'.
 """
 
 from __future__ import annotations
@@ -96,9 +96,18 @@ def words_of(name: str, description: str) -> frozenset[str]:
     return frozenset(out)
 
 
+def field_features(tool: dict[str, Any]) -> frozenset[str]:
+    """What a tool's fields say besides its name and description: its title's words, whether it declares an
+    outputSchema, and its arguments (argument_features). Never its annotations: they are the answer."""
+    title = tool.get("title")
+    words = {f"ti:{w}" for w in _WORD.findall(title.lower())} if isinstance(title, str) else set()
+    return frozenset(argument_features(tool) | words | {f"os:{isinstance(tool.get('outputSchema'), dict)}"})
+
+
 def argument_features(tool: dict[str, Any]) -> frozenset[str]:
-    """What a tool's inputSchema says besides its words: each argument's name (whole, its tokens, whether
-    required), each argument's type, whether any argument has an enum or a default, and how many there are."""
+    """What a tool's inputSchema says: each argument's name (whole, its tokens, whether required), each
+    argument's type and the words of its description, whether any argument has an enum or a default, and how
+    many there are."""
     schema = tool.get("inputSchema")
     properties = schema.get("properties") if isinstance(schema, dict) else None
     if not isinstance(properties, dict) or not properties:
@@ -116,6 +125,9 @@ def argument_features(tool: dict[str, Any]) -> frozenset[str]:
             out |= {f"ar:{'_'.join(tokens)}"} | ({f"arty:{kind}"} if isinstance(kind, str) else set())
         if isinstance(spec, dict):
             out |= {f"a:has_{key}" for key in ("enum", "default") if key in spec}
+            described = spec.get("description")
+            if isinstance(described, str):
+                out |= {f"ad:{w}" for w in _WORD.findall(described.lower())}
     return frozenset(out)
 
 
@@ -134,7 +146,8 @@ def says_every_tool_changes(server: CorpusServer) -> bool:
 
 def corpus_rows(servers: Iterable[CorpusServer], every_field: bool = False) -> list[Scored]:
     """Every tool of `servers` whose annotations say read-only or changing, with the rules' estimate of it; its
-    features the words of its name and description, or with `every_field` its arguments and server's too."""
+    features the words of its name and description, or with `every_field` its other fields' and its server's
+    too."""
     vocab = default_vocabulary()
     rows = []
     for server in servers:
@@ -148,7 +161,7 @@ def corpus_rows(servers: Iterable[CorpusServer], every_field: bool = False) -> l
             words = words_of(str(tool.get("name") or ""), str(tool.get("description") or ""))
             rows.append(Scored(publisher=publisher(server.publisher) or server.id, side=side_of(server),
                                changing=not read_only, level=level, rules_level=estimate,
-                               words=words | argument_features(tool) | context if every_field else words))
+                               words=words | field_features(tool) | context if every_field else words))
     return rows
 
 
@@ -404,7 +417,8 @@ def report(result: dict[str, Any]) -> str:
         lines.append(_line(f"<= {UNSAFE_GOAL:.0%}, each fold's threshold from the others", honest))
         lines.append(_line("  the same, holdout tools", honest["holdout"]))
     variants = result["variants"]
-    for name, title in (("every_field", "the model over every field (words, arguments, the server's other tools)"),
+    for name, title in (("every_field", "the model over every field but the annotations (words, title, arguments, "
+                                       "outputSchema, the server's other tools)"),
                         ("told_apart", f"words, leaving out the {variants['told_apart']['servers_left_out']} "
                                        "servers that call every tool changing")):
         variant = variants[name]
