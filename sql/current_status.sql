@@ -91,7 +91,8 @@ SELECT
     l.url,
     s.code AS current_code,
     CASE s.code
-        WHEN 'o' THEN 'answers with tools'
+        WHEN 'o' THEN CASE WHEN coalesce(s.tool_count, 0) > 0 THEN 'answers with tools'
+                           ELSE 'answers, lists no tools' END
         WHEN 'a' THEN 'answers, asks for sign-in'
         WHEN 'p' THEN 'answers, asks for payment'
         WHEN 'n' THEN 'no data'

@@ -17,6 +17,7 @@
 --   * on the map: endpoints checked today and not skipped, plus endpoints listed in the registry in force
 --     (listing 'probe') whose last check in the lookback was not a skip; without a valid check they are n;
 --   * HTTP 400/405 and non-MCP answers keep code d but show "answers, but not as a standard MCP endpoint";
+--     an o whose tool list is empty keeps code o but shows "answers, lists no tools";
 --   * the deciding check's unfollowed redirect target and the payTo addresses of a 402 body are kept for
 --     tool_changes (sql/tool_changes.sql).
 WITH today AS (
@@ -151,7 +152,8 @@ SELECT
     outcome,
     reason,
     CASE code
-        WHEN 'o' THEN 'answers with tools'
+        -- An empty list is an answer, not tools (status-1.2; reliable-1.2).
+        WHEN 'o' THEN CASE WHEN coalesce(tool_count, 0) > 0 THEN 'answers with tools' ELSE 'answers, lists no tools' END
         WHEN 'a' THEN 'answers, asks for sign-in'
         WHEN 'p' THEN 'answers, asks for payment'
         WHEN 'n' THEN 'no data'

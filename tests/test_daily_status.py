@@ -42,7 +42,16 @@ def test_outcome_gives_day_code_and_shown_status(lake, outcome, http, code, show
     land_probes(lake, [probe("https://a.example.com/mcp", outcome, http_status=http)])
     row = status_rows(lake)["a.example.com/mcp"]
     assert (row["code"], row["shown_status"], row["outcome"]) == (code, shown, outcome)
-    assert row["method_version"] == "status-1.1"
+    assert row["method_version"] == "status-1.2"
+
+
+def test_an_empty_tool_list_is_an_answer_shown_as_one_not_as_tools(lake):
+    # status-1.2: the day code stays o (it answered, and uptime counts it), the shown status says what it listed.
+    land_probes(lake, [probe("https://a.example.com/mcp", "ok", tools=[]), probe("https://b.example.com/mcp", "ok")])
+    rows = status_rows(lake)
+    empty, listed = rows["a.example.com/mcp"], rows["b.example.com/mcp"]
+    assert (empty["code"], empty["tool_count"], empty["shown_status"]) == ("o", 0, "answers, lists no tools")
+    assert (listed["code"], listed["shown_status"]) == ("o", "answers with tools") and listed["tool_count"] > 0
 
 
 def test_last_completed_daily_check_decides_and_hourly_checks_never_do(lake):

@@ -37,6 +37,7 @@ PROOF = "mcp.proof.test"
 def _daily(lake, day, codes: dict[str, str], at: dt.datetime) -> None:
     rows = [{"day": day, "server_key": k, "server_id": server_id(k), "code": c, "url": f"https://{k}",
              "outcome": {"o": "ok", "d": "timeout"}[c], "checked_at": at, "method_version": "test",
+             "tool_count": 1 if c == "o" else None,  # an ok check lists its tools (the prober's rows always say)
              "shown_status": {"o": "answers with tools", "d": "down"}[c]} for k, c in codes.items()]
     write_parquet(lake, lake.curated_file("daily_status", day),
                   conform(pa.Table.from_pylist(rows, DAILY_STATUS.schema), DAILY_STATUS))

@@ -123,10 +123,13 @@ def test_an_empty_tool_list_shown_now_takes_a_server_off_the_live_list_as_the_si
         assert reliable["live"]["method"] == "live-pages-1.3"
     with MapDay.open(lake) as record:
         now = {r["server_name"]: r for r in record.rows(
-            "SELECT server_name, current_code, current_tool_count, decided_by FROM current_status")}
+            "SELECT server_name, current_code, current_tool_count, current_shown_status, decided_by "
+            "FROM current_status")}
         ranked = record.rows("SELECT server_name FROM reliable_rankings WHERE category = 'weather' ORDER BY rank, "
                              "server_name")
     assert (now["io.test/rain"]["current_code"], now["io.test/rain"]["current_tool_count"]) == ("o", 0)
+    assert now["io.test/rain"]["current_shown_status"] == "answers, lists no tools"  # status-1.2, current-1.2
+    assert now["io.test/forecast"]["current_shown_status"] == "answers with tools"
     assert (now["io.test/forecast"]["current_tool_count"], now["io.test/notes"]["current_tool_count"]) == (3, 1)
     assert now["io.test/rain"]["decided_by"] == "hourly" and now["io.test/notes"]["decided_by"] == "daily"
     assert [r["server_name"] for r in ranked] == ["io.test/forecast", "io.test/rain"]  # the record keeps its lists

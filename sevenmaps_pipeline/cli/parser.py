@@ -76,8 +76,8 @@ COMMAND_HELP = {
                 "saw it fail)",
     "backfill": "build the map for a range of days, then sign the finished ones, as runs of the code location (the "
                 "UI shows them); a day that has passed is never probed (n)",
-    "probe": "check one endpoint the 7Maps way and print everything seen (exit 0 when it answers with tools, 3 "
-             "otherwise)",
+    "probe": "check one endpoint the 7Maps way and print everything seen (exit 0 when initialize and tools/list "
+             "answer, an empty list included, 3 otherwise)",
     "classify-tools": "risk level of each tool in a JSON array of MCP tools (one JSON line per tool: name, risk, "
                       "rule, evidence)",
     "verify": "recompute every signed day from its files and check roots, chain, signatures and the log against a "

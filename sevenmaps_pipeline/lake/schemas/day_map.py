@@ -24,9 +24,9 @@ DAILY_STATUS = TableSpec(
                 "for payment (402), d not answering, n no (valid) daily check", False),
             col("outcome", pa.string(), "outcome of the deciding check (null for n)"),
             col("reason", pa.string(), "why: the outcome's detail, or why the day is n"),
-            col("shown_status", pa.string(), "what the map shows: answers with tools | answers, asks for "
-                "sign-in | answers, asks for payment | answers, but not as a standard MCP endpoint | down | "
-                "no data", False),
+            col("shown_status", pa.string(), "what the map shows: answers with tools | answers, lists no tools | "
+                "answers, asks for sign-in | answers, asks for payment | answers, but not as a standard MCP endpoint "
+                "| down | no data", False),
             col("http_status", pa.int32(), "HTTP status of the deciding check"),
             col("handshake_ms", pa.int32(), "wall time of the deciding check, ms"),
             col("protocol_version", pa.string(), "protocol version answered"),
