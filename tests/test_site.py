@@ -74,6 +74,16 @@ def test_the_badge_and_chart_text_is_escaped():
     ET.fromstring(charts.day_code_bars("nnod", DAYS[-1]))
 
 
+def test_every_status_of_the_chart_legend_is_drawn_inside_the_picture_under_the_days():
+    # status-1.2 made the legend seven statuses, two to a row: its fourth row once fell below the picture's edge.
+    svg = ET.fromstring(charts.shown_status_chart([(d, {"answers with tools": 3, "down": 1}) for d in DAYS]))
+    texts = list(svg.iter("{http://www.w3.org/2000/svg}text"))
+    legend = {t.text: float(t.get("y")) for t in texts if t.text in charts.SHOWN_ORDER}
+    days = [float(t.get("y")) for t in texts if t.get("font-size") == "9"]
+    assert set(legend) == set(charts.SHOWN_ORDER) and days
+    assert all(max(days) + 9 <= y <= float(svg.get("height")) - 2 for y in legend.values()), legend
+
+
 def _files(folder):
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 

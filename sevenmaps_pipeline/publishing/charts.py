@@ -26,8 +26,10 @@ def _svg(width: float, height: float, body: str, title: str) -> str:
 
 
 def shown_status_chart(days: list[tuple[dt.date, dict[str, int]]], width: int = 720, height: int = 240) -> str:
-    """Stacked bars: endpoints by shown status on each of the days, oldest left, with a legend."""
-    top, bottom, left = 10, 70, 40
+    """Stacked bars: endpoints by shown status on each of the days, oldest left, with a legend (two statuses to
+    a row, under the days: the bottom margin grows with its rows, so every status is inside the picture)."""
+    rows = -(-len(SHOWN_ORDER) // 2)
+    top, bottom, left = 10, 28 + 14 * rows, 40
     plot_h = height - top - bottom
     most = max((sum(c.values()) for _, c in days), default=0) or 1
     step = (width - left - 10) / max(len(days), 1)
@@ -50,7 +52,7 @@ def shown_status_chart(days: list[tuple[dt.date, dict[str, int]]], width: int = 
             body.append(f"<text x='{left + (i + 0.5) * step:.1f}' y='{top + plot_h + 14}' font-size='9' "
                         f"text-anchor='middle' {FONT}>{day:%m-%d}</text>")
     for j, status in enumerate(SHOWN_ORDER):
-        x, y = left + (j % 2) * 330, height - 38 + (j // 2) * 14
+        x, y = left + (j % 2) * 330, height + 4 - 14 * (rows - j // 2)
         body.append(f"<rect x='{x}' y='{y - 9}' width='10' height='10' fill='{SHOWN_COLOURS[status]}'/>"
                     f"<text x='{x + 14}' y='{y}' font-size='10' {FONT}>{escape(status)}</text>")
     return _svg(width, height, "".join(body), f"Endpoints by shown status over the last {len(days)} days")
