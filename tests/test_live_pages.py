@@ -19,6 +19,7 @@ from sevenmaps_pipeline.lake.parquet_io import write_parquet
 from sevenmaps_pipeline.lake.paths import LakePaths
 from sevenmaps_pipeline.lake.schemas import RAW_FIVE_MINUTE, RAW_HOURLY, conform
 from sevenmaps_pipeline.publishing.mapday import MapDay
+from sevenmaps_pipeline.rules.methods import CURRENT_STATUS_METHOD
 from sevenmaps_pipeline.surfaces.serve import make_app
 
 DAY = dt.date(2026, 11, 20)
@@ -123,7 +124,7 @@ def test_an_empty_tool_list_shown_now_takes_a_server_off_the_live_list_as_the_si
         assert reliable["live"]["method"] == "live-pages-1.3"
     with MapDay.open(lake) as record:
         now = {r["server_name"]: r for r in record.rows(
-            "SELECT server_name, current_code, current_tool_count, current_shown_status, decided_by "
+            "SELECT server_name, current_code, current_tool_count, current_shown_status, decided_by, method_version "
             "FROM current_status")}
         ranked = record.rows("SELECT server_name FROM reliable_rankings WHERE category = 'weather' ORDER BY rank, "
                              "server_name")
@@ -132,6 +133,8 @@ def test_an_empty_tool_list_shown_now_takes_a_server_off_the_live_list_as_the_si
     assert now["io.test/forecast"]["current_shown_status"] == "answers with tools"
     assert (now["io.test/forecast"]["current_tool_count"], now["io.test/notes"]["current_tool_count"]) == (3, 1)
     assert now["io.test/rain"]["decided_by"] == "hourly" and now["io.test/notes"]["decided_by"] == "daily"
+    # The view's SQL names its method literally: it must be the one rules/methods.py and the changelog name.
+    assert {r["method_version"] for r in now.values()} == {CURRENT_STATUS_METHOD}
     assert [r["server_name"] for r in ranked] == ["io.test/forecast", "io.test/rain"]  # the record keeps its lists
 
 

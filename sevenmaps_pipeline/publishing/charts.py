@@ -9,8 +9,8 @@ import functools
 from xml.sax.saxutils import escape, quoteattr
 
 CODE_COLOURS = {"o": "#2e7d32", "a": "#1565c0", "p": "#6a1b9a", "d": "#c62828", "n": "#bdbdbd"}
-CODE_WORDS = {"o": "answered with tools", "a": "asked for sign-in", "p": "asked for payment", "d": "not answering",
-              "n": "no data (no daily check)"}
+CODE_WORDS = {"o": "answered, its tool list read", "a": "asked for sign-in", "p": "asked for payment",
+              "d": "not answering", "n": "no data (no daily check)"}
 SHOWN_ORDER = ("answers with tools", "answers, lists no tools", "answers, asks for sign-in",
                "answers, asks for payment", "answers, but not as a standard MCP endpoint", "down", "no data")
 SHOWN_COLOURS = dict(zip(SHOWN_ORDER, ("#2e7d32", "#00838f", "#1565c0", "#6a1b9a", "#ef6c00", "#c62828", "#bdbdbd"),

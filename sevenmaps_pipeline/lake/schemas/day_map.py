@@ -20,8 +20,9 @@ DAILY_STATUS = TableSpec(
             col("server_name", pa.string(), "registry name"),
             col("server_version", pa.string(), "registry version"),
             col("url", pa.string(), "URL as listed"),
-            col("code", pa.string(), "day code: o answered with tools, a asked for sign-in (401/403), p asked "
-                "for payment (402), d not answering, n no (valid) daily check", False),
+            col("code", pa.string(), "day code: o answered initialize and tools/list (its list may be empty), a "
+                "asked for sign-in (401/403), p asked for payment (402), d not answering, n no (valid) daily check",
+                False),
             col("outcome", pa.string(), "outcome of the deciding check (null for n)"),
             col("reason", pa.string(), "why: the outcome's detail, or why the day is n"),
             col("shown_status", pa.string(), "what the map shows: answers with tools | answers, lists no tools | "
