@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import random
 
@@ -9,8 +10,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from conftest import DAY, land_probes, land_registry, probe
+from mcp.server.mcpserver import MCPServer
 
 from sevenmaps_pipeline import curated
+from sevenmaps_pipeline.devtools.fleet.apps import security_for
+from sevenmaps_pipeline.devtools.fleet.run import Fleet
+from sevenmaps_pipeline.lake.keys import server_key
+from sevenmaps_pipeline.probe.config import ProbeConfig
+from sevenmaps_pipeline.probe.report import probe_one
+from sevenmaps_pipeline.probe.scan import probe_row
+
+EMPTY_HOST = "mcp.empty.test"
 
 
 def status_rows(lake, day=DAY) -> dict[str, dict]:
@@ -52,6 +62,20 @@ def test_an_empty_tool_list_is_an_answer_shown_as_one_not_as_tools(lake):
     empty, listed = rows["a.example.com/mcp"], rows["b.example.com/mcp"]
     assert (empty["code"], empty["tool_count"], empty["shown_status"]) == ("o", 0, "answers, lists no tools")
     assert (listed["code"], listed["shown_status"]) == ("o", "answers with tools") and listed["tool_count"] > 0
+
+
+def test_the_official_sdk_server_with_no_tools_is_an_answer_shown_as_one(lake):
+    # A real server: the official SDK's MCPServer with no tool registered answers tools/list with an empty list.
+    app = MCPServer("empty", version="1.0.0").streamable_http_app(host=EMPTY_HOST,
+                                                                   transport_security=security_for(EMPTY_HOST))
+    with Fleet(extra_apps={EMPTY_HOST: app}) as fleet:
+        check, _origin, _refused = asyncio.run(probe_one(f"https://{EMPTY_HOST}/mcp", ProbeConfig(
+            host_map=fleet.host_map, ca_file=fleet.ca_file)))
+    assert (check.outcome, check.tools) == ("ok", []), check.outcome_detail
+    day = check.started_at.date()
+    land_probes(lake, [probe_row(check, {"server_name": "io.test/empty"}, day, "run-1")], day=day)
+    row = status_rows(lake, day)[server_key(check.url)]
+    assert (row["code"], row["tool_count"], row["shown_status"]) == ("o", 0, "answers, lists no tools")
 
 
 def test_last_completed_daily_check_decides_and_hourly_checks_never_do(lake):

@@ -8,6 +8,7 @@ import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from starlette.applications import Starlette
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from . import apps
@@ -62,6 +63,8 @@ def host_apps(fleet: Fleet) -> tuple[dict[str, Any], list[Any]]:
     for domain, config in fleet.publishers.items():
         routes[domain] = publisher_app(config)
     routes.update(fleet.extra_apps)
+    # An extra app that is Starlette's (an SDK server's) has a lifespan to run, as the fleet's own do.
+    children += [app for app in fleet.extra_apps.values() if isinstance(app, Starlette)]
     return routes, children
 
 

@@ -176,7 +176,8 @@ class Fleet:
                  registry_page_size: int = 100, registry_mode: str = "normal",
                  extra_apps: dict[str, Any] | None = None, record: bool = True, today: dt.date | None = None):
         """`registry_mode`: normal | legacy_only (no /v0.1, answers /v0) | cursor_loop (never ends).
-        `extra_apps`: more hosts (name -> ASGI app) served as they are, e.g. a test's scripted server.
+        `extra_apps`: more hosts (name -> ASGI app) served as they are, e.g. a test's scripted server; a Starlette
+        app (an SDK server's) has its lifespan run with the fleet's.
         `record`: keep every request in `recorded` (off for the benchmarks' hundreds of thousands).
         `today`: the day the lookups' domain ages count back from (a test that runs across midnight fixes it)."""
         self.extra_apps = dict(extra_apps or {})
