@@ -4,8 +4,9 @@
 --   * eligible: answering with tools now (today's day code o and at least one tool listed: an empty list is
 --     an answer, not tools; reliable-1.2), a category other than 'other', and at least $min_checked checked
 --     days in the 30-day window;
---   * order: the share of checked days answering with tools (o) over the window (seed 000: "answering with
---     tools"; a day that only asked for sign-in or payment is not one), then the share answering at all
+--   * order: the share of checked days answering with tools over the window (server_history.tools_days: o
+--     days whose list had at least one tool; seed 000: "answering with tools"; a day that only asked for
+--     sign-in or payment, or listed no tools, is not one; reliable-1.3), then the share answering at all
 --     (o, a or p), then the median handshake of the window's o days (faster first); equal on all three, an
 --     equal rank;
 --   * nothing else enters: payment, plans, owner verification and agents' ratings are not inputs here;
@@ -13,9 +14,9 @@
 --     server_categories row's), since the category decides which list it is on.
 WITH eligible AS (
     SELECT s.server_key, s.server_id, s.server_name, c.category, c.method_version AS categories_method,
-           h.answered_days, h.ok_days, h.checked_days,
+           h.answered_days, h.tools_days, h.checked_days,
            h.uptime_pct, h.median_handshake_ms, h.answered_days::DOUBLE / h.checked_days AS answered_share,
-           h.ok_days::DOUBLE / h.checked_days AS tools_share
+           h.tools_days::DOUBLE / h.checked_days AS tools_share
     FROM daily_status AS s
     JOIN server_history AS h ON h.server_key = s.server_key AND h.day = s.day
     JOIN server_categories AS c ON c.server_key = s.server_key AND c.day = s.day
@@ -31,7 +32,7 @@ SELECT
     server_id,
     server_name,
     tools_share,
-    ok_days AS tools_days,
+    tools_days,
     answered_share,
     answered_days,
     checked_days,

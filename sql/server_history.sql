@@ -7,6 +7,8 @@
 --   * history: one code per day, n where the endpoint had no row (not on the map, or no partition);
 --   * checked = not n; answered = o + a + p; uptime = answered / checked in percent, floored to one
 --     decimal with integer arithmetic, so 29/30 shows 96.6 and only all-answered shows 100.0;
+--   * tools days: the o days whose tool list had at least one tool (an empty list is an answer, not tools;
+--     history-1.2), what the reliable lists rank by;
 --   * label '30-day uptime' from $label_min checked days, else 'over N days observed';
 --   * success chance: Beta($prior_alpha, $prior_beta) updated with checked days, each weighted
 --     0.5^(age / $half_life) (age 0 = $day); mean and the $q_low/$q_high quantiles (90% interval);
@@ -47,6 +49,7 @@ per_server AS (
            bit_count(lo | mid | hi)::INTEGER AS checked_days,
            bit_count((lo | mid) & ~hi)::INTEGER AS answered_days,
            bit_count(lo & ~mid & ~hi)::INTEGER AS ok_days,
+           bit_count(with_tools)::INTEGER AS tools_days,
            bit_count(hi)::INTEGER AS down_days,
            $prior_alpha + list_sum(list_transform(range($window_days), lambda age:
                ((((lo | mid) & ~hi) >> age) & 1) * units[age + 1])) / 1e12 AS alpha,
@@ -95,6 +98,7 @@ SELECT
     p.checked_days,
     p.answered_days,
     p.ok_days,
+    p.tools_days,
     p.down_days,
     CASE WHEN p.checked_days > 0 THEN ((1000 * p.answered_days) // p.checked_days) / 10.0 END AS uptime_pct,
     CASE WHEN p.checked_days >= $label_min THEN '30-day uptime'

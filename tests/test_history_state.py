@@ -4,6 +4,7 @@ from the window's files alone, and a cached state never used once a file of its 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import random
 
 import pyarrow.parquet as pq
@@ -26,7 +27,8 @@ def _land(lake, seed: int = 1) -> None:
         codes = {k: rng.choice("oooapdn") for k in present}
         land_status(lake, day, codes,
                     hashes={k: rng.choice(["h1", "h2", None]) for k in present},
-                    handshake={k: rng.randint(20, 900) for k in present if rng.random() < 0.9})
+                    handshake={k: rng.randint(20, 900) for k in present if rng.random() < 0.9},
+                    tool_counts={k: rng.choice([0, 1, 4]) for k in present})  # some lists empty
 
 
 def _history(lake, day):
@@ -63,6 +65,7 @@ def test_folded_day_by_day_is_the_same_as_from_the_window_alone(lake):
     for day in days[-16:]:  # past the window's length, gaps included
         assert _cold(lake, day).equals(warm[day]), day
     assert {r["history"] for r in warm[days[-1]].to_pylist()} != {"n" * 30}
+    assert any(r["tools_days"] < r["ok_days"] for r in warm[days[-1]].to_pylist())  # empty lists kept apart
 
 
 def test_a_day_built_late_is_never_read_from_a_stale_state(lake):
@@ -93,3 +96,22 @@ def test_an_unreadable_cached_state_is_folded_again(lake):
     assert result.stats["window_state"].startswith("folded from the window's files")
     assert _history(lake, END).equals(expected)
     assert history_state(lake, END)[1] == "cached"
+
+
+def test_a_state_cached_before_tools_days_is_folded_again(lake):
+    """A lake upgraded to history-1.2: the state the day before cached without its days with tools (format
+    history-state-1) is not read, so tools_days is never taken from a state that did not keep them."""
+    _land(lake, seed=4)
+    for day in _built_days(lake):
+        curated.build_server_history(lake, day)
+    expected = _history(lake, END)
+    before = END - dt.timedelta(days=1)
+    old = pq.read_table(cache_file(lake, before))
+    meta = json.loads(old.schema.metadata[b"sevenmaps"])
+    old = old.drop_columns(["with_tools"]).replace_schema_metadata(
+        {"sevenmaps": json.dumps({**meta, "format": "history-state-1"}, sort_keys=True)})
+    pq.write_table(old, cache_file(lake, before))
+    cache_file(lake, END).unlink()
+    result = curated.build_server_history(lake, END)
+    assert result.stats["window_state"].startswith("folded from the window's files")
+    assert _history(lake, END).equals(expected)

@@ -122,7 +122,7 @@ def test_eligibility_edges(lake):
     assert [r["server_key"] for r in rows] == ["fourteen.example.com/mcp"]
     assert (rows[0]["rank"], rows[0]["checked_days"], rows[0]["answered_share"]) == (1, 14, 1.0)
     # The category decides the list: a row names the categories method that placed it beside its own.
-    assert rows[0]["method_version"] == "reliable-1.2+test"
+    assert rows[0]["method_version"] == "reliable-1.3+test"
 
 
 def test_order_share_first_then_speed_and_ties_share_a_rank(lake):
@@ -139,6 +139,21 @@ def test_order_share_first_then_speed_and_ties_share_a_rank(lake):
     assert [(r["rank"], r["server_key"].split(".")[0]) for r in rows] == [
         (1, "steady-fast"), (2, "steady-slow"), (3, "twin-a"), (3, "twin-b"), (5, "flaky-fastest")]
     assert rows[2]["answered_share"] == pytest.approx(29 / 30) and rows[2]["uptime_pct"] == 96.6
+
+
+def test_a_history_of_an_earlier_method_is_not_ranked_on(lake):
+    """reliable-1.3 ranks by days answering with tools, which history-1.1 did not count: a day whose
+    server_history was built before (materialised alone after an upgrade) says what to build first."""
+    ranking_lake(lake, {"steady.example.com/mcp": "o" * 30}, {"steady.example.com/mcp": 100},
+                 {"steady.example.com/mcp": "weather"})
+    path = lake.curated_file("server_history", END)
+    older = pq.read_table(path).drop_columns(["tools_days"])
+    older = older.set_column(older.schema.get_field_index("method_version"), "method_version",
+                             pa.array(["history-1.1"] * older.num_rows))
+    pq.write_table(older, path)
+    with pytest.raises(ValueError, match=r"built by history-1\.1, which does not count the days answering with "
+                                         r"tools; materialise server_history of 2026-11-30 first"):
+        curated.build_reliable_rankings(lake, END)
 
 
 def test_payment_and_ratings_never_move_the_order(lake, tmp_path):

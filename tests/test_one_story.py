@@ -22,7 +22,7 @@ from sevenmaps_pipeline.publishing.live import render
 from sevenmaps_pipeline.publishing.locks import verify_lock
 from sevenmaps_pipeline.publishing.mapday import MapDay
 from sevenmaps_pipeline.publishing.site import slug, uptime_text
-from sevenmaps_pipeline.publishing.status import statuses
+from sevenmaps_pipeline.publishing.status import statuses, uptime_counts
 from sevenmaps_pipeline.rules.methods import TOKENIZER_METHOD
 from sevenmaps_pipeline.rules.tokens import definition_tokens
 from sevenmaps_pipeline.surfaces.route import route
@@ -164,6 +164,58 @@ def test_since_runs_over_missed_days_and_a_payment_only_server_says_so_and_sign_
     assert by_key[keys["always"]]["uptime_counts"] is None
     # Both answered every day, but one asked for sign-in on ten of them: it ranks below the one with tools.
     assert [(r["server_key"], r["rank"]) for r in ranked] == [(keys["always"], 1), (keys["signin"], 2)]
+
+
+def test_days_of_an_empty_list_are_not_days_with_tools_in_the_reliable_order_or_beside_uptime(tmp_path):
+    """reliable-1.3, history-1.2: an endpoint that answered every day but listed no tools on ten of them ranks
+    below one that listed its tools every day, and its uptime says what it counted."""
+    lake = LakePaths.at(tmp_path / "lake")
+    urls = {"always": "https://always.example.net/mcp", "empty": "https://empty.example.io/mcp"}
+    keys = {name: server_key(url) for name, url in urls.items()}
+    weather = [tool("get_weather", "Current weather for a city."), tool("get_forecast", "Weather forecast.")]
+    for back in range(16, 0, -1):
+        land_status(lake, DAY - dt.timedelta(days=back), dict.fromkeys(keys.values(), "o"),
+                    handshake=dict.fromkeys(keys.values(), 200),
+                    tool_counts={keys["always"]: 2, keys["empty"]: 0 if back <= 10 else 2})
+    land_probes(lake, [probe(urls["always"], "ok", day=DAY, tools=weather),
+                       probe(urls["empty"], "ok", day=DAY, tools=weather)], day=DAY)
+    rebuild_day(lake, DAY)
+    with MapDay.open(lake) as mapday:
+        by_key = statuses(mapday)
+        ranked = mapday.rows("SELECT server_key, rank, tools_days, answered_days, method_version "
+                             "FROM reliable_rankings WHERE category = 'weather' ORDER BY rank")
+        caveat = route(mapday, "weather forecast", limit=5)
+    assert [(r["server_key"], r["rank"], r["tools_days"], r["answered_days"]) for r in ranked] == [
+        (keys["always"], 1, 17, 17), (keys["empty"], 2, 7, 17)]
+    assert ranked[0]["method_version"].startswith("reliable-1.3+")
+    said = ("listed tools on 7 of its 17 answered days; on the others its tool list was empty, which uptime "
+            "and success chance count as answers")
+    assert by_key[keys["empty"]]["uptime_counts"] == said
+    assert by_key[keys["always"]]["uptime_counts"] is None
+    assert said in str(caveat)
+
+
+@pytest.mark.parametrize(("history", "said"), [
+    ({"answered_days": 20, "ok_days": 20, "tools_days": 20, "history": "o" * 20}, None),
+    ({"answered_days": 20, "ok_days": 20, "tools_days": 0, "history": "o" * 20},
+     "never listed a tool in the window: it answered on 20 days only with an empty tool list; uptime and success "
+     "chance count those answers"),
+    ({"answered_days": 20, "ok_days": 12, "tools_days": 0, "history": "o" * 12 + "a" * 8},
+     "never listed a tool in the window: it answered on 20 days: 12 with an empty tool list and 8 by asking for "
+     "sign-in; uptime and success chance count those answers"),
+    ({"answered_days": 20, "ok_days": 12, "tools_days": 9, "history": "o" * 12 + "ap" * 4},
+     "listed tools on 9 of its 20 answered days; on the others its tool list was empty on 3 and it asked for "
+     "sign-in or payment on 8, which uptime and success chance count as answers"),
+    ({"answered_days": 20, "ok_days": 12, "tools_days": 12, "history": "o" * 12 + "p" * 8},
+     "listed tools on 12 of its 20 answered days; on the others it asked for payment, which uptime and success "
+     "chance count as answers"),
+    # A row of history-1.1 kept no days with tools: its o days are taken as they were then counted.
+    ({"answered_days": 20, "ok_days": 12, "history": "o" * 12 + "a" * 8},
+     "listed tools on 12 of its 20 answered days; on the others it asked for sign-in, which uptime and success "
+     "chance count as answers"),
+])
+def test_uptime_counts_names_each_kind_of_answer_that_listed_no_tools(history, said):
+    assert uptime_counts(history) == said
 
 
 def test_a_list_shown_from_todays_check_has_its_own_token_cost_on_server_status_and_the_live_page(tmp_path):

@@ -22,14 +22,16 @@ DAYS = [END - dt.timedelta(days=29 - i) for i in range(30)]  # oldest first
 KEY = "a.example.com/mcp"
 
 
-def history_for(lake, codes: str, hashes: list[str | None] | None = None, handshakes: list[int] | None = None):
+def history_for(lake, codes: str, hashes: list[str | None] | None = None, handshakes: list[int] | None = None,
+                tool_counts: list[int] | None = None):
     assert len(codes) == 30
     for i, day in enumerate(DAYS):
         if codes[i] == "-":  # no partition at all that day
             continue
         land_status(lake, day, {KEY: codes[i]},
                     hashes={KEY: hashes[i]} if hashes else None,
-                    handshake={KEY: handshakes[i]} if handshakes else None)
+                    handshake={KEY: handshakes[i]} if handshakes else None,
+                    tool_counts={KEY: tool_counts[i]} if tool_counts else None)
     curated.build_server_history(lake, END)
     (row,) = pq.read_table(lake.curated_file("server_history", END)).to_pylist()
     return row
@@ -46,6 +48,15 @@ def test_every_checked_day_answering_is_100_and_a_p_count_as_answering(lake):
     row = history_for(lake, "oaop" * 7 + "nn")
     assert row["uptime_pct"] == 100.0
     assert (row["checked_days"], row["answered_days"], row["ok_days"]) == (28, 28, 14)
+
+
+def test_tools_days_are_the_o_days_whose_list_had_a_tool(lake):
+    # An empty list is an answer, not tools: it counts in ok_days and uptime, never in tools_days.
+    codes = "oooo" + "oa" * 3 + "p" + "d" + "o" * 18
+    counts = [3, 0, 0, 5] + [0, 0] * 3 + [0, 0] + [0] * 4 + [2] * 14
+    row = history_for(lake, codes, tool_counts=counts)
+    assert (row["checked_days"], row["answered_days"], row["ok_days"], row["tools_days"]) == (30, 29, 25, 16)
+    assert row["uptime_pct"] == 96.6  # unchanged by what the lists held
 
 
 def test_999_of_1000_style_floor_near_100(lake):
@@ -135,7 +146,7 @@ def test_stability_counts_the_change_days_of_tool_changes(lake):
     assert (row["tool_list_comparisons"], row["tool_list_change_days"]) == (4, 2)
     assert row["stability"] == pytest.approx(0.5)
     assert row["change_days"] == [END - dt.timedelta(days=59), DAYS[0], DAYS[26], a_to_b, b_to_a]
-    assert row["method_version"] == "history-1.1"
+    assert row["method_version"] == "history-1.2"
 
 
 def test_days_without_change_records_are_not_counted_as_comparisons(lake):

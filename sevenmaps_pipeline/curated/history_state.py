@@ -23,7 +23,7 @@ from ..lake.schemas import DAILY_STATUS
 from ..rules.methods import HISTORY_PARAMS
 from .cache_files import described, status_identities, store
 
-CACHE_FORMAT = "history-state-1"
+CACHE_FORMAT = "history-state-2"  # 2: with_tools (history-1.2)
 WINDOW_DAYS: int = HISTORY_PARAMS["window_days"]
 
 STATE_SCHEMA = pa.schema([
@@ -32,6 +32,7 @@ STATE_SCHEMA = pa.schema([
     pa.field("mid", pa.int64()),
     pa.field("hi", pa.int64()),
     pa.field("listed", pa.int64()),
+    pa.field("with_tools", pa.int64()),
     pa.field("handshakes", pa.list_(pa.int32())),
 ])
 

@@ -187,6 +187,13 @@ def build_reliable_rankings(lake: LakePaths, day: dt.date) -> BuildResult:
     with duck.session() as con:
         for name, spec in inputs.items():
             duck.bind_input(con, name, [lake.curated_file(name, day)], spec.schema)
+        # The order counts days answering with tools (server_history.tools_days, history-1.2): a history built
+        # by an earlier method has none, and ranking on it would file nulls as figures.
+        ((older,),) = con.execute("SELECT any_value(method_version) FROM server_history WHERE tools_days IS NULL"
+                                  ).fetchall()
+        if older is not None:
+            raise ValueError(f"server_history of {day} was built by {older}, which does not count the days "
+                             f"answering with tools; materialise server_history of {day} first")
         table = conform(duck.run_sql(con, "reliable_rankings", {
             "day": day, "method_version": RANKINGS_METHOD,
             "min_checked": RANKINGS_PARAMS["min_checked_days"]}), RELIABLE_RANKINGS)

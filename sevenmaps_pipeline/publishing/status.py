@@ -184,21 +184,30 @@ def hold_day(mapday: MapDay) -> None:
 
 def uptime_counts(history: dict[str, Any] | None) -> str | None:
     """What an endpoint's uptime and success chance count, said beside them wherever they are shown (site,
-    live pages, server_status, route): answering counts a sign-in or payment answer, so a server that never
-    listed a tool says so (seed 000: uptime is the share of checked days answering; 'answering with tools'
-    is what the reliable lists and route need). None when every answered day listed tools."""
+    live pages, server_status, route): answering counts a sign-in or payment answer and an empty tool list,
+    so a server that answered on some days without listing a tool says so (seed 000: uptime is the share of
+    checked days answering; 'answering with tools' is what the reliable lists and route need). None when
+    every answered day listed tools."""
     if not history or not history.get("answered_days"):
         return None
     answered, ok = history["answered_days"], history.get("ok_days") or 0
-    if ok == answered:
+    # Rows of history-1.1 and before did not count the days of an empty list apart (docs/changelog.md).
+    tools = ok if history.get("tools_days") is None else history["tools_days"]
+    if tools == answered:
         return None
+    empty, asking = ok - tools, answered - ok
     codes = history.get("history") or ""
-    asked = [what for what, code in (("sign-in", "a"), ("payment", "p")) if code in codes] or ["sign-in or payment"]
-    if ok == 0:
-        return (f"never listed a tool in the window: it answered on {answered} days only by asking for "
-                f"{' or '.join(asked)}; uptime and success chance count those answers")
-    return (f"listed tools on {ok} of its {answered} answered days; on the others it asked for "
-            f"{' or '.join(asked)}, which uptime and success chance count as answers")
+    asked = " or ".join([what for what, code in (("sign-in", "a"), ("payment", "p")) if code in codes]
+                        or ["sign-in or payment"])
+    if tools == 0:
+        how = (f" only by asking for {asked}" if not empty else " only with an empty tool list" if not asking
+               else f": {empty} with an empty tool list and {asking} by asking for {asked}")
+        return (f"never listed a tool in the window: it answered on {answered} days{how}; uptime and success "
+                f"chance count those answers")
+    how = (f"it asked for {asked}" if not empty else "its tool list was empty" if not asking
+           else f"its tool list was empty on {empty} and it asked for {asked} on {asking}")
+    return (f"listed tools on {tools} of its {answered} answered days; on the others {how}, which uptime and "
+            f"success chance count as answers")
 
 
 def _namespace(server_name: str | None, proof_line: dict[str, Any] | None) -> dict[str, Any]:
@@ -245,7 +254,8 @@ def statuses(mapday: MapDay, keys: list[str] | None = None,
     # The endpoint's check of the open day so far (read only by a live map: curated/open_day.py).
     today = first("SELECT server_key AS _key, day, checked_at, code, outcome, reason, shown_status, http_status, "
                   "tool_count, tokens_estimate, tools_hash FROM open_status WHERE {where}")
-    history = first("SELECT server_key AS _key, history, checked_days, answered_days, ok_days, down_days, uptime_pct, "
+    history = first("SELECT server_key AS _key, history, checked_days, answered_days, ok_days, tools_days, down_days, "
+                    "uptime_pct, "
                     "uptime_label, success_chance, success_chance_low, success_chance_high, stability, "
                     "tool_list_comparisons, tool_list_change_days, change_days, median_handshake_ms "
                     "FROM server_history WHERE {where}")

@@ -45,7 +45,8 @@ OVERLOAD_PARAMS: dict[str, Any] = {
 }
 
 # 30-day history, uptime, success chance and stability (sql/server_history.sql).
-HISTORY_METHOD = "history-1.1"  # 1.1: stability counts the change days of tool_changes
+# 1.1: stability counts the change days of tool_changes; 1.2: tools_days, the o days whose list had a tool
+HISTORY_METHOD = "history-1.2"
 HISTORY_PARAMS: dict[str, Any] = {
     "window_days": 30,
     "label_min_checked_days": 14,
@@ -94,7 +95,9 @@ TOOL_LIST_CHANGE_KINDS = ("tool_added", "tool_removed", "tool_changed", "tool_re
 
 # Reliable rankings (sql/reliable_rankings.sql), the methodology's `reliable`. Nothing else may move a server: not
 # payment, plans, owner verification or agents' ratings (none of them is an input of that SQL).
-RANKINGS_METHOD = "reliable-1.2"  # 1.1: days answering with tools first; 1.2: an empty tool list is not eligible
+# 1.1: days answering with tools first; 1.2: an empty tool list is not eligible; 1.3: nor is a day of one a
+# day answering with tools (server_history.tools_days)
+RANKINGS_METHOD = "reliable-1.3"
 RANKINGS_PARAMS: dict[str, Any] = {
     "min_checked_days": 14,  # checked days in the 30-day window to be eligible
 }

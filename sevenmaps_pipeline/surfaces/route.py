@@ -157,7 +157,7 @@ def endpoint_facts(mapday: MapDay) -> dict[str, dict[str, Any]]:
         "o.checked_at AS open_day_checked_at, "
         "c.current_code, c.current_tool_count, c.current_shown_status, c.current_reason, c.decided_by, "
         "h.success_chance, h.success_chance_low, h.success_chance_high, h.stability, h.checked_days, h.history, "
-        "h.uptime_pct, h.uptime_label, h.answered_days, h.ok_days FROM daily_status d "
+        "h.uptime_pct, h.uptime_label, h.answered_days, h.ok_days, h.tools_days FROM daily_status d "
         "LEFT JOIN open_status o USING (server_key) "
         "LEFT JOIN current_status c USING (server_key) LEFT JOIN server_history h USING (server_key)")
     facts = {r["server_key"]: {**r, "changed_today": [], "live_incident": False, "risk_rises": [],

@@ -66,6 +66,8 @@ SERVER_HISTORY = TableSpec(
             col("checked_days", pa.int32(), "days in the window that are not n", False),
             col("answered_days", pa.int32(), "o + a + p days", False),
             col("ok_days", pa.int32(), "o days", False),
+            col("tools_days", pa.int32(), "o days whose tool list had at least one tool (an empty list is an "
+                "answer, not tools); null in rows of history-1.1 and before"),
             col("down_days", pa.int32(), "d days", False),
             col("uptime_pct", pa.float64(), "answered / checked in percent, floored to one decimal (never "
                 "shows 100.0 unless every checked day answered); null with no checked day"),

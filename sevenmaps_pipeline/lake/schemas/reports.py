@@ -177,7 +177,8 @@ RELIABLE_RANKINGS = TableSpec(
             col("server_id", pa.string(), "first 12 hex of SHA-256(server_key)", False),
             col("server_name", pa.string(), "registry name"),
             col("tools_share", pa.float64(), "tools_days / checked_days over the 30 days (the first key)"),
-            col("tools_days", pa.int32(), "o days in the window: answered with tools"),
+            col("tools_days", pa.int32(), "days in the window answered with tools: o days whose list had at "
+                "least one tool (reliable-1.3; o days in rows of reliable-1.2 and before)"),
             col("answered_share", pa.float64(), "answered_days / checked_days over the 30 days (the second key)",
                 False),
             col("answered_days", pa.int32(), "o + a + p days in the window", False),
@@ -185,7 +186,7 @@ RELIABLE_RANKINGS = TableSpec(
             col("uptime_pct", pa.float64(), "answered_share in percent, floored to one decimal", False),
             col("median_handshake_ms", pa.float64(), "median handshake over the window's o days (the third key)"),
             col("method_version", pa.string(), "rankings method + the categories method that placed the endpoint "
-                "(reliable-1.2+categories-1.5)", False),
+                "(reliable-1.3+categories-1.5)", False),
         ]
     ),
 )
