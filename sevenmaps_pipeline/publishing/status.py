@@ -254,10 +254,9 @@ def statuses(mapday: MapDay, keys: list[str] | None = None,
     # The endpoint's check of the open day so far (read only by a live map: curated/open_day.py).
     today = first("SELECT server_key AS _key, day, checked_at, code, outcome, reason, shown_status, http_status, "
                   "tool_count, tokens_estimate, tools_hash FROM open_status WHERE {where}")
-    history = first("SELECT server_key AS _key, history, checked_days, answered_days, ok_days, tools_days, down_days, "
-                    "uptime_pct, "
-                    "uptime_label, success_chance, success_chance_low, success_chance_high, stability, "
-                    "tool_list_comparisons, tool_list_change_days, change_days, median_handshake_ms "
+    history = first("SELECT server_key AS _key, history, checked_days, answered_days, ok_days, tools_days, "
+                    "down_days, uptime_pct, uptime_label, success_chance, success_chance_low, success_chance_high, "
+                    "stability, tool_list_comparisons, tool_list_change_days, change_days, median_handshake_ms "
                     "FROM server_history WHERE {where}")
     tools = every("SELECT server_key AS _key, position, name, description, risk, risk_rule, risk_evidence, "
                   "annotation_contradiction, read_only_hint, destructive_hint FROM tools WHERE {where} "
