@@ -21,6 +21,7 @@ import pytest
 from conftest import land_probes, probe, served_on_loopback
 
 from sevenmaps_pipeline.cli import main
+from sevenmaps_pipeline.cli.one_server import server_text
 from sevenmaps_pipeline.curated.day import rebuild_day
 from sevenmaps_pipeline.integrity.keys import generate_key
 from sevenmaps_pipeline.integrity.roots import sign_through
@@ -226,4 +227,35 @@ def test_server_prints_one_servers_dated_days_status_tools_and_changes(signed):
         assert done.returncode == 0 and json.loads(done.stdout) == json.loads(json.dumps(expected, default=str))
     done = _run("server", "nobody.example.org", "--lake", str(signed.root))
     assert done.returncode == 2 and "names no endpoint" in _one_error_line(done.stderr)
+
+
+@pytest.mark.parametrize("limit", ["0", "-2", "21"])
+def test_route_refuses_a_limit_the_mcp_tool_refuses(signed, limit):
+    done = _run("route", "weather forecast", "--limit", limit, "--lake", str(signed.root))
+    assert done.returncode == 2
+    assert _one_error_line(done.stderr) == f"error: --limit must be a whole number from 1 to 20 (got {limit})"
+    done = _run("route", "weather forecast", "--limit", "1", "--lake", str(signed.root))
+    assert done.returncode == 0 and len(json.loads(done.stdout)["tools"]) <= 1
+
+
+def test_server_text_says_what_the_page_says_beside_uptime(signed):
+    """The text of `sevenmaps server` carries what the server page carries beside the figures (a user found
+    it without them): what uptime counts, since when it is down, the owner's note, the five-minute uptime, a
+    change's detail, and the success chance at the page's precision (91.5%, never a rounded-up 100%)."""
+    with MapDay.open(signed, DAYS[-1]) as mapday:
+        s = server_status(mapday, URL)
+    s["history"].update(success_chance=0.9151, success_chance_low=0.7564, success_chance_high=0.9951)
+    s["uptime_counts"] = "listed tools on 19 of its 29 answered days; on the others it asked for sign-in, ..."
+    s["shown_status"], s["down_since"] = "down", "2026-11-02T04:00:00Z"
+    s["owner_note"] = {"host": "weather.example.com", "note": "Maintenance on Sundays."}
+    s["five_minute_uptime"] = {"label_30d": "30-day five-minute uptime", "uptime_30d_pct": 99.3}
+    s["changes"] = [{"day": DAYS[-1].isoformat(), "kind": "silent", "tool_name": "get_forecast",
+                     "detail": "description changed", "risk": None, "previous_risk": None}]
+    text = "\n".join(server_text(s))
+    assert "success chance 91.5% (90% interval 75.6% to 99.5%)" in text
+    assert "  uptime and success chance count answers: this server listed tools on 19 of its 29" in text
+    assert "; down since 2026-11-02T04:00:00Z" in text
+    assert "verified control of weather.example.com; never counted in the figures): Maintenance on Sundays." in text
+    assert "30-day five-minute uptime: 99.3% (checks every five minutes" in text
+    assert f"  {DAYS[-1]}  silent  get_forecast: description changed" in text
 

@@ -12,7 +12,7 @@ from typing import Any
 from ..lake.paths import parse_day
 from ..publishing.charts import CODE_WORDS
 from ..publishing.mapday import MapDay
-from ..publishing.site import uptime_text
+from ..publishing.pages import five_minute_text, uptime_text
 from ..publishing.status import server_status
 from .common import _existing_lake
 
@@ -43,20 +43,42 @@ def _now_line(s: dict[str, Any]) -> str:
     by = current.get("decided_by") or "daily"
     at = current.get("decided_at") or daily.get("checked_at")
     reason = current.get("current_reason") or daily.get("reason")
+    since = f"; down since {s['down_since']}" if s.get("down_since") else ""
     return (f"status shown now: {s['shown_status'] or 'no data'} (the {by} check{f' at {at}' if at else ''}"
-            f"{f': {reason}' if reason else ''})")
+            f"{f': {reason}' if reason else ''}){since}")
+
+
+def _uptime_lines(s: dict[str, Any]) -> list[str]:
+    """Uptime and success chance as the server page gives them (publishing/pages.py): the same precision,
+    what they count beside them (docs/methodology.md, "What uptime counts"), and an owner-verified
+    endpoint's five-minute uptime."""
+    history = s["history"] or {}
+    label, value = uptime_text(s["history"])
+    line = f"{label}: {value}"
+    if history.get("success_chance") is not None:
+        line += (f"; success chance {history['success_chance']:.1%} (90% interval "
+                 f"{history['success_chance_low']:.1%} to {history['success_chance_high']:.1%})")
+    lines = [line]
+    if s.get("uptime_counts"):
+        lines.append(f"  uptime and success chance count answers: this server {s['uptime_counts']}")
+    five = five_minute_text(s.get("five_minute_uptime"))
+    if five is not None:
+        lines.append(f"{five[0]}: {five[1]} (checks every five minutes, which the verified owner chose; not "
+                     "covered by the signed root)")
+    return lines
 
 
 def server_text(s: dict[str, Any]) -> list[str]:
     history = s["history"] or {}
-    label, value = uptime_text(s["history"])
     signed = s["signed_root"]
     lines = [f"{s['server_name'] or s['url']}  (server_id {s['server_id']})", f"url: {s['url']}",
              f"map of {s['map_day']}" + (f", signed (root {signed['root']})" if signed else ", not signed yet"),
-             _now_line(s), f"{label}: {value}"]
-    if history.get("success_chance") is not None:
-        lines[-1] += (f"; success chance {history['success_chance']:.0%} (90% interval "
-                      f"{history['success_chance_low']:.0%} to {history['success_chance_high']:.0%})")
+             _now_line(s)]
+    if s.get("owner_note"):
+        note = s["owner_note"]
+        lines.append(f"the owner's note (their own words, verified control of {note['host']}; never counted in the "
+                     f"figures): {note['note']}")
+    lines += _uptime_lines(s)
     codes = history.get("history") or ""
     legend = ", ".join(f"{code} {words}" for code, words in CODE_WORDS.items())
     lines.append(f"last {len(codes)} days, oldest first ({legend}):" if codes else "no daily codes yet")
@@ -70,6 +92,7 @@ def server_text(s: dict[str, Any]) -> list[str]:
         renamed = f" (was {c['previous_tool_name']})" if c.get("previous_tool_name") else ""
         risk = f"  {c['previous_risk']} -> {c['risk']}" if c.get("previous_risk") else f"  {c['risk']}" if c.get(
             "risk") else ""
-        lines.append(f"  {c['day']}  {c['kind']}  {c['tool_name'] or ''}{renamed}{risk}".rstrip())
+        detail = f": {c['detail']}" if c.get("detail") else ""
+        lines.append(f"  {c['day']}  {c['kind']}  {c['tool_name'] or ''}{renamed}{risk}".rstrip() + detail)
     lines += [f"live incident since {i['opened_day']}" for i in s["incidents"] if i["status"] == "live"]
     return lines

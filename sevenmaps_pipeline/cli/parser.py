@@ -276,7 +276,8 @@ def _reading_commands(commands: dict[str, argparse.ArgumentParser]) -> None:
     p.add_argument("task", help="the task, in plain words")
     p.add_argument("--risk", choices=["green", "yellow", "red"], help="the risk the task needs (default: read from "
                    "the task's verbs)")
-    p.add_argument("--limit", type=int, default=5)
+    p.add_argument("--limit", type=int, help="how many tools to return: a whole number from 1 to 20 (default 5), as "
+                   "route's MCP tool takes it")
     p.add_argument("--day", help="YYYY-MM-DD (default: the latest built day)")
     p.set_defaults(handler="serving:cmd_route")
 

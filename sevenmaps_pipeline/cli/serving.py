@@ -10,6 +10,7 @@ import sys
 from ..lake.paths import parse_day
 from ..publishing.mapday import MapDay, latest_built_day
 from ..publishing.site import build_site
+from ..rules.methods import ROUTE_PARAMS
 from ..surfaces.route import route
 from ..surfaces.serve import listening_socket, serve
 from .common import _existing_lake
@@ -44,6 +45,10 @@ def cmd_site(args: argparse.Namespace) -> int:
 
 
 def cmd_route(args: argparse.Namespace) -> int:
+    most = ROUTE_PARAMS["max_results"]
+    if args.limit is not None and not 1 <= args.limit <= most:  # refused as the MCP tool refuses it
+        print(f"error: --limit must be a whole number from 1 to {most} (got {args.limit})", file=sys.stderr)
+        return 2
     lake = _existing_lake(args)
     # As the map's server answers (live: the open day so far read too), unless a day is asked for.
     with MapDay.open(lake, parse_day(args.day) if args.day else None, live=not args.day) as mapday:
