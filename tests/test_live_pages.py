@@ -19,6 +19,7 @@ from sevenmaps_pipeline.lake.parquet_io import write_parquet
 from sevenmaps_pipeline.lake.paths import LakePaths
 from sevenmaps_pipeline.lake.schemas import RAW_FIVE_MINUTE, RAW_HOURLY, conform
 from sevenmaps_pipeline.publishing.mapday import MapDay
+from sevenmaps_pipeline.publishing.site import build_site
 from sevenmaps_pipeline.rules.methods import CURRENT_STATUS_METHOD
 from sevenmaps_pipeline.surfaces.serve import make_app
 
@@ -121,7 +122,7 @@ def test_an_empty_tool_list_shown_now_takes_a_server_off_the_live_list_as_the_si
         assert reliable_names(get(url, "categories/weather.html")) == ["io.test/forecast"]
         reliable = get(url, "reliable.json").json()
         assert [(r["server_name"], r["rank"]) for r in reliable["reliable"]["weather"]] == [("io.test/forecast", 1)]
-        assert reliable["live"]["method"] == "live-pages-1.3"
+        assert reliable["live"]["method"] == "live-pages-1.4"
     with MapDay.open(lake) as record:
         now = {r["server_name"]: r for r in record.rows(
             "SELECT server_name, current_code, current_tool_count, current_shown_status, decided_by, method_version "
@@ -136,6 +137,22 @@ def test_an_empty_tool_list_shown_now_takes_a_server_off_the_live_list_as_the_si
     # The view's SQL names its method literally: it must be the one rules/methods.py and the changelog name.
     assert {r["method_version"] for r in now.values()} == {CURRENT_STATUS_METHOD}
     assert [r["server_name"] for r in ranked] == ["io.test/forecast", "io.test/rain"]  # the record keeps its lists
+
+
+def test_a_category_page_says_which_list_it_is_and_how_it_is_ordered(lake):
+    """The day's site keeps the signed day's list (answering with tools on that day); the live page is that list
+    without what is not answering with tools now. Both name the order reliable-1.3 ranks by (a user read the
+    day's page as "answering with tools now, then response time")."""
+    build_site(lake, DAY)
+    static = (lake.root / "site" / "current" / "categories" / "weather.html").read_text()
+    with served_on_loopback(make_app(lake), "the map's server") as url:
+        live = get(url, "categories/weather.html").text
+    order = (f"ordered by the share of checked days answering with tools over the 30 days ending {DAY}, then the "
+             "share answering at all, then the median handshake")
+    assert order in static and order in live
+    assert f"Answering with tools on {DAY} (at least one tool listed), with this category" in static
+    assert f"The list as ranked on {DAY}, without what is not answering with tools now" in live
+    assert "Answering with tools on" not in live
 
 
 def test_an_owner_verified_endpoint_shows_its_five_minute_uptime_on_its_live_badge_and_page(lake):

@@ -24,8 +24,9 @@ from .pages import _environment, server_page, status_badge, uptime_badge
 from .site import _atom, slug
 from .status import DOWN_SINCE, statuses
 
-LIVE_METHOD = "live-pages-1.3"  # 1.1: down since (DOWN_SINCE) and what uptime counts, as on the site; 1.2: the
-# token cost of the tool list shown (status.py TOKEN_COST); 1.3: an empty tool list shown now is off the reliable lists
+LIVE_METHOD = "live-pages-1.4"  # 1.1: down since (DOWN_SINCE) and what uptime counts, as on the site; 1.2: the
+# token cost of the tool list shown (status.py TOKEN_COST); 1.3: an empty tool list shown now is off the reliable lists;
+# 1.4: a category page says what its list is and the order reliable-1.3 ranks by, as the site's (site-1.4)
 _ID = r"[0-9a-f]{12}"
 # Every path the live pages answer (anything else is a 404 without reading the map).
 PATHS = {
