@@ -55,6 +55,9 @@ def reset_demo_lake(lake: LakePaths) -> None:
                          "Pass --lake PATH for the demo, or move that lake away.")
     for p in contents:
         shutil.rmtree(p) if p.is_dir() else p.unlink()
+    if holds_data:  # said, since what a user kept of it (exports, a --state file of its roots) no longer applies
+        say(f"replaced the earlier demo's lake in {lake.root}: its exports are gone, and a verify --state file that "
+            "remembers its roots will report a fork (the new demo signs the same days anew)")
     (lake.root / DEMO_MARKER).write_text("This lake was made by `sevenmaps demo`; the next demo replaces it.\n")
 
 
@@ -88,11 +91,15 @@ def _finish(lake: LakePaths, t0: float, key_path: Path, witness=None, cadences: 
     if report.ok and len(signed) >= 7:
         first, last = signed[-7], signed[-1]
         result = export_snapshot(lake, first, last)
-        elsewhere = Path(tempfile.mkdtemp(prefix="sevenmaps-snapshot-")) / result.folder.name
-        shutil.copytree(result.folder, elsewhere)
-        checked = verify_export(elsewhere, trust)
+        scratch = Path(tempfile.mkdtemp(prefix="sevenmaps-snapshot-"))
+        try:
+            elsewhere = scratch / result.folder.name
+            shutil.copytree(result.folder, elsewhere)
+            checked = verify_export(elsewhere, trust)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)  # the copy only shows a snapshot verifies alone
         say(f"exported {first} .. {last} to {os.path.relpath(result.folder)} ({result.files} files, "
-            f"{result.withheld} withheld); copied to {elsewhere} (no lake there) and verified: "
+            f"{result.withheld} withheld); a copy in a folder with no lake verified: "
             f"{checked.summary().splitlines()[0]} [{checked.files_checked} files, {checked.proofs_checked} proofs]")
         if not checked.ok:
             report.ok = False
@@ -103,7 +110,11 @@ def _finish(lake: LakePaths, t0: float, key_path: Path, witness=None, cadences: 
         print("\n".join(cadence_summary(lake, report.days_verified[-1] if report.days_verified else dt.date.today())))
         print("\n".join(surfaces_summary(lake)))
         print("\n`sevenmaps status` on this lake:")
-        print(status_text(lake, lake_status(lake)))
+        status = lake_status(lake)
+        print(status_text(lake, status))
+        if any("did not land by" in item for item in status.late):
+            print("(the demo lands no slice of today's scan: `sevenmaps status` names them late and exits 1, as it "
+                  "would for a real lake whose scan had stopped)")
     say(f"done in {time.perf_counter() - t0:.1f}s. `make ui` shows the runs.")
     return 0 if report.ok else 1
 
@@ -123,8 +134,10 @@ def demo_witness(lake: LakePaths, key_path: Path):
     server = serve(witness)
     previous = os.environ.get("SEVENMAPS_WITNESSES")
     os.environ["SEVENMAPS_WITNESSES"] = f"{witness.verifier.vkey} http://127.0.0.1:{server.server_address[1]}"
-    say(f"witness {witness.name} (ML-DSA-44 cosignatures) on http://127.0.0.1:{server.server_address[1]} "
-        f"({witness.verifier.vkey[:60]}...)")
+    vkey = folder / "demo-witness.vkey"  # for `verify --witness "$(cat ...)"` (docs/verifying.md)
+    vkey.write_text(witness.verifier.vkey + "\n")
+    say(f"witness {witness.name} (ML-DSA-44 cosignatures) on http://127.0.0.1:{server.server_address[1]}; its "
+        f"verifier key in {vkey}")
     try:
         yield witness
     finally:
