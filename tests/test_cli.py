@@ -68,6 +68,8 @@ def test_ordinary_mistakes_are_one_line_with_an_exit_code(warehouse_lake, capsys
     assert "cannot read the public key" in _one_error_line(capsys.readouterr().err)
     assert main(["export", "--day", "1999-01-01", "--lake", root]) == 2
     assert "is not signed" in _one_error_line(capsys.readouterr().err)
+    assert main(["verify", "--export", "/nonexistent/snapshot"]) == 2  # was 1, as if a snapshot had failed
+    assert _one_error_line(capsys.readouterr().err).startswith("error: no snapshot folder at /nonexistent/snapshot")
 
 
 def test_debug_shows_the_traceback(warehouse_lake):

@@ -65,6 +65,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
     state = Path(args.state) if args.state else None
     started = time.perf_counter()
     if args.export:
+        if not Path(args.export).is_dir():  # an input that is not there: a usage error, as a missing lake is
+            print(f"error: no snapshot folder at {args.export} (pass the folder `sevenmaps export` wrote)",
+                  file=sys.stderr)
+            return 2
         report = verify_export(Path(args.export), trust, state)
         what = f"snapshot {args.export}"
     else:
