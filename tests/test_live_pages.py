@@ -167,6 +167,7 @@ def test_an_owner_verified_endpoint_shows_its_five_minute_uptime_on_its_live_bad
     assert "100.0%" in badge.text
     assert "five-minute uptime over 1 days observed: 100.0%" in page.text and "3 of 3 five-minute checks" in page.text
     assert "live: the status shown now" in page.text
+    assert "decided by the five-minute check" in page.text  # worded, never the column's five_minute
     assert "five-minute" not in other.text and "uptime" in other.text  # no five-minute checks: the daily uptime
 
 

@@ -40,7 +40,7 @@ def dated_codes(history: str, last_day: dt.date) -> list[str]:
 
 def _now_line(s: dict[str, Any]) -> str:
     current, daily = s["current"] or {}, s["daily"] or {}
-    by = current.get("decided_by") or "daily"
+    by = (current.get("decided_by") or "daily").replace("_", "-")  # "five-minute", as the pages word it
     at = current.get("decided_at") or daily.get("checked_at")
     reason = current.get("current_reason") or daily.get("reason")
     since = f"; down since {s['down_since']}" if s.get("down_since") else ""
