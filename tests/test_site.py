@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import os
+import re
 import xml.etree.ElementTree as ET
 from xml.sax.saxutils import escape
 
@@ -60,6 +61,9 @@ def test_the_site_escapes_hostile_text_and_keeps_stable_paths(lake):
     assert "100.0%" in (site / "badges" / f"{ok_id}-uptime.svg").read_text()  # every checked day answered
     down = (site / "down.html").read_text()
     assert f"servers/{down_id}.html" in down and f"servers/{odd_id}.html" not in down  # 405 is not down
+    # Failure classes' shares to one decimal (whole percents sent halves to the even one, adding to 99%).
+    shares = re.findall(r"<td>(\d+(?:\.\d)?)%</td>", (site / "index.html").read_text())
+    assert shares and all("." in share for share in shares) and sum(map(float, shares)) == pytest.approx(100.0)
     assert "<td>2026-11-02T03:00:00Z</td>" in down  # down since its first failed check (its first d day)
     # An older day rebuilt later never moves site/current back.
     older = build_site(lake, DAYS[0])
