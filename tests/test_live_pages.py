@@ -155,6 +155,23 @@ def test_a_category_page_says_which_list_it_is_and_how_it_is_ordered(lake):
     assert "Answering with tools on" not in live
 
 
+def test_the_days_site_says_as_of_when_its_now_is(lake):
+    """A site is built once, and its "now" (badges, the index's counts, a page's shown status) is the latest check
+    read then: the index says which, and a page says when the check that decided its status was made (a user
+    read "down now" beside the signed day's figures as a contradiction)."""
+    land_hourly(lake, URLS["rain"], "ok", hour=7, tools=WEATHER)
+    build_site(lake, DAY)
+    with MapDay.open(lake) as mapday:
+        ((latest,),) = mapday.con.execute("SELECT max(decided_at) FROM current_status").fetchall()
+        ((rain_at,),) = mapday.con.execute("SELECT decided_at FROM current_status WHERE decided_by = 'hourly'"
+                                           ).fetchall()
+    site = lake.root / "site" / "current"
+    index = (site / "index.html").read_text()
+    assert f"\"Now\" is the status shown as of {latest.isoformat()}, the latest check read" in index
+    page = (site / "servers" / f"{ID['rain']}.html").read_text()
+    assert f"decided by the hourly check at {rain_at.isoformat()}" in page
+
+
 def test_an_owner_verified_endpoint_shows_its_five_minute_uptime_on_its_live_badge_and_page(lake):
     land_five_minute(lake, URLS["notes"], [0, 5, 10])
     with served_on_loopback(make_app(lake), "the map's server") as url:

@@ -442,6 +442,9 @@ def _all_server_pages(mapday: MapDay, env: Environment, out: Path, sources: list
 def _index_page(mapday: MapDay, env: Environment, out: Path, common: dict[str, Any], servers: list[dict[str, Any]],
                 chart: str, sources: list[dict[str, Any]]) -> None:
     failures = mapday.rows("SELECT reason_class, label, failed_checks, share FROM failure_reasons ORDER BY position")
+    # What "now" on a page built once means: the latest check current_status read (docs/agents.md, "Pages").
+    held = "held_current_status" if mapday.held else "current_status"  # read once already when held
+    ((shown_as_of,),) = mapday.con.execute(f"SELECT max(decided_at) FROM {held}").fetchall()
     totals = {"endpoints": len(servers),
               "answering": sum(1 for s in servers if s["shown_status"] == "answers with tools"),
               "down": sum(1 for s in servers if s["shown_status"] == "down"),
@@ -449,6 +452,7 @@ def _index_page(mapday: MapDay, env: Environment, out: Path, common: dict[str, A
               "red": sum(s["red"] for s in servers)}
     index = env.get_template("index.html").render(
         **common, base="", totals=totals, servers=servers, chart_days=HISTORY_DAYS, status_chart=Markup(chart),
+        shown_as_of=shown_as_of.isoformat() if shown_as_of is not None else None,
         failures=failures, failed_total=sum(r["failed_checks"] for r in failures),
         failure_chart=Markup(charts.horizontal_bars([(r["label"], r["failed_checks"], "#c62828") for r in failures],
                                                     title="Failed checks by class")),
