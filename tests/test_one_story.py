@@ -209,6 +209,16 @@ def test_days_of_an_empty_list_are_not_days_with_tools_in_the_reliable_order_or_
     ({"answered_days": 20, "ok_days": 12, "tools_days": 12, "history": "o" * 12 + "p" * 8},
      "listed tools on 12 of its 20 answered days; on the others it asked for payment, which uptime and success "
      "chance count as answers"),
+    # One day is a day, and one other day is the other (the words once said "on 1 days" and "on the others").
+    ({"answered_days": 1, "ok_days": 0, "tools_days": 0, "history": "n" * 29 + "p"},
+     "never listed a tool in the window: it answered on 1 day only by asking for payment; uptime and success "
+     "chance count that answer"),
+    ({"answered_days": 1, "ok_days": 1, "tools_days": 0, "history": "d" * 29 + "o"},
+     "never listed a tool in the window: it answered on 1 day only with an empty tool list; uptime and success "
+     "chance count that answer"),
+    ({"answered_days": 2, "ok_days": 2, "tools_days": 1, "history": "oo"},
+     "listed tools on 1 of its 2 answered days; on the other its tool list was empty, which uptime and success "
+     "chance count as an answer"),
     # A row of history-1.1 kept no days with tools: its o days are taken as they were then counted.
     ({"answered_days": 20, "ok_days": 12, "history": "o" * 12 + "a" * 8},
      "listed tools on 12 of its 20 answered days; on the others it asked for sign-in, which uptime and success "
