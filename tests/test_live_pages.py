@@ -121,7 +121,7 @@ def test_an_empty_tool_list_shown_now_takes_a_server_off_the_live_list_as_the_si
         assert reliable_names(get(url, "categories/weather.html")) == ["io.test/forecast"]
         reliable = get(url, "reliable.json").json()
         assert [(r["server_name"], r["rank"]) for r in reliable["reliable"]["weather"]] == [("io.test/forecast", 1)]
-        assert reliable["live"]["method"] == "live-pages-1.3"
+        assert reliable["live"]["method"] == "live-pages-1.4"
     with MapDay.open(lake) as record:
         now = {r["server_name"]: r for r in record.rows(
             "SELECT server_name, current_code, current_tool_count, current_shown_status, decided_by, method_version "

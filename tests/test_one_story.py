@@ -21,7 +21,7 @@ from sevenmaps_pipeline.lake.paths import LakePaths
 from sevenmaps_pipeline.publishing.live import render
 from sevenmaps_pipeline.publishing.locks import verify_lock
 from sevenmaps_pipeline.publishing.mapday import MapDay
-from sevenmaps_pipeline.publishing.site import slug, uptime_text
+from sevenmaps_pipeline.publishing.site import build_site, slug, uptime_text
 from sevenmaps_pipeline.publishing.status import statuses, uptime_counts
 from sevenmaps_pipeline.rules.methods import TOKENIZER_METHOD
 from sevenmaps_pipeline.rules.tokens import definition_tokens
@@ -168,7 +168,9 @@ def test_since_runs_over_missed_days_and_a_payment_only_server_says_so_and_sign_
 
 def test_days_of_an_empty_list_are_not_days_with_tools_in_the_reliable_order_or_beside_uptime(tmp_path):
     """reliable-1.3, history-1.2: an endpoint that answered every day but listed no tools on ten of them ranks
-    below one that listed its tools every day, and its uptime says what it counted."""
+    below one that listed its tools every day, and its uptime says what it counted. The reliable list, on the
+    site and live (site-1.4, live-pages-1.4), says and shows the key that parts them: their uptime, the key its
+    words named before, is the same."""
     lake = LakePaths.at(tmp_path / "lake")
     urls = {"always": "https://always.example.net/mcp", "empty": "https://empty.example.io/mcp"}
     keys = {name: server_key(url) for name, url in urls.items()}
@@ -185,6 +187,14 @@ def test_days_of_an_empty_list_are_not_days_with_tools_in_the_reliable_order_or_
         ranked = mapday.rows("SELECT server_key, rank, tools_days, answered_days, method_version "
                              "FROM reliable_rankings WHERE category = 'weather' ORDER BY rank")
         caveat = route(mapday, "weather forecast", limit=5)
+        live_list = render(mapday, "category", "weather").body.decode()
+    build_site(lake, DAY)
+    site_list = (lake.root / "site" / "days" / DAY.isoformat() / "categories" / "weather.html").read_text()
+    for page in (site_list, live_list):
+        text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page)).split())
+        assert "ordered by the share of checked days on which it listed its tools over the last 30 days" in text
+        assert re.search(r"1 io\.test/always 17 of 17 checked days 100\.0% of 17 checked days 200 ms "
+                         r"2 io\.test/empty 7 of 17 checked days 100\.0% of 17 checked days 200 ms", text), text
     assert [(r["server_key"], r["rank"], r["tools_days"], r["answered_days"]) for r in ranked] == [
         (keys["always"], 1, 17, 17), (keys["empty"], 2, 7, 17)]
     assert ranked[0]["method_version"].startswith("reliable-1.3+")

@@ -43,8 +43,9 @@ from .mapday import HISTORY_DAYS, MapDay
 from .pages import ServerPages, _environment, status_badge, uptime_badge, uptime_text
 from .status import KeyRange, hold_day, key_ranges, statuses
 
-SITE_METHOD = "site-1.3"  # 1.1: five-minute uptime on an owner's page; 1.2: what uptime counts, down since; 1.3:
-# "answers, lists no tools" in the chart (status-1.2), and the day code o's words
+SITE_METHOD = "site-1.4"  # 1.1: five-minute uptime on an owner's page; 1.2: what uptime counts, down since; 1.3:
+# "answers, lists no tools" in the chart (status-1.2), and the day code o's words; 1.4: a reliable list says its
+# first key (days on which the server listed its tools) and shows it
 # Endpoints whose whole status is held at once while their pages are written: about 24 KB each in the real
 # registry's shape. A part is a range of server keys (status.key_ranges), so it reads only the row groups of
 # the tools file its keys fall in, and small parts cost little more than large ones: at 100,000 endpoints,
@@ -458,7 +459,7 @@ def _index_page(mapday: MapDay, env: Environment, out: Path, common: dict[str, A
 def _category_pages(mapday: MapDay, env: Environment, out: Path, common: dict[str, Any],
                     sources: list[dict[str, Any]]) -> int:
     """The reliable list of each category on the map, and their index; returns how many lists."""
-    rankings = mapday.rows("SELECT category, rank, server_id, server_name, uptime_pct, checked_days, "
+    rankings = mapday.rows("SELECT category, rank, server_id, server_name, tools_days, uptime_pct, checked_days, "
                            "median_handshake_ms FROM reliable_rankings ORDER BY category, rank, server_id")
     on_map = mapday.rows("SELECT category, count(*) AS n FROM server_categories GROUP BY category ORDER BY category")
     category_page = env.get_template("category.html")
