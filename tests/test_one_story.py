@@ -14,6 +14,7 @@ import duckdb
 import pytest
 from conftest import land_probes, land_status, probe
 
+from sevenmaps_pipeline.cli.one_server import server_text
 from sevenmaps_pipeline.curated.day import rebuild_day
 from sevenmaps_pipeline.curated.open_day import build_open_day
 from sevenmaps_pipeline.lake.keys import server_key
@@ -22,7 +23,7 @@ from sevenmaps_pipeline.publishing.live import render
 from sevenmaps_pipeline.publishing.locks import verify_lock
 from sevenmaps_pipeline.publishing.mapday import MapDay
 from sevenmaps_pipeline.publishing.site import build_site, slug, uptime_text
-from sevenmaps_pipeline.publishing.status import statuses, uptime_counts
+from sevenmaps_pipeline.publishing.status import server_status, statuses, uptime_counts
 from sevenmaps_pipeline.rules.methods import TOKENIZER_METHOD
 from sevenmaps_pipeline.rules.tokens import definition_tokens
 from sevenmaps_pipeline.surfaces.route import route
@@ -188,6 +189,7 @@ def test_days_of_an_empty_list_are_not_days_with_tools_in_the_reliable_order_or_
                              "FROM reliable_rankings WHERE category = 'weather' ORDER BY rank")
         caveat = route(mapday, "weather forecast", limit=5)
         live_list = render(mapday, "category", "weather").body.decode()
+        printed = server_text(server_status(mapday, keys["empty"]))
     build_site(lake, DAY)
     site_list = (lake.root / "site" / "days" / DAY.isoformat() / "categories" / "weather.html").read_text()
     for page in (site_list, live_list):
@@ -203,6 +205,7 @@ def test_days_of_an_empty_list_are_not_days_with_tools_in_the_reliable_order_or_
     assert by_key[keys["empty"]]["uptime_counts"] == said
     assert by_key[keys["always"]]["uptime_counts"] is None
     assert said in str(caveat)
+    assert f"uptime and success chance count answers: this server {said}" in printed  # `sevenmaps server`
 
 
 @pytest.mark.parametrize(("history", "said"), [

@@ -57,6 +57,8 @@ def server_text(s: dict[str, Any]) -> list[str]:
     if history.get("success_chance") is not None:
         lines[-1] += (f"; success chance {history['success_chance']:.0%} (90% interval "
                       f"{history['success_chance_low']:.0%} to {history['success_chance_high']:.0%})")
+    if s.get("uptime_counts"):  # the words beside uptime on every surface (publishing/status.py uptime_counts)
+        lines.append(f"uptime and success chance count answers: this server {s['uptime_counts']}")
     codes = history.get("history") or ""
     legend = ", ".join(f"{code} {words}" for code, words in CODE_WORDS.items())
     lines.append(f"last {len(codes)} days, oldest first ({legend}):" if codes else "no daily codes yet")
