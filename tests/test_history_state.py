@@ -44,6 +44,19 @@ def _cold(lake, day):
     return _history(lake, day)
 
 
+def _counted_from_files(lake, day) -> dict[str, tuple[int, int]]:
+    """Each endpoint's o days and o days with at least one tool in the window ending on `day`, read from its
+    daily_status files alone (no fold)."""
+    counts: dict[str, tuple[int, int]] = {}
+    for back in range(30):
+        path = lake.curated_file("daily_status", day - dt.timedelta(days=back))
+        for r in pq.read_table(path).to_pylist() if path.exists() else []:
+            ok, tools = counts.get(r["server_key"], (0, 0))
+            listed = r["code"] == "o" and (r["tool_count"] or 0) > 0
+            counts[r["server_key"]] = (ok + (r["code"] == "o"), tools + listed)
+    return counts
+
+
 def _built_days(lake) -> list[dt.date]:
     return [d for d in DAYS if lake.curated_file("daily_status", d).exists()]
 
@@ -66,6 +79,11 @@ def test_folded_day_by_day_is_the_same_as_from_the_window_alone(lake):
         assert _cold(lake, day).equals(warm[day]), day
     assert {r["history"] for r in warm[days[-1]].to_pylist()} != {"n" * 30}
     assert any(r["tools_days"] < r["ok_days"] for r in warm[days[-1]].to_pylist())  # empty lists kept apart
+    for day in days[-16:]:  # and both count what the window's files hold, not merely the same as each other
+        rows = warm[day].to_pylist()
+        counted = _counted_from_files(lake, day)
+        assert {r["server_key"]: (r["ok_days"], r["tools_days"]) for r in rows} == {
+            r["server_key"]: counted[r["server_key"]] for r in rows}, day
 
 
 def test_a_day_built_late_is_never_read_from_a_stale_state(lake):

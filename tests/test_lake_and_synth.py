@@ -220,3 +220,31 @@ def test_synth_agent_reports_carry_every_kind_of_reporter_and_some_invalid_rows(
     curated.build_incidents(lake, END)
     statuses = Counter(r["status"] for r in pq.read_table(lake.curated_file("incidents", END)).to_pylist())
     assert statuses["unconfirmed"] >= 1 and statuses["live"] >= 1
+
+
+def test_a_column_no_file_has_yet_reads_as_null_and_the_warehouse_still_publishes(tmp_path):
+    """A lake upgraded to a method that adds a column (history-1.2's server_history.tools_days) holds only files
+    written before it until its next day is built, and signed days are never rebuilt: the view has every column
+    of its schema, null in the older files (docs/data-dictionary.md), where COMMENT ON the column failed and
+    `sevenmaps warehouse` stopped with a Binder Error."""
+    from sevenmaps_pipeline import curated
+
+    lake = LakePaths.at(tmp_path / "lake")
+    first, second, third = synthesize(lake, 30, 3, seed=4, end_day=END, missing_days=0).days
+    for day in (first, second, third):
+        curated.build_quarantine(lake, day)
+        curated.build_daily_status(lake, day)
+    for day in (first, second):  # as history-1.1 wrote them: no tools_days
+        curated.build_server_history(lake, day)
+        path = lake.curated_file("server_history", day)
+        pq.write_table(pq.read_table(path).drop_columns(["tools_days"]), path)
+    publish_warehouse(lake)
+    with duckdb.connect(str(lake.warehouse), read_only=True) as con:
+        rows, counted = con.execute("SELECT count(*), count(tools_days) FROM server_history").fetchone()
+        assert rows > 0 and counted == 0
+        assert con.execute("SELECT count(tools_days) FROM latest_server_history").fetchone() == (0,)
+    curated.build_server_history(lake, third)  # the first day of the new method: the old days stay as they are
+    publish_warehouse(lake)
+    with duckdb.connect(str(lake.warehouse), read_only=True) as con:
+        by_day = dict(con.execute("SELECT day, count(tools_days) FROM server_history GROUP BY day").fetchall())
+    assert by_day[first] == by_day[second] == 0 and by_day[third] > 0

@@ -148,7 +148,8 @@ def test_a_category_page_says_which_list_it_is_and_how_it_is_ordered(lake):
     with served_on_loopback(make_app(lake), "the map's server") as url:
         live = get(url, "categories/weather.html").text
     order = (f"ordered by the share of checked days answering with tools over the 30 days ending {DAY}, then the "
-             "share answering at all, then the median handshake")
+             "share answering at all (an empty tool list or a request for sign-in or payment is an answer, not "
+             "tools), then the median handshake")
     assert order in static and order in live
     assert f"Answering with tools on {DAY} (at least one tool listed), with this category" in static
     assert f"The list as ranked on {DAY}, without what is not answering with tools now" in live

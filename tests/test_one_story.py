@@ -14,6 +14,7 @@ import duckdb
 import pytest
 from conftest import land_probes, land_status, probe
 
+from sevenmaps_pipeline.cli.one_server import server_text
 from sevenmaps_pipeline.curated.day import rebuild_day
 from sevenmaps_pipeline.curated.open_day import build_open_day
 from sevenmaps_pipeline.lake.keys import server_key
@@ -21,8 +22,8 @@ from sevenmaps_pipeline.lake.paths import LakePaths
 from sevenmaps_pipeline.publishing.live import render
 from sevenmaps_pipeline.publishing.locks import verify_lock
 from sevenmaps_pipeline.publishing.mapday import MapDay
-from sevenmaps_pipeline.publishing.site import slug, uptime_text
-from sevenmaps_pipeline.publishing.status import statuses, uptime_counts
+from sevenmaps_pipeline.publishing.site import build_site, slug, uptime_text
+from sevenmaps_pipeline.publishing.status import server_status, statuses, uptime_counts
 from sevenmaps_pipeline.rules.methods import TOKENIZER_METHOD
 from sevenmaps_pipeline.rules.tokens import definition_tokens
 from sevenmaps_pipeline.surfaces.route import route
@@ -168,7 +169,9 @@ def test_since_runs_over_missed_days_and_a_payment_only_server_says_so_and_sign_
 
 def test_days_of_an_empty_list_are_not_days_with_tools_in_the_reliable_order_or_beside_uptime(tmp_path):
     """reliable-1.3, history-1.2: an endpoint that answered every day but listed no tools on ten of them ranks
-    below one that listed its tools every day, and its uptime says what it counted."""
+    below one that listed its tools every day, and its uptime says what it counted. The reliable list, on the
+    site and live (site-1.4, live-pages-1.4), says and shows the key that parts them: their uptime, the key its
+    words named before, is the same."""
     lake = LakePaths.at(tmp_path / "lake")
     urls = {"always": "https://always.example.net/mcp", "empty": "https://empty.example.io/mcp"}
     keys = {name: server_key(url) for name, url in urls.items()}
@@ -185,6 +188,15 @@ def test_days_of_an_empty_list_are_not_days_with_tools_in_the_reliable_order_or_
         ranked = mapday.rows("SELECT server_key, rank, tools_days, answered_days, method_version "
                              "FROM reliable_rankings WHERE category = 'weather' ORDER BY rank")
         caveat = route(mapday, "weather forecast", limit=5)
+        live_list = render(mapday, "category", "weather").body.decode()
+        printed = server_text(server_status(mapday, keys["empty"]))
+    build_site(lake, DAY)
+    site_list = (lake.root / "site" / "days" / DAY.isoformat() / "categories" / "weather.html").read_text()
+    for page in (site_list, live_list):
+        text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page)).split())
+        assert f"ordered by the share of checked days answering with tools over the 30 days ending {DAY}" in text
+        assert re.search(r"1 io\.test/always 17 of 17 checked days 100\.0% of 17 checked days 200 ms "
+                         r"2 io\.test/empty 7 of 17 checked days 100\.0% of 17 checked days 200 ms", text), text
     assert [(r["server_key"], r["rank"], r["tools_days"], r["answered_days"]) for r in ranked] == [
         (keys["always"], 1, 17, 17), (keys["empty"], 2, 7, 17)]
     assert ranked[0]["method_version"].startswith("reliable-1.3+")
@@ -192,7 +204,8 @@ def test_days_of_an_empty_list_are_not_days_with_tools_in_the_reliable_order_or_
             "and success chance count as answers")
     assert by_key[keys["empty"]]["uptime_counts"] == said
     assert by_key[keys["always"]]["uptime_counts"] is None
-    assert said in str(caveat)
+    assert said in str(caveat) and caveat["method_version"].startswith("route-1.6+")
+    assert f"uptime and success chance count answers: this server {said}" in printed  # `sevenmaps server`
 
 
 @pytest.mark.parametrize(("history", "said"), [
@@ -209,6 +222,16 @@ def test_days_of_an_empty_list_are_not_days_with_tools_in_the_reliable_order_or_
     ({"answered_days": 20, "ok_days": 12, "tools_days": 12, "history": "o" * 12 + "p" * 8},
      "listed tools on 12 of its 20 answered days; on the others it asked for payment, which uptime and success "
      "chance count as answers"),
+    # One day is a day, and one other day is the other (the words once said "on 1 days" and "on the others").
+    ({"answered_days": 1, "ok_days": 0, "tools_days": 0, "history": "n" * 29 + "p"},
+     "never listed a tool in the window: it answered on 1 day only by asking for payment; uptime and success "
+     "chance count that answer"),
+    ({"answered_days": 1, "ok_days": 1, "tools_days": 0, "history": "d" * 29 + "o"},
+     "never listed a tool in the window: it answered on 1 day only with an empty tool list; uptime and success "
+     "chance count that answer"),
+    ({"answered_days": 2, "ok_days": 2, "tools_days": 1, "history": "oo"},
+     "listed tools on 1 of its 2 answered days; on the other its tool list was empty, which uptime and success "
+     "chance count as an answer"),
     # A row of history-1.1 kept no days with tools: its o days are taken as they were then counted.
     ({"answered_days": 20, "ok_days": 12, "history": "o" * 12 + "a" * 8},
      "listed tools on 12 of its 20 answered days; on the others it asked for sign-in, which uptime and success "

@@ -253,7 +253,7 @@ def test_server_text_says_what_the_page_says_beside_uptime(signed):
                      "detail": "description changed", "risk": None, "previous_risk": None}]
     text = "\n".join(server_text(s))
     assert "success chance 91.5% (90% interval 75.6% to 99.5%)" in text
-    assert "  uptime and success chance count answers: this server listed tools on 19 of its 29" in text
+    assert "\nuptime and success chance count answers: this server listed tools on 19 of its 29" in text
     assert "; down since 2026-11-02T04:00:00Z" in text
     assert "verified control of weather.example.com; never counted in the figures): Maintenance on Sundays." in text
     assert "30-day five-minute uptime: 99.3% (checks every five minutes" in text

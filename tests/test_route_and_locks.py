@@ -92,7 +92,7 @@ def test_route_ranks_matching_tools_and_names_every_set_aside_with_its_reason(bu
     assert "io.test/notes" not in reasons  # nothing of it matches the task
     assert all(r["server_name"] not in reasons for r in answer["tools"])
     assert answer["placement"].startswith("placement cannot be bought") and len(answer["principles"]) == 5
-    assert answer["method_version"].startswith("route-1.5+")
+    assert answer["method_version"].startswith("route-1.6+")
     assert answer["signed"] is False and "not signed yet" in answer["note"]
 
 

@@ -60,7 +60,7 @@ def _uptime_lines(s: dict[str, Any]) -> list[str]:
                  f"{history['success_chance_low']:.1%} to {history['success_chance_high']:.1%})")
     lines = [line]
     if s.get("uptime_counts"):
-        lines.append(f"  uptime and success chance count answers: this server {s['uptime_counts']}")
+        lines.append(f"uptime and success chance count answers: this server {s['uptime_counts']}")
     five = five_minute_text(s.get("five_minute_uptime"))
     if five is not None:
         lines.append(f"{five[0]}: {five[1]} (checks every five minutes, which the verified owner chose; not "

@@ -327,7 +327,8 @@ failure_reasons = day_spec(
 
 server_history = day_spec(
     "server_history", "map",
-    description="Per endpoint on the map: its 30 day codes oldest first, checked/answered days, uptime "
+    description="Per endpoint on the map: its 30 day codes oldest first, checked/answered days, the days it "
+    "answered with tools (an empty tool list is an answer, not tools), uptime "
     "(floored, never 100% unless every checked day answered; '30-day uptime' from 14 checked days), "
     "success chance with a 90% credible interval, stability of the tool list from the change days of "
     "tool_changes, and the change days of the last 60 days. sql/server_history.sql",

@@ -36,7 +36,8 @@ incidents = day_spec(
 reliable_rankings = day_spec(
     "reliable_rankings", "map",
     description="The reliable list of each category: endpoints answering with tools now, with a category other "
-    "than 'other' and >= 14 checked days, ranked by the share of checked days answering over 30 days, then "
-    "median handshake. Payment, plans, owner verification and ratings never enter the order. "
+    "than 'other' and >= 14 checked days, ranked by the share of checked days answering with tools over 30 days "
+    "(server_history.tools_days: an empty tool list is an answer, not tools), then the share answering at all, "
+    "then median handshake. Payment, plans, owner verification and ratings never enter the order. "
     "sql/reliable_rankings.sql",
 )

@@ -58,8 +58,10 @@ def view_statements(lake: LakePaths, tables: tuple[TableSpec, ...] = PUBLIC_TABL
     for spec in tables:
         pattern = _glob(lake, spec)
         if next(glob.iglob(pattern), None) is not None:  # any file at all (iglob stops at the first)
-            body = (f"SELECT * FROM read_parquet({_quote(pattern)}, union_by_name = true, "
-                    "hive_partitioning = false)")
+            # Every column of the schema, null in files written before it was added, even while no file has
+            # it yet (a signed day is never rebuilt; docs/data-dictionary.md), as lake/duck.py bind_input reads.
+            body = (f"{_empty_select(spec.schema)} UNION ALL BY NAME SELECT * FROM read_parquet({_quote(pattern)}, "
+                    "union_by_name = true, hive_partitioning = false)")
         else:
             body = _empty_select(spec.schema)
         statements.append(f"CREATE VIEW {spec.view} AS {body}")

@@ -26,7 +26,8 @@ from .status import DOWN_SINCE, statuses
 
 LIVE_METHOD = "live-pages-1.4"  # 1.1: down since (DOWN_SINCE) and what uptime counts, as on the site; 1.2: the
 # token cost of the tool list shown (status.py TOKEN_COST); 1.3: an empty tool list shown now is off the reliable lists;
-# 1.4: a category page says what its list is and the order reliable-1.3 ranks by, as the site's (site-1.4)
+# 1.4: a category page says what its list is, its order as reliable-1.3 ranks (and shows its first key), as the
+# site's (site-1.4)
 _ID = r"[0-9a-f]{12}"
 # Every path the live pages answer (anything else is a 404 without reading the map).
 PATHS = {
@@ -90,8 +91,9 @@ def _reliable(mapday: MapDay) -> dict[str, list[dict[str, Any]]]:
     """Each category's reliable list as ranked on the built day, without what is not answering with tools now,
     ranks counted again over what is left."""
     rows = mapday.rows(
-        "SELECT r.category, r.rank AS day_rank, r.server_id, r.server_name, r.uptime_pct, r.checked_days, "
-        "r.median_handshake_ms, row_number() OVER (PARTITION BY r.category ORDER BY r.rank, r.server_id) AS rank "
+        "SELECT r.category, r.rank AS day_rank, r.server_id, r.server_name, r.tools_days, r.uptime_pct, "
+        "r.checked_days, r.median_handshake_ms, "
+        "row_number() OVER (PARTITION BY r.category ORDER BY r.rank, r.server_id) AS rank "
         "FROM reliable_rankings r JOIN current_status c USING (server_key) "
         "WHERE c.current_code = 'o' AND c.current_tool_count > 0 "
         "ORDER BY r.category, rank")

@@ -45,7 +45,8 @@ from .status import KeyRange, hold_day, key_ranges, statuses
 
 SITE_METHOD = "site-1.4"  # 1.1: five-minute uptime on an owner's page; 1.2: what uptime counts, down since; 1.3:
 # "answers, lists no tools" in the chart (status-1.2), and the day code o's words; 1.4: a category page says which
-# day's list it is and the order reliable-1.3 ranks by, and what uptime counts names the days of an empty list
+# day's list it is and the order reliable-1.3 ranks by, and shows its first key (days on which the server listed
+# its tools); what uptime counts names the days of an empty list
 # Endpoints whose whole status is held at once while their pages are written: about 24 KB each in the real
 # registry's shape. A part is a range of server keys (status.key_ranges), so it reads only the row groups of
 # the tools file its keys fall in, and small parts cost little more than large ones: at 100,000 endpoints,
@@ -463,7 +464,7 @@ def _index_page(mapday: MapDay, env: Environment, out: Path, common: dict[str, A
 def _category_pages(mapday: MapDay, env: Environment, out: Path, common: dict[str, Any],
                     sources: list[dict[str, Any]]) -> int:
     """The reliable list of each category on the map, and their index; returns how many lists."""
-    rankings = mapday.rows("SELECT category, rank, server_id, server_name, uptime_pct, checked_days, "
+    rankings = mapday.rows("SELECT category, rank, server_id, server_name, tools_days, uptime_pct, checked_days, "
                            "median_handshake_ms FROM reliable_rankings ORDER BY category, rank, server_id")
     on_map = mapday.rows("SELECT category, count(*) AS n FROM server_categories GROUP BY category ORDER BY category")
     category_page = env.get_template("category.html")

@@ -202,12 +202,14 @@ def uptime_counts(history: dict[str, Any] | None) -> str | None:
     if tools == 0:
         how = (f" only by asking for {asked}" if not empty else " only with an empty tool list" if not asking
                else f": {empty} with an empty tool list and {asking} by asking for {asked}")
-        return (f"never listed a tool in the window: it answered on {answered} days{how}; uptime and success "
-                f"chance count those answers")
+        days, those = ("day", "that answer") if answered == 1 else ("days", "those answers")
+        return (f"never listed a tool in the window: it answered on {answered} {days}{how}; uptime and success "
+                f"chance count {those}")
     how = (f"it asked for {asked}" if not empty else "its tool list was empty" if not asking
            else f"its tool list was empty on {empty} and it asked for {asked} on {asking}")
-    return (f"listed tools on {tools} of its {answered} answered days; on the others {how}, which uptime and "
-            f"success chance count as answers")
+    others, answers = ("other", "an answer") if answered - tools == 1 else ("others", "answers")
+    return (f"listed tools on {tools} of its {answered} answered days; on the {others} {how}, which uptime and "
+            f"success chance count as {answers}")
 
 
 def _namespace(server_name: str | None, proof_line: dict[str, Any] | None) -> dict[str, Any]:

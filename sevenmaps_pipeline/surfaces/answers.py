@@ -120,7 +120,8 @@ class StatusAnswer(Served):
     tools_from: Annotated[str, Field(description="which check the tool list is from")]
     history: Annotated[Row | None, Field(description="server_history: 30 codes, uptime, success chance, stability")]
     uptime_counts: Annotated[str | None, Field(description="what uptime and success chance count, when the server "
-                                               "answered on some days only by asking for sign-in or payment")]
+                                               "answered on some days without listing a tool: with an empty tool "
+                                               "list, or only by asking for sign-in or payment")]
     tools: Annotated[list[Row], Field(description="the tools with risk level, rule and evidence")]
     risk_mix: Annotated[dict[str, int], Field(description="tools per risk level")]
     findings: Annotated[list[Row], Field(description="the day's findings (findings rows)")]

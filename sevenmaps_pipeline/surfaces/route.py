@@ -236,7 +236,8 @@ def _set_aside_reasons(f: dict[str, Any], level: str) -> list[str]:
 
 def _caveats(f: dict[str, Any]) -> list[str]:
     """What a ranked tool's figures cannot say: an unknown domain age, stability not measured yet, an uptime
-    and success chance that count sign-in or payment answers (publishing/status.py uptime_counts)."""
+    and success chance that count sign-in or payment answers and empty tool lists (publishing/status.py
+    uptime_counts)."""
     caveats = []
     if f["young"] is None:
         caveats.append(f"domain age of {f['domain']} unknown ({f['domain_status']})")
