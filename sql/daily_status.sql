@@ -19,7 +19,10 @@
 --   * HTTP 400/405 and non-MCP answers keep code d but show "answers, but not as a standard MCP endpoint";
 --     an o whose tool list is empty keeps code o but shows "answers, lists no tools";
 --   * the deciding check's unfollowed redirect target and the payTo addresses of a 402 body are kept for
---     tool_changes (sql/tool_changes.sql).
+--     tool_changes (sql/tool_changes.sql);
+--   * an endpoint's name, version and URL are those of one listing of the registry in force, the same whether
+--     or not it was checked that day (1.3): its first active listing by name (any listing when none is active);
+--     an endpoint no listing names keeps its check's (docs/methodology.md, "Its name").
 WITH today AS (
     -- Named columns: this CTE is used several times, so DuckDB materialises it; tools_json is not needed.
     SELECT day, check_kind, run_id, server_key, server_name, server_version, url, origin, started_at,
@@ -82,11 +85,14 @@ voided_only AS (
     GROUP BY server_key
 ),
 listed AS (
-    SELECT server_key, min(server_name) AS server_name, arg_min(server_version, server_name) AS server_version,
-           arg_min(url, server_name) AS url
+    -- One listing per endpoint names it on every day (1.3): under 1.2 a checked endpoint carried the name of
+    -- the listing the prober met first (the registry's order) and an unchecked one the first by name, so an
+    -- endpoint listed under two names changed name on a missed day. The order is total: never the file's.
+    SELECT server_key, server_name, server_version, url
     FROM registry
     WHERE listing = 'probe' AND server_key IS NOT NULL
-    GROUP BY server_key
+    QUALIFY row_number() OVER (PARTITION BY server_key
+                               ORDER BY status IS DISTINCT FROM 'active', server_name, url, server_version) = 1
 ),
 listed_unchecked AS (
     SELECT l.*
@@ -130,6 +136,15 @@ on_map AS (
     SELECT server_key, server_name, server_version, url, 'no daily check' AS reason
     FROM unchecked_on_map
 ),
+named AS (
+    -- The listing's name, version and URL where the registry in force lists the endpoint; else its check's.
+    SELECT m.* EXCLUDE (server_name, server_version, url),
+           if(l.server_key IS NULL, m.server_name, l.server_name) AS server_name,
+           if(l.server_key IS NULL, m.server_version, l.server_version) AS server_version,
+           if(l.server_key IS NULL, m.url, l.url) AS url
+    FROM on_map AS m
+    LEFT JOIN listed AS l USING (server_key)
+),
 coded AS (
     SELECT *,
            CASE
@@ -139,7 +154,7 @@ coded AS (
                WHEN outcome = 'http_402' THEN 'p'
                ELSE 'd'
            END AS code
-    FROM on_map
+    FROM named
 )
 SELECT
     $day::DATE AS day,

@@ -158,12 +158,17 @@ def land_probes(lake: LakePaths, rows: list[dict], day: dt.date = DAY, run_id: s
     return write_parquet(lake, lake.raw_dir("probes", day) / f"{run_id}.parquet", table)
 
 
-def land_registry(lake: LakePaths, urls: list[str], day: dt.date = DAY, skip: dict[str, str] | None = None) -> Path:
+def land_registry(lake: LakePaths, urls: list[str], day: dt.date = DAY, skip: dict[str, str] | None = None,
+                  names: list[str] | None = None, statuses: list[str] | None = None) -> Path:
+    """A registry snapshot listing each of `urls` in order (a URL given twice is listed twice), named io.test/<i>
+    unless `names` (parallel to `urls`) says otherwise, active unless `statuses` does."""
     skip = skip or {}
-    rows = [{"day": day, "server_name": f"io.test/{i}", "server_version": "1.0.0", "status": "active",
+    names = names or [f"io.test/{i}" for i in range(len(urls))]
+    statuses = statuses or ["active"] * len(urls)
+    rows = [{"day": day, "server_name": name, "server_version": "1.0.0", "status": status,
              "remote_type": "streamable-http", "url": u, "server_key": server_key(u),
              "server_id": server_id(server_key(u)), "listing": "skip" if u in skip else "probe",
-             "skip_reason": skip.get(u)} for i, u in enumerate(urls)]
+             "skip_reason": skip.get(u)} for u, name, status in zip(urls, names, statuses, strict=True)]
     return write_parquet(lake, lake.registry_file(day), conform(pa.Table.from_pylist(rows, RAW_REGISTRY.schema),
                                                                  RAW_REGISTRY))
 

@@ -18,7 +18,7 @@ from sevenmaps_pipeline.devtools.fleet.run import Fleet
 from sevenmaps_pipeline.lake.keys import server_key
 from sevenmaps_pipeline.probe.config import ProbeConfig
 from sevenmaps_pipeline.probe.report import probe_one
-from sevenmaps_pipeline.probe.scan import probe_row
+from sevenmaps_pipeline.probe.scan import endpoints_to_check, probe_row
 
 EMPTY_HOST = "mcp.empty.test"
 
@@ -52,7 +52,7 @@ def test_outcome_gives_day_code_and_shown_status(lake, outcome, http, code, show
     land_probes(lake, [probe("https://a.example.com/mcp", outcome, http_status=http)])
     row = status_rows(lake)["a.example.com/mcp"]
     assert (row["code"], row["shown_status"], row["outcome"]) == (code, shown, outcome)
-    assert row["method_version"] == "status-1.2"
+    assert row["method_version"] == "status-1.3"
 
 
 def test_an_empty_tool_list_is_an_answer_shown_as_one_not_as_tools(lake):
@@ -154,6 +154,29 @@ def test_an_invalid_earlier_check_never_brings_a_skipped_endpoint_back_onto_the_
     land_probes(lake, [probe("https://robots.example.com/mcp", "timeout", day=before, hour=6)], day=before,
                 run_id="run-2")
     assert status_rows(lake, DAY)["robots.example.com/mcp"]["code"] == "n"
+
+def test_an_endpoint_listed_under_several_names_carries_the_same_one_checked_or_not(lake):
+    """status-1.3, the demo's weather endpoint: listed as test.weather/weather and, later in the registry's
+    order, as test.snake/legacy-record (a URL written otherwise, the same endpoint). The prober checks it once,
+    under the listing it meets first; the day's row names it by its first active listing by name all the same,
+    and so does the next day, a missed one (under 1.2: test.weather/weather, then test.snake/legacy-record)."""
+    weather, legacy, renamed = ("https://mcp.weather.example/mcp", "https://MCP.Weather.example/mcp/",
+                                "https://renamed.example.com/mcp")
+    registry = land_registry(lake, [weather, legacy, renamed, renamed],
+                             names=["test.weather/weather", "test.snake/legacy-record", "a.old/renamed",
+                                    "z.new/renamed"],
+                             statuses=["active", "active", "deprecated", "active"])
+    contacted, _skipped = endpoints_to_check(pq.read_table(registry).to_pylist())
+    assert [listing["server_name"] for listing in contacted.values()] == ["test.weather/weather", "a.old/renamed"]
+    land_probes(lake, [probe(listing["url"], "ok", server_name=listing["server_name"])
+                       for listing in contacted.values()])
+    missed = DAY + dt.timedelta(days=1)  # nothing lands: the registry of DAY is in force, nothing is checked
+    for day, code in ((DAY, "o"), (missed, "n")):
+        rows = status_rows(lake, day)
+        named = {key: (row["server_name"], row["url"], row["code"]) for key, row in rows.items()}
+        assert named == {"mcp.weather.example/mcp": ("test.snake/legacy-record", legacy, code),
+                         "renamed.example.com/mcp": ("z.new/renamed", renamed, code)}, day
+
 
 def test_tokens_estimate_rounds_size_over_four(lake):
     tools = [{"name": "x" * 9}]  # [{"name":"xxxxxxxxx"}] = 22 bytes -> 5.5 -> 6

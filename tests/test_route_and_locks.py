@@ -8,16 +8,17 @@ import datetime as dt
 
 import pyarrow as pa
 import pytest
-from conftest import land_probes, land_reports, make_creating_high_risk, probe, report
+from conftest import land_probes, land_registry, land_reports, make_creating_high_risk, probe, report
 
 from sevenmaps_pipeline import curated
+from sevenmaps_pipeline.cli import main
 from sevenmaps_pipeline.curated.day import rebuild_day
 from sevenmaps_pipeline.lake.keys import server_id, server_key
 from sevenmaps_pipeline.lake.parquet_io import write_parquet
 from sevenmaps_pipeline.lake.paths import LakePaths
 from sevenmaps_pipeline.lake.schemas import RAW_HOURLY, conform
 from sevenmaps_pipeline.publishing.locks import changes_since, verify_lock, watch
-from sevenmaps_pipeline.publishing.mapday import MapDay, UnknownServerError
+from sevenmaps_pipeline.publishing.mapday import AmbiguousServerError, MapDay, UnknownServerError
 from sevenmaps_pipeline.registry import owners
 from sevenmaps_pipeline.rules.fingerprints import summarize_tools
 from sevenmaps_pipeline.surfaces.route import ROUTE_INPUTS, route, stem, task_risk
@@ -152,6 +153,36 @@ def test_an_unknown_server_and_a_wordless_task_are_refused_with_a_reason(built):
         with pytest.raises(ValueError, match="no words"):
             route(day, "!!! ???")
         assert day.resolve(server_id(server_key(URLS["notes"])))["server_name"] == "io.test/notes"
+
+
+def test_every_registry_name_of_an_endpoint_names_it_and_a_name_of_two_is_refused_with_both(lake, capsys):
+    """The demo's weather endpoint, listed as test.weather/weather and as test.snake/legacy-record: its row carries
+    one of them (sql/daily_status.sql), and either names it, on a day it was checked and on a missed day, to
+    MapDay.resolve and to `sevenmaps server`. A name two endpoints are listed under (neither row carries it) is
+    refused with both keys, never answered with one of them."""
+    checked, missed = DAYS[0], DAYS[1]
+    land_registry(lake, [URLS["weather"], URLS["weather"], URLS["forecast"], URLS["notes"], URLS["forecast"],
+                         URLS["notes"]], day=checked,
+                  names=["test.weather/weather", "test.snake/legacy-record", "a.first/forecast", "a.first/notes",
+                         "io.test/shared", "io.test/shared"])
+    # The prober checks each endpoint once, under the listing it meets first (probe/scan.py endpoints_to_check).
+    land_probes(lake, [probe(URLS["weather"], "ok", day=checked, tools=WEATHER, server_name="test.weather/weather"),
+                       probe(URLS["forecast"], "ok", day=checked, tools=FORECAST, server_name="a.first/forecast"),
+                       probe(URLS["notes"], "ok", day=checked, tools=NOTES, server_name="a.first/notes")], day=checked)
+    for day in (checked, missed):  # nothing lands on the missed day: the registry of the checked day is in force
+        rebuild_day(lake, day)
+        with MapDay.open(lake, day) as mapday:
+            for name in ("test.weather/weather", "test.snake/legacy-record"):
+                found = mapday.resolve(name)
+                assert (found["server_key"], found["server_name"]) == (
+                    server_key(URLS["weather"]), "test.snake/legacy-record"), (day, name)
+            with pytest.raises(AmbiguousServerError) as shared:
+                mapday.resolve("io.test/shared")
+            assert server_key(URLS["forecast"]) in str(shared.value) and server_key(URLS["notes"]) in str(shared.value)
+            with pytest.raises(UnknownServerError, match="names no endpoint"):
+                mapday.resolve("io.test/nobody")
+        assert main(["--lake", str(lake.root), "server", "test.weather/weather", "--day", day.isoformat()]) == 0
+        assert capsys.readouterr().out.startswith("test.snake/legacy-record  (server_id ")
 
 
 def test_verify_lock_says_tool_by_tool_what_differs(built):

@@ -22,11 +22,12 @@ from typing import Any
 
 import duckdb
 
+from ..curated.common import registry_in_force
 from ..curated.open_day import OpenDay, links_now, open_days
 from ..lake import duck
 from ..lake.keys import server_key
 from ..lake.paths import LakePaths
-from ..lake.schemas import BY_NAME, DAILY_STATUS, RAW_FIVE_MINUTE, RAW_HOURLY
+from ..lake.schemas import BY_NAME, DAILY_STATUS, RAW_FIVE_MINUTE, RAW_HOURLY, RAW_REGISTRY
 from ..registry.incident_reviews import reviews_file, reviews_table
 
 # The day tables an answer reads, each bound to the served day's file.
@@ -161,6 +162,10 @@ class MapDay:
         # Owners' five-minute checks (not covered by roots) over the 90 days through the served day, live
         # through the latest day checked: what sql/five_minute_uptime.sql and sql/current_status.sql read.
         duck.bind_input(self.con, "five_minute_checks", self.five_minute_files(), RAW_FIVE_MINUTE.schema)
+        # The registry snapshot the served day was built from (sql/daily_status.sql): every name it lists an
+        # endpoint under names that endpoint, not only the one its row carries (docs/agents.md, server_status).
+        registry = registry_in_force(self.lake, self.day)
+        duck.bind_input(self.con, "registry_listings", [registry] if registry else [], RAW_REGISTRY.schema)
         self._view("current_status")
         self._view("five_minute_uptime")
 
@@ -228,8 +233,9 @@ class MapDay:
         return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
     def resolve(self, server: str) -> dict[str, Any]:
-        """The endpoint `server` names on the served day: its server_key, 12-hex server_id, URL or registry
-        name (a name that several endpoints share is refused with their keys)."""
+        """The endpoint `server` names on the served day: its server_key, 12-hex server_id, URL or a registry
+        name the registry in force lists it under (its row carries one: sql/daily_status.sql); a name that
+        several endpoints share is refused with their keys."""
         text = (server or "").strip()
         if not text:
             raise UnknownServerError("server is empty: pass its URL, server_key, 12-hex server_id or registry name")
@@ -237,7 +243,9 @@ class MapDay:
         with contextlib.suppress(ValueError):  # not a URL: a key, an id or a name
             candidates.add(server_key(text if "://" in text else f"https://{text}"))
         found = self.rows("SELECT server_key, server_id, server_name, url FROM daily_status "
-                          "WHERE server_key = ANY($c) OR server_id = lower($t) OR server_name = $t ORDER BY server_key",
+                          "WHERE server_key = ANY($c) OR server_id = lower($t) OR server_name = $t "
+                          "OR server_key IN (SELECT server_key FROM registry_listings WHERE server_name = $t) "
+                          "ORDER BY server_key",
                           {"c": sorted(candidates), "t": text})
         if not found:
             raise UnknownServerError(f"server {text[:200]!r} names no endpoint on the map of {self.day}: pass its "

@@ -17,9 +17,10 @@ DAILY_STATUS = TableSpec(
             col("day", pa.date32(), "UTC day", False),
             col("server_key", pa.string(), "the endpoint (normalised URL)", False),
             col("server_id", pa.string(), "first 12 hex of SHA-256(server_key)", False),
-            col("server_name", pa.string(), "registry name"),
-            col("server_version", pa.string(), "registry version"),
-            col("url", pa.string(), "URL as listed"),
+            col("server_name", pa.string(), "registry name: of the endpoint's first active listing by name, when "
+                "several list it (docs/methodology.md, \"Its name\")"),
+            col("server_version", pa.string(), "registry version (of that listing)"),
+            col("url", pa.string(), "URL as listed (by that listing)"),
             col("code", pa.string(), "day code: o answered initialize and tools/list (its list may be empty), a "
                 "asked for sign-in (401/403), p asked for payment (402), d not answering, n no (valid) daily check",
                 False),
