@@ -158,16 +158,19 @@ def test_an_invalid_earlier_check_never_brings_a_skipped_endpoint_back_onto_the_
 def test_an_endpoint_listed_under_several_names_carries_the_same_one_checked_or_not(lake):
     """status-1.3, the demo's weather endpoint: listed as test.weather/weather and, later in the registry's
     order, as test.snake/legacy-record (a URL written otherwise, the same endpoint). The prober checks it once,
-    under the listing it meets first; the day's row names it by its first active listing by name all the same,
-    and so does the next day, a missed one (under 1.2: test.weather/weather, then test.snake/legacy-record)."""
+    under the listing the day's row names it by, its first active listing by name (probe/scan.py
+    endpoints_to_check), whatever the registry's order; so does the next day, a missed one (under 1.2:
+    test.weather/weather, the listing met first, then test.snake/legacy-record)."""
     weather, legacy, renamed = ("https://mcp.weather.example/mcp", "https://MCP.Weather.example/mcp/",
                                 "https://renamed.example.com/mcp")
     registry = land_registry(lake, [weather, legacy, renamed, renamed],
                              names=["test.weather/weather", "test.snake/legacy-record", "a.old/renamed",
                                     "z.new/renamed"],
                              statuses=["active", "active", "deprecated", "active"])
-    contacted, _skipped = endpoints_to_check(pq.read_table(registry).to_pylist())
-    assert [listing["server_name"] for listing in contacted.values()] == ["test.weather/weather", "a.old/renamed"]
+    listings = pq.read_table(registry).to_pylist()
+    contacted, _skipped = endpoints_to_check(listings)
+    assert [listing["server_name"] for listing in contacted.values()] == ["test.snake/legacy-record", "z.new/renamed"]
+    assert endpoints_to_check(listings[::-1])[0] == contacted  # the registry's order does not choose
     land_probes(lake, [probe(listing["url"], "ok", server_name=listing["server_name"])
                        for listing in contacted.values()])
     missed = DAY + dt.timedelta(days=1)  # nothing lands: the registry of DAY is in force, nothing is checked

@@ -165,7 +165,8 @@ def test_every_registry_name_of_an_endpoint_names_it_and_a_name_of_two_is_refuse
                          URLS["notes"]], day=checked,
                   names=["test.weather/weather", "test.snake/legacy-record", "a.first/forecast", "a.first/notes",
                          "io.test/shared", "io.test/shared"])
-    # The prober checks each endpoint once, under the listing it meets first (probe/scan.py endpoints_to_check).
+    # Probe rows that name another listing than the day's row does (as a scan before status-1.3 did, under the
+    # listing it met first): the day's row is named by the registry in force all the same.
     land_probes(lake, [probe(URLS["weather"], "ok", day=checked, tools=WEATHER, server_name="test.weather/weather"),
                        probe(URLS["forecast"], "ok", day=checked, tools=FORECAST, server_name="a.first/forecast"),
                        probe(URLS["notes"], "ok", day=checked, tools=NOTES, server_name="a.first/notes")], day=checked)
