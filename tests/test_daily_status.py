@@ -17,6 +17,7 @@ from sevenmaps_pipeline.devtools.fleet.apps import security_for
 from sevenmaps_pipeline.devtools.fleet.run import Fleet
 from sevenmaps_pipeline.lake.keys import server_key
 from sevenmaps_pipeline.probe.config import ProbeConfig
+from sevenmaps_pipeline.probe.frequent import listings_for
 from sevenmaps_pipeline.probe.report import probe_one
 from sevenmaps_pipeline.probe.scan import endpoints_to_check, probe_row
 
@@ -171,6 +172,8 @@ def test_an_endpoint_listed_under_several_names_carries_the_same_one_checked_or_
     contacted, _skipped = endpoints_to_check(listings)
     assert [listing["server_name"] for listing in contacted.values()] == ["test.snake/legacy-record", "z.new/renamed"]
     assert endpoints_to_check(listings[::-1])[0] == contacted  # the registry's order does not choose
+    hourly, _not_listed = listings_for(lake, DAY, set(contacted))  # the hourly checks take the same listings
+    assert sorted(listing["server_name"] for listing in hourly) == ["test.snake/legacy-record", "z.new/renamed"]
     land_probes(lake, [probe(listing["url"], "ok", server_name=listing["server_name"])
                        for listing in contacted.values()])
     missed = DAY + dt.timedelta(days=1)  # nothing lands: the registry of DAY is in force, nothing is checked

@@ -40,7 +40,7 @@ from .config import PROBER_VERSION, ProbeConfig
 from .hosts import Admission, Clock, HostRunner, HostSession, Robots, by_host
 from .loop import run_prober
 from .origins import OriginBook
-from .scan import not_checked_row, probe_row, prober_error_row, skip_row
+from .scan import naming_order, not_checked_row, probe_row, prober_error_row, skip_row
 
 KINDS = {"hourly": RAW_HOURLY, "five_minute": RAW_FIVE_MINUTE, "submitted": RAW_SUBMITTED}
 NOT_REACHED = "not reached in time"
@@ -71,9 +71,10 @@ def listings_for(lake: LakePaths, day: dt.date, keys: Collection[str]) -> tuple[
     else:
         return [], sorted(keys)
     found: dict[str, dict[str, Any]] = {}
-    for row in rows:
+    for row in rows:  # the listing the day's row names the endpoint by (status-1.3), as the daily scan checks it
         key = row.get("server_key")
-        if key in keys and key not in found and row.get("listing") == "probe":
+        if key in keys and row.get("listing") == "probe" and (key not in found or
+                                                             naming_order(row) < naming_order(found[key])):
             found[key] = row
     return list(found.values()), sorted(set(keys) - set(found))
 

@@ -127,7 +127,7 @@ def overloaded_row(row: dict[str, Any], why: str, then: str) -> dict[str, Any]:
             "outcome_detail": f"{row['outcome_detail']} [handshake time not kept: {why}; {then}]"[:2000]}
 
 
-def _naming_order(listing: dict[str, Any]) -> tuple:
+def naming_order(listing: dict[str, Any]) -> tuple:
     """Which of an endpoint's listings it is checked under: a listing to probe before an SSE-only one, then the one
     daily_status names it by (status-1.3, sql/daily_status.sql `listed`): active first, then by name, URL and
     version (nulls last), so the check's row, the readiness lines and the day's row name one listing, whatever
@@ -149,7 +149,7 @@ def endpoints_to_check(listings: Iterable[dict[str, Any]]) -> tuple[dict[str, di
             continue
         if listing.get("listing") == "probe" or (listing.get("listing") == "skip"
                                                   and listing.get("skip_reason") == SkipReason.SSE_ONLY):
-            if key not in to_check or _naming_order(listing) < _naming_order(to_check[key]):
+            if key not in to_check or naming_order(listing) < naming_order(to_check[key]):
                 to_check[key] = listing
                 skipped.pop(key, None)
         elif listing.get("listing") == "skip" and key not in to_check and key not in skipped:
