@@ -12,7 +12,7 @@ from conftest import DAY, land_probes, probe
 
 from sevenmaps_pipeline import curated
 from sevenmaps_pipeline.curated.categories import other_senses_pattern, word_forms
-from sevenmaps_pipeline.curated.tool_tables import CATEGORIES
+from sevenmaps_pipeline.curated.tool_tables import CATEGORIES, listing_text_table
 from sevenmaps_pipeline.lake.keys import server_id, server_key
 from sevenmaps_pipeline.lake.parquet_io import write_parquet
 from sevenmaps_pipeline.lake.schemas import RAW_REGISTRY, conform
@@ -98,7 +98,7 @@ def test_words_rule_reads_descriptions_and_other_when_nothing_matches(lake):
     assert (cats["weather"]["category"], cats["weather"]["placed_by"]) == ("weather", "words")
     assert cats["tie"]["category"] == "other"  # two topics with two words each: no winner
     assert (cats["blank"]["category"], cats["blank"]["placed_by"]) == ("other", "none")
-    assert {c["method_version"] for c in cats.values()} == {"categories-1.5"}
+    assert {c["method_version"] for c in cats.values()} == {"categories-1.6"}
 
 
 def test_the_tools_verdict_wins_over_one_registry_word(lake):
@@ -252,3 +252,24 @@ def test_a_word_and_its_plural_count_alike_generic_or_not(lake):
         assert (cats[one]["decision"], cats[one]["registry_evidence"]) == (
             cats[many]["decision"], cats[many]["registry_evidence"])
     assert (cats["apis"]["decision"], cats["apis"]["registry_evidence"]) == ("tools_win", ["code"])
+
+
+def test_an_endpoint_listed_under_several_names_is_placed_by_the_words_of_one_listing(lake):
+    """categories-1.6: the registry text of an endpoint several listings name is that of the listing its day row
+    names it by (the first active by name: status-1.3), name, title and description together, whatever the
+    registry's order; under 1.5 each was any listing's."""
+    url = "https://multi.example.com/mcp"
+    listings = [("z.vendor/weather", "active", "Weather forecasts and weather alerts for any city."),
+                ("a.vendor/recipes", "deprecated", "Recipes, cooking and meal plans."),
+                ("m.vendor/travel", "active", "Travel: book a flight, a hotel and a trip.")]
+    for order in (listings, listings[::-1]):
+        rows = [{"day": DAY, "server_name": name, "server_version": "1.0.0", "status": status,
+                 "remote_type": "streamable-http", "url": url, "server_key": server_key(url),
+                 "server_id": server_id(server_key(url)), "listing": "probe",
+                 "entry_json": json.dumps({"server": {"name": name, "description": description, "version": "1.0.0",
+                                                      "remotes": [{"type": "streamable-http", "url": url}]}})}
+                for name, status, description in order]
+        write_parquet(lake, lake.registry_file(DAY),
+                      conform(pa.Table.from_pylist(rows, RAW_REGISTRY.schema), RAW_REGISTRY))
+        (text,) = listing_text_table(lake, DAY).column("text").to_pylist()
+        assert text == "travel Travel: book a flight, a hotel and a trip.", order
