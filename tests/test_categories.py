@@ -3,6 +3,7 @@ generic words, the 7Maps words rule, and 'other'."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 import pyarrow as pa
@@ -16,6 +17,7 @@ from sevenmaps_pipeline.curated.tool_tables import CATEGORIES, listing_text_tabl
 from sevenmaps_pipeline.lake.keys import server_id, server_key
 from sevenmaps_pipeline.lake.parquet_io import write_parquet
 from sevenmaps_pipeline.lake.schemas import RAW_REGISTRY, conform
+from sevenmaps_pipeline.registry.client import rows_for_entry
 
 
 def t(name, description=""):
@@ -98,7 +100,7 @@ def test_words_rule_reads_descriptions_and_other_when_nothing_matches(lake):
     assert (cats["weather"]["category"], cats["weather"]["placed_by"]) == ("weather", "words")
     assert cats["tie"]["category"] == "other"  # two topics with two words each: no winner
     assert (cats["blank"]["category"], cats["blank"]["placed_by"]) == ("other", "none")
-    assert {c["method_version"] for c in cats.values()} == {"categories-1.6"}
+    assert {c["method_version"] for c in cats.values()} == {"categories-1.7"}
 
 
 def test_the_tools_verdict_wins_over_one_registry_word(lake):
@@ -273,3 +275,28 @@ def test_an_endpoint_listed_under_several_names_is_placed_by_the_words_of_one_li
                       conform(pa.Table.from_pylist(rows, RAW_REGISTRY.schema), RAW_REGISTRY))
         (text,) = listing_text_table(lake, DAY).column("text").to_pylist()
         assert text == "travel Travel: book a flight, a hotel and a trip.", order
+
+
+def test_the_listing_an_endpoint_is_named_by_gives_its_text_even_when_its_entry_was_cut(lake):
+    """categories-1.7: the registry client keeps at most 100,000 characters of an entry (registry/client.py), so a
+    long entry is stored as JSON that no longer parses. Under 1.6 such a listing was dropped before the listing
+    was chosen, so an endpoint named by it on its day row (sql/daily_status.sql) took another listing's text;
+    now it keeps its own listing's name, with no title or description, and so does an endpoint no listing of which
+    parses (1.6: no registry text at all)."""
+    url, alone = "https://multi.example.com/mcp", "https://alone.example.com/mcp"
+    now = dt.datetime.combine(DAY, dt.time(), dt.UTC)
+    entries = [("a.vendor/travel", url, "Long." + " x" * 50_000), ("z.vendor/weather", url, "Weather forecasts."),
+               ("b.vendor/recipes", alone, "Recipes." + " x" * 50_000)]
+    rows = [row for name, address, description in entries
+            for row in rows_for_entry({"server": {"name": name, "description": description, "version": "1.0.0",
+                                                  "remotes": [{"type": "streamable-http", "url": address}]}},
+                                      DAY, now, host_map={"multi.example.com": 1, "alone.example.com": 2})]
+    assert [(r["listing"], len(r["entry_json"])) for r in rows][::2] == [("probe", 100_000), ("probe", 100_000)]
+    write_parquet(lake, lake.registry_file(DAY), conform(pa.Table.from_pylist(rows, RAW_REGISTRY.schema), RAW_REGISTRY))
+    curated.build_quarantine(lake, DAY)
+    curated.build_daily_status(lake, DAY)
+    day_rows = pq.read_table(lake.curated_file("daily_status", DAY)).to_pylist()
+    named = {r["server_key"]: r["server_name"] for r in day_rows}
+    assert named == {"multi.example.com/mcp": "a.vendor/travel", "alone.example.com/mcp": "b.vendor/recipes"}
+    texts = dict(zip(*listing_text_table(lake, DAY).to_pydict().values(), strict=True))
+    assert texts == {"multi.example.com/mcp": "travel", "alone.example.com/mcp": "recipes"}

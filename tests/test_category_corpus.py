@@ -18,7 +18,7 @@ def test_every_server_with_tools_is_placed_once_with_both_verdicts_and_their_wor
     assert len(servers) >= 100 and len(placements) == len(servers)
     for p in placements:
         r = p.row
-        assert r["decision"] in PLACED and r["method_version"] == "categories-1.6"
+        assert r["decision"] in PLACED and r["method_version"] == "categories-1.7"
         # a verdict always comes with its words, and no words without a verdict
         assert (r["registry_category"] is None) == (not r["registry_evidence"])
         assert (r["tools_category"] is None) == (not r["tools_evidence"]) == (r["tools_rule"] is None)

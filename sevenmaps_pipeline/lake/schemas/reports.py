@@ -186,7 +186,7 @@ RELIABLE_RANKINGS = TableSpec(
             col("uptime_pct", pa.float64(), "answered_share in percent, floored to one decimal", False),
             col("median_handshake_ms", pa.float64(), "median handshake over the window's o days (the third key)"),
             col("method_version", pa.string(), "rankings method + the categories method that placed the endpoint "
-                "(reliable-1.3+categories-1.6)", False),
+                "(reliable-1.3+categories-1.7)", False),
         ]
     ),
 )
