@@ -1,0 +1,97 @@
+"""Property: an endpoint listed under several registry names is named by one listing everywhere (status-1.3,
+docs/methodology.md "Its name"): the daily scan contacts it under the listing probe/scan.py naming_order puts
+first, the hourly checks take that listing (probe/frequent.py listings_for), its day row carries that listing's
+name, version and URL (sql/daily_status.sql `listed`) and its registry text is that listing's (curated/tool_tables.py
+listing_text_table, categories-1.6), whatever the registry's order. Hypothesis generates the snapshots: names, URLs
+and versions null, empty, upper and lower case, non-ASCII; statuses other than active (mixed case, deleted, null);
+listings to skip (sse-only and other) and malformed; listings without a server_key; entries cut short (no longer JSON)."""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from conftest import DAY
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sevenmaps_pipeline import curated
+from sevenmaps_pipeline.curated.tool_tables import listing_text_table
+from sevenmaps_pipeline.lake.keys import server_id
+from sevenmaps_pipeline.lake.parquet_io import write_parquet
+from sevenmaps_pipeline.lake.paths import LakePaths
+from sevenmaps_pipeline.lake.schemas import RAW_REGISTRY, conform
+from sevenmaps_pipeline.probe.frequent import listings_for
+from sevenmaps_pipeline.probe.scan import endpoints_to_check
+from sevenmaps_pipeline.registry.listing import SkipReason
+
+NAMES = [None, "", "a/x", "A/x", "Zeta/z", "alpha/a", "é/e", "e/é", "z/Ω", "io.x/ä", "io.x/a", "a/x "]
+URLS = ["https://k{}.example.com/mcp", "https://K{}.example.com/mcp/", "https://www.k{}.example.com/mcp",
+        "https://k{}.example.com/mcp?é=1"]
+VERSIONS = [None, "", "1.0.0", "1.0.0a", "V2", "é"]
+STATUSES = [None, "", "active", "Active", "ACTIVE", "deprecated", "deleted", "submitted"]
+LISTINGS = [("probe", None), ("skip", str(SkipReason.SSE_ONLY)), ("skip", str(SkipReason.TEMPLATED)),
+            ("malformed", "remote is not an object")]
+
+LISTING = st.tuples(st.integers(0, 2), st.sampled_from(NAMES), st.sampled_from(URLS), st.sampled_from(VERSIONS),
+                    st.sampled_from(STATUSES), st.sampled_from(LISTINGS), st.booleans(), st.booleans())
+
+
+def snapshot(drawn: list[tuple]) -> list[dict[str, Any]]:
+    """Registry rows, each with a description of its own (listings alike in everything the order reads share
+    one: the order cannot tell them apart, and neither need the text)."""
+    rows: list[dict[str, Any]] = []
+    described: dict[tuple, str] = {}
+    for k, name, url, version, status, (listing, skip), keyed, cut in drawn:
+        key = f"k{k}.example.com/mcp" if keyed else None
+        description = described.setdefault((key, name, url.format(k), version, status == "active", listing,
+                                            skip == SkipReason.SSE_ONLY), f"d{len(rows)}")
+        entry = json.dumps({"server": {"name": name, "description": description}})
+        rows.append({"day": DAY, "server_name": name, "server_version": version, "status": status,
+                     "remote_type": "streamable-http", "url": url.format(k), "server_key": key,
+                     "server_id": server_id(key) if key else None, "listing": listing, "skip_reason": skip,
+                     "entry_json": entry[:-4] if cut else entry})
+    return rows
+
+
+def named(listing: dict[str, Any]) -> tuple:
+    return listing["server_name"], listing["server_version"], listing["url"]
+
+
+def text_of(listing: dict[str, Any]) -> str:
+    """Its name after the namespace and its description; its name alone when its entry was cut (the registry
+    client keeps 100,000 characters of an entry) and no longer parses (categories-1.7)."""
+    name = re.sub(r"^.*/", "", listing["server_name"] or "")
+    try:
+        return f"{name} {json.loads(listing['entry_json'])['server']['description']}"
+    except json.JSONDecodeError:
+        return name
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(LISTING, min_size=1, max_size=10), st.randoms(use_true_random=False))
+def test_the_scan_the_hourly_checks_the_day_row_and_the_text_name_one_listing(drawn, rng):
+    rows = snapshot(drawn)
+    shuffled = rows[:]
+    rng.shuffle(shuffled)
+    contacted, _skipped = endpoints_to_check(rows)
+    assert endpoints_to_check(shuffled)[0] == contacted  # the registry's order never chooses
+    with tempfile.TemporaryDirectory() as tmp:
+        lake = LakePaths.at(Path(tmp) / "lake")
+        write_parquet(lake, lake.registry_file(DAY), conform(pa.Table.from_pylist(shuffled, RAW_REGISTRY.schema),
+                                                             RAW_REGISTRY))
+        hourly, _not_listed = listings_for(lake, DAY, set(contacted))
+        curated.build_quarantine(lake, DAY)
+        curated.build_daily_status(lake, DAY)  # nothing checked: every listed endpoint is on the map, code n
+        day = {r["server_key"]: r for r in pq.read_table(lake.curated_file("daily_status", DAY)).to_pylist()}
+        texts = dict(zip(*listing_text_table(lake, DAY).to_pydict().values(), strict=True))
+    probed = {key: listing for key, listing in contacted.items() if listing["listing"] == "probe"}
+    assert {r["server_key"]: (*named(r), text_of(r)) for r in hourly} == {
+        key: (*named(listing), text_of(listing)) for key, listing in probed.items()}
+    assert {key: named(r) for key, r in day.items()} == {key: named(listing) for key, listing in probed.items()}
+    assert {key: texts.get(key) for key in probed} == {key: text_of(listing) for key, listing in probed.items()}
