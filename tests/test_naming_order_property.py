@@ -2,9 +2,10 @@
 docs/methodology.md "Its name"): the daily scan contacts it under the listing probe/scan.py naming_order puts
 first, the hourly checks take that listing (probe/frequent.py listings_for), its day row carries that listing's
 name, version and URL (sql/daily_status.sql `listed`) and its registry text is that listing's (curated/tool_tables.py
-listing_text_table, categories-1.6), whatever the registry's order. Hypothesis generates the snapshots: names, URLs
+listing_text_table, categories-1.7), whatever the registry's order. Hypothesis generates the snapshots: names, URLs
 and versions null, empty, upper and lower case, non-ASCII; statuses other than active (mixed case, deleted, null);
-listings to skip (sse-only and other) and malformed; listings without a server_key; entries cut short (no longer JSON)."""
+listings to skip (sse-only and other) and malformed; listings without a server_key; entries cut short (no longer
+JSON)."""
 
 from __future__ import annotations
 
