@@ -127,16 +127,17 @@ def overloaded_row(row: dict[str, Any], why: str, then: str) -> dict[str, Any]:
             "outcome_detail": f"{row['outcome_detail']} [handshake time not kept: {why}; {then}]"[:2000]}
 
 
+def _nulls_last(value: Any) -> tuple[bool, str]:
+    return value is None, "" if value is None else str(value)
+
+
 def naming_order(listing: dict[str, Any]) -> tuple:
     """Which of an endpoint's listings it is checked under: a listing to probe before an SSE-only one, then the one
     daily_status names it by (status-1.3, sql/daily_status.sql `listed`): active first, then by name, URL and
     version (nulls last), so the check's row, the readiness lines and the day's row name one listing, whatever
     the registry's order."""
-    def last_if_null(value: Any) -> tuple[bool, str]:
-        return value is None, "" if value is None else str(value)
-
     return (listing.get("listing") != "probe", listing.get("status") != "active",
-            *(last_if_null(listing.get(k)) for k in ("server_name", "url", "server_version")))
+            *(_nulls_last(listing.get(k)) for k in ("server_name", "url", "server_version")))
 
 
 def endpoints_to_check(listings: Iterable[dict[str, Any]]) -> tuple[dict[str, dict], list[dict]]:
