@@ -184,6 +184,32 @@ def test_an_endpoint_listed_under_several_names_carries_the_same_one_checked_or_
                          "renamed.example.com/mcp": ("z.new/renamed", renamed, code)}, day
 
 
+def test_a_skipped_endpoint_listed_twice_is_skipped_under_its_naming_listing_whatever_the_order(lake):
+    """A skip row names the listing the day's row names the endpoint by (probe/scan.py naming_order), not the
+    first one in the registry file."""
+    url = "http://plain.example.com/mcp"
+    registry = land_registry(lake, [url, url], names=["z.late/plain", "a.early/plain"],
+                             skip={url: "plain http"})
+    listings = pq.read_table(registry).to_pylist()
+    for order in (listings, listings[::-1]):
+        contacted, skipped = endpoints_to_check(order)
+        assert contacted == {} and [listing["server_name"] for listing in skipped] == ["a.early/plain"]
+
+
+def test_the_hourly_checks_list_what_the_day_rows_list_when_the_registry_snapshot_is_old(lake):
+    """The hourly checks read the registry snapshot in force as the day's rows do (curated/common.py
+    registry_in_force, status lookback_days): with the newest snapshot 10 days old the endpoint is still listed
+    on its day row and still checked each hour (an 8-day lookback of its own called it "not listed")."""
+    url = "https://steady.example.com/mcp"
+    land_registry(lake, [url], day=DAY - dt.timedelta(days=10))
+    hourly, not_listed = listings_for(lake, DAY, {"steady.example.com/mcp", "gone.example.com/mcp"})
+    assert [listing["url"] for listing in hourly] == [url] and not_listed == ["gone.example.com/mcp"]
+    assert status_rows(lake, DAY)["steady.example.com/mcp"]["code"] == "n"  # listed, not checked today
+    far = DAY + dt.timedelta(days=20)  # the snapshot 30 days old, past the lookback: neither lists it
+    assert listings_for(lake, far, {"steady.example.com/mcp"}) == ([], ["steady.example.com/mcp"])
+    assert status_rows(lake, far) == {}
+
+
 def test_tokens_estimate_rounds_size_over_four(lake):
     tools = [{"name": "x" * 9}]  # [{"name":"xxxxxxxxx"}] = 22 bytes -> 5.5 -> 6
     land_probes(lake, [probe("https://a.example.com/mcp", "ok", tools=tools)])

@@ -30,6 +30,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..curated.common import registry_in_force
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
 from ..lake.schemas import RAW_FIVE_MINUTE, RAW_HOURLY, RAW_SUBMITTED, conform
@@ -61,15 +62,13 @@ class FrequentRun:
 
 
 def listings_for(lake: LakePaths, day: dt.date, keys: Collection[str]) -> tuple[list[dict[str, Any]], list[str]]:
-    """The latest registry snapshot's listings (on or before `day`) of `keys` that are to be contacted, and
-    the keys it does not list that way (never checked: the map is the registry's)."""
-    for back in range(0, 8):
-        path = lake.registry_file(day - dt.timedelta(days=back))
-        if path.is_file():
-            rows = pq.read_table(path).to_pylist()
-            break
-    else:
+    """The listings of `keys` to be contacted in the registry snapshot in force on `day` (the one the day's rows
+    name endpoints by: curated/common.py registry_in_force), and the keys it does not list that way (never
+    checked: the map is the registry's)."""
+    path = registry_in_force(lake, day)
+    if path is None:
         return [], sorted(keys)
+    rows = pq.read_table(path).to_pylist()
     found: dict[str, dict[str, Any]] = {}
     for row in rows:  # the listing the day's row names the endpoint by (status-1.3), as the daily scan checks it
         key = row.get("server_key")

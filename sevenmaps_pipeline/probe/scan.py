@@ -153,8 +153,9 @@ def endpoints_to_check(listings: Iterable[dict[str, Any]]) -> tuple[dict[str, di
             if key not in to_check or naming_order(listing) < naming_order(to_check[key]):
                 to_check[key] = listing
                 skipped.pop(key, None)
-        elif listing.get("listing") == "skip" and key not in to_check and key not in skipped:
-            skipped[key] = listing
+        elif listing.get("listing") == "skip" and key not in to_check and (
+                key not in skipped or naming_order(listing) < naming_order(skipped[key])):
+            skipped[key] = listing  # by the same order, so a skip row's name is not the registry file's order
     return to_check, list(skipped.values())
 
 
