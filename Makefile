@@ -37,7 +37,8 @@ OPENSSL ?= /usr/bin/openssl
 $(OPENSSL):
 	$(call apt_install,openssl,$(OPENSSL),the bench smoke test)
 
-# The map's server is also held to the official TypeScript SDK client (tests/test_ts_sdk_client.py): its npm
+# The map's server is also held to the official TypeScript SDK client (tests/test_ts_sdk_client.py), and the
+# prober to a server on that SDK's server classes (tests/test_prober_ts_sdk_server.py): its npm
 # packages, pinned in tests/ts_client/package-lock.json, installed here (npm ci) when node_modules is missing
 # or older than the lock; never at test time, when nothing but 127.0.0.1 is reached.
 TS_CLIENT := tests/ts_client
