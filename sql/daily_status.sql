@@ -3,7 +3,8 @@
 --   probe_validation  raw probe rows of $day and of the $lookback_days days before (sql/probe_validation.sql);
 --                     rows with a problem never count (raw_probes and probe_problem, the view's rows and
 --                     rules, where only some endpoints' rows are wanted)
---   registry          the registry snapshot in force on $day (the latest one on or before it)
+--   registry          the registry snapshot in force on $day (the latest one on or before it), and
+--   naming_listings   its listing that names each endpoint (sql/naming_listings.sql)
 -- Method ($method_version, parameters in sevenmaps_pipeline/rules/methods.py):
 --   * only daily checks count (hourly, five-minute and control checks never decide a day code);
 --   * the last completed valid daily check of the UTC day decides: ok -> o, needs_auth -> a,
@@ -87,12 +88,11 @@ voided_only AS (
 listed AS (
     -- One listing per endpoint names it on every day (1.3): under 1.2 a checked endpoint carried the name of
     -- the listing the prober met first (the registry's order) and an unchecked one the first by name, so an
-    -- endpoint listed under two names changed name on a missed day. The order is total: never the file's.
+    -- endpoint listed under two names changed name on a missed day. The order is total: never the file's
+    -- (sql/naming_listings.sql, where a listing to probe comes first: an endpoint with none is not listed).
     SELECT server_key, server_name, server_version, url
-    FROM registry
-    WHERE listing = 'probe' AND server_key IS NOT NULL
-    QUALIFY row_number() OVER (PARTITION BY server_key
-                               ORDER BY status IS DISTINCT FROM 'active', server_name, url, server_version) = 1
+    FROM naming_listings
+    WHERE listing = 'probe'
 ),
 listed_unchecked AS (
     SELECT l.*

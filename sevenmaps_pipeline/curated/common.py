@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pyarrow as pa
 
 from ..lake import duck
@@ -98,6 +99,15 @@ def registry_in_force(lake: LakePaths, day: dt.date) -> Path | None:
         if path.is_file():
             return path
     return None
+
+
+def bind_registry(con: duckdb.DuckDBPyConnection, lake: LakePaths, day: dt.date) -> Path | None:
+    """Bind the registry snapshot in force on `day` as `registry`, and `naming_listings`, the listing of it that
+    names each endpoint (sql/naming_listings.sql); the snapshot's path, or None when no snapshot is in force."""
+    registry = registry_in_force(lake, day)
+    duck.bind_input(con, "registry", [registry] if registry else [], RAW_REGISTRY.schema)
+    con.execute(f"CREATE OR REPLACE TEMP VIEW naming_listings AS {duck.load_sql('naming_listings')}")
+    return registry
 
 
 def probe_files(lake: LakePaths, days: list[dt.date]) -> list[Path]:

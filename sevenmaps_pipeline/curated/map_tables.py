@@ -15,7 +15,6 @@ from ..lake.schemas import (
     FAILURE_REASONS,
     QUARANTINE,
     RAW_PROBES,
-    RAW_REGISTRY,
     SERVER_HISTORY,
     TOOL_CHANGES,
     conform,
@@ -32,11 +31,11 @@ from ..rules.methods import (
 from .common import (
     BuildResult,
     bind_probe_validation,
+    bind_registry,
     days_back,
     partitions_between,
     probe_files,
     quarantine_unreadable_files,
-    registry_in_force,
     rel,
     require_status,
 )
@@ -64,10 +63,9 @@ def build_quarantine(lake: LakePaths, day: dt.date) -> BuildResult:
 def build_daily_status(lake: LakePaths, day: dt.date) -> BuildResult:
     started = time.perf_counter()
     days = days_back(day, STATUS_PARAMS["lookback_days"])
-    registry = registry_in_force(lake, day)
     with duck.session() as con:
         duck.bind_input(con, "raw_probes", probe_files(lake, days), RAW_PROBES.schema)
-        duck.bind_input(con, "registry", [registry] if registry else [], RAW_REGISTRY.schema)
+        registry = bind_registry(con, lake, day)
         bind_probe_validation(con)
         params = {
             "day": day,

@@ -17,7 +17,6 @@ from ..lake.schemas import (
     DAILY_STATUS,
     FINDINGS,
     INTERNAL_FINDINGS,
-    RAW_REGISTRY,
     READINESS_DISCOVERY,
     SERVER_CATEGORIES,
     TOKEN_COST,
@@ -33,7 +32,7 @@ from ..rules.tool_facts import facts_method
 from . import categories
 from .baselines import baseline_before
 from .categories import method_digest
-from .common import BuildResult, partitions_through, registry_in_force, require_status
+from .common import BuildResult, bind_registry, partitions_through, require_status
 from .list_facts import bind_list_facts, tools_parts
 
 # pyarrow stops dictionary-encoding a column once its dictionary passes 1 MiB and writes every repeat in full;
@@ -115,22 +114,18 @@ def listing_text_table(lake: LakePaths, day: dt.date) -> pa.Table:
     """(server_key, text) of each endpoint in force on `day`: the registry name after its namespace
     (`io.github.acme/flight-search` -> `flight-search`), its title and its description, all three of the one
     listing its day row names it by (status-1.3; categories-1.6): where several list an endpoint, a listing to
-    probe first, then active, then by name, URL and version (probe/scan.py naming_order). An entry cut at
+    probe first, then active, then by name, URL and version (sql/naming_listings.sql). An entry cut at
     100,000 characters (registry/client.py) no longer parses: its listing still names the endpoint, and gives its
     name alone (categories-1.7; docs/methodology.md, server_categories)."""
-    registry = registry_in_force(lake, day)
     with duck.session() as con:
-        duck.bind_input(con, "registry", [registry] if registry else [], RAW_REGISTRY.schema)
+        bind_registry(con, lake, day)
         text = categories.LISTING_TEXT_SQL.format(
             name="coalesce(server_name, '')",
             title="coalesce(json_extract_string(entry, '$.server.title'), json_extract_string(entry, '$.title'))",
             description="coalesce(json_extract_string(entry, '$.server.description'), "
                         "json_extract_string(entry, '$.description'))")
         return con.sql(f"SELECT server_key, {text} AS text FROM (SELECT *, CASE WHEN json_valid(entry_json) THEN "
-                       "entry_json END AS entry FROM registry WHERE server_key IS NOT NULL) "
-                       "QUALIFY row_number() OVER (PARTITION BY server_key ORDER BY listing IS DISTINCT FROM 'probe', "
-                       "status IS DISTINCT FROM 'active', server_name NULLS LAST, url NULLS LAST, "
-                       "server_version NULLS LAST) = 1").to_arrow_table()
+                       "entry_json END AS entry FROM naming_listings)").to_arrow_table()
 
 
 def build_server_categories(lake: LakePaths, day: dt.date) -> BuildResult:

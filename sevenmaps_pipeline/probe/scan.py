@@ -133,9 +133,9 @@ def _nulls_last(value: Any) -> tuple[bool, str]:
 
 def naming_order(listing: dict[str, Any]) -> tuple:
     """Which of an endpoint's listings it is checked under: a listing to probe before an SSE-only one, then the one
-    daily_status names it by (status-1.3, sql/daily_status.sql `listed`): active first, then by name, URL and
-    version (nulls last), so the check's row, the readiness lines and the day's row name one listing, whatever
-    the registry's order."""
+    the day's rows name it by (status-1.3, sql/naming_listings.sql, in the same order): active first, then by
+    name, URL and version (nulls last), so the check's row, the readiness lines and the day's row name one
+    listing, whatever the registry's order (tests/test_naming_order_property.py)."""
     return (listing.get("listing") != "probe", listing.get("status") != "active",
             *(_nulls_last(listing.get(k)) for k in ("server_name", "url", "server_version")))
 
