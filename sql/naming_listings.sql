@@ -6,7 +6,8 @@
 -- and the hourly checks contact an endpoint under the same listing by the same order in Python
 -- (probe/scan.py naming_order; tests/test_naming_order_property.py holds the two orders to one listing).
 -- Inputs:
---   registry  the registry snapshot in force (raw registry rows; curated/common.py bind_registry)
+--   registry  the registry snapshot in force (raw registry rows; lake/paths.py registry_in_force, bound by
+--             curated/common.py bind_registry)
 SELECT *
 FROM registry
 WHERE server_key IS NOT NULL

@@ -13,9 +13,8 @@ import pyarrow as pa
 
 from ..lake import duck
 from ..lake.parquet_io import assert_day_writable
-from ..lake.paths import LakePaths
+from ..lake.paths import LakePaths, registry_in_force
 from ..lake.schemas import RAW_PROBES, RAW_READINESS, RAW_READINESS_SURFACES, RAW_REGISTRY, RAW_SKILLS
-from ..rules.methods import STATUS_PARAMS
 
 
 @dataclass
@@ -91,14 +90,6 @@ def bind_probe_validation(con: Any) -> None:
     probe_problem (sql/probe_problem.sql)."""
     con.execute(duck.load_sql("probe_problem"))
     con.execute("CREATE TEMP VIEW probe_validation AS " + duck.load_sql("probe_validation"))
-
-
-def registry_in_force(lake: LakePaths, day: dt.date) -> Path | None:
-    for d in reversed(days_back(day, int(STATUS_PARAMS["lookback_days"]))):
-        path = lake.registry_file(d)
-        if path.is_file():
-            return path
-    return None
 
 
 def bind_registry(con: duckdb.DuckDBPyConnection, lake: LakePaths, day: dt.date) -> Path | None:

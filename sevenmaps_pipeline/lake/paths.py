@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..packaged import workplace
+from ..rules.methods import STATUS_PARAMS
 
 # The source checkout when run from source (the devtools and tests use it), else the working directory.
 PROJECT_ROOT = workplace()
@@ -181,3 +182,13 @@ class OpenDayLake(LakePaths):
         if name == self.open_day.isoformat() or any(name == d.isoformat() for d, _ in self.earlier):
             return self.folder / "cache" / f"{kind}-{name}.parquet"
         return super().day_cache_file(kind, day)
+
+
+def registry_in_force(lake: LakePaths, day: dt.date) -> Path | None:
+    """The registry snapshot in force on `day`: the latest on or before it within the status lookback
+    (STATUS_PARAMS lookback_days), read alike by the day's rows and the hourly and five-minute checks."""
+    for back in range(int(STATUS_PARAMS["lookback_days"]) + 1):
+        path = lake.registry_file(day - dt.timedelta(days=back))
+        if path.is_file():
+            return path
+    return None

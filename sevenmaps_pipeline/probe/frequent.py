@@ -30,9 +30,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..curated.common import registry_in_force
 from ..lake.parquet_io import write_parquet
-from ..lake.paths import LakePaths
+from ..lake.paths import LakePaths, registry_in_force
 from ..lake.schemas import RAW_FIVE_MINUTE, RAW_HOURLY, RAW_SUBMITTED, conform
 from ..registry.listing import SkipReason
 from ..rules.outcomes import ROBOTS_UNAVAILABLE
@@ -63,7 +62,7 @@ class FrequentRun:
 
 def listings_for(lake: LakePaths, day: dt.date, keys: Collection[str]) -> tuple[list[dict[str, Any]], list[str]]:
     """The listings of `keys` to be contacted in the registry snapshot in force on `day` (the one the day's rows
-    name endpoints by: curated/common.py registry_in_force), and the keys it does not list that way (never
+    name endpoints by: lake/paths.py registry_in_force), and the keys it does not list that way (never
     checked: the map is the registry's)."""
     path = registry_in_force(lake, day)
     if path is None:
