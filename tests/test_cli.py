@@ -52,6 +52,35 @@ def test_global_options_before_or_after_the_subcommand(warehouse_lake, tmp_path,
     assert not (tmp_path / "missing").exists()
 
 
+# Every command that reads a lake (cli/common.py _existing_lake).
+READING = (["status"], ["server", "mcp.example.com"], ["route", "weather forecast"], ["verify"], ["log", "check"],
+           ["log", "sync"], ["prove", "curated/daily_status/day=2026-11-01/part-0.parquet"],
+           ["export", "--day", "2026-11-01"], ["sql", "SELECT 1"], ["warehouse"], ["site"], ["serve", "--port", "0"],
+           ["incident", "list"], ["opt-out", "list"], ["owner", "list"], ["submissions"],
+           ["backfill", "--from", "2026-11-01", "--to", "2026-11-02"])
+
+
+def test_a_folder_that_holds_no_lake_is_refused_by_every_reading_command(tmp_path, capsys):
+    """`sevenmaps --lake /tmp status` exited 0 ("nothing has landed yet"), as if /tmp were a new lake, and
+    `verify` said there was nothing to verify: an empty or foreign folder is one line naming it and what a lake
+    holds, exit 2 (a usage error), and nothing is created in it. A command that makes a lake still makes one."""
+    empty, foreign = tmp_path / "empty", tmp_path / "foreign"
+    empty.mkdir()
+    (foreign / "src").mkdir(parents=True)
+    (foreign / "notes.txt").write_text("not a lake\n")
+    for folder in (empty, foreign):
+        before = sorted(folder.rglob("*"))
+        for command in READING:
+            assert main([*command, "--lake", str(folder)]) == 2, command
+            assert _one_error_line(capsys.readouterr().err).startswith(
+                f"error: no lake at {folder} (the folder holds none of a lake's raw/, curated/, roots/, control/, "
+                "log/, .dagster/: pass --lake PATH"), command
+        assert sorted(folder.rglob("*")) == before, folder
+    assert main(["opt-out", "add", "mcp.example.com", "--lake", str(empty)]) == 0
+    assert main(["status", "--lake", str(empty)]) == 0  # a new lake (its control/ made): nothing has landed yet
+    assert "nothing has landed yet" in capsys.readouterr().out
+
+
 def test_ordinary_mistakes_are_one_line_with_an_exit_code(warehouse_lake, capsys):
     root = str(warehouse_lake.root)
     assert main(["run", "--day", "2026-13-01", "--lake", root]) == 2
