@@ -18,7 +18,7 @@ from test_integrity import NOW, build_day
 
 from sevenmaps_pipeline.cli import main
 from sevenmaps_pipeline.integrity.roots import sign_through
-from sevenmaps_pipeline.lake.warehouse import publish_warehouse
+from sevenmaps_pipeline.lake.warehouse import open_warehouse, publish_warehouse
 
 CLI = [sys.executable, "-m", "sevenmaps_pipeline.cli"]
 
@@ -124,6 +124,24 @@ def test_sql_formats(warehouse_lake, tmp_path, capsys):
     assert csv_out.read_text().splitlines() == ["server_key,code", "a.example.com/mcp,o"]
     assert main(["sql", query, "--lake", root]) == 0
     assert "a.example.com/mcp" in capsys.readouterr().out  # the table
+
+
+def test_csv_writes_each_value_as_duckdb_writes_it(warehouse_lake, tmp_path, capsys):
+    """`sql --format csv` printed booleans as Python's True/False (and lists as Python's ['a', 'b']) where DuckDB,
+    and every other surface of the project, write true/false: each cell is now what DuckDB's own CSV writer writes,
+    the header the query's names (a repeated name kept)."""
+    root = str(warehouse_lake.root)
+    query = ("SELECT server_key, code = 'o' AS answered, NULL::BOOLEAN AS unknown, [true, false] AS flags, "
+             "['a', 'b'] AS names, TIMESTAMPTZ '2026-11-10 12:00:00+00' AS at, 1 AS n, 2 AS n FROM daily_status")
+    assert main(["sql", query, "--format", "csv", "--lake", root]) == 0
+    rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert rows == [["server_key", "answered", "unknown", "flags", "names", "at", "n", "n"],
+                    ["a.example.com/mcp", "true", "", "[true, false]", "[a, b]", "2026-11-10 12:00:00+00", "1", "2"]]
+    duckdb_csv = tmp_path / "duckdb.csv"
+    with open_warehouse(warehouse_lake) as con:
+        con.sql(query).write_csv(str(duckdb_csv))
+    written = list(csv.reader(duckdb_csv.open(newline="")))
+    assert written[1:] == rows[1:] and written[0][-1] == "n_1"  # DuckDB's header renames the repeated name
 
 
 def test_a_broken_pipe_is_silent(warehouse_lake):
