@@ -4,11 +4,14 @@ answer, checked against the tables they summarise; and the analyst views (`lates
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 
 import duckdb
+import pyarrow.parquet as pq
 import pytest
 
+from sevenmaps_pipeline.devtools.demo_operations import HOURLY_PLAN
 from sevenmaps_pipeline.lake.paths import PROJECT_ROOT
 from sevenmaps_pipeline.lake.warehouse import LATEST_TABLES
 
@@ -126,11 +129,23 @@ def test_the_demo_shows_each_cadence_and_control(con, fleet_demo_lake):
         "SELECT c.current_shown_status, c.decided_by, (SELECT list(outcome ORDER BY started_at) FROM hourly_checks "
         "h WHERE h.server_key = c.server_key) FROM current_status c WHERE server_key = 'mcp.weather.test/mcp'"
     ).fetchone()
-    assert outcomes == ["ok", "http_500", "ok", "http_500", "http_500"] and (shown, by) == ("down", "hourly")
+    # Today's hourly runs are in the hours begun when the demo ran (devtools/demo_operations.py open_day): the
+    # whole plan from 04:00 UTC, its last states on a younger day; from 01:00 it ends in two failures in a row.
+    plan = ["ok" if state == "up" else state for state in HOURLY_PLAN]
+    assert 1 <= len(outcomes) <= len(plan) and outcomes == plan[-len(outcomes):]
+    if len(outcomes) >= 2:
+        assert (shown, by) == ("down", "hourly")
+    else:  # the day's first hour: one failed check, never shown
+        assert by == "daily" and shown != "down"
     assert con.execute("SELECT daily_code FROM current_status WHERE server_key = 'mcp.weather.test/mcp'").fetchone() \
         == ("o",)  # the day code itself never moved
     assert con.execute("SELECT server_key FROM owner_notes").fetchall() == [("mcp.calendar.test/mcp",)]
-    assert con.execute("SELECT checks_30d, uptime_30d_pct FROM five_minute_uptime").fetchall() == [(2, 100.0)]
+    # Two five-minute runs, five minutes apart (one in the day's first five minutes), every check answered.
+    stamps = [at for (at,) in con.execute("SELECT started_at FROM five_minute_checks ORDER BY started_at").fetchall()]
+    marks = [at.replace(second=0, microsecond=0) for at in stamps]
+    assert marks in ([marks[0], marks[0] + dt.timedelta(minutes=5)], [marks[0]]) and marks[0].minute % 5 == 0
+    assert len(marks) == 2 or (marks[0].hour, marks[0].minute) == (0, 0)
+    assert con.execute("SELECT checks_30d, uptime_30d_pct FROM five_minute_uptime").fetchall() == [(len(marks), 100.0)]
     last = con.execute("SELECT max(day) FROM daily_status").fetchone()[0]
     assert con.execute("SELECT advisory_ids, max_severity FROM package_advisories WHERE day = $d AND advisories > 0",
                        {"d": last}).fetchall() == [(["GHSA-flt1-wthr-0001"], "HIGH")]
@@ -140,3 +155,16 @@ def test_the_demo_shows_each_cadence_and_control(con, fleet_demo_lake):
                        {"d": last}).fetchone() == (0,)
     queued = {e.server_key: e.status for e in submissions.read_submissions(fleet_demo_lake)}
     assert queued == {"mcp.zipjson.test/mcp": "queued", "mcp.huge.test/mcp": "queued"}  # a short demo: not yet 7 days
+
+
+def test_no_check_the_demo_made_is_stamped_after_it_was_written(fleet_demo_lake):
+    """A user ran the demo at 04:47 UTC and saw today's hourly checks "made" at 05:00 and five-minute checks at
+    06:00: every check's start in the demo's raw files is at or before the moment its file was written."""
+    checked = 0
+    for kind in ("probes", "hourly", "five_minute", "submitted"):
+        for path in sorted((fleet_demo_lake.root / "raw" / kind).glob("day=*/*.parquet")):
+            written = dt.datetime.fromtimestamp(path.stat().st_mtime, dt.UTC)
+            started = pq.read_table(path, columns=["started_at"]).column("started_at").to_pylist()
+            assert started and max(started) <= written, (path, max(started), written)
+            checked += 1
+    assert checked and list((fleet_demo_lake.root / "raw" / "hourly").glob("day=*/*.parquet"))

@@ -18,7 +18,7 @@ from test_integrity import NOW, build_day
 
 from sevenmaps_pipeline.cli import main
 from sevenmaps_pipeline.integrity.roots import sign_through
-from sevenmaps_pipeline.lake.warehouse import publish_warehouse
+from sevenmaps_pipeline.lake.warehouse import open_warehouse, publish_warehouse
 
 CLI = [sys.executable, "-m", "sevenmaps_pipeline.cli"]
 
@@ -50,6 +50,35 @@ def test_global_options_before_or_after_the_subcommand(warehouse_lake, tmp_path,
         assert main([*command, "--lake", missing]) == 2, command
         assert capsys.readouterr().err.startswith(f"error: no lake at {missing} ("), command
     assert not (tmp_path / "missing").exists()
+
+
+# Every command that reads a lake (cli/common.py _existing_lake).
+READING = (["status"], ["server", "mcp.example.com"], ["route", "weather forecast"], ["verify"], ["log", "check"],
+           ["log", "sync"], ["prove", "curated/daily_status/day=2026-11-01/part-0.parquet"],
+           ["export", "--day", "2026-11-01"], ["sql", "SELECT 1"], ["warehouse"], ["site"], ["serve", "--port", "0"],
+           ["incident", "list"], ["opt-out", "list"], ["owner", "list"], ["submissions"],
+           ["backfill", "--from", "2026-11-01", "--to", "2026-11-02"])
+
+
+def test_a_folder_that_holds_no_lake_is_refused_by_every_reading_command(tmp_path, capsys):
+    """`sevenmaps --lake /tmp status` exited 0 ("nothing has landed yet"), as if /tmp were a new lake, and
+    `verify` said there was nothing to verify: an empty or foreign folder is one line naming it and what a lake
+    holds, exit 2 (a usage error), and nothing is created in it. A command that makes a lake still makes one."""
+    empty, foreign = tmp_path / "empty", tmp_path / "foreign"
+    empty.mkdir()
+    (foreign / "src").mkdir(parents=True)
+    (foreign / "notes.txt").write_text("not a lake\n")
+    for folder in (empty, foreign):
+        before = sorted(folder.rglob("*"))
+        for command in READING:
+            assert main([*command, "--lake", str(folder)]) == 2, command
+            assert _one_error_line(capsys.readouterr().err).startswith(
+                f"error: no lake at {folder} (the folder holds none of a lake's raw/, curated/, roots/, control/, "
+                "log/, .dagster/: pass --lake PATH"), command
+        assert sorted(folder.rglob("*")) == before, folder
+    assert main(["opt-out", "add", "mcp.example.com", "--lake", str(empty)]) == 0
+    assert main(["status", "--lake", str(empty)]) == 0  # a new lake (its control/ made): nothing has landed yet
+    assert "nothing has landed yet" in capsys.readouterr().out
 
 
 def test_ordinary_mistakes_are_one_line_with_an_exit_code(warehouse_lake, capsys):
@@ -95,6 +124,24 @@ def test_sql_formats(warehouse_lake, tmp_path, capsys):
     assert csv_out.read_text().splitlines() == ["server_key,code", "a.example.com/mcp,o"]
     assert main(["sql", query, "--lake", root]) == 0
     assert "a.example.com/mcp" in capsys.readouterr().out  # the table
+
+
+def test_csv_writes_each_value_as_duckdb_writes_it(warehouse_lake, tmp_path, capsys):
+    """`sql --format csv` printed booleans as Python's True/False (and lists as Python's ['a', 'b']) where DuckDB,
+    and every other surface of the project, write true/false: each cell is now what DuckDB's own CSV writer writes,
+    the header the query's names (a repeated name kept)."""
+    root = str(warehouse_lake.root)
+    query = ("SELECT server_key, code = 'o' AS answered, NULL::BOOLEAN AS unknown, [true, false] AS flags, "
+             "['a', 'b'] AS names, TIMESTAMPTZ '2026-11-10 12:00:00+00' AS at, 1 AS n, 2 AS n FROM daily_status")
+    assert main(["sql", query, "--format", "csv", "--lake", root]) == 0
+    rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert rows == [["server_key", "answered", "unknown", "flags", "names", "at", "n", "n"],
+                    ["a.example.com/mcp", "true", "", "[true, false]", "[a, b]", "2026-11-10 12:00:00+00", "1", "2"]]
+    duckdb_csv = tmp_path / "duckdb.csv"
+    with open_warehouse(warehouse_lake) as con:
+        con.sql(query).write_csv(str(duckdb_csv))
+    written = list(csv.reader(duckdb_csv.open(newline="")))
+    assert written[1:] == rows[1:] and written[0][-1] == "n_1"  # DuckDB's header renames the repeated name
 
 
 def test_a_broken_pipe_is_silent(warehouse_lake):

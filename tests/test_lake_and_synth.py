@@ -19,7 +19,7 @@ from sevenmaps_pipeline.devtools.synth import synthesize
 from sevenmaps_pipeline.lake.keys import server_id, server_key
 from sevenmaps_pipeline.lake.paths import PROJECT_ROOT, LakePaths
 from sevenmaps_pipeline.lake.schemas import RAW_PROBES, data_dictionary_markdown
-from sevenmaps_pipeline.lake.warehouse import publish_warehouse
+from sevenmaps_pipeline.lake.warehouse import LATEST_TABLES, publish_warehouse
 from sevenmaps_pipeline.rules.fingerprints import summarize_tools, tool_fingerprint
 
 END = dt.date(2026, 11, 20)
@@ -132,6 +132,23 @@ def test_warehouse_views_resolve_from_any_directory_and_readers_never_block_publ
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_every_column_of_a_latest_view_has_its_tables_comment(tmp_path):
+    """The `latest_*` views had no column comments, their tables' views had (docs/analyst.md "The views"): each
+    column now has its table's, and the registry name and URL joined from daily_status have daily_status's."""
+    lake = LakePaths.at(tmp_path / "lake")
+    publish_warehouse(lake)  # no file yet: every view typed and empty, its comments all the same
+    with duckdb.connect(str(lake.warehouse), read_only=True) as con:
+        rows = con.execute("SELECT table_name, column_name, comment FROM duckdb_columns()").fetchall()
+    comment = {(view, column): text for view, column, text in rows}
+    for name in LATEST_TABLES:
+        columns = [column for view, column, _ in rows if view == f"latest_{name}"]
+        assert len(columns) >= 3, name
+        for column in columns:
+            source = name if (name, column) in comment else "daily_status"
+            assert comment[(f"latest_{name}", column)] == comment[(source, column)], (name, column)
+            assert comment[(source, column)], (name, column)
 
 
 def test_the_warehouse_is_rebuilt_only_when_a_view_changes(tmp_path):

@@ -122,7 +122,7 @@ def test_an_empty_tool_list_shown_now_takes_a_server_off_the_live_list_as_the_si
         assert reliable_names(get(url, "categories/weather.html")) == ["io.test/forecast"]
         reliable = get(url, "reliable.json").json()
         assert [(r["server_name"], r["rank"]) for r in reliable["reliable"]["weather"]] == [("io.test/forecast", 1)]
-        assert reliable["live"]["method"] == "live-pages-1.4"
+        assert reliable["live"]["method"] == "live-pages-1.5"
     with MapDay.open(lake) as record:
         now = {r["server_name"]: r for r in record.rows(
             "SELECT server_name, current_code, current_tool_count, current_shown_status, decided_by, method_version "
@@ -181,9 +181,10 @@ def test_an_owner_verified_endpoint_shows_its_five_minute_uptime_on_its_live_bad
         other = get(url, f"badges/{ID['rain']}-uptime.svg")
         assert get(url, "badges/ffffffffffff.svg").status_code == 404  # names nothing on the map
         assert get(url, "servers/../../etc/passwd").status_code == 404
-    assert badge.status_code == 200 and "five-minute uptime over 1 days observed" in badge.text
-    assert "100.0%" in badge.text
-    assert "five-minute uptime over 1 days observed: 100.0%" in page.text and "3 of 3 five-minute checks" in page.text
+    # One day observed, in the singular (site-1.5, live-pages-1.5: it said "over 1 days observed").
+    assert badge.status_code == 200 and "five-minute uptime over 1 day observed" in badge.text
+    assert "100.0%" in badge.text and "1 days" not in badge.text
+    assert "five-minute uptime over 1 day observed: 100.0%" in page.text and "3 of 3 five-minute checks" in page.text
     assert "live: the status shown now" in page.text
     assert "decided by the five-minute check" in page.text  # worded, never the column's five_minute
     assert "five-minute" not in other.text and "uptime" in other.text  # no five-minute checks: the daily uptime

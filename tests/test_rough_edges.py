@@ -118,7 +118,7 @@ def test_ui_refuses_a_lake_that_is_not_there_and_creates_nothing(tmp_path, no_da
 
 def test_serve_on_a_port_in_use_says_so_in_one_line_before_it_says_it_serves(tmp_path):
     lake = tmp_path / "lake"
-    lake.mkdir()
+    (lake / "raw").mkdir(parents=True)  # a lake with nothing built yet (a folder holding none is refused first)
     with socket.socket() as other:
         other.bind(("127.0.0.1", 0))
         other.listen()

@@ -148,7 +148,7 @@ def test_an_unknown_server_and_a_wordless_task_are_refused_with_a_reason(built):
     with MapDay.open(built) as day:
         with pytest.raises(UnknownServerError, match="names no endpoint"):
             verify_lock(day, "https://nowhere.example.com/mcp", "0" * 64)
-        with pytest.raises(ValueError, match="64 lower-case hex"):
+        with pytest.raises(ValueError, match="64 hex digits the map publishes for a tool list, in either case "):
             verify_lock(day, URLS["notes"], "not-a-hash")
         with pytest.raises(ValueError, match="no words"):
             route(day, "!!! ???")
@@ -193,6 +193,11 @@ def test_verify_lock_says_tool_by_tool_what_differs(built):
         moved = verify_lock(day, URLS["changes"], approved)
         down = verify_lock(day, URLS["weather"], summarize_tools(WEATHER).tools_hash)
     assert same["unchanged"] is True and same["verdict"].startswith("unchanged")
+    # The message asks for 64 hex digits in either case: an upper-case hash is the same list (it said "lower-case"
+    # while it read upper case as lower).
+    with MapDay.open(built) as day:
+        shouted = verify_lock(day, URLS["forecast"], f"  {approved.upper()} ")
+    assert shouted["unchanged"] is True and shouted["approved_tools_hash"] == approved
     assert moved["unchanged"] is False and moved["added"] == [{"tool": "get_forecast_map", "risk": "green"}]
     assert moved["removed"] == [] and moved["risk_rose"] is False
     assert down["unchanged"] is True and "not answering with tools" in down["note"]

@@ -16,6 +16,7 @@ from sevenmaps_pipeline import curated
 from sevenmaps_pipeline.lake.keys import server_id
 from sevenmaps_pipeline.lake.parquet_io import write_parquet
 from sevenmaps_pipeline.lake.schemas import TOOL_CHANGES, conform
+from sevenmaps_pipeline.publishing.pages import uptime_text
 
 END = dt.date(2026, 11, 30)
 DAYS = [END - dt.timedelta(days=29 - i) for i in range(30)]  # oldest first
@@ -70,6 +71,14 @@ def test_fewer_than_14_checked_days_are_labelled_as_observed(lake):
     assert row["checked_days"] == 13
     assert row["uptime_label"] == "over 13 days observed"
     assert row["uptime_pct"] == 92.3  # 12/13 = 92.307...
+
+
+def test_one_checked_day_is_one_day_observed(lake):
+    """history-1.3: the label said "over 1 days observed" (the site's badge and page, `sevenmaps server`)."""
+    row = history_for(lake, "n" * 29 + "o")
+    assert (row["checked_days"], row["uptime_label"], row["uptime_pct"]) == (1, "over 1 day observed", 100.0)
+    assert uptime_text(row) == ("over 1 day observed", "100.0%")
+    assert uptime_text({**row, "uptime_label": None}) == ("over 1 day observed", "100.0%")  # a row without one
 
 
 def test_exactly_14_checked_days_earn_the_30_day_label(lake):
@@ -146,7 +155,7 @@ def test_stability_counts_the_change_days_of_tool_changes(lake):
     assert (row["tool_list_comparisons"], row["tool_list_change_days"]) == (4, 2)
     assert row["stability"] == pytest.approx(0.5)
     assert row["change_days"] == [END - dt.timedelta(days=59), DAYS[0], DAYS[26], a_to_b, b_to_a]
-    assert row["method_version"] == "history-1.2"
+    assert row["method_version"] == "history-1.3"
 
 
 def test_days_without_change_records_are_not_counted_as_comparisons(lake):

@@ -25,8 +25,12 @@ def _days_late(status) -> list[str]:
     return [item for item in status.late if "did not land by" not in item]
 
 
-def test_an_empty_lake_says_nothing_has_landed(lake, capsys):
+def test_a_new_lake_says_nothing_has_landed(lake, capsys):
+    """A new lake (an operator's first opt-out made its control/) with nothing landed; a folder with nothing
+    in it is no lake at all (tests/test_cli.py)."""
     lake.root.mkdir(parents=True)
+    assert main(["--lake", str(lake.root), "status"]) == 2
+    assert main(["--lake", str(lake.root), "opt-out", "add", "mcp.example.com"]) == 0
     status = lake_status(lake, _at(D1, 12))
     assert status.ok and "nothing has landed yet" in status_text(lake, status)
     assert main(["--lake", str(lake.root), "status"]) == 0

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..lake.paths import LakePaths
+from ..lake.paths import LAKE_FOLDERS, LakePaths
 from ..probe.config import ProbeConfig
 from ..registry.opt_outs import opted_out_hosts
 
@@ -16,10 +16,15 @@ def _lake(args: argparse.Namespace) -> LakePaths:
 
 
 def _existing_lake(args: argparse.Namespace) -> LakePaths:
-    """The lake a reading command reads: a lake that is not there is an input error, never an empty answer."""
+    """The lake a reading command reads: a lake that is not there is an input error, never an empty answer; so
+    is a folder nothing has run in (an empty or foreign folder would read as a new lake with nothing in it)."""
     lake = _lake(args)
     if not lake.root.is_dir():
         raise ValueError(f"no lake at {lake.root} (pass --lake PATH or set SEVENMAPS_LAKE; `make demo` makes one)")
+    if not lake.holds_lake():
+        folders = ", ".join(f"{name}/" for name in LAKE_FOLDERS)
+        raise ValueError(f"no lake at {lake.root} (the folder holds none of a lake's {folders}: pass --lake PATH or "
+                         "set SEVENMAPS_LAKE; `make demo` makes one)")
     return lake
 
 

@@ -19,9 +19,9 @@ examples:
 """
 
 EXIT_CODES = """exit codes: 0 done; 1 the command found a problem (a failed check or verification, a failed run);
-2 a usage or input error, such as a lake that is not there or a port in use (named in one line); 3 a fork (verify) or an
-endpoint not answering (probe); 4 the log behind its signed roots, not forked (verify, log check: run
-`sevenmaps log sync`); 130 interrupted"""
+2 a usage or input error, such as a lake that is not there (or a folder that holds none) or a port in use (named
+in one line); 3 a fork (verify) or an endpoint not answering (probe); 4 the log behind its signed roots, not forked
+(verify, log check: run `sevenmaps log sync`); 130 interrupted"""
 
 VERIFY_EPILOG = """\
 trust:

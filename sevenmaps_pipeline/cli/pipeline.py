@@ -153,10 +153,6 @@ def _port_taken(port: int) -> str | None:
     return None
 
 
-# What a lake holds once anything has run in it (lake/paths.py): a folder with none of these is not one.
-LAKE_FOLDERS = ("raw", "curated", "roots", "control", "log", ".dagster")
-
-
 def _ui_lake(args: argparse.Namespace) -> LakePaths:
     """The lake the UI opens: one that is there, unless --new asks for a new one. Dagster would otherwise make
     a home in any folder named, a mistyped --lake included (docs/operations.md "The command line")."""
@@ -164,7 +160,7 @@ def _ui_lake(args: argparse.Namespace) -> LakePaths:
     if args.new:
         lake.root.mkdir(parents=True, exist_ok=True)
         return lake
-    if any((lake.root / name).exists() for name in LAKE_FOLDERS):
+    if lake.holds_lake():
         return lake
     # A fresh clone's ./data_lake holds only its README: no lake yet either.
     raise ValueError(f"no lake at {lake.root} (nothing has run there): run `make demo` first (the demo lake, at "

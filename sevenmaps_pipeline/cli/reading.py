@@ -45,7 +45,13 @@ def cmd_sql(args: argparse.Namespace) -> int:
             relation.write_parquet(args.out)
             print(f"wrote {args.out}", file=sys.stderr)
             return 0
-        columns, rows = relation.columns, relation.fetchall()
+        columns = relation.columns
+        if args.format == "csv":
+            # Each value as DuckDB's own text of it, what its CSV writer writes (true/false, [a, b], a timestamp's
+            # +00), never Python's repr of it (True, ['a', 'b']): docs/analyst.md. The header keeps the query's
+            # names (the cast renames a repeated one).
+            relation = relation.project("COLUMNS(*)::VARCHAR")
+        rows = relation.fetchall()
         target = open(args.out, "w", newline="") if args.out else contextlib.nullcontext(sys.stdout)  # noqa: SIM115
         with target as out:
             if args.format == "json":  # one JSON object per line

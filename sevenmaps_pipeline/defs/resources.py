@@ -152,7 +152,7 @@ class ProberResource(dg.ConfigurableResource):
     ca_file: str = Field(default="", description="Demo/test only: CA bundle of the loopback fleet.")
     replay_day: str = Field(default="", description="Demo/test only: the fleet timeline's day is 'today' "
                             "(YYYY-MM-DD: its 24 slices are replayed in order by raw_probes; YYYY-MM-DDTHH: "
-                            "that hour, for one probe_slice run).")
+                            "that hour, for one probe_slice run; YYYY-MM-DDTHH:MM: that minute).")
 
     def probe_config(self):
 
@@ -188,8 +188,11 @@ class ProberResource(dg.ConfigurableResource):
         return CodeHostClient(self.codehost_url or None)
 
     def clock(self, hour: int | None = None):
-        """Now; with replay_day, the replayed day (at noon, at the replayed hour, or at `hour`)."""
+        """Now; with replay_day, the replayed day (at noon, at the replayed hour or minute, or at `hour`)."""
         if not self.replay_day:
             return utc_now
         day, _, at = self.replay_day.partition("T")
-        return ReplayClock(dt.date.fromisoformat(day), hour if hour is not None else int(at[:2] or 12))
+        if hour is not None:
+            return ReplayClock(dt.date.fromisoformat(day), hour)
+        hh, _, mm = at.partition(":")
+        return ReplayClock(dt.date.fromisoformat(day), int(hh or 12), int(mm or 0))

@@ -34,7 +34,7 @@ from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
 from ..lake.warehouse import open_warehouse
 from ..lookups.daily import latest_snapshot
-from ..probe.run import take_snapshot
+from ..probe.run import take_snapshot, utc_now
 from ..publishing.export import export_snapshot
 from . import demo_operations as ops
 from .demo_operations import cadence_summary
@@ -255,22 +255,30 @@ class _FleetDemo:
         return all(self.map_day(day, self.end, "backfilled later, not probed") for day in sorted(self.missed))
 
     def the_day_after(self) -> bool:
-        """The day after the last one: an owner's claim, the submissions decided, the frequent checks."""
+        """The day after the last one, the open day: an owner's claim, the submissions decided, the frequent
+        checks, each at a moment the clock has reached (demo_operations.open_day)."""
         location, config_for = self.location, self.config_for
-        today = self.end + dt.timedelta(days=1)
-        say(f"{today}: {ops.claim_owner(self.lake, self.fleet, dt.datetime.combine(today, dt.time(5), dt.UTC))}")
-        if not location.run("submission_job", None, None, config_for(f"{today}T06")).success:
+        plan = ops.open_day(self.end + dt.timedelta(days=1), utc_now())
+        today = plan.day
+        say(f"{today}: {ops.claim_owner(self.lake, self.fleet, plan.claim_at)}")
+        if not location.run("submission_job", None, None, config_for(ops.replayed_at(plan.submissions_at))).success:
             say("the submission run FAILED")
             return False
         days = len(self.day_list)
         say(f"{today}: the submissions' 7 days ended: decided (admitted joins the next registry snapshot)"
             if days >= ops.SUBMISSION_DAYS else f"{today}: the submissions are {days} of their "
             f"{ops.SUBMISSION_DAYS} days old: still queued (a demo of {ops.SUBMISSION_DAYS} days or more decides them)")
-        say(f"{today}: five-minute checks of the owner's endpoint: "
-            f"{'ran twice' if ops.five_minute_today(location, config_for, today) else 'FAILED'}")
-        say(f"{today}: hourly checks of the most used endpoints; mcp.{ops.FLAPPING}.test flaps once, then fails "
-            "twice:")
-        for line in ops.hourly_today(location, self.lake, self.fleet, config_for, today):
+        ran = ops.five_minute_today(location, config_for, plan)
+        say(f"{today}: five-minute checks of the owner's endpoint at "
+            f"{', '.join(f'{at:%H:%M}' for at in plan.five_minute)} UTC: {'ran' if ran else 'FAILED'}")
+        hours = [hour for hour, _ in plan.hourly]
+        say(f"{today}: hourly checks of the most used endpoints at {hours[0]:02d}:00"
+            + (f" .. {hours[-1]:02d}:00" if len(hours) > 1 else "") + f" UTC, the hours begun by {plan.now:%H:%M}; "
+            f"mcp.{ops.FLAPPING}.test flaps once, then fails twice" + (
+                "" if len(hours) == len(ops.HOURLY_PLAN) else
+                f" (the day is too young for all {len(ops.HOURLY_PLAN)} runs: the last {len(hours)} of them)")
+            + ":")
+        for line in ops.hourly_today(location, self.lake, self.fleet, config_for, plan):
             print(line, flush=True)
         return True
 

@@ -6,6 +6,10 @@
 - an owner who proves control, adds a note and chooses an endpoint for five-minute checks;
 - hourly checks of the most used endpoints "today", one of which flaps once and then fails twice.
 
+"Today" (the day after the replayed days) is the real open day: what the demo does in it happens at moments the
+clock has reached (`open_day`), so no check is stamped after it is written; a day too young for all of it gets
+fewer checks, and the demo says so.
+
 Each Dagster part runs as a run of the code location (the UI lists them); the checks between the
 submission job's runs are the library's, so the week costs seconds.
 """
@@ -13,6 +17,7 @@ submission job's runs are the library's, so the week costs seconds.
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from typing import Any
 
 from ..lake import duck
@@ -30,6 +35,49 @@ OWNER = "mcp.calendar.test"
 SUBMITTED = ("https://mcp.zipjson.test/mcp", "https://mcp.huge.test/mcp")
 FLAPPING = "weather"
 SUBMISSION_DAYS = 7
+# The flapping server's state in each of today's hourly runs: it answers, fails once, answers, then fails twice
+# (one failure is never shown, two in a row are: docs/operations.md "Hourly checks").
+HOURLY_PLAN = ("up", "http_500", "up", "http_500", "http_500")
+
+
+@dataclass(frozen=True)
+class OpenDay:
+    """When the demo does each thing of the open day, each at a moment the clock had reached when it was planned
+    (a run's checks are stamped from the moment given, plus the real time the run takes): the hourly runs in the
+    hours begun so far (the last five), the five-minute runs at the last two five-minute marks (one in the day's
+    first five minutes), the owner's claim just before the first of them, and the submissions' run at the top of
+    the current hour. A day younger than five hours has the plan's last states only, so that from 01:00 the
+    flapping server ends as the whole plan leaves it: down after two failures in a row."""
+
+    day: dt.date
+    now: dt.datetime  # when it was planned (the day's last moment, once the day has ended)
+    hourly: tuple[tuple[int, str], ...]  # (hour, the flapping server's state)
+    five_minute: tuple[dt.datetime, ...]
+    submissions_at: dt.datetime
+
+    @property
+    def claim_at(self) -> dt.datetime:
+        return self.five_minute[0]
+
+
+def open_day(day: dt.date, now: dt.datetime) -> OpenDay:
+    """The open day `day`'s plan at `now` (UTC, on or after the day's start)."""
+    start = dt.datetime.combine(day, dt.time(0), dt.UTC)
+    if now < start:
+        raise ValueError(f"{now:%Y-%m-%d %H:%M} UTC is before the open day {day}")
+    # A demo that ran past midnight: its open day has ended, every hour of it begun.
+    now = min(now, start + dt.timedelta(days=1) - dt.timedelta(microseconds=1))
+    hours = range(max(0, now.hour - len(HOURLY_PLAN) + 1), now.hour + 1)
+    mark = now.replace(minute=now.minute - now.minute % 5, second=0, microsecond=0)
+    marks = tuple(m for m in (mark - dt.timedelta(minutes=5), mark) if m >= start)
+    states = HOURLY_PLAN[len(HOURLY_PLAN) - len(hours):]
+    return OpenDay(day, now, tuple(zip(hours, states, strict=True)), marks,
+                   now.replace(minute=0, second=0, microsecond=0))
+
+
+def replayed_at(moment: dt.datetime) -> str:
+    """A moment as the prober's replay_day takes it (defs/resources.py): YYYY-MM-DDTHH:MM."""
+    return f"{moment:%Y-%m-%dT%H:%M}"
 
 
 def _config(fleet: Any) -> ProbeConfig:
@@ -76,12 +124,13 @@ def claim_owner(lake: LakePaths, fleet: Any, now: dt.datetime) -> str:
     return f"{OWNER}: owner verified ({detail}); a note and one endpoint for five-minute checks"
 
 
-def hourly_today(location: Any, lake: LakePaths, fleet: Any, config_for: Any, today: dt.date) -> list[str]:
-    """Five hourly runs today: the flapping server answers, fails once, answers, then fails twice."""
+def hourly_today(location: Any, lake: LakePaths, fleet: Any, config_for: Any, plan: OpenDay) -> list[str]:
+    """The open day's hourly runs (HOURLY_PLAN, in the hours begun so far): the flapping server answers, fails
+    once, answers, then fails twice."""
     lines = []
-    plan = {1: "up", 2: "http_500", 3: "up", 4: "http_500", 5: "http_500"}
+    today = plan.day
     key = f"mcp.{FLAPPING}.test/mcp"
-    for hour, state in plan.items():
+    for hour, state in plan.hourly:
         fleet.state.by_server[FLAPPING].state = state
         run = location.run("hourly_check_job", None, None, config_for(f"{today}T{hour:02d}"),
                            tags={"dagster/partition": f"{today}-{hour:02d}:00"})
@@ -101,11 +150,11 @@ def hourly_today(location: Any, lake: LakePaths, fleet: Any, config_for: Any, to
     return lines
 
 
-def five_minute_today(location: Any, config_for: Any, today: dt.date) -> bool:
+def five_minute_today(location: Any, config_for: Any, plan: OpenDay) -> bool:
     ok = True
-    for minute in (0, 5):
-        run = location.run("five_minute_job", None, None, config_for(f"{today}T06"),
-                           tags={"sevenmaps/at": f"06:{minute:02d}"})
+    for at in plan.five_minute:
+        run = location.run("five_minute_job", None, None, config_for(replayed_at(at)),
+                           tags={"sevenmaps/at": f"{at:%H:%M}"})
         ok = ok and run.success
     return ok
 

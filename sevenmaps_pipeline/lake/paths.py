@@ -19,6 +19,9 @@ LAKE_ENV = "SEVENMAPS_LAKE"
 COVERED_RAW = ("registry", "probes", "origins", "agent_reports", "readiness", "readiness_surfaces", "skills",
                "packages", "domains")
 DAY_DIR = re.compile(r"^day=(\d{4}-\d{2}-\d{2})$")
+# What a lake holds once anything has run in it (a scan, a control, the UI's Dagster home): a folder with none of
+# these is no lake, however empty (a fresh clone's data_lake/ with its README, a mistyped --lake /tmp).
+LAKE_FOLDERS = ("raw", "curated", "roots", "control", "log", ".dagster")
 
 
 def default_lake_root() -> Path:
@@ -45,6 +48,10 @@ class LakePaths:
     @classmethod
     def at(cls, root: str | os.PathLike[str] | None = None) -> LakePaths:
         return cls(Path(root).resolve() if root else default_lake_root())
+
+    def holds_lake(self) -> bool:
+        """Whether anything has run in this folder: one of LAKE_FOLDERS is in it."""
+        return any((self.root / name).is_dir() for name in LAKE_FOLDERS)
 
     # raw -------------------------------------------------------------------------------------------
     def raw_dir(self, kind: str, day: dt.date | str) -> Path:

@@ -143,12 +143,17 @@ def analyst_view_statements(tables: tuple[TableSpec, ...] = PUBLIC_TABLES) -> li
         spec = by_view.get(name)
         if spec is None:
             continue
+        # Each column keeps its table's comment, from the same schema (docs/analyst.md "The views"); the name and
+        # URL joined from daily_status keep daily_status's.
+        columns = [(field.name, spec.doc(field.name)) for field in spec.schema]
         if "server_name" in spec.schema.names or "server_key" not in spec.schema.names:
             body = f"SELECT * FROM {name} WHERE day = {LATEST_DAY}"
         else:
             body = (f"SELECT t.*, s.server_name, s.url FROM {name} t LEFT JOIN daily_status s "
                     f"ON s.day = t.day AND s.server_key = t.server_key WHERE t.day = {LATEST_DAY}")
+            columns += [(column, by_view["daily_status"].doc(column)) for column in ("server_name", "url")]
         statements.append(f"CREATE VIEW latest_{name} AS {body}")
+        statements += [f"COMMENT ON COLUMN latest_{name}.{column} IS {_quote(doc)}" for column, doc in columns]
         statements.append(f"COMMENT ON VIEW latest_{name} IS " + _quote(
             f"{name} on the map's latest built day (the latest day of daily_status), with the endpoint's "
             "registry name and URL."))

@@ -47,11 +47,11 @@ def utc_now() -> dt.datetime:
 
 
 class ReplayClock:
-    """Demo and tests only: 'now' is `day` at noon (or at `hour`:00) plus the real time elapsed, so a
-    replayed scan is of that day (and a replayed slice of that hour)."""
+    """Demo and tests only: 'now' is `day` at noon (or at `hour`:`minute`) plus the real time elapsed, so a
+    replayed scan is of that day (and a replayed slice of that hour; the demo's five-minute runs of that minute)."""
 
-    def __init__(self, day: dt.date, hour: int = 12) -> None:
-        self._start = dt.datetime.combine(day, dt.time(hour, 0), dt.UTC)
+    def __init__(self, day: dt.date, hour: int = 12, minute: int = 0) -> None:
+        self._start = dt.datetime.combine(day, dt.time(hour, minute), dt.UTC)
         self._t0 = time.monotonic()
 
     def __call__(self) -> dt.datetime:

@@ -19,6 +19,12 @@ RISK_COLOURS = {"green": "#2e7d32", "yellow": "#f9a825", "red": "#c62828"}
 FONT = "font-family='Verdana,DejaVu Sans,sans-serif'"
 
 
+def observed_days(days: int) -> str:
+    """'N days observed' of an uptime's label, one day in the singular: as sql/server_history.sql words it since
+    history-1.3, for the five-minute uptime's label and a page's own (site-1.5, live-pages-1.5)."""
+    return f"{days} day{'' if days == 1 else 's'} observed"
+
+
 def _svg(width: float, height: float, body: str, title: str) -> str:
     return (f"<svg xmlns='http://www.w3.org/2000/svg' width='{width:g}' height='{height:g}' "
             f"viewBox='0 0 {width:g} {height:g}' role='img' aria-label={quoteattr(title)}>"

@@ -24,10 +24,10 @@ from .pages import _environment, server_page, status_badge, uptime_badge
 from .site import _atom, slug
 from .status import DOWN_SINCE, statuses
 
-LIVE_METHOD = "live-pages-1.4"  # 1.1: down since (DOWN_SINCE) and what uptime counts, as on the site; 1.2: the
+LIVE_METHOD = "live-pages-1.5"  # 1.1: down since (DOWN_SINCE) and what uptime counts, as on the site; 1.2: the
 # token cost of the tool list shown (status.py TOKEN_COST); 1.3: an empty tool list shown now is off the reliable lists;
 # 1.4: a category page says what its list is, its order as reliable-1.3 ranks (and shows its first key), as the
-# site's (site-1.4)
+# site's (site-1.4); 1.5: "over 1 day observed", not "1 days", as the site's (site-1.5)
 _ID = r"[0-9a-f]{12}"
 # Every path the live pages answer (anything else is a 404 without reading the map).
 PATHS = {

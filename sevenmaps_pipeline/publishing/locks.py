@@ -152,9 +152,11 @@ def _shown_now(mapday: MapDay, key: str) -> str | None:
 def verify_lock(mapday: MapDay, server: str, tools_hash: str) -> dict[str, Any]:
     """Whether `server` still serves the approved list `tools_hash`, and if not, tool by tool what differs
     and whether risk rose (both sides classified with the current method)."""
+    # A hash in upper case is the same digest: read as the lower case the map publishes, as a server_id is read
+    # in either case (MapDay.resolve), and said so when refused (docs/agents.md, verify_lock).
     approved_hash = (tools_hash or "").strip().lower()
     if not _HASH.fullmatch(approved_hash):
-        raise ValueError("tools_hash must be the 64 lower-case hex digits the map publishes for a tool list "
+        raise ValueError("tools_hash must be the 64 hex digits the map publishes for a tool list, in either case "
                          f"(got {len(approved_hash)} characters)")
     endpoint = mapday.resolve(server)
     key = endpoint["server_key"]

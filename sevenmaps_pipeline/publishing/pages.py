@@ -19,7 +19,7 @@ def uptime_text(history: dict[str, Any] | None) -> tuple[str, str]:
     'over N days observed'; the figure is floored, so 100% only when every checked day answered."""
     if not history or history.get("uptime_pct") is None:
         return "uptime", "no data"
-    label = history["uptime_label"] or f"over {history['checked_days']} days observed"
+    label = history["uptime_label"] or f"over {charts.observed_days(history['checked_days'])}"
     return label, f"{history['uptime_pct']:.1f}%"
 
 

@@ -19,6 +19,7 @@ from ..rules.hosts import host_of
 from ..rules.methods import HISTORY_PARAMS
 from ..rules.namespace import namespace_proof
 from ..rules.tool_facts import facts_method
+from .charts import observed_days
 from .mapday import MapDay
 
 # DuckDB's types whose Python values are dates or datetimes (DATE, TIMESTAMP, TIMESTAMP WITH TIME ZONE,
@@ -95,15 +96,16 @@ def owner_note(claims: list[OwnerClaim], url: str | None) -> dict[str, Any] | No
 
 def labelled_five_minute_uptime(row: dict[str, Any] | None) -> dict[str, Any] | None:
     """An owner-verified endpoint's five-minute uptime (only such endpoints have five-minute checks), labelled
-    as seed 000 labels uptime: a 30-day figure only from 14 days observed, else 'over N days observed'; the
-    90-day figure only once checks older than 30 days exist. None for an endpoint without them."""
+    as seed 000 labels uptime: a 30-day figure only from 14 days observed, else 'over N days observed' (one day
+    in the singular: site-1.5, live-pages-1.5); the 90-day figure only once checks older than 30 days exist. None
+    for an endpoint without them."""
     if row is None:
         return None
     first, last = (dt.datetime.fromisoformat(str(row[c])).date() if row[c] else None
                    for c in ("first_check_at", "last_check_at"))
     observed = min((last - first).days + 1, 30) if first and last else 0
     label = ("30-day five-minute uptime" if observed >= HISTORY_PARAMS["label_min_checked_days"]
-             else f"five-minute uptime over {observed} days observed")
+             else f"five-minute uptime over {observed_days(observed)}")
     return {**row, "days_observed_30d": observed, "label_30d": label,
             "label_90d": "90-day five-minute uptime" if row["uptime_90d_pct"] is not None else None,
             "not_covered_by_roots": True}
