@@ -20,6 +20,7 @@ from sevenmaps_pipeline.probe.config import ProbeConfig
 from sevenmaps_pipeline.probe.frequent import listings_for
 from sevenmaps_pipeline.probe.report import probe_one
 from sevenmaps_pipeline.probe.scan import endpoints_to_check, probe_row
+from sevenmaps_pipeline.rules.methods import STATUS_PARAMS
 
 EMPTY_HOST = "mcp.empty.test"
 
@@ -197,7 +198,7 @@ def test_a_skipped_endpoint_listed_twice_is_skipped_under_its_naming_listing_wha
 
 
 def test_the_hourly_checks_list_what_the_day_rows_list_when_the_registry_snapshot_is_old(lake):
-    """The hourly checks read the registry snapshot in force as the day's rows do (curated/common.py
+    """The hourly checks read the registry snapshot in force as the day's rows do (lake/paths.py
     registry_in_force, status lookback_days): with the newest snapshot 10 days old the endpoint is still listed
     on its day row and still checked each hour (an 8-day lookback of its own called it "not listed")."""
     url = "https://steady.example.com/mcp"
@@ -205,7 +206,12 @@ def test_the_hourly_checks_list_what_the_day_rows_list_when_the_registry_snapsho
     hourly, not_listed = listings_for(lake, DAY, {"steady.example.com/mcp", "gone.example.com/mcp"})
     assert [listing["url"] for listing in hourly] == [url] and not_listed == ["gone.example.com/mcp"]
     assert status_rows(lake, DAY)["steady.example.com/mcp"]["code"] == "n"  # listed, not checked today
-    far = DAY + dt.timedelta(days=20)  # the snapshot 30 days old, past the lookback: neither lists it
+    # The lookback's last day still holds it (the day rows read 29 days back and the day itself, 30 days, as
+    # curated/day.py reads for freshness): both list it there, and neither a day later.
+    last = DAY + dt.timedelta(days=int(STATUS_PARAMS["lookback_days"]) - 10)
+    assert listings_for(lake, last, {"steady.example.com/mcp"})[1] == []
+    assert status_rows(lake, last)["steady.example.com/mcp"]["code"] == "n"
+    far = last + dt.timedelta(days=1)  # the snapshot 30 days old, past the lookback: neither lists it
     assert listings_for(lake, far, {"steady.example.com/mcp"}) == ([], ["steady.example.com/mcp"])
     assert status_rows(lake, far) == {}
 

@@ -47,15 +47,25 @@ LISTING = st.tuples(st.integers(0, 2), st.sampled_from(NAMES), st.sampled_from(U
                     st.sampled_from(STATUSES), st.sampled_from(LISTINGS), st.booleans(), st.booleans())
 
 
-PROBE, SSE_ONLY = LISTINGS[0], LISTINGS[1]
+PROBE, SSE_ONLY, TEMPLATED, MALFORMED = LISTINGS
 # Snapshots that each key of the order decides (random ones meet them less often than the key is worth): a listing
-# to probe before an SSE-only one, then an active one, then the URL before the version.
+# to probe before an SSE-only one, then an active one, then the URL before the version; and in the last, one
+# endpoint a key each: the name compared by code point ("Zeta" before "alpha", which a case-blind order turns
+# round), the version alone (ascending), and a skip and a malformed listing ranked alike, either way round.
 DECIDING = [[(0, "Zeta/z", URLS[0], "1.0.0", "active", SSE_ONLY, True, False),
              (0, "alpha/a", URLS[0], "1.0.0", "active", PROBE, True, False)],
             [(0, "Zeta/z", URLS[0], "1.0.0", "deprecated", PROBE, True, False),
              (0, "alpha/a", URLS[0], "1.0.0", "active", PROBE, True, False)],
             [(0, "a/x", URLS[0], "1.0.0", "active", PROBE, True, False),
-             (0, "a/x", URLS[1], "V2", "active", PROBE, True, False)]]
+             (0, "a/x", URLS[1], "V2", "active", PROBE, True, False)],
+            [(0, "alpha/a", URLS[0], "1.0.0", "active", PROBE, True, False),
+             (0, "Zeta/z", URLS[0], "1.0.0", "active", PROBE, True, False),
+             (1, "a/x", URLS[0], "V2", "active", PROBE, True, False),
+             (1, "a/x", URLS[0], "1.0.0", "active", PROBE, True, False),
+             (2, "alpha/a", URLS[0], "1.0.0", "active", MALFORMED, True, False),
+             (2, "Zeta/z", URLS[0], "1.0.0", "active", TEMPLATED, True, False),
+             (3, "alpha/a", URLS[0], "1.0.0", "active", TEMPLATED, True, False),
+             (3, "Zeta/z", URLS[0], "1.0.0", "active", MALFORMED, True, False)]]
 
 
 def deciding_examples(*more: Any):

@@ -7,7 +7,9 @@
 // and it prints one JSON line {"port": N} once it listens. Every request is served on that port whatever its
 // Host; the path picks the deployment:
 //
-//   /mcp            stateful (a session id from the SDK, answers as SSE streams: the SDK's defaults)
+//   /mcp            stateful (a session id from the SDK, answers as SSE streams: the SDK's defaults), with the
+//                   in-memory event store the SDK's own stateful example deploys (examples/server/
+//                   simpleStreamableHttp.js), so every SSE event carries an `id:` line as a resumable server sends
 //   /stateless/mcp  stateless (no session), answers as JSON (enableJsonResponse)
 //   /zod/mcp        stateless, answers as SSE, its tools made the way most Node servers make them: the SDK's
 //                   high-level McpServer.registerTool with zod schemas, turned into JSON Schema by the SDK
@@ -23,6 +25,7 @@ import { createServer } from "node:https";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { InMemoryEventStore } from "@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js";
 import { ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 
@@ -113,14 +116,18 @@ async function stateful(req, res, body) {
   if (!transport && !id && body?.method === "initialize") {
     transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
+      eventStore: new InMemoryEventStore(),
       onsessioninitialized: (sid) => sessions.set(sid, transport),
       onsessionclosed: (sid) => { sessions.delete(sid); seen.closed.push(sid); },
     });
     await newServer().connect(transport);
   }
   if (!transport) {
+    // The SDK example's answers: an unknown session is 404 -32001, no session on anything but initialize 400.
+    const error = id ? { code: -32001, message: "Session not found" }
+                     : { code: -32000, message: "Bad Request: No valid session ID provided" };
     res.writeHead(id ? 404 : 400, { "content-type": "application/json" });
-    res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: "no such session" }, id: null }));
+    res.end(JSON.stringify({ jsonrpc: "2.0", error, id: null }));
     return;
   }
   await transport.handleRequest(req, res, body);
