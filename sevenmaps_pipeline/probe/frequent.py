@@ -55,7 +55,7 @@ class FrequentRun:
     run_id: str
     checks: int = 0
     outcomes: dict[str, int] = field(default_factory=dict)
-    not_listed: list[str] = field(default_factory=list)  # asked for, but not in the day's registry snapshot
+    not_listed: list[str] = field(default_factory=list)  # asked for, not listed to probe by the snapshot in force
     seconds: float = 0.0
     path: str | None = None
 
