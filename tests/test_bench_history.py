@@ -148,3 +148,25 @@ def test_the_cli_records_a_part_and_compares_its_history(tmp_path):
     assert changed.returncode == 1
     assert "  drifted  risk: all.tools was 311, now 312" in changed.stdout.splitlines()
     assert "1 outcome(s) drifted" in changed.stdout.splitlines()[-1]
+
+
+def test_runs_of_another_machine_are_named_not_compared(history):
+    """The history is kept in the repository, so it holds other machines' runs: a figure is compared only with
+    the runs of the machine it was measured on."""
+    for wall in (1.0, 1.1, 0.9):  # a faster machine's runs, recorded here as theirs
+        line = record("probe", probe_run(wall))
+        runs = history.read_text().splitlines()
+        runs[-1] = json.dumps({**line, "machine": {**line["machine"], "cpu_model": "a faster CPU", "cores": 64}})
+        history.write_text("\n".join(runs) + "\n")
+    record("probe", probe_run(10.0))  # ten times as slow, on this machine: its first run here
+    result = compare(history)
+    assert result.worse == 0 and result.compared == 0 and result.exit_code == 0, result.lines
+    key = "probe, concurrency=8, endpoints=50, shards=2"
+    assert f"  {key}: no history yet (this is its first run)" in result.lines
+    assert [line for line in result.lines if "another machine" in line] == [
+        f"  {key}: 3 earlier run(s) on another machine not compared (this one: {os.cpu_count()} cores, "
+        f"{bench_history.machine()['cpu_model'] or 'CPU unknown'}, {bench_history.machine()['memory_mb']} MB)"]
+    record("probe", probe_run(13.0))  # the same machine again: compared with its own run only (+30%)
+    again = compare(history)
+    assert [line.split(":")[1].split()[0] for line in again.lines if "worse " in line] == [
+        "quiet_ratio", "quiet_wall_seconds"]

@@ -268,12 +268,29 @@ def compare(path: Path) -> Comparison:
         out.lines.append(f"no history yet: no run in {path}")
     for part, group in parts.items():
         latest, setup = group[-1], group[-1].get("setup", {})
-        same = [r for r in group[:-1] if r.get("setup", {}) == setup]
+        sized = [r for r in group[:-1] if r.get("setup", {}) == setup]
+        # A figure of another machine says what that machine does: the history is kept in the repository
+        # (docs/scaling.md), so it holds runs of every machine that ran the benches.
+        same = [r for r in sized if _machine_of(r) == _machine_of(latest)]
         key = part + "".join(f", {k}={v}" for k, v in sorted(setup.items()))
         _compare_part(key, latest, same[-RUNS_COMPARED:], out)
-        if len(same) < len(group) - 1:
-            out.lines.append(f"  {key}: {len(group) - 1 - len(same)} earlier run(s) at other sizes not compared")
+        if len(sized) < len(group) - 1:
+            out.lines.append(f"  {key}: {len(group) - 1 - len(sized)} earlier run(s) at other sizes not compared")
+        if len(same) < len(sized):
+            out.lines.append(f"  {key}: {len(sized) - len(same)} earlier run(s) on another machine not compared "
+                             f"(this one: {_machine_words(latest)})")
     return out
+
+
+def _machine_of(run: dict) -> tuple[Any, ...]:
+    """What makes two runs' figures comparable: the same cores, CPU model and memory (None where unrecorded)."""
+    found = run.get("machine")
+    return tuple(found.get(k) if isinstance(found, dict) else None for k in ("cores", "cpu_model", "memory_mb"))
+
+
+def _machine_words(run: dict) -> str:
+    cores, model, memory = _machine_of(run)
+    return f"{cores} cores, {model or 'CPU unknown'}, {memory} MB"
 
 
 def _compare_part(key: str, latest: dict, before: list[dict], out: Comparison) -> None:
