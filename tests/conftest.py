@@ -67,7 +67,7 @@ LONGEST = {
     ("test_dagster_e2e.py",): 150,
     ("test_dagster_homes.py",): 95,
     ("test_scan.py",): 70,
-    ("test_prober_overload.py",): 75,
+    ("test_prober_overload.py",): 35,
     ("test_time_zones.py",): 55,
     ("test_day_freshness.py",): 45,
     ("test_asset_metadata.py",): 35,
