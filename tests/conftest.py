@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import fcntl
 import ipaddress
 import os
 import shutil
+import signal
 import socket
+import subprocess
+import sys
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -59,20 +63,22 @@ def _loopback_only_getaddrinfo(host, *args, **kwargs):
 socket.getaddrinfo = _loopback_only_getaddrinfo
 
 # The longest modules, with their rough seconds on one worker of this 2-core machine (minutes of a Dagster
-# daemon's fixed 30 s ticks, whole fleet demos, Dagster runs over several days). The four that read the
-# shared demo lake go together: the worker that builds it (~90 s) is then the only one that waits for it.
+# daemon's fixed 30 s ticks, Dagster runs over several days, a fleet demo's runs). The four that read the
+# shared demo lake go together, after the other long modules of their worker: the lake is built in a process
+# of its own from the start of the run (_fleet_demo_in_background), and by then it has been built.
+DEMO_READERS = ("test_ui_runs.py", "test_surfaces_demo.py", "test_analyst_docs.py", "test_ts_sdk_client.py")
 LONGEST = {
     ("test_ui_backfill.py",): 150,
-    ("test_ui_runs.py", "test_surfaces_demo.py", "test_analyst_docs.py", "test_ts_sdk_client.py"): 170,
-    ("test_dagster_e2e.py",): 150,
-    ("test_dagster_homes.py",): 95,
-    ("test_scan.py",): 70,
-    ("test_prober_overload.py",): 75,
-    ("test_time_zones.py",): 55,
+    DEMO_READERS: 50,
+    ("test_dagster_e2e.py",): 65,
+    ("test_dagster_homes.py",): 35,
+    ("test_scan.py",): 25,
+    ("test_prober_overload.py",): 35,
+    ("test_time_zones.py",): 20,
     ("test_day_freshness.py",): 45,
-    ("test_asset_metadata.py",): 35,
-    ("test_wheel_install.py",): 30,
-    ("test_bench_smoke.py",): 25,
+    ("test_asset_metadata.py",): 15,
+    ("test_wheel_install.py",): 10,
+    ("test_bench_smoke.py",): 45,
 }
 
 
@@ -83,21 +89,26 @@ def pytest_collection_modifyitems(session, config, items):
     len(items) // workers // 4 consecutive tests, then more as it runs low. Put every long module at the
     front of one worker's first chunk (greedily balanced by the seconds above), fill each chunk with
     the rest, and queue what is left after them. With all long modules at the front of one worker's chunk,
-    that worker ran them one after another while the other one waited (12m26s on a fresh clone)."""
+    that worker ran them one after another while the other one waited (12m26s on a fresh clone). The demo
+    lake's readers come last among their worker's long modules, when the lake's build has ended."""
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     unit_of = {name: unit for unit in LONGEST for name in unit}
-    ordered = sorted(items, key=lambda item: item.path.name not in unit_of)  # stable: long modules first
+    # stable: long modules first, the demo lake's readers last of them
+    ordered = sorted(items, key=lambda item: (item.path.name not in unit_of, item.path.name in DEMO_READERS))
     if workers < 2:
         items[:] = ordered
         return
     bins: list[list] = [[] for _ in range(workers)]
     loads = [0] * workers
+    readers_bin = 0
     for unit in sorted(LONGEST, key=LONGEST.__getitem__, reverse=True):
         members = [item for item in ordered if item.path.name in unit]
         if members:
             k = loads.index(min(loads))
             bins[k] += members
             loads[k] += LONGEST[unit]
+            readers_bin = k if unit == DEMO_READERS else readers_bin
+    bins[readers_bin].sort(key=lambda item: item.path.name in DEMO_READERS)  # stable: the readers last
     rest = [item for item in ordered if item.path.name not in unit_of]
     chunk = max(len(items) // workers // 4, 2)
     if any(len(b) > chunk for b in bins):  # too few tests to deal out: long modules first, as they come
@@ -322,31 +333,91 @@ def land_reports(lake: LakePaths, rows: list[dict], day: dt.date = DAY, batch: s
 
 
 DEMO_DAYS = 4  # the fleet timeline's first four days: changes (on the last day too), red tools, downs, incidents
+# The demo lake's build in a process of its own: the test processes' guards first (this module: loopback
+# names only, the code host on a closed port), then `sevenmaps demo` itself; its exit code left beside the lake.
+DEMO_BUILD = """
+import sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+import conftest
+from sevenmaps_pipeline.cli import main
+root = Path(sys.argv[2])
+code = "raised"
+try:
+    code = main(conftest.demo_args(root))
+    if code == 0:
+        (root / "built").touch()
+finally:
+    (root / "exit-code").write_text(str(code))
+sys.exit(0 if code == 0 else 1)
+"""
+
+
+def demo_args(root: Path) -> list[str]:
+    return ["demo", "--days", str(DEMO_DAYS), "--lake", str(root / "lake"),
+            "--signing-key", str(root / "secrets" / "signing.pem")]
+
+
+def _demo_root(tmp_path_factory) -> Path:
+    """The demo lake's folder, shared by the xdist workers (their common temp folder)."""
+    base = tmp_path_factory.getbasetemp()
+    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "fleet-demo"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _fleet_demo_in_background(request, tmp_path_factory) -> Iterator[None]:
+    """When a selected test reads the demo lake, its build starts at the beginning of the run in a process of
+    its own, holding the lake's lock until it ends, and the workers run other tests meanwhile: built by the
+    first worker to need it, it held that worker for a minute and a half while a core stood idle (the UI
+    backfill on the other worker spends most of its two minutes waiting for the Dagster daemon)."""
+    if not any("fleet_demo_lake" in item.fixturenames for item in request.session.items):
+        yield
+        return
+    root = _demo_root(tmp_path_factory)
+    build = None
+    # (the lock held: another worker is building it)
+    with open(root.parent / "fleet-demo.lock", "w") as lock, contextlib.suppress(BlockingIOError):
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if not (root / "exit-code").exists() and not (root / "built").exists():
+            root.mkdir(exist_ok=True)
+            with open(root.parent / "fleet-demo.log", "w") as log:
+                # the lock passes to the build (the same open file): released when the build's process ends
+                build = subprocess.Popen(
+                    [sys.executable, "-c", DEMO_BUILD, str(Path(__file__).parent), str(root)],
+                    env={k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}, stdin=subprocess.DEVNULL,
+                    stdout=log, stderr=subprocess.STDOUT, pass_fds=(lock.fileno(),), start_new_session=True)
+    yield
+    if build is not None:  # a run that stops early ends the build; otherwise a reader may still wait for it
+        try:
+            build.wait(timeout=1 if request.session.shouldstop or request.session.shouldfail else 900)
+        except subprocess.TimeoutExpired:
+            os.killpg(build.pid, signal.SIGKILL)
+            build.wait()
 
 
 @pytest.fixture(scope="session")
 def fleet_demo_lake(tmp_path_factory) -> LakePaths:
     """A lake made by `sevenmaps demo` itself (the loopback fleet, runs launched through the code location,
     signed and verified), shorter than the default 30 days; built once per test run, shared by the xdist
-    workers (the first to need it builds it under a lock in their common temp folder, the others reuse it).
-    Tests only read it (a test that writes copies it first)."""
-    import fcntl
-
+    workers: in the background from the start of the run (above), else by the first worker to need it, under
+    a lock in their common temp folder; the others wait for it and reuse it. Tests only read it (a test that
+    writes copies it first)."""
     from sevenmaps_pipeline.cli import main
 
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    root = shared / "fleet-demo"
+    root = _demo_root(tmp_path_factory)
     lake = LakePaths.at(root / "lake")
-    with open(shared / "fleet-demo.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (root / "built").is_file():
-            root.mkdir(exist_ok=True)
-            with pytest.MonkeyPatch.context() as env:  # the demo selects its home and first day for the process
-                for name in ("DAGSTER_HOME", "SEVENMAPS_LAKE", "SEVENMAPS_FIRST_DAY", "SEVENMAPS_WITNESSES"):
-                    env.setenv(name, os.environ.get(name, ""))
-                env.delenv("DAGSTER_HOME")
-                assert main(["demo", "--days", str(DEMO_DAYS), "--lake", str(lake.root),
-                             "--signing-key", str(root / "secrets" / "signing.pem")]) == 0
-            (root / "built").touch()
+    with open(root.parent / "fleet-demo.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # waits while it is being built
+        if (root / "built").is_file():
+            return lake
+        if (root / "exit-code").exists():  # built in the background, and that build failed: never built again
+            log = (root.parent / "fleet-demo.log").read_text(errors="replace")
+            pytest.fail(f"`sevenmaps demo` exited {(root / 'exit-code').read_text()}: {log[-3000:]}")
+        root.mkdir(exist_ok=True)
+        with pytest.MonkeyPatch.context() as env:  # the demo selects its home and first day for the process
+            for name in ("DAGSTER_HOME", "SEVENMAPS_LAKE", "SEVENMAPS_FIRST_DAY", "SEVENMAPS_WITNESSES"):
+                env.setenv(name, os.environ.get(name, ""))
+            env.delenv("DAGSTER_HOME")
+            assert main(demo_args(root)) == 0
+        (root / "built").touch()
     return lake

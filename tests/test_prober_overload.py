@@ -3,7 +3,9 @@ while the prober's event loop could not keep up is checked again at the end of t
 not_checked (prober_overloaded, day code n) when the prober is overloaded again; never d.
 
 The overload is real: a task on the prober's own event loop blocks it (time.sleep), as a CPU-starved or
-busy loop does, while a real fleet server (in its own thread) answers in time."""
+busy loop does, while a real fleet server (in its own thread) answers in time. The origin's robots.txt and
+well-knowns were read by the day's first slice (`day_copy`), as they are for every later slice of a day, so
+the blocks fall on the endpoint's check itself."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from sevenmaps_pipeline.devtools.fleet.run import Fleet
 from sevenmaps_pipeline.lake.keys import server_key
 from sevenmaps_pipeline.probe.config import ProbeConfig, Timeouts
 from sevenmaps_pipeline.probe.load import LoadMonitor, LoadReading
+from sevenmaps_pipeline.probe.origins import OriginBook, OriginResult
 from sevenmaps_pipeline.probe.scan import ScanResult, scan
 from sevenmaps_pipeline.rules.methods import OVERLOAD_PARAMS
 
@@ -34,6 +37,18 @@ BLOCK_S = 1.2
 def fleet():
     with Fleet(slow_seconds=30) as running:
         yield running
+
+
+@pytest.fixture(scope="module")
+def day_copy(fleet) -> list[dict]:
+    """The weather origin's robots.txt and well-knowns as the day's first slice landed them, at 00:00 of DAY.
+    The scans below reuse this copy, as a day's later slices do: fetched under the hog instead, they took a
+    dozen blocked turns of the loop (about 15 s) before each pass's check began."""
+    config = ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file, timeouts=TIMEOUTS)
+    first = asyncio.run(scan([listing(fleet.host("weather").url)], DAY, "run-0", config,
+                             lambda: dt.datetime.combine(DAY, dt.time(0), dt.UTC)))
+    assert [(r["robots_status"], r["robots_policy"]) for r in first.origin_rows] == [(404, "allow_all")]
+    return first.origin_rows
 
 
 def listing(url: str) -> dict:
@@ -54,7 +69,7 @@ class StopOnOverload(ScanResult):
             self.stop.set()
 
 
-async def scan_with_hog(fleet: Fleet, url: str, hog_until_first_overload: bool) -> ScanResult:
+async def scan_with_hog(fleet: Fleet, url: str, hog_until_first_overload: bool, day_copy: list[dict]) -> ScanResult:
     stop = asyncio.Event()
 
     async def hog() -> None:  # blocks the prober's event loop again and again, as an overloaded prober is
@@ -66,10 +81,12 @@ async def scan_with_hog(fleet: Fleet, url: str, hog_until_first_overload: bool) 
     sink = StopOnOverload(stop if hog_until_first_overload else None)
     hogging = asyncio.create_task(hog())
     try:
-        await scan([listing(url)], DAY, "run-1", config, lambda: dt.datetime.now(dt.UTC), sink=sink)
+        await scan([listing(url)], DAY, "run-1", config, lambda: dt.datetime.now(dt.UTC), sink=sink,
+                   book=OriginBook(OriginResult.from_row(row) for row in day_copy))
     finally:
         stop.set()
         await hogging
+    assert not sink.origin_rows  # the day's copy was reused in both passes: no robots.txt was fetched again
     return sink
 
 
@@ -82,9 +99,9 @@ def day_code(lake, rows: list[dict], url: str) -> dict:
     return status
 
 
-def test_a_timeout_while_the_prober_was_overloaded_is_checked_again_and_the_fair_check_decides(fleet, lake):
+def test_a_timeout_while_the_prober_was_overloaded_is_checked_again_and_the_fair_check_decides(fleet, day_copy, lake):
     url = fleet.host("weather").url
-    rows = asyncio.run(scan_with_hog(fleet, url, hog_until_first_overload=True)).probe_rows
+    rows = asyncio.run(scan_with_hog(fleet, url, hog_until_first_overload=True, day_copy=day_copy)).probe_rows
     assert [r["outcome"] for r in rows] == ["not_checked", "ok"]
     first = rows[0]
     assert first["skip_reason"] == "prober_overloaded"
@@ -95,10 +112,10 @@ def test_a_timeout_while_the_prober_was_overloaded_is_checked_again_and_the_fair
     assert day_code(lake, rows, url)["code"] == "o"
 
 
-def test_a_prober_overloaded_twice_records_n_never_d(fleet, lake, monkeypatch):
+def test_a_prober_overloaded_twice_records_n_never_d(fleet, day_copy, lake, monkeypatch):
     monkeypatch.setitem(OVERLOAD_PARAMS, "recheck_calm_at_most_s", 2.0)
     url = fleet.host("weather").url
-    rows = asyncio.run(scan_with_hog(fleet, url, hog_until_first_overload=False)).probe_rows
+    rows = asyncio.run(scan_with_hog(fleet, url, hog_until_first_overload=False, day_copy=day_copy)).probe_rows
     assert [r["outcome"] for r in rows] == ["not_checked", "not_checked"]
     assert "overloaded in the second pass too" in rows[1]["outcome_detail"]
     status = day_code(lake, rows, url)
