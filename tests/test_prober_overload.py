@@ -45,8 +45,9 @@ def day_copy(fleet) -> list[dict]:
     The scans below reuse this copy, as a day's later slices do: fetched under the hog instead, they took a
     dozen blocked turns of the loop (about 15 s) before each pass's check began."""
     config = ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file, timeouts=TIMEOUTS)
-    first = asyncio.run(scan([listing(fleet.host("weather").url)], DAY, "run-0", config,
-                             lambda: dt.datetime.combine(DAY, dt.time(0), dt.UTC)))
+    first = ScanResult()
+    asyncio.run(scan([listing(fleet.host("weather").url)], DAY, "run-0", config,
+                     lambda: dt.datetime.combine(DAY, dt.time(0), dt.UTC), sink=first))
     assert [(r["robots_status"], r["robots_policy"]) for r in first.origin_rows] == [(404, "allow_all")]
     return first.origin_rows
 
