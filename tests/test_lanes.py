@@ -35,6 +35,15 @@ from sevenmaps_pipeline.probe.run import ReplayClock, take_snapshot
 
 DAY = dt.date(2026, 11, 20)
 BUDGET = 240.0  # seconds any one wait may take on a loaded machine: a bound against hanging, not a timing
+# The queue's daemon looks for runs to start every second, not Dagster's default five: the test waits on the
+# queue three times (the readiness run, the runs beside it, the map after it). The lanes are the home's own.
+DEQUEUE_EVERY_SECOND = """
+run_coordinator:
+  module: dagster.core.run_coordinator
+  class: QueuedRunCoordinator
+  config:
+    dequeue_interval_seconds: 1
+"""
 
 
 class HeldCodeHost:
@@ -93,6 +102,8 @@ def test_a_slow_readiness_run_never_holds_up_a_slice_or_a_five_minute_run_and_th
     monkeypatch.setenv("SEVENMAPS_FIRST_DAY", DAY.isoformat())
     lake = LakePaths.at(tmp_path / "lake")
     home = ensure_dagster_home(lake)  # the project's dagster.yaml: the lanes
+    with open(home / "dagster.yaml", "a") as yaml:
+        yaml.write(DEQUEUE_EVERY_SECOND)
     with Fleet(slow_seconds=2) as fleet, HeldCodeHost() as codehost:
         config = ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file)
         take_snapshot(lake, DAY, fleet.registry_url, config, ReplayClock(DAY, 0))  # the day's first slice's
