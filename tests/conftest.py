@@ -70,10 +70,10 @@ DEMO_READERS = ("test_ui_runs.py", "test_surfaces_demo.py", "test_analyst_docs.p
 LONGEST = {
     ("test_ui_backfill.py",): 150,
     DEMO_READERS: 50,
-    ("test_dagster_e2e.py",): 65,
+    ("test_dagster_e2e.py",): 55,
     ("test_dagster_homes.py",): 35,
     ("test_scan.py",): 25,
-    ("test_prober_overload.py",): 35,
+    ("test_prober_overload.py",): 30,
     ("test_time_zones.py",): 20,
     ("test_day_freshness.py",): 45,
     ("test_asset_metadata.py",): 15,
