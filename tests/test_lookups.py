@@ -17,12 +17,12 @@ import pytest
 from sevenmaps_pipeline import curated
 from sevenmaps_pipeline.defs.runner import defs, run_days
 from sevenmaps_pipeline.devtools.fleet.run import Fleet, load_timeline
-from sevenmaps_pipeline.lake.paths import LakePaths
-from sevenmaps_pipeline.lookups.daily import latest_snapshot, lookup_day, shipped_packages
+from sevenmaps_pipeline.lake.paths import LakePaths, registry_in_force
+from sevenmaps_pipeline.lookups.daily import lookup_day, shipped_packages
 from sevenmaps_pipeline.lookups.osv import LookupClient, PackageLookup
 from sevenmaps_pipeline.lookups.rdap import RdapClient
 from sevenmaps_pipeline.probe.config import ProbeConfig
-from sevenmaps_pipeline.probe.run import ReplayClock, scan_day
+from sevenmaps_pipeline.probe.run import ReplayClock, scan_day, take_snapshot
 
 TODAY = dt.datetime.now(dt.UTC).date()
 
@@ -135,7 +135,7 @@ def test_the_lookups_job_lands_raw_inputs_and_the_day_tables_are_built(fleet, la
     assert advisories["fleet-notes-mcp"]["advisories"] == 0
     ages = {r["domain"]: r for r in pq.read_table(lake.curated_file("domain_ages", TODAY)).to_pylist()}
     assert ages["deploy.test"]["age_days"] == 20 and ages["deploy.test"]["young"] is True
-    assert ages["weather.test"]["young"] is False and ages["weather.test"]["method_version"] == "domain-age-1.0"
+    assert ages["weather.test"]["young"] is False and ages["weather.test"]["method_version"] == "domain-age-1.1"
     # A second run the same day asks RDAP nothing new (refreshed rarely), but checks OSV again.
     rdap_before = [r for r in fleet.lookups.requests if "/rdap/domain/" in r["path"]]
     packages, rdap = _clients(fleet)
@@ -163,9 +163,28 @@ def test_the_demos_lookups_on_a_lakes_first_day_read_the_snapshot_its_first_slic
 
     lake, day, location = LakePaths.at(tmp_path / "lake"), TODAY - dt.timedelta(days=1), InProcess()
     demo = _FleetDemo(lake, tmp_path / "signing.pem", fleet, None, location, [day], set())
-    assert latest_snapshot(lake, day) is None
+    assert registry_in_force(lake, day) is None
     assert demo.lookups(day) and location.jobs == ["lookups_job"]
-    assert latest_snapshot(lake, day) == lake.registry_file(day)
+    assert registry_in_force(lake, day) == lake.registry_file(day)
     assert lake.raw_files("packages", day) and lake.raw_files("domains", day)
     listed = {r["server_name"] for r in pq.read_table(lake.registry_file(day)).to_pylist()}
     assert "test.weather/weather" in listed
+
+
+def test_the_lookups_read_the_snapshot_the_days_map_reads_when_the_scan_last_ran_weeks_ago(fleet, lake):
+    """The lookups read the registry snapshot in force on the day, as the day's rows and the hourly checks do
+    (within the status lookback, 29 days): with the scan's last snapshot ten days old, they read it; they
+    read 7 days back before, and asked nothing while the map still listed the endpoints."""
+    old = TODAY - dt.timedelta(days=10)
+    take_snapshot(lake, old, fleet.registry_url, ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file),
+                  ReplayClock(old, 3))
+    assert registry_in_force(lake, TODAY) == lake.registry_file(old)
+    packages, rdap = _clients(fleet)
+    with packages, rdap:
+        report = lookup_day(lake, TODAY, dt.datetime.now(dt.UTC), packages, rdap)
+    assert report.packages == 2 and report.domains_asked == 3
+    beyond = TODAY + dt.timedelta(days=20)  # 30 days after the snapshot: none in force, nothing asked
+    assert registry_in_force(lake, beyond) is None
+    packages, rdap = _clients(fleet)
+    with packages, rdap:
+        assert lookup_day(lake, beyond, dt.datetime.now(dt.UTC), packages, rdap).packages == 0

@@ -6,7 +6,9 @@ import datetime as dt
 
 import dagster as dg
 
-from ..lookups.daily import latest_snapshot, lookup_day
+from ..lake.paths import registry_in_force
+from ..lookups.daily import lookup_day
+from ..rules.methods import STATUS_PARAMS
 from . import lanes
 from .map_assets import day_spec
 from .resources import LakeResource, ProberResource
@@ -34,9 +36,12 @@ domain_ages = day_spec(
 def run_lookups(context: dg.OpExecutionContext, lake: LakeResource, prober: ProberResource) -> dict:
     now = prober.clock()()
     day = now.date()
-    if latest_snapshot(lake.paths, day) is None:
-        raise dg.Failure(description=f"{day}: no registry snapshot in the last 7 days (a scan slice takes the "
-                         "day's); the lookups read the packages and domains it lists")
+    # The snapshot the day's map reads too (docs/methodology.md, "Day codes, history and signed roots"): the
+    # lookups and the map name the same endpoints whatever day the scan last ran.
+    if registry_in_force(lake.paths, day) is None:
+        lookback = STATUS_PARAMS["lookback_days"]
+        raise dg.Failure(description=f"{day}: no registry snapshot on the day or in the {lookback} days before (a "
+                         "scan slice takes the day's); the lookups read the packages and domains it lists")
     with prober.package_lookups() as packages, prober.rdap() as rdap:
         report = lookup_day(lake.paths, day, now, packages, rdap)
     context.log.info(f"{day}: {report.packages} packages ({report.with_advisories} with advisories); "

@@ -31,9 +31,8 @@ from ..integrity.verify import verify_lake
 from ..integrity.witness import Witness, serve
 from ..lake import duck
 from ..lake.parquet_io import write_parquet
-from ..lake.paths import LakePaths
+from ..lake.paths import LakePaths, registry_in_force
 from ..lake.warehouse import open_warehouse
-from ..lookups.daily import latest_snapshot
 from ..probe.run import take_snapshot, utc_now
 from ..publishing.export import export_snapshot
 from . import demo_operations as ops
@@ -238,8 +237,8 @@ class _FleetDemo:
     def lookups(self, day: dt.date) -> bool:
         """The day's lookups at noon. They read the registry snapshot the day's first slice takes at 00:00;
         the demo replays a day's slices in its map run, after the lookups, so on the lake's first day
-        (no snapshot of that day or the 7 before) the snapshot is taken first, as that slice would have."""
-        if latest_snapshot(self.lake, day) is None:
+        (no snapshot of that day or the 29 before) the snapshot is taken first, as that slice would have."""
+        if registry_in_force(self.lake, day) is None:
             prober = ProberResource(**self.prober(f"{day}T00"))
             listings = take_snapshot(self.lake, day, prober.registry_url, scan_config(self.lake, prober),
                                      prober.clock())

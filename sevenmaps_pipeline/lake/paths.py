@@ -193,7 +193,8 @@ class OpenDayLake(LakePaths):
 
 def registry_in_force(lake: LakePaths, day: dt.date) -> Path | None:
     """The registry snapshot in force on `day`: the latest on or before it within the status lookback
-    (STATUS_PARAMS lookback_days), read alike by the day's rows and the hourly and five-minute checks."""
+    (STATUS_PARAMS lookback_days), read alike by the day's rows, the hourly and five-minute checks and the
+    day's outside lookups."""
     for back in range(int(STATUS_PARAMS["lookback_days"]) + 1):
         path = lake.registry_file(day - dt.timedelta(days=back))
         if path.is_file():

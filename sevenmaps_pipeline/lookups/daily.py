@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..lake.parquet_io import write_parquet
-from ..lake.paths import LakePaths
+from ..lake.paths import LakePaths, registry_in_force
 from ..lake.schemas import RAW_DOMAINS, RAW_PACKAGES, conform
 from ..rules.hosts import host_of
 from ..rules.methods import DOMAIN_AGE_PARAMS
@@ -85,22 +85,12 @@ def _recent_domains(lake: LakePaths, day: dt.date) -> dict[str, str]:
     return fresh
 
 
-def latest_snapshot(lake: LakePaths, day: dt.date, back_days: int = 7):
-    """The day's registry snapshot, else the latest of the `back_days` days before (the lookups read what the
-    registry ships as last seen; the day's first scan slice may not have run yet)."""
-    for back in range(back_days + 1):
-        path = lake.registry_file(day - dt.timedelta(days=back))
-        if path.is_file():
-            return path
-    return None
-
-
 def lookup_day(lake: LakePaths, day: dt.date, now: dt.datetime, packages: LookupClient, rdap: RdapClient,
                registry_rows: list[dict[str, Any]] | None = None) -> LookupDay:
     started = time.perf_counter()
     report = LookupDay(day)
     if registry_rows is None:
-        registry = latest_snapshot(lake, day)
+        registry = registry_in_force(lake, day)
         registry_rows = pq.read_table(registry).to_pylist() if registry is not None else []
     run_id = f"lookups-{now:%H%M%S}-{uuid.uuid4().hex[:8]}"
     domains = sorted({d for r in registry_rows if r.get("listing") == "probe" and r.get("url")
