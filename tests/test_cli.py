@@ -5,6 +5,7 @@ what to do and a documented exit code (a traceback only with --debug), a silent 
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
 import json
 import subprocess
@@ -142,6 +143,30 @@ def test_csv_writes_each_value_as_duckdb_writes_it(warehouse_lake, tmp_path, cap
         con.sql(query).write_csv(str(duckdb_csv))
     written = list(csv.reader(duckdb_csv.open(newline="")))
     assert written[1:] == rows[1:] and written[0][-1] == "n_1"  # DuckDB's header renames the repeated name
+
+
+def test_json_lines_are_valid_json_in_the_forms_json_readers_expect(warehouse_lake, capsys):
+    """`sql --format json` wrote Python's text of a value (`2026-11-10 12:00:00+00:00`, `0:05:00`, `b'...'`), a
+    DECIMAL as a string and a NaN as a bare NaN that strict readers refuse; a MAP with DATE keys raised. Each
+    line is now strict JSON (json.loads refusing NaN), in ISO 8601 and JSON numbers (docs/analyst.md)."""
+    query = ("SELECT TIMESTAMPTZ '2026-11-10 12:00:00+00' AS at, DATE '2026-11-10' AS day, TIME '07:30:00' AS t, "
+             "1.5 AS exact, 123456789012345678901234567.89::DECIMAL(38, 2) AS wide, 'nan'::DOUBLE AS nan, "
+             "'-inf'::DOUBLE AS low, INTERVAL 5 MINUTE AS five, -INTERVAL 90 SECOND AS back, "
+             "INTERVAL 1 DAY + INTERVAL 1500 MILLISECOND AS day_on, '\\x00\\xff'::BLOB AS raw, "
+             "MAP([DATE '2026-11-10'], [{'up': 'inf'::DOUBLE, 'n': 2}]) AS by_day, [0.25, NULL]::DOUBLE[] AS xs, "
+             "'00000000-0000-4000-8000-000000000001'::UUID AS id")
+    assert main(["sql", query, "--format", "json", "--lake", str(warehouse_lake.root)]) == 0
+
+    def strict(constant):
+        raise ValueError(f"not JSON: {constant}")
+
+    (line,) = capsys.readouterr().out.splitlines()
+    assert json.loads(line, parse_constant=strict) == {
+        "at": "2026-11-10T12:00:00+00:00", "day": "2026-11-10", "t": "07:30:00", "exact": 1.5,
+        "wide": "123456789012345678901234567.89", "nan": None, "low": None, "five": "PT300S", "back": "-PT90S",
+        "day_on": "P1DT1.5S", "raw": "AP8=", "by_day": {"2026-11-10": {"up": None, "n": 2}}, "xs": [0.25, None],
+        "id": "00000000-0000-4000-8000-000000000001"}
+    assert dt.datetime.fromisoformat(json.loads(line)["at"]) == dt.datetime(2026, 11, 10, 12, tzinfo=dt.UTC)
 
 
 def test_a_broken_pipe_is_silent(warehouse_lake):

@@ -6,12 +6,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
-import json
 import sys
 
 from ..integrity.status import lake_status, status_text
 from ..lake.warehouse import open_warehouse, publish_warehouse
 from .common import _existing_lake
+from .json_lines import json_line
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -56,7 +56,7 @@ def cmd_sql(args: argparse.Namespace) -> int:
         with target as out:
             if args.format == "json":  # one JSON object per line
                 for row in rows:
-                    out.write(json.dumps(dict(zip(columns, row, strict=True)), default=str, ensure_ascii=False) + "\n")
+                    out.write(json_line(columns, row) + "\n")
             else:
                 writer = csv.writer(out)
                 writer.writerow(columns)
