@@ -125,6 +125,9 @@ BAD_ARGUMENTS = [
      "server 'https://nowhere.example.com/mcp' names no endpoint on the map of 2026-11-12"),
     ("verify_lock", {"server": URLS["notes"], "tools_hash": "abc"},
      "tools_hash must be the 64 hex digits the map publishes for a tool list, in either case (got 3 characters)"),
+    ("verify_lock", {"server": URLS["notes"], "tools_hash": "g" * 2 + "0" * 62},
+     "tools_hash must be the 64 hex digits the map publishes for a tool list, in either case (got 64 characters, 2 of "
+     "them not hex digits)"),
     ("changes_since", {"since": "2026-13-01"}, "since must be a day as YYYY-MM-DD (got '2026-13-01')"),
     ("changes_since", {"since": "12 Nov 2026"}, "since must be a day as YYYY-MM-DD (got '12 Nov 2026')"),
     ("changes_since", {"since": "2026-01-01"}, "since must be a day on or after 2026-09-13"),

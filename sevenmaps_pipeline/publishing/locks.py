@@ -156,8 +156,11 @@ def verify_lock(mapday: MapDay, server: str, tools_hash: str) -> dict[str, Any]:
     # in either case (MapDay.resolve), and said so when refused (docs/agents.md, verify_lock).
     approved_hash = (tools_hash or "").strip().lower()
     if not _HASH.fullmatch(approved_hash):
+        # 64 characters of which one is not a hex digit is a different mistake from a hash cut short
+        got = (f"{len(approved_hash)} characters" if len(approved_hash) != 64 else
+               f"64 characters, {sum(c not in '0123456789abcdef' for c in approved_hash)} of them not hex digits")
         raise ValueError("tools_hash must be the 64 hex digits the map publishes for a tool list, in either case "
-                         f"(got {len(approved_hash)} characters)")
+                         f"(got {got})")
     endpoint = mapday.resolve(server)
     key = endpoint["server_key"]
     # The endpoint's check of the open day so far (a live map), else the served day's.
