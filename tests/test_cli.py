@@ -169,6 +169,21 @@ def test_json_lines_are_valid_json_in_the_forms_json_readers_expect(warehouse_la
     assert dt.datetime.fromisoformat(json.loads(line)["at"]) == dt.datetime(2026, 11, 10, 12, tzinfo=dt.UTC)
 
 
+def test_json_lines_keep_every_column_and_every_map_key(warehouse_lake, tmp_path, capsys):
+    """A repeated column name kept one key, the last column's value (the first's lost), and a map's NaN and
+    infinite keys all became the key "null", one value left of three: a repeated name is renamed as DuckDB's
+    own JSON writer renames it (`n_1`), and such keys are written as JavaScript's String() writes them."""
+    query = ("SELECT 1 AS n, 2 AS n, MAP(['nan'::DOUBLE, 'inf'::DOUBLE, '-inf'::DOUBLE, 1.5], [1, 2, 3, 4]) AS by_x "
+             "FROM daily_status")
+    assert main(["sql", query, "--format", "json", "--lake", str(warehouse_lake.root)]) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    assert json.loads(line) == {"n": 1, "n_1": 2, "by_x": {"NaN": 1, "Infinity": 2, "-Infinity": 3, "1.5": 4}}
+    duckdb_json = tmp_path / "duckdb.json"
+    with open_warehouse(warehouse_lake) as con:
+        con.sql(f"COPY ({query}) TO '{duckdb_json}' (FORMAT json)")
+    assert list(json.loads(duckdb_json.read_text())) == ["n", "n_1", "by_x"]  # DuckDB's own names
+
+
 def test_a_broken_pipe_is_silent(warehouse_lake):
     done = subprocess.run(
         " ".join(CLI) + f" --lake {warehouse_lake.root} sql 'SELECT * FROM range(200000)' --format csv | head -n 2",

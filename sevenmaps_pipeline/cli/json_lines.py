@@ -50,6 +50,10 @@ def jsonable(value: Any) -> Any:
 
 
 def _key(key: Any) -> str:
+    """A map key as text. A NaN or an infinity as JavaScript's String() writes it (`NaN`, `Infinity`,
+    `-Infinity`), not null: keys that differ stay distinct keys."""
+    if isinstance(key, float) and not math.isfinite(key):
+        return "NaN" if math.isnan(key) else ("Infinity" if key > 0 else "-Infinity")
     shown = jsonable(key)
     return shown if isinstance(shown, str) else json.dumps(shown, allow_nan=False)
 

@@ -45,6 +45,10 @@ def cmd_sql(args: argparse.Namespace) -> int:
             relation.write_parquet(args.out)
             print(f"wrote {args.out}", file=sys.stderr)
             return 0
+        if args.format == "json":
+            # A JSON object's keys are unique: a repeated name is renamed as DuckDB's own JSON writer does
+            # (`n`, `n_1`), never dropped with its value (docs/analyst.md).
+            relation = relation.project("COLUMNS(*)")
         columns = relation.columns
         if args.format == "csv":
             # Each value as DuckDB's own text of it, what its CSV writer writes (true/false, [a, b], a timestamp's
