@@ -184,6 +184,24 @@ def test_json_lines_keep_every_column_and_every_map_key(warehouse_lake, tmp_path
     assert list(json.loads(duckdb_json.read_text())) == ["n", "n_1", "by_x"]  # DuckDB's own names
 
 
+def test_json_intervals_keep_their_months_days_and_microseconds(warehouse_lake, capsys):
+    """DuckDB's Python client turns an INTERVAL into a timedelta, a month into 30 days: `INTERVAL 1 MONTH` was
+    written `P30D`, age() over ten months and nine days `P309D` (313 days apart), a month minus a day `P29D`,
+    and 1,000,000,000 days made the command fail. Each INTERVAL, nested too, is DuckDB's months, days and
+    microseconds as an ISO 8601 duration, a part's own sign kept when the signs differ (docs/analyst.md)."""
+    query = ("SELECT INTERVAL 1 MONTH AS month, age(TIMESTAMP '2026-11-10', TIMESTAMP '2026-01-01') AS age, "
+             "INTERVAL '1 month -1 day' AS mixed, INTERVAL '-13 months' AS back, INTERVAL 1000000000 DAY AS far, "
+             "INTERVAL '1 year 2 months 3 days 04:05:06.5' AS all_parts, INTERVAL 5 MINUTE AS five, "
+             "[{'wait': INTERVAL 2 MONTH, 'n': 1}] AS nested, MAP([INTERVAL 1 DAY], [INTERVAL 1 HOUR]) AS by_span, "
+             "NULL::INTERVAL AS unknown FROM daily_status")
+    assert main(["sql", query, "--format", "json", "--lake", str(warehouse_lake.root)]) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    assert json.loads(line) == {
+        "month": "P1M", "age": "P10M9D", "mixed": "P1M-1D", "back": "-P1Y1M", "far": "P1000000000D",
+        "all_parts": "P1Y2M3DT14706.5S", "five": "PT300S", "nested": [{"wait": "P2M", "n": 1}],
+        "by_span": {"P1D": "PT3600S"}, "unknown": None}
+
+
 def test_a_broken_pipe_is_silent(warehouse_lake):
     done = subprocess.run(
         " ".join(CLI) + f" --lake {warehouse_lake.root} sql 'SELECT * FROM range(200000)' --format csv | head -n 2",

@@ -12,14 +12,83 @@ import datetime as dt
 import decimal
 import json
 import math
+import re
 import uuid
 from typing import Any
 
+# DuckDB's text of an INTERVAL (`1 year 2 months 3 days 04:05:06.5`, `-1 day 00:00:00.5`, `1 day -00:00:01`):
+# months, days and microseconds, each with its own sign.
+_INTERVAL_TEXT = re.compile(r"(?:(?P<years>-?\d+) years? ?)?(?:(?P<months>-?\d+) months? ?)?"
+                            r"(?:(?P<days>-?\d+) days? ?)?"
+                            r"(?:(?P<neg>-)?(?P<h>\d+):(?P<m>\d\d):(?P<s>\d\d)(?:\.(?P<f>\d{1,6}))?)?")
+_NESTED = ("list", "array", "struct", "map")
 
-def json_line(columns: list[str], row: tuple[Any, ...]) -> str:
-    """One row as one line of JSON: the query's column names as keys, in order."""
-    return json.dumps({name: jsonable(value) for name, value in zip(columns, row, strict=True)},
+
+def json_line(columns: list[str], row: tuple[Any, ...], shapes: list[Any] | None = None) -> str:
+    """One row as one line of JSON: the query's column names as keys, in order; `shapes` (json_relation's)
+    says where a column holds an INTERVAL as DuckDB's text."""
+    shapes = shapes or [None] * len(columns)
+    return json.dumps({name: _shaped(value, shape) for name, value, shape in zip(columns, row, shapes, strict=True)},
                       ensure_ascii=False, allow_nan=False)
+
+
+def json_relation(relation: Any) -> tuple[Any, list[Any]]:
+    """The relation `sevenmaps sql --format json` fetches, and where its INTERVALs are. DuckDB's Python client
+    turns an INTERVAL into a timedelta, a month into 30 days (`INTERVAL 1 MONTH` read `P30D`) and raises
+    past 999,999,999 days: each INTERVAL, in lists, arrays, structs and maps too, is fetched as DuckDB's text
+    of it (months, days and microseconds, exact), written as an ISO 8601 duration. A repeated column name is
+    renamed as DuckDB's own JSON writer renames it (`n`, `n_1`): a JSON object's keys are unique."""
+    relation = relation.project("COLUMNS(*)")
+    columns, shapes = [], []
+    for name, kind in zip(relation.columns, relation.types, strict=True):
+        quoted = _quoted(name)
+        cast = _interval_cast(kind)
+        columns.append(f"CAST({quoted} AS {cast[0]}) AS {quoted}" if cast else quoted)
+        shapes.append(cast[1] if cast else None)
+    return (relation.project(", ".join(columns)) if any(shapes) else relation), shapes
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _interval_cast(kind: Any) -> tuple[str, Any] | None:
+    """The type `kind` with each INTERVAL in it as VARCHAR, and where those are; None without one (a UNION's
+    member is left alone: its value comes back without its member's name, a timedelta)."""
+    if kind.id == "interval":
+        return "VARCHAR", "interval"
+    if kind.id not in _NESTED:
+        return None
+    children = [(name, child) for name, child in kind.children if not isinstance(child, int)]
+    casts = [_interval_cast(child) for _, child in children]
+    if not any(casts):
+        return None
+    texts = [cast[0] if cast else str(child) for cast, (_, child) in zip(casts, children, strict=True)]
+    shapes = [cast[1] if cast else None for cast in casts]
+    if kind.id == "list":
+        return f"{texts[0]}[]", ("list", shapes[0])
+    if kind.id == "array":
+        return f"{texts[0]}[{dict(kind.children)['size']}]", ("list", shapes[0])
+    if kind.id == "map":  # keys of a nested type come back as {"key": [...], "value": [...]}
+        nested_keys = children[0][1].id in _NESTED
+        return f"MAP({texts[0]}, {texts[1]})", ("pairs" if nested_keys else "map", shapes[0], shapes[1])
+    fields = ", ".join(f"{_quoted(name)} {text}" for (name, _), text in zip(children, texts, strict=True))
+    return f"STRUCT({fields})", ("struct", {name: shape for (name, _), shape in zip(children, shapes, strict=True)})
+
+
+def _shaped(value: Any, shape: Any) -> Any:
+    if shape is None or value is None:
+        return jsonable(value)
+    if shape == "interval":
+        return _interval(value)
+    if shape[0] == "list":
+        return [_shaped(v, shape[1]) for v in value]
+    if shape[0] == "struct":
+        return {_key(k): _shaped(v, shape[1].get(k)) for k, v in value.items()}
+    if shape[0] == "pairs":
+        return {"key": [_shaped(k, shape[1]) for k in value["key"]],
+                "value": [_shaped(v, shape[2]) for v in value["value"]]}
+    return {_key(_shaped(k, shape[1])): _shaped(v, shape[2]) for k, v in value.items()}
 
 
 def jsonable(value: Any) -> Any:
@@ -66,11 +135,31 @@ def _decimal(value: decimal.Decimal) -> float | str | None:
 
 
 def _duration(value: dt.timedelta) -> str:
-    sign = "-" if value < dt.timedelta(0) else ""
-    whole = -value if sign else value
-    days, seconds, micros = whole.days, whole.seconds, whole.microseconds
-    text = f"{sign}P{days}D" if days else f"{sign}P"
-    if seconds or micros or not days:
-        fraction = f".{micros:06d}".rstrip("0") if micros else ""
-        text += f"T{seconds}{fraction}S"
+    """A timedelta (a UNION's INTERVAL member) as an ISO 8601 duration: whole days, then seconds."""
+    micros = value // dt.timedelta(microseconds=1)
+    days, rest = divmod(abs(micros), 86_400_000_000)
+    return _iso_duration(0, -days if micros < 0 else days, -rest if micros < 0 else rest)
+
+
+def _interval(text: str) -> str:
+    """DuckDB's text of an INTERVAL as an ISO 8601 duration: `1 year 2 months 3 days 04:05:06.5` is
+    `P1Y2M3DT14706.5S`."""
+    parts = _INTERVAL_TEXT.fullmatch(text)
+    if parts is None:
+        raise ValueError(f"not DuckDB's text of an INTERVAL: {text!r}")
+    number = {k: int(v or 0) for k, v in parts.groupdict().items() if k not in ("neg", "f")}
+    micros = ((number["h"] * 60 + number["m"]) * 60 + number["s"]) * 1_000_000 + int((parts["f"] or "").ljust(6, "0"))
+    return _iso_duration(number["years"] * 12 + number["months"], number["days"], -micros if parts["neg"] else micros)
+
+
+def _iso_duration(months: int, days: int, micros: int) -> str:
+    """`P1Y2M3DT4.5S`; `-P...` when no part is positive; a part's own sign when the signs differ (`P1M-1D`, as
+    DuckDB and PostgreSQL keep them: a month minus a day is not a fixed number of days)."""
+    if (months or days or micros) and max(months, days, micros) <= 0:
+        return "-" + _iso_duration(-months, -days, -micros)
+    years = abs(months) // 12 * (1 if months > 0 else -1)
+    text = "P" + "".join(f"{n}{unit}" for n, unit in ((years, "Y"), (months - years * 12, "M"), (days, "D")) if n)
+    if micros or text == "P":
+        seconds, fraction = divmod(abs(micros), 1_000_000)
+        text += f"T{'-' if micros < 0 else ''}{seconds}" + (f".{fraction:06d}".rstrip("0") if fraction else "") + "S"
     return text
