@@ -202,6 +202,25 @@ def test_json_intervals_keep_their_months_days_and_microseconds(warehouse_lake, 
         "by_span": {"P1D": "PT3600S"}, "unknown": None}
 
 
+def test_json_dates_and_timestamps_are_exact_outside_pythons_range(warehouse_lake, capsys):
+    """DuckDB's Python client reads 'infinity' as 9999-12-31 (a TIMESTAMPTZ's without its offset), cuts a
+    TIMESTAMP_NS to microseconds, and gives a year past 9999 or before 1 as DuckDB's text (`300000-01-01`,
+    `0044-03-15 (BC)`, a space before the time): each is written in ISO 8601 from DuckDB's own text, a year
+    outside 0000 to 9999 with a sign and six digits, 'infinity' as DuckDB writes it (docs/analyst.md)."""
+    query = ("SELECT 'infinity'::DATE AS never, '-infinity'::TIMESTAMPTZ AS always, DATE '9999-12-31' AS last, "
+             "'2026-11-10 12:00:00.123456789'::TIMESTAMP_NS AS ns, '07:30:00.123456789'::TIME_NS AS t_ns, "
+             "'300000-01-01'::DATE AS far, '0044-03-15 (BC)'::DATE AS ides, "
+             "'290000-01-01 10:00:00.5+00'::TIMESTAMPTZ AS far_at, TIMESTAMPTZ '2026-11-10 12:00:00+00' AS at, "
+             "TIMESTAMP '2026-11-10 12:00:00' AS naive, [DATE '2026-11-10', 'infinity'] AS days FROM daily_status")
+    assert main(["sql", query, "--format", "json", "--lake", str(warehouse_lake.root)]) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    assert json.loads(line) == {
+        "never": "infinity", "always": "-infinity", "last": "9999-12-31", "ns": "2026-11-10T12:00:00.123456789",
+        "t_ns": "07:30:00.123456789", "far": "+300000-01-01", "ides": "-000043-03-15",
+        "far_at": "+290000-01-01T10:00:00.5+00:00", "at": "2026-11-10T12:00:00+00:00", "naive": "2026-11-10T12:00:00",
+        "days": ["2026-11-10", "infinity"]}
+
+
 def test_a_broken_pipe_is_silent(warehouse_lake):
     done = subprocess.run(
         " ".join(CLI) + f" --lake {warehouse_lake.root} sql 'SELECT * FROM range(200000)' --format csv | head -n 2",

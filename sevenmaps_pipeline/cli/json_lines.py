@@ -22,27 +22,33 @@ _INTERVAL_TEXT = re.compile(r"(?:(?P<years>-?\d+) years? ?)?(?:(?P<months>-?\d+)
                             r"(?:(?P<days>-?\d+) days? ?)?"
                             r"(?:(?P<neg>-)?(?P<h>\d+):(?P<m>\d\d):(?P<s>\d\d)(?:\.(?P<f>\d{1,6}))?)?")
 _NESTED = ("list", "array", "struct", "map")
+# Fetched as DuckDB's text, the Python client's value being lossy: a month as 30 days; 'infinity' as 9999-12-31;
+# nanoseconds cut; a year past 9999 or before 1 as DuckDB's text (`300000-01-01`, `0044-03-15 (BC)`).
+_AS_TEXT = {"interval": "interval", "date": "temporal", "timestamp": "temporal", "timestamp_s": "temporal",
+            "timestamp_ms": "temporal", "timestamp_ns": "temporal", "timestamp with time zone": "temporal",
+            "time_ns": "temporal"}
 
 
 def json_line(columns: list[str], row: tuple[Any, ...], shapes: list[Any] | None = None) -> str:
     """One row as one line of JSON: the query's column names as keys, in order; `shapes` (json_relation's)
-    says where a column holds an INTERVAL as DuckDB's text."""
+    says where a column holds DuckDB's text of an INTERVAL, a date or a timestamp."""
     shapes = shapes or [None] * len(columns)
     return json.dumps({name: _shaped(value, shape) for name, value, shape in zip(columns, row, shapes, strict=True)},
                       ensure_ascii=False, allow_nan=False)
 
 
 def json_relation(relation: Any) -> tuple[Any, list[Any]]:
-    """The relation `sevenmaps sql --format json` fetches, and where its INTERVALs are. DuckDB's Python client
-    turns an INTERVAL into a timedelta, a month into 30 days (`INTERVAL 1 MONTH` read `P30D`) and raises
-    past 999,999,999 days: each INTERVAL, in lists, arrays, structs and maps too, is fetched as DuckDB's text
-    of it (months, days and microseconds, exact), written as an ISO 8601 duration. A repeated column name is
-    renamed as DuckDB's own JSON writer renames it (`n`, `n_1`): a JSON object's keys are unique."""
+    """The relation `sevenmaps sql --format json` fetches, and where it holds values as DuckDB's text. DuckDB's
+    Python client turns an INTERVAL into a timedelta, a month into 30 days (`INTERVAL 1 MONTH` read `P30D`),
+    and raises past 999,999,999 days; a date or timestamp 'infinity' into 9999-12-31, a TIMESTAMP_NS into
+    microseconds, a year outside 1 to 9999 into DuckDB's text. Each of those, in lists, arrays, structs and
+    maps too, is fetched as DuckDB's text (exact) and written in ISO 8601. A repeated column name is renamed
+    as DuckDB's own JSON writer renames it (`n`, `n_1`): a JSON object's keys are unique."""
     relation = relation.project("COLUMNS(*)")
     columns, shapes = [], []
     for name, kind in zip(relation.columns, relation.types, strict=True):
         quoted = _quoted(name)
-        cast = _interval_cast(kind)
+        cast = _text_cast(kind)
         columns.append(f"CAST({quoted} AS {cast[0]}) AS {quoted}" if cast else quoted)
         shapes.append(cast[1] if cast else None)
     return (relation.project(", ".join(columns)) if any(shapes) else relation), shapes
@@ -52,15 +58,15 @@ def _quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _interval_cast(kind: Any) -> tuple[str, Any] | None:
-    """The type `kind` with each INTERVAL in it as VARCHAR, and where those are; None without one (a UNION's
-    member is left alone: its value comes back without its member's name, a timedelta)."""
-    if kind.id == "interval":
-        return "VARCHAR", "interval"
+def _text_cast(kind: Any) -> tuple[str, Any] | None:
+    """The type `kind` with each type of _AS_TEXT in it as VARCHAR, and where those are; None without one (a
+    UNION's member is left alone: its value comes back without its member's name, as the client gives it)."""
+    if kind.id in _AS_TEXT:
+        return "VARCHAR", _AS_TEXT[kind.id]
     if kind.id not in _NESTED:
         return None
     children = [(name, child) for name, child in kind.children if not isinstance(child, int)]
-    casts = [_interval_cast(child) for _, child in children]
+    casts = [_text_cast(child) for _, child in children]
     if not any(casts):
         return None
     texts = [cast[0] if cast else str(child) for cast, (_, child) in zip(casts, children, strict=True)]
@@ -81,6 +87,8 @@ def _shaped(value: Any, shape: Any) -> Any:
         return jsonable(value)
     if shape == "interval":
         return _interval(value)
+    if shape == "temporal":
+        return _temporal(value)
     if shape[0] == "list":
         return [_shaped(v, shape[1]) for v in value]
     if shape[0] == "struct":
@@ -150,6 +158,26 @@ def _interval(text: str) -> str:
     number = {k: int(v or 0) for k, v in parts.groupdict().items() if k not in ("neg", "f")}
     micros = ((number["h"] * 60 + number["m"]) * 60 + number["s"]) * 1_000_000 + int((parts["f"] or "").ljust(6, "0"))
     return _iso_duration(number["years"] * 12 + number["months"], number["days"], -micros if parts["neg"] else micros)
+
+
+def _temporal(text: str) -> str:
+    """DuckDB's text of a date, timestamp or TIME_NS in ISO 8601: `2026-11-10 12:00:00+00` is
+    `2026-11-10T12:00:00+00:00`, nanoseconds kept; a year past 9999 or before 1 with a sign and six digits
+    (`+300000-01-01`, `0044-03-15 (BC)` is `-000043-03-15`, year 0 being 1 BC); `infinity` and `-infinity` as
+    DuckDB and PostgreSQL write them."""
+    if text in ("infinity", "-infinity") or ":" in text.partition(" ")[0]:  # TIME_NS: `07:30:00.123456789`
+        return _offset(text)
+    before_christ = text.endswith(" (BC)")
+    day, _, time_of_day = text.removesuffix(" (BC)").partition(" ")
+    year_text, month, day_of_month = day.split("-")
+    year = 1 - int(year_text) if before_christ else int(year_text)
+    year_text = f"{year:04d}" if 0 <= year <= 9999 else f"{'-' if year < 0 else '+'}{abs(year):06d}"
+    return f"{year_text}-{month}-{day_of_month}" + (f"T{_offset(time_of_day)}" if time_of_day else "")
+
+
+def _offset(time_of_day: str) -> str:
+    """DuckDB's `+00` offset as ISO 8601's extended `+00:00`."""
+    return re.sub(r"([+-]\d\d)$", r"\1:00", time_of_day)
 
 
 def _iso_duration(months: int, days: int, micros: int) -> str:
