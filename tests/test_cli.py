@@ -221,6 +221,19 @@ def test_json_dates_and_timestamps_are_exact_outside_pythons_range(warehouse_lak
         "days": ["2026-11-10", "infinity"]}
 
 
+def test_json_maps_with_list_or_struct_keys_are_objects_like_every_map(warehouse_lake, capsys):
+    """DuckDB's Python client gives a MAP whose keys are lists, arrays, structs or maps as {"key": [...],
+    "value": [...]}: `MAP([[1], [2]], [1, 2])` was written {"key": [[1], [2]], "value": [1, 2]}, the same as
+    a MAP with the two text keys "key" and "value". Every map is an object, such a key its JSON text."""
+    query = ("SELECT MAP([[1], [2]], [1, 2]) AS by_list, MAP(['key', 'value'], [[[1], [2]], [[1, 2]]]) AS by_text, "
+             "MAP([{'x': 1}], [INTERVAL 1 MONTH]) AS by_struct, [MAP([[1, 2]::INT[2]], ['a'])] AS nested "
+             "FROM daily_status")
+    assert main(["sql", query, "--format", "json", "--lake", str(warehouse_lake.root)]) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    assert json.loads(line) == {"by_list": {"[1]": 1, "[2]": 2}, "by_text": {"key": [[1], [2]], "value": [[1, 2]]},
+                                "by_struct": {'{"x": 1}': "P1M"}, "nested": [{"[1, 2]": "a"}]}
+
+
 def test_a_broken_pipe_is_silent(warehouse_lake):
     done = subprocess.run(
         " ".join(CLI) + f" --lake {warehouse_lake.root} sql 'SELECT * FROM range(200000)' --format csv | head -n 2",

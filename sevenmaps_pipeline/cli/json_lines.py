@@ -49,7 +49,7 @@ def json_relation(relation: Any) -> tuple[Any, list[Any]]:
     for name, kind in zip(relation.columns, relation.types, strict=True):
         quoted = _quoted(name)
         cast = _text_cast(kind)
-        columns.append(f"CAST({quoted} AS {cast[0]}) AS {quoted}" if cast else quoted)
+        columns.append(f"CAST({quoted} AS {cast[0]}) AS {quoted}" if cast and cast[0] != str(kind) else quoted)
         shapes.append(cast[1] if cast else None)
     return (relation.project(", ".join(columns)) if any(shapes) else relation), shapes
 
@@ -59,15 +59,17 @@ def _quoted(name: str) -> str:
 
 
 def _text_cast(kind: Any) -> tuple[str, Any] | None:
-    """The type `kind` with each type of _AS_TEXT in it as VARCHAR, and where those are; None without one (a
-    UNION's member is left alone: its value comes back without its member's name, as the client gives it)."""
+    """The type `kind` with each type of _AS_TEXT in it as VARCHAR, and where those are and where a map's keys
+    are of a nested type; None without either (a UNION's member is left alone: its value comes back without
+    its member's name, as the client gives it)."""
     if kind.id in _AS_TEXT:
         return "VARCHAR", _AS_TEXT[kind.id]
     if kind.id not in _NESTED:
         return None
     children = [(name, child) for name, child in kind.children if not isinstance(child, int)]
     casts = [_text_cast(child) for _, child in children]
-    if not any(casts):
+    nested_keys = kind.id == "map" and children[0][1].id in _NESTED  # come back as {"key": [...], "value": [...]}
+    if not any(casts) and not nested_keys:
         return None
     texts = [cast[0] if cast else str(child) for cast, (_, child) in zip(casts, children, strict=True)]
     shapes = [cast[1] if cast else None for cast in casts]
@@ -75,8 +77,7 @@ def _text_cast(kind: Any) -> tuple[str, Any] | None:
         return f"{texts[0]}[]", ("list", shapes[0])
     if kind.id == "array":
         return f"{texts[0]}[{dict(kind.children)['size']}]", ("list", shapes[0])
-    if kind.id == "map":  # keys of a nested type come back as {"key": [...], "value": [...]}
-        nested_keys = children[0][1].id in _NESTED
+    if kind.id == "map":
         return f"MAP({texts[0]}, {texts[1]})", ("pairs" if nested_keys else "map", shapes[0], shapes[1])
     fields = ", ".join(f"{_quoted(name)} {text}" for (name, _), text in zip(children, texts, strict=True))
     return f"STRUCT({fields})", ("struct", {name: shape for (name, _), shape in zip(children, shapes, strict=True)})
@@ -93,9 +94,9 @@ def _shaped(value: Any, shape: Any) -> Any:
         return [_shaped(v, shape[1]) for v in value]
     if shape[0] == "struct":
         return {_key(k): _shaped(v, shape[1].get(k)) for k, v in value.items()}
-    if shape[0] == "pairs":
-        return {"key": [_shaped(k, shape[1]) for k in value["key"]],
-                "value": [_shaped(v, shape[2]) for v in value["value"]]}
+    if shape[0] == "pairs":  # a map with keys of a nested type, as every map: an object, each key its JSON text
+        return {_key(_shaped(k, shape[1])): _shaped(v, shape[2])
+                for k, v in zip(value["key"], value["value"], strict=True)}
     return {_key(_shaped(k, shape[1])): _shaped(v, shape[2]) for k, v in value.items()}
 
 
