@@ -46,7 +46,7 @@ def cmd_sql(args: argparse.Namespace) -> int:
             print(f"wrote {args.out}", file=sys.stderr)
             return 0
         shapes = None
-        if args.format == "json":  # repeated names renamed, INTERVALs fetched exactly (docs/analyst.md)
+        if args.format == "json":  # names made unique; INTERVALs, dates, timestamps as DuckDB's text (docs/analyst.md)
             relation, shapes = json_relation(relation)
         columns = relation.columns
         if args.format == "csv":
