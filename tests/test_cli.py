@@ -169,6 +169,71 @@ def test_json_lines_are_valid_json_in_the_forms_json_readers_expect(warehouse_la
     assert dt.datetime.fromisoformat(json.loads(line)["at"]) == dt.datetime(2026, 11, 10, 12, tzinfo=dt.UTC)
 
 
+def test_json_lines_keep_every_column_and_every_map_key(warehouse_lake, tmp_path, capsys):
+    """A repeated column name kept one key, the last column's value (the first's lost), and a map's NaN and
+    infinite keys all became the key "null", one value left of three: a repeated name is renamed as DuckDB's
+    own JSON writer renames it (`n_1`), and such keys are written as JavaScript's String() writes them."""
+    query = ("SELECT 1 AS n, 2 AS n, MAP(['nan'::DOUBLE, 'inf'::DOUBLE, '-inf'::DOUBLE, 1.5], [1, 2, 3, 4]) AS by_x "
+             "FROM daily_status")
+    assert main(["sql", query, "--format", "json", "--lake", str(warehouse_lake.root)]) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    assert json.loads(line) == {"n": 1, "n_1": 2, "by_x": {"NaN": 1, "Infinity": 2, "-Infinity": 3, "1.5": 4}}
+    duckdb_json = tmp_path / "duckdb.json"
+    with open_warehouse(warehouse_lake) as con:
+        con.sql(f"COPY ({query}) TO '{duckdb_json}' (FORMAT json)")
+    assert list(json.loads(duckdb_json.read_text())) == ["n", "n_1", "by_x"]  # DuckDB's own names
+
+
+def test_json_intervals_keep_their_months_days_and_microseconds(warehouse_lake, capsys):
+    """DuckDB's Python client turns an INTERVAL into a timedelta, a month into 30 days: `INTERVAL 1 MONTH` was
+    written `P30D`, age() over ten months and nine days `P309D` (313 days apart), a month minus a day `P29D`,
+    and 1,000,000,000 days made the command fail. Each INTERVAL, nested too, is DuckDB's months, days and
+    microseconds as an ISO 8601 duration, a part's own sign kept when the signs differ (docs/analyst.md)."""
+    query = ("SELECT INTERVAL 1 MONTH AS month, age(TIMESTAMP '2026-11-10', TIMESTAMP '2026-01-01') AS age, "
+             "INTERVAL '1 month -1 day' AS mixed, INTERVAL '-13 months' AS back, INTERVAL 1000000000 DAY AS far, "
+             "INTERVAL '1 year 2 months 3 days 04:05:06.5' AS all_parts, INTERVAL 5 MINUTE AS five, "
+             "[{'wait': INTERVAL 2 MONTH, 'n': 1}] AS nested, MAP([INTERVAL 1 DAY], [INTERVAL 1 HOUR]) AS by_span, "
+             "NULL::INTERVAL AS unknown FROM daily_status")
+    assert main(["sql", query, "--format", "json", "--lake", str(warehouse_lake.root)]) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    assert json.loads(line) == {
+        "month": "P1M", "age": "P10M9D", "mixed": "P1M-1D", "back": "-P1Y1M", "far": "P1000000000D",
+        "all_parts": "P1Y2M3DT14706.5S", "five": "PT300S", "nested": [{"wait": "P2M", "n": 1}],
+        "by_span": {"P1D": "PT3600S"}, "unknown": None}
+
+
+def test_json_dates_and_timestamps_are_exact_outside_pythons_range(warehouse_lake, capsys):
+    """DuckDB's Python client reads 'infinity' as 9999-12-31 (a TIMESTAMPTZ's without its offset), cuts a
+    TIMESTAMP_NS to microseconds, and gives a year past 9999 or before 1 as DuckDB's text (`300000-01-01`,
+    `0044-03-15 (BC)`, a space before the time): each is written in ISO 8601 from DuckDB's own text, a year
+    outside 0000 to 9999 with a sign and six digits, 'infinity' as DuckDB writes it (docs/analyst.md)."""
+    query = ("SELECT 'infinity'::DATE AS never, '-infinity'::TIMESTAMPTZ AS always, DATE '9999-12-31' AS last, "
+             "'2026-11-10 12:00:00.123456789'::TIMESTAMP_NS AS ns, '07:30:00.123456789'::TIME_NS AS t_ns, "
+             "'300000-01-01'::DATE AS far, '0044-03-15 (BC)'::DATE AS ides, "
+             "'290000-01-01 10:00:00.5+00'::TIMESTAMPTZ AS far_at, TIMESTAMPTZ '2026-11-10 12:00:00+00' AS at, "
+             "TIMESTAMP '2026-11-10 12:00:00' AS naive, [DATE '2026-11-10', 'infinity'] AS days FROM daily_status")
+    assert main(["sql", query, "--format", "json", "--lake", str(warehouse_lake.root)]) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    assert json.loads(line) == {
+        "never": "infinity", "always": "-infinity", "last": "9999-12-31", "ns": "2026-11-10T12:00:00.123456789",
+        "t_ns": "07:30:00.123456789", "far": "+300000-01-01", "ides": "-000043-03-15",
+        "far_at": "+290000-01-01T10:00:00.5+00:00", "at": "2026-11-10T12:00:00+00:00", "naive": "2026-11-10T12:00:00",
+        "days": ["2026-11-10", "infinity"]}
+
+
+def test_json_maps_with_list_or_struct_keys_are_objects_like_every_map(warehouse_lake, capsys):
+    """DuckDB's Python client gives a MAP whose keys are lists, arrays, structs or maps as {"key": [...],
+    "value": [...]}: `MAP([[1], [2]], [1, 2])` was written {"key": [[1], [2]], "value": [1, 2]}, the same as
+    a MAP with the two text keys "key" and "value". Every map is an object, such a key its JSON text."""
+    query = ("SELECT MAP([[1], [2]], [1, 2]) AS by_list, MAP(['key', 'value'], [[[1], [2]], [[1, 2]]]) AS by_text, "
+             "MAP([{'x': 1}], [INTERVAL 1 MONTH]) AS by_struct, [MAP([[1, 2]::INT[2]], ['a'])] AS nested "
+             "FROM daily_status")
+    assert main(["sql", query, "--format", "json", "--lake", str(warehouse_lake.root)]) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    assert json.loads(line) == {"by_list": {"[1]": 1, "[2]": 2}, "by_text": {"key": [[1], [2]], "value": [[1, 2]]},
+                                "by_struct": {'{"x": 1}': "P1M"}, "nested": [{"[1, 2]": "a"}]}
+
+
 def test_a_broken_pipe_is_silent(warehouse_lake):
     done = subprocess.run(
         " ".join(CLI) + f" --lake {warehouse_lake.root} sql 'SELECT * FROM range(200000)' --format csv | head -n 2",

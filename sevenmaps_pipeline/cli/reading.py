@@ -11,7 +11,7 @@ import sys
 from ..integrity.status import lake_status, status_text
 from ..lake.warehouse import open_warehouse, publish_warehouse
 from .common import _existing_lake
-from .json_lines import json_line
+from .json_lines import json_line, json_relation
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -45,6 +45,9 @@ def cmd_sql(args: argparse.Namespace) -> int:
             relation.write_parquet(args.out)
             print(f"wrote {args.out}", file=sys.stderr)
             return 0
+        shapes = None
+        if args.format == "json":  # names made unique; INTERVALs, dates, timestamps as DuckDB's text (docs/analyst.md)
+            relation, shapes = json_relation(relation)
         columns = relation.columns
         if args.format == "csv":
             # Each value as DuckDB's own text of it, what its CSV writer writes (true/false, [a, b], a timestamp's
@@ -56,7 +59,7 @@ def cmd_sql(args: argparse.Namespace) -> int:
         with target as out:
             if args.format == "json":  # one JSON object per line
                 for row in rows:
-                    out.write(json_line(columns, row) + "\n")
+                    out.write(json_line(columns, row, shapes) + "\n")
             else:
                 writer = csv.writer(out)
                 writer.writerow(columns)
