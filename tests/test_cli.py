@@ -145,6 +145,13 @@ def test_csv_writes_each_value_as_duckdb_writes_it(warehouse_lake, tmp_path, cap
     assert written[1:] == rows[1:] and written[0][-1] == "n_1"  # DuckDB's header renames the repeated name
 
 
+def _json_line_of(lake, query: str, capsys) -> str:
+    """The one line `sevenmaps sql --format json` prints for a query of one row."""
+    assert main(["sql", query, "--format", "json", "--lake", str(lake.root)]) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    return line
+
+
 def test_json_lines_are_valid_json_in_the_forms_json_readers_expect(warehouse_lake, capsys):
     """`sql --format json` wrote Python's text of a value (`2026-11-10 12:00:00+00:00`, `0:05:00`, `b'...'`), a
     DECIMAL as a string and a NaN as a bare NaN that strict readers refuse; a MAP with DATE keys raised. Each
@@ -155,12 +162,11 @@ def test_json_lines_are_valid_json_in_the_forms_json_readers_expect(warehouse_la
              "INTERVAL 1 DAY + INTERVAL 1500 MILLISECOND AS day_on, '\\x00\\xff'::BLOB AS raw, "
              "MAP([DATE '2026-11-10'], [{'up': 'inf'::DOUBLE, 'n': 2}]) AS by_day, [0.25, NULL]::DOUBLE[] AS xs, "
              "'00000000-0000-4000-8000-000000000001'::UUID AS id")
-    assert main(["sql", query, "--format", "json", "--lake", str(warehouse_lake.root)]) == 0
+    line = _json_line_of(warehouse_lake, query, capsys)
 
     def strict(constant):
         raise ValueError(f"not JSON: {constant}")
 
-    (line,) = capsys.readouterr().out.splitlines()
     assert json.loads(line, parse_constant=strict) == {
         "at": "2026-11-10T12:00:00+00:00", "day": "2026-11-10", "t": "07:30:00", "exact": 1.5,
         "wide": "123456789012345678901234567.89", "nan": None, "low": None, "five": "PT300S", "back": "-PT90S",
@@ -175,8 +181,7 @@ def test_json_lines_keep_every_column_and_every_map_key(warehouse_lake, tmp_path
     own JSON writer renames it (`n_1`), and such keys are written as JavaScript's String() writes them."""
     query = ("SELECT 1 AS n, 2 AS n, MAP(['nan'::DOUBLE, 'inf'::DOUBLE, '-inf'::DOUBLE, 1.5], [1, 2, 3, 4]) AS by_x "
              "FROM daily_status")
-    assert main(["sql", query, "--format", "json", "--lake", str(warehouse_lake.root)]) == 0
-    (line,) = capsys.readouterr().out.splitlines()
+    line = _json_line_of(warehouse_lake, query, capsys)
     assert json.loads(line) == {"n": 1, "n_1": 2, "by_x": {"NaN": 1, "Infinity": 2, "-Infinity": 3, "1.5": 4}}
     duckdb_json = tmp_path / "duckdb.json"
     with open_warehouse(warehouse_lake) as con:
@@ -194,8 +199,7 @@ def test_json_intervals_keep_their_months_days_and_microseconds(warehouse_lake, 
              "INTERVAL '1 year 2 months 3 days 04:05:06.5' AS all_parts, INTERVAL 5 MINUTE AS five, "
              "[{'wait': INTERVAL 2 MONTH, 'n': 1}] AS nested, MAP([INTERVAL 1 DAY], [INTERVAL 1 HOUR]) AS by_span, "
              "NULL::INTERVAL AS unknown FROM daily_status")
-    assert main(["sql", query, "--format", "json", "--lake", str(warehouse_lake.root)]) == 0
-    (line,) = capsys.readouterr().out.splitlines()
+    line = _json_line_of(warehouse_lake, query, capsys)
     assert json.loads(line) == {
         "month": "P1M", "age": "P10M9D", "mixed": "P1M-1D", "back": "-P1Y1M", "far": "P1000000000D",
         "all_parts": "P1Y2M3DT14706.5S", "five": "PT300S", "nested": [{"wait": "P2M", "n": 1}],
@@ -212,8 +216,7 @@ def test_json_dates_and_timestamps_are_exact_outside_pythons_range(warehouse_lak
              "'300000-01-01'::DATE AS far, '0044-03-15 (BC)'::DATE AS ides, "
              "'290000-01-01 10:00:00.5+00'::TIMESTAMPTZ AS far_at, TIMESTAMPTZ '2026-11-10 12:00:00+00' AS at, "
              "TIMESTAMP '2026-11-10 12:00:00' AS naive, [DATE '2026-11-10', 'infinity'] AS days FROM daily_status")
-    assert main(["sql", query, "--format", "json", "--lake", str(warehouse_lake.root)]) == 0
-    (line,) = capsys.readouterr().out.splitlines()
+    line = _json_line_of(warehouse_lake, query, capsys)
     assert json.loads(line) == {
         "never": "infinity", "always": "-infinity", "last": "9999-12-31", "ns": "2026-11-10T12:00:00.123456789",
         "t_ns": "07:30:00.123456789", "far": "+300000-01-01", "ides": "-000043-03-15",
@@ -228,8 +231,7 @@ def test_json_maps_with_list_or_struct_keys_are_objects_like_every_map(warehouse
     query = ("SELECT MAP([[1], [2]], [1, 2]) AS by_list, MAP(['key', 'value'], [[[1], [2]], [[1, 2]]]) AS by_text, "
              "MAP([{'x': 1}], [INTERVAL 1 MONTH]) AS by_struct, [MAP([[1, 2]::INT[2]], ['a'])] AS nested "
              "FROM daily_status")
-    assert main(["sql", query, "--format", "json", "--lake", str(warehouse_lake.root)]) == 0
-    (line,) = capsys.readouterr().out.splitlines()
+    line = _json_line_of(warehouse_lake, query, capsys)
     assert json.loads(line) == {"by_list": {"[1]": 1, "[2]": 2}, "by_text": {"key": [[1], [2]], "value": [[1, 2]]},
                                 "by_struct": {'{"x": 1}': "P1M"}, "nested": [{"[1, 2]": "a"}]}
 
