@@ -358,6 +358,15 @@ def demo_args(root: Path) -> list[str]:
             "--signing-key", str(root / "secrets" / "signing.pem")]
 
 
+def _start_demo_build(root: Path, pass_fds: tuple[int, ...] = ()) -> subprocess.Popen:
+    """DEMO_BUILD in a process of its own, its output in fleet-demo.log beside the lake's folder."""
+    with open(root.parent / "fleet-demo.log", "w") as log:
+        return subprocess.Popen(
+            [sys.executable, "-c", DEMO_BUILD, str(Path(__file__).parent), str(root)],
+            env={k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}, stdin=subprocess.DEVNULL,
+            stdout=log, stderr=subprocess.STDOUT, pass_fds=pass_fds, start_new_session=True)
+
+
 def _demo_root(tmp_path_factory) -> Path:
     """The demo lake's folder, shared by the xdist workers (their common temp folder)."""
     base = tmp_path_factory.getbasetemp()
@@ -380,12 +389,8 @@ def _fleet_demo_in_background(request, tmp_path_factory) -> Iterator[None]:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         if not (root / "exit-code").exists() and not (root / "built").exists():
             root.mkdir(exist_ok=True)
-            with open(root.parent / "fleet-demo.log", "w") as log:
-                # the lock passes to the build (the same open file): released when the build's process ends
-                build = subprocess.Popen(
-                    [sys.executable, "-c", DEMO_BUILD, str(Path(__file__).parent), str(root)],
-                    env={k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}, stdin=subprocess.DEVNULL,
-                    stdout=log, stderr=subprocess.STDOUT, pass_fds=(lock.fileno(),), start_new_session=True)
+            # the lock passes to the build (the same open file): released when the build's process ends
+            build = _start_demo_build(root, pass_fds=(lock.fileno(),))
     yield
     if build is not None:  # a run that stops early ends the build; otherwise a reader may still wait for it
         try:
@@ -399,25 +404,17 @@ def _fleet_demo_in_background(request, tmp_path_factory) -> Iterator[None]:
 def fleet_demo_lake(tmp_path_factory) -> LakePaths:
     """A lake made by `sevenmaps demo` itself (the loopback fleet, runs launched through the code location,
     signed and verified), shorter than the default 30 days; built once per test run, shared by the xdist
-    workers: in the background from the start of the run (above), else by the first worker to need it, under
-    a lock in their common temp folder; the others wait for it and reuse it. Tests only read it (a test that
-    writes copies it first)."""
-    from sevenmaps_pipeline.cli import main
-
+    workers: in the background from the start of the run (above), else (no build began) by the same process
+    started by the first worker to need it, under a lock in their common temp folder; the others wait for it
+    and reuse it. Tests only read it (a test that writes copies it first)."""
     root = _demo_root(tmp_path_factory)
-    lake = LakePaths.at(root / "lake")
     with open(root.parent / "fleet-demo.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # waits while it is being built
-        if (root / "built").is_file():
-            return lake
-        if (root / "exit-code").exists():  # built in the background, and that build failed: never built again
+        if not (root / "built").is_file() and not (root / "exit-code").exists():  # no build began: this one
+            root.mkdir(exist_ok=True)
+            _start_demo_build(root).wait()
+        if not (root / "built").is_file():  # that build failed: never built again
             log = (root.parent / "fleet-demo.log").read_text(errors="replace")
-            pytest.fail(f"`sevenmaps demo` exited {(root / 'exit-code').read_text()}: {log[-3000:]}")
-        root.mkdir(exist_ok=True)
-        with pytest.MonkeyPatch.context() as env:  # the demo selects its home and first day for the process
-            for name in ("DAGSTER_HOME", "SEVENMAPS_LAKE", "SEVENMAPS_FIRST_DAY", "SEVENMAPS_WITNESSES"):
-                env.setenv(name, os.environ.get(name, ""))
-            env.delenv("DAGSTER_HOME")
-            assert main(demo_args(root)) == 0
-        (root / "built").touch()
-    return lake
+            code = (root / "exit-code").read_text() if (root / "exit-code").exists() else "without an exit code"
+            pytest.fail(f"`sevenmaps demo` exited {code}: {log[-3000:]}")
+    return LakePaths.at(root / "lake")
