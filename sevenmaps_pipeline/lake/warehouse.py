@@ -271,12 +271,16 @@ def publish_warehouse(lake: LakePaths, force: bool = False) -> str:
 
 
 def _publish(lake: LakePaths, target, statements: list[str]) -> None:
+    """The statements (some 50 views and 900 column comments) in one transaction: one commit, not one per
+    statement (a small lake's publish 0.31 s of CPU instead of 0.44 s, docs/development.md)."""
     tmp = lake.root / f".{target.stem}.{uuid.uuid4().hex}.duckdb"
     try:
         con = duck.connect(str(tmp))
         try:
+            con.execute("BEGIN TRANSACTION")
             for statement in statements:
                 con.execute(statement)
+            con.execute("COMMIT")
             con.execute("CHECKPOINT")
         finally:
             con.close()
