@@ -31,8 +31,7 @@ def _latest(instance, asset: str, day: dt.date) -> dict:
 
 
 def test_a_day_that_went_80_percent_d_shows_in_its_numbers(lake, signing_key, tmp_path):
-    (tmp_path / "home").mkdir()
-    with dg.instance_for_test(temp_dir=str(tmp_path / "home")) as instance:
+    with dg.DagsterInstance.ephemeral() as instance:
         _land(lake, DAY, down=1)
         assert run_days("daily_map_job", DAY, DAY, instance, lake.root, signing_key).success
         bad = DAY + dt.timedelta(days=1)

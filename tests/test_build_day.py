@@ -97,10 +97,9 @@ def test_the_map_step_fails_naming_the_asset_and_records_what_it_built(tmp_path,
 
     lake, days = _synth(tmp_path / "lake", days=1)
     _block(lake, "tool_lists", days[0])
-    (tmp_path / "home").mkdir()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with dg.instance_for_test(temp_dir=str(tmp_path / "home")) as instance:
+        with dg.DagsterInstance.ephemeral() as instance:
             run = run_days("daily_map_job", days[0], days[0], instance, lake.root, signing_key, raise_on_error=False)
             assert not run.success
             (message,) = [e.event_specific_data.error.message for e in run.all_events if e.is_step_failure]
@@ -129,10 +128,9 @@ def test_a_signed_day_that_would_change_stops_the_map_step_naming_it(tmp_path, s
     from sevenmaps_pipeline.defs.runner import run_days, run_map_and_sign
 
     lake, days = _synth(tmp_path / "lake", days=1)
-    (tmp_path / "home").mkdir()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with dg.instance_for_test(temp_dir=str(tmp_path / "home")) as instance:
+        with dg.DagsterInstance.ephemeral() as instance:
             assert all(r.success for r in run_map_and_sign(days[0], days[0], instance, lake.root, signing_key))
             signed = lake.curated_file("daily_status", days[0]).read_bytes()
             # A check put into the signed day's raw folder by another writer (write_parquet itself refuses a

@@ -22,10 +22,11 @@ END = dt.date(2026, 11, 20)
 
 
 @pytest.fixture
-def instance(tmp_path):
-    home = tmp_path / "dagster_home"
-    home.mkdir()
-    with dg.instance_for_test(temp_dir=str(home)) as inst:
+def instance():
+    # Dagster's in-memory storage: the same SQL event log, on an in-memory SQLite; a lake's own home on disk is
+    # what test_dagster_homes.py, test_lanes.py and test_ui_backfill.py open (docs/development.md, "The suite's
+    # time").
+    with dg.DagsterInstance.ephemeral() as inst:
         yield inst
 
 

@@ -39,12 +39,6 @@ def _age(lake, day: dt.date, when: dt.datetime) -> None:
         os.utime(lake.curated_file(table, day), (stamp, stamp))
 
 
-def _home(tmp_path) -> str:
-    home = tmp_path / "dagster-home"
-    home.mkdir(exist_ok=True)
-    return str(home)
-
-
 def _reports(lake, day: dt.date) -> int:
     return pq.read_table(lake.curated_file("agent_reports", day)).num_rows
 
@@ -58,7 +52,7 @@ def _refusal(run) -> str:
 def test_a_batch_landing_at_23_59_59_is_refused_until_the_map_job_counts_it(lake, signing_key, tmp_path):
     _land_day(lake, DAY)
     land_reports(lake, [report(KEY, who="early")], day=DAY, batch="early")
-    with dg.DagsterInstance.local_temp(_home(tmp_path)) as instance:
+    with dg.DagsterInstance.ephemeral() as instance:
         assert run_days("daily_map_job", DAY, DAY, instance, lake.root, signing_key).success
         assert _reports(lake, DAY) == 1
         # The map run was the day's 23:30 build; a batch lands at 23:59:59 (after it).
@@ -86,7 +80,7 @@ def test_a_day_built_outside_the_map_job_is_refused(lake, signing_key, tmp_path)
     _land_day(lake, DAY)
     curated.day.rebuild_day(lake, DAY)  # the library's build: no checks, no materialisations
     assert stale_reason(lake, DAY) is None
-    with dg.DagsterInstance.local_temp(_home(tmp_path)) as instance:
+    with dg.DagsterInstance.ephemeral() as instance:
         message = _refusal(run_days("sign_day_job", DAY, DAY, instance, lake.root, signing_key,
                                     raise_on_error=False))
         assert f"{DAY}: " in message and "not materialised by the map job" in message
@@ -99,7 +93,7 @@ def test_a_day_failing_a_blocking_check_is_not_signed_nor_any_day_after_it(lake,
     d1, d2 = DAY, DAY + dt.timedelta(days=1)
     for day in (d1, d2):
         _land_day(lake, day)
-    with dg.DagsterInstance.local_temp(_home(tmp_path)) as instance:
+    with dg.DagsterInstance.ephemeral() as instance:
         assert run_days("daily_map_job", d1, d2, instance, lake.root, signing_key).success
         # d1's incidents as a faulty build would write them: an unconfirmed incident shown. Nothing reads the
         # table, so the day is not stale; its blocking check fails.
@@ -140,7 +134,7 @@ def test_an_unsigned_day_built_out_of_order_is_stale_until_rebuilt(lake):
 def test_the_open_day_without_a_registry_url_fails_naming_the_setting(lake, tmp_path):
     today = dt.datetime.now(dt.UTC).date()
     _land_day(lake, today)
-    with dg.DagsterInstance.local_temp(_home(tmp_path)) as instance:
+    with dg.DagsterInstance.ephemeral() as instance:
         run = run_days("daily_map_job", today, today, instance, lake.root, raise_on_error=False)
         assert not run.success
         failures = [e for e in run.all_events if e.event_type_value == "STEP_FAILURE"]
@@ -158,7 +152,7 @@ def test_the_open_day_not_built_for_want_of_a_scan_records_no_materialisation(la
 
     today = dt.datetime.now(dt.UTC).date()
     job = defs.resolve_implicit_global_asset_job_def()
-    with dg.DagsterInstance.local_temp(_home(tmp_path)) as instance:
+    with dg.DagsterInstance.ephemeral() as instance:
         run = job.execute_in_process(
             instance=instance, partition_key=today.isoformat(),
             asset_selection=[dg.AssetKey("daily_status"), dg.AssetKey("server_history")],
@@ -213,7 +207,7 @@ def test_a_single_run_backfill_builds_days_that_need_no_rebuild(lake, signing_ke
     from sevenmaps_pipeline.devtools.synth import synthesize
 
     synth = synthesize(lake, 40, 4, seed=3, end_day=DAY, missing_days=0)
-    with dg.DagsterInstance.local_temp(_home(tmp_path)) as instance:
+    with dg.DagsterInstance.ephemeral() as instance:
         assert run_days("daily_map_job", synth.days[0], synth.days[-1], instance, lake.root, signing_key).success
         assert [stale_reason(lake, d) for d in synth.days] == [None] * len(synth.days)
         sign = run_days("sign_day_job", synth.days[-1], synth.days[-1], instance, lake.root, signing_key)

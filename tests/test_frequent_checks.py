@@ -125,8 +125,7 @@ def test_hourly_checks_of_the_most_used_endpoints_through_dagster(fleet, lake, t
     opt_outs.record_opt_out(lake, "mcp.optout.test", "operator", dt.datetime.combine(DAY, dt.time(1), dt.UTC))
     requests_before = len(fleet.requests_to("mcp.optout.test"))
     prober = _prober(fleet, f"{DAY}T14", directory_lists=str(lists))
-    (tmp_path / "home").mkdir()
-    with dg.instance_for_test(temp_dir=str(tmp_path / "home")) as instance:
+    with dg.DagsterInstance.ephemeral() as instance:
         run = run_partition("hourly_check_job", f"{DAY}-14:00", instance, lake.root, prober=prober)
         assert run.success
         (event,) = run.get_asset_materialization_events()
@@ -211,6 +210,7 @@ def test_five_minute_checks_skip_what_they_cannot_reach_and_never_overlap(fleet,
     # robots.txt is not read again for an owner's own endpoints.
     robots_before = [r for r in fleet.requests_to("mcp.calendar.test") if r["path"] == "/robots.txt"]
     (tmp_path / "home").mkdir()
+    # A schedule's context needs an instance with a reference to open again: one on disk.
     with dg.instance_for_test(temp_dir=str(tmp_path / "home")) as instance:
         at = dt.datetime.combine(DAY, dt.time(9, 5), dt.UTC)
         context = dg.build_schedule_context(instance=instance, scheduled_execution_time=at)

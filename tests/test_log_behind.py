@@ -297,9 +297,7 @@ def test_the_sign_job_asked_again_for_the_interrupted_day_completes_the_log(buil
     sign_through(lake, DAYS[0], signing_key, now=NOW)
     _kill_between_root_and_checkpoint(lake, signing_key, DAYS[1])
     assert verify_lake(lake).kind is Kind.BEHIND
-    home = tmp_path / "dagster_home"
-    home.mkdir()
-    with dg.instance_for_test(temp_dir=str(home)) as instance:
+    with dg.DagsterInstance.ephemeral() as instance:
         result = run_days("sign_day_job", DAYS[1], DAYS[1], instance, lake.root, signing_key)
     assert result.success
     (materialization,) = result.asset_materializations_for_node("daily_root")

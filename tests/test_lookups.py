@@ -117,7 +117,7 @@ def test_the_lookups_job_lands_raw_inputs_and_the_day_tables_are_built(fleet, la
     assert set(shipped) == {("npm", "@fleet/weather-mcp"), ("pypi", "fleet-notes-mcp")}
     asked_before, servers_before = len(fleet.lookups.requests), len(fleet.recorded)
     prober = {"replay_day": f"{TODAY}T12", **fleet.lookup_urls()}
-    with dg.instance_for_test(temp_dir=str(tmp_path)) as instance:
+    with dg.DagsterInstance.ephemeral() as instance:
         result = defs.resolve_job_def("lookups_job").execute_in_process(
             instance=instance, run_config={"resources": {"lake": {"config": {"root": str(lake.root)}},
                                                          "prober": {"config": prober}}})
@@ -157,8 +157,7 @@ def test_the_demos_lookups_on_a_lakes_first_day_read_the_snapshot_its_first_slic
 
         def run(self, job, first, last, config):
             self.jobs.append(job)
-            (tmp_path / "dagster").mkdir(exist_ok=True)
-            with dg.instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:
+            with dg.DagsterInstance.ephemeral() as instance:
                 return defs.resolve_job_def(job).execute_in_process(instance=instance, run_config=config)
 
     lake, day, location = LakePaths.at(tmp_path / "lake"), TODAY - dt.timedelta(days=1), InProcess()

@@ -57,7 +57,7 @@ def _prober(fleet: Fleet, replay: str, **extra) -> dict:
 def test_a_missed_slice_leaves_exactly_its_endpoints_n(fleet, lake, tmp_path):
     missed = slot_hour("mcp.weather.test/mcp", DAY)
     in_missed = {k for k in EXPECTED if slot_hour(k, DAY) == missed}
-    with dg.instance_for_test(temp_dir=str(tmp_path)) as instance:
+    with dg.DagsterInstance.ephemeral() as instance:
         run = run_days("daily_map_job", DAY, DAY, instance, lake.root,
                        prober=_prober(fleet, DAY.isoformat(), replay_missed_hours=[missed]))
         # The UI shows the replayed day's slices done, each with its checks; the missed one stays missing.
@@ -84,7 +84,7 @@ def test_the_hourly_schedule_runs_the_slice_of_its_hour_and_only_within_it(fleet
     # The map of a day is built once the day has ended.
     built = daily_map_schedule(dg.build_schedule_context(scheduled_execution_time=at + dt.timedelta(days=1)))
     assert built.partition_key == DAY.isoformat()
-    with dg.instance_for_test(temp_dir=str(tmp_path)) as instance:
+    with dg.DagsterInstance.ephemeral() as instance:
         # The hour after: that slice's hour has passed, nothing is scanned or materialised, and the run fails
         # saying it was missed and why (never a green run that scanned nothing).
         late = run_partition("scan_slice_job", request.partition_key, instance, lake.root, raise_on_error=False,

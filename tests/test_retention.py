@@ -83,7 +83,7 @@ def test_the_retention_job_runs_through_dagster(lake, tmp_path):
     for day in (old, TODAY - dt.timedelta(days=30), TODAY - dt.timedelta(days=1)):
         oplog.record("route", "client", oplog.agent_code("198.51.100.7", "client"), "ok",
                      dt.datetime.combine(day, dt.time(12), dt.UTC))
-    with dg.instance_for_test(temp_dir=str(tmp_path)) as instance:
+    with dg.DagsterInstance.ephemeral() as instance:
         result = defs.resolve_job_def("retention_job").execute_in_process(
             instance=instance, run_config={"resources": {"lake": {"config": {"root": str(lake.root)}},
                                                          "prober": {"config": {"replay_day": f"{TODAY}T01"}}}})

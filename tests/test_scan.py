@@ -150,12 +150,10 @@ def test_the_past_is_never_probed(fleet, lake):
 
 
 def test_the_scan_asset_probes_the_open_day_only(fleet, lake, signing_key, tmp_path):
-    home = tmp_path / "home"
-    home.mkdir()
     prober = {"registry_url": fleet.registry_url, "host_map_json": json.dumps(fleet.host_map),
               "ca_file": str(fleet.ca_file), "replay_day": DAY.isoformat(),
               "opted_out_hosts": fleet.timeline["opted_out_hosts"]}
-    with dg.instance_for_test(temp_dir=str(home)) as instance:
+    with dg.DagsterInstance.ephemeral() as instance:
         run = run_days("daily_map_job", DAY, DAY, instance, lake.root, signing_key, prober=prober)
         assert run.success
         codes = {r["server_key"]: r["code"] for r in

@@ -97,8 +97,7 @@ def test_submitted_servers_are_checked_for_seven_days_then_admitted_or_refused(f
             instance=instance, run_config={"resources": {"lake": {"config": {"root": str(lake.root)}},
                                                          "prober": {"config": {**prober, "replay_day": at}}}})
 
-    (tmp_path / "home").mkdir()
-    with dg.instance_for_test(temp_dir=str(tmp_path / "home")) as instance:
+    with dg.DagsterInstance.ephemeral() as instance:
         assert run(f"{DAY}T06").success  # queued from the file, and the first check of each
         queued = {e.server_key: e for e in submissions.read_submissions(lake)}
         assert set(queued) == {"mcp.weather.test/mcp", "mcp.crash.test/mcp"}  # the IP address is never checked
