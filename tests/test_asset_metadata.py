@@ -30,7 +30,7 @@ def _latest(instance, asset: str, day: dt.date) -> dict:
     return dict(result.records[0].asset_materialization.metadata)
 
 
-def test_a_day_that_went_80_percent_d_shows_in_its_numbers(lake, signing_key, tmp_path):
+def test_a_day_that_went_80_percent_d_shows_in_its_numbers(lake, signing_key):
     with dg.DagsterInstance.ephemeral() as instance:
         _land(lake, DAY, down=1)
         assert run_days("daily_map_job", DAY, DAY, instance, lake.root, signing_key).success

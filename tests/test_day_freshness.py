@@ -49,7 +49,7 @@ def _refusal(run) -> str:
     return message
 
 
-def test_a_batch_landing_at_23_59_59_is_refused_until_the_map_job_counts_it(lake, signing_key, tmp_path):
+def test_a_batch_landing_at_23_59_59_is_refused_until_the_map_job_counts_it(lake, signing_key):
     _land_day(lake, DAY)
     land_reports(lake, [report(KEY, who="early")], day=DAY, batch="early")
     with dg.DagsterInstance.ephemeral() as instance:
@@ -76,7 +76,7 @@ def test_a_batch_landing_at_23_59_59_is_refused_until_the_map_job_counts_it(lake
     assert stale_reason(lake, DAY) is None
 
 
-def test_a_day_built_outside_the_map_job_is_refused(lake, signing_key, tmp_path):
+def test_a_day_built_outside_the_map_job_is_refused(lake, signing_key):
     _land_day(lake, DAY)
     curated.day.rebuild_day(lake, DAY)  # the library's build: no checks, no materialisations
     assert stale_reason(lake, DAY) is None
@@ -89,7 +89,7 @@ def test_a_day_built_outside_the_map_job_is_refused(lake, signing_key, tmp_path)
         assert run_days("sign_day_job", DAY, DAY, instance, lake.root, signing_key).success
 
 
-def test_a_day_failing_a_blocking_check_is_not_signed_nor_any_day_after_it(lake, signing_key, tmp_path):
+def test_a_day_failing_a_blocking_check_is_not_signed_nor_any_day_after_it(lake, signing_key):
     d1, d2 = DAY, DAY + dt.timedelta(days=1)
     for day in (d1, d2):
         _land_day(lake, day)
@@ -131,7 +131,7 @@ def test_an_unsigned_day_built_out_of_order_is_stale_until_rebuilt(lake):
     assert stale_reason(lake, d2) is None
 
 
-def test_the_open_day_without_a_registry_url_fails_naming_the_setting(lake, tmp_path):
+def test_the_open_day_without_a_registry_url_fails_naming_the_setting(lake):
     today = dt.datetime.now(dt.UTC).date()
     _land_day(lake, today)
     with dg.DagsterInstance.ephemeral() as instance:
@@ -146,7 +146,7 @@ def test_the_open_day_without_a_registry_url_fails_naming_the_setting(lake, tmp_
     assert pq.read_table(lake.curated_file("daily_status", today)).column("code").to_pylist() == ["o"]
 
 
-def test_the_open_day_not_built_for_want_of_a_scan_records_no_materialisation(lake, tmp_path):
+def test_the_open_day_not_built_for_want_of_a_scan_records_no_materialisation(lake):
     """What a UI backfill carries downstream to the open day: nothing built, so nothing shown as built."""
     from sevenmaps_pipeline.definitions import defs
 
@@ -201,7 +201,7 @@ def test_a_check_not_made_fairly_is_n_and_a_fair_check_of_the_same_day_decides(l
     assert status["mcp.later.example.com/mcp"]["code"] == "d"  # the fair check of 09:00 decides
 
 
-def test_a_single_run_backfill_builds_days_that_need_no_rebuild(lake, signing_key, tmp_path):
+def test_a_single_run_backfill_builds_days_that_need_no_rebuild(lake, signing_key):
     """Dagster's single-run backfill builds each asset for every day before the next asset: every day is
     then current, and signing signs them as they are (the freshness rule reads lineage, not build order)."""
     from sevenmaps_pipeline.devtools.synth import synthesize

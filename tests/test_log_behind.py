@@ -288,7 +288,7 @@ def test_behind_never_masks_a_fork(built, signing_key, tmp_path, capsys):
     assert _verify(lake, capsys, "verify")[0] == 1
 
 
-def test_the_sign_job_asked_again_for_the_interrupted_day_completes_the_log(built, signing_key, tmp_path):
+def test_the_sign_job_asked_again_for_the_interrupted_day_completes_the_log(built, signing_key):
     import dagster as dg
 
     from sevenmaps_pipeline.defs.runner import run_days

@@ -109,7 +109,7 @@ def test_each_service_is_asked_one_request_at_a_time_spaced_and_the_services_sid
                                                                         for r in rows)
 
 
-def test_the_lookups_job_lands_raw_inputs_and_the_day_tables_are_built(fleet, lake, tmp_path, monkeypatch):
+def test_the_lookups_job_lands_raw_inputs_and_the_day_tables_are_built(fleet, lake, monkeypatch):
     monkeypatch.setenv("SEVENMAPS_NO_SCAN", "1")
     scan_day(lake, TODAY, fleet.registry_url, ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file),
              ReplayClock(TODAY, 3))

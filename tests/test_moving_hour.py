@@ -54,7 +54,7 @@ def _prober(fleet: Fleet, replay: str, **extra) -> dict:
             "opted_out_hosts": fleet.timeline["opted_out_hosts"], "readiness": False, **extra}
 
 
-def test_a_missed_slice_leaves_exactly_its_endpoints_n(fleet, lake, tmp_path):
+def test_a_missed_slice_leaves_exactly_its_endpoints_n(fleet, lake):
     missed = slot_hour("mcp.weather.test/mcp", DAY)
     in_missed = {k for k in EXPECTED if slot_hour(k, DAY) == missed}
     with dg.DagsterInstance.ephemeral() as instance:
@@ -76,7 +76,7 @@ def test_a_missed_slice_leaves_exactly_its_endpoints_n(fleet, lake, tmp_path):
     assert all(r["started_at"].hour == slot_hour(r["server_key"], DAY) != missed for r in daily)
 
 
-def test_the_hourly_schedule_runs_the_slice_of_its_hour_and_only_within_it(fleet, lake, tmp_path):
+def test_the_hourly_schedule_runs_the_slice_of_its_hour_and_only_within_it(fleet, lake):
     hour = slot_hour("mcp.notes.test/mcp", DAY)
     at = dt.datetime.combine(DAY, dt.time(hour, 0), dt.UTC)
     request = scan_slice_schedule(dg.build_schedule_context(scheduled_execution_time=at))

@@ -75,7 +75,7 @@ def test_a_day_without_an_aggregate_or_named_by_a_root_is_kept(lake):
         apply_retention(lake, TODAY, NOW, windows={"probes": 1})
 
 
-def test_the_retention_job_runs_through_dagster(lake, tmp_path):
+def test_the_retention_job_runs_through_dagster(lake):
     old = TODAY - dt.timedelta(days=35)
     _batch(lake, "hourly", old, ["ok"])
     # The map's MCP server's operational log is short: 30 days (surfaces/oplog.py).

@@ -149,7 +149,7 @@ def test_the_past_is_never_probed(fleet, lake):
     assert not lake.raw_dir("probes", DAY).exists() and not lake.registry_file(DAY).exists()
 
 
-def test_the_scan_asset_probes_the_open_day_only(fleet, lake, signing_key, tmp_path):
+def test_the_scan_asset_probes_the_open_day_only(fleet, lake, signing_key):
     prober = {"registry_url": fleet.registry_url, "host_map_json": json.dumps(fleet.host_map),
               "ca_file": str(fleet.ca_file), "replay_day": DAY.isoformat(),
               "opted_out_hosts": fleet.timeline["opted_out_hosts"]}
