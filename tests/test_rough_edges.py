@@ -91,7 +91,7 @@ def no_dagster(monkeypatch, tmp_path) -> list[list[str]]:
     monkeypatch.setattr(os, "execv", execv)
     monkeypatch.setattr("signal.signal", lambda *_: None)
     monkeypatch.chdir(tmp_path)
-    for name in ("DAGSTER_HOME", "SEVENMAPS_LAKE"):
+    for name in ("DAGSTER_HOME", "SEVENMAPS_LAKE", "PYTHONWARNINGS"):  # cmd_ui sets PYTHONWARNINGS for dagster dev
         monkeypatch.setenv(name, "")
     monkeypatch.delenv("DAGSTER_HOME")
     return started

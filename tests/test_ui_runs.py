@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import signal
 import subprocess
 import time
@@ -115,6 +116,8 @@ def test_the_demos_runs_are_under_their_jobs_and_partitions_start_on_its_first_d
         os.kill(proc.pid, signal.SIGTERM)  # to make only: make forwards SIGTERM to the UI
     _stopped(proc, log, "SIGTERM to make")
     assert _group_gone(proc.pid), f"processes left after SIGTERM to make: {log.read_text()[-1500:]}"
+    # No Python warning on the operator's console: `dagster dev`'s own "superseded by dg dev" is hidden.
+    assert not re.search(r"\w*Warning: ", log.read_text()), log.read_text()[-1500:]
 
     # `sevenmaps ui` started in the background stops on SIGINT to its process group (Ctrl-C's path).
     port = unassigned_port()

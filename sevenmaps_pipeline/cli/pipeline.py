@@ -168,6 +168,12 @@ def _ui_lake(args: argparse.Namespace) -> LakePaths:
                      "$SEVENMAPS_LAKE names another)")
 
 
+# `dagster dev` warns at every start that it is superseded by `dg dev`, a command of another package
+# (dagster-dg-cli) this project does not install: a line of Python warning an operator can do nothing about.
+# Only that message is hidden, for the UI's processes (Python's -W syntax; the message matched from its start).
+DEV_SUPERSEDED = "ignore:Function `dev_command` is superseded:FutureWarning"
+
+
 def cmd_ui(args: argparse.Namespace) -> int:
     taken = _port_taken(args.port)
     if taken:
@@ -185,6 +191,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
     # make's forwarding of SIGTERM stop the UI and its processes cleanly.
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.environ["PYTHONWARNINGS"] = ",".join(w for w in (os.environ.get("PYTHONWARNINGS"), DEV_SUPERSEDED) if w)
     dagster = Path(sys.executable).with_name("dagster")
     os.execv(str(dagster), [str(dagster), "dev", "-m", "sevenmaps_pipeline.definitions",
                             "-h", "127.0.0.1", "-p", str(args.port)])
