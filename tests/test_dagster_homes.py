@@ -114,11 +114,10 @@ def _freshness(instance, at: dt.datetime) -> dict[str, tuple[bool, str]]:
             for e in result.get_asset_check_evaluations()}
 
 
-def test_a_missed_scan_and_an_unsigned_day_fail_their_freshness_checks(lake, signing_key, tmp_path):
+def test_a_missed_scan_and_an_unsigned_day_fail_their_freshness_checks(lake, signing_key):
     _land(lake, DAY)
     next_day = DAY + dt.timedelta(days=1)
-    (tmp_path / "home").mkdir()
-    with dg.instance_for_test(temp_dir=str(tmp_path / "home")) as instance:
+    with dg.DagsterInstance.ephemeral() as instance:
         assert run_days("daily_map_job", DAY, DAY, instance, lake.root, signing_key).success
         # Each hour's slice of the scan must land by 55 minutes past the hour: the 05:00 slice is recorded
         # (as its run records it), the 06:00 one is not, and its check fails naming it.
