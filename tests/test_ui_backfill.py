@@ -205,11 +205,11 @@ def _stop(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-def _shell_backfill_changes_nothing(lake, signing_key, synth, tmp_path: Path, after_ui: dict[str, str]) -> None:
-    """A shell backfill of the signed days (the job run in-process, as `sevenmaps` and the demo run it)
-    leaves every file as the UI backfill left it; the missed day stays all n."""
-    (tmp_path / "shell-home").mkdir()
-    with dg.DagsterInstance.local_temp(str(tmp_path / "shell-home")) as instance:
+def _shell_backfill_changes_nothing(lake, signing_key, synth, after_ui: dict[str, str]) -> None:
+    """A shell backfill of the signed days (the job run in-process, as `sevenmaps` and the demo run it; on an
+    in-memory instance: what it must show is in the files) leaves every file as the UI backfill left it; the
+    missed day stays all n."""
+    with dg.DagsterInstance.ephemeral() as instance:
         assert run_days("daily_map_job", synth.days[0], END, instance, lake.root, signing_key).success
         assert run_days("sign_day_job", synth.days[0], END, instance, lake.root, signing_key).success
     assert _digests(lake.root) == after_ui
@@ -260,4 +260,4 @@ def test_the_readmes_backfill_in_a_real_browser_over_the_demo_sequence(lake, sig
     verified = verify_lake(lake)
     assert verified.ok
     assert verified.days_verified[:len(synth.days)] == synth.days
-    _shell_backfill_changes_nothing(lake, signing_key, synth, tmp_path, after_ui)
+    _shell_backfill_changes_nothing(lake, signing_key, synth, after_ui)
