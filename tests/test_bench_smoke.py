@@ -14,7 +14,7 @@ import pytest
 
 from sevenmaps_pipeline.cli import main as cli_main
 from sevenmaps_pipeline.curated.day import DAY_TABLES, build_day
-from sevenmaps_pipeline.devtools import bench, bench_history
+from sevenmaps_pipeline.devtools import bench, bench_history, bench_probe
 from sevenmaps_pipeline.devtools.bench_floor import (
     EARLIER_RULES,
     cold_morning,
@@ -22,6 +22,7 @@ from sevenmaps_pipeline.devtools.bench_floor import (
     rules_changed_morning,
     run_floor,
 )
+from sevenmaps_pipeline.devtools.fleet.run import load_timeline
 from sevenmaps_pipeline.devtools.synth import synthesize
 from sevenmaps_pipeline.devtools.synth_lists import corpus_pool, published
 from sevenmaps_pipeline.devtools.tool_corpus import SHAPE_LISTS, load_servers
@@ -190,8 +191,6 @@ def test_the_prober_bench_counts_its_requests_its_cpu_and_runs_the_sdk_at_the_sa
     """`sevenmaps bench --only probe` at a toy size: the prober's CPU is divided by the requests the fleet
     served (8 an endpoint, and the registry's pages), quiet and beside a busy process; the SDK's client ran
     over the same endpoints at the same concurrency, and its requests are counted the same way."""
-    from sevenmaps_pipeline.devtools import bench_probe
-
     monkeypatch.setattr(bench_probe, "BENCH_DIR", tmp_path / "bench")
     endpoints, concurrency = 12, 4
     figures = bench_probe.run_probe_bench(endpoints=endpoints, concurrency=concurrency, median_ms=5, rounds=1,
@@ -220,6 +219,19 @@ def test_the_prober_bench_counts_its_requests_its_cpu_and_runs_the_sdk_at_the_sa
     printed = capsys.readouterr().out
     assert "ms a request" in printed and "the SDK's client at the same concurrency (4" in printed
     assert (tmp_path / "bench" / "probe.json").is_file()
+
+
+def test_a_fleet_process_killed_after_its_counts_leaves_its_files_in_the_callers_folder(tmp_path):
+    """The benches kill their fleet's process once it has written its last counts (bench_probe._RemoteFleet):
+    its folder, its CA's private key among its files, is in the folder the caller removes, not one of its own
+    in the system's temporary folder, which a killed process never removes."""
+    fleet = bench_probe._RemoteFleet(load_timeline(), {}, tmp_path)  # noqa: SLF001 - the benches' fleet itself
+    try:
+        assert fleet.ca_file.is_relative_to(tmp_path / "fleet") and fleet.ca_file.is_file()
+        assert (tmp_path / "fleet" / "tls" / "server-key.pem").is_file()
+    finally:
+        fleet.finish()
+    assert fleet.proc.returncode is not None  # killed, or ended on its own once its standard input closed
 
 
 def test_a_failed_bench_run_says_why_before_the_one_line_error(lake, tmp_path, capsys, monkeypatch):

@@ -73,7 +73,9 @@ class _RemoteFleet:
 
     def __init__(self, timeline: dict, latency: dict[str, float], workdir: Path, slow_seconds: float = 12.0) -> None:
         self.spec, self.info_path = workdir / "spec.json", workdir / "info.json"
-        self.spec.write_text(json.dumps({"timeline": timeline, "latency": latency, "slow_seconds": slow_seconds}))
+        # The fleet's files (its CA's key) in `workdir`, which the caller removes: `stop` kills the fleet.
+        self.spec.write_text(json.dumps({"timeline": timeline, "latency": latency, "slow_seconds": slow_seconds,
+                                         "workdir": str(workdir / "fleet")}))
         self.proc = subprocess.Popen([sys.executable, "-m", "sevenmaps_pipeline.devtools.fleet.serve", str(self.spec),
                                       str(self.info_path)], stdin=subprocess.PIPE)
         deadline = time.monotonic() + 120

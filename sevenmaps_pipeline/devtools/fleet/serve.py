@@ -2,13 +2,14 @@
 
     python -m sevenmaps_pipeline.devtools.fleet.serve SPEC.json INFO.json
 
-SPEC holds {"timeline": ..., "latency": {host: seconds}} and optionally "slow_seconds" (how long a
-`timeout` server takes to answer). Once serving, INFO gets {port, ca_file, host_map, registry_url,
-codehost_url, lookup_urls}. Each line read on standard input writes INFO again with the per-host request
-counts since the line before (and the servers' requests by method and path, the most in flight per host, the
-overlaps, the process's CPU so far, and `report`, the line's number) and starts the counts afresh, so that
-one fleet serves several measured runs one after another; when standard input closes, INFO gets the last
-counts and the process exits. Requests are counted, not recorded.
+SPEC holds {"timeline": ..., "latency": {host: seconds}} and optionally "slow_seconds" (how long a `timeout`
+server takes to answer) and "workdir" (the fleet's folder, its CA's key among its files: one the parent
+removes, since the parent may kill this process, which then removes nothing). Once serving, INFO gets {port,
+ca_file, host_map, registry_url, codehost_url, lookup_urls}. Each line read on standard input writes INFO
+again with the per-host request counts since the line before (and the servers' requests by method and path,
+the most in flight per host, the overlaps, the process's CPU so far, and `report`, the line's number) and
+starts the counts afresh, so that one fleet serves several measured runs one after another; when standard
+input closes, INFO gets the last counts and the process exits. Requests are counted, not recorded.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from .run import Fleet
 
 def main(spec_path: str, info_path: str) -> None:
     spec = json.loads(Path(spec_path).read_text())
-    with Fleet(timeline=spec["timeline"], slow_seconds=spec.get("slow_seconds", 12.0), record=False) as fleet:
+    workdir = Path(spec["workdir"]) if spec.get("workdir") else None
+    with Fleet(timeline=spec["timeline"], slow_seconds=spec.get("slow_seconds", 12.0), workdir=workdir,
+               record=False) as fleet:
         fleet.latency.update(spec.get("latency", {}))
         info = {"port": fleet.port, "ca_file": str(fleet.ca_file), "host_map": fleet.host_map,
                 "registry_url": fleet.registry_url, "codehost_url": fleet.codehost_url,
