@@ -62,13 +62,13 @@ def _loopback_only_getaddrinfo(host, *args, **kwargs):
 
 socket.getaddrinfo = _loopback_only_getaddrinfo
 
-# The longest modules, with their rough seconds on one worker of this 2-core machine (minutes of a Dagster
-# daemon's fixed 30 s ticks, Dagster runs over several days, a fleet demo's runs). The four that read the
+# The longest modules, with their rough seconds on one worker of this 2-core machine (a Dagster daemon's
+# ticks, Dagster runs over several days, a fleet demo's runs). The four that read the
 # shared demo lake go together, after the other long modules of their worker: the lake is built in a process
 # of its own from the start of the run (_fleet_demo_in_background), and by then it has been built.
 DEMO_READERS = ("test_ui_runs.py", "test_surfaces_demo.py", "test_analyst_docs.py", "test_ts_sdk_client.py")
 LONGEST = {
-    ("test_ui_backfill.py",): 150,
+    ("test_ui_backfill.py",): 65,
     DEMO_READERS: 50,
     ("test_dagster_e2e.py",): 55,
     ("test_dagster_homes.py",): 35,
