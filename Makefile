@@ -12,7 +12,7 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check 'uv>=0.13,<0.14' && \
-	  $(VENV)/bin/uv pip install --quiet --native-tls --python $(PY) -e '.[dev,devtools]' || \
+	  $(VENV)/bin/uv pip install --quiet --system-certs --compile-bytecode --python $(PY) -e '.[dev,devtools]' || \
 	  { echo "uv could not install the packages: pip installs them"; \
 	    $(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip && \
 	    $(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,devtools]'; }
