@@ -35,17 +35,22 @@ from sevenmaps_pipeline.lake.paths import PROJECT_ROOT
 END = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
 BACKFILLS = """{ partitionBackfillsOrError(limit: 1) { __typename ... on PartitionBackfills { results { id } } } }"""
 STATUS = """query($id: String!) {
-  partitionBackfillOrError(backfillId: $id) { __typename ... on PartitionBackfill { status } }
+  partitionBackfillOrError(backfillId: $id) {
+    __typename ... on PartitionBackfill { status runs { runId assetSelection { path } } }
+  }
 }"""
 SEARCH = "document.querySelector('textarea[aria-label=\"Search and filter assets\"]')"
 LAUNCH = "[...document.querySelectorAll('[role=dialog] button')].find(e => e.innerText.trim() === 'Launch backfill')"
 DAILY_ASSETS = 22  # every asset but the hourly group's: the map's, the lookups', signing's and the site
 
 
-# The daemon takes each asset layer in turn, a tick each: three ticks (raw_probes, the map, signing) and one to
-# see them done. Dagster's daemon ticks every 30 s; the one `dagster dev` starts here ticks every 3 s
-# (tests/daemon_ticks/sitecustomize.py, put first on its PYTHONPATH), so the backfill takes seconds, not minutes.
+# The daemon takes each asset layer in turn, a tick and a run each: raw_probes, the map (one run of every day),
+# signing; and a tick to see them done. Dagster's daemon ticks every 30 s; the one `dagster dev` starts here ticks
+# every TICK_SECONDS (tests/daemon_ticks/sitecustomize.py, put first on its PYTHONPATH), so the backfill takes
+# seconds, not minutes; the runs are counted, so a backfill that came to need more of them would still be seen.
 DAEMON_TICKS = PROJECT_ROOT / "tests" / "daemon_ticks"
+TICK_SECONDS = 3
+BACKFILL_RUNS = 3
 TERMINAL = {"COMPLETED", "COMPLETED_SUCCESS", "COMPLETED_FAILED", "FAILED", "CANCELED", "FAILING"}
 
 
@@ -89,18 +94,21 @@ def _demo_sequence(lake, signing_key, synth, home: Path) -> None:
     assert lake.curated_file("rating_aggregates", after).read_bytes() != before
 
 
-def _wait_for_backfill(url: str, backfill_id: str) -> tuple[str, list[str]]:
-    """Poll the backfill's status until it ends (five minutes at most); its last status and every one seen."""
+def _wait_for_backfill(url: str, backfill_id: str) -> tuple[str, list[str], list[list[str]]]:
+    """Poll the backfill's status until it ends (five minutes at most); its last status, every one seen, and the
+    assets of each of its runs."""
     deadline = time.monotonic() + 300
-    status, seen = "REQUESTED", []
+    status, seen, runs = "REQUESTED", [], []
     while status not in TERMINAL:
         assert time.monotonic() < deadline, f"backfill still {status}"
         time.sleep(2)
         reply = httpx.post(url, json={"query": STATUS, "variables": {"id": backfill_id}},
                            timeout=30).json()
-        status = reply["data"]["partitionBackfillOrError"]["status"]
+        backfill = reply["data"]["partitionBackfillOrError"]
+        status = backfill["status"]
         seen.append(status)
-    return status, seen
+        runs = [sorted("/".join(a["path"]) for a in run["assetSelection"] or []) for run in backfill["runs"]]
+    return status, seen, runs
 
 
 def _row_status(browser: Browser, asset: str) -> str:
@@ -167,12 +175,16 @@ def _ui_backfill(browser: Browser, url: str, days: list[dt.date], log: IO[str], 
     _launch_from_the_catalog(browser, base, days)
     found = httpx.post(url, json={"query": BACKFILLS}, timeout=30).json()["data"]["partitionBackfillsOrError"]
     backfill_id = found["results"][0]["id"]
-    status, seen = _wait_for_backfill(url, backfill_id)
+    status, seen, runs = _wait_for_backfill(url, backfill_id)
     if status not in ("COMPLETED", "COMPLETED_SUCCESS"):
         log.flush()
         lines = log_path.read_text().splitlines()
         interesting = [ln for ln in lines if any(w in ln for w in ("ERROR", "Failure", "Error:", "failed"))]
         pytest.fail(f"backfill ended {status} (statuses seen: {seen})\n" + "\n".join(interesting[-40:]))
+    # raw_probes, then the rest of the map of every day, then signing (the newest run comes first)
+    oldest_first = runs[::-1]
+    assert len(runs) == BACKFILL_RUNS and "raw_probes" in oldest_first[0] and "daily_status" in oldest_first[1] \
+        and "daily_root" in oldest_first[2], oldest_first
     return backfill_id
 
 
@@ -198,6 +210,18 @@ def _as_the_ui_shows_it(browser: Browser, base: str, backfill_id: str, days: lis
     browser.click(by_text("button", "Plots"), "the Metadata section's Plots button")
     browser.wait_for("document.querySelectorAll('canvas').length >= 2 && [...document.querySelectorAll("
                      "'span')].some(e => e.innerText.trim() === 'code d')", "a chart of code d")
+
+
+def _short_ticks_took(log_path: Path) -> None:
+    """The daemon `dagster dev` started said its backfill ticks are short (else the test would wait minutes, or
+    the hook failed: site.py prints "Error in sitecustomize" and goes on)."""
+    for _ in range(60):
+        lines = log_path.read_text().splitlines()
+        if f"tests/daemon_ticks: the daemon's backfill ticks every {TICK_SECONDS} s" in lines:
+            return
+        time.sleep(0.5)
+    pytest.fail("the daemon did not say its ticks are short: " + "\n".join(
+        ln for ln in lines if "sitecustomize" in ln or "Error" in ln))
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -230,7 +254,8 @@ def test_the_readmes_backfill_in_a_real_browser_over_the_demo_sequence(lake, sig
     port = unassigned_port()
     env = {**os.environ, "DAGSTER_HOME": str(home), "SEVENMAPS_LAKE": str(lake.root),
            "SEVENMAPS_SIGNING_KEY": str(signing_key), "SEVENMAPS_FIRST_DAY": synth.days[0].isoformat(),
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(DAEMON_TICKS), os.environ.get("PYTHONPATH")]))}
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(DAEMON_TICKS), os.environ.get("PYTHONPATH")])),
+           "SEVENMAPS_TEST_DAEMON_TICK_SECONDS": str(TICK_SECONDS)}
     dagster = Path(sys.executable).with_name("dagster")
     with open(tmp_path / "dagster-dev.log", "w") as log:
         proc = subprocess.Popen([str(dagster), "dev", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(port)],
@@ -243,6 +268,7 @@ def test_the_readmes_backfill_in_a_real_browser_over_the_demo_sequence(lake, sig
             _demo_sequence(lake, signing_key, synth, home)
             signed_before = {k: v for k, v in _digests(lake.root).items() if END.isoformat() not in k}
             url = wait_for_ui(port, proc, tmp_path / "dagster-dev.log", seconds=120)
+            _short_ticks_took(tmp_path / "dagster-dev.log")
             # Every day from the missing one through yesterday: Dagster carries the map's windowed tables on to
             # the later days by itself, but not raw_probes (it reads no earlier day), and signing refuses a day
             # the map job has not built whole (docs/operations.md, "Backfilling missed days").
@@ -253,8 +279,6 @@ def test_the_readmes_backfill_in_a_real_browser_over_the_demo_sequence(lake, sig
                 _as_the_ui_shows_it(browser, url.removesuffix("/graphql"), backfill_id, days)
         finally:
             _stop(proc)
-    # The daemon that ran the backfill was the one with short ticks (else the test would pass, minutes slower).
-    assert "the daemon's backfill ticks every 3 s" in (tmp_path / "dagster-dev.log").read_text()
     # Every signed day came out of the UI backfill unchanged, byte for byte; the last day was built and
     # signed in chain order.
     # Dagster carried the map on to the days downstream of the backfill, but never to the open day: it
