@@ -18,7 +18,12 @@ $(STAMP): pyproject.toml
 	    $(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,devtools]'; }
 	touch $(STAMP)
 
+# The package's bytecode, written before the many processes of a demo or a test run import it: where
+# PYTHONDONTWRITEBYTECODE is set, each of them would compile it again (0.13 s of CPU each, docs/development.md).
+BYTECODE := $(PY) -m compileall -q sevenmaps_pipeline
+
 demo: $(STAMP)  ## the loopback fleet, 30 days through the prober and Dagster, signed, verified, summarised
+	@$(BYTECODE)
 	$(VENV)/bin/sevenmaps demo
 
 # $(call apt_install,PACKAGE,PATH,WHAT NEEDS IT): Debian's PACKAGE installed when PATH is missing (apt-get
@@ -55,6 +60,7 @@ $(TS_MODULES): $(TS_CLIENT)/package-lock.json
 	@touch $@
 
 test: $(STAMP) $(CHROMIUM) $(OPENSSL) $(TS_MODULES)  ## the test suite (pytest, on two workers: the longest tests start first, see tests/conftest.py)
+	@$(BYTECODE)
 	$(PY) -m pytest -q -n 2
 
 PORT ?= 3000
