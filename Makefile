@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: demo test ui serve bench lint clean
 
-# The packages go in with uv, in about a quarter of pip's time (docs/development.md, "The suite's time"), the
+# The packages go in with uv, in under half of pip's time (docs/development.md, "The suite's time"), the
 # machine's certificate store trusted as pip trusts it; with pip where uv cannot be had or fails.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
