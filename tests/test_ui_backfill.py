@@ -35,9 +35,10 @@ from sevenmaps_pipeline.lake.paths import PROJECT_ROOT
 END = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
 BACKFILLS = """{ partitionBackfillsOrError(limit: 1) { __typename ... on PartitionBackfills { results { id } } } }"""
 STATUS = """query($id: String!) {
-  partitionBackfillOrError(backfillId: $id) {
-    __typename ... on PartitionBackfill { status runs { runId assetSelection { path } } }
-  }
+  partitionBackfillOrError(backfillId: $id) { __typename ... on PartitionBackfill { status } }
+}"""
+RUNS = """query($id: String!) {
+  partitionBackfillOrError(backfillId: $id) { __typename ... on PartitionBackfill { runs { assetSelection { path } } } }
 }"""
 SEARCH = "document.querySelector('textarea[aria-label=\"Search and filter assets\"]')"
 LAUNCH = "[...document.querySelectorAll('[role=dialog] button')].find(e => e.innerText.trim() === 'Launch backfill')"
@@ -94,21 +95,25 @@ def _demo_sequence(lake, signing_key, synth, home: Path) -> None:
     assert lake.curated_file("rating_aggregates", after).read_bytes() != before
 
 
-def _wait_for_backfill(url: str, backfill_id: str) -> tuple[str, list[str], list[list[str]]]:
-    """Poll the backfill's status until it ends (five minutes at most); its last status, every one seen, and the
-    assets of each of its runs."""
+def _wait_for_backfill(url: str, backfill_id: str) -> tuple[str, list[str]]:
+    """Poll the backfill's status until it ends (five minutes at most); its last status and every one seen."""
     deadline = time.monotonic() + 300
-    status, seen, runs = "REQUESTED", [], []
+    status, seen = "REQUESTED", []
     while status not in TERMINAL:
         assert time.monotonic() < deadline, f"backfill still {status}"
         time.sleep(2)
         reply = httpx.post(url, json={"query": STATUS, "variables": {"id": backfill_id}},
                            timeout=30).json()
-        backfill = reply["data"]["partitionBackfillOrError"]
-        status = backfill["status"]
+        status = reply["data"]["partitionBackfillOrError"]["status"]
         seen.append(status)
-        runs = [sorted("/".join(a["path"]) for a in run["assetSelection"] or []) for run in backfill["runs"]]
-    return status, seen, runs
+    return status, seen
+
+
+def _backfill_runs(url: str, backfill_id: str) -> list[list[str]]:
+    """The assets of each run of the backfill, the newest run first."""
+    reply = httpx.post(url, json={"query": RUNS, "variables": {"id": backfill_id}}, timeout=30).json()
+    return [sorted("/".join(a["path"]) for a in run["assetSelection"] or [])
+            for run in reply["data"]["partitionBackfillOrError"]["runs"]]
 
 
 def _row_status(browser: Browser, asset: str) -> str:
@@ -175,16 +180,16 @@ def _ui_backfill(browser: Browser, url: str, days: list[dt.date], log: IO[str], 
     _launch_from_the_catalog(browser, base, days)
     found = httpx.post(url, json={"query": BACKFILLS}, timeout=30).json()["data"]["partitionBackfillsOrError"]
     backfill_id = found["results"][0]["id"]
-    status, seen, runs = _wait_for_backfill(url, backfill_id)
+    status, seen = _wait_for_backfill(url, backfill_id)
     if status not in ("COMPLETED", "COMPLETED_SUCCESS"):
         log.flush()
         lines = log_path.read_text().splitlines()
         interesting = [ln for ln in lines if any(w in ln for w in ("ERROR", "Failure", "Error:", "failed"))]
         pytest.fail(f"backfill ended {status} (statuses seen: {seen})\n" + "\n".join(interesting[-40:]))
-    # raw_probes, then the rest of the map of every day, then signing (the newest run comes first)
-    oldest_first = runs[::-1]
-    assert len(runs) == BACKFILL_RUNS and "raw_probes" in oldest_first[0] and "daily_status" in oldest_first[1] \
-        and "daily_root" in oldest_first[2], oldest_first
+    # raw_probes, then the rest of the map of every day, then signing
+    oldest_first = _backfill_runs(url, backfill_id)[::-1]
+    assert len(oldest_first) == BACKFILL_RUNS and "raw_probes" in oldest_first[0] \
+        and "daily_status" in oldest_first[1] and "daily_root" in oldest_first[2], oldest_first
     return backfill_id
 
 
