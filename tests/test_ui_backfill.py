@@ -40,6 +40,10 @@ STATUS = """query($id: String!) {
 RUNS = """query($id: String!) {
   partitionBackfillOrError(backfillId: $id) { __typename ... on PartitionBackfill { runs { assetSelection { path } } } }
 }"""
+STALE = """query($keys: [AssetKeyInput!], $days: [String!]) {
+  assetNodes(assetKeys: $keys) { assetKey { path } staleStatusByPartition(partitions: $days)
+    staleCausesByPartition(partitions: $days) { reason dependency { path } dependencyPartitionKey } }
+}"""
 SEARCH = "document.querySelector('textarea[aria-label=\"Search and filter assets\"]')"
 LAUNCH = "[...document.querySelectorAll('[role=dialog] button')].find(e => e.innerText.trim() === 'Launch backfill')"
 DAILY_ASSETS = 22  # every asset but the hourly group's: the map's, the lookups', signing's and the site
@@ -190,7 +194,26 @@ def _ui_backfill(browser: Browser, url: str, days: list[dt.date], log: IO[str], 
     oldest_first = _backfill_runs(url, backfill_id)[::-1]
     assert len(oldest_first) == BACKFILL_RUNS and "raw_probes" in oldest_first[0] \
         and "daily_status" in oldest_first[1] and "daily_root" in oldest_first[2], oldest_first
+    assert _unsynced(url, sorted({a for run in oldest_first for a in run}), days) == {}
     return backfill_id
+
+
+def _unsynced(url: str, assets: list[str], days: list[dt.date]) -> dict[str, list[str]]:
+    """The backfilled days the UI marks "Unsynced", by asset, with each one's first causes: none, since each day's
+    own materialisation carries the range result's data version and provenance (defs/per_day.py)."""
+    keys = [{"path": asset.split("/")} for asset in assets]
+    reply = httpx.post(url, json={"query": STALE, "variables": {"keys": keys, "days": [d.isoformat() for d in days]}},
+                       timeout=60).json()
+    assert reply.get("data"), reply
+    found = {}
+    for node in reply["data"]["assetNodes"]:
+        statuses, causes = node["staleStatusByPartition"], node["staleCausesByPartition"]
+        for day, status, why in zip(days, statuses, causes, strict=True):
+            if status != "FRESH":
+                found[f"{'/'.join(node['assetKey']['path'])} {day}"] = [
+                    f"{status}: {c['reason']} {c['dependency'] and c['dependency']['path']} "
+                    f"{c['dependencyPartitionKey']}" for c in why[:2]] or [status]
+    return found
 
 
 def _as_the_ui_shows_it(browser: Browser, base: str, backfill_id: str, days: list[dt.date]) -> None:

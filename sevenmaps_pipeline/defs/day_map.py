@@ -38,6 +38,7 @@ from .map_assets import (
 )
 from .metadata import day_metadata, range_summary
 from .partitions import daily_partitions
+from .per_day import provenance_of_result
 from .readiness_assets import readiness_discovery, readiness_lines, readiness_scores
 from .report_assets import agent_reports, incidents, rating_aggregates, reliable_rankings
 from .resources import LakeResource, ProberResource, partition_days
@@ -160,7 +161,8 @@ class _MapRun:
         self.probes = {"landed_rows": 0, "quarantined_rows": 0, "quarantined_files": 0}
         self.build_seconds: dict[str, float] = {}  # per asset, over the run's days (charted per day)
         self.range_run = len(context.partition_keys) > 1
-        self.days: dict[str, list[dg.AssetMaterialization]] = {a: [] for a in self.selected}
+        self.days: dict[str, list[tuple[str, dict]]] = {a: [] for a in self.selected}  # (partition, numbers)
+        self.provenance: dict[str, dict[str, str]] = {}  # the tags of each asset's range result
 
     def build(self, day: dt.date, assets: list[str]) -> DayBuild:
         """Build one day's assets, each one's numbers and blocking checks taken right after its table."""
@@ -191,15 +193,17 @@ class _MapRun:
             self.probes["quarantined_files"] += result.stats["refused_files"]
         self.build_seconds[asset] = self.build_seconds.get(asset, 0.0) + result.seconds
         if self.range_run:
-            self.days[asset].append(dg.AssetMaterialization(asset_key=asset, partition=day.isoformat(), metadata={
-                "build seconds": round(result.seconds, 2), **day_metadata(profile)}))
+            self.days[asset].append((day.isoformat(), {"build seconds": round(result.seconds, 2),
+                                                        **day_metadata(profile)}))
 
     def log_days(self, asset: str | None = None) -> None:
         """A range run's days, each under its own partition with its own numbers (of one asset, or of all):
-        after the range's result, so each day's latest materialisation has the day's figures."""
+        after the range's result, so each day's latest materialisation has the day's figures, and with that
+        result's data version and provenance (defs/per_day.py)."""
         for name in self.selected if asset is None else [asset]:
-            for materialization in self.days[name]:
-                self.context.log_event(materialization)
+            for partition, numbers in self.days[name]:
+                self.context.log_event(dg.AssetMaterialization(asset_key=name, partition=partition, metadata=numbers,
+                                                               tags=self.provenance.get(name)))
             self.days[name] = []
 
     def check_results(self, asset: str | None = None) -> Iterator[dg.AssetCheckResult]:
@@ -216,6 +220,8 @@ class _MapRun:
             if asset == "raw_probes":
                 extra |= {"scanned_checks": scanned, **self.probes}
             yield _results(self.context, asset, self.profiles[asset], extra)
+            if self.range_run:
+                self.provenance[asset] = provenance_of_result(self.context, dg.AssetKey(asset))
             yield from self.check_results(asset)
         # Each day's own materialisations only after every asset's result: Dagster reads an asset's data version
         # from its latest materialisation when it records the provenance of an asset built from it in this step,
