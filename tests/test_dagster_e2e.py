@@ -15,7 +15,7 @@ from dagster._time import get_current_datetime
 
 from sevenmaps_pipeline.definitions import defs
 from sevenmaps_pipeline.defs.jobs import MAP_ASSET_NAMES, daily_map_schedule, sign_schedule
-from sevenmaps_pipeline.defs.partitions import daily_partitions
+from sevenmaps_pipeline.defs.partitions import daily_partitions, finished_days
 from sevenmaps_pipeline.defs.runner import run_days, run_map_and_sign
 from sevenmaps_pipeline.devtools.synth import synthesize
 from sevenmaps_pipeline.integrity import keys
@@ -40,15 +40,15 @@ def failures(result) -> list[str]:
 
 
 def unsynced(instance: dg.DagsterInstance, days: list[dt.date]) -> dict[str, list[str]]:
-    """The days' partitions of the daily assets that Dagster's UI would mark "Unsynced" (stale), each with its
-    first causes, as the UI's own resolver finds them."""
+    """The days' partitions of the daily assets (the map's and signing's) that Dagster's UI would mark "Unsynced"
+    (stale), each with its first causes, as the UI's own resolver finds them."""
     graph = defs.resolve_asset_graph()
     view = AssetGraphView(temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None),
                           instance=instance, asset_graph=graph)
     resolver = CachingStaleStatusResolver(instance=instance, asset_graph=graph, loading_context=view)
     found = {}
     for key in graph.materializable_asset_keys:
-        if graph.get(key).partitions_def != daily_partitions:
+        if graph.get(key).partitions_def not in (daily_partitions, finished_days):
             continue
         for day in days:
             if resolver.get_status(key, day.isoformat()) == StaleStatus.STALE:
@@ -87,6 +87,15 @@ def test_range_backfill_with_a_missed_day_gives_n_never_d(lake, signing_key, ins
     # Nothing the backfill built is "Unsynced" in the UI: each day's own materialisation carries the range
     # result's data version and provenance (defs/per_day.py), as a run of that day alone would.
     assert unsynced(instance, synth.days) == {}
+    # ... and a day rebuilt under them still makes what read it Unsynced, as it would without a backfill.
+    rebuilt = synth.days[-2]
+    again = defs.resolve_job_def("daily_map_job").execute_in_process(
+        instance=instance, tags={"dagster/partition": rebuilt.isoformat()}, asset_selection=[dg.AssetKey("raw_probes")],
+        run_config={"resources": {"lake": {"config": {"root": str(lake.root), "signing_key": str(signing_key)}}}})
+    assert again.success
+    stale = unsynced(instance, synth.days)
+    assert {f"daily_status {rebuilt}", f"daily_status {synth.days[-1]}"} <= stale.keys(), stale
+    assert not [k for k in stale if k.endswith(str(synth.days[0]))], stale
 
     for missed in synth.missing_days:
         codes = pq.read_table(lake.curated_file("daily_status", missed), columns=["code"]).column("code").to_pylist()
