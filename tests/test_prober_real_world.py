@@ -293,6 +293,19 @@ def test_robots_txt_redirects_follow_the_seed_redirect_rule(fleet, scripted):
         "tools": TOOLS, "nextCursor": ["not", "a", "string"]}})}, "ok", "1 tools"),
     ({"initialize": Scripted(401, [("www-authenticate", 'Bearer resource_metadata="https://a:b@x.test/prm"')])},
      "needs_auth", "HTTP 401"),
+    # What an error's body says is in its detail: a stateful server behind a balancer without affinity (the
+    # SDKs' words for a session another instance holds), a host allow-list (the TypeScript SDK's and a Go
+    # server's), a proxy's page.
+    ({"initialize": initialize_result(), "tools/list": json_answer({"jsonrpc": "2.0", "id": "server-error", "error": {
+        "code": -32600, "message": "Session not found"}}, status=404)},
+     "no_tool_list", "tools/list: HTTP 404: -32600: Session not found"),
+    ({"initialize": json_answer({"jsonrpc": "2.0", "id": None, "error": {
+        "code": -32000, "message": "Invalid Host: mcp.scripted.test"}}, status=403)},
+     "needs_auth", "HTTP 403: -32000: Invalid Host: mcp.scripted.test on initialize"),
+    ({"initialize": Scripted(403, [("content-type", "text/plain")], b"forbidden:\n  host not allowed\n")},
+     "needs_auth", "HTTP 403: forbidden: host not allowed on initialize"),
+    ({"initialize": Scripted(502, [("content-type", "text/html")], b"<html><body>Bad gateway</body></html>")},
+     "http_502", "HTTP 502: <html><body>Bad gateway</body></html> on initialize"),
 ])
 def test_odd_json_types_get_an_outcome(fleet, scripted, script, outcome, detail):
     scripted.reset(script)
@@ -300,6 +313,17 @@ def test_odd_json_types_get_an_outcome(fleet, scripted, script, outcome, detail)
     assert result.outcome == outcome and detail in result.outcome_detail, result.outcome_detail
     if result.resource_metadata_url:
         assert result.resource_metadata_url == "https://REDACTED@x.test/prm"
+
+
+def test_a_list_longer_than_the_page_limit_says_so_in_its_detail(fleet, scripted):
+    pages = [json_answer({"jsonrpc": "2.0", "id": 2 + n, "result": {
+        "tools": [{"name": f"tool_{n}", "inputSchema": {"type": "object"}}], "nextCursor": f"page-{n + 1}"}})
+        for n in range(6)]
+    scripted.reset({"initialize": initialize_result(), "tools/list": pages})
+    result = run_check(fleet, f"https://{SCRIPTED}/mcp")
+    assert result.outcome == "ok" and result.pages_read == 5 and result.tool_list_complete is False
+    assert result.outcome_detail.endswith("5 tools in 5 page(s); the list was not read to its end (see the transcript)")
+    assert "stopped after 5 pages; the list may be longer" in result.transcript
 
 
 @pytest.mark.parametrize(("ttl", "expected"), [

@@ -60,3 +60,8 @@ class CheckResult:
 
     def note(self, line: str) -> None:
         self.transcript.append(line)
+
+    def unfinished(self) -> str:
+        """What an ok detail adds when the tool list was not read to its end (the page limit, a later page that
+        failed, a cursor cycle: the transcript says which)."""
+        return "" if self.tool_list_complete else "; the list was not read to its end (see the transcript)"

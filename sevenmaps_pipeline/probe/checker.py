@@ -27,7 +27,7 @@ from .check_result import CheckResult
 from .claims import add_claims, error_claims, skills_declared
 from .config import BAD_CALL_USER_AGENT, MODERN_PROTOCOL_VERSION, PROTOCOL_VERSION, ProbeConfig
 from .legibility import error_legibility
-from .messages import CLIENT_INFO, error_text, modern_meta, rpc
+from .messages import CLIENT_INFO, error_text, modern_meta, rpc, status_text
 from .netguard import refused_address
 from .redirects import invalid_location, redirect_target
 from .values import header_token, json_int, scalar_text
@@ -209,7 +209,8 @@ class EndpointCheck:
         self._claims_of_error(response, reply)
         if status in (401, 403):
             self._auth(response)
-            raise _Outcome("needs_auth", f"HTTP {status} on initialize, before any tool was listed", status)
+            raise _Outcome("needs_auth", f"{status_text(status, response.body)} on initialize, before any tool was "
+                           "listed", status)
         if status == 402:
             self.result.payment_json = redact_userinfo(response.body.decode("utf-8", "replace"))[:65536] or None
             raise _Outcome("http_402", "HTTP 402 on initialize (asks for payment)", status)
@@ -219,8 +220,7 @@ class EndpointCheck:
             if await self._modern(started):
                 return
         if not 200 <= status < 300:
-            body = response.body.decode("utf-8", "replace").strip()[:120]
-            raise _Outcome(f"http_{status}", f"HTTP {status} on initialize" + (f": {body}" if body else ""), status)
+            raise _Outcome(f"http_{status}", f"{status_text(status, response.body)} on initialize", status)
         if reply is None:
             raise _Outcome("not_mcp", "initialize: no JSON-RPC answer", status)
         if reply.kind == "error":
@@ -243,14 +243,15 @@ class EndpointCheck:
         ack = await self._post(rpc("notifications/initialized", None), t.notifications_initialized,
                                   "notifications/initialized", headers=headers)
         if ack.status_code >= 400:
-            self.result.note(f"notifications/initialized refused with HTTP {ack.status_code}; listing tools anyway")
+            self.result.note(f"notifications/initialized refused with {status_text(ack.status_code, ack.body)}; "
+                             "listing tools anyway")
         await self._list_tools(headers, modern=False)
         await self._list_again(headers, modern=False)
         await self._call_badly(headers, modern=False)
         self.result.handshake_ms = round((time.monotonic() - started) * 1000)
         self.result.outcome = "ok"
         self.result.outcome_detail = (f"initialize and tools/list answered: {len(self.result.tools or [])} tools"
-                                      f" in {self.result.pages_read} page(s)")
+                                      f" in {self.result.pages_read} page(s){self.result.unfinished()}")
 
     def _modern_error(self, response: Answer, reply: Reply | None) -> int | None:
         """The JSON-RPC code that marks a 2026-07-28 server refusing the handshake, if this is one."""
@@ -303,7 +304,8 @@ class EndpointCheck:
         self.result.handshake_ms = round((time.monotonic() - started) * 1000)
         self.result.outcome = "ok"
         self.result.outcome_detail = (f"2026-07-28 server: server/discover and tools/list answered: "
-                                      f"{len(self.result.tools or [])} tools in {self.result.pages_read} page(s)")
+                                      f"{len(self.result.tools or [])} tools in {self.result.pages_read} page(s)"
+                                      f"{self.result.unfinished()}")
         return True
 
     async def _list_again(self, headers: dict[str, str], modern: bool) -> None:
@@ -387,10 +389,11 @@ class EndpointCheck:
             status = response.status_code
             if status in (401, 403) and not tools:
                 self._auth(response)
-                raise _Outcome("needs_auth", f"HTTP {status} on tools/list, before any tool was listed", status)
+                raise _Outcome("needs_auth", f"{status_text(status, response.body)} on tools/list, before any tool "
+                               "was listed", status)
             problem = None
             if not 200 <= status < 300:
-                problem = f"HTTP {status}"
+                problem = status_text(status, response.body)
             elif reply is None or reply.kind != "result":
                 problem = (f"JSON-RPC error {error_text(reply.error)}"
                            if reply is not None and reply.kind == "error" else (reply.detail if reply else "no body"))

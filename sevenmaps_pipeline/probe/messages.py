@@ -6,6 +6,7 @@ from typing import Any
 
 from .config import MODERN_PROTOCOL_VERSION
 from .values import json_int
+from .wire import loads
 
 CLIENT_INFO = {"name": "7maps-prober", "version": "0.2"}
 
@@ -30,3 +31,13 @@ def error_text(error: dict) -> str:
     message = error.get("message")
     return (f"{code if code is not None else '(code not an integer)'}: "
             f"{message[:200] if isinstance(message, str) else '(no message)'}")
+
+
+def status_text(status: int, body: bytes) -> str:
+    """An HTTP answer that is no success, as a detail quotes it: its status, and what its body says (a JSON-RPC
+    error's code and message, else its first 120 characters on one line), so that a lost session ("Session not
+    found"), a host allow-list ("Invalid Host") or a proxy's page is named, not only numbered."""
+    obj, _ = loads(body) if body else (None, None)
+    error = obj.get("error") if isinstance(obj, dict) else None
+    said = error_text(error) if isinstance(error, dict) else " ".join(body.decode("utf-8", "replace").split())[:120]
+    return f"HTTP {status}: {said}" if said else f"HTTP {status}"
