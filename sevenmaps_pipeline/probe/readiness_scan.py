@@ -159,6 +159,7 @@ def check_row(result: CheckResult, listing: dict[str, Any], day: dt.date, run_id
     if result.outcome == "ok" and result.tools is not None:
         summary = summarize_tools(result.tools)
         row.update(tools_json=summary.tools_json, tool_count=summary.tool_count, tools_hash=summary.tools_hash,
+                   tool_list_complete=bool(result.tool_list_complete),
                    required_arguments=_required_arguments(result.tools),
                    definition_tokens=definition_tokens(result.tools))
         if result.second_tool_names is not None:

@@ -175,6 +175,7 @@ class McpFacts:
     cache_scope: Any = None
     tools_result_seen: bool = False
     tools: Sequence[dict] | None = None
+    tool_list_whole: bool = True  # False: tools/list was not read to its end (the page limit, a page that failed)
     needs_auth: bool | None = None  # a 401 (or 403) before any tool was listed
     resource_metadata_url: str | None = None  # the 401 named an RFC 9728 resource_metadata URL
     resource_metadata_refused: str | None = None  # it named one that is not an https URL with a host: why
@@ -269,6 +270,11 @@ def _redirect_line(facts: McpFacts) -> LineResult:
     return judged("https_no_redirects", ok, 5, f"{facts.url_scheme}, {facts.redirects_followed} redirect(s)")
 
 
+# What a line over the whole list says when only part of it was read: a part cannot show the whole list's tokens
+# or shares, and a line the probe could not see counts on neither side (docs/methodology.md, "Readiness").
+PART_OF_A_LIST = "its tokens and shares are unseen"
+
+
 def _tool_list_lines(facts: McpFacts) -> list[LineResult]:
     """Its tool list: the same order twice, its token cost, cache hints, annotations and output schemas."""
     p = READINESS_PARAMS
@@ -279,8 +285,11 @@ def _tool_list_lines(facts: McpFacts) -> list[LineResult]:
     else:
         same = list(facts.tool_orders[0]) == list(facts.tool_orders[1])
         r.append(judged("deterministic_order", same, 5, "same order twice" if same else "the order changed"))
+    cut = f"the tool list was not read to its end ({len(facts.tools or [])} tools read): {PART_OF_A_LIST}"
     if facts.definition_tokens is None:
         r.append(unseen("definition_tokens", "no tool list" + why))
+    elif not facts.tool_list_whole:
+        r.append(unseen("definition_tokens", cut))
     else:
         points = sliding_points(facts.definition_tokens, p["tokens_full_below"], p["tokens_zero_at"], 12)
         r.append(judged("definition_tokens", points > 0, points,
@@ -294,6 +303,9 @@ def _tool_list_lines(facts: McpFacts) -> list[LineResult]:
     if not facts.tools:
         r.append(unseen("annotation_coverage", "no tools listed" + why))
         r.append(unseen("output_schema_coverage", "no tools listed" + why))
+    elif not facts.tool_list_whole:
+        r.append(unseen("annotation_coverage", cut))
+        r.append(unseen("output_schema_coverage", cut))
     else:
         with_ann, n = _coverage(facts.tools, lambda t: isinstance(t.get("annotations"), dict) and t["annotations"])
         share = with_ann / n
@@ -338,6 +350,9 @@ def _trust_lines(facts: McpFacts) -> list[LineResult]:
     r.append(_repository_line("repository_fresh", facts.repository, facts.today, need_public=True))
     if facts.injection_hits is None:
         r.append(unseen("injection_clean", "no descriptions read"))
+    elif not facts.injection_hits and not facts.tool_list_whole:  # a phrase found in part of it is found
+        r.append(unseen("injection_clean", f"none in the {len(facts.tools or [])} tools read, but the tool list "
+                        "was not read to its end"))
     else:
         r.append(_injection_line(facts.injection_hits))
     return r

@@ -58,7 +58,7 @@ def mcp_facts(row: Mapping[str, Any], documents: Mapping[str, Mapping[str, Any]]
         # earlier one: the same list is the same figure as token_cost's.
         definition_tokens=definition_tokens(tools) if tools is not None else None,
         ttl_ms=row.get("ttl_ms"), cache_scope=row.get("cache_scope"), tools_result_seen=tools is not None,
-        tools=tools,
+        tools=tools, tool_list_whole=row.get("tool_list_complete") is not False,
         needs_auth=True if asks_token else (False if via in ("discover", "initialize") else None),
         resource_metadata_url=row.get("resource_metadata_url"), resource_metadata_ok=metadata_ok,
         resource_metadata_refused=resource_metadata_of(row.get("www_authenticate"))[1] if asks_token else None,

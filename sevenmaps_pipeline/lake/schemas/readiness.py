@@ -54,6 +54,9 @@ RAW_READINESS = TableSpec(
             col("server_info_version", pa.string(), "serverInfo.version"),
             col("tools_json", pa.string(), "the first tools/list result's tools array, compact JSON"),
             col("tool_count", pa.int32(), "tools listed"),
+            col("tool_list_complete", pa.bool_(), "false when the tool list was not read to its end (the page limit, a "
+                "later page that failed, a cursor cycle): the lines that need the whole list are then unseen; null "
+                "on rows landed before it was kept (read as whole)"),
             col("required_arguments", pa.int32(), "required arguments over all tools (inputSchema.required)"),
             col("definition_tokens", pa.int32(), "o200k_base tokens of the list, counted by the probe as the map "
                 "counts them (rules/tokens.py; rows before o200k_base-1.1 counted tools_json as sent)"),
@@ -189,7 +192,7 @@ READINESS_LINES = TableSpec(
             col("subject_key", pa.string(), "the endpoint's server_key, or the skill's skill_key", False),
             col("server_id", pa.string(), "first 12 hex of SHA-256(server_key) (MCP only)"),
             col("server_name", pa.string(), "registry name (MCP), or the skill's folder URL"),
-            col("rubric_version", pa.string(), "mcp-2026-09-11.3 | skill-2026-09-11.2", False),
+            col("rubric_version", pa.string(), "mcp-2026-09-11.4 | skill-2026-09-11.2", False),
             col("section", pa.string(), "the rubric's section", False),
             col("line", pa.string(), "the line's stable key", False),
             col("line_order", pa.int32(), "the line's place in its rubric, from 1", False),
