@@ -27,11 +27,13 @@ from sevenmaps_pipeline.probe.config import USER_AGENT, ProbeConfig, Timeouts
 from sevenmaps_pipeline.probe.http import build_client
 from sevenmaps_pipeline.probe.netguard import is_public_address
 from sevenmaps_pipeline.probe.origins import check_origin
+from sevenmaps_pipeline.probe.surfaces import fetch_document
 from sevenmaps_pipeline.registry.client import rows_for_entry
 
 FAST = Timeouts(robots_txt=4, initialize=4, notifications_initialized=4, tools_list_per_page=4,
                 well_known_per_origin=4, check_overall=8, legacy_sse_endpoint_event=4)
 SCRIPTED = "mcp.scripted.test"
+STREAMS = "mcp.streams.test"
 TOOLS = [{"name": "list_items", "description": "List the items", "inputSchema": {"type": "object"}}]
 
 
@@ -40,9 +42,20 @@ def scripted() -> ScriptedApp:
     return ScriptedApp()
 
 
+async def every_path_streams(scope: dict, receive, send) -> None:
+    """A server that answers every path, robots.txt included, with its MCP event stream, which never ends (tmcp's
+    HttpTransport with `path: null` does this)."""
+    if scope["type"] != "http":
+        return
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
+    await send({"type": "http.response.body", "body": b": connected\n\n", "more_body": True})
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
 @pytest.fixture(scope="module")
 def fleet(scripted):
-    with Fleet(slow_seconds=3, extra_apps={SCRIPTED: scripted}) as running:
+    with Fleet(slow_seconds=3, extra_apps={SCRIPTED: scripted, STREAMS: every_path_streams}) as running:
         yield running
 
 
@@ -96,6 +109,34 @@ def test_compressed_robots_txt_and_well_knowns_are_decoded(fleet):
     cards = asyncio.run(go("https://mcp.zipjson.test"))
     status, text = cards.documents["agent_card"]
     assert status == 200 and json.loads(text)["name"] == "zipjson"
+
+
+def test_a_robots_txt_answered_with_an_endless_event_stream_is_no_rules_not_no_answer(fleet):
+    config = config_for(fleet)
+
+    async def go():
+        async with build_client(config) as client:
+            return await check_origin(client, config, f"https://{STREAMS}", dt.datetime.now(dt.UTC))
+
+    found = asyncio.run(go())
+    assert (found.robots_status, found.robots_policy, found.unavailable) == (200, "allow_all", None)
+    assert found.robots_detail == "HTTP 200: answered with a text/event-stream (a stream, not a file); no rules"
+    assert found.allows(f"https://{STREAMS}/mcp")
+    # each well-known document answered the same way, without spending the origin's budget on the first
+    assert found.documents == {name: (200, None) for name in found.documents} and len(found.documents) == 3
+
+
+def test_a_discovery_document_answered_with_an_endless_event_stream_is_no_document(fleet):
+    config = config_for(fleet)
+
+    async def go():
+        async with build_client(config) as client:
+            return await fetch_document(client, f"https://{STREAMS}/.well-known/mcp/server-card.json",
+                                        "application/json", 4, 65536)
+
+    document = asyncio.run(go())
+    assert (document.status, document.content_type, document.body) == (200, "text/event-stream", None)
+    assert document.detail == "answered with a text/event-stream (a stream, not a file)"
 
 
 def test_a_decompression_bomb_ends_at_the_decoded_cap(fleet, scripted):

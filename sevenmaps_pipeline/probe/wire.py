@@ -212,6 +212,16 @@ def _content_type(response: httpx.Response) -> str:
     return response.headers.get("content-type", "").split(";")[0].strip().lower()
 
 
+# A document asked for (robots.txt, a well-known, a discovery surface) answered as an event stream: a stream never
+# ends, so waiting for it would spend the whole budget and read as "no answer" (a server answering every path with
+# its MCP stream does this). It answered, with no file.
+STREAM_NOT_A_FILE = "answered with a text/event-stream (a stream, not a file)"
+
+
+def is_event_stream(response: httpx.Response) -> bool:
+    return _content_type(response) == "text/event-stream"
+
+
 async def read_reply(response: httpx.Response, request_id: Any, cap: int) -> Reply:
     ctype = _content_type(response)
     try:
