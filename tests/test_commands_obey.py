@@ -11,8 +11,12 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from conftest import served_on_loopback
+from starlette.applications import Starlette
+from starlette.routing import Mount
 
 from sevenmaps_pipeline.cli import main
+from sevenmaps_pipeline.devtools.fleet.apps import FleetState, ServerDay, legacy_sse_app, mcp_app
 
 ROBOTS = {"closed.test": (200, b"User-agent: 7Maps-bot\nDisallow: /\n"), "broken.test": (503, b"")}
 
@@ -88,3 +92,24 @@ def test_readiness_obeys_robots_txt_with_allow_private(lake, counting_server, ca
     port, seen = counting_server
     main(_ask("readiness", lake, "closed.test", port) + ["--json"])
     assert seen["closed.test"] == 1, "only robots.txt may be read"
+
+
+def test_an_owners_plain_http_server_is_read_through_its_own_redirect_and_over_sse(lake, capsys):
+    """An owner checks their own server on loopback over plain http (--allow-private): the official SDK's app
+    mounted at /mcp redirects to /mcp/ on the same site, which is no step down from https, and its SSE server
+    names a plain-http message URL on the same origin (helper-62's run: both were refused as plain http)."""
+    tools = [{"name": "list_items", "description": "List the items", "inputSchema": {"type": "object"}}]
+    state = FleetState(by_server={"owner": ServerDay(tools=tools)})
+    inner = mcp_app("owner", "127.0.0.1", "mcp_json", state, path="/")
+    mounted = Starlette(routes=[Mount("/mcp", app=inner)], lifespan=inner.router.lifespan_context)
+    with served_on_loopback(mounted, "an owner's SDK server mounted at /mcp") as url:
+        assert main(["--lake", str(lake.root), "probe", f"{url}/mcp", "--allow-private", "--json", "--quiet"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["outcome"] == "ok" and answer["redirect_location"] == f"{url}/mcp/", answer["outcome_detail"]
+    with served_on_loopback(legacy_sse_app("owner", "127.0.0.1", state), "an owner's SDK server over SSE") as url:
+        main(["--lake", str(lake.root), "readiness", f"{url}/sse", "--remote-type", "sse", "--allow-private",
+              "--json", "--quiet"])
+    lines = {line["line"]: line for line in json.loads(capsys.readouterr().out)["lines"]}
+    assert lines["answers"]["passed"] and lines["definition_tokens"]["seen"], lines["answers"]
+    https = lines["https_no_redirects"]
+    assert https["evidence"] == "http, 0 redirect(s)" and not https["passed"]

@@ -173,6 +173,13 @@ def test_redirects_within_the_registrable_domain_are_followed_once(fleet):
     ("https://faß.example/mcp", "https://xn--fa-hia.example/mcp", True),
     # a "%" after an IPv4 literal makes a name under another domain, not that address
     ("https://192.0.2.5/mcp", "https://192.0.2.5%.attacker.example/mcp", False),
+    # never a step down from https; a plain-http URL (an owner's, under --allow-private) may keep to plain http
+    # on its own site (a framework's /mcp -> /mcp/), never leave it
+    ("https://a.example.com/mcp", "http://a.example.com/mcp/", False),
+    ("http://127.0.0.1:8000/mcp", "/mcp/", True),
+    ("http://a.example.com/mcp", "http://b.example.com/mcp/", True),
+    ("http://a.example.com/mcp", "http://other.example.org/mcp/", False),
+    ("http://a.example.com/mcp", "ftp://a.example.com/mcp/", False),
 ])
 def test_an_ip_literal_redirects_only_to_the_same_address(url, location, followed):
     _, why = redirect_target(url, location)

@@ -60,7 +60,10 @@ def redirect_target(url: str, location: str) -> tuple[str | None, str | None]:
         return None, "an invalid Location"
     if has_userinfo(target):
         return target, "a URL carrying credentials"
-    if parts.scheme != "https":
+    # Never a step down from https. A plain-http URL is contacted only when an owner allows it (`sevenmaps probe
+    # --allow-private`: listings are https or skipped), and its redirect to plain http on the same site (a
+    # framework's `/mcp` -> `/mcp/`) is no step down.
+    if parts.scheme != "https" and not (parts.scheme == "http" and urlsplit(url).scheme == "http"):
         return target, f"plain {parts.scheme or 'non-https'} ({host})"
     if not host or _site(host) != _site((urlsplit(url).hostname or "").lower().rstrip(".")):
         return target, f"another domain ({host})"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 import httpx
 
@@ -107,9 +107,10 @@ class SseReadinessCheck(EndpointCheck):
 
     def _message_url(self, endpoint: str) -> str:
         """Where the messages go: the endpoint event's URL, resolved against the stream's; only on the same
-        origin (a client of this transport refuses any other, and 7Maps-bot goes nowhere it was not listed)."""
+        origin, so with the same scheme (a client of this transport refuses any other, and 7Maps-bot goes nowhere
+        it was not listed); a plain-http stream is contacted only when an owner allows it."""
         target = urljoin(self.url, endpoint)
-        if origin_of(target) != origin_of(self.url) or urlsplit(target).scheme != "https":
+        if origin_of(target) != origin_of(self.url):
             raise _Outcome("not_mcp", f"the endpoint event names another origin ({endpoint[:200]}); not followed")
         self.result.note(f"endpoint event: {endpoint[:200]}")
         return target
