@@ -15,6 +15,7 @@ import uvloop
 from conftest import REFUSED_NAMES
 
 from sevenmaps_pipeline.devtools.fleet.run import Fleet
+from sevenmaps_pipeline.probe.check_result import CheckResult
 from sevenmaps_pipeline.probe.checker import EndpointCheck
 from sevenmaps_pipeline.probe.config import ProbeConfig, Timeouts
 from sevenmaps_pipeline.probe.http import build_client
@@ -22,6 +23,7 @@ from sevenmaps_pipeline.probe.loop import run_prober
 from sevenmaps_pipeline.probe.netguard import GuardedBackend, RefusedAddress
 from sevenmaps_pipeline.probe.origins import check_origin
 from sevenmaps_pipeline.probe.redirects import redirect_target
+from sevenmaps_pipeline.probe.report import owner_hint
 
 # Short caps so hostile servers end quickly; the fleet's slow servers wait longer than these.
 FAST = Timeouts(robots_txt=4, initialize=4, notifications_initialized=4, tools_list_per_page=4,
@@ -325,6 +327,16 @@ def test_probe_cli_json_carries_what_an_owner_needs(fleet, capsys):
         assert key in seen
     assert (seen["outcome"], seen["tool_count"], seen["pages_read"]) == ("ok", 7, 4)
     assert seen["server_info"] == {"name": "catalog", "version": "1.0.0"}
+
+
+def test_the_owner_hint_follows_our_skips_never_what_a_server_said():
+    at = dt.datetime(2026, 12, 6, tzinfo=dt.UTC)
+    quoted = CheckResult(url="https://x.example/mcp", started_at=at, outcome="needs_auth",
+                         outcome_detail="HTTP 403: Forbidden: your IP address is not on the allow list on initialize")
+    assert owner_hint(quoted) is None
+    skipped = CheckResult(url="https://127.0.0.1/mcp", started_at=at, outcome="skipped", skip_reason="IP address",
+                          outcome_detail="IP address: never contacted")
+    assert owner_hint(skipped) is not None and "--allow-private" in owner_hint(skipped)
 
 
 def test_probe_cli_applies_the_listing_rules_unless_allow_private(capsys):

@@ -111,22 +111,36 @@ def test_compressed_robots_txt_and_well_knowns_are_decoded(fleet):
     assert status == 200 and json.loads(text)["name"] == "zipjson"
 
 
-def test_a_robots_txt_answered_with_an_endless_event_stream_is_no_rules_not_no_answer(fleet):
+def _origin(fleet: Fleet, host: str):
     config = config_for(fleet)
 
     async def go():
         async with build_client(config) as client:
-            return await check_origin(client, config, f"https://{STREAMS}", dt.datetime.now(dt.UTC))
+            return await check_origin(client, config, f"https://{host}", dt.datetime.now(dt.UTC))
 
-    found = asyncio.run(go())
-    assert (found.robots_status, found.robots_policy, found.unavailable) == (200, "allow_all", None)
-    assert found.robots_detail == "HTTP 200: answered with a text/event-stream (a stream, not a file); no rules"
+    return asyncio.run(go())
+
+
+def test_a_robots_txt_answered_with_an_endless_event_stream_is_what_arrived_not_no_answer(fleet):
+    found = _origin(fleet, STREAMS)
+    assert (found.robots_status, found.robots_policy, found.unavailable) == (200, "rules", None)
+    assert found.robots_txt == ": connected\n\n"  # no rules in it
+    assert found.robots_detail == "a text/event-stream still open after 1 s: what arrived is read"
     assert found.allows(f"https://{STREAMS}/mcp")
-    # each well-known document answered the same way, without spending the origin's budget on the first
-    assert found.documents == {name: (200, None) for name in found.documents} and len(found.documents) == 3
+    # each well-known document answered the same way, each read briefly, not the origin's whole budget on one
+    assert found.documents == {name: (200, ": connected\n\n") for name in found.documents}
+    assert len(found.documents) == 3
 
 
-def test_a_discovery_document_answered_with_an_endless_event_stream_is_no_document(fleet):
+def test_a_robots_txt_sent_as_an_event_stream_that_ends_is_obeyed(fleet, scripted):
+    scripted.reset({"GET /robots.txt": Scripted(200, [("content-type", "Text/Event-Stream; charset=utf-8")],
+                                                b"User-agent: *\nDisallow: /\n")})
+    found = _origin(fleet, SCRIPTED)
+    assert (found.robots_status, found.robots_policy, found.robots_detail) == (200, "rules", "parsed")
+    assert not found.allows(f"https://{SCRIPTED}/mcp")
+
+
+def test_a_discovery_document_answered_with_an_endless_event_stream_is_what_arrived(fleet):
     config = config_for(fleet)
 
     async def go():
@@ -135,8 +149,8 @@ def test_a_discovery_document_answered_with_an_endless_event_stream_is_no_docume
                                         "application/json", 4, 65536)
 
     document = asyncio.run(go())
-    assert (document.status, document.content_type, document.body) == (200, "text/event-stream", None)
-    assert document.detail == "answered with a text/event-stream (a stream, not a file)"
+    assert (document.status, document.content_type, document.body) == (200, "text/event-stream", ": connected\n\n")
+    assert document.detail == "a text/event-stream still open after 1 s: what arrived is read"
 
 
 def test_a_decompression_bomb_ends_at_the_decoded_cap(fleet, scripted):
@@ -356,15 +370,34 @@ def test_odd_json_types_get_an_outcome(fleet, scripted, script, outcome, detail)
         assert result.resource_metadata_url == "https://REDACTED@x.test/prm"
 
 
-def test_a_list_longer_than_the_page_limit_says_so_in_its_detail(fleet, scripted):
-    pages = [json_answer({"jsonrpc": "2.0", "id": 2 + n, "result": {
-        "tools": [{"name": f"tool_{n}", "inputSchema": {"type": "object"}}], "nextCursor": f"page-{n + 1}"}})
-        for n in range(6)]
+def _page(n: int, cursor: object) -> Scripted:
+    return json_answer({"jsonrpc": "2.0", "id": 2 + n, "result": {
+        "tools": [{"name": f"tool_{n}", "inputSchema": {"type": "object"}}], "nextCursor": cursor}})
+
+
+@pytest.mark.parametrize(("pages", "read", "why"), [
+    ([_page(n, f"page-{n + 1}") for n in range(6)], 5, "the 5-page limit"),
+    ([_page(0, "a"), _page(1, "a")], 2, "its cursor repeats (a cursor cycle)"),
+    ([_page(0, 123)], 1, "its cursor is not a string"),
+    ([_page(0, "b"), Scripted(500, [("content-type", "text/plain")], b"boom")], 1, "page 2 answered HTTP 500: boom"),
+])
+def test_a_list_not_read_to_its_end_says_why_in_its_detail(fleet, scripted, pages, read, why):
     scripted.reset({"initialize": initialize_result(), "tools/list": pages})
     result = run_check(fleet, f"https://{SCRIPTED}/mcp")
-    assert result.outcome == "ok" and result.pages_read == 5 and result.tool_list_complete is False
-    assert result.outcome_detail.endswith("5 tools in 5 page(s); the list was not read to its end (see the transcript)")
-    assert "stopped after 5 pages; the list may be longer" in result.transcript
+    assert result.outcome == "ok" and result.pages_read == read and result.tool_list_complete is False
+    assert result.outcome_detail.endswith(f"in {read} page(s); the list was not read to its end: {why}")
+
+
+def test_what_a_server_said_is_quoted_on_one_line_without_credentials_or_control_characters(fleet, scripted):
+    said = "Forbidden.\nSee https://admin:hunter2@internal.example/login \x1b[31mRED\x1b[0m\x00 " + "x" * 500
+    scripted.reset({"initialize": json_answer({"jsonrpc": "2.0", "id": None, "error": {"code": -32000,
+                                                                                      "message": said}}, status=403)})
+    result = run_check(fleet, f"https://{SCRIPTED}/mcp")
+    assert result.outcome == "needs_auth"
+    quoted = result.outcome_detail.removeprefix("HTTP 403: ").split(" on initialize")[0]
+    assert quoted.startswith("-32000: Forbidden. See https://REDACTED@internal.example/login [31mRED[0m x")
+    assert "hunter2" not in result.outcome_detail and all(ch.isprintable() for ch in result.outcome_detail)
+    assert len(quoted) == 160
 
 
 @pytest.mark.parametrize(("ttl", "expected"), [

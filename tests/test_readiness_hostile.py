@@ -11,6 +11,7 @@ import asyncio
 import copy
 import dataclasses
 import datetime as dt
+import json
 import socket
 
 import pytest
@@ -28,6 +29,7 @@ from sevenmaps_pipeline.probe.http import build_client
 from sevenmaps_pipeline.probe.readiness import readiness_one
 from sevenmaps_pipeline.probe.readiness_scan import ReadinessRows, readiness_scan
 from sevenmaps_pipeline.rules.readiness import score_mcp
+from sevenmaps_pipeline.rules.readiness_facts import mcp_facts
 
 TODAY = dt.date(2026, 12, 5)
 HOSTILE = "mcp.hostile.test"  # a scripted host, its answers set by each test
@@ -161,6 +163,18 @@ def test_a_tool_list_longer_than_the_page_limit_leaves_the_whole_lists_lines_uns
         assert injection.seen and not injection.passed and phrase in injection.evidence
     else:
         assert not injection.seen and "not read to its end" in injection.evidence
+
+
+@pytest.mark.parametrize(("kept", "whole"), [
+    ({}, True), ({"tool_list_complete": None}, True), ({"tool_list_complete": True}, True),
+    ({"tool_list_complete": False}, False)])
+def test_a_row_landed_before_tool_list_complete_was_kept_reads_as_whole(kept, whole):
+    # raw/readiness files of earlier days lack the column (read as null): they score as they did
+    tools = [{"name": "echo", "inputSchema": {"type": "object"}}]
+    row = {"answered_via": "initialize", "outcome": "ok", "url": "https://x.example/mcp",
+           "tools_json": json.dumps(tools), **kept}
+    lines = {line.key: r for line, r in score_mcp(mcp_facts(row, {}, None, TODAY)).lines}
+    assert lines["definition_tokens"].seen is whole and lines["annotation_coverage"].seen is whole
 
 
 def test_a_whole_tool_list_is_scored_as_before(fleet, hostile):

@@ -6,6 +6,8 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
+from .values import json_int
+
 
 @dataclass
 class CheckResult:
@@ -56,12 +58,32 @@ class CheckResult:
     bad_call_tool: str | None = None
     bad_call_legible: bool | None = None
     bad_call_evidence: str | None = None
+    list_cut: str | None = None  # why the tool list was not read to its end (the page limit, a page, a cursor)
     transcript: list[str] = field(default_factory=list)
 
     def note(self, line: str) -> None:
         self.transcript.append(line)
 
+    def cut(self, why: str, line: str) -> None:
+        """The tool list ends here, not at its end: why (for the detail), and the transcript's line."""
+        self.list_cut = why[:200]
+        self.note(line)
+
     def unfinished(self) -> str:
-        """What an ok detail adds when the tool list was not read to its end (the page limit, a later page that
-        failed, a cursor cycle: the transcript says which)."""
-        return "" if self.tool_list_complete else "; the list was not read to its end (see the transcript)"
+        """What an ok detail adds when the tool list was not read to its end, and why."""
+        return "" if self.tool_list_complete else f"; the list was not read to its end: {self.list_cut or 'unknown'}"
+
+    def read_cache_hints(self, result: dict, page: int) -> None:
+        """ttlMs and cacheScope of a tools/list result; absent or malformed: null, never a made-up 0. The
+        readiness probe reads them on every page in either era (a handshake-era result may carry them too),
+        and a list whose later page lacks them does not carry them (docs/methodology.md, "Readiness": the
+        cache line); the daily check keeps the 2026-07-28 first page its schema documents."""
+        ttl = json_int(result.get("ttlMs"))
+        ttl = ttl if ttl is not None and 0 <= ttl < 2**63 else None
+        scope = result.get("cacheScope")
+        scope = scope[:40] if isinstance(scope, str) and scope else None
+        if page == 0:
+            self.ttl_ms, self.cache_scope = ttl, scope
+        elif (ttl is None or scope is None) and self.ttl_ms is not None:
+            self.note(f"tools/list page {page + 1} carries no ttlMs/cacheScope: the list does not")
+            self.ttl_ms = self.cache_scope = None

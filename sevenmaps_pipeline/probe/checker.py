@@ -314,7 +314,7 @@ class EndpointCheck:
         if not self.readiness:
             return
         first = (self.result.tools, self.result.pages_read, self.result.tool_list_complete, self.result.ttl_ms,
-                 self.result.cache_scope)
+                 self.result.cache_scope, self.result.list_cut)
         try:
             await self._list_tools(headers, modern, id_base=2 + self.config.max_pages)
             again = self.result.tools or []
@@ -324,7 +324,7 @@ class EndpointCheck:
             self._later_redirect(failed)
         finally:
             (self.result.tools, self.result.pages_read, self.result.tool_list_complete, self.result.ttl_ms,
-             self.result.cache_scope) = first
+             self.result.cache_scope, self.result.list_cut) = first
 
     def _later_redirect(self, failed: _Outcome) -> None:
         """A redirect not followed on a request after the first tools/list leaves the outcome as it was, and
@@ -403,41 +403,29 @@ class EndpointCheck:
                 problem = problem or "no body"
                 if page == 0:
                     raise _Outcome("no_tool_list", f"tools/list: {problem}", status)
-                self.result.note(f"tools/list page {page + 1}: {problem}; keeping the pages read")
+                self.result.cut(f"page {page + 1} answered {problem}", f"tools/list page {page + 1}: {problem}; "
+                                "keeping the pages read")
                 break
             result = reply.result
             tools += result["tools"]
             self.result.pages_read = page + 1
             if self.readiness or (modern and page == 0):
-                self._cache_hints(result, page)
+                self.result.read_cache_hints(result, page)
             nxt = result.get("nextCursor")
             if not nxt:
                 complete = True
                 break
             if not isinstance(nxt, str) or nxt in seen:
-                self.result.note(f"tools/list cursor {str(nxt)[:40]!r} repeats: stopping (a cursor cycle)")
+                odd = "repeats (a cursor cycle)" if isinstance(nxt, str) else "is not a string"
+                self.result.cut(f"its cursor {odd}", f"tools/list cursor {str(nxt)[:40]!r} {odd}: stopping")
                 break
             seen.add(nxt)
             cursor = nxt
+        else:
+            self.result.cut(f"the {self.config.max_pages}-page limit",
+                            f"stopped after {self.config.max_pages} pages; the list may be longer")
         self.result.tools = tools
         self.result.tool_list_complete = complete
-        if not complete and self.result.pages_read == self.config.max_pages:
-            self.result.note(f"stopped after {self.config.max_pages} pages; the list may be longer")
-
-    def _cache_hints(self, result: dict, page: int) -> None:
-        """ttlMs and cacheScope of a tools/list result; absent or malformed: null, never a made-up 0. The
-        readiness probe reads them on every page in either era (a handshake-era result may carry them too),
-        and a list whose later page lacks them does not carry them (docs/methodology.md, "Readiness": the
-        cache line); the daily check keeps the 2026-07-28 first page its schema documents."""
-        ttl = json_int(result.get("ttlMs"))
-        ttl = ttl if ttl is not None and 0 <= ttl < 2**63 else None
-        scope = result.get("cacheScope")
-        scope = scope[:40] if isinstance(scope, str) and scope else None
-        if page == 0:
-            self.result.ttl_ms, self.result.cache_scope = ttl, scope
-        elif (ttl is None or scope is None) and self.result.ttl_ms is not None:
-            self.result.note(f"tools/list page {page + 1} carries no ttlMs/cacheScope: the list does not")
-            self.result.ttl_ms = self.result.cache_scope = None
 
     async def _end_session(self) -> None:
         headers = {"Mcp-Session-Id": self.result.session_id or ""}

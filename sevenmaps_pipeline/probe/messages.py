@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..registry.listing import redact_userinfo
 from .config import MODERN_PROTOCOL_VERSION
 from .values import json_int
 from .wire import loads
 
 CLIENT_INFO = {"name": "7maps-prober", "version": "0.2"}
+QUOTED_CHARS = 160  # of what a server's error said, in an outcome's detail
 
 
 def rpc(method: str, request_id: int | str | None, params: dict | None = None) -> dict:
@@ -35,9 +37,11 @@ def error_text(error: dict) -> str:
 
 def status_text(status: int, body: bytes) -> str:
     """An HTTP answer that is no success, as a detail quotes it: its status, and what its body says (a JSON-RPC
-    error's code and message, else its first 120 characters on one line), so that a lost session ("Session not
-    found"), a host allow-list ("Invalid Host") or a proxy's page is named, not only numbered."""
+    error's code and message, else its text), so that a lost session ("Session not found"), a host allow-list
+    ("Invalid Host") or a proxy's page is named, not only numbered. The detail is published: what the server
+    said is put on one line, without control characters or a URL's credentials, and cut at QUOTED_CHARS."""
     obj, _ = loads(body) if body else (None, None)
     error = obj.get("error") if isinstance(obj, dict) else None
-    said = error_text(error) if isinstance(error, dict) else " ".join(body.decode("utf-8", "replace").split())[:120]
+    said = error_text(error) if isinstance(error, dict) else body.decode("utf-8", "replace")
+    said = redact_userinfo("".join(ch for ch in " ".join(said.split()) if ch.isprintable()))[:QUOTED_CHARS]
     return f"HTTP {status}: {said}" if said else f"HTTP {status}"

@@ -24,7 +24,7 @@ from ..registry.listing import SkipReason
 from .config import PROBER_VERSION, ROBOTS_TOKEN, ProbeConfig
 from .netguard import refused_address
 from .redirects import invalid_location, redirect_target
-from .wire import STREAM_NOT_A_FILE, is_event_stream, read_body
+from .wire import is_event_stream, read_body, read_stream_briefly
 
 WELL_KNOWN = {
     "oauth_protected_resource": "/.well-known/oauth-protected-resource",
@@ -99,9 +99,8 @@ async def _answer(client: httpx.AsyncClient, url: str, cap: int,
                 return target
             why = why or "a second redirect"
             return response.status_code, b"", f"redirects to {why}; not followed", None
-        if response.is_success and is_event_stream(response):  # robots.txt: no rules, as an unparseable file
-            return response.status_code, b"", STREAM_NOT_A_FILE, None
-        body, problem = await read_body(response, cap)
+        stream = response.is_success and is_event_stream(response)
+        body, problem = await (read_stream_briefly(response, cap) if stream else read_body(response, cap))
         return response.status_code, body, problem or "", None
 
 
@@ -176,8 +175,6 @@ async def check_origin(client: httpx.AsyncClient, config: ProbeConfig, origin: s
         failed = f"robots.txt unreachable: {detail}"
     elif 300 <= status < 400:
         result.robots_policy, result.robots_detail = "allow_all", f"HTTP {status}: {detail}; robots.txt unavailable"
-    elif 200 <= status < 300 and detail == STREAM_NOT_A_FILE:
-        result.robots_policy, result.robots_detail = "allow_all", f"HTTP {status}: {detail}; no rules"
     elif 200 <= status < 300:
         robots = body.decode("utf-8", "replace")
         result.robots_txt = robots

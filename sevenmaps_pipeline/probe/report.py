@@ -114,7 +114,8 @@ OWNER_MAY_CHECK = (SkipReason.NOT_HTTPS, SkipReason.IP, SkipReason.PRIVATE, Skip
 
 def owner_hint(check: CheckResult) -> str | None:
     """A line for `sevenmaps probe` when the check was refused for what only the map refuses."""
-    said = f"{check.skip_reason or ''} {check.outcome_detail or ''}"
+    # Only a skip of ours: an outcome's detail may quote what a server said ("not on the allow list").
+    said = f"{check.skip_reason or ''} {check.outcome_detail or ''}" if check.outcome == "skipped" else ""
     if any(reason in said for reason in OWNER_MAY_CHECK):
         return ("checking your own server? `sevenmaps probe URL --allow-private` allows localhost, private "
                 "addresses and plain http (the map itself never checks them)")

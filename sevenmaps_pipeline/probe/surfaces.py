@@ -39,7 +39,7 @@ from ..rules.psl import registrable_domain
 from .netguard import refused_address
 from .redirects import invalid_location
 from .values import header_token
-from .wire import STREAM_NOT_A_FILE, read_body
+from .wire import read_body, read_stream_briefly
 
 CARD_ACCEPT = "application/mcp-server-card+json"
 MARKDOWN_ACCEPT = "text/markdown"
@@ -184,9 +184,8 @@ async def fetch_document(client: httpx.AsyncClient, url: str, accept: str, timeo
                     return Document(response.status_code, ctype, None, f"redirects to {where!r}; not followed")
                 if response.status_code != 200:
                     return Document(response.status_code, ctype, None, f"HTTP {response.status_code}", etag)
-                if ctype == "text/event-stream":  # never ends: no document, and not "no answer"
-                    return Document(200, ctype, None, STREAM_NOT_A_FILE, etag)
-                body, problem = await read_body(response, cap)
+                stream = ctype == "text/event-stream"  # may never end: what arrives soon is the document
+                body, problem = await (read_stream_briefly(response, cap) if stream else read_body(response, cap))
                 return Document(200, ctype, body.decode("utf-8", "replace"), problem or "", etag)
     except TimeoutError:
         return Document(None, None, None, f"no answer within {timeout:g} s")

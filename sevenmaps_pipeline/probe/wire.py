@@ -10,6 +10,7 @@ surrogates, an unknown encoding — this yields a classified `Reply` (or a flagg
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import re
@@ -212,14 +213,31 @@ def _content_type(response: httpx.Response) -> str:
     return response.headers.get("content-type", "").split(";")[0].strip().lower()
 
 
-# A document asked for (robots.txt, a well-known, a discovery surface) answered as an event stream: a stream never
-# ends, so waiting for it would spend the whole budget and read as "no answer" (a server answering every path with
-# its MCP stream does this). It answered, with no file.
-STREAM_NOT_A_FILE = "answered with a text/event-stream (a stream, not a file)"
+# A document asked for (robots.txt, a well-known, a discovery surface) answered as an event stream may never end (a
+# server answering every path with its MCP stream does this): waiting for its end would spend the whole budget and
+# read as "no answer". So it is read for at most this long, and what arrived is the document; a file merely sent
+# with that type ends at once and is read whole (its Disallow lines obeyed).
+STREAM_READ_SECONDS = 1.0
 
 
 def is_event_stream(response: httpx.Response) -> bool:
     return _content_type(response) == "text/event-stream"
+
+
+async def read_stream_briefly(response: httpx.Response, cap: int,
+                              seconds: float = STREAM_READ_SECONDS) -> tuple[bytes, str | None]:
+    """An event stream asked for as a document: up to `cap` decoded bytes of what arrives within `seconds`, and
+    what cut it short (None when it ended), as read_body says it."""
+    chunks: list[bytes] = []
+    try:
+        async with asyncio.timeout(seconds):
+            async for chunk in decoded_chunks(response, cap):
+                chunks.append(chunk)
+    except TimeoutError:
+        return b"".join(chunks), f"a text/event-stream still open after {seconds:g} s: what arrived is read"
+    except BodyError as exc:
+        return (b"".join(chunks)[:cap], "truncated") if exc.kind == "too_large" else (b"", exc.detail)
+    return b"".join(chunks), None
 
 
 async def read_reply(response: httpx.Response, request_id: Any, cap: int) -> Reply:

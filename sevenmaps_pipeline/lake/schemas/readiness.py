@@ -55,8 +55,8 @@ RAW_READINESS = TableSpec(
             col("tools_json", pa.string(), "the first tools/list result's tools array, compact JSON"),
             col("tool_count", pa.int32(), "tools listed"),
             col("tool_list_complete", pa.bool_(), "false when the tool list was not read to its end (the page limit, a "
-                "later page that failed, a cursor cycle): the lines that need the whole list are then unseen; null "
-                "on rows landed before it was kept (read as whole)"),
+                "later page that answered with an error, a cursor that repeats or is not a string): the lines that "
+                "need the whole list are then unseen; null on rows landed before it was kept (read as whole)"),
             col("required_arguments", pa.int32(), "required arguments over all tools (inputSchema.required)"),
             col("definition_tokens", pa.int32(), "o200k_base tokens of the list, counted by the probe as the map "
                 "counts them (rules/tokens.py; rows before o200k_base-1.1 counted tools_json as sent)"),
