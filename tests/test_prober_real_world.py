@@ -53,9 +53,39 @@ async def every_path_streams(scope: dict, receive, send) -> None:
         pass
 
 
+def robots_as_a_stream(pieces: list[tuple[float, bytes]], ends: bool):
+    """robots.txt sent as a text/event-stream, each piece after its pause; ending, or held open."""
+    async def app(scope: dict, receive, send) -> None:
+        if scope["type"] != "http":
+            return
+        if scope.get("path") != "/robots.txt":
+            await send({"type": "http.response.start", "status": 404, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/event-stream; charset=utf-8")]})
+        for pause, piece in pieces:
+            await asyncio.sleep(pause)
+            await send({"type": "http.response.body", "body": piece, "more_body": True})
+        if ends:
+            await send({"type": "http.response.body", "body": b""})
+            return
+        while (await receive())["type"] != "http.disconnect":
+            pass
+    return app
+
+
+# robots.txt as an event stream: read for robots.txt's whole time (FAST: 4 s), as a plain file is
+SLOW_STREAMS = {
+    "mcp.slowdisallow.test": robots_as_a_stream([(0, b"User-agent: *\n"), (1.5, b"Disallow: /\n")], ends=True),
+    "mcp.opendisallow.test": robots_as_a_stream([(0, b"User-agent: *\n"), (0.2, b"Disallow: /\n")], ends=False),
+    "mcp.silentstream.test": robots_as_a_stream([(1.5, b": ping\n\nevent: endpoint\ndata: /m?s=1\n\n")], ends=False),
+}
+
+
 @pytest.fixture(scope="module")
 def fleet(scripted):
-    with Fleet(slow_seconds=3, extra_apps={SCRIPTED: scripted, STREAMS: every_path_streams}) as running:
+    with Fleet(slow_seconds=3, extra_apps={SCRIPTED: scripted, STREAMS: every_path_streams, **SLOW_STREAMS}) as running:
         yield running
 
 
@@ -121,15 +151,28 @@ def _origin(fleet: Fleet, host: str):
     return asyncio.run(go())
 
 
-def test_a_robots_txt_answered_with_an_endless_event_stream_is_what_arrived_not_no_answer(fleet):
+def test_a_robots_txt_answered_with_an_endless_event_stream_is_no_file_not_no_answer(fleet):
     found = _origin(fleet, STREAMS)
-    assert (found.robots_status, found.robots_policy, found.unavailable) == (200, "rules", None)
-    assert found.robots_txt == ": connected\n\n"  # no rules in it
-    assert found.robots_detail == "a text/event-stream still open after 1 s: what arrived is read"
+    assert (found.robots_status, found.robots_policy, found.unavailable, found.robots_txt) == (200, "allow_all", None,
+                                                                                              None)
+    assert found.robots_detail == ("HTTP 200: an event stream still open, with only the stream's own lines: not a "
+                                   "file; no rules")
     assert found.allows(f"https://{STREAMS}/mcp")
-    # each well-known document answered the same way, each read briefly, not the origin's whole budget on one
-    assert found.documents == {name: (200, ": connected\n\n") for name in found.documents}
-    assert len(found.documents) == 3
+    # each well-known document answered the same way, read briefly (not the origin's whole budget on one), and
+    # nothing of the stream is kept as a document
+    assert found.documents == {name: (200, None) for name in found.documents} and len(found.documents) == 3
+
+
+@pytest.mark.parametrize(("host", "policy", "allowed"), [
+    ("mcp.slowdisallow.test", "rules", False),          # ends within robots.txt's time: read whole, obeyed
+    ("mcp.opendisallow.test", "disallow_all", False),   # lines of a file, still open: a file that did not arrive
+    ("mcp.silentstream.test", "allow_all", True),       # only the stream's own lines, still open: no file
+])
+def test_robots_txt_as_an_event_stream_is_never_obeyed_less_than_a_slow_plain_file(fleet, host, policy, allowed):
+    found = _origin(fleet, host)
+    assert found.robots_policy == policy and found.allows(f"https://{host}/mcp") is allowed, found.robots_detail
+    if policy == "disallow_all":
+        assert found.unavailable and "still open" in found.robots_detail
 
 
 def test_a_robots_txt_sent_as_an_event_stream_that_ends_is_obeyed(fleet, scripted):
@@ -140,7 +183,7 @@ def test_a_robots_txt_sent_as_an_event_stream_that_ends_is_obeyed(fleet, scripte
     assert not found.allows(f"https://{SCRIPTED}/mcp")
 
 
-def test_a_discovery_document_answered_with_an_endless_event_stream_is_what_arrived(fleet):
+def test_a_discovery_document_answered_with_an_endless_event_stream_is_no_document(fleet):
     config = config_for(fleet)
 
     async def go():
@@ -149,8 +192,8 @@ def test_a_discovery_document_answered_with_an_endless_event_stream_is_what_arri
                                         "application/json", 4, 65536)
 
     document = asyncio.run(go())
-    assert (document.status, document.content_type, document.body) == (200, "text/event-stream", ": connected\n\n")
-    assert document.detail == "a text/event-stream still open after 1 s: what arrived is read"
+    assert (document.status, document.content_type, document.body) == (200, "text/event-stream", None)
+    assert document.detail == "an event stream still open, with only the stream's own lines: not a file"
 
 
 def test_a_decompression_bomb_ends_at_the_decoded_cap(fleet, scripted):
@@ -388,6 +431,20 @@ def test_a_list_not_read_to_its_end_says_why_in_its_detail(fleet, scripted, page
     assert result.outcome_detail.endswith(f"in {read} page(s); the list was not read to its end: {why}")
 
 
+@pytest.mark.parametrize(("said", "kept"), [
+    ("\x00" * 175 + "see https://admin:hunter2@x.example/login", "see https://REDACTED@x.example/login"),
+    (" \n" * 87 + "db postgres://admin:hunter2@db:5432/x", "db postgres://REDACTED@db:5432/x"),
+    ("cache at admin:hunter2@cache.internal:6379", "cache at REDACTED@cache.internal:6379"),
+    ("Error: alice@example.com at 10:30 \u200c\u200d kept", "Error: alice@example.com at 10:30 \u200c\u200d kept"),
+])
+def test_credentials_are_redacted_before_what_a_server_said_is_cut(fleet, scripted, said, kept):
+    scripted.reset({"initialize": initialize_result(), "tools/list": json_answer({"jsonrpc": "2.0", "id": 2, "error": {
+        "code": -32000, "message": said}})})
+    result = run_check(fleet, f"https://{SCRIPTED}/mcp")
+    assert result.outcome == "no_tool_list"
+    assert result.outcome_detail == f"tools/list: JSON-RPC error -32000: {kept}"
+
+
 def test_what_a_server_said_is_quoted_on_one_line_without_credentials_or_control_characters(fleet, scripted):
     said = "Forbidden.\nSee https://admin:hunter2@internal.example/login \x1b[31mRED\x1b[0m\x00 " + "x" * 500
     scripted.reset({"initialize": json_answer({"jsonrpc": "2.0", "id": None, "error": {"code": -32000,
@@ -395,7 +452,7 @@ def test_what_a_server_said_is_quoted_on_one_line_without_credentials_or_control
     result = run_check(fleet, f"https://{SCRIPTED}/mcp")
     assert result.outcome == "needs_auth"
     quoted = result.outcome_detail.removeprefix("HTTP 403: ").split(" on initialize")[0]
-    assert quoted.startswith("-32000: Forbidden. See https://REDACTED@internal.example/login [31mRED[0m x")
+    assert quoted.startswith("-32000: Forbidden. See https://REDACTED@internal.example/login RED x")
     assert "hunter2" not in result.outcome_detail and all(ch.isprintable() for ch in result.outcome_detail)
     assert len(quoted) == 160
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from ..registry.listing import redact_userinfo
+from ..registry.listing import REDACTED
 from .config import MODERN_PROTOCOL_VERSION
 from .values import json_int
 from .wire import loads
@@ -32,16 +33,32 @@ def error_text(error: dict) -> str:
     code = json_int(error.get("code"))
     message = error.get("message")
     return (f"{code if code is not None else '(code not an integer)'}: "
-            f"{message[:200] if isinstance(message, str) else '(no message)'}")
+            f"{quoted(message, 200) if isinstance(message, str) else '(no message)'}")
 
 
 def status_text(status: int, body: bytes) -> str:
     """An HTTP answer that is no success, as a detail quotes it: its status, and what its body says (a JSON-RPC
     error's code and message, else its text), so that a lost session ("Session not found"), a host allow-list
-    ("Invalid Host") or a proxy's page is named, not only numbered. The detail is published: what the server
-    said is put on one line, without control characters or a URL's credentials, and cut at QUOTED_CHARS."""
+    ("Invalid Host") or a proxy's page is named, not only numbered."""
     obj, _ = loads(body) if body else (None, None)
     error = obj.get("error") if isinstance(obj, dict) else None
-    said = error_text(error) if isinstance(error, dict) else body.decode("utf-8", "replace")
-    said = redact_userinfo("".join(ch for ch in " ".join(said.split()) if ch.isprintable()))[:QUOTED_CHARS]
-    return f"HTTP {status}: {said}" if said else f"HTTP {status}"
+    said = error_text(error) if isinstance(error, dict) else quoted(body.decode("utf-8", "replace"), QUOTED_CHARS)
+    return f"HTTP {status}: {said[:QUOTED_CHARS]}" if said else f"HTTP {status}"
+
+
+# Terminal escape sequences, and credentials in what a server said: a URL's userinfo whatever its scheme
+# (`postgres://user:pw@db`), and a bare `user:password@host`.
+_TERMINAL_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*:(?://|\\/\\/))[^/\\\s\"'?#]*@")
+_BARE_USERINFO = re.compile(r"(?<![\w.%+-])[\w.%+-]+:[^\s/@:]+@(?=[\w.-])")
+_JOINERS = "\u200c\u200d"  # zero-width (non-)joiners: not printable, yet part of words and emoji
+
+
+def quoted(text: str, limit: int) -> str:
+    """What a server said, as a published detail quotes it: on one line, printable characters only (no terminal
+    escapes), credentials redacted, at most `limit` characters; cleaned whole before it is cut, so no cut can
+    hide a credential from the redaction."""
+    text = _TERMINAL_ESCAPE.sub("", text)
+    text = " ".join("".join(ch for ch in text if ch.isprintable() or ch in _JOINERS or ch.isspace()).split())
+    text = _URL_USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", text)
+    return _BARE_USERINFO.sub(REDACTED + "@", text)[:limit]

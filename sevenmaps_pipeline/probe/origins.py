@@ -24,7 +24,7 @@ from ..registry.listing import SkipReason
 from .config import PROBER_VERSION, ROBOTS_TOKEN, ProbeConfig
 from .netguard import refused_address
 from .redirects import invalid_location, redirect_target
-from .wire import is_event_stream, read_body, read_stream_briefly
+from .wire import STREAM_NOT_A_FILE, STREAM_READ_SECONDS, is_event_stream, only_stream_lines, read_body, read_stream
 
 WELL_KNOWN = {
     "oauth_protected_resource": "/.well-known/oauth-protected-resource",
@@ -87,8 +87,8 @@ class OriginResult:
         return {"day": day, "run_id": run_id, "prober_version": PROBER_VERSION, **self.row()}
 
 
-async def _answer(client: httpx.AsyncClient, url: str, cap: int,
-                  follow: bool | None) -> str | tuple[int | None, bytes, str, str | None]:
+async def _answer(client: httpx.AsyncClient, url: str, cap: int, follow: bool | None,
+                  deadline: float) -> str | tuple[int | None, bytes, str, str | None]:
     """One GET: its answer, or (`follow` True) the redirect target to ask next; `follow` False: a redirect
     is not followed (a second one); None: a redirect is an answer like any other (the well-knowns)."""
     async with client.stream("GET", url) as response:
@@ -99,9 +99,25 @@ async def _answer(client: httpx.AsyncClient, url: str, cap: int,
                 return target
             why = why or "a second redirect"
             return response.status_code, b"", f"redirects to {why}; not followed", None
-        stream = response.is_success and is_event_stream(response)
-        body, problem = await (read_stream_briefly(response, cap) if stream else read_body(response, cap))
+        if response.is_success and is_event_stream(response):
+            return await _stream_answer(response, cap, deadline, whole_budget=follow is not None)
+        body, problem = await read_body(response, cap)
         return response.status_code, body, problem or "", None
+
+
+async def _stream_answer(response: httpx.Response, cap: int, deadline: float,
+                         whole_budget: bool) -> tuple[int | None, bytes, str, str | None]:
+    """A 2xx event stream (probe/wire.py): robots.txt is read for all its time, as any file is, so no rule is
+    missed that a slow file would have kept; a document for at most STREAM_READ_SECONDS. Still open with lines
+    of a file, it is a file that did not arrive whole: no answer, as a slow file is."""
+    left = deadline - asyncio.get_running_loop().time()
+    seconds = left if whole_budget else min(left, STREAM_READ_SECONDS)
+    body, ended, problem = await read_stream(response, cap, seconds)
+    if ended:
+        return response.status_code, body, problem or "", None
+    if only_stream_lines(body):
+        return response.status_code, b"", STREAM_NOT_A_FILE, None
+    return None, b"", f"a text/event-stream with lines of a file, still open after {seconds:.1f} s", "timeout"
 
 
 async def _get(client: httpx.AsyncClient, url: str, timeout: float, cap: int,
@@ -111,12 +127,14 @@ async def _get(client: httpx.AsyncClient, url: str, timeout: float, cap: int,
     name resolves to a non-public address) without an answer. With `follow`, one redirect within the
     same registrable domain over https is followed (the methodology's redirect rule); any other redirect comes
     back as its 3xx status, with the reason in `detail`."""
+    # What is left of the budget when a stream is read (a margin kept, so that the answer is ours, not the timeout's)
+    deadline = asyncio.get_running_loop().time() + timeout - 0.1
     try:
         async with asyncio.timeout(timeout):  # the budget covers the one retry and the one redirect
             hop = retried = 0
             while hop < 2:
                 try:
-                    answer = await _answer(client, url, cap, (hop == 0) if follow else None)
+                    answer = await _answer(client, url, cap, (hop == 0) if follow else None, deadline)
                 except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError):
                     # A broken connection is retried once, as every request of the prober is (probe/checker.py).
                     if retried:
@@ -175,6 +193,8 @@ async def check_origin(client: httpx.AsyncClient, config: ProbeConfig, origin: s
         failed = f"robots.txt unreachable: {detail}"
     elif 300 <= status < 400:
         result.robots_policy, result.robots_detail = "allow_all", f"HTTP {status}: {detail}; robots.txt unavailable"
+    elif 200 <= status < 300 and detail == STREAM_NOT_A_FILE:
+        result.robots_policy, result.robots_detail = "allow_all", f"HTTP {status}: {detail}; no rules"
     elif 200 <= status < 300:
         robots = body.decode("utf-8", "replace")
         result.robots_txt = robots

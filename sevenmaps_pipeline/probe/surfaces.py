@@ -39,7 +39,7 @@ from ..rules.psl import registrable_domain
 from .netguard import refused_address
 from .redirects import invalid_location
 from .values import header_token
-from .wire import read_body, read_stream_briefly
+from .wire import STREAM_NOT_A_FILE, STREAM_READ_SECONDS, only_stream_lines, read_body, read_stream
 
 CARD_ACCEPT = "application/mcp-server-card+json"
 MARKDOWN_ACCEPT = "text/markdown"
@@ -168,6 +168,16 @@ def publisher_domain(server_name: Any, url: str) -> str | None:
     return registrable_domain(host) if host else None
 
 
+async def _stream_document(response: httpx.Response, ctype: str, cap: int, seconds: float,
+                           etag: str | None) -> Document:
+    body, ended, problem = await read_stream(response, cap, seconds)
+    if ended:
+        return Document(200, ctype, body.decode("utf-8", "replace"), problem or "", etag)
+    if only_stream_lines(body):
+        return Document(200, ctype, None, STREAM_NOT_A_FILE, etag)
+    return Document(None, None, None, f"a text/event-stream with lines of a document, still open after {seconds:.1f} s")
+
+
 async def fetch_document(client: httpx.AsyncClient, url: str, accept: str, timeout: float, cap: int,
                          if_none_match: str | None = None) -> Document:
     """One GET with this Accept (and If-None-Match, when given); a redirect is recorded, not followed; the
@@ -184,8 +194,9 @@ async def fetch_document(client: httpx.AsyncClient, url: str, accept: str, timeo
                     return Document(response.status_code, ctype, None, f"redirects to {where!r}; not followed")
                 if response.status_code != 200:
                     return Document(response.status_code, ctype, None, f"HTTP {response.status_code}", etag)
-                stream = ctype == "text/event-stream"  # may never end: what arrives soon is the document
-                body, problem = await (read_stream_briefly(response, cap) if stream else read_body(response, cap))
+                if ctype == "text/event-stream":  # may never end (probe/wire.py)
+                    return await _stream_document(response, ctype, cap, min(timeout, STREAM_READ_SECONDS) - 0.05, etag)
+                body, problem = await read_body(response, cap)
                 return Document(200, ctype, body.decode("utf-8", "replace"), problem or "", etag)
     except TimeoutError:
         return Document(None, None, None, f"no answer within {timeout:g} s")

@@ -213,31 +213,42 @@ def _content_type(response: httpx.Response) -> str:
     return response.headers.get("content-type", "").split(";")[0].strip().lower()
 
 
-# A document asked for (robots.txt, a well-known, a discovery surface) answered as an event stream may never end (a
-# server answering every path with its MCP stream does this): waiting for its end would spend the whole budget and
-# read as "no answer". So it is read for at most this long, and what arrived is the document; a file merely sent
-# with that type ends at once and is read whole (its Disallow lines obeyed).
+# A document asked for (robots.txt, a well-known, a discovery surface) answered as an event stream may never end: a
+# server answering every path with its MCP stream does this. Read for its time like any file (at most
+# STREAM_READ_SECONDS where no politeness hangs on it), a stream that ended is a file; one still open that sent
+# nothing but the stream's own lines (comments, event:, data:, id:, retry:) is an event stream, not a file; one
+# still open after other lines is a file that did not arrive whole (docs/methodology.md, "Per origin, once a day").
 STREAM_READ_SECONDS = 1.0
+STREAM_NOT_A_FILE = "an event stream still open, with only the stream's own lines: not a file"
+_SSE_FIELDS = (b"event", b"data", b"id", b"retry")
 
 
 def is_event_stream(response: httpx.Response) -> bool:
     return _content_type(response) == "text/event-stream"
 
 
-async def read_stream_briefly(response: httpx.Response, cap: int,
-                              seconds: float = STREAM_READ_SECONDS) -> tuple[bytes, str | None]:
-    """An event stream asked for as a document: up to `cap` decoded bytes of what arrives within `seconds`, and
-    what cut it short (None when it ended), as read_body says it."""
+def only_stream_lines(body: bytes) -> bool:
+    """Whether every line is an event stream's own (blank, a comment, or an SSE field): nothing of a file."""
+    for line in body.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n"):
+        line = line.strip()
+        if line and not line.startswith(b":") and line.split(b":", 1)[0].strip() not in _SSE_FIELDS:
+            return False
+    return True
+
+
+async def read_stream(response: httpx.Response, cap: int, seconds: float) -> tuple[bytes, bool, str | None]:
+    """An event stream asked for as a document: up to `cap` decoded bytes of what arrives within `seconds`,
+    whether it ended, and what cut it short as read_body says it."""
     chunks: list[bytes] = []
     try:
-        async with asyncio.timeout(seconds):
+        async with asyncio.timeout(max(seconds, 0.0)):
             async for chunk in decoded_chunks(response, cap):
                 chunks.append(chunk)
     except TimeoutError:
-        return b"".join(chunks), f"a text/event-stream still open after {seconds:g} s: what arrived is read"
+        return b"".join(chunks), False, None
     except BodyError as exc:
-        return (b"".join(chunks)[:cap], "truncated") if exc.kind == "too_large" else (b"", exc.detail)
-    return b"".join(chunks), None
+        return (b"".join(chunks)[:cap], True, "truncated") if exc.kind == "too_large" else (b"", True, exc.detail)
+    return b"".join(chunks), True, None
 
 
 async def read_reply(response: httpx.Response, request_id: Any, cap: int) -> Reply:
