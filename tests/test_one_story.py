@@ -96,13 +96,15 @@ def test_a_tool_list_is_one_token_figure_on_every_surface_and_the_estimate_says_
         scored = dict(con.execute(
             "SELECT server_key, arg_max(tools_hash, started_at) FROM readiness_checks "
             "WHERE day = (SELECT max(day) FROM latest_daily_status) GROUP BY server_key").fetchall())
-    same_list = 0
+    same_list, cut = 0, []
     for key, s in by_key.items():
         cost = s["token_cost"]
         if cost is None:
             continue
         assert cost["provisional"] is False and cost["tools_hash"] == s["daily"]["tools_hash"], key
-        if scored.get(key) == cost["tools_hash"]:
+        if scored.get(key) == cost["tools_hash"] and lines[key].startswith("the tool list was not read to its end"):
+            cut.append(key)  # readiness shows no figure for part of a list (mcp-2026-09-11.4)
+        elif scored.get(key) == cost["tools_hash"]:
             assert lines[key] == f"{cost['definition_tokens']:,} o200k_base tokens ({TOKENIZER_METHOD})", key
             same_list += 1
         page = page_text(lake, s["server_id"])
@@ -112,7 +114,7 @@ def test_a_tool_list_is_one_token_figure_on_every_surface_and_the_estimate_says_
             if f["finding"] == "token_heavy":
                 assert f["detail"] == f"tool list of about {cost['tokens_estimate']} tokens (size / 4)", key
                 assert f["detail"] in page, key
-    assert same_list >= 10
+    assert same_list >= 10 and cut == ["mcp.loop.test/mcp"]  # the demo's one list whose cursor repeats
     heavy = by_key["mcp.heavy.test/mcp"]["token_cost"]
     assert heavy["tool_count"] == 100 and heavy["definition_tokens"] < heavy["tokens_estimate"]
 
