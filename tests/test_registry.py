@@ -4,15 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import gzip
 
 import pytest
+from conftest import served_on_loopback
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sevenmaps_pipeline.devtools.fleet.run import Fleet
 from sevenmaps_pipeline.probe.config import ProbeConfig
 from sevenmaps_pipeline.probe.http import build_client
-from sevenmaps_pipeline.registry.client import RegistryError, fetch_snapshot, rows_for_entry
+from sevenmaps_pipeline.registry.client import (
+    PAGE_MAX_BYTES,
+    RegistryError,
+    _Versions,
+    fetch_snapshot,
+    rows_for_entry,
+)
 from sevenmaps_pipeline.registry.listing import ListingDecision, Malformed, SkipReason, listing_decision
 from sevenmaps_pipeline.rules import psl
 from sevenmaps_pipeline.rules.psl import registrable_domain
@@ -163,6 +171,96 @@ def test_a_malformed_entry_never_aborts_and_is_kept_with_its_reason():
     assert [r["listing"] for r in rows] == ["probe", "malformed"]
     assert rows[1]["skip_reason"] == Malformed.REMOTE_NOT_AN_OBJECT
     assert rows_for_entry({"server": 7}, DAY, NOW)[0]["skip_reason"] == Malformed.SERVER_NOT_AN_OBJECT
+
+
+@pytest.mark.parametrize("url", [
+    "https://us\\er:SECRET@a.example.com/mcp", "https://user:SEC RET@a.example.com/mcp",
+    "https://user:SEC\tRET@a.example.com/mcp", 'https://user:SEC"RET@a.example.com/mcp',
+    "https://user:SEC'RET@a.example.com/mcp", "https:user:SECRET@a.example.com/mcp",
+    "https:/user:SECRET@a.example.com/mcp", "https:\\\\user:SECRET@a.example.com/mcp",
+    " https://user:SECRET@a.example.com/mcp", "HTTPS://user:SECRET@a.example.com/mcp",
+])
+def test_a_listed_credential_is_never_stored_in_any_form_a_browser_may_read(url):
+    (row,) = rows_for_entry({"server": {"name": "x/y", "remotes": [{"type": "streamable-http", "url": url}]}}, DAY,
+                            NOW)
+    assert row["listing"] in ("skip", "malformed") and "REDACTED@a.example.com" in row["url"]
+    assert not [k for k, v in row.items() if isinstance(v, str) and "SEC" in v], row
+
+
+def test_a_secret_header_value_is_never_stored():
+    headers = [{"name": "Authorization", "value": "Bearer sk-LIVEKEY1", "isSecret": True},
+               {"name": "X-Api-Key", "value": "LIVEKEY2"}, {"name": "X-Mode", "value": "fast"},
+               {"name": "X-Note", "value": "token abcdefLIVEKEY3"}]
+    (row,) = rows_for_entry({"server": {"name": "x/y", "remotes": [
+        {"type": "streamable-http", "url": "https://a.example.com/mcp", "headers": headers}]}}, DAY, NOW)
+    assert "LIVEKEY" not in row["entry_json"] and '"value": "fast"' in row["entry_json"]
+    assert row["listing"] == "probe"
+
+
+@pytest.mark.parametrize(("remotes", "listing"), [
+    ({}, ["malformed"]), ("", ["malformed"]), (0, ["malformed"]), (False, ["malformed"]), (None, []), ([], [])])
+def test_remotes_that_are_no_list_are_malformed_never_dropped(remotes, listing):
+    rows = rows_for_entry({"server": {"name": "x/y", "remotes": remotes}}, DAY, NOW)
+    assert [r["listing"] for r in rows] == listing
+
+
+def test_older_snake_case_official_fields_are_read():
+    def entry(version: str, latest: bool) -> dict:
+        return {"server": {"name": "x/y", "version": version, "remotes": [
+            {"type": "streamable-http", "url": f"https://a.example.com/{version}"}]},
+                "_meta": {"io.modelcontextprotocol.registry/official": {
+                    "is_latest": latest, "published_at": "2025-08-01T00:00:00Z", "updated_at": "2025-08-02T00:00:00Z"}}}
+
+    versions = _Versions()
+    versions.add(entry("1.0.0", True))
+    versions.add(entry("2.0.0", False))  # read later, not the latest
+    (kept,) = versions.entries()
+    (row,) = rows_for_entry(kept, DAY, NOW)
+    assert row["server_version"] == "1.0.0" and row["published_at"].isoformat() == "2025-08-01T00:00:00+00:00"
+
+
+class _Registry:
+    """A registry on loopback that answers each page with `body` (bytes, sent as `pieces` after `pause` each)."""
+
+    def __init__(self, body: bytes, headers: list[tuple[bytes, bytes]], pieces: int = 1, pause: float = 0.0):
+        self.body, self.headers, self.pieces, self.pause = body, headers, pieces, pause
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": self.headers})
+        size = -(-len(self.body) // self.pieces)
+        for i in range(self.pieces):
+            await asyncio.sleep(self.pause)
+            await send({"type": "http.response.body", "body": self.body[i * size:(i + 1) * size], "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+
+
+def _snapshot_of(app, timeout: float = 30.0):
+    with served_on_loopback(app, "a registry") as url:
+        async def go():
+            async with build_client(ProbeConfig(allow_private=True)) as client:
+                return await fetch_snapshot(client, url, DAY, NOW, timeout=timeout)
+
+        return asyncio.run(go())
+
+
+def test_a_registry_page_is_bounded_in_size_once_decoded_and_in_time_as_a_whole():
+    bomb = gzip.compress(b'{"servers": [], "pad": "' + b" " * (PAGE_MAX_BYTES + 1) + b'"}')
+    with pytest.raises(RegistryError, match="exceeds"):
+        _snapshot_of(_Registry(bomb, [(b"content-type", b"application/json"), (b"content-encoding", b"gzip")]))
+    drip = _Registry(b'{"servers": []}', [(b"content-type", b"application/json")], pieces=15, pause=0.2)
+    with pytest.raises(RegistryError, match="not read within 1 s"):
+        _snapshot_of(drip, timeout=1.0)  # each read comes in time; the page does not
+
+
+@pytest.mark.parametrize(("page", "error"), [
+    (b'{"servers": [], "metadata": {"nextCursor": "' + b"c" * 5000 + b'"}}', "a cursor of 5,000 characters"),
+    (b'{"servers": [' + b"[" * 5000 + b"]" * 5000 + b"]}", "nested too deeply"),
+])
+def test_a_page_the_client_cannot_follow_is_a_registry_error_that_says_why(page, error):
+    with pytest.raises(RegistryError, match=error):
+        _snapshot_of(_Registry(page, [(b"content-type", b"application/json")]))
 
 
 _URL_PIECES = st.sampled_from([

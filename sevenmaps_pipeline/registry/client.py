@@ -7,6 +7,7 @@ read, and every malformed entry recorded with a reason instead of aborting the s
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import json
 from collections.abc import Collection, Mapping
@@ -16,10 +17,20 @@ from typing import Any
 import httpx
 
 from ..lake.keys import server_id, server_key
-from .listing import ListingDecision, Malformed, has_userinfo, listing_decision, redact_userinfo
+from .listing import (
+    ListingDecision,
+    Malformed,
+    has_userinfo,
+    listing_decision,
+    redact_userinfo,
+    redacted_entry,
+    redacted_url,
+)
 
 MAX_PAGES = 2000  # 100 per page: 200,000 entries before we call the registry broken
 PAGE_LIMIT = 100
+PAGE_MAX_BYTES = 64 << 20  # a page of 100 entries is some hundreds of KB; past this it is not a page
+CURSOR_MAX_CHARS = 4096
 
 
 class RegistryError(RuntimeError):
@@ -67,8 +78,9 @@ def _version(server: dict) -> str | None:
 
 def _is_latest(entry: dict, server: dict) -> bool:
     official = _official(entry)
-    if "isLatest" in official:
-        return official["isLatest"] is True
+    for spelling in ("isLatest", "is_latest"):  # the older v0 API spelled the official fields in snake_case
+        if spelling in official:
+            return official[spelling] is True
     detail = server.get("version_detail")
     if isinstance(detail, dict) and "is_latest" in detail:
         return detail["is_latest"] is True
@@ -78,7 +90,11 @@ def _is_latest(entry: dict, server: dict) -> bool:
 def rows_for_entry(entry: Any, day: dt.date, fetched_at: dt.datetime, *, opted_out: Collection[str] = (),
                    host_map: Mapping[str, int] | None = None) -> list[dict[str, Any]]:
     """One snapshot row per remote of a registry entry (or one 'malformed' row saying why)."""
-    raw = redact_userinfo(json.dumps(entry, ensure_ascii=False, default=str))[:100_000]
+    try:
+        raw = redact_userinfo(json.dumps(redacted_entry(entry), ensure_ascii=False, default=str))[:100_000]
+    except RecursionError:
+        return [{"day": day, "fetched_at": fetched_at, "entry_json": None, "listing": "malformed",
+                 "skip_reason": Malformed.TOO_DEEP.value}]
     base = {"day": day, "fetched_at": fetched_at, "entry_json": raw}
     server, problem = _server_of(entry)
     if server is None:
@@ -90,11 +106,12 @@ def rows_for_entry(entry: Any, day: dt.date, fetched_at: dt.datetime, *, opted_o
     base.update(server_name=name if isinstance(name, str) else None,
                 server_version=version if isinstance(version, str) else None,
                 status=status if isinstance(status, str) else None,
-                published_at=_parse_time(official.get("publishedAt")),
-                updated_at=_parse_time(official.get("updatedAt")))
+                published_at=_parse_time(official.get("publishedAt", official.get("published_at"))),
+                updated_at=_parse_time(official.get("updatedAt", official.get("updated_at"))))
     if not isinstance(name, str) or "/" not in name:
         return [{**base, "listing": "malformed", "skip_reason": Malformed.NO_VALID_NAME.value}]
-    remotes = server.get("remotes") or []
+    remotes = server.get("remotes")
+    remotes = [] if remotes is None else remotes  # none: a server of packages only, not on the map
     if not isinstance(remotes, list):
         return [{**base, "listing": "malformed", "skip_reason": Malformed.REMOTES_NOT_A_LIST.value}]
     rows = []
@@ -105,8 +122,9 @@ def rows_for_entry(entry: Any, day: dt.date, fetched_at: dt.datetime, *, opted_o
         remote_type = remote.get("type") or remote.get("transport_type")
         url = remote.get("url")
         decision = listing_decision(url, remote_type, opted_out=opted_out, host_map=host_map)
+        listed = url
         if isinstance(url, str) and has_userinfo(url):
-            url = redact_userinfo(url)  # never stored, never printed: the listing is skipped for it
+            url = redacted_url(url)  # never stored, never printed: the listing is skipped for it
         row = {**base, "remote_type": remote_type if isinstance(remote_type, str) else None,
                "url": url if isinstance(url, str) else None, "listing": decision.verdict,
                "skip_reason": decision.text}
@@ -114,9 +132,10 @@ def rows_for_entry(entry: Any, day: dt.date, fetched_at: dt.datetime, *, opted_o
             try:
                 key = server_key(url)
                 row.update(server_key=key, server_id=server_id(key))
-            except ValueError as exc:
+            except ValueError as exc:  # its words quote the URL: the stored (redacted) one, never the listed one
+                said = str(exc).replace(repr(listed), repr(url)).replace(str(listed), url)
                 row.update(listing="malformed",
-                           skip_reason=ListingDecision("malformed", Malformed.NOT_KEYABLE, f": {exc}").text)
+                           skip_reason=ListingDecision("malformed", Malformed.NOT_KEYABLE, f": {said}").text)
         rows.append(row)
     return rows
 
@@ -150,12 +169,31 @@ class _Versions:
         return [entry for entry, _server in self.latest.values()] + self.broken
 
 
-def _read_page(response: httpx.Response, api: str, number: int) -> tuple[list[Any], str | None]:
-    """A page's entries and its next cursor (None on the last page); RegistryError when it is not a page."""
-    if response.status_code != 200:
-        raise RegistryError(f"registry {api} answered HTTP {response.status_code}: {response.text[:200]}")
+async def _get_page(client: httpx.AsyncClient, url: str, params: dict[str, str], timeout: float) -> tuple[int, bytes]:
+    """One page's status and body: the body at most PAGE_MAX_BYTES once decoded (a compressed page is no way
+    around it), the whole answer within `timeout` (not only each read: a registry sending a byte at a time
+    would never end)."""
+    body = bytearray()
     try:
-        page = response.json()
+        async with asyncio.timeout(timeout), client.stream("GET", url, params=params) as response:
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > PAGE_MAX_BYTES:
+                    raise RegistryError(f"registry page exceeds {PAGE_MAX_BYTES:,} bytes")
+            return response.status_code, bytes(body)
+    except TimeoutError as exc:
+        raise RegistryError(f"registry page not read within {timeout:g} s") from exc
+
+
+def _read_page(status: int, body: bytes, api: str, number: int) -> tuple[list[Any], str | None]:
+    """A page's entries and its next cursor (None on the last page); RegistryError when it is not a page."""
+    if status != 200:
+        said = " ".join(body[:200].decode("utf-8", "replace").split())
+        raise RegistryError(f"registry {api} answered HTTP {status}: {said}")
+    try:
+        page = json.loads(body)
+    except RecursionError as exc:
+        raise RegistryError(f"registry {api} page {number} is nested too deeply to read") from exc
     except ValueError as exc:
         raise RegistryError(f"registry {api} answered non-JSON: {exc}") from exc
     entries = page.get("servers") if isinstance(page, dict) else None
@@ -166,6 +204,8 @@ def _read_page(response: httpx.Response, api: str, number: int) -> tuple[list[An
     cursor = metadata.get("nextCursor") or metadata.get("next_cursor")
     if cursor and not isinstance(cursor, str):
         raise RegistryError(f"registry {api} page {number} has a cursor that is not a string")
+    if cursor and len(cursor) > CURSOR_MAX_CHARS:
+        raise RegistryError(f"registry {api} page {number} has a cursor of {len(cursor):,} characters")
     return entries, cursor or None
 
 
@@ -182,11 +222,11 @@ async def fetch_snapshot(client: httpx.AsyncClient, base_url: str, day: dt.date,
         params = {"limit": str(PAGE_LIMIT)}
         if cursor:
             params["cursor"] = cursor
-        response = await client.get(base_url.rstrip("/") + api, params=params, timeout=timeout)
-        if response.status_code == 404 and api == "/v0.1/servers" and snapshot.pages == 0:
+        status, body = await _get_page(client, base_url.rstrip("/") + api, params, timeout)
+        if status == 404 and api == "/v0.1/servers" and snapshot.pages == 0:
             api = "/v0/servers"
             continue
-        entries, cursor = _read_page(response, api, snapshot.pages + 1)
+        entries, cursor = _read_page(status, body, api, snapshot.pages + 1)
         snapshot.pages += 1
         snapshot.entries += len(entries)
         for entry in entries:

@@ -14,6 +14,7 @@ import ipaddress
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 from ..rules.hosts import whatwg_ipv4
@@ -51,6 +52,7 @@ class Malformed(enum.StrEnum):
     UNKNOWN_TYPE = "unknown remote type"
     UNPARSEABLE = "unparseable URL"
     NO_HOST = "URL has no host"
+    TOO_DEEP = "entry nests too deeply to be read"
     NOT_HTTP = "not an http(s) URL"  # an owner's own check (--allow-private) takes plain http too, nothing else
 
 
@@ -76,12 +78,40 @@ REDACTED = "REDACTED"
 _USERINFO = re.compile(r"(?i)\b(https?:(?://|\\/\\/))[^/\\\s\"'?#]*@")
 
 
+# A URL's userinfo as a browser may read it: after the scheme and any slashes or backslashes, everything up to the
+# last "@" before the path, whatever it holds (a backslash, a space, quotes), slashes or none (`https:user:pw@host`).
+_URL_USERINFO = re.compile(r"(?is)^(\s*[a-z][a-z0-9+.-]*:[/\\]*)[^/?#]*@")
+# A secret a listing's JSON may carry outside a URL: a header's value, and an Authorization value in any text.
+_SECRET_HEADERS = {"authorization", "proxy-authorization", "cookie", "x-api-key", "api-key", "apikey", "x-auth-token"}
+_AUTH_VALUE = re.compile(r"(?i)\b(bearer|basic|token)(\s+)[a-z0-9._~+/=-]{6,}")
+
+
 def has_userinfo(url: str) -> bool:
     try:
         parts = urlsplit(url.strip())
     except ValueError:
         return "@" in url
-    return "@" in parts.netloc
+    return "@" in parts.netloc or _URL_USERINFO.match(url) is not None
+
+
+def redacted_url(url: str) -> str:
+    """A listed URL as it may be stored: its userinfo, in any form a browser may read as one, made REDACTED."""
+    return redact_userinfo(_URL_USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", url, count=1))
+
+
+def redacted_entry(entry: Any) -> Any:
+    """A registry entry as it may be stored: every URL in it redacted as `redacted_url`, and the value of a secret
+    header (`isSecret`, or an Authorization, Cookie or API-key header) REDACTED. RecursionError when it nests
+    too deeply to walk (the caller lists it malformed)."""
+    if isinstance(entry, str):
+        return _AUTH_VALUE.sub(lambda m: m.group(1) + m.group(2) + REDACTED, redacted_url(entry))
+    if isinstance(entry, list):
+        return [redacted_entry(item) for item in entry]
+    if not isinstance(entry, dict):
+        return entry
+    secret = "value" in entry and (entry.get("isSecret") is True or entry.get("is_secret") is True or (
+        isinstance(entry.get("name"), str) and entry["name"].strip().lower() in _SECRET_HEADERS))
+    return {key: REDACTED if secret and key == "value" else redacted_entry(value) for key, value in entry.items()}
 
 
 def redact_userinfo(text: str) -> str:
