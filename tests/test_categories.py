@@ -258,7 +258,7 @@ def test_a_word_and_its_plural_count_alike_generic_or_not(lake):
 
 def test_an_endpoint_listed_under_several_names_is_placed_by_the_words_of_one_listing(lake):
     """categories-1.6: the registry text of an endpoint several listings name is that of the listing its day row
-    names it by (the first active by name: status-1.3), name, title and description together, whatever the
+    names it by (status-1.4: here, the first active by name), name, title and description together, whatever the
     registry's order; under 1.5 each was any listing's."""
     url = "https://multi.example.com/mcp"
     listings = [("z.vendor/weather", "active", "Weather forecasts and weather alerts for any city."),

@@ -1,4 +1,4 @@
-"""Property: an endpoint listed under several registry names is named by one listing everywhere (status-1.3,
+"""Property: an endpoint listed under several registry names is named by one listing everywhere (status-1.4,
 docs/methodology.md "Its name"): the daily scan contacts it under the listing probe/scan.py naming_order puts
 first, the hourly checks take that listing (probe/frequent.py listings_for), its day row carries that listing's
 name, version and URL and its registry text is that listing's (both from sql/naming_listings.sql, through
@@ -19,6 +19,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from conftest import DAY
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -27,7 +28,7 @@ from sevenmaps_pipeline import curated
 from sevenmaps_pipeline.curated.common import bind_registry
 from sevenmaps_pipeline.curated.tool_tables import listing_text_table
 from sevenmaps_pipeline.lake import duck
-from sevenmaps_pipeline.lake.keys import server_id
+from sevenmaps_pipeline.lake.keys import server_id, server_key
 from sevenmaps_pipeline.lake.parquet_io import write_parquet
 from sevenmaps_pipeline.lake.paths import LakePaths
 from sevenmaps_pipeline.lake.schemas import RAW_REGISTRY, conform
@@ -35,9 +36,10 @@ from sevenmaps_pipeline.probe.frequent import listings_for
 from sevenmaps_pipeline.probe.scan import endpoints_to_check, naming_order
 from sevenmaps_pipeline.registry.listing import SkipReason
 
-NAMES = [None, "", "a/x", "A/x", "Zeta/z", "alpha/a", "é/e", "e/é", "z/Ω", "io.x/ä", "io.x/a", "a/x "]
+NAMES = [None, "", "a/x", "A/x", "Zeta/z", "alpha/a", "é/e", "e/é", "z/Ω", "io.x/ä", "io.x/a", "a/x ",
+         "com.example/own", "COM.Example.K1/own", "com/x", "cöm.example/x"]
 URLS = ["https://k{}.example.com/mcp", "https://K{}.example.com/mcp/", "https://www.k{}.example.com/mcp",
-        "https://k{}.example.com/mcp?é=1"]
+        "https://k{}.example.com/mcp?é=1", "https://k{}.example.com:1/mcp", "HTTPS://k{}.example.com./mcp"]
 VERSIONS = [None, "", "1.0.0", "1.0.0a", "V2", "é"]
 STATUSES = [None, "", "active", "Active", "ACTIVE", "deprecated", "deleted", "submitted"]
 LISTINGS = [("probe", None), ("skip", str(SkipReason.SSE_ONLY)), ("skip", str(SkipReason.TEMPLATED)),
@@ -58,6 +60,11 @@ DECIDING = [[(0, "Zeta/z", URLS[0], "1.0.0", "active", SSE_ONLY, True, False),
              (0, "alpha/a", URLS[0], "1.0.0", "active", PROBE, True, False)],
             [(0, "a/x", URLS[0], "1.0.0", "active", PROBE, True, False),
              (0, "a/x", URLS[1], "V2", "active", PROBE, True, False)],
+            # status-1.4: the owner's namespace before a stranger's name, whatever the URLs; then a plain URL
+            [(0, "a/x", URLS[0], "1.0.0", "active", PROBE, True, False),
+             (0, "com.example/own", URLS[4], "1.0.0", "active", PROBE, True, False)],
+            [(1, "a/x", URLS[4], "1.0.0", "active", PROBE, True, False),
+             (1, "b/y", URLS[2], "1.0.0", "active", PROBE, True, False)],
             [(0, "alpha/a", URLS[0], "1.0.0", "active", PROBE, True, False),
              (0, "Zeta/z", URLS[0], "1.0.0", "active", PROBE, True, False),
              (1, "a/x", URLS[0], "V2", "active", PROBE, True, False),
@@ -155,3 +162,20 @@ def test_the_sql_naming_listing_is_the_first_by_the_python_order(drawn):
             first[key] = row
     assert {r["server_key"]: (*named(r), r["listing"], r["status"]) for r in chosen} == {
         key: (*named(row), row["listing"], row["status"]) for key, row in first.items()}
+
+
+@pytest.mark.parametrize("stranger", ["https://mcp.victim.com:1/mcp", "https://www.mcp.victim.com/mcp/",
+                                      "https://MCP.victim.com./mcp?x=/../admin"])
+def test_a_strangers_listing_of_another_endpoint_never_replaces_the_owners(stranger):
+    """helper-65's attack: a name sorting first (`com.attacker`) listed the victim's endpoint under a URL of the
+    same key (the key ignores the port, the query, `www.` and a trailing dot), and was checked in its place."""
+    def listing(name: str, url: str) -> dict[str, Any]:
+        return {"server_name": name, "url": url, "server_key": server_key(url), "listing": "probe",
+                "status": "active", "server_version": "1.0.0"}
+
+    owner = listing("com.victim/mcp", "https://mcp.victim.com/mcp")
+    contacted, _ = endpoints_to_check([listing("com.attacker/a", stranger), owner])
+    assert contacted == {"mcp.victim.com/mcp": owner}
+    # without the owner's namespace, the plain URL still comes before a variant
+    plain = listing("io.github.someone/mcp", "https://mcp.victim.com/mcp")
+    assert endpoints_to_check([listing("com.attacker/a", stranger), plain])[0] == {"mcp.victim.com/mcp": plain}

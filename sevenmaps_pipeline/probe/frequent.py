@@ -69,7 +69,7 @@ def listings_for(lake: LakePaths, day: dt.date, keys: Collection[str]) -> tuple[
         return [], sorted(keys)
     rows = pq.read_table(path).to_pylist()
     found: dict[str, dict[str, Any]] = {}
-    for row in rows:  # the listing the day's row names the endpoint by (status-1.3), as the daily scan checks it
+    for row in rows:  # the listing the day's row names the endpoint by (status-1.4), as the daily scan checks it
         key = row.get("server_key")
         if key in keys and row.get("listing") == "probe" and (key not in found or
                                                              naming_order(row) < naming_order(found[key])):

@@ -179,3 +179,30 @@ def listing_decision(url: str | None, remote_type: str | None, *, opted_out: Col
     if remote_type == "sse":  # last: only a public, permitted SSE endpoint is opened (and kept off the map)
         return ListingDecision("skip", SkipReason.SSE_ONLY)
     return PROBE
+
+
+# Which of an endpoint's listings names it (status-1.4; sql/naming_listings.sql holds the same two tests in SQL,
+# tests/test_naming_order_property.py holds them to one listing): an endpoint's key ignores the port, the query,
+# `www.` and a trailing dot or slash, so anyone may list another's endpoint under a URL of the same key. A listing
+# whose registry namespace is the URL's host (the registry proves a reverse-DNS namespace by DNS or HTTP) comes
+# first, then a URL that is the key's own plain form, so a stranger's variant never replaces the owner's listing.
+NAMESPACE_DOMAIN = re.compile(r"[A-Za-z0-9.-]+")
+URL_HOST = re.compile(r"^[Hh][Tt][Tt][Pp][Ss]?://([A-Za-z0-9.-]+)")
+PLAIN_URL = re.compile(r"https://[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(/[^?#]*[^/?#])?")
+
+
+def namespace_owns_host(server_name: Any, url: Any) -> bool:
+    """Whether a listing's reverse-DNS namespace (`com.example/...`) is its URL's host or a parent of it."""
+    if not isinstance(server_name, str) or not isinstance(url, str):
+        return False
+    namespace = server_name.split("/", 1)[0]
+    found = URL_HOST.match(url)
+    if not NAMESPACE_DOMAIN.fullmatch(namespace) or found is None:
+        return False
+    domain, host = ".".join(reversed(namespace.split("."))).lower(), found.group(1).lower()
+    return "." in domain and (host == domain or host.endswith("." + domain))
+
+
+def plain_url(url: Any) -> bool:
+    """https://host/path with no port, userinfo, query, fragment, trailing slash or trailing dot."""
+    return isinstance(url, str) and PLAIN_URL.fullmatch(url) is not None
