@@ -161,9 +161,9 @@ def test_an_endpoint_listed_under_several_names_carries_the_same_one_checked_or_
     """status-1.4, the demo's weather endpoint: listed as test.weather/weather and, later in the registry's
     order, as test.snake/legacy-record (a URL written otherwise, the same endpoint). The prober checks it once,
     under the listing the day's row names it by (probe/scan.py endpoints_to_check), whatever the registry's
-    order; so does the next day, a missed one. Neither namespace owns the host here, so the plain URL names it
-    (under 1.3, the first by name: test.snake/legacy-record, under its URL written otherwise); among listings
-    alike in that, the first active by name (z.new/renamed)."""
+    order; so does the next day, a missed one. Neither namespace owns the host here (`mcp.weather.example`), so
+    the first active listing by name names it, as under 1.3 (the demo's `mcp.weather.test` is owned by
+    test.weather: tests/test_surfaces_demo.py)."""
     weather, legacy, renamed = ("https://mcp.weather.example/mcp", "https://MCP.Weather.example/mcp/",
                                 "https://renamed.example.com/mcp")
     registry = land_registry(lake, [weather, legacy, renamed, renamed],
@@ -172,17 +172,17 @@ def test_an_endpoint_listed_under_several_names_carries_the_same_one_checked_or_
                              statuses=["active", "active", "deprecated", "active"])
     listings = pq.read_table(registry).to_pylist()
     contacted, _skipped = endpoints_to_check(listings)
-    assert [listing["server_name"] for listing in contacted.values()] == ["test.weather/weather", "z.new/renamed"]
+    assert [listing["server_name"] for listing in contacted.values()] == ["test.snake/legacy-record", "z.new/renamed"]
     assert endpoints_to_check(listings[::-1])[0] == contacted  # the registry's order does not choose
     hourly, _not_listed = listings_for(lake, DAY, set(contacted))  # the hourly checks take the same listings
-    assert sorted(listing["server_name"] for listing in hourly) == ["test.weather/weather", "z.new/renamed"]
+    assert sorted(listing["server_name"] for listing in hourly) == ["test.snake/legacy-record", "z.new/renamed"]
     land_probes(lake, [probe(listing["url"], "ok", server_name=listing["server_name"])
                        for listing in contacted.values()])
     missed = DAY + dt.timedelta(days=1)  # nothing lands: the registry of DAY is in force, nothing is checked
     for day, code in ((DAY, "o"), (missed, "n")):
         rows = status_rows(lake, day)
         named = {key: (row["server_name"], row["url"], row["code"]) for key, row in rows.items()}
-        assert named == {"mcp.weather.example/mcp": ("test.weather/weather", weather, code),
+        assert named == {"mcp.weather.example/mcp": ("test.snake/legacy-record", legacy, code),
                          "renamed.example.com/mcp": ("z.new/renamed", renamed, code)}, day
 
 

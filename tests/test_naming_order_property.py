@@ -35,6 +35,7 @@ from sevenmaps_pipeline.lake.schemas import RAW_REGISTRY, conform
 from sevenmaps_pipeline.probe.frequent import listings_for
 from sevenmaps_pipeline.probe.scan import endpoints_to_check, naming_order
 from sevenmaps_pipeline.registry.listing import SkipReason
+from sevenmaps_pipeline.rules.namespace import namespace_owns_host
 
 NAMES = [None, "", "a/x", "A/x", "Zeta/z", "alpha/a", "é/e", "e/é", "z/Ω", "io.x/ä", "io.x/a", "a/x ",
          "com.example/own", "COM.Example.K1/own", "com/x", "cöm.example/x"]
@@ -60,7 +61,7 @@ DECIDING = [[(0, "Zeta/z", URLS[0], "1.0.0", "active", SSE_ONLY, True, False),
              (0, "alpha/a", URLS[0], "1.0.0", "active", PROBE, True, False)],
             [(0, "a/x", URLS[0], "1.0.0", "active", PROBE, True, False),
              (0, "a/x", URLS[1], "V2", "active", PROBE, True, False)],
-            # status-1.4: the owner's namespace before a stranger's name, whatever the URLs; then a plain URL
+            # status-1.4: the owner's namespace before a stranger's name, whatever the URLs
             [(0, "a/x", URLS[0], "1.0.0", "active", PROBE, True, False),
              (0, "com.example/own", URLS[4], "1.0.0", "active", PROBE, True, False)],
             [(1, "a/x", URLS[4], "1.0.0", "active", PROBE, True, False),
@@ -165,17 +166,39 @@ def test_the_sql_naming_listing_is_the_first_by_the_python_order(drawn):
 
 
 @pytest.mark.parametrize("stranger", ["https://mcp.victim.com:1/mcp", "https://www.mcp.victim.com/mcp/",
-                                      "https://MCP.victim.com./mcp?x=/../admin"])
-def test_a_strangers_listing_of_another_endpoint_never_replaces_the_owners(stranger):
+                                      "https://MCP.victim.com./mcp?x=/../admin", "https://mcp.victim.com/mcp"])
+@pytest.mark.parametrize("own", ["https://mcp.victim.com/mcp", "https://mcp.victim.com:8443/mcp",
+                                 "https://mcp.victim.com./mcp/"])
+def test_a_strangers_listing_of_another_endpoint_never_replaces_the_owners(stranger, own):
     """helper-65's attack: a name sorting first (`com.attacker`) listed the victim's endpoint under a URL of the
-    same key (the key ignores the port, the query, `www.` and a trailing dot), and was checked in its place."""
+    same key (the key ignores the port, the query, `www.` and a trailing dot), and was checked in its place. The
+    owner's listing is the one whose namespace the registry proved for the host, whatever either URL's form."""
     def listing(name: str, url: str) -> dict[str, Any]:
         return {"server_name": name, "url": url, "server_key": server_key(url), "listing": "probe",
                 "status": "active", "server_version": "1.0.0"}
 
-    owner = listing("com.victim/mcp", "https://mcp.victim.com/mcp")
+    owner = listing("com.victim/mcp", own)
     contacted, _ = endpoints_to_check([listing("com.attacker/a", stranger), owner])
     assert contacted == {"mcp.victim.com/mcp": owner}
-    # without the owner's namespace, the plain URL still comes before a variant
-    plain = listing("io.github.someone/mcp", "https://mcp.victim.com/mcp")
-    assert endpoints_to_check([listing("com.attacker/a", stranger), plain])[0] == {"mcp.victim.com/mcp": plain}
+
+
+@pytest.mark.parametrize(("name", "url", "owns"), [
+    ("com.example.evil/x", "https://evil.example.com/mcp", True),
+    ("com.victim/x", "https://MCP.Victim.COM./mcp", True),
+    ("com.victim/x", "https://victim.com/mcp", True),
+    ("com.victim/x", "https://mcp.victim.com@evil.com/mcp", False),  # the host is evil.com
+    ("com.victim/x", "https://victim.com.evil.org/mcp", False),
+    ("com.victim/x", "https://xvictim.com/mcp", False),
+    ("io.github.victim/x", "https://victim.github.io/mcp", False),  # a GitHub login proves no domain
+    ("io.github/x", "https://victim.github.io/mcp", False),  # a public suffix owns nothing
+    ("com.github/x", "https://api.github.com/mcp", True),  # github.com is a registrable domain, proven by DNS
+    ("uk.co/x", "https://victim.co.uk/mcp", False),
+    ("app.vercel/x", "https://victim.vercel.app/mcp", False),
+    ("1.0.0.127/x", "https://127.0.0.1/mcp", False),
+    ("com/x", "https://a.com/mcp", False),
+    (None, "https://a.com/mcp", False), ("com.a/x", None, False), ("com.a", "https://a.com/mcp", False),
+])
+def test_which_namespaces_own_a_host(name, url, owns):
+    assert namespace_owns_host(name, url) is owns
+    with duck.session() as con:  # the SQL function is the same one
+        assert con.execute("SELECT namespace_owns_host($n, $u)", {"n": name, "u": url}).fetchone()[0] is owns

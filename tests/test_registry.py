@@ -179,22 +179,38 @@ def test_a_malformed_entry_never_aborts_and_is_kept_with_its_reason():
     "https://user:SEC'RET@a.example.com/mcp", "https:user:SECRET@a.example.com/mcp",
     "https:/user:SECRET@a.example.com/mcp", "https:\\\\user:SECRET@a.example.com/mcp",
     " https://user:SECRET@a.example.com/mcp", "HTTPS://user:SECRET@a.example.com/mcp",
+    "ht\ttps://user:SECRET@a.example.com/mcp", "https\t://user:SECRET@a.example.com/mcp",
+    "h\nttps://user:SECRET@a.example.com/mcp",
 ])
 def test_a_listed_credential_is_never_stored_in_any_form_a_browser_may_read(url):
     (row,) = rows_for_entry({"server": {"name": "x/y", "remotes": [{"type": "streamable-http", "url": url}]}}, DAY,
                             NOW)
-    assert row["listing"] in ("skip", "malformed") and "REDACTED@a.example.com" in row["url"]
+    assert row["listing"] in ("skip", "malformed") and "REDACTED@" in row["url"]
     assert not [k for k, v in row.items() if isinstance(v, str) and "SEC" in v], row
 
 
 def test_a_secret_header_value_is_never_stored():
     headers = [{"name": "Authorization", "value": "Bearer sk-LIVEKEY1", "isSecret": True},
                {"name": "X-Api-Key", "value": "LIVEKEY2"}, {"name": "X-Mode", "value": "fast"},
-               {"name": "X-Note", "value": "token abcdefLIVEKEY3"}]
-    (row,) = rows_for_entry({"server": {"name": "x/y", "remotes": [
-        {"type": "streamable-http", "url": "https://a.example.com/mcp", "headers": headers}]}}, DAY, NOW)
+               {"name": "X-Goog-Api-Key", "value": "AIzaLIVEKEY3"}, {"name": "X-API-Token", "value": "tok_LIVEKEY4"}]
+    env = [{"name": "OPENAI_API_KEY", "value": "sk-LIVEKEY5", "isSecret": False}]
+    description = ("Slack: mention @users. Contact bob@example.com. Returns token counts; uses Bearer authentication."
+                   " Cache at redis://:LIVEKEY6@cache:6379, header Bearer abcdef0123456789LIVEKEY7")
+    (row,) = rows_for_entry({"server": {"name": "x/y", "description": description, "remotes": [
+        {"type": "streamable-http", "url": "https://a.example.com/mcp", "headers": headers}],
+        "packages": [{"environmentVariables": env}]}}, DAY, NOW)
     assert "LIVEKEY" not in row["entry_json"] and '"value": "fast"' in row["entry_json"]
+    # prose is left as written: no scheme, no long token
+    assert "Slack: mention @users. Contact bob@example.com. Returns token counts; uses Bearer authentication." in (
+        row["entry_json"])
     assert row["listing"] == "probe"
+
+
+def test_the_other_columns_of_a_registry_row_never_hold_a_credential():
+    (row,) = rows_for_entry({"server": {"name": "com.example/https://u:LIVEKEY1@x.com", "version": "https://u:LIVEKEY2@x",
+                                        "remotes": [{"type": "https://u:LIVEKEY3@x.com",
+                                                     "url": "https://a.example.com/mcp"}]}}, DAY, NOW)
+    assert not [k for k, v in row.items() if isinstance(v, str) and "LIVEKEY" in v], row
 
 
 @pytest.mark.parametrize(("remotes", "listing"), [

@@ -114,8 +114,8 @@ def listing_text_table(lake: LakePaths, day: dt.date) -> pa.Table:
     """(server_key, text) of each endpoint in force on `day`: the registry name after its namespace
     (`io.github.acme/flight-search` -> `flight-search`), its title and its description, all three of the one
     listing its day row names it by (status-1.4; categories-1.6): where several list an endpoint, a listing to
-    probe first, then active, then one whose namespace owns its host, then a plain URL, then by name, URL and
-    version (sql/naming_listings.sql). An entry cut at
+    probe first, then active, then one whose namespace owns its host, then by name, URL and version
+    (sql/naming_listings.sql). An entry cut at
     100,000 characters (registry/client.py) no longer parses: its listing still names the endpoint, and gives its
     name alone (categories-1.7; docs/methodology.md, server_categories)."""
     with duck.session() as con:

@@ -16,6 +16,7 @@ from duckdb.func import FunctionNullHandling
 
 from ..packaged import shipped
 from ..rules.estimators import register_estimators
+from ..rules.namespace import namespace_owns_host
 from ..rules.psl import site_of_url
 
 
@@ -137,4 +138,9 @@ def _register_functions(con: duckdb.DuckDBPyConnection) -> None:
     register_estimators(con)
     # The registrable domain of a URL's host (the shipped, hash-checked Public Suffix List).
     con.create_function("site_of", site_of_url, [duckdb.sqltype("VARCHAR")], duckdb.sqltype("VARCHAR"),
+                        null_handling=FunctionNullHandling.SPECIAL, side_effects=False)
+    # Whether a listing's namespace owns its URL's host (status-1.4: sql/naming_listings.sql; the same function
+    # probe/scan.py naming_order calls).
+    con.create_function("namespace_owns_host", namespace_owns_host,
+                        [duckdb.sqltype("VARCHAR"), duckdb.sqltype("VARCHAR")], duckdb.sqltype("BOOLEAN"),
                         null_handling=FunctionNullHandling.SPECIAL, side_effects=False)

@@ -21,9 +21,10 @@ from typing import Any, Protocol
 
 from ..lake.keys import origin as origin_of
 from ..lake.keys import server_id, server_key
-from ..registry.listing import SkipReason, namespace_owns_host, plain_url
+from ..registry.listing import SkipReason
 from ..rules.fingerprints import summarize_tools
 from ..rules.methods import FINDINGS_PARAMS, OVERLOAD_PARAMS
+from ..rules.namespace import namespace_owns_host
 from ..rules.outcomes import NOT_CHECKED, PROBER_OVERLOADED, ROBOTS_UNAVAILABLE, not_checked_detail
 from .checker import CheckResult, EndpointCheck
 from .config import PROBER_VERSION, ProbeConfig
@@ -134,13 +135,12 @@ def _nulls_last(value: Any) -> tuple[bool, str]:
 def naming_order(listing: dict[str, Any]) -> tuple:
     """Which of an endpoint's listings it is checked under: a listing to probe before an SSE-only one, then the one
     the day's rows name it by (status-1.4, sql/naming_listings.sql, in the same order): active first, then one
-    whose namespace owns its URL's host, then one whose URL is plain (registry/listing.py: so that a stranger's
-    listing of another's endpoint under a variant URL never replaces the owner's), then by name, URL and version
-    (nulls last), so the check's row, the readiness lines and the day's row name one listing, whatever the
-    registry's order (tests/test_naming_order_property.py)."""
-    name, url = listing.get("server_name"), listing.get("url")
+    whose namespace owns its URL's host (rules/namespace.py: so that a stranger's listing of another's endpoint
+    under a variant URL never replaces the owner's), then by name, URL and version (nulls last), so the check's
+    row, the readiness lines and the day's row name one listing, whatever the registry's order
+    (tests/test_naming_order_property.py)."""
     return (listing.get("listing") != "probe", listing.get("status") != "active",
-            not namespace_owns_host(name, url), not plain_url(url),
+            not namespace_owns_host(listing.get("server_name"), listing.get("url")),
             *(_nulls_last(listing.get(k)) for k in ("server_name", "url", "server_version")))
 
 

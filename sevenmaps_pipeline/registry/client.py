@@ -22,6 +22,7 @@ from .listing import (
     Malformed,
     has_userinfo,
     listing_decision,
+    redact_text,
     redact_userinfo,
     redacted_entry,
     redacted_url,
@@ -103,8 +104,8 @@ def rows_for_entry(entry: Any, day: dt.date, fetched_at: dt.datetime, *, opted_o
     official = _official(entry)
     status = official.get("status", "active")
     version = _version(server)
-    base.update(server_name=name if isinstance(name, str) else None,
-                server_version=version if isinstance(version, str) else None,
+    base.update(server_name=redact_text(name) if isinstance(name, str) else None,
+                server_version=redact_text(version) if isinstance(version, str) else None,
                 status=status if isinstance(status, str) else None,
                 published_at=_parse_time(official.get("publishedAt", official.get("published_at"))),
                 updated_at=_parse_time(official.get("updatedAt", official.get("updated_at"))))
@@ -125,9 +126,9 @@ def rows_for_entry(entry: Any, day: dt.date, fetched_at: dt.datetime, *, opted_o
         listed = url
         if isinstance(url, str) and has_userinfo(url):
             url = redacted_url(url)  # never stored, never printed: the listing is skipped for it
-        row = {**base, "remote_type": remote_type if isinstance(remote_type, str) else None,
+        row = {**base, "remote_type": redact_text(remote_type) if isinstance(remote_type, str) else None,
                "url": url if isinstance(url, str) else None, "listing": decision.verdict,
-               "skip_reason": decision.text}
+               "skip_reason": redact_text(decision.text) if decision.text else None}
         if isinstance(url, str):
             try:
                 key = server_key(url)

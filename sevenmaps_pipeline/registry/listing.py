@@ -15,7 +15,7 @@ import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from ..rules.hosts import whatwg_ipv4
 
@@ -78,12 +78,16 @@ REDACTED = "REDACTED"
 _USERINFO = re.compile(r"(?i)\b(https?:(?://|\\/\\/))[^/\\\s\"'?#]*@")
 
 
-# A URL's userinfo as a browser may read it: after the scheme and any slashes or backslashes, everything up to the
-# last "@" before the path, whatever it holds (a backslash, a space, quotes), slashes or none (`https:user:pw@host`).
-_URL_USERINFO = re.compile(r"(?is)^(\s*[a-z][a-z0-9+.-]*:[/\\]*)[^/?#]*@")
-# A secret a listing's JSON may carry outside a URL: a header's value, and an Authorization value in any text.
-_SECRET_HEADERS = {"authorization", "proxy-authorization", "cookie", "x-api-key", "api-key", "apikey", "x-auth-token"}
-_AUTH_VALUE = re.compile(r"(?i)\b(bearer|basic|token)(\s+)[a-z0-9._~+/=-]{6,}")
+# An http(s) URL's userinfo as a browser may read it: after the scheme and any slashes or backslashes, everything up
+# to the last "@" before the path, whatever it holds (a backslash, a space, quotes), slashes or none
+# (`https:user:pw@host`). Only http(s): "Slack: mention @users" is prose, not a URL.
+_URL_USERINFO = re.compile(r"(?is)^(\s*https?:[/\\]*)[^/?#]*@")
+# userinfo of a URL of any scheme written with "//" inside a text (`postgres://user:pw@db`).
+_ANY_SCHEME_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\\\s\"'?#@]*@")
+# A secret a listing's JSON may carry outside a URL: the value of a header or variable whose name says it is one,
+# and an Authorization value (a long token with a digit) in any text.
+_SECRET_NAME = re.compile(r"(?i)auth|token|key|secret|cookie|passw|session|credential")
+_AUTH_VALUE = re.compile(r"(?i)\b(bearer|basic)(\s+)(?=[a-z0-9._~+/=-]*\d)[a-z0-9._~+/=-]{16,}")
 
 
 def has_userinfo(url: str) -> bool:
@@ -95,22 +99,40 @@ def has_userinfo(url: str) -> bool:
 
 
 def redacted_url(url: str) -> str:
-    """A listed URL as it may be stored: its userinfo, in any form a browser may read as one, made REDACTED."""
-    return redact_userinfo(_URL_USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", url, count=1))
+    """A listed URL as it may be stored: its userinfo, in any form a browser may read as one, made REDACTED; one
+    the patterns do not reach (a tab or a line break inside its scheme, which a URL parser drops) is rebuilt from
+    its parts without its userinfo."""
+    redacted = redact_text(_URL_USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", url, count=1))
+    if redacted != url or not has_userinfo(url):
+        return redacted
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return REDACTED
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, f"{REDACTED}@{host}", parts.path, parts.query, parts.fragment))
+
+
+def redact_text(text: str) -> str:
+    """Free text as it may be stored: the userinfo of every URL in it (http(s) in any spelling, any scheme written
+    with "//") and a long Bearer or Basic token made REDACTED."""
+    text = _ANY_SCHEME_USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", redact_userinfo(text))
+    return _AUTH_VALUE.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
 
 
 def redacted_entry(entry: Any) -> Any:
-    """A registry entry as it may be stored: every URL in it redacted as `redacted_url`, and the value of a secret
-    header (`isSecret`, or an Authorization, Cookie or API-key header) REDACTED. RecursionError when it nests
-    too deeply to walk (the caller lists it malformed)."""
+    """A registry entry as it may be stored: every URL in it redacted as `redacted_url`, any other text as
+    `redact_text`, and the value of a header or variable marked `isSecret` or named as a secret (Authorization,
+    X-Api-Key, OPENAI_API_KEY, ...) REDACTED. RecursionError when it nests too deeply to walk (the caller lists it
+    malformed)."""
     if isinstance(entry, str):
-        return _AUTH_VALUE.sub(lambda m: m.group(1) + m.group(2) + REDACTED, redacted_url(entry))
+        return redacted_url(entry) if has_userinfo(entry) else redact_text(entry)
     if isinstance(entry, list):
         return [redacted_entry(item) for item in entry]
     if not isinstance(entry, dict):
         return entry
     secret = "value" in entry and (entry.get("isSecret") is True or entry.get("is_secret") is True or (
-        isinstance(entry.get("name"), str) and entry["name"].strip().lower() in _SECRET_HEADERS))
+        isinstance(entry.get("name"), str) and _SECRET_NAME.search(entry["name"]) is not None))
     return {key: REDACTED if secret and key == "value" else redacted_entry(value) for key, value in entry.items()}
 
 
@@ -179,30 +201,3 @@ def listing_decision(url: str | None, remote_type: str | None, *, opted_out: Col
     if remote_type == "sse":  # last: only a public, permitted SSE endpoint is opened (and kept off the map)
         return ListingDecision("skip", SkipReason.SSE_ONLY)
     return PROBE
-
-
-# Which of an endpoint's listings names it (status-1.4; sql/naming_listings.sql holds the same two tests in SQL,
-# tests/test_naming_order_property.py holds them to one listing): an endpoint's key ignores the port, the query,
-# `www.` and a trailing dot or slash, so anyone may list another's endpoint under a URL of the same key. A listing
-# whose registry namespace is the URL's host (the registry proves a reverse-DNS namespace by DNS or HTTP) comes
-# first, then a URL that is the key's own plain form, so a stranger's variant never replaces the owner's listing.
-NAMESPACE_DOMAIN = re.compile(r"[A-Za-z0-9.-]+")
-URL_HOST = re.compile(r"^[Hh][Tt][Tt][Pp][Ss]?://([A-Za-z0-9.-]+)")
-PLAIN_URL = re.compile(r"https://[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(/[^?#]*[^/?#])?")
-
-
-def namespace_owns_host(server_name: Any, url: Any) -> bool:
-    """Whether a listing's reverse-DNS namespace (`com.example/...`) is its URL's host or a parent of it."""
-    if not isinstance(server_name, str) or not isinstance(url, str):
-        return False
-    namespace = server_name.split("/", 1)[0]
-    found = URL_HOST.match(url)
-    if not NAMESPACE_DOMAIN.fullmatch(namespace) or found is None:
-        return False
-    domain, host = ".".join(reversed(namespace.split("."))).lower(), found.group(1).lower()
-    return "." in domain and (host == domain or host.endswith("." + domain))
-
-
-def plain_url(url: Any) -> bool:
-    """https://host/path with no port, userinfo, query, fragment, trailing slash or trailing dot."""
-    return isinstance(url, str) and PLAIN_URL.fullmatch(url) is not None

@@ -11,8 +11,12 @@ product named in it endorses the listing.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass
+
+from .hosts import host_of
+from .psl import registrable_domain
 
 _NAME = re.compile(r"^([a-zA-Z0-9.-]+)/[a-zA-Z0-9._-]+$")
 WHAT_IT_PROVES = "shows who published the listing, not that the product named in it endorses it"
@@ -31,6 +35,31 @@ def namespace_domain(namespace: str) -> str | None:
     if len(parts) < 2 or namespace.lower().startswith("io.github.") or not all(parts):
         return None
     return ".".join(reversed(parts))
+
+
+def namespace_owns_host(server_name: object, url: object) -> bool:
+    """Whether a listing's namespace is a domain (which the registry proves by DNS or HTTP) that is its URL's host
+    or a parent of it: `com.example/mcp` for https://mcp.example.com/mcp. Never a GitHub account (`io.github.x`
+    proves a login, not a domain), a public suffix (`com.github`, `uk.co`) or an address. Status-1.4 names an
+    endpoint listed several times by such a listing first (probe/scan.py naming_order, and as the SQL function
+    of the same name in sql/naming_listings.sql: one definition for both)."""
+    m = _NAME.match(server_name) if isinstance(server_name, str) else None
+    domain = namespace_domain(m.group(1)) if m else None
+    if domain is None or not isinstance(url, str) or _is_address(domain) or registrable_domain(domain) is None:
+        return False
+    try:
+        host = (host_of(url) or "").lower().rstrip(".")
+    except ValueError:
+        return False
+    return host == domain or host.endswith("." + domain)
+
+
+def _is_address(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
 
 
 def namespace_proof(server_name: object, from_registry: bool, http_file_answers: bool | None = None,
