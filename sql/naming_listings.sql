@@ -11,10 +11,11 @@
 -- Inputs:
 --   registry  the registry snapshot in force (raw registry rows; lake/paths.py registry_in_force, bound by
 --             curated/common.py bind_registry)
-SELECT *
-FROM registry
-WHERE server_key IS NOT NULL
+SELECT * EXCLUDE (listings_of_key)
+FROM (SELECT *, count(*) OVER (PARTITION BY server_key) AS listings_of_key FROM registry WHERE server_key IS NOT NULL)
+-- (the namespace is asked only of an endpoint listed more than once: a Python function, and the rest need none)
 QUALIFY row_number() OVER (PARTITION BY server_key
                            ORDER BY listing IS DISTINCT FROM 'probe', status IS DISTINCT FROM 'active',
-                                    NOT namespace_owns_host(server_name, url),
+                                    CASE WHEN listings_of_key > 1 THEN NOT namespace_owns_host(server_name, url)
+                                         ELSE false END,
                                     server_name NULLS LAST, url NULLS LAST, server_version NULLS LAST) = 1
