@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..registry.listing import REDACTED
+from ..registry.listing import REDACTED, redact_text
 from .config import MODERN_PROTOCOL_VERSION
 from .values import json_int
 from .wire import loads
@@ -46,10 +46,9 @@ def status_text(status: int, body: bytes) -> str:
     return f"HTTP {status}: {said[:QUOTED_CHARS]}" if said else f"HTTP {status}"
 
 
-# Terminal escape sequences, and credentials in what a server said: a URL's userinfo whatever its scheme
-# (`postgres://user:pw@db`), and a bare `user:password@host`.
+# Terminal escape sequences, and (besides what registry/listing.py redact_text redacts in any text) a bare
+# `user:password@host`, which a server's error may quote and a registry's prose need not be read as.
 _TERMINAL_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
-_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*:(?://|\\/\\/))[^/\\\s\"'?#]*@")
 _BARE_USERINFO = re.compile(r"(?<![\w.%+-])[\w.%+-]+:[^\s/@:]+@(?=[\w.-])")
 _JOINERS = "\u200c\u200d"  # zero-width (non-)joiners: not printable, yet part of words and emoji
 
@@ -60,5 +59,4 @@ def quoted(text: str, limit: int) -> str:
     hide a credential from the redaction."""
     text = _TERMINAL_ESCAPE.sub("", text)
     text = " ".join("".join(ch for ch in text if ch.isprintable() or ch in _JOINERS or ch.isspace()).split())
-    text = _URL_USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", text)
-    return _BARE_USERINFO.sub(REDACTED + "@", text)[:limit]
+    return _BARE_USERINFO.sub(REDACTED + "@", redact_text(text))[:limit]

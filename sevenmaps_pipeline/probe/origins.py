@@ -24,7 +24,7 @@ from ..registry.listing import SkipReason
 from .config import PROBER_VERSION, ROBOTS_TOKEN, ProbeConfig
 from .netguard import refused_address
 from .redirects import invalid_location, redirect_target
-from .wire import STREAM_NOT_A_FILE, STREAM_READ_SECONDS, is_event_stream, only_stream_lines, read_body, read_stream
+from .wire import STREAM_NOT_A_FILE, STREAM_READ_SECONDS, is_event_stream, read_body, read_document_stream
 
 WELL_KNOWN = {
     "oauth_protected_resource": "/.well-known/oauth-protected-resource",
@@ -111,13 +111,9 @@ async def _stream_answer(response: httpx.Response, cap: int, deadline: float,
     missed that a slow file would have kept; a document for at most STREAM_READ_SECONDS. Still open with lines
     of a file, it is a file that did not arrive whole: no answer, as a slow file is."""
     left = deadline - asyncio.get_running_loop().time()
-    seconds = left if whole_budget else min(left, STREAM_READ_SECONDS)
-    body, ended, problem = await read_stream(response, cap, seconds)
-    if ended:
-        return response.status_code, body, problem or "", None
-    if only_stream_lines(body):
-        return response.status_code, b"", STREAM_NOT_A_FILE, None
-    return None, b"", f"a text/event-stream with lines of a file, still open after {seconds:.1f} s", "timeout"
+    kind, body, detail = await read_document_stream(response, cap, left if whole_budget else
+                                                    min(left, STREAM_READ_SECONDS))
+    return (None, b"", detail, "timeout") if kind == "cut" else (response.status_code, body, detail, None)
 
 
 async def _get(client: httpx.AsyncClient, url: str, timeout: float, cap: int,

@@ -39,7 +39,7 @@ from ..rules.psl import registrable_domain
 from .netguard import refused_address
 from .redirects import invalid_location
 from .values import header_token
-from .wire import STREAM_NOT_A_FILE, STREAM_READ_SECONDS, only_stream_lines, read_body, read_stream
+from .wire import STREAM_READ_SECONDS, read_body, read_document_stream
 
 CARD_ACCEPT = "application/mcp-server-card+json"
 MARKDOWN_ACCEPT = "text/markdown"
@@ -170,12 +170,10 @@ def publisher_domain(server_name: Any, url: str) -> str | None:
 
 async def _stream_document(response: httpx.Response, ctype: str, cap: int, seconds: float,
                            etag: str | None) -> Document:
-    body, ended, problem = await read_stream(response, cap, seconds)
-    if ended:
-        return Document(200, ctype, body.decode("utf-8", "replace"), problem or "", etag)
-    if only_stream_lines(body):
-        return Document(200, ctype, None, STREAM_NOT_A_FILE, etag)
-    return Document(None, None, None, f"a text/event-stream with lines of a document, still open after {seconds:.1f} s")
+    kind, body, detail = await read_document_stream(response, cap, seconds)
+    if kind == "cut":
+        return Document(None, None, None, detail)
+    return Document(200, ctype, body.decode("utf-8", "replace") if kind == "file" else None, detail, etag)
 
 
 async def fetch_document(client: httpx.AsyncClient, url: str, accept: str, timeout: float, cap: int,

@@ -193,20 +193,25 @@ async def decoded_chunks(response: httpx.Response, cap: int) -> AsyncIterator[by
                 yield piece
 
 
-async def read_body(response: httpx.Response, cap: int) -> tuple[bytes, str | None]:
-    """Up to `cap` decoded bytes of the body, and what cut it short: None, 'truncated' (longer than the
-    cap; reading stops there) or why it could not be decoded (the body is then empty)."""
-    chunks: list[bytes] = []
-    size = 0
+async def _collect(response: httpx.Response, cap: int, chunks: list[bytes]) -> str | None:
+    """The decoded body into `chunks`, and what cut it short: None, 'truncated' (longer than the cap; reading
+    stops there) or why it could not be decoded (`chunks` then emptied)."""
     try:
         async for chunk in decoded_chunks(response, cap):
             chunks.append(chunk)
-            size += len(chunk)
     except BodyError as exc:
         if exc.kind == "too_large":
-            return b"".join(chunks)[:cap], "truncated"
-        return b"", exc.detail
-    return b"".join(chunks), None
+            return "truncated"
+        chunks.clear()
+        return exc.detail
+    return None
+
+
+async def read_body(response: httpx.Response, cap: int) -> tuple[bytes, str | None]:
+    """Up to `cap` decoded bytes of the body, and what cut it short (`_collect`)."""
+    chunks: list[bytes] = []
+    problem = await _collect(response, cap, chunks)
+    return b"".join(chunks)[:cap], problem
 
 
 def _content_type(response: httpx.Response) -> str:
@@ -242,13 +247,22 @@ async def read_stream(response: httpx.Response, cap: int, seconds: float) -> tup
     chunks: list[bytes] = []
     try:
         async with asyncio.timeout(max(seconds, 0.0)):
-            async for chunk in decoded_chunks(response, cap):
-                chunks.append(chunk)
+            problem = await _collect(response, cap, chunks)
     except TimeoutError:
         return b"".join(chunks), False, None
-    except BodyError as exc:
-        return (b"".join(chunks)[:cap], True, "truncated") if exc.kind == "too_large" else (b"", True, exc.detail)
-    return b"".join(chunks), True, None
+    return b"".join(chunks)[:cap], True, problem
+
+
+async def read_document_stream(response: httpx.Response, cap: int, seconds: float) -> tuple[str, bytes, str]:
+    """A document answered as an event stream, read for `seconds` (the rule above): ('file', its body, what cut
+    it short) when it ended; ('stream', nothing, STREAM_NOT_A_FILE) when it is still open with only the stream's
+    own lines; ('cut', nothing, why) when it is still open after lines of a file, which did not arrive whole."""
+    body, ended, problem = await read_stream(response, cap, seconds)
+    if ended:
+        return "file", body, problem or ""
+    if only_stream_lines(body):
+        return "stream", b"", STREAM_NOT_A_FILE
+    return "cut", b"", f"a text/event-stream with lines of a file, still open after {seconds:.1f} s"
 
 
 async def read_reply(response: httpx.Response, request_id: Any, cap: int) -> Reply:
