@@ -199,6 +199,13 @@ def test_step_5_is_made_only_when_an_operator_asks(fleet, older):
                             "result": {"content": [{"type": "text", "text": "ok"}]}})
     row, _ = _bad_call(fleet, older, accepted)
     assert row["bad_call_legible"] is False and "succeeded" in row["bad_call_evidence"]
+    # What the server said is shown as every quoted server text is: no credentials, no terminal escapes.
+    leaky = json_answer({"jsonrpc": "2.0", "id": "bad-call-1", "error": {"code": -32602, "message": (
+        "\x1b[31mbad id\x1b[0m; retry at https://bob:hunter2@db.internal.test/x\nwith Bearer " + "a1b2" * 10)}})
+    row, _ = _bad_call(fleet, older, leaky)
+    evidence = row["bad_call_evidence"]
+    assert row["bad_call_legible"] is True and "bad id" in evidence
+    assert "hunter2" not in evidence and "a1b2" * 10 not in evidence and "x1b" not in evidence and "31m" not in evidence
 
 
 def test_the_nightly_run_has_no_way_to_call_a_tool():

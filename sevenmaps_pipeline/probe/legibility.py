@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .messages import quoted
+
 # Messages that say an error happened but not what was wrong with the call (JSON-RPC's stock texts among them).
 _GENERIC_ERRORS = {"error", "internal error", "internal server error", "bad request", "invalid params",
                    "an error occurred", "unknown error", "server error", "method not found", "parse error",
@@ -28,4 +30,5 @@ def error_legibility(status: int, kind: str | None, error: Any, result: Any) -> 
         return False, f"HTTP {status}, no error message"
     said = " ".join(text.split())[:200]
     legible = len(said) >= 8 and said.lower().strip(" .!") not in _GENERIC_ERRORS
-    return legible, repr(said)
+    # The evidence is shown (docs/methodology.md, "The bad call"): quoted as every server text is.
+    return legible, repr(quoted(text, 200))
