@@ -5,6 +5,9 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import gzip
+import socket
+import threading
+import time
 
 import pytest
 from conftest import served_on_loopback
@@ -252,11 +255,11 @@ class _Registry:
         await send({"type": "http.response.body", "body": b""})
 
 
-def _snapshot_of(app, timeout: float = 30.0):
+def _snapshot_of(app, timeout: float = 30.0, retry_pauses: tuple[float, ...] = ()):
     with served_on_loopback(app, "a registry") as url:
         async def go():
             async with build_client(ProbeConfig(allow_private=True)) as client:
-                return await fetch_snapshot(client, url, DAY, NOW, timeout=timeout)
+                return await fetch_snapshot(client, url, DAY, NOW, timeout=timeout, retry_pauses=retry_pauses)
 
         return asyncio.run(go())
 
@@ -268,6 +271,83 @@ def test_a_registry_page_is_bounded_in_size_once_decoded_and_in_time_as_a_whole(
     drip = _Registry(b'{"servers": []}', [(b"content-type", b"application/json")], pieces=15, pause=0.2)
     with pytest.raises(RegistryError, match="not read within 1 s"):
         _snapshot_of(drip, timeout=1.0)  # each read comes in time; the page does not
+
+
+class _FlakyRegistry:
+    """A registry on loopback whose first `faults` answers are HTTP `fault`, then one page of one listing."""
+
+    PAGE = (b'{"servers": [{"server": {"name": "com.example/a", "version": "1.0.0", "remotes": [{"type": '
+            b'"streamable-http", "url": "https://mcp.example.com/mcp"}]}}]}')
+
+    def __init__(self, faults: int, fault: int, retry_after: str | None = None):
+        self.faults, self.fault, self.retry_after, self.asked = faults, fault, retry_after, 0
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            return
+        self.asked += 1
+        if self.asked <= self.faults:
+            headers = [(b"retry-after", self.retry_after.encode())] if self.retry_after else []
+            await send({"type": "http.response.start", "status": self.fault, "headers": headers})
+            await send({"type": "http.response.body", "body": b"upstream busy"})
+            return
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": self.PAGE})
+
+
+@pytest.mark.parametrize(("fault", "retry_after"), [(503, None), (429, "1"), (502, "Wed, 21 Oct 2015 07:28:00 GMT")])
+def test_a_page_the_registry_fails_to_serve_for_a_moment_is_asked_again(fault, retry_after):
+    registry = _FlakyRegistry(2, fault, retry_after)
+    started = time.monotonic()
+    snap = _snapshot_of(registry, retry_pauses=(0.05, 0.05))
+    assert registry.asked == 3 and snap.retries == 2 and [r["server_name"] for r in snap.rows] == ["com.example/a"]
+    if retry_after == "1":  # a Retry-After in seconds is waited where it is longer than our pause
+        assert time.monotonic() - started >= 2.0
+    # A fault that does not pass ends the snapshot after the last pause, saying what it was and how often.
+    registry = _FlakyRegistry(5, fault, retry_after)
+    with pytest.raises(RegistryError, match=r"\(asked 3 times\)"):
+        _snapshot_of(registry, retry_pauses=(0.05, 0.05))
+    assert registry.asked == 3
+
+
+def test_a_connection_the_registry_drops_is_made_again():
+    # A listener that closes its first two connections before answering, then answers as a registry does.
+    listener = socket.create_server(("127.0.0.1", 0))
+    accepted = []
+
+    def serve() -> None:
+        while len(accepted) < 3:
+            conn, _ = listener.accept()
+            accepted.append(conn)
+            if len(accepted) < 3:
+                conn.close()
+                continue
+            conn.recv(65536)
+            body = _FlakyRegistry.PAGE
+            conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n"
+                         b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+
+    async def go():
+        async with build_client(ProbeConfig(allow_private=True)) as client:
+            return await fetch_snapshot(client, url, DAY, NOW, retry_pauses=(0.05, 0.05))
+
+    snap = asyncio.run(go())
+    thread.join(5)
+    listener.close()
+    assert len(accepted) == 3 and snap.retries == 2 and len(snap.rows) == 1
+
+
+def test_a_page_the_registry_refuses_is_not_asked_again():
+    registry = _FlakyRegistry(1, 400)
+    with pytest.raises(RegistryError, match="HTTP 400: upstream busy"):
+        _snapshot_of(registry, retry_pauses=(0.05, 0.05))
+    assert registry.asked == 1
 
 
 @pytest.mark.parametrize(("page", "error"), [

@@ -32,6 +32,12 @@ MAX_PAGES = 2000  # 100 per page: 200,000 entries before we call the registry br
 PAGE_LIMIT = 100
 PAGE_MAX_BYTES = 64 << 20  # a page of 100 entries is some hundreds of KB; past this it is not a page
 CURSOR_MAX_CHARS = 4096
+# A page the registry failed to serve (no connection, a broken or late answer, HTTP 429 or 5xx) is asked again
+# after each of these pauses, so one passing fault does not cost the day's first slice (docs/methodology.md,
+# "Listing rules"). A Retry-After of up to RETRY_AFTER_MAX seconds is waited instead, when longer.
+PAGE_RETRY_PAUSES = (2.0, 8.0)
+RETRY_AFTER_MAX = 60.0
+_PASSING_STATUSES = frozenset({429, 500, 502, 503, 504})
 
 
 class RegistryError(RuntimeError):
@@ -44,6 +50,7 @@ class Snapshot:
     pages: int = 0
     entries: int = 0
     api: str = ""
+    retries: int = 0  # pages asked again after a passing fault
 
 
 def _official(entry: Any) -> dict:
@@ -181,16 +188,60 @@ async def _get_page(client: httpx.AsyncClient, url: str, params: dict[str, str],
                 body += chunk
                 if len(body) > PAGE_MAX_BYTES:
                     raise RegistryError(f"registry page exceeds {PAGE_MAX_BYTES:,} bytes")
-            return response.status_code, bytes(body)
     except TimeoutError as exc:
-        raise RegistryError(f"registry page not read within {timeout:g} s") from exc
+        raise _PassingFault(f"registry page not read within {timeout:g} s") from exc
+    if response.status_code in _PASSING_STATUSES:
+        raise _PassingFault(f"registry answered HTTP {response.status_code}: {_said(bytes(body))}",
+                            _retry_after(response.headers.get("retry-after")))
+    return response.status_code, bytes(body)
+
+
+class _PassingFault(RegistryError):
+    """A page the registry did not serve this time, which it may serve when asked again."""
+
+    def __init__(self, message: str, retry_after: float | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+async def _get_page_again(client: httpx.AsyncClient, url: str, params: dict[str, str], timeout: float,
+                          pauses: tuple[float, ...], snapshot: Snapshot) -> tuple[int, bytes]:
+    """`_get_page`, asked again after each of `pauses` while the registry fails in a way that passes; then the
+    last fault, as a RegistryError that says how often the page was asked for."""
+    for attempt, pause in enumerate((*pauses, None)):
+        try:
+            return await _get_page(client, url, params, timeout)
+        except (httpx.TransportError, _PassingFault) as exc:
+            if pause is None:
+                raise RegistryError(f"{_fault_text(exc)} (asked {attempt + 1} times)") from exc
+            retry_after = exc.retry_after if isinstance(exc, _PassingFault) else None
+            snapshot.retries += 1
+            await asyncio.sleep(max(pause, min(retry_after or 0.0, RETRY_AFTER_MAX)))
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def _fault_text(exc: Exception) -> str:
+    if isinstance(exc, _PassingFault):
+        return str(exc)
+    return f"registry not reached: {type(exc).__name__}{': ' + str(exc) if str(exc) else ''}"
+
+
+def _retry_after(value: str | None) -> float | None:
+    """A Retry-After given in seconds (its HTTP-date form is not read: the pause is then ours)."""
+    try:
+        return float(value) if value is not None and value.strip().isdigit() else None
+    except ValueError:
+        return None
+
+
+def _said(body: bytes) -> str:
+    return " ".join(body[:200].decode("utf-8", "replace").split())
 
 
 def _read_page(status: int, body: bytes, api: str, number: int) -> tuple[list[Any], str | None]:
     """A page's entries and its next cursor (None on the last page); RegistryError when it is not a page."""
     if status != 200:
-        said = " ".join(body[:200].decode("utf-8", "replace").split())
-        raise RegistryError(f"registry {api} answered HTTP {status}: {said}")
+        raise RegistryError(f"registry {api} answered HTTP {status}: {_said(body)}")
     try:
         page = json.loads(body)
     except RecursionError as exc:
@@ -212,8 +263,9 @@ def _read_page(status: int, body: bytes, api: str, number: int) -> tuple[list[An
 
 async def fetch_snapshot(client: httpx.AsyncClient, base_url: str, day: dt.date, now: dt.datetime, *,
                          opted_out: Collection[str] = (), host_map: Mapping[str, int] | None = None,
-                         timeout: float = 30.0) -> Snapshot:
-    """Read every page of the registry and keep the latest, non-deleted version of each entry."""
+                         timeout: float = 30.0, retry_pauses: tuple[float, ...] = PAGE_RETRY_PAUSES) -> Snapshot:
+    """Read every page of the registry and keep the latest, non-deleted version of each entry. A page the
+    registry fails to serve in a way that passes is asked for again after each of `retry_pauses`."""
     snapshot = Snapshot()
     api = "/v0.1/servers"
     cursor: str | None = None
@@ -223,7 +275,8 @@ async def fetch_snapshot(client: httpx.AsyncClient, base_url: str, day: dt.date,
         params = {"limit": str(PAGE_LIMIT)}
         if cursor:
             params["cursor"] = cursor
-        status, body = await _get_page(client, base_url.rstrip("/") + api, params, timeout)
+        status, body = await _get_page_again(client, base_url.rstrip("/") + api, params, timeout, retry_pauses,
+                                             snapshot)
         if status == 404 and api == "/v0.1/servers" and snapshot.pages == 0:
             api = "/v0/servers"
             continue
