@@ -1,8 +1,10 @@
--- package_advisories: one row per npm or PyPI package the day's registry entries ship, on day $day.
+-- package_advisories: one row per npm or PyPI package and version the day's registry entries ship, on day $day
+-- (a version null where an entry names none: the latest is checked).
 -- Inputs:
 --   raw_packages  raw/packages of $day (lookups/daily.py: public metadata, then OSV for the shipped version)
 -- Method ($method_version, docs/methodology.md "Package advisories"):
---   * the day's latest lookup of each package decides;
+--   * the day's latest lookup of each package and version decides (advisories-1.2: each version listed is
+--     checked for itself);
 --   * advisories is null when OSV's answer is unseen (lookup_status says why), 0 when OSV lists none;
 --   * max_severity: the highest of CRITICAL, HIGH, MODERATE, LOW among them (GHSA's labels); a CVSS vector
 --     when that is all an advisory gives; fixed_versions: every version that fixes at least one of them.
@@ -11,7 +13,8 @@ WITH latest AS (
                         '[{"id": "VARCHAR", "severity": "VARCHAR", "fixed": ["VARCHAR"]}]') AS parsed
     FROM raw_packages
     WHERE day = $day::DATE
-    QUALIFY row_number() OVER (PARTITION BY registry_type, package ORDER BY looked_up_at DESC, source_file DESC) = 1
+    QUALIFY row_number() OVER (PARTITION BY registry_type, package, version
+                               ORDER BY looked_up_at DESC, source_file DESC) = 1
 ),
 ranked AS (
     SELECT *, list_max(list_transform(parsed, lambda x: CASE upper(x.severity) WHEN 'CRITICAL' THEN 4 WHEN 'HIGH' THEN 3
@@ -38,4 +41,4 @@ SELECT
          ELSE osv_status END AS lookup_status,
     $method_version AS method_version
 FROM ranked
-ORDER BY registry_type, package
+ORDER BY registry_type, package, version NULLS FIRST

@@ -67,7 +67,7 @@ def test_a_spent_rate_limit_is_respected_until_its_reset(codehost):
 
 def test_an_unreachable_code_host_is_a_reason():
     with CodeHostClient(f"http://127.0.0.1:{unassigned_port()}", timeout=2) as client:
-        assert client.repository("acme", "x") == "code host unreachable: ConnectError"
+        assert client.repository("acme", "x") == "code host: no answer (ConnectError)"
 
 
 def test_readiness_skill_reads_the_repository_lines_from_the_code_host(codehost, tmp_path, monkeypatch, capsys):

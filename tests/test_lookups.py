@@ -114,7 +114,7 @@ def test_the_lookups_job_lands_raw_inputs_and_the_day_tables_are_built(fleet, la
     scan_day(lake, TODAY, fleet.registry_url, ProbeConfig(host_map=fleet.host_map, ca_file=fleet.ca_file),
              ReplayClock(TODAY, 3))
     shipped = shipped_packages(pq.read_table(lake.registry_file(TODAY)).to_pylist())
-    assert set(shipped) == {("npm", "@fleet/weather-mcp"), ("pypi", "fleet-notes-mcp")}
+    assert set(shipped) == {("npm", "@fleet/weather-mcp", "1.0.0"), ("pypi", "fleet-notes-mcp", "2.1.0")}
     asked_before, servers_before = len(fleet.lookups.requests), len(fleet.recorded)
     prober = {"replay_day": f"{TODAY}T12", **fleet.lookup_urls()}
     with dg.DagsterInstance.ephemeral() as instance:
@@ -135,7 +135,7 @@ def test_the_lookups_job_lands_raw_inputs_and_the_day_tables_are_built(fleet, la
     assert advisories["fleet-notes-mcp"]["advisories"] == 0
     ages = {r["domain"]: r for r in pq.read_table(lake.curated_file("domain_ages", TODAY)).to_pylist()}
     assert ages["deploy.test"]["age_days"] == 20 and ages["deploy.test"]["young"] is True
-    assert ages["weather.test"]["young"] is False and ages["weather.test"]["method_version"] == "domain-age-1.1"
+    assert ages["weather.test"]["young"] is False and ages["weather.test"]["method_version"] == "domain-age-1.2"
     # A second run the same day asks RDAP nothing new (refreshed rarely), but checks OSV again.
     rdap_before = [r for r in fleet.lookups.requests if "/rdap/domain/" in r["path"]]
     packages, rdap = _clients(fleet)

@@ -14,9 +14,8 @@ from ..lake import duck
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
 from ..lake.schemas import DOMAIN_AGES, PACKAGE_ADVISORIES, RAW_DOMAINS, RAW_PACKAGES, conform
-from ..rules.hosts import host_of
 from ..rules.methods import ADVISORIES_METHOD, DOMAIN_AGE_METHOD, DOMAIN_AGE_PARAMS
-from ..rules.psl import registrable_domain
+from ..rules.psl import domain_of_url
 from .common import BuildResult, days_back, require_status
 
 
@@ -39,7 +38,7 @@ def build_domain_ages(lake: LakePaths, day: dt.date) -> BuildResult:
         status = con.sql("SELECT server_key, url FROM read_parquet($f)",
                          params={"f": str(lake.curated_file("daily_status", day))}).to_arrow_table()
         keys = status.column("server_key").to_pylist()
-        domains = [registrable_domain(host_of(url or f"https://{key}"))
+        domains = [domain_of_url(url or f"https://{key}")
                    for key, url in zip(keys, status.column("url").to_pylist(), strict=True)]
         pairs = pa.table({"server_key": pa.array(keys, pa.string()), "domain": pa.array(domains, pa.string())})
         con.register("map_domains", pairs.filter(pc.is_valid(pairs.column("domain"))))

@@ -15,7 +15,7 @@ from .resources import LakeResource, ProberResource
 
 package_advisories = day_spec(
     "package_advisories", "lookups",
-           description="Per npm or PyPI package the day's registry entries ship: the shipped version's OSV "
+           description="Per npm or PyPI package and version the day's registry entries ship: that version's OSV "
            "advisories (ids, severities, fixed versions), the package's latest version, or why unseen. "
            "sql/package_advisories.sql",
 )

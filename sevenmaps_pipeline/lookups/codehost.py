@@ -5,7 +5,8 @@
 The base URL is configurable ($SEVENMAPS_CODEHOST_URL, default https://api.github.com); a token is read
 from the environment ($SEVENMAPS_GITHUB_TOKEN) for each request and never stored, logged or returned. Rate
 limits are respected: once the API says the budget is spent (`x-ratelimit-remaining: 0` with a 403 or
-429), no request is made until `x-ratelimit-reset`, and every lookup until then answers "rate limited".
+429), no request is made until `x-ratelimit-reset` (at most an hour on), and every lookup until then answers
+"rate limited". An answer is read within the timeout as a whole and at most MAX_BODY bytes once decoded.
 Nothing it receives can raise: every answer is a RepoStatus or a reason.
 """
 
@@ -21,11 +22,15 @@ from typing import Any
 
 import httpx
 
+from .spaced import parse_json, read_answer, retry_after_seconds
+
 DEFAULT_BASE_URL = "https://api.github.com"
 BASE_URL_ENV = "SEVENMAPS_CODEHOST_URL"
 TOKEN_ENV = "SEVENMAPS_GITHUB_TOKEN"
 USER_AGENT = "7Maps-bot/0.2 (+https://7it.co.il/7maps/bot/)"
 MAX_BODY = 1 << 20
+# The longest a spent budget stops the lookups (GitHub's resets come within the hour; a reset far off is not one).
+BLOCKED_MAX = 3600.0
 MAX_FILE = 512 * 1024  # the largest SKILL.md read (its body's sliding line is at zero far below)
 # github.com/<owner>/<repo>, optionally .git, a trailing slash or a deeper path (a folder of the repository).
 _GITHUB = re.compile(r"^https://(?:www\.)?github\.com/([A-Za-z0-9-]{1,39})/([A-Za-z0-9._-]{1,100})(?:/.*)?$")
@@ -93,6 +98,7 @@ class CodeHostClient:
     def __init__(self, base_url: str | None = None, timeout: float = 10.0,
                  transport: httpx.BaseTransport | None = None) -> None:
         self.base_url = (base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
+        self.timeout = timeout
         self._client = httpx.Client(timeout=timeout, follow_redirects=False, trust_env=False, transport=transport,
                                     headers={"User-Agent": USER_AGENT, "Accept": "application/vnd.github+json",
                                              "X-GitHub-Api-Version": "2022-11-28"})
@@ -111,31 +117,25 @@ class CodeHostClient:
         """The decoded JSON answer at `path`, or a one-line reason (a str) it could not be read."""
         now = time.time()
         if now < self.blocked_until:
-            return _Reason(f"rate limited until {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(self.blocked_until))}")
+            return _Reason(f"rate limited until {_utc(self.blocked_until)}")
         headers = {}
         token = os.environ.get(TOKEN_ENV, "").strip()
         if token:
             headers["Authorization"] = f"Bearer {token}"
-        try:
-            response = self._client.get(f"{self.base_url}{path}", headers=headers, params=params)
-        except httpx.HTTPError as exc:
-            return _Reason(f"code host unreachable: {type(exc).__name__}")
-        body = response.content[:MAX_BODY]
-        remaining = response.headers.get("x-ratelimit-remaining")
-        if response.status_code in (403, 429) and (remaining == "0" or response.status_code == 429):
-            reset = response.headers.get("x-ratelimit-reset", "")
-            retry = response.headers.get("retry-after", "")
-            until = float(reset) if reset.isdigit() else now + (float(retry) if retry.isdigit() else 60.0)
-            self.blocked_until = max(self.blocked_until, until)
-            return _Reason(f"rate limited until {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(self.blocked_until))}")
-        if response.status_code == 404:
+        answer = read_answer(self._client, "GET", f"{self.base_url}{path}", MAX_BODY, self.timeout,
+                             headers=headers, params=params)
+        if isinstance(answer, str):
+            return _Reason(f"code host: {answer}")
+        remaining = answer.headers.get("x-ratelimit-remaining")
+        if answer.status in (403, 429) and (remaining == "0" or answer.status == 429):
+            self.blocked_until = max(self.blocked_until, _blocked_until(answer.headers, now))
+            return _Reason(f"rate limited until {_utc(self.blocked_until)}")
+        if answer.status == 404:
             return _Reason("not found (or not public)")
-        if response.status_code != 200:
-            return _Reason(f"code host answered HTTP {response.status_code}")
-        try:
-            return httpx.Response(200, content=body).json()
-        except ValueError:
-            return _Reason("code host answer is not JSON")
+        if answer.status != 200:
+            return _Reason(f"code host answered HTTP {answer.status}")
+        data, why = parse_json(answer.body)
+        return _Reason(f"code host answer is {why}") if why is not None else data
 
     def repository(self, owner: str, repo: str) -> RepoStatus | str:
         """The repository's status, or a one-line reason it could not be read."""
@@ -169,6 +169,21 @@ class CodeHostClient:
         if len(content) != size:
             return f"content is {len(content):,} bytes, the answer says {size:,}"
         return content
+
+
+def _blocked_until(headers: httpx.Headers, now: float) -> float:
+    """When a spent budget is back, as the API says (`x-ratelimit-reset`, epoch seconds; else Retry-After), never
+    more than BLOCKED_MAX from now and 60 s when it says nothing readable."""
+    reset, retry = headers.get("x-ratelimit-reset", "").strip(), retry_after_seconds(headers.get("retry-after"))
+    if reset.isascii() and reset.isdigit() and len(reset) <= 12:
+        until = float(reset)
+    else:
+        until = now + (retry if retry is not None else 60.0)
+    return min(until, now + BLOCKED_MAX)
+
+
+def _utc(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
 class _Reason(str):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -24,14 +25,19 @@ import pyarrow.parquet as pq
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths, registry_in_force
 from ..lake.schemas import RAW_DOMAINS, RAW_PACKAGES, conform
-from ..rules.hosts import host_of
 from ..rules.methods import DOMAIN_AGE_PARAMS
-from ..rules.psl import registrable_domain
+from ..rules.psl import domain_of_url
 from .osv import ECOSYSTEMS, LookupClient, PackageLookup
-from .rdap import RdapClient
+from .rdap import DomainRecord, RdapClient
 
 MAX_PACKAGES = 20_000
 MAX_DOMAINS = 20_000
+MAX_NAME = 214  # npm's longest package name
+# The names a registry may hold, so that a name is only ever one path segment of ours: npm's (a scope, then a
+# name; no leading dot or underscore; URL-safe; upper case only in old names) and PyPI's (PEP 508). A name that is
+# not one gets its row, with the reason, and is never asked about.
+_VALID_NAME = {"npm": re.compile(r"(?i)(?:@[a-z0-9~-][a-z0-9._~-]*/)?[a-z0-9~-][a-z0-9._~-]*"),
+               "pypi": re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")}
 
 
 @dataclass
@@ -44,13 +50,15 @@ class LookupDay:
     seconds: float = 0.0
 
 
-def shipped_packages(rows: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
-    """(registry_type, name) -> the version shipped (the highest string listed) and the entries shipping it."""
-    found: dict[tuple[str, str], dict[str, Any]] = {}
+def shipped_packages(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str | None], dict[str, Any]]:
+    """(registry_type, name, version) -> the entries shipping that version of the package: every version
+    listed is checked for itself, so no entry can hide another's version behind its own (advisories-1.2;
+    None: no version given, the latest is checked)."""
+    found: dict[tuple[str, str, str | None], dict[str, Any]] = {}
     for row in rows:
         try:
             entry = json.loads(row.get("entry_json") or "null")
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         server = entry.get("server") if isinstance(entry, dict) and isinstance(entry.get("server"), dict) else entry
         packages = server.get("packages") if isinstance(server, dict) else None
@@ -59,15 +67,20 @@ def shipped_packages(rows: list[dict[str, Any]]) -> dict[tuple[str, str], dict[s
                 continue
             kind = str(package.get("registryType") or package.get("registry_type") or "").lower()
             name = package.get("identifier") or package.get("name")
-            if kind not in ECOSYSTEMS or not isinstance(name, str) or not name.strip() or len(name) > 214:
+            if kind not in ECOSYSTEMS or not isinstance(name, str) or not name.strip():
                 continue
-            item = found.setdefault((kind, name.strip()), {"version": None, "server_names": set()})
             version = package.get("version")
-            if isinstance(version, str) and version.strip() and version != "latest":
-                item["version"] = max(filter(None, (item["version"], version.strip()[:100])))
+            version = version.strip()[:100] if isinstance(version, str) and version.strip() not in ("", "latest") \
+                else None
+            # Cut one past the longest name, so that a longer one stays invalid (valid_name) and is stored bounded.
+            item = found.setdefault((kind, name.strip()[:MAX_NAME + 1], version), {"server_names": set()})
             if row.get("server_name"):
                 item["server_names"].add(row["server_name"])
-    return dict(sorted(found.items())[:MAX_PACKAGES])
+    return dict(sorted(found.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or ""))[:MAX_PACKAGES])
+
+
+def valid_name(registry_type: str, name: str) -> bool:
+    return len(name) <= MAX_NAME and _VALID_NAME[registry_type].fullmatch(name) is not None
 
 
 def _recent_domains(lake: LakePaths, day: dt.date) -> dict[str, str]:
@@ -94,23 +107,39 @@ def lookup_day(lake: LakePaths, day: dt.date, now: dt.datetime, packages: Lookup
         registry_rows = pq.read_table(registry).to_pylist() if registry is not None else []
     run_id = f"lookups-{now:%H%M%S}-{uuid.uuid4().hex[:8]}"
     domains = sorted({d for r in registry_rows if r.get("listing") == "probe" and r.get("url")
-                      for d in [registrable_domain(host_of(r["url"]))] if d})[:MAX_DOMAINS]
+                      for d in [domain_of_url(r["url"])] if d})[:MAX_DOMAINS]
     recent = _recent_domains(lake, day)
     report.domains_cached = sum(d in recent for d in domains)
-    lookups = [(PackageLookup(kind, name, info["version"]), sorted(info["server_names"]))
-               for (kind, name), info in shipped_packages(registry_rows).items()]
+    lookups = [(PackageLookup(kind, name, version), sorted(info["server_names"]))
+               for (kind, name, version), info in shipped_packages(registry_rows).items()]
+    for lookup, _ in lookups:
+        if not valid_name(lookup.registry_type, lookup.package):
+            lookup.metadata_status = lookup.osv_status = f"not asked: not a valid {lookup.registry_type} package name"
+    askable = [lk for lk, _ in lookups if valid_name(lk.registry_type, lk.package)]
     # Each service keeps its own turn (lookups/spaced.py): npm's and PyPI's metadata and RDAP are asked side by
     # side, each at its own spacing, and OSV once the versions are known (docs/methodology.md, "Package
     # advisories"). The rows keep the order of the names, whichever answered first.
     by_registry: dict[str, list[PackageLookup]] = {}
-    for lookup, _ in lookups:
+    for lookup in askable:
         by_registry.setdefault(lookup.registry_type, []).append(lookup)
     with ThreadPoolExecutor(len(by_registry) + 1, thread_name_prefix="lookups") as pool:
         asking = pool.submit(_ask_domains, rdap, [d for d in domains if d not in recent], day, now)
         for done in [pool.submit(_ask_metadata, packages, group) for group in by_registry.values()]:
             done.result()
-        packages.advisories([lk for lk, _ in lookups])
+        _ask_advisories(packages, askable)
+        # The packages' rows land before the domains are waited for: a slow RDAP service holds up only its own.
+        _land_packages(lake, day, now, run_id, lookups, report)
         asked = asking.result()
+    if asked:
+        write_parquet(lake, lake.raw_dir("domains", day) / f"{run_id}.parquet",
+                      conform(pa.Table.from_pylist(asked, RAW_DOMAINS.schema), RAW_DOMAINS))
+    report.domains_asked = len(asked)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _land_packages(lake: LakePaths, day: dt.date, now: dt.datetime, run_id: str,
+                   lookups: list[tuple[PackageLookup, list[str]]], report: LookupDay) -> None:
     rows = [{"day": day, "looked_up_at": now, "registry_type": lk.registry_type, "package": lk.package,
              "version": lk.version, "server_names": names, "latest_version": lk.latest_version,
              "latest_published_at": lk.latest_published_at, "metadata_status": lk.metadata_status[:300],
@@ -121,23 +150,40 @@ def lookup_day(lake: LakePaths, day: dt.date, now: dt.datetime, packages: Lookup
         write_parquet(lake, lake.raw_dir("packages", day) / f"{run_id}.parquet",
                       conform(pa.Table.from_pylist(rows, RAW_PACKAGES.schema), RAW_PACKAGES))
     report.packages, report.with_advisories = len(rows), sum(bool(r["advisory_ids"]) for r in rows)
-    if asked:
-        write_parquet(lake, lake.raw_dir("domains", day) / f"{run_id}.parquet",
-                      conform(pa.Table.from_pylist(asked, RAW_DOMAINS.schema), RAW_DOMAINS))
-    report.domains_asked = len(asked)
-    report.seconds = time.perf_counter() - started
-    return report
 
 
+# Nothing one package or domain brings may take the day's other rows down: the clients answer every odd answer
+# with a reason, and a fault they did not foresee becomes that one row's reason (docs/methodology.md).
 def _ask_metadata(packages: LookupClient, lookups: list[PackageLookup]) -> None:
+    answered: dict[tuple[str, str], PackageLookup] = {}  # a package's metadata is asked once, whatever versions
     for lookup in lookups:
-        packages.metadata(lookup)
+        known = answered.get((lookup.registry_type, lookup.package))
+        if known is not None:
+            lookup.latest_version, lookup.latest_published_at = known.latest_version, known.latest_published_at
+            lookup.metadata_status = known.metadata_status
+            continue
+        try:
+            packages.metadata(lookup)
+        except Exception as exc:  # noqa: BLE001 - one package's fault is its row's reason
+            lookup.metadata_status = f"lookup failed ({type(exc).__name__})"
+        answered[(lookup.registry_type, lookup.package)] = lookup
+
+
+def _ask_advisories(packages: LookupClient, lookups: list[PackageLookup]) -> None:
+    try:
+        packages.advisories(lookups)
+    except Exception as exc:  # noqa: BLE001 - the batch's fault is every row's reason, none of them lost
+        for lookup in lookups:
+            lookup.osv_status, lookup.advisories = f"osv: lookup failed ({type(exc).__name__})", []
 
 
 def _ask_domains(rdap: RdapClient, domains: list[str], day: dt.date, now: dt.datetime) -> list[dict[str, Any]]:
     asked = []
     for domain in domains:
-        record = rdap.domain(domain)
+        try:
+            record = rdap.domain(domain)
+        except Exception as exc:  # noqa: BLE001 - one domain's fault is its row's reason
+            record = DomainRecord(domain, None, f"lookup failed ({type(exc).__name__})")
         asked.append({"day": day, "looked_up_at": now, "domain": domain, "registered_at": record.registered_at,
                       "status": record.status[:300], "rdap_url": record.rdap_url})
     return asked

@@ -16,6 +16,7 @@ result or a reason.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -29,6 +30,14 @@ ECOSYSTEMS = {"npm": "npm", "pypi": "PyPI"}
 BATCH = 1000
 MAX_PAGES = 10
 MAX_BODY = 8 << 20
+MAX_ADVISORIES = 50  # read per package; more are counted in its osv_status, not read
+MAX_FIXED = 50  # fixed versions kept per advisory
+# An advisory id as OSV's databases write them (GHSA-xxxx-xxxx-xxxx, CVE-2024-1234, PYSEC-2024-1, MAL-...): an id
+# that is not one is never asked for (it would be a path of ours) nor kept.
+_ADVISORY_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,99}")
+# A severity kept: GHSA's labels, or a CVSS vector (the SQL orders the labels; a vector is shown as it is).
+_SEVERITY_LABELS = frozenset({"CRITICAL", "HIGH", "MODERATE", "MEDIUM", "LOW"})
+_CVSS_VECTOR = re.compile(r"CVSS:[0-9.]{1,4}/[A-Za-z0-9:/.]{1,190}")
 
 
 @dataclass
@@ -84,7 +93,7 @@ class LookupClient(SpacedJsonClient):
             else:
                 lookup.metadata_status = answer if isinstance(answer, str) else "not a package document"
             return
-        answer = self.request_json("GET", f"{self.pypi}/pypi/{quote(lookup.package)}/json", service="pypi")
+        answer = self.request_json("GET", f"{self.pypi}/pypi/{quote(lookup.package, safe='')}/json", service="pypi")
         if isinstance(answer, dict) and isinstance(answer.get("info"), dict):
             latest = answer["info"].get("version") if isinstance(answer["info"].get("version"), str) else None
             files = (answer.get("releases") or {}).get(latest) if isinstance(answer.get("releases"), dict) else None
@@ -106,7 +115,8 @@ class LookupClient(SpacedJsonClient):
                 lk.osv_status = "no version to check"
         for start in range(0, len(askable), BATCH):
             chunk = askable[start:start + BATCH]
-            ids: list[list[str]] = [[] for _ in chunk]
+            ids: list[dict[str, None]] = [{} for _ in chunk]  # each package's ids, in OSV's order, once each
+            refused = [0] * len(chunk)
             pending = list(range(len(chunk)))
             tokens: dict[int, str] = {}
             for _page in range(MAX_PAGES):
@@ -120,15 +130,18 @@ class LookupClient(SpacedJsonClient):
                     why = answer if isinstance(answer, str) else "an answer that is not OSV's batch shape"
                     for i in pending:
                         chunk[i][0].osv_status = f"osv: {why}"
-                        ids[i] = []  # what earlier pages said is not the whole answer: unseen
+                        ids[i] = {}  # what earlier pages said is not the whole answer: unseen
                     pending = []
                     break
                 next_pending = []
                 for i, result in zip(pending, results, strict=True):
                     vulns = result.get("vulns") if isinstance(result, dict) else None
                     for v in vulns if isinstance(vulns, list) else []:
-                        if isinstance(v, dict) and isinstance(v.get("id"), str) and v["id"] not in ids[i]:
-                            ids[i].append(v["id"])
+                        vid = v.get("id") if isinstance(v, dict) else None
+                        if isinstance(vid, str) and _ADVISORY_ID.fullmatch(vid):
+                            ids[i][vid] = None
+                        else:
+                            refused[i] += 1
                     token = result.get("next_page_token") if isinstance(result, dict) else None
                     if isinstance(token, str) and token:
                         tokens[i] = token
@@ -141,45 +154,72 @@ class LookupClient(SpacedJsonClient):
             for i in pending:
                 chunk[i][0].osv_status = f"ok (more than {MAX_PAGES} pages: the rest unread)"
             for i, (lk, _v) in enumerate(chunk):
-                for vid in ids[i][:50]:
-                    detail = self.vuln(vid, lk)
-                    lk.advisories.append(detail if isinstance(detail, Advisory) else Advisory(vid, None))
+                self._read_advisories(lk, list(ids[i]), refused[i])
+
+    def _read_advisories(self, lookup: PackageLookup, ids: list[str], refused: int) -> None:
+        """The package's advisories read one by one (at most MAX_ADVISORIES); what was not read, and why, is added
+        to its osv_status, which stays "ok" only when every advisory listed was read."""
+        unread: dict[str, int] = {}
+        for vid in ids[:MAX_ADVISORIES]:
+            detail = self.vuln(vid, lookup)
+            if isinstance(detail, Advisory):
+                lookup.advisories.append(detail)
+            else:
+                lookup.advisories.append(Advisory(vid, None))
+                unread[detail] = unread.get(detail, 0) + 1
+        notes = [f"{n} advisory not read ({why})" if n == 1 else f"{n} advisories not read ({why})"
+                 for why, n in unread.items()]
+        if len(ids) > MAX_ADVISORIES:
+            notes.append(f"{len(ids) - MAX_ADVISORIES} more advisories listed, not read")
+        if refused:
+            notes.append(f"{refused} listed with no valid id, left out")
+        if notes and lookup.osv_status.startswith("ok"):
+            lookup.osv_status = "; ".join([lookup.osv_status, *notes])
 
     def vuln(self, vid: str, lookup: PackageLookup) -> Advisory | str:
         """The advisory, its fixed versions those of this package (cached per advisory and package)."""
         key = f"{vid}|{lookup.registry_type}|{lookup.package.lower()}"
         cached = self._vulns.get(key)
         if cached is None:
-            answer = self.request_json("GET", f"{self.osv}/v1/vulns/{quote(vid)}", service="osv")
+            answer = self.request_json("GET", f"{self.osv}/v1/vulns/{quote(vid, safe='')}", service="osv")
             cached = answer if isinstance(answer, str) else _advisory(vid, answer, lookup)
             self._vulns[key] = cached
         return cached
 
 
+def _listed(value: Any) -> list:
+    """A field that should be a list, as one (anything else is read as empty)."""
+    return value if isinstance(value, list) else []
+
+
+def _severity(doc: dict) -> str | None:
+    """GHSA's label, else the first CVSS vector; anything else a source calls a severity is not kept."""
+    specific = doc.get("database_specific")
+    label = specific.get("severity") if isinstance(specific, dict) else None
+    if isinstance(label, str) and label.strip().upper() in _SEVERITY_LABELS:
+        return label.strip().upper()
+    for item in _listed(doc.get("severity")):
+        score = item.get("score") if isinstance(item, dict) else None
+        if isinstance(score, str) and _CVSS_VECTOR.fullmatch(score.strip()):
+            return score.strip()
+    return None
+
+
 def _advisory(vid: str, doc: Any, lookup: PackageLookup) -> Advisory:
     if not isinstance(doc, dict):
         return Advisory(vid, None)
-    severity = None
-    specific = doc.get("database_specific")
-    if isinstance(specific, dict) and isinstance(specific.get("severity"), str):
-        severity = specific["severity"].upper()[:20]
-    if severity is None:
-        for item in doc.get("severity") or []:
-            if isinstance(item, dict) and isinstance(item.get("score"), str):
-                severity = item["score"][:200]
-                break
-    fixed: list[str] = []
+    fixed: dict[str, None] = {}
     ecosystem = ECOSYSTEMS[lookup.registry_type]
-    for affected in doc.get("affected") or []:
+    for affected in _listed(doc.get("affected")):
         if not isinstance(affected, dict):
             continue
         package: dict = affected["package"] if isinstance(affected.get("package"), dict) else {}
         if package.get("ecosystem") != ecosystem or str(package.get("name", "")).lower() != lookup.package.lower():
             continue
-        for rng in affected.get("ranges") or []:
-            for event in (rng.get("events") or []) if isinstance(rng, dict) else []:
+        for rng in _listed(affected.get("ranges")):
+            for event in _listed(rng.get("events")) if isinstance(rng, dict) else []:
                 value = event.get("fixed") if isinstance(event, dict) else None
-                if isinstance(value, str) and value not in fixed:
-                    fixed.append(value[:100])
+                if isinstance(value, str) and len(fixed) < MAX_FIXED:
+                    fixed[value[:100]] = None
     summary = doc.get("summary") if isinstance(doc.get("summary"), str) else None
-    return Advisory(vid, severity, fixed, summary[:300] if summary else None)
+    return Advisory(vid, _severity(doc), list(fixed), summary[:300] if summary else None)

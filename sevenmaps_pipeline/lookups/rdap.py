@@ -4,17 +4,21 @@ goes to the registry's RDAP service named by IANA's bootstrap file (`dns.json`: 
 `[[tlds], [base URLs]]`), never to the server itself.
 
 The bootstrap URL is configurable ($SEVENMAPS_RDAP_BOOTSTRAP_URL, default IANA's); requests are spaced and
-nothing an RDAP server answers can raise: every lookup is a date or a reason.
+nothing an RDAP server answers can raise: every lookup is a date or a reason. A service the bootstrap names is
+asked only over https, at a host name (no address, no private name, no credentials), unless it is on the
+bootstrap file's own origin, which the operator chose. A domain is asked in its ASCII form (`xn--...`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import ipaddress
 import os
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
+from ..rules.hosts import PRIVATE_SUFFIXES, ascii_host
 from .spaced import SpacedJsonClient
 
 BOOTSTRAP_ENV = "SEVENMAPS_RDAP_BOOTSTRAP_URL"
@@ -30,14 +34,45 @@ class DomainRecord:
     rdap_url: str | None = None
 
 
+# The first domain names were registered in 1985; a date before, or after today, is no registration date.
+EARLIEST_REGISTRATION = dt.datetime(1985, 1, 1, tzinfo=dt.UTC)
+
+
 def _parse(value: Any) -> dt.datetime | None:
-    if not isinstance(value, str):
+    """An RFC 3339 date in UTC (one without a zone read as UTC), or None when it is not one."""
+    if not isinstance(value, str) or len(value) > 64:
         return None
     try:
-        parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        parsed = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        return (parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)).astimezone(dt.UTC)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _service_url(url: Any, bootstrap_origin: str) -> str | None:
+    """A base URL the bootstrap names, as it may be asked (docs/methodology.md, "Domain age"), or None."""
+    if not isinstance(url, str):
+        return None
+    try:
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower().rstrip(".")
+        parts.port  # noqa: B018 - raises on a malformed port
     except ValueError:
         return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
+    if f"{parts.scheme}://{parts.netloc}".lower() == bootstrap_origin:
+        return url if url.endswith("/") else url + "/"
+    if parts.scheme != "https" or "@" in parts.netloc or "." not in host or host.endswith(PRIVATE_SUFFIXES) \
+            or _is_address(host):
+        return None
+    return url if url.endswith("/") else url + "/"
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]").split("%")[0])
+    except ValueError:
+        return host.replace(".", "").isdigit()  # a dotted number a URL parser reads as IPv4 (127.1)
+    return True
 
 
 class RdapClient(SpacedJsonClient):
@@ -54,7 +89,7 @@ class RdapClient(SpacedJsonClient):
         self.close()
 
     def services(self) -> dict[str, str]:
-        """TLD -> the RDAP base URL (the first https one, else the first), from the bootstrap file."""
+        """TLD -> the RDAP base URL (the first that may be asked: `_service_url`), from the bootstrap file."""
         if self._services is None:
             self._services = {}
             doc = self.request_json("GET", self.bootstrap_url)
@@ -63,34 +98,43 @@ class RdapClient(SpacedJsonClient):
                 self.bootstrap_problem = f"the bootstrap file {self.bootstrap_url}: " + (
                     doc if isinstance(doc, str) else "no services list")
                 return self._services
+            try:
+                origin = "{0.scheme}://{0.netloc}".format(urlsplit(self.bootstrap_url)).lower()
+            except ValueError:
+                origin = ""
             for entry in entries:
                 if not (isinstance(entry, list) and len(entry) >= 2 and isinstance(entry[0], list)
                         and isinstance(entry[1], list)):
                     continue
-                urls = [u for u in entry[1] if isinstance(u, str) and u.startswith(("https://", "http://"))]
-                if not urls:
+                base = next(filter(None, (_service_url(u, origin) for u in entry[1])), None)
+                if base is None:
                     continue
-                base = next((u for u in urls if u.startswith("https://")), urls[0])
                 for tld in entry[0]:
                     if isinstance(tld, str):
-                        self._services.setdefault(tld.lower(), base if base.endswith("/") else base + "/")
+                        self._services.setdefault(tld.lower(), base)
         return self._services
 
     def domain(self, domain: str) -> DomainRecord:
-        domain = domain.lower().rstrip(".")
+        domain = ascii_host(domain.lower().rstrip(".")).lower()
+        if _is_address(domain) or not domain.isascii():
+            return DomainRecord(domain, None, "not a domain name RDAP can be asked about")
         labels = domain.split(".")
         services = self.services()
         base = next((services[".".join(labels[i:])] for i in range(len(labels)) if ".".join(labels[i:]) in services),
                     None)
         if base is None:
             return DomainRecord(domain, None, self.bootstrap_problem or "no RDAP service for its TLD in the bootstrap")
-        url = f"{base}domain/{quote(domain)}"
+        url = f"{base}domain/{quote(domain, safe='')}"
         doc = self.request_json("GET", url)
         if not isinstance(doc, dict):
             return DomainRecord(domain, None, doc if isinstance(doc, str) else "not an RDAP object", url)
-        for event in doc.get("events") or []:
-            if isinstance(event, dict) and event.get("eventAction") == "registration":
-                when = _parse(event.get("eventDate"))
-                if when is not None:
-                    return DomainRecord(domain, when, "ok", url)
-        return DomainRecord(domain, None, "no registration event in the record", url)
+        events = doc.get("events")
+        dates = [_parse(e.get("eventDate")) for e in (events if isinstance(events, list) else [])
+                 if isinstance(e, dict) and e.get("eventAction") == "registration"]
+        if not dates:
+            return DomainRecord(domain, None, "no registration event in the record", url)
+        tomorrow = dt.datetime.now(dt.UTC) + dt.timedelta(days=1)
+        when = next((d for d in dates if d is not None and EARLIEST_REGISTRATION <= d <= tomorrow), None)
+        if when is None:
+            return DomainRecord(domain, None, "no registration date between 1985 and today in the record", url)
+        return DomainRecord(domain, when, "ok", url)

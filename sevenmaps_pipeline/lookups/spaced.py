@@ -1,24 +1,85 @@
 """The outside services' shared client: one request at a time to each service, spaced by `min_interval`
 seconds so no service is hammered (different services may be asked side by side, each from its own thread:
-lookups/daily.py), our user agent, no redirects followed, no proxy from the environment, a body cap; every
-answer is parsed JSON or a short reason, never an exception."""
+lookups/daily.py), our user agent, no redirects followed, no proxy from the environment; an answer read as it
+comes, at most `max_body` bytes once decoded and within `timeout` seconds as a whole (a service that sends a
+byte at a time, or a small compressed answer that decodes to gigabytes, is cut off); a service that asks us to
+wait (HTTP 429 or 503 with Retry-After) is not asked again before then. Every answer is parsed JSON or a short
+reason, never an exception (docs/methodology.md, "Package advisories and domain age")."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
 USER_AGENT = "7Maps-bot/0.2 (+https://7it.co.il/7maps/bot/)"
+# The longest a Retry-After is waited within a run; one asking for longer leaves the service unasked until then
+# (each lookup it would have answered says so).
+RETRY_AFTER_MAX = 60.0
+
+
+@dataclass(frozen=True)
+class Answer:
+    """An answer read whole: its status, headers and (decoded) body."""
+
+    status: int
+    headers: httpx.Headers
+    body: bytes
+
+
+def read_answer(client: httpx.Client, method: str, url: str, max_body: int, timeout: float,
+                **kwargs: Any) -> Answer | str:
+    """The answer to one request, read as it comes: at most `max_body` bytes once decoded, the whole answer
+    within `timeout` seconds; else a one-line reason. Nothing a URL or a service holds can raise here."""
+    deadline = time.monotonic() + timeout
+    try:
+        with client.stream(method, url, **kwargs) as response:
+            body = bytearray()
+            for chunk in response.iter_bytes():
+                body += chunk
+                if len(body) > max_body:
+                    return "answer too large"
+                if time.monotonic() > deadline:
+                    return f"no whole answer within {timeout:g} s"
+            return Answer(response.status_code, response.headers, bytes(body))
+    except httpx.HTTPError as exc:
+        return f"no answer ({type(exc).__name__})"
+    except (httpx.InvalidURL, ValueError, UnicodeError) as exc:  # a URL no request can be made to
+        return f"not a URL to ask ({type(exc).__name__})"
+
+
+def parse_json(body: bytes) -> tuple[Any, str | None]:
+    """The JSON document (an object or a list) of a body, or None and the reason there is none: every answer
+    these services give is a document, and a bare string must never be read as a reason of ours."""
+    try:
+        value = json.loads(body)
+    except RecursionError:
+        return None, "JSON nested too deeply to read"
+    except ValueError:
+        return None, "not JSON"
+    if not isinstance(value, (dict, list)):
+        return None, f"JSON {type(value).__name__}, not a document"
+    return value, None
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """A Retry-After given in seconds (ASCII digits only; its HTTP-date form is not read)."""
+    if value is None:
+        return None
+    value = value.strip()
+    return float(value) if value.isascii() and value.isdigit() and len(value) <= 9 else None
 
 
 class SpacedJsonClient:
     def __init__(self, min_interval: float, timeout: float, max_body: int, accept: str = "application/json") -> None:
-        self.min_interval, self.max_body = min_interval, max_body
+        self.min_interval, self.max_body, self.timeout = min_interval, max_body, timeout
         self._last: dict[str, float] = {}
+        self._not_before: dict[str, float] = {}  # a service that asked us to wait longer than RETRY_AFTER_MAX
         self._turns: dict[str, threading.Lock] = {}
         self._turns_guard = threading.Lock()
         self._client = httpx.Client(timeout=timeout, trust_env=False, follow_redirects=False,
@@ -33,27 +94,39 @@ class SpacedJsonClient:
 
     def request_json(self, method: str, url: str, service: str | None = None, **kwargs: Any) -> Any:
         """The JSON answer, or a string saying why there is none. `service` names whose turn it is (one request
-        at a time each, `min_interval` apart); by default the URL's origin."""
-        parts = urlsplit(url)
-        key = service or f"{parts.scheme}://{parts.netloc}"
+        at a time each, `min_interval` apart, longer where the service asked us to wait); by default the URL's
+        origin."""
+        try:
+            parts = urlsplit(url)
+            key = service or f"{parts.scheme}://{parts.netloc}"
+        except ValueError:
+            return "not a URL to ask (ValueError)"
         with self._turn(key):
+            not_before = self._not_before.get(key, 0.0)
+            if time.monotonic() < not_before:
+                return f"rate limited: the service asked us to wait {not_before - time.monotonic():.0f} s more"
             wait = self._last.get(key, 0.0) + self.min_interval - time.monotonic()
             if wait > 0:
                 time.sleep(wait)
+            answer = read_answer(self._client, method, url, self.max_body, self.timeout, **kwargs)
             self._last[key] = time.monotonic()
-            try:
-                response = self._client.request(method, url, **kwargs)
-            except httpx.HTTPError as exc:
-                return f"no answer ({type(exc).__name__})"
-        if response.status_code == 404:
+            if isinstance(answer, Answer) and answer.status in (429, 503):
+                self._wait_as_asked(key, retry_after_seconds(answer.headers.get("retry-after")))
+        if isinstance(answer, str):
+            return answer
+        if answer.status == 404:
             return "not found (HTTP 404)"
-        if response.status_code == 429:
+        if answer.status == 429:
             return "rate limited (HTTP 429)"
-        if response.status_code != 200:
-            return f"HTTP {response.status_code}"
-        if len(response.content) > self.max_body:
-            return "answer too large"
-        try:
-            return response.json()
-        except ValueError:
-            return "not JSON"
+        if answer.status != 200:
+            return f"HTTP {answer.status}"
+        parsed, why = parse_json(answer.body)
+        return why if why is not None else parsed
+
+    def _wait_as_asked(self, key: str, seconds: float | None) -> None:
+        if seconds is None:
+            return
+        if seconds <= RETRY_AFTER_MAX:  # the service's next turn comes no sooner than it asked
+            self._last[key] = time.monotonic() + seconds - self.min_interval
+        else:
+            self._not_before[key] = time.monotonic() + seconds

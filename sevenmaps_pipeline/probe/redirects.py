@@ -12,7 +12,7 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 
 from ..registry.listing import has_userinfo
-from ..rules.hosts import whatwg_ipv4
+from ..rules.hosts import ascii_host, whatwg_ipv4
 from ..rules.psl import registrable_domain
 
 
@@ -34,17 +34,8 @@ def _site(host: str) -> str | None:
     # A name with no registrable domain (`localhost`, `intranet`, a bare suffix such as `ai`) is its own site:
     # None == None would make any two of them one domain (docs/methodology.md, "Redirects"). A name is read in
     # the ASCII form the client connects to, so `bücher.de` and `xn--bcher-kva.de` are one domain.
-    domain = registrable_domain(_ascii(host))
+    domain = registrable_domain(ascii_host(host))
     return domain if domain is not None else f"host {host}"
-
-
-def _ascii(host: str) -> str:
-    # httpx's own encoding (IDNA 2008), the host it connects to: Python's "idna" codec is IDNA 2003, which reads
-    # `faß` as `fass` and would follow a redirect to another domain.
-    try:
-        return httpx.URL(f"https://{host}/").raw_host.decode("ascii")
-    except (httpx.InvalidURL, UnicodeError, ValueError):
-        return host  # not a name the client can encode: compared as written
 
 
 def redirect_target(url: str, location: str) -> tuple[str | None, str | None]:

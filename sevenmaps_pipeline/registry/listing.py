@@ -17,11 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from ..rules.hosts import whatwg_ipv4
-
-# Names that never denote a public host (RFC 6761/6762/8375 and common private zones).
-PRIVATE_SUFFIXES = (".localhost", ".local", ".internal", ".intranet", ".lan", ".home", ".corp", ".private",
-                    ".home.arpa", ".test", ".example", ".invalid", ".onion")
+from ..rules.hosts import PRIVATE_SUFFIXES, whatwg_ipv4
 
 
 class SkipReason(enum.StrEnum):

@@ -6,6 +6,12 @@ import ipaddress
 import re
 from urllib.parse import urlsplit
 
+import httpx
+
+# Names that never denote a public host (RFC 6761/6762/8375 and common private zones).
+PRIVATE_SUFFIXES = (".localhost", ".local", ".internal", ".intranet", ".lan", ".home", ".corp", ".private",
+                    ".home.arpa", ".test", ".example", ".invalid", ".onion")
+
 # A URL whose authority is a plain name (letters, digits, dots, hyphens) and an optional port, followed by
 # the path, query, fragment or the end: the hostname urlsplit gives is that name, lowercased.
 _PLAIN_AUTHORITY = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://([A-Za-z0-9.-]+)(?::[0-9]*)?(?=[/?#]|\Z)")
@@ -62,3 +68,13 @@ def whatwg_ipv4(host: str) -> ipaddress.IPv4Address | None:
         raise ValueError(f"{host!r} ends in a number but is out of IPv4's range")
     value = numbers[-1] + sum(n * 256 ** (3 - i) for i, n in enumerate(numbers[:-1]))
     return ipaddress.IPv4Address(value)
+
+
+def ascii_host(host: str) -> str:
+    """A host name in the ASCII form a client connects to (`bücher.de` -> `xn--bcher-kva.de`): httpx's own
+    encoding (IDNA 2008). Python's "idna" codec is IDNA 2003, which reads `faß` as `fass`, another domain. A
+    name the client cannot encode is given as written."""
+    try:
+        return httpx.URL(f"https://{host}/").raw_host.decode("ascii")
+    except (httpx.InvalidURL, UnicodeError, ValueError):
+        return host

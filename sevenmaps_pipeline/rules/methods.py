@@ -195,9 +195,11 @@ SUBMISSION_PARAMS: dict[str, Any] = {
 
 # Package advisories (sql/package_advisories.sql) and domain age (sql/domain_ages.sql): outside lookups,
 # once a day (lookups/daily.py). 1.1: over the registry snapshot in force on the day (lake/paths.py
-# registry_in_force, 29 days back), the one the day's rows read; 1.0 looked 7 days back.
-ADVISORIES_METHOD = "advisories-1.1"
-DOMAIN_AGE_METHOD = "domain-age-1.1"
+# registry_in_force, 29 days back), the one the day's rows read; 1.0 looked 7 days back. advisories-1.2: a row per
+# package and version listed, severities only GHSA's labels or CVSS vectors, advisories unread named in the status;
+# domain-age-1.2: domains in their ASCII form, no address, registration dates from 1985 to today only.
+ADVISORIES_METHOD = "advisories-1.2"
+DOMAIN_AGE_METHOD = "domain-age-1.2"
 DOMAIN_AGE_PARAMS: dict[str, Any] = {
     "refresh_days": 30,  # a domain's RDAP record is asked again after this many days (a failure: the next day)
     "young_days": 90,  # registered fewer days before than this: young (the route's caution with high risk)

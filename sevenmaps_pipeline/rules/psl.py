@@ -15,7 +15,7 @@ from pathlib import Path
 import publicsuffixlist
 from publicsuffixlist import PublicSuffixList
 
-from .hosts import host_of
+from .hosts import ascii_host, host_of
 
 PSL_FILE = Path(publicsuffixlist.__file__).with_name("public_suffix_list.dat")
 # sha256 of public_suffix_list.dat in publicsuffixlist==1.1.2.20261023 (pinned in pyproject.toml)
@@ -101,3 +101,21 @@ def site_of_url(url: str | None) -> str | None:
         return host  # an address has no registrable domain
     except ValueError:
         return registrable_domain(host) or host
+
+
+def domain_of_url(url: str | None) -> str | None:
+    """The registrable domain of a URL's host in the ASCII form a client connects to (`bücher.de` ->
+    `xn--bcher-kva.de`, so both spellings are one domain), as domain age reads it (docs/methodology.md, "Domain
+    age"); None for an address, a bare public suffix or no host."""
+    if not url:
+        return None
+    try:
+        host = host_of(url)
+    except ValueError:
+        return None
+    try:
+        ipaddress.ip_address(host.strip("[]").split("%")[0])
+        return None
+    except ValueError:
+        pass
+    return registrable_domain(ascii_host(host).lower()) if host else None

@@ -8,15 +8,16 @@ from .spec import UTC_TS, TableSpec, col
 
 RAW_PACKAGES = TableSpec(
     name="packages", layer="raw", location="raw/packages/day=YYYY-MM-DD/<run_id>.parquet",
-    grain="one row per npm or PyPI package that the day's registry entries ship, as looked up that day "
-    "(public metadata, then its version against OSV)", view="raw_packages",
+    grain="one row per npm or PyPI package and version that the day's registry entries ship, as looked up "
+    "that day (public metadata, then that version against OSV)", view="raw_packages",
     schema=pa.schema([
         col("day", pa.date32(), "UTC day of the lookup (equals the folder's day=)", False),
         col("looked_up_at", UTC_TS, "when (UTC)", False),
         col("registry_type", pa.string(), "npm | pypi", False),
         col("package", pa.string(), "the package name (identifier)", False),
-        col("version", pa.string(), "the version the registry entries ship (the highest listed)"),
-        col("server_names", pa.list_(pa.string()), "the registry entries that ship it"),
+        col("version", pa.string(), "the version the registry entries ship (null: none given; advisories-1.1 "
+            "and before: the highest listed)"),
+        col("server_names", pa.list_(pa.string()), "the registry entries that ship that version"),
         col("latest_version", pa.string(), "the package registry's latest version (npm dist-tags.latest, PyPI "
             "info.version)"),
         col("latest_published_at", pa.string(), "when the latest version was published, as the package registry "
@@ -36,7 +37,8 @@ RAW_DOMAINS = TableSpec(
     schema=pa.schema([
         col("day", pa.date32(), "UTC day of the lookup", False),
         col("looked_up_at", UTC_TS, "when (UTC)", False),
-        col("domain", pa.string(), "the registrable domain (Public Suffix List)", False),
+        col("domain", pa.string(), "the registrable domain (Public Suffix List), in ASCII (xn--) form since "
+            "domain-age-1.2", False),
         col("registered_at", UTC_TS, "the RDAP record's registration event date"),
         col("status", pa.string(), "ok, or why there is no date", False),
         col("rdap_url", pa.string(), "the RDAP URL asked (from IANA's bootstrap)"),
@@ -46,16 +48,17 @@ RAW_DOMAINS = TableSpec(
 PACKAGE_ADVISORIES = TableSpec(
     name="package_advisories", layer="curated",
     location="curated/package_advisories/day=YYYY-MM-DD/part-0.parquet",
-    grain="one row per package and UTC day: the advisories OSV lists for the version the registry ships",
+    grain="one row per package, version and UTC day: the advisories OSV lists for each version the registry "
+    "entries ship (advisories-1.2; before, one version per package)",
     view="package_advisories",
     schema=pa.schema([
         col("day", pa.date32(), "UTC day", False),
         col("registry_type", pa.string(), "npm | pypi", False),
         col("package", pa.string(), "the package name", False),
-        col("version", pa.string(), "the version the registry entries ship"),
+        col("version", pa.string(), "the version the registry entries ship (null: none given)"),
         col("checked_version", pa.string(), "the version checked against OSV"),
         col("latest_version", pa.string(), "the package registry's latest version"),
-        col("server_names", pa.list_(pa.string()), "the registry entries that ship it"),
+        col("server_names", pa.list_(pa.string()), "the registry entries that ship that version"),
         col("advisories", pa.int32(), "advisories affecting the checked version (null when unseen)"),
         col("advisory_ids", pa.list_(pa.string()), "their OSV ids"),
         col("severities", pa.list_(pa.string()), "their severities, in the order of advisory_ids"),
