@@ -259,10 +259,11 @@ def test_a_cookie_a_server_sets_is_never_sent_back(fleet):
 def test_a_url_with_credentials_is_never_contacted_and_never_stored(fleet):
     host = fleet.host("weather")
     before = len(fleet.requests_to(host.host))
-    result = run_check(fleet, f"https://probe-user:s3cret-token@{host.host}/mcp")
-    assert result.outcome == "skipped" and result.skip_reason == "credentials in URL"
-    assert len(fleet.requests_to(host.host)) == before
-    assert "s3cret" not in json.dumps(result.__dict__, default=str)
+    for url in (f"https://probe-user:s3cret-token@{host.host}/mcp", f"https://{host.host}/mcp?api_key=s3cret-token"):
+        result = run_check(fleet, url)
+        assert result.outcome == "skipped" and result.skip_reason == "credentials in URL"
+        assert len(fleet.requests_to(host.host)) == before
+        assert "s3cret" not in json.dumps(result.__dict__, default=str)
 
 
 def test_registry_rows_redact_credentials_everywhere():

@@ -209,6 +209,27 @@ def test_a_secret_header_value_is_never_stored():
     assert row["listing"] == "probe"
 
 
+_SECRET_QUERIES = ["?api_key=LIVEKEY1", "?x=1&access_token=LIVEKEY1", "?apiKey=LIVEKEY1&profile=p", "?TOKEN=LIVEKEY1",
+                   "?X-Amz-Signature=LIVEKEY1", "?client-secret=LIVEKEY1", "?password=LIVEKEY1#frag",
+                   "?sessionId=LIVEKEY1"]
+# Names that only contain a secret's name, an empty value, a fragment: no credential.
+_PLAIN_QUERIES = ["?keyword=weather", "?author=me", "?api_key=", "#token=x", "?tokens_max=5"]
+
+
+@pytest.mark.parametrize(("url", "listing"), [(f"https://a.example.com/mcp{q}", "skip") for q in _SECRET_QUERIES]
+                         + [(f"https://a.example.com/mcp{q}", "probe") for q in _PLAIN_QUERIES])
+def test_a_secret_in_a_urls_query_is_a_credential_never_sent_nor_stored(url, listing):
+    (row,) = rows_for_entry({"server": {"name": "x/y", "remotes": [{"type": "streamable-http", "url": url}]}}, DAY,
+                            NOW)
+    assert row["listing"] == listing
+    if listing == "skip":
+        assert row["skip_reason"] == "credentials in URL" and "=REDACTED" in row["url"]
+        assert not [k for k, v in row.items() if isinstance(v, str) and "LIVEKEY" in v], row
+        assert row["server_key"] == "a.example.com/mcp"  # the key ignores the query: the same endpoint
+    else:
+        assert row["url"] == url
+
+
 def test_the_other_columns_of_a_registry_row_never_hold_a_credential():
     (row,) = rows_for_entry({"server": {"name": "com.example/https://u:LIVEKEY1@x.com", "version": "https://u:LIVEKEY2@x",
                                         "remotes": [{"type": "https://u:LIVEKEY3@x.com",

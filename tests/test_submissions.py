@@ -66,9 +66,10 @@ def test_a_submission_is_refused_when_its_url_is_never_checked(lake, capsys):
     (entry,) = submissions.read_submissions(lake)
     assert (entry.server_key, entry.status, entry.via) == ("mcp.example.com/mcp", "queued", "cli")
     now = dt.datetime(2026, 11, 20, tzinfo=dt.UTC)
-    with pytest.raises(submissions.SubmissionError) as refused:
-        submissions.submit(lake, "https://user:secret@mcp.example.com/mcp", now)
-    assert refused.value.kind is Refused.CREDENTIALS_IN_URL
+    for url in ("https://user:secret@mcp.example.com/mcp", "https://mcp.example.com/mcp?api_key=secret"):
+        with pytest.raises(submissions.SubmissionError) as refused:
+            submissions.submit(lake, url, now)
+        assert refused.value.kind is Refused.CREDENTIALS_IN_URL and "secret" not in str(refused.value)
     with pytest.raises(submissions.SubmissionError) as refused:
         submissions.submit(lake, "http://mcp.example.com/mcp", now)
     assert refused.value.kind is Refused.NOT_LISTABLE and refused.value.because is SkipReason.NOT_HTTPS

@@ -14,7 +14,7 @@ from ..probe.config import BAD_CALL_USER_AGENT
 from ..probe.loop import run_prober
 from ..probe.readiness import readiness_one
 from ..probe.report import run_probe
-from ..registry.listing import has_userinfo
+from ..registry.listing import carries_credentials
 from ..registry.owners import bad_call_asked, read_claims, verified_owner_of
 from ..rules.hosts import host_of
 from ..rules.readiness import score_mcp, score_skill
@@ -24,9 +24,10 @@ from .common import _lake, _probe_config
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
-    if has_userinfo(args.url):  # the secret is not echoed back either
-        print("error: the URL carries credentials (user:password@host); 7Maps-bot never sends credentials, "
-              "so it never checks such a URL. Remove the userinfo and try again.", file=sys.stderr)
+    if carries_credentials(args.url):  # the secret is not echoed back either
+        print("error: the URL carries credentials (user:password@host, or a credential in its query such as "
+              "?api_key=); 7Maps-bot never sends credentials, so it never checks such a URL. Remove them and try "
+              "again.", file=sys.stderr)
         return 2
     config = _probe_config(args)
     def progress(line: str) -> None:  # on stderr, so stdout (and --json) stays the answer alone
@@ -73,8 +74,9 @@ def _repository_facts(url: str | None) -> dict | None:
 
 
 def cmd_readiness(args: argparse.Namespace) -> int:
-    if has_userinfo(args.url):
-        raise ValueError("the URL carries credentials (user:password@host); 7Maps-bot never sends credentials")
+    if carries_credentials(args.url):
+        raise ValueError("the URL carries credentials (user:password@host, or a credential in its query such as "
+                         "?api_key=); 7Maps-bot never sends credentials")
     config = _probe_config(args)
     owner = bad_call_asked(_lake(args), host_of(args.url)) if args.bad_call else None
     if args.bad_call and owner is None:  # refused before anything is contacted

@@ -21,7 +21,7 @@ from typing import Any
 
 import httpx
 
-from ..registry.listing import SkipReason, has_userinfo, redact_userinfo
+from ..registry.listing import SkipReason, carries_credentials, redact_text, redact_userinfo, redacted_url
 from ..rules.discovery import resource_metadata_of
 from .check_result import CheckResult
 from .claims import add_claims, error_claims, skills_declared
@@ -87,14 +87,14 @@ class EndpointCheck:
             raise ValueError("a bad call is a readiness step only")
         self.bad_call = bad_call
         self.progress = progress  # `sevenmaps probe` shows each step as it goes; the scan passes None
-        self.result = CheckResult(url=redact_userinfo(url), started_at=started_at)
+        self.result = CheckResult(url=redacted_url(url), started_at=started_at)
         self.redirects_followed = 0
         self._t0 = time.monotonic()
 
     async def run(self) -> CheckResult:
         t0 = self._t0 = time.monotonic()
         try:
-            if has_userinfo(self.url):
+            if carries_credentials(self.url):
                 raise _Outcome("skipped",
                                f"{SkipReason.CREDENTIALS}: never contacted (7Maps-bot never sends credentials)")
             async with asyncio.timeout(self.overall):
@@ -182,15 +182,15 @@ class EndpointCheck:
             raise _Outcome("redirect", f"{step}: HTTP {response.status_code} without a Location",
                            response.status_code)
         target, why = redirect_target(self.url, location)
-        self.result.redirect_location = redact_userinfo(target or location)[:2000]
+        self.result.redirect_location = redact_text(target or location)[:2000]
         if why is not None or target is None:
             raise _Outcome("redirect", f"{step}: HTTP {response.status_code} redirects to {why or location}; "
                            "not followed", response.status_code)
         if self.redirects_followed >= 1:
-            raise _Outcome("redirect", f"{step}: a second redirect ({target}); only one is followed",
+            raise _Outcome("redirect", f"{step}: a second redirect ({redact_text(target)}); only one is followed",
                            response.status_code)
         self.redirects_followed += 1
-        self.result.note(f"following redirect within the registrable domain to {target}")
+        self.result.note(f"following redirect within the registrable domain to {redact_text(target)}")
         self.url = target
 
     # ------------------------------------------------------------------ the check

@@ -20,7 +20,7 @@ from ..lake.keys import server_id, server_key
 from .listing import (
     ListingDecision,
     Malformed,
-    has_userinfo,
+    carries_credentials,
     listing_decision,
     redact_text,
     redact_userinfo,
@@ -131,7 +131,7 @@ def rows_for_entry(entry: Any, day: dt.date, fetched_at: dt.datetime, *, opted_o
         url = remote.get("url")
         decision = listing_decision(url, remote_type, opted_out=opted_out, host_map=host_map)
         listed = url
-        if isinstance(url, str) and has_userinfo(url):
+        if isinstance(url, str) and carries_credentials(url):
             url = redacted_url(url)  # never stored, never printed: the listing is skipped for it
         row = {**base, "remote_type": redact_text(remote_type) if isinstance(remote_type, str) else None,
                "url": url if isinstance(url, str) else None, "listing": decision.verdict,

@@ -2,8 +2,9 @@
 
 The methodology's `scope.skipped` (docs/methodology.md, "The prober"): sse-only remotes, templated
 addresses, non-https addresses, IP addresses, localhost and private names, opted-out hosts (robots.txt is
-read per origin by the prober); and URLs that carry credentials (userinfo), since 7Maps-bot never sends
-credentials: such a URL is never contacted and is stored redacted. A public name that resolves to a
+read per origin by the prober); and URLs that carry credentials (userinfo, or a query parameter named as a
+secret: `?api_key=`), since 7Maps-bot never sends credentials: such a URL is never contacted and is stored
+redacted. A public name that resolves to a
 non-public address is refused later, at connect time (probe/netguard.py), and skipped with SkipReason.NON_PUBLIC.
 """
 
@@ -83,7 +84,17 @@ _ANY_SCHEME_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\\\s\"'?#@]*@
 # A secret a listing's JSON may carry outside a URL: the value of a header or variable whose name says it is one,
 # and an Authorization value (a long token with a digit) in any text.
 _SECRET_NAME = re.compile(r"(?i)auth|token|key|secret|cookie|passw|session|credential")
+# A query parameter whose name ends in a secret's name (`?api_key=`, `&access_token=`, `X-Amz-Signature=`), with its
+# value: a credential as userinfo is (status-1.5): the URL is never contacted and the value is stored REDACTED.
+_SECRET_QUERY = re.compile(r"(?i)([?&][a-z0-9_.~-]*?(?:key|token|secret|passw(?:or)?d|pwd|auth|authorization"
+                           r"|credentials?|signature|session(?:id)?)=)([^&#\s\"'<>]+)")
 _AUTH_VALUE = re.compile(r"(?i)\b(bearer|basic)(\s+)(?=[a-z0-9._~+/=-]*\d)[a-z0-9._~+/=-]{16,}")
+
+
+def carries_credentials(url: str) -> bool:
+    """Whether a URL carries a credential: userinfo (`user:pw@`), or a query parameter named as a secret with a
+    value (`?api_key=...`). 7Maps-bot never sends credentials: such a URL is never contacted."""
+    return has_userinfo(url) or _SECRET_QUERY.search(url.split("#", 1)[0]) is not None
 
 
 def has_userinfo(url: str) -> bool:
@@ -111,8 +122,9 @@ def redacted_url(url: str) -> str:
 
 def redact_text(text: str) -> str:
     """Free text as it may be stored: the userinfo of every URL in it (http(s) in any spelling, any scheme written
-    with "//") and a long Bearer or Basic token made REDACTED."""
+    with "//"), the value of a query parameter named as a secret, and a long Bearer or Basic token made REDACTED."""
     text = _ANY_SCHEME_USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", redact_userinfo(text))
+    text = _SECRET_QUERY.sub(lambda m: m.group(1) + REDACTED, text)
     return _AUTH_VALUE.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
 
 
@@ -174,7 +186,7 @@ def listing_decision(url: str | None, remote_type: str | None, *, opted_out: Col
         parts.port  # noqa: B018 - raises on a malformed port
     except ValueError as exc:
         return ListingDecision("malformed", Malformed.UNPARSEABLE, f": {exc}")
-    if "@" in parts.netloc:  # before anything else is read from it: this URL is never contacted
+    if "@" in parts.netloc or _SECRET_QUERY.search("?" + parts.query):  # never contacted
         return ListingDecision("skip", SkipReason.CREDENTIALS)
     if parts.scheme.lower() != "https":
         return ListingDecision("skip", SkipReason.NOT_HTTPS)

@@ -28,7 +28,7 @@ from ..lake.paths import LakePaths
 from ..rules.methods import SUBMISSION_METHOD, SUBMISSION_PARAMS
 from ..rules.outcomes import NOT_A_RESULT
 from .list_file import list_lines
-from .listing import has_userinfo, listing_decision
+from .listing import carries_credentials, listing_decision
 from .opt_outs import opted_out_hosts
 
 SUBMISSIONS_ENV = "SEVENMAPS_SUBMISSIONS"
@@ -91,10 +91,10 @@ def submit(lake: LakePaths, url: str, now: dt.datetime, via: str = "cli",
     the registry apply (https, a public name, no credentials, not opted out); `host_map` is the demo's and
     the tests' loopback names."""
     url = url.strip()
-    if has_userinfo(url):
+    if carries_credentials(url):
         raise SubmissionError(Refused.CREDENTIALS_IN_URL,
-                              "the URL carries credentials (user:password@host); 7Maps-bot never sends them, so it "
-                              "never checks such a URL")
+                              "the URL carries credentials (user:password@host, or a credential in its query such as "
+                              "?api_key=); 7Maps-bot never sends them, so it never checks such a URL")
 
     decision = listing_decision(url, "streamable-http", opted_out=opted_out_hosts(lake), host_map=host_map)
     if decision.verdict != "probe":
