@@ -36,6 +36,55 @@ HOSTILE = "mcp.hostile.test"  # a scripted host, its answers set by each test
 SSE_HOP = "mcp.ssehop.test"  # answers GET /sse with a same-domain 307 to the SDK's SSE server below
 SSE_AFTER_HOP = "sse.ssehop.test"
 GONE = "gone.hostile.test"  # same registrable domain as HOSTILE; nothing listens there
+OLD_SDK_SSE = "mcp.oldsdksse.test"  # an HTTP+SSE server that ends a session's stream on a method it does not know
+
+
+class EndsStreamOnUnknownMethod:
+    """An HTTP+SSE server as the official Python SDK's were up to 1.8 (helper-68 ran 1.6.0 and 1.8.1, 2026-12-06):
+    a message whose method it does not know (server/discover) is accepted, then that session's stream ends; the
+    server goes on serving new sessions, in the handshake era (2024-11-05)."""
+
+    def __init__(self) -> None:
+        self.sessions: dict[str, asyncio.Queue] = {}
+        self.rpcs: list[str | None] = []
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            return
+        if scope["method"] == "GET" and scope["path"] != "/sse":  # robots.txt, the well-knowns: none here
+            await send({"type": "http.response.start", "status": 404, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        if scope["method"] == "GET":
+            session = str(len(self.sessions) + 1)
+            queue = self.sessions[session] = asyncio.Queue()
+            await send({"type": "http.response.start", "status": 200,
+                        "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-store")]})
+            event: str | None = f"event: endpoint\ndata: /messages/?session_id={session}\n\n"
+            while event is not None:
+                await send({"type": "http.response.body", "body": event.encode(), "more_body": True})
+                message = await queue.get()
+                event = None if message is None else f"event: message\ndata: {json.dumps(message)}\n\n"
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            return
+        body = b""
+        while True:
+            chunk = await receive()
+            body += chunk.get("body", b"")
+            if not chunk.get("more_body"):
+                break
+        message = json.loads(body)
+        self.rpcs.append(message.get("method"))
+        await send({"type": "http.response.start", "status": 202, "headers": [(b"content-type", b"text/plain")]})
+        await send({"type": "http.response.body", "body": b"Accepted"})
+        queue = self.sessions[scope["query_string"].decode().rpartition("=")[2]]
+        results = {"initialize": {"protocolVersion": "2024-11-05", "capabilities": {"tools": {}},
+                                  "serverInfo": {"name": "old-sdk", "version": "1.8.1"}},
+                   "tools/list": {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}}
+        if message.get("method") in results:
+            await queue.put({"jsonrpc": "2.0", "id": message["id"], "result": results[message["method"]]})
+        elif message.get("method") != "notifications/initialized":
+            await queue.put(None)  # the session's stream ends
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +96,8 @@ def hostile() -> ScriptedApp:
 def fleet(hostile):
     hop = ScriptedApp({"GET /sse": Scripted(307, headers=[("location", f"https://{SSE_AFTER_HOP}/sse")])})
     sse = legacy_sse_app("ssehop", SSE_AFTER_HOP, FleetState())
-    with Fleet(extra_apps={HOSTILE: hostile, SSE_HOP: hop, SSE_AFTER_HOP: sse}) as running:
+    with Fleet(extra_apps={HOSTILE: hostile, SSE_HOP: hop, SSE_AFTER_HOP: sse,
+                           OLD_SDK_SSE: EndsStreamOnUnknownMethod()}) as running:
         yield running
 
 
@@ -323,3 +373,30 @@ def test_an_unreadable_endpoint_url_lands_a_row_with_its_reason(fleet):
     row = rows["https://[::1/mcp"]
     assert row["outcome"] == "prober_error" and "Invalid IPv6 URL" in row["outcome_detail"]
     assert row["origin"] is None and row["publisher_domain"] is None and row["answered_via"] is None
+
+
+# --- 8. discovery that answers nothing (helper-68's servers, 2026-12-06) ------------------------------------
+
+def test_a_discover_never_answered_is_nothing_and_initialize_is_asked(fleet, hostile):
+    # The TypeScript SDK 1.10's stateless JSON transport never answers a method it does not know.
+    hostile.reset({**_handshake_era([_tools(2), _tools(3)]), "server/discover": Scripted(delay=3.0)})
+    row, lines = _score(fleet, f"https://{HOSTILE}/mcp", timeouts={"initialize": 1.0})
+    assert row["outcome"] == "ok" and row["answered_via"] == "initialize", row["outcome_detail"]
+    assert lines["answers"].passed and lines["discover_or_initialize"].points == 8
+    assert [r["rpc"] for r in hostile.received if r["rpc"]][:2] == ["server/discover", "initialize"]
+
+
+def test_the_round_trip_is_the_answer_that_counts_not_a_refused_discover(fleet, hostile):
+    hostile.reset({**_handshake_era([_tools(2), _tools(3)]), "server/discover": Scripted(400),
+                   "initialize": initialize_result(delay=0.6)})
+    row, _ = _score(fleet, f"https://{HOSTILE}/mcp")
+    assert row["answered_via"] == "initialize" and row["round_trip_ms"] >= 600  # not the 400's few ms
+
+
+def test_an_sse_stream_ended_by_discover_gets_a_new_stream_for_initialize(fleet):
+    server = fleet.extra_apps[OLD_SDK_SSE]
+    row, lines = _score(fleet, f"https://{OLD_SDK_SSE}/sse", remote_type="sse")
+    assert row["outcome"] == "ok" and row["answered_via"] == "initialize", row["outcome_detail"]
+    assert row["protocol_version"] == "2024-11-05" and row["tool_count"] == 1
+    assert lines["answers"].passed and lines["discover_or_initialize"].points == 8
+    assert server.rpcs[:2] == ["server/discover", "initialize"] and len(server.sessions) == 2

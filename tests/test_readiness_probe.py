@@ -145,7 +145,7 @@ def test_the_readiness_command(fleet, capsys):
     assert main(["readiness", host.url, "--json", "--quiet", "--resolve", f"{host.host}:{fleet.port}",
                  "--resolve", "calendar.test:9", "--ca-file", str(fleet.ca_file)]) == 0
     seen = json.loads(capsys.readouterr().out)
-    assert seen["version"] == "mcp-2026-09-11.4" and seen["possible"] == 90
+    assert seen["version"] == "mcp-2026-09-11.5" and seen["possible"] == 90
     assert {ln["line"]: ln["seen"] for ln in seen["lines"]}["namespace_proven"] is False
     # A URL the map would never check is refused before any connection, and nothing is seen.
     assert main(["readiness", "http://localhost:9/mcp", "--json", "--quiet"]) == 0

@@ -51,7 +51,7 @@ def test_the_rubrics_add_up_to_100_in_five_sections_and_carry_their_versions():
         for line in lines:
             sections[line.section] = sections.get(line.section, 0) + line.points
         assert list(sections.values()) == [20, 25, 20, 20, 15]
-    assert score_mcp(_modern()).version == READINESS_MCP_METHOD == "mcp-2026-09-11.4"
+    assert score_mcp(_modern()).version == READINESS_MCP_METHOD == "mcp-2026-09-11.5"
     assert score_skill(SkillFacts()).version == READINESS_SKILL_METHOD == "skill-2026-09-11.2"
 
 
@@ -142,7 +142,7 @@ def test_a_server_that_never_answered_scores_0_of_what_was_seen():
 
 
 def test_assemble_refuses_unknown_lines_and_points_beyond_a_line():
-    with pytest.raises(ValueError, match="not lines of mcp-2026-09-11.4: nonsense"):
+    with pytest.raises(ValueError, match="not lines of mcp-2026-09-11.5: nonsense"):
         assemble(READINESS_MCP_METHOD, [judged("nonsense", True, 1, "")])
     with pytest.raises(ValueError, match="more than the line's 5"):
         assemble(READINESS_MCP_METHOD, [judged("p50_fast", True, 6, "")])

@@ -171,8 +171,8 @@ def test_unseen_lines_count_on_neither_side(night):
 
 def test_the_rubric_version_is_on_every_row(night):
     versions = {(r["subject_kind"], r["rubric_version"]) for r in night["lines"]}
-    assert versions == {("mcp", "mcp-2026-09-11.4"), ("skill", "skill-2026-09-11.2")}
-    assert {r["rubric_version"] for r in night["scores"].values()} == {"mcp-2026-09-11.4", "skill-2026-09-11.2"}
+    assert versions == {("mcp", "mcp-2026-09-11.5"), ("skill", "skill-2026-09-11.2")}
+    assert {r["rubric_version"] for r in night["scores"].values()} == {"mcp-2026-09-11.5", "skill-2026-09-11.2"}
 
 
 def test_discovery_surfaces_and_a_card_that_disagrees(night):

@@ -46,7 +46,7 @@ COMMAND_HELP = {
     "synth": "land deterministic synthetic raw probes and registry snapshots",
     "run": "scan the registry for the open UTC day and build its map (the daily job, outside the UI); a day that "
            "has passed is never probed",
-    "readiness": "score one MCP endpoint live on the readiness rubric (mcp-2026-09-11.4), with the daily runs' "
+    "readiness": "score one MCP endpoint live on the readiness rubric (mcp-2026-09-11.5), with the daily runs' "
                  "code: p50 is this check's round trip; the namespace line needs --name and the repository line "
                  "--repository, else they are unseen",
     "readiness-skill": "score a local Agent Skill folder on the readiness rubric (skill-2026-09-11.2; the code-host "

@@ -23,7 +23,7 @@ readiness_discovery = day_spec(
 
 readiness_lines = day_spec(
     "readiness_lines", "readiness",
-    description="Every line of the readiness rubric (mcp-2026-09-11.4 for MCP endpoints, skill-2026-09-11.2 "
+    description="Every line of the readiness rubric (mcp-2026-09-11.5 for MCP endpoints, skill-2026-09-11.2 "
     "for Agent Skills) for each endpoint checked and skill read that day: seen, passed, points and "
     "evidence, with the rubric version. A line the probe could not see is unseen and counts on neither side. "
     "p50 is the median round trip of the last 7 days' readiness checks. sql/readiness_lines.sql, "

@@ -50,9 +50,9 @@ class CheckResult:
     # object seen), and how many skills that declaration itself lists (None: it lists none).
     skills_extension: bool | None = None
     skills_count: int | None = None
-    # ms from the start of the check to the end of its first answer (discover, initialize or a 401): the
-    # readiness probe's round trip.
-    first_answer_ms: int | None = None
+    # The readiness probe's round trip: ms from sending to the end of the answer that decided how the endpoint
+    # answered (discover, initialize or a 401), that request's own (a refused discover before it does not count).
+    round_trip_ms: int | None = None
     # Step 5 of the readiness rubric, only when an operator asks (`sevenmaps readiness --bad-call`): the
     # tool called with deliberately bad arguments, whether its error was legible, and what it said.
     bad_call_tool: str | None = None

@@ -16,7 +16,6 @@ import datetime as dt
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -28,42 +27,10 @@ from .claims import add_claims, error_claims, skills_declared
 from .config import BAD_CALL_USER_AGENT, MODERN_PROTOCOL_VERSION, PROTOCOL_VERSION, ProbeConfig
 from .legibility import error_legibility
 from .messages import CLIENT_INFO, error_text, modern_meta, rpc, status_text
-from .netguard import refused_address
+from .outcomes import Answer, _Outcome, modern_error_code, transport_failure
 from .redirects import invalid_location, redirect_target
-from .values import header_token, json_int, scalar_text
+from .values import header_token, scalar_text
 from .wire import Reply, loads, read_body, read_endpoint_event, read_reply
-
-MODERN_ERROR_CODES = {-32020, -32021, -32022}
-
-
-@dataclass(frozen=True)
-class Answer:
-    """What one POST came back with: a parsed JSON-RPC reply for a 2xx, else the capped raw body."""
-
-    status_code: int
-    headers: httpx.Headers
-    reply: Reply | None
-    body: bytes
-
-
-class _Outcome(Exception):
-    """Ends a check early with a classified outcome."""
-
-    def __init__(self, outcome: str, detail: str, status: int | None = None) -> None:
-        super().__init__(detail)
-        self.outcome, self.detail, self.status = outcome, detail, status
-
-
-def transport_failure(exc: httpx.HTTPError, step: str) -> _Outcome:
-    """A request that got no HTTP answer, classified: a timeout, a refused non-public address (skipped, never
-    the server's fault), else unreachable, naming the step."""
-    if isinstance(exc, httpx.TimeoutException):
-        return _Outcome("timeout", f"{step}: {type(exc).__name__}")
-    if isinstance(exc, httpx.ConnectError):
-        if refused_address(exc):
-            return _Outcome("skipped", f"{SkipReason.NON_PUBLIC}: {exc}")
-        return _Outcome("unreachable", f"{step}: {exc or type(exc).__name__}")
-    return _Outcome("unreachable", f"{step}: {type(exc).__name__}: {exc}")
 
 
 class EndpointCheck:
@@ -89,6 +56,7 @@ class EndpointCheck:
         self.progress = progress  # `sevenmaps probe` shows each step as it goes; the scan passes None
         self.result = CheckResult(url=redacted_url(url), started_at=started_at)
         self.redirects_followed = 0
+        self._answered_ms: int | None = None  # the round trip of the latest request answered (its own, retry included)
         self._t0 = time.monotonic()
 
     async def run(self) -> CheckResult:
@@ -140,8 +108,7 @@ class EndpointCheck:
                 while True:
                     try:
                         answer = await self._post_once(payload, step, headers or {}, request_id, cap)
-                        if self.result.first_answer_ms is None:
-                            self.result.first_answer_ms = round((time.monotonic() - self._t0) * 1000)
+                        self._answered_ms = round((time.monotonic() - started) * 1000)
                         if self.progress:
                             self.progress(f"{step}: HTTP {answer.status_code} in "
                                           f"{round((time.monotonic() - started) * 1000)} ms")
@@ -203,18 +170,12 @@ class EndpointCheck:
                                       "clientInfo": CLIENT_INFO})
         response = await self._post(init, t.initialize, "initialize", request_id=1,
                                     cap=self.config.max_handshake_bytes)
+        initialize_ms = self._answered_ms
         reply = response.reply
-        self.result.http_status = response.status_code
-        status = response.status_code
+        self.result.http_status = status = response.status_code
         self._claims_of_error(response, reply)
-        if status in (401, 403):
-            self._auth(response)
-            raise _Outcome("needs_auth", f"{status_text(status, response.body)} on initialize, before any tool was "
-                           "listed", status)
-        if status == 402:
-            self.result.payment_json = redact_userinfo(response.body.decode("utf-8", "replace"))[:65536] or None
-            raise _Outcome("http_402", "HTTP 402 on initialize (asks for payment)", status)
-        modern_error = self._modern_error(response, reply)
+        self._asks_for_sign_in_or_payment(response, initialize_ms)
+        modern_error = modern_error_code(response, reply)
         if modern_error is not None and not self.readiness:
             self.result.note(f"initialize refused with JSON-RPC {modern_error}: trying server/discover (2026-07-28)")
             if await self._modern(started):
@@ -232,6 +193,7 @@ class EndpointCheck:
         if version is None or len(version) > 40 or not isinstance(result.get("serverInfo"), dict):
             raise _Outcome("not_mcp", "initialize result lacks a valid protocolVersion or serverInfo", status)
         self.result.protocol_version, self.result.handshake_via = version, "initialize"  # the handshake worked
+        self.result.round_trip_ms = initialize_ms
         self._server_info(result["serverInfo"], result.get("capabilities"))
         session = response.headers.get("mcp-session-id")
         self.result.session_id = header_token(session)
@@ -253,30 +215,43 @@ class EndpointCheck:
         self.result.outcome_detail = (f"initialize and tools/list answered: {len(self.result.tools or [])} tools"
                                       f" in {self.result.pages_read} page(s){self.result.unfinished()}")
 
-    def _modern_error(self, response: Answer, reply: Reply | None) -> int | None:
-        """The JSON-RPC code that marks a 2026-07-28 server refusing the handshake, if this is one."""
-        if response.status_code in (400, 404):
-            obj, _ = loads(response.body or b"{}")
-            error = obj.get("error") if isinstance(obj, dict) else None
-            code = json_int(error.get("code")) if isinstance(error, dict) else None
-            if code in MODERN_ERROR_CODES or (response.status_code == 404 and code == -32601):
-                return code
-        code = json_int(reply.error.get("code")) if reply is not None and reply.kind == "error" else None
-        return code if code in MODERN_ERROR_CODES else None
+    def _asks_for_sign_in_or_payment(self, response: Answer, round_trip_ms: int | None) -> None:
+        """Ends the check when initialize was answered with 401 or 403 (a 401's round trip is the readiness
+        probe's), or 402."""
+        status = response.status_code
+        if status == 401:
+            self.result.round_trip_ms = round_trip_ms
+        if status in (401, 403):
+            self._auth(response)
+            raise _Outcome("needs_auth", f"{status_text(status, response.body)} on initialize, before any tool was "
+                           "listed", status)
+        if status == 402:
+            self.result.payment_json = redact_userinfo(response.body.decode("utf-8", "replace"))[:65536] or None
+            raise _Outcome("http_402", "HTTP 402 on initialize (asks for payment)", status)
 
     async def _modern(self, started: float) -> bool:
         t = self.config.timeouts
         headers = {"MCP-Protocol-Version": MODERN_PROTOCOL_VERSION, "Mcp-Method": "server/discover"}
-        response = await self._post(rpc("server/discover", "discover-1", {"_meta": modern_meta()}),
-                                    t.initialize, "server/discover", headers=headers,
-                                    request_id="discover-1", cap=self.config.max_handshake_bytes)
+        try:
+            response = await self._post(rpc("server/discover", "discover-1", {"_meta": modern_meta()}),
+                                        t.initialize, "server/discover", headers=headers,
+                                        request_id="discover-1", cap=self.config.max_handshake_bytes)
+        except _Outcome as silent:
+            if not self.readiness or silent.outcome != "timeout":
+                raise
+            # Discovery that answers nothing at all is still "nothing": initialize is asked next (docs/methodology.md,
+            # "Readiness"); some servers never answer a method they do not know.
+            self.result.discover_supported = False
+            self.result.note(f"{silent.detail}: trying initialize")
+            return False
+        discover_ms = self._answered_ms
         reply = response.reply
         if reply is not None and reply.kind == "result" and isinstance(reply.result, dict):
             self.result.claimed_versions = add_claims(self.result.claimed_versions,
                                                       reply.result.get("supportedVersions"))
         self._claims_of_error(response, reply)
         if self.readiness and response.status_code == 401:  # a server that asks for a token: stop here
-            self.result.http_status = response.status_code
+            self.result.http_status, self.result.round_trip_ms = response.status_code, discover_ms
             self._auth(response)
             raise _Outcome("needs_auth", "HTTP 401 on server/discover, before any tool was listed", 401)
         if reply is None or reply.kind != "result" or not isinstance(reply.result, dict):
@@ -289,7 +264,7 @@ class EndpointCheck:
             self.result.discover_supported = False
             return False
         self.result.discover_supported = True
-        self.result.handshake_via = "discover"
+        self.result.handshake_via, self.result.round_trip_ms = "discover", discover_ms
         self.result.protocol_version = MODERN_PROTOCOL_VERSION
         self._capabilities(result.get("capabilities"))
         meta = result.get("_meta")

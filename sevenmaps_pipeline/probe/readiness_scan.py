@@ -139,7 +139,7 @@ def check_row(result: CheckResult, listing: dict[str, Any], day: dt.date, run_id
         "day": day, "run_id": run_id, "server_key": key, "server_id": server_id(key),
         "server_name": listing.get("server_name"), "url": url, "origin": _origin_or_none(url),
         "started_at": result.started_at,
-        "round_trip_ms": result.first_answer_ms if via in ("discover", "initialize", "401") else None,
+        "round_trip_ms": result.round_trip_ms if via in ("discover", "initialize", "401") else None,
         "outcome": result.outcome, "outcome_detail": result.outcome_detail[:2000], "skip_reason": result.skip_reason,
         "http_status": result.http_status, "answered_via": via,
         # a followed hop is a fact even when nothing was then seen ("Redirects": it fails the line whatever

@@ -20,8 +20,13 @@ import httpx
 
 from ..lake.keys import origin as origin_of
 from .check_result import CheckResult
-from .checker import Answer, EndpointCheck, _Outcome, transport_failure
+from .checker import EndpointCheck
+from .outcomes import Answer, _Outcome, transport_failure
 from .wire import BodyError, loads, read_body, reply_to, sse_events
+
+
+class _StreamEndedAfterDiscover(Exception):
+    """The stream ended once server/discover was asked, before any answer: initialize gets a stream of its own."""
 
 
 class SseReadinessCheck(EndpointCheck):
@@ -32,12 +37,35 @@ class SseReadinessCheck(EndpointCheck):
         self._pending: dict[Any, asyncio.Future] = {}
         self._ended: str | None = None  # why the stream ended, once it has
         self._stream_status: int | None = None  # the status of the GET that opened the stream
+        self._stream_url: str | None = None  # the stream's URL, after any redirect followed
+        self._discovered = False  # server/discover was asked (on this stream or one before)
 
     async def _check(self) -> None:
         try:
-            await self._open()
+            try:
+                await self._open()
+            except _StreamEndedAfterDiscover:
+                # Older SDKs end the session's stream when a method they do not know fails; the server still
+                # serves. Discovery answered nothing, so initialize is asked, on a stream of its own.
+                self.result.note("the SSE stream ended after server/discover: a new stream for initialize")
+                self._ended, self.url = None, self._stream_url or self.url
+                await self._open()
         except httpx.HTTPError as exc:
             raise transport_failure(exc, "the SSE stream") from exc
+
+    async def _modern(self, started: float) -> bool:
+        if self._discovered:  # the second stream: discovery already answered nothing
+            return False
+        self._discovered = True
+        try:
+            answered = await super()._modern(started)
+        except _Outcome as failed:
+            if self._ended is None or failed.outcome != "unreachable":
+                raise
+            answered = False
+        if not answered and self._ended is not None:
+            raise _StreamEndedAfterDiscover()
+        return answered
 
     async def run(self) -> CheckResult:
         result = await super().run()
@@ -70,7 +98,7 @@ class SseReadinessCheck(EndpointCheck):
                 endpoint = await self._endpoint_event(events)
         except TimeoutError as exc:
             raise _Outcome("timeout", f"no endpoint event within {wait:g} s", response.status_code) from exc
-        self.url = self._message_url(endpoint)
+        self._stream_url, self.url = self.url, self._message_url(endpoint)
         reader = asyncio.create_task(self._read(events))
         try:
             await super()._check()
@@ -83,8 +111,8 @@ class SseReadinessCheck(EndpointCheck):
         its status."""
         self.result.note(f"GET (SSE) -> HTTP {response.status_code} {response.headers.get('content-type', '')}")
         self._stream_status = response.status_code
-        if self.result.first_answer_ms is None and response.status_code != 200:
-            self.result.first_answer_ms = round((time.monotonic() - self._t0) * 1000)
+        if self.result.round_trip_ms is None and response.status_code != 200:  # the GET's own answer (a 401)
+            self.result.round_trip_ms = round((time.monotonic() - self._t0) * 1000)
         if response.is_redirect:
             await self._redirect(response, "GET (SSE)")  # a second one: not followed (it raises)
         if response.status_code in (401, 403):

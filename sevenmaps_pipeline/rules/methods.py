@@ -147,7 +147,7 @@ INCIDENTS_PARAMS: dict[str, Any] = {
 
 # The readiness rubric (rules/readiness.py): its own two versions, one per rubric; a change to any point
 # or threshold below is a new version (docs/methodology.md, "Readiness").
-READINESS_MCP_METHOD = "mcp-2026-09-11.4"
+READINESS_MCP_METHOD = "mcp-2026-09-11.5"
 READINESS_SKILL_METHOD = "skill-2026-09-11.2"
 READINESS_PARAMS: dict[str, Any] = {
     "p50_under_ms": 500,

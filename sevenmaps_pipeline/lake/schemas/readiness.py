@@ -192,7 +192,7 @@ READINESS_LINES = TableSpec(
             col("subject_key", pa.string(), "the endpoint's server_key, or the skill's skill_key", False),
             col("server_id", pa.string(), "first 12 hex of SHA-256(server_key) (MCP only)"),
             col("server_name", pa.string(), "registry name (MCP), or the skill's folder URL"),
-            col("rubric_version", pa.string(), "mcp-2026-09-11.4 | skill-2026-09-11.2", False),
+            col("rubric_version", pa.string(), "mcp-2026-09-11.5 | skill-2026-09-11.2", False),
             col("section", pa.string(), "the rubric's section", False),
             col("line", pa.string(), "the line's stable key", False),
             col("line_order", pa.int32(), "the line's place in its rubric, from 1", False),
