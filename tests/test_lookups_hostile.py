@@ -8,17 +8,22 @@ from __future__ import annotations
 import datetime as dt
 import gzip
 import json
+import socket
 import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from sevenmaps_pipeline import curated
+from sevenmaps_pipeline.curated.lookup_tables import domain_ages_of
+from sevenmaps_pipeline.lake.parquet_io import write_parquet
 from sevenmaps_pipeline.lake.paths import LakePaths
+from sevenmaps_pipeline.lake.schemas import RAW_DOMAINS, conform
 from sevenmaps_pipeline.lookups.codehost import BLOCKED_MAX, CodeHostClient
 from sevenmaps_pipeline.lookups.daily import lookup_day, shipped_packages
 from sevenmaps_pipeline.lookups.osv import LookupClient, PackageLookup
@@ -143,7 +148,7 @@ def test_an_rdap_record_in_another_shape_or_with_dates_no_registration_has_is_a_
     for name in ("future", "ancient", "far"):
         assert found[name].registered_at is None and "between 1985 and today" in found[name].status
     assert found["good"].registered_at == dt.datetime(2020, 1, 1, tzinfo=dt.UTC)
-    # Landed and built, every date is one Python and Arrow can read back.
+    # Landed, every date is one Python and Arrow can read back.
     lake = LakePaths.at(tmp_path / "lake")
     packages, rdap = _clients(services)
     with packages, rdap:
@@ -244,7 +249,8 @@ def test_the_bootstraps_services_are_asked_over_https_at_public_names_or_on_its_
     services.routes.update({
         "/dns.json": answer({"services": [
             [["plain"], ["http://rdap.example.net/"]], [["meta"], ["https://169.254.169.254/"]],
-            [["dotted"], ["https://127.1/"]], [["creds"], ["https://user:pw@rdap.example.net/"]],
+            [["dotted"], ["https://127.1/"]], [["hex"], ["https://0x7f.0.0.1/"]],
+            [["creds"], ["https://user:pw@rdap.example.net/"]],
             [["private"], ["https://rdap.corp.internal/"]], [["own"], [f"{base}/rdap/"]],
             [["xn--p1ai"], [f"{base}/rdap/"]]]}),
         "/rdap/domain/": answer(REGISTERED)})
@@ -292,3 +298,76 @@ def test_the_code_host_reads_nested_or_bombed_answers_as_reasons(services):
     with CodeHostClient(services.url) as client:
         assert client.repository("acme", "deep") == "code host answer is JSON nested too deeply to read"
         assert client.repository("acme", "bomb") == "code host: answer too large"
+
+
+def test_lookups_landed_before_domain_age_1_2_are_read_as_it_reads_them(tmp_path):
+    """A Unicode domain a 1.1 lookup kept is its ASCII form's record, and a date outside 1985 to the day a 1.1
+    lookup kept is no date (helper-69's review, 2026-12-06)."""
+    lake, earlier = LakePaths.at(tmp_path / "lake"), DAY - dt.timedelta(days=3)
+    rows = [{"day": earlier, "looked_up_at": dt.datetime.combine(earlier, dt.time(12), dt.UTC), "domain": domain,
+             "registered_at": at, "status": "ok", "rdap_url": None}
+            for domain, at in (("bücher.de", dt.datetime(2020, 1, 1, tzinfo=dt.UTC)),
+                               ("future.test", dt.datetime(2999, 1, 1, tzinfo=dt.UTC)),
+                               ("ancient.test", dt.datetime(1970, 1, 1, tzinfo=dt.UTC)))]
+    write_parquet(lake, lake.raw_dir("domains", earlier) / "lookups-old.parquet",
+                  conform(pa.Table.from_pylist(rows, RAW_DOMAINS.schema), RAW_DOMAINS))
+    pairs = pa.table({"server_key": ["a", "b", "c"], "domain": ["xn--bcher-kva.de", "future.test", "ancient.test"]})
+    ages = {r["domain"]: r for r in domain_ages_of(lake, DAY, pairs).to_pylist()}
+    assert ages["xn--bcher-kva.de"]["status"] == "ok" and ages["xn--bcher-kva.de"]["young"] is False
+    for odd in ("future.test", "ancient.test"):
+        assert (ages[odd]["registered_at"], ages[odd]["age_days"], ages[odd]["young"]) == (None, None, None)
+        assert ages[odd]["status"] == "no registration date between 1985 and the day"
+
+
+def test_an_answer_whose_headers_come_a_byte_at_a_time_is_cut_off_at_its_deadline():
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def drip_headers() -> None:
+        conn, _ = listener.accept()
+        conn.recv(65536)
+        try:
+            for byte in b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}":
+                conn.sendall(bytes([byte]))  # each read in time, the answer never
+                time.sleep(0.15)
+        except OSError:
+            pass  # the client gave up and closed: as it should
+        conn.close()
+
+    threading.Thread(target=drip_headers, daemon=True).start()
+    base = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    with LookupClient(f"{base}/osv", f"{base}/npm", f"{base}/pypi", min_interval=0, timeout=1.0) as client:
+        lookup = PackageLookup("npm", "dripping", "1.0.0")
+        client.metadata(lookup)
+    listener.close()
+    assert lookup.metadata_status == "no whole answer within 1 s"
+
+
+def test_a_service_is_waited_for_as_it_asks_only_within_a_budget_then_left_alone(services):
+    services.routes["/npm/"] = answer({}, 429, (("retry-after", "1"),))
+    with LookupClient(f"{services.url}/osv", f"{services.url}/npm", min_interval=0) as client:
+        client.wait_budget = 1.5  # a run's budget (60 s by default), small for the test
+        found = []
+        for name in ("a", "b", "c", "d"):
+            lookup = PackageLookup("npm", name, "1.0.0")
+            client.metadata(lookup)
+            found.append(lookup.metadata_status)
+    # The first 429 is waited for (1 s); the second would pass the budget: the service is left alone until then.
+    assert found[:2] == ["rate limited (HTTP 429)", "rate limited (HTTP 429)"]
+    assert all(s.startswith("rate limited: the service asked us to wait") for s in found[2:])
+    assert len(services.asked("/npm/")) == 2
+
+
+def test_a_batch_osv_could_not_serve_for_a_moment_is_asked_once_more(services):
+    batches = []
+
+    def busy_once(handler: BaseHTTPRequestHandler) -> None:
+        batches.append(1)
+        if len(batches) == 1:
+            return send(handler, 503, {}, (("retry-after", "1"),))
+        return send(handler, 200, {"results": [{}]})
+
+    services.routes["/osv/v1/querybatch"] = busy_once
+    lookup = PackageLookup("npm", "p", "1.0.0")
+    with LookupClient(f"{services.url}/osv", min_interval=0) as client:
+        client.advisories([lookup])
+    assert len(batches) == 2 and lookup.osv_status == "ok" and lookup.advisories == []

@@ -206,6 +206,10 @@ def test_step_5_is_made_only_when_an_operator_asks(fleet, older):
     evidence = row["bad_call_evidence"]
     assert row["bad_call_legible"] is True and "bad id" in evidence
     assert "hunter2" not in evidence and "a1b2" * 10 not in evidence and "x1b" not in evidence and "31m" not in evidence
+    # Escapes and invisible characters around a stock word are no message.
+    escaped = json_answer({"jsonrpc": "2.0", "id": "bad-call-1", "error": {"code": -32603,
+                                                                       "message": "\x1b[31mError\x1b[0m\u200b\u200b"}})
+    assert _bad_call(fleet, older, escaped)[0]["bad_call_legible"] is False
 
 
 def test_the_nightly_run_has_no_way_to_call_a_tool():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import gzip
+import json
 import socket
 import threading
 import time
@@ -26,6 +27,7 @@ from sevenmaps_pipeline.registry.client import (
 )
 from sevenmaps_pipeline.registry.listing import ListingDecision, Malformed, SkipReason, listing_decision
 from sevenmaps_pipeline.rules import psl
+from sevenmaps_pipeline.rules.http_values import retry_after_seconds
 from sevenmaps_pipeline.rules.psl import registrable_domain
 
 DAY = dt.date(2026, 11, 20)
@@ -327,9 +329,12 @@ def test_a_page_the_registry_fails_to_serve_for_a_moment_is_asked_again(fault, r
         assert time.monotonic() - started >= 2.0
     # A fault that does not pass ends the snapshot after the last pause, saying what it was and how often.
     registry = _FlakyRegistry(5, fault, retry_after)
-    with pytest.raises(RegistryError, match=r"\(asked 3 times\)"):
+    with pytest.raises(RegistryError, match=r"\(asked 3 times; 2 retries in the snapshot\)"):
         _snapshot_of(registry, retry_pauses=(0.05, 0.05))
     assert registry.asked == 3
+    # A Retry-After in seconds is read as ASCII digits alone: no date, no other script's digits.
+    assert [retry_after_seconds(v) for v in ("7", " 60 ", "Wed, 21 Oct 2015 07:28:00 GMT", "\u0666\u0660", "1e3")] == [
+        7.0, 60.0, None, None, None]
 
 
 def test_a_connection_the_registry_drops_is_made_again():
@@ -362,6 +367,27 @@ def test_a_connection_the_registry_drops_is_made_again():
     thread.join(5)
     listener.close()
     assert len(accepted) == 3 and snap.retries == 2 and len(snap.rows) == 1
+
+
+def test_a_registry_failing_page_after_page_fails_the_snapshot_once_its_retries_are_spent():
+    asked: dict[str, int] = {}
+
+    async def every_page_fails_once(scope, receive, send) -> None:
+        if scope["type"] != "http":
+            return
+        cursor = scope["query_string"].decode().partition("cursor=")[2] or "0"
+        asked[cursor] = asked.get(cursor, 0) + 1
+        if asked[cursor] == 1:
+            await send({"type": "http.response.start", "status": 503, "headers": []})
+            await send({"type": "http.response.body", "body": b"busy"})
+            return
+        page = {"servers": [], "metadata": {"nextCursor": str(int(cursor) + 1)} if int(cursor) < 20 else {}}
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": json.dumps(page).encode()})
+
+    with pytest.raises(RegistryError, match=r"asked once; 6 retries in the snapshot"):
+        _snapshot_of(every_page_fails_once, retry_pauses=(0.01, 0.01))
+    assert len(asked) == 7  # six pages read after a retry each, the seventh's fault ends it
 
 
 def test_a_page_the_registry_refuses_is_not_asked_again():

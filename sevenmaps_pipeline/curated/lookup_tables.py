@@ -37,17 +37,24 @@ def build_domain_ages(lake: LakePaths, day: dt.date) -> BuildResult:
     with duck.session() as con:
         status = con.sql("SELECT server_key, url FROM read_parquet($f)",
                          params={"f": str(lake.curated_file("daily_status", day))}).to_arrow_table()
-        keys = status.column("server_key").to_pylist()
-        domains = [domain_of_url(url or f"https://{key}")
-                   for key, url in zip(keys, status.column("url").to_pylist(), strict=True)]
-        pairs = pa.table({"server_key": pa.array(keys, pa.string()), "domain": pa.array(domains, pa.string())})
-        con.register("map_domains", pairs.filter(pc.is_valid(pairs.column("domain"))))
-        refresh = DOMAIN_AGE_PARAMS["refresh_days"]
-        files = [f for d in days_back(day, refresh - 1) for f in lake.raw_files("domains", d)]
-        duck.bind_input(con, "raw_domains", files, RAW_DOMAINS.schema)
-        table = conform(duck.run_sql(con, "domain_ages", {
-            "day": day, "refresh_days": refresh, "young_days": DOMAIN_AGE_PARAMS["young_days"],
-            "method_version": DOMAIN_AGE_METHOD}), DOMAIN_AGES)
+    keys = status.column("server_key").to_pylist()
+    domains = [domain_of_url(url or f"https://{key}")
+               for key, url in zip(keys, status.column("url").to_pylist(), strict=True)]
+    pairs = pa.table({"server_key": pa.array(keys, pa.string()), "domain": pa.array(domains, pa.string())})
+    table = domain_ages_of(lake, day, pairs.filter(pc.is_valid(pairs.column("domain"))))
     path = write_parquet(lake, lake.curated_file("domain_ages", day), table)
     young = sum(1 for y in table.column("young").to_pylist() if y)
     return BuildResult("domain_ages", day, path, table.num_rows, time.perf_counter() - started, {"young": young})
+
+
+def domain_ages_of(lake: LakePaths, day: dt.date, map_domains: pa.Table) -> pa.Table:
+    """sql/domain_ages.sql over `map_domains` (server_key, domain: its ASCII form, rules/psl.py domain_of_url) and
+    the raw/domains lookups of the refresh window."""
+    refresh = DOMAIN_AGE_PARAMS["refresh_days"]
+    files = [f for d in days_back(day, refresh - 1) for f in lake.raw_files("domains", d)]
+    with duck.session() as con:
+        con.register("map_domains", map_domains)
+        duck.bind_input(con, "raw_domains", files, RAW_DOMAINS.schema)
+        return conform(duck.run_sql(con, "domain_ages", {
+            "day": day, "refresh_days": refresh, "young_days": DOMAIN_AGE_PARAMS["young_days"],
+            "method_version": DOMAIN_AGE_METHOD}), DOMAIN_AGES)

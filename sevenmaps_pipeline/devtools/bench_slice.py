@@ -34,9 +34,8 @@ from ..lookups.rdap import RdapClient
 from ..probe.config import ProbeConfig
 from ..probe.run import ReplayClock, readiness_day, scan_day
 from ..probe.slices import slot_hour
-from ..rules.hosts import host_of
 from ..rules.methods import DOMAIN_AGE_PARAMS
-from ..rules.psl import registrable_domain
+from ..rules.psl import domain_of_url
 from .bench_truth import Intent, recorded, truth, wrong_examples
 
 SLICE_HOUR = 0  # the day's first slice
@@ -46,7 +45,7 @@ SLICE_GOAL_SECONDS = 600.0  # the slice, readiness and the lookups together, wit
 def registry_domains(lake: LakePaths, day: dt.date) -> list[str]:
     rows = pq.read_table(lake.registry_file(day), columns=["listing", "url"]).to_pylist()
     return sorted({d for r in rows if r["listing"] == "probe" and r["url"]
-                   for d in [registrable_domain(host_of(r["url"]))] if d})
+                   for d in [domain_of_url(r["url"])] if d})
 
 
 def land_domain_ages(lake: LakePaths, day: dt.date, domains: list[str]) -> int:

@@ -16,6 +16,7 @@ from duckdb.func import FunctionNullHandling
 
 from ..packaged import shipped
 from ..rules.estimators import register_estimators
+from ..rules.hosts import ascii_domain
 from ..rules.namespace import namespace_owns_host
 from ..rules.psl import site_of_url
 
@@ -144,3 +145,6 @@ def _register_functions(con: duckdb.DuckDBPyConnection) -> None:
     con.create_function("namespace_owns_host", namespace_owns_host,
                         [duckdb.sqltype("VARCHAR"), duckdb.sqltype("VARCHAR")], duckdb.sqltype("BOOLEAN"),
                         null_handling=FunctionNullHandling.SPECIAL, side_effects=False)
+    # A domain in the ASCII form a client writes (domain-age-1.2: sql/domain_ages.sql reads older lookups so).
+    con.create_function("ascii_domain", ascii_domain, [duckdb.sqltype("VARCHAR")], duckdb.sqltype("VARCHAR"),
+                        side_effects=False)

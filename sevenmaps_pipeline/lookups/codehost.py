@@ -22,7 +22,8 @@ from typing import Any
 
 import httpx
 
-from .spaced import parse_json, read_answer, retry_after_seconds
+from ..rules.http_values import retry_after_seconds
+from .spaced import BoundedFetcher, parse_json
 
 DEFAULT_BASE_URL = "https://api.github.com"
 BASE_URL_ENV = "SEVENMAPS_CODEHOST_URL"
@@ -95,17 +96,15 @@ class RepoStatus:
 
 
 class CodeHostClient:
-    def __init__(self, base_url: str | None = None, timeout: float = 10.0,
-                 transport: httpx.BaseTransport | None = None) -> None:
+    def __init__(self, base_url: str | None = None, timeout: float = 10.0) -> None:
         self.base_url = (base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
         self.timeout = timeout
-        self._client = httpx.Client(timeout=timeout, follow_redirects=False, trust_env=False, transport=transport,
-                                    headers={"User-Agent": USER_AGENT, "Accept": "application/vnd.github+json",
-                                             "X-GitHub-Api-Version": "2022-11-28"})
+        self._fetcher = BoundedFetcher(timeout, {"User-Agent": USER_AGENT, "Accept": "application/vnd.github+json",
+                                                 "X-GitHub-Api-Version": "2022-11-28"})
         self.blocked_until = 0.0  # epoch seconds: the API said the budget is spent until then
 
     def close(self) -> None:
-        self._client.close()
+        self._fetcher.close()
 
     def __enter__(self) -> CodeHostClient:
         return self
@@ -122,8 +121,8 @@ class CodeHostClient:
         token = os.environ.get(TOKEN_ENV, "").strip()
         if token:
             headers["Authorization"] = f"Bearer {token}"
-        answer = read_answer(self._client, "GET", f"{self.base_url}{path}", MAX_BODY, self.timeout,
-                             headers=headers, params=params)
+        answer = self._fetcher.fetch("GET", f"{self.base_url}{path}", MAX_BODY, self.timeout, headers=headers,
+                                     params=params)
         if isinstance(answer, str):
             return _Reason(f"code host: {answer}")
         remaining = answer.headers.get("x-ratelimit-remaining")

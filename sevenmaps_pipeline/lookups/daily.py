@@ -43,7 +43,7 @@ _VALID_NAME = {"npm": re.compile(r"(?i)(?:@[a-z0-9~-][a-z0-9._~-]*/)?[a-z0-9~-][
 @dataclass
 class LookupDay:
     day: dt.date
-    packages: int = 0
+    packages: int = 0  # rows landed: one per package and version listed (advisories-1.2)
     with_advisories: int = 0
     domains_asked: int = 0
     domains_cached: int = 0

@@ -32,6 +32,8 @@ MAX_PAGES = 10
 MAX_BODY = 8 << 20
 MAX_ADVISORIES = 50  # read per package; more are counted in its osv_status, not read
 MAX_FIXED = 50  # fixed versions kept per advisory
+# The reasons of lookups/spaced.py for a fault that may pass (a batch is asked once more: its queries only read).
+PASSING = ("rate limited (HTTP 429)", "HTTP 5", "no answer (", "no whole answer")
 # An advisory id as OSV's databases write them (GHSA-xxxx-xxxx-xxxx, CVE-2024-1234, PYSEC-2024-1, MAL-...): an id
 # that is not one is never asked for (it would be a path of ours) nor kept.
 _ADVISORY_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,99}")
@@ -115,8 +117,7 @@ class LookupClient(SpacedJsonClient):
                 lk.osv_status = "no version to check"
         for start in range(0, len(askable), BATCH):
             chunk = askable[start:start + BATCH]
-            ids: list[dict[str, None]] = [{} for _ in chunk]  # each package's ids, in OSV's order, once each
-            refused = [0] * len(chunk)
+            found = [_Listed() for _ in chunk]
             pending = list(range(len(chunk)))
             tokens: dict[int, str] = {}
             for _page in range(MAX_PAGES):
@@ -125,25 +126,20 @@ class LookupClient(SpacedJsonClient):
                                      "version": chunk[i][1], **({"page_token": tokens[i]} if i in tokens else {})}
                                     for i in pending]}
                 answer = self.request_json("POST", f"{self.osv}/v1/querybatch", service="osv", json=body)
+                if isinstance(answer, str) and answer.startswith(PASSING):  # asked once more, as the service asked
+                    answer = self.request_json("POST", f"{self.osv}/v1/querybatch", service="osv", json=body)
                 results = answer.get("results") if isinstance(answer, dict) else None
                 if not isinstance(results, list) or len(results) != len(pending):
                     why = answer if isinstance(answer, str) else "an answer that is not OSV's batch shape"
                     for i in pending:
                         chunk[i][0].osv_status = f"osv: {why}"
-                        ids[i] = {}  # what earlier pages said is not the whole answer: unseen
+                        found[i] = _Listed()  # what earlier pages said is not the whole answer: unseen
                     pending = []
                     break
                 next_pending = []
                 for i, result in zip(pending, results, strict=True):
-                    vulns = result.get("vulns") if isinstance(result, dict) else None
-                    for v in vulns if isinstance(vulns, list) else []:
-                        vid = v.get("id") if isinstance(v, dict) else None
-                        if isinstance(vid, str) and _ADVISORY_ID.fullmatch(vid):
-                            ids[i][vid] = None
-                        else:
-                            refused[i] += 1
-                    token = result.get("next_page_token") if isinstance(result, dict) else None
-                    if isinstance(token, str) and token:
+                    token = found[i].take(result)
+                    if token:
                         tokens[i] = token
                         next_pending.append(i)
                     else:
@@ -154,13 +150,13 @@ class LookupClient(SpacedJsonClient):
             for i in pending:
                 chunk[i][0].osv_status = f"ok (more than {MAX_PAGES} pages: the rest unread)"
             for i, (lk, _v) in enumerate(chunk):
-                self._read_advisories(lk, list(ids[i]), refused[i])
+                self._read_advisories(lk, found[i])
 
-    def _read_advisories(self, lookup: PackageLookup, ids: list[str], refused: int) -> None:
+    def _read_advisories(self, lookup: PackageLookup, listed: _Listed) -> None:
         """The package's advisories read one by one (at most MAX_ADVISORIES); what was not read, and why, is added
         to its osv_status, which stays "ok" only when every advisory listed was read."""
         unread: dict[str, int] = {}
-        for vid in ids[:MAX_ADVISORIES]:
+        for vid in listed.ids:
             detail = self.vuln(vid, lookup)
             if isinstance(detail, Advisory):
                 lookup.advisories.append(detail)
@@ -169,10 +165,10 @@ class LookupClient(SpacedJsonClient):
                 unread[detail] = unread.get(detail, 0) + 1
         notes = [f"{n} advisory not read ({why})" if n == 1 else f"{n} advisories not read ({why})"
                  for why, n in unread.items()]
-        if len(ids) > MAX_ADVISORIES:
-            notes.append(f"{len(ids) - MAX_ADVISORIES} more advisories listed, not read")
-        if refused:
-            notes.append(f"{refused} listed with no valid id, left out")
+        if listed.beyond:
+            notes.append(f"{listed.beyond} more advisories listed, not read")
+        if listed.refused:
+            notes.append(f"{listed.refused} listed with no valid id, left out")
         if notes and lookup.osv_status.startswith("ok"):
             lookup.osv_status = "; ".join([lookup.osv_status, *notes])
 
@@ -185,6 +181,31 @@ class LookupClient(SpacedJsonClient):
             cached = answer if isinstance(answer, str) else _advisory(vid, answer, lookup)
             self._vulns[key] = cached
         return cached
+
+
+class _Listed:
+    """What OSV's batch listed for one package, page after page: the ids to read (at most MAX_ADVISORIES, in
+    OSV's order, once each: only what is read is held), and how many more ids and invalid ones it listed."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, None] = {}
+        self.beyond = self.refused = 0
+
+    def take(self, result: Any) -> str | None:
+        """Read one page's result for the package; its next page token, if it has one."""
+        if not isinstance(result, dict):
+            return None
+        vulns = result.get("vulns")
+        for v in vulns if isinstance(vulns, list) else []:
+            vid = v.get("id") if isinstance(v, dict) else None
+            if not (isinstance(vid, str) and _ADVISORY_ID.fullmatch(vid)):
+                self.refused += 1
+            elif len(self.ids) < MAX_ADVISORIES or vid in self.ids:
+                self.ids[vid] = None
+            else:
+                self.beyond += 1
+        token = result.get("next_page_token")
+        return token if isinstance(token, str) and token else None
 
 
 def _listed(value: Any) -> list:

@@ -12,13 +12,12 @@ bootstrap file's own origin, which the operator chose. A domain is asked in its 
 from __future__ import annotations
 
 import datetime as dt
-import ipaddress
 import os
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from ..rules.hosts import PRIVATE_SUFFIXES, ascii_host
+from ..rules.hosts import PRIVATE_SUFFIXES, ascii_host, is_address
 from .spaced import SpacedJsonClient
 
 BOOTSTRAP_ENV = "SEVENMAPS_RDAP_BOOTSTRAP_URL"
@@ -62,17 +61,9 @@ def _service_url(url: Any, bootstrap_origin: str) -> str | None:
     if f"{parts.scheme}://{parts.netloc}".lower() == bootstrap_origin:
         return url if url.endswith("/") else url + "/"
     if parts.scheme != "https" or "@" in parts.netloc or "." not in host or host.endswith(PRIVATE_SUFFIXES) \
-            or _is_address(host):
+            or is_address(host):
         return None
     return url if url.endswith("/") else url + "/"
-
-
-def _is_address(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host.strip("[]").split("%")[0])
-    except ValueError:
-        return host.replace(".", "").isdigit()  # a dotted number a URL parser reads as IPv4 (127.1)
-    return True
 
 
 class RdapClient(SpacedJsonClient):
@@ -116,7 +107,7 @@ class RdapClient(SpacedJsonClient):
 
     def domain(self, domain: str) -> DomainRecord:
         domain = ascii_host(domain.lower().rstrip(".")).lower()
-        if _is_address(domain) or not domain.isascii():
+        if is_address(domain) or not domain.isascii():
             return DomainRecord(domain, None, "not a domain name RDAP can be asked about")
         labels = domain.split(".")
         services = self.services()

@@ -8,6 +8,7 @@ reason, never an exception (docs/methodology.md, "Package advisories and domain 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -17,10 +18,9 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from ..rules.http_values import RETRY_AFTER_MAX, retry_after_seconds
+
 USER_AGENT = "7Maps-bot/0.2 (+https://7it.co.il/7maps/bot/)"
-# The longest a Retry-After is waited within a run; one asking for longer leaves the service unasked until then
-# (each lookup it would have answered says so).
-RETRY_AFTER_MAX = 60.0
 
 
 @dataclass(frozen=True)
@@ -32,25 +32,52 @@ class Answer:
     body: bytes
 
 
-def read_answer(client: httpx.Client, method: str, url: str, max_body: int, timeout: float,
-                **kwargs: Any) -> Answer | str:
-    """The answer to one request, read as it comes: at most `max_body` bytes once decoded, the whole answer
-    within `timeout` seconds; else a one-line reason. Nothing a URL or a service holds can raise here."""
-    deadline = time.monotonic() + timeout
-    try:
-        with client.stream(method, url, **kwargs) as response:
-            body = bytearray()
-            for chunk in response.iter_bytes():
-                body += chunk
-                if len(body) > max_body:
-                    return "answer too large"
-                if time.monotonic() > deadline:
-                    return f"no whole answer within {timeout:g} s"
-            return Answer(response.status_code, response.headers, bytes(body))
-    except httpx.HTTPError as exc:
-        return f"no answer ({type(exc).__name__})"
-    except (httpx.InvalidURL, ValueError, UnicodeError) as exc:  # a URL no request can be made to
-        return f"not a URL to ask ({type(exc).__name__})"
+class BoundedFetcher:
+    """Requests made on an event loop of its own (a daemon thread), each answer read within its deadline as a
+    whole, headers included: a blocking client bounds each read only, so a server sending its headers a byte at a
+    time would hold a request for hours. Callable from any thread; one connection pool for all of them."""
+
+    def __init__(self, timeout: float, headers: dict[str, str]) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="lookups-io", daemon=True)
+        self._thread.start()
+        self._client = self._run(self._open(timeout, headers))
+
+    @staticmethod
+    async def _open(timeout: float, headers: dict[str, str]) -> httpx.AsyncClient:
+        return httpx.AsyncClient(timeout=timeout, trust_env=False, follow_redirects=False, headers=headers)
+
+    def _run(self, coroutine: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+
+    def close(self) -> None:
+        if self._loop.is_closed():
+            return
+        self._run(self._client.aclose())
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()
+
+    def fetch(self, method: str, url: str, max_body: int, timeout: float, **kwargs: Any) -> Answer | str:
+        """The answer to one request: at most `max_body` bytes once decoded, the whole answer within `timeout`
+        seconds; else a one-line reason. Nothing a URL or a service holds can raise here."""
+        return self._run(self._fetch(method, url, max_body, timeout, **kwargs))
+
+    async def _fetch(self, method: str, url: str, max_body: int, timeout: float, **kwargs: Any) -> Answer | str:
+        try:
+            async with asyncio.timeout(timeout), self._client.stream(method, url, **kwargs) as response:
+                body = bytearray()
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+                    if len(body) > max_body:
+                        return "answer too large"
+                return Answer(response.status_code, response.headers, bytes(body))
+        except TimeoutError:
+            return f"no whole answer within {timeout:g} s"
+        except httpx.HTTPError as exc:
+            return f"no answer ({type(exc).__name__})"
+        except (httpx.InvalidURL, ValueError, UnicodeError) as exc:  # a URL no request can be made to
+            return f"not a URL to ask ({type(exc).__name__})"
 
 
 def parse_json(body: bytes) -> tuple[Any, str | None]:
@@ -67,26 +94,22 @@ def parse_json(body: bytes) -> tuple[Any, str | None]:
     return value, None
 
 
-def retry_after_seconds(value: str | None) -> float | None:
-    """A Retry-After given in seconds (ASCII digits only; its HTTP-date form is not read)."""
-    if value is None:
-        return None
-    value = value.strip()
-    return float(value) if value.isascii() and value.isdigit() and len(value) <= 9 else None
-
-
 class SpacedJsonClient:
     def __init__(self, min_interval: float, timeout: float, max_body: int, accept: str = "application/json") -> None:
         self.min_interval, self.max_body, self.timeout = min_interval, max_body, timeout
         self._last: dict[str, float] = {}
-        self._not_before: dict[str, float] = {}  # a service that asked us to wait longer than RETRY_AFTER_MAX
+        # A service's waits asked by Retry-After are kept up to `wait_budget` seconds in all (RETRY_AFTER_MAX), per
+        # run; past that, it is not asked again before the time it asked for (`_not_before`), and each lookup it
+        # would answer says so.
+        self._waited: dict[str, float] = {}
+        self.wait_budget = RETRY_AFTER_MAX
+        self._not_before: dict[str, float] = {}
         self._turns: dict[str, threading.Lock] = {}
         self._turns_guard = threading.Lock()
-        self._client = httpx.Client(timeout=timeout, trust_env=False, follow_redirects=False,
-                                    headers={"user-agent": USER_AGENT, "accept": accept})
+        self._fetcher = BoundedFetcher(timeout, {"user-agent": USER_AGENT, "accept": accept})
 
     def close(self) -> None:
-        self._client.close()
+        self._fetcher.close()
 
     def _turn(self, service: str) -> threading.Lock:
         with self._turns_guard:
@@ -108,7 +131,7 @@ class SpacedJsonClient:
             wait = self._last.get(key, 0.0) + self.min_interval - time.monotonic()
             if wait > 0:
                 time.sleep(wait)
-            answer = read_answer(self._client, method, url, self.max_body, self.timeout, **kwargs)
+            answer = self._fetcher.fetch(method, url, self.max_body, self.timeout, **kwargs)
             self._last[key] = time.monotonic()
             if isinstance(answer, Answer) and answer.status in (429, 503):
                 self._wait_as_asked(key, retry_after_seconds(answer.headers.get("retry-after")))
@@ -126,7 +149,9 @@ class SpacedJsonClient:
     def _wait_as_asked(self, key: str, seconds: float | None) -> None:
         if seconds is None:
             return
-        if seconds <= RETRY_AFTER_MAX:  # the service's next turn comes no sooner than it asked
+        waited = self._waited.get(key, 0.0)
+        if waited + seconds <= self.wait_budget:  # the service's next turn comes no sooner than it asked
+            self._waited[key] = waited + seconds
             self._last[key] = time.monotonic() + seconds - self.min_interval
         else:
             self._not_before[key] = time.monotonic() + seconds

@@ -28,7 +28,8 @@ def error_legibility(status: int, kind: str | None, error: Any, result: Any) -> 
         return False, "the call succeeded with arguments no schema allows"
     if text is None:
         return False, f"HTTP {status}, no error message"
-    said = " ".join(text.split())[:200]
+    # Judged on what is shown (docs/methodology.md, "The bad call"): the text quoted as every server text is, so
+    # escapes or invisible characters alone never pass for a message.
+    said = quoted(text, 200)
     legible = len(said) >= 8 and said.lower().strip(" .!") not in _GENERIC_ERRORS
-    # The evidence is shown (docs/methodology.md, "The bad call"): quoted as every server text is.
-    return legible, repr(quoted(text, 200))
+    return legible, repr(said)

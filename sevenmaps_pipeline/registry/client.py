@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 
 from ..lake.keys import server_id, server_key
+from ..rules.http_values import RETRY_AFTER_MAX, retry_after_seconds
 from .listing import (
     ListingDecision,
     Malformed,
@@ -36,7 +37,7 @@ CURSOR_MAX_CHARS = 4096
 # after each of these pauses, so one passing fault does not cost the day's first slice (docs/methodology.md,
 # "Listing rules"). A Retry-After of up to RETRY_AFTER_MAX seconds is waited instead, when longer.
 PAGE_RETRY_PAUSES = (2.0, 8.0)
-RETRY_AFTER_MAX = 60.0
+SNAPSHOT_RETRIES_MAX = 6  # in all, over the snapshot's pages: a registry failing page after page fails it
 _PASSING_STATUSES = frozenset({429, 500, 502, 503, 504})
 
 
@@ -190,9 +191,11 @@ async def _get_page(client: httpx.AsyncClient, url: str, params: dict[str, str],
                     raise RegistryError(f"registry page exceeds {PAGE_MAX_BYTES:,} bytes")
     except TimeoutError as exc:
         raise _PassingFault(f"registry page not read within {timeout:g} s") from exc
+    except httpx.DecodingError as exc:  # a compressed page that does not decode: no page
+        raise RegistryError(f"registry page does not decode ({exc})") from exc
     if response.status_code in _PASSING_STATUSES:
         raise _PassingFault(f"registry answered HTTP {response.status_code}: {_said(bytes(body))}",
-                            _retry_after(response.headers.get("retry-after")))
+                            retry_after_seconds(response.headers.get("retry-after")))
     return response.status_code, bytes(body)
 
 
@@ -212,8 +215,10 @@ async def _get_page_again(client: httpx.AsyncClient, url: str, params: dict[str,
         try:
             return await _get_page(client, url, params, timeout)
         except (httpx.TransportError, _PassingFault) as exc:
-            if pause is None:
-                raise RegistryError(f"{_fault_text(exc)} (asked {attempt + 1} times)") from exc
+            if pause is None or snapshot.retries >= SNAPSHOT_RETRIES_MAX:
+                times = "once" if attempt == 0 else f"{attempt + 1} times"
+                raise RegistryError(f"{_fault_text(exc)} (asked {times}; {snapshot.retries} retries in the "
+                                    "snapshot)") from exc
             retry_after = exc.retry_after if isinstance(exc, _PassingFault) else None
             snapshot.retries += 1
             await asyncio.sleep(max(pause, min(retry_after or 0.0, RETRY_AFTER_MAX)))
@@ -224,14 +229,6 @@ def _fault_text(exc: Exception) -> str:
     if isinstance(exc, _PassingFault):
         return str(exc)
     return f"registry not reached: {type(exc).__name__}{': ' + str(exc) if str(exc) else ''}"
-
-
-def _retry_after(value: str | None) -> float | None:
-    """A Retry-After given in seconds (its HTTP-date form is not read: the pause is then ours)."""
-    try:
-        return float(value) if value is not None and value.strip().isdigit() else None
-    except ValueError:
-        return None
 
 
 def _said(body: bytes) -> str:

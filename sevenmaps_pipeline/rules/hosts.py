@@ -70,6 +70,20 @@ def whatwg_ipv4(host: str) -> ipaddress.IPv4Address | None:
     return ipaddress.IPv4Address(value)
 
 
+def is_address(host: str) -> bool:
+    """Whether a URL's host is an address, never a name: an IPv6 literal (brackets and zone allowed), or anything a
+    browser reads as IPv4 (`127.1`, `0x7f.0.0.1`), or a host that ends in a number without being one (no name)."""
+    try:
+        ipaddress.ip_address(host.strip("[]").split("%", 1)[0])
+        return True
+    except ValueError:
+        pass
+    try:
+        return whatwg_ipv4(host) is not None
+    except ValueError:
+        return True
+
+
 def ascii_host(host: str) -> str:
     """A host name in the ASCII form a client connects to (`bücher.de` -> `xn--bcher-kva.de`): httpx's own
     encoding (IDNA 2008). Python's "idna" codec is IDNA 2003, which reads `faß` as `fass`, another domain. A
@@ -78,3 +92,8 @@ def ascii_host(host: str) -> str:
         return httpx.URL(f"https://{host}/").raw_host.decode("ascii")
     except (httpx.InvalidURL, UnicodeError, ValueError):
         return host
+
+
+def ascii_domain(domain: str) -> str:
+    """A domain name in the ASCII form a client writes, lower case (an ASCII name as it is)."""
+    return domain if domain.isascii() else ascii_host(domain).lower()

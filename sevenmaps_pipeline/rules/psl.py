@@ -15,7 +15,7 @@ from pathlib import Path
 import publicsuffixlist
 from publicsuffixlist import PublicSuffixList
 
-from .hosts import ascii_host, host_of
+from .hosts import ascii_host, host_of, is_address
 
 PSL_FILE = Path(publicsuffixlist.__file__).with_name("public_suffix_list.dat")
 # sha256 of public_suffix_list.dat in publicsuffixlist==1.1.2.20261023 (pinned in pyproject.toml)
@@ -113,9 +113,4 @@ def domain_of_url(url: str | None) -> str | None:
         host = host_of(url)
     except ValueError:
         return None
-    try:
-        ipaddress.ip_address(host.strip("[]").split("%")[0])
-        return None
-    except ValueError:
-        pass
-    return registrable_domain(ascii_host(host).lower()) if host else None
+    return registrable_domain(ascii_host(host).lower()) if host and not is_address(host) else None

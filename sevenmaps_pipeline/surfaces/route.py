@@ -27,7 +27,7 @@ from ..publishing.mapday import MapDay
 from ..publishing.status import uptime_counts
 from ..rules.hosts import host_of
 from ..rules.methods import ROUTE_CHANGED_TODAY_KINDS, ROUTE_METHOD, ROUTE_PARAMS
-from ..rules.psl import registrable_domain
+from ..rules.psl import domain_of_url
 from ..rules.risk import LEVELS, default_vocabulary, name_words, words_level
 
 ROUTE_INPUTS = ("daily_status", "open_status", "current_status", "server_history", "status_window", "tool_facts",
@@ -187,7 +187,7 @@ def endpoint_facts(mapday: MapDay) -> dict[str, dict[str, Any]]:
     lists = Counter(f["tools_hash"] for f in facts.values() if f["tools_hash"])
     for f in facts.values():
         host = host_of(f["url"] or "")
-        f["domain"] = registrable_domain(host) if host else None
+        f["domain"] = domain_of_url(f["url"])  # as domain_ages keys it (domain-age-1.2: the ASCII form)
         age = ages.get(f["domain"] or "")
         f["young"] = age["young"] if age else None
         f["age_days"] = age["age_days"] if age else None
