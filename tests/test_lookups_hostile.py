@@ -371,3 +371,24 @@ def test_a_batch_osv_could_not_serve_for_a_moment_is_asked_once_more(services):
     with LookupClient(f"{services.url}/osv", min_interval=0) as client:
         client.advisories([lookup])
     assert len(batches) == 2 and lookup.osv_status == "ok" and lookup.advisories == []
+
+
+def test_a_client_closed_answers_every_fetch_with_a_reason_and_leaves_no_thread(services):
+    def hang(handler: BaseHTTPRequestHandler) -> None:
+        time.sleep(3.0)
+        send(handler, 200, {})
+
+    services.routes["/npm/"] = hang
+    client = LookupClient(f"{services.url}/osv", f"{services.url}/npm", min_interval=0, timeout=30.0)
+    found: list[str] = []
+    lookup = PackageLookup("npm", "slow", "1.0.0")
+    asking = threading.Thread(target=lambda: (client.metadata(lookup), found.append(lookup.metadata_status)))
+    asking.start()
+    while not services.asked("/npm/"):
+        time.sleep(0.02)
+    client.close()  # while the lookup waits for its answer
+    asking.join(10)
+    assert not asking.is_alive() and found == ["client closed"]
+    client.metadata(after := PackageLookup("npm", "late", "1.0.0"))
+    assert after.metadata_status == "client closed"
+    assert not [t for t in threading.enumerate() if t.name == "lookups-io" and t.is_alive()]

@@ -391,6 +391,25 @@ def test_the_round_trip_is_the_answer_that_counts_not_a_refused_discover(fleet, 
                    "initialize": initialize_result(delay=0.6)})
     row, _ = _score(fleet, f"https://{HOSTILE}/mcp")
     assert row["answered_via"] == "initialize" and row["round_trip_ms"] >= 600  # not the 400's few ms
+    # ... and the initialize's own: a slow refusal of discover before it is not counted (a generous bound).
+    hostile.reset({**_handshake_era([_tools(2), _tools(3)]), "server/discover": Scripted(400, delay=2.0)})
+    row, _ = _score(fleet, f"https://{HOSTILE}/mcp")
+    assert row["answered_via"] == "initialize" and row["round_trip_ms"] < 2000
+
+
+def test_the_daily_check_never_asks_initialize_after_a_silent_discover(fleet, hostile):
+    # The daily check asks discover only after initialize is refused as a 2026-07-28 server refuses it; a discover
+    # left unanswered then ends it as a timeout, as before mcp-2026-09-11.5 (only readiness goes on).
+    hostile.reset({"initialize": _error(1, code=-32020, status=400), "server/discover": Scripted(delay=3.0)})
+    config = _config(fleet, initialize=1.0)
+
+    async def daily():
+        async with build_client(config) as client:
+            return await EndpointCheck(client, config, f"https://{HOSTILE}/mcp", dt.datetime.now(dt.UTC)).run()
+
+    result = asyncio.run(daily())
+    assert result.outcome == "timeout" and "server/discover" in result.outcome_detail
+    assert [r["rpc"] for r in hostile.received if r["rpc"]] == ["initialize", "server/discover"]
 
 
 def test_an_sse_stream_ended_by_discover_gets_a_new_stream_for_initialize(fleet):

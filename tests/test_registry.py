@@ -213,7 +213,10 @@ def test_a_secret_header_value_is_never_stored():
 
 _SECRET_QUERIES = ["?api_key=LIVEKEY1", "?x=1&access_token=LIVEKEY1", "?apiKey=LIVEKEY1&profile=p", "?TOKEN=LIVEKEY1",
                    "?X-Amz-Signature=LIVEKEY1", "?client-secret=LIVEKEY1", "?password=LIVEKEY1#frag",
-                   "?sessionId=LIVEKEY1"]
+                   "?sessionId=LIVEKEY1", "?session_id=LIVEKEY1", "?sig=LIVEKEY1", "?jwt=LIVEKEY1",
+                   # a name percent-encoded, `;` as a separator, a parameter in the path
+                   "?api%5Fkey=LIVEKEY1", "?api_k%65y=LIVEKEY1", "?a=1;api_key=LIVEKEY1", ";api_key=LIVEKEY1",
+                   "&api_key=LIVEKEY1"]
 # Names that only contain a secret's name, an empty value, a fragment: no credential.
 _PLAIN_QUERIES = ["?keyword=weather", "?author=me", "?api_key=", "#token=x", "?tokens_max=5"]
 
@@ -225,11 +228,18 @@ def test_a_secret_in_a_urls_query_is_a_credential_never_sent_nor_stored(url, lis
                             NOW)
     assert row["listing"] == listing
     if listing == "skip":
-        assert row["skip_reason"] == "credentials in URL" and "=REDACTED" in row["url"]
+        assert row["skip_reason"] == "credentials in URL" and "REDACTED" in row["url"]
         assert not [k for k, v in row.items() if isinstance(v, str) and "LIVEKEY" in v], row
-        assert row["server_key"] == "a.example.com/mcp"  # the key ignores the query: the same endpoint
+        assert row["server_key"].startswith("a.example.com/mcp")
     else:
         assert row["url"] == url
+
+
+def test_a_secret_in_a_key_of_the_entry_is_never_stored():
+    (row,) = rows_for_entry({"server": {"name": "x/y", "remotes": [{"type": "streamable-http",
+                                                                      "url": "https://a.example.com/mcp"}]},
+                             "_meta": {"https://a.example.com/mcp?api_key=LIVEKEY1": {"seen": True}}}, DAY, NOW)
+    assert "LIVEKEY" not in row["entry_json"] and row["listing"] == "probe"
 
 
 def test_the_other_columns_of_a_registry_row_never_hold_a_credential():

@@ -9,9 +9,11 @@ reason, never an exception (docs/methodology.md, "Package advisories and domain 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -41,6 +43,8 @@ class BoundedFetcher:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="lookups-io", daemon=True)
         self._thread.start()
+        # A client dropped without close() stops its loop (and thread) when collected.
+        self._stop = weakref.finalize(self, self._loop.call_soon_threadsafe, self._loop.stop)
         self._client = self._run(self._open(timeout, headers))
 
     @staticmethod
@@ -51,17 +55,30 @@ class BoundedFetcher:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
 
     def close(self) -> None:
-        if self._loop.is_closed():
+        """Ends whatever is being fetched (its caller is answered "client closed"), then the loop and its thread."""
+        if self._loop.is_closed() or not self._loop.is_running():
             return
-        self._run(self._client.aclose())
-        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._run(self._shut())
+        self._stop()
         self._thread.join()
         self._loop.close()
+
+    async def _shut(self) -> None:
+        others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in others:
+            task.cancel()
+        await asyncio.gather(*others, return_exceptions=True)
+        await self._client.aclose()
 
     def fetch(self, method: str, url: str, max_body: int, timeout: float, **kwargs: Any) -> Answer | str:
         """The answer to one request: at most `max_body` bytes once decoded, the whole answer within `timeout`
         seconds; else a one-line reason. Nothing a URL or a service holds can raise here."""
-        return self._run(self._fetch(method, url, max_body, timeout, **kwargs))
+        if self._loop.is_closed():
+            return "client closed"
+        try:
+            return self._run(self._fetch(method, url, max_body, timeout, **kwargs))
+        except (RuntimeError, concurrent.futures.CancelledError):  # closed while it was fetched
+            return "client closed"
 
     async def _fetch(self, method: str, url: str, max_body: int, timeout: float, **kwargs: Any) -> Answer | str:
         try:

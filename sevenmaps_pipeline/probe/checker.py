@@ -32,6 +32,9 @@ from .redirects import invalid_location, redirect_target
 from .values import header_token, scalar_text
 from .wire import Reply, loads, read_body, read_endpoint_event, read_reply
 
+# What transport_failure names a timeout that came before the request reached the host (probe/outcomes.py).
+_NOT_CONNECTED = ("ConnectTimeout", "PoolTimeout")
+
 
 class EndpointCheck:
     """A single check; `run()` never raises, whatever the server does (and whatever our code does).
@@ -237,7 +240,8 @@ class EndpointCheck:
                                         t.initialize, "server/discover", headers=headers,
                                         request_id="discover-1", cap=self.config.max_handshake_bytes)
         except _Outcome as silent:
-            if not self.readiness or silent.outcome != "timeout":
+            # Only a request the host took and left unanswered: a connection never made is no silence of its own.
+            if not self.readiness or silent.outcome != "timeout" or silent.detail.endswith(_NOT_CONNECTED):
                 raise
             # Discovery that answers nothing at all is still "nothing": initialize is asked next (docs/methodology.md,
             # "Readiness"); some servers never answer a method they do not know.
@@ -433,7 +437,7 @@ class EndpointCheck:
         ms = round((time.monotonic() - t0) * 1000)
         if endpoint is None:
             raise _Outcome("skipped", "legacy SSE stream ended without an endpoint event")
-        raise _Outcome("skipped", f"legacy SSE endpoint event after {ms} ms: {endpoint[:200]}")
+        raise _Outcome("skipped", f"legacy SSE endpoint event after {ms} ms: {redact_text(endpoint)[:200]}")
 
     # ------------------------------------------------------------------ helpers
     def _auth(self, response: Answer) -> None:

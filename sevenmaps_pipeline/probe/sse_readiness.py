@@ -19,6 +19,7 @@ from urllib.parse import urljoin
 import httpx
 
 from ..lake.keys import origin as origin_of
+from ..registry.listing import redact_text
 from .check_result import CheckResult
 from .checker import EndpointCheck
 from .outcomes import Answer, _Outcome, transport_failure
@@ -39,6 +40,7 @@ class SseReadinessCheck(EndpointCheck):
         self._stream_status: int | None = None  # the status of the GET that opened the stream
         self._stream_url: str | None = None  # the stream's URL, after any redirect followed
         self._discovered = False  # server/discover was asked (on this stream or one before)
+        self._get_sent = 0.0  # when the GET that opened the latest stream was sent
 
     async def _check(self) -> None:
         try:
@@ -76,6 +78,7 @@ class SseReadinessCheck(EndpointCheck):
         return result
 
     async def _open(self) -> None:
+        self._get_sent = time.monotonic()
         async with self.client.stream("GET", self.url, headers={"Accept": "text/event-stream"}) as response:
             if not response.is_redirect:
                 await self._listen(response)
@@ -85,6 +88,7 @@ class SseReadinessCheck(EndpointCheck):
             # host's two connections (probe/hosts.py), and no message POST would get one.
             self.result.note(f"GET (SSE) -> HTTP {response.status_code} (a redirect)")
             await self._redirect(response, "GET (SSE)")
+        self._get_sent = time.monotonic()
         async with self.client.stream("GET", self.url, headers={"Accept": "text/event-stream"}) as again:
             await self._listen(again)
 
@@ -112,7 +116,7 @@ class SseReadinessCheck(EndpointCheck):
         self.result.note(f"GET (SSE) -> HTTP {response.status_code} {response.headers.get('content-type', '')}")
         self._stream_status = response.status_code
         if self.result.round_trip_ms is None and response.status_code != 200:  # the GET's own answer (a 401)
-            self.result.round_trip_ms = round((time.monotonic() - self._t0) * 1000)
+            self.result.round_trip_ms = round((time.monotonic() - self._get_sent) * 1000)
         if response.is_redirect:
             await self._redirect(response, "GET (SSE)")  # a second one: not followed (it raises)
         if response.status_code in (401, 403):
@@ -139,8 +143,9 @@ class SseReadinessCheck(EndpointCheck):
         it was not listed); a plain-http stream is contacted only when an owner allows it."""
         target = urljoin(self.url, endpoint)
         if origin_of(target) != origin_of(self.url):
-            raise _Outcome("not_mcp", f"the endpoint event names another origin ({endpoint[:200]}); not followed")
-        self.result.note(f"endpoint event: {endpoint[:200]}")
+            raise _Outcome("not_mcp",
+                           f"the endpoint event names another origin ({redact_text(endpoint)[:200]}); not followed")
+        self.result.note(f"endpoint event: {redact_text(endpoint)[:200]}")
         return target
 
     async def _read(self, events: Any) -> None:

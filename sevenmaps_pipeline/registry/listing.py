@@ -16,7 +16,7 @@ import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from ..rules.hosts import PRIVATE_SUFFIXES, whatwg_ipv4
 
@@ -84,17 +84,30 @@ _ANY_SCHEME_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\\\s\"'?#@]*@
 # A secret a listing's JSON may carry outside a URL: the value of a header or variable whose name says it is one,
 # and an Authorization value (a long token with a digit) in any text.
 _SECRET_NAME = re.compile(r"(?i)auth|token|key|secret|cookie|passw|session|credential")
-# A query parameter whose name ends in a secret's name (`?api_key=`, `&access_token=`, `X-Amz-Signature=`), with its
-# value: a credential as userinfo is (status-1.5): the URL is never contacted and the value is stored REDACTED.
-_SECRET_QUERY = re.compile(r"(?i)([?&][a-z0-9_.~-]*?(?:key|token|secret|passw(?:or)?d|pwd|auth|authorization"
-                           r"|credentials?|signature|session(?:id)?)=)([^&#\s\"'<>]+)")
+# A query parameter whose name ends in a secret's name (`?api_key=`, `&access_token=`, `;sig=`, `X-Amz-Signature=`),
+# with its value: a credential as userinfo is (status-1.5): the URL is never contacted and the value is stored
+# REDACTED. Names are read as written here; `carries_credentials` also reads them percent-decoded.
+_SECRET_PARAMETER = (r"(?:key|token|secret|passw(?:or)?d|pwd|auth|authorization|credentials?|signature|sig|jwt"
+                     r"|session(?:_?id)?)")
+_SECRET_QUERY = re.compile(r"(?i)([?&;][a-z0-9_.~-]*?" + _SECRET_PARAMETER + r"=)([^&;#\s\"'<>]+)")
+_SECRET_NAME_DECODED = re.compile(r"(?i)[a-z0-9_.~-]*?" + _SECRET_PARAMETER)
 _AUTH_VALUE = re.compile(r"(?i)\b(bearer|basic)(\s+)(?=[a-z0-9._~+/=-]*\d)[a-z0-9._~+/=-]{16,}")
 
 
 def carries_credentials(url: str) -> bool:
-    """Whether a URL carries a credential: userinfo (`user:pw@`), or a query parameter named as a secret with a
-    value (`?api_key=...`). 7Maps-bot never sends credentials: such a URL is never contacted."""
-    return has_userinfo(url) or _SECRET_QUERY.search(url.split("#", 1)[0]) is not None
+    """Whether a URL carries a credential: userinfo (`user:pw@`), or a parameter named as a secret with a value,
+    in its query or its path (`?api_key=...`, `;sig=...`; a name percent-encoded, `api%5Fkey`, read decoded).
+    7Maps-bot never sends credentials: such a URL is never contacted."""
+    return has_userinfo(url) or _secret_parameter(url)
+
+
+def _secret_parameter(url: str) -> bool:
+    before_fragment = url.split("#", 1)[0]
+    if any(m.group(2) != REDACTED for m in _SECRET_QUERY.finditer(before_fragment)):
+        return True
+    pairs = (pair.partition("=") for pair in re.split(r"[?&;]", before_fragment)[1:])
+    return any(value and value != REDACTED and _SECRET_NAME_DECODED.fullmatch(unquote(name))
+               for name, _, value in pairs)
 
 
 def has_userinfo(url: str) -> bool:
@@ -106,10 +119,13 @@ def has_userinfo(url: str) -> bool:
 
 
 def redacted_url(url: str) -> str:
-    """A listed URL as it may be stored: its userinfo, in any form a browser may read as one, made REDACTED; one
-    the patterns do not reach (a tab or a line break inside its scheme, which a URL parser drops) is rebuilt from
-    its parts without its userinfo."""
+    """A listed URL as it may be stored: its userinfo, in any form a browser may read as one, and the value of a
+    parameter named as a secret made REDACTED (all its parameters, where a name is not written plainly); one the
+    patterns do not reach (a tab or a line break inside its scheme, which a URL parser drops) is rebuilt from its
+    parts without its userinfo."""
     redacted = redact_text(_URL_USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", url, count=1))
+    if _secret_parameter(redacted):  # a name the pattern does not read as written (`api%5Fkey`): no parameters
+        redacted = re.split(r"[?&;]", redacted, maxsplit=1)[0] + "?" + REDACTED
     if redacted != url or not has_userinfo(url):
         return redacted
     try:
@@ -134,14 +150,17 @@ def redacted_entry(entry: Any) -> Any:
     X-Api-Key, OPENAI_API_KEY, ...) REDACTED. RecursionError when it nests too deeply to walk (the caller lists it
     malformed)."""
     if isinstance(entry, str):
-        return redacted_url(entry) if has_userinfo(entry) else redact_text(entry)
+        url = has_userinfo(entry) or entry.lstrip()[:8].lower().startswith(("http://", "https://")) and (
+            _secret_parameter(entry))
+        return redacted_url(entry) if url else redact_text(entry)
     if isinstance(entry, list):
         return [redacted_entry(item) for item in entry]
     if not isinstance(entry, dict):
         return entry
     secret = "value" in entry and (entry.get("isSecret") is True or entry.get("is_secret") is True or (
         isinstance(entry.get("name"), str) and _SECRET_NAME.search(entry["name"]) is not None))
-    return {key: REDACTED if secret and key == "value" else redacted_entry(value) for key, value in entry.items()}
+    return {redacted_entry(key) if isinstance(key, str) else key: REDACTED if secret and key == "value"
+            else redacted_entry(value) for key, value in entry.items()}
 
 
 def redact_userinfo(text: str) -> str:
@@ -186,7 +205,7 @@ def listing_decision(url: str | None, remote_type: str | None, *, opted_out: Col
         parts.port  # noqa: B018 - raises on a malformed port
     except ValueError as exc:
         return ListingDecision("malformed", Malformed.UNPARSEABLE, f": {exc}")
-    if "@" in parts.netloc or _SECRET_QUERY.search("?" + parts.query):  # never contacted
+    if "@" in parts.netloc or carries_credentials(url):  # never contacted
         return ListingDecision("skip", SkipReason.CREDENTIALS)
     if parts.scheme.lower() != "https":
         return ListingDecision("skip", SkipReason.NOT_HTTPS)

@@ -26,7 +26,7 @@ from ..lake.control import ControlError, Refused, read_control_rows
 from ..lake.keys import server_key
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
-from .listing import carries_credentials, is_opted_out
+from .listing import carries_credentials, is_opted_out, redacted_url
 from .opt_outs import TOKEN_DAYS, OptOutRegistryError, new_token, normal_host, token_expired
 
 OWNER_PATH = "/.well-known/7maps-owner.txt"
@@ -185,7 +185,8 @@ def choose_five_minute(lake: LakePaths, host: str, urls: list[str]) -> OwnerClai
     keys: list[str] = []
     for url in urls:
         if not url.lower().startswith("https://") or carries_credentials(url):
-            raise OwnerClaimError(Refused.NOT_AN_HTTPS_URL, f"{url!r}: an https URL without credentials, please")
+            raise OwnerClaimError(Refused.NOT_AN_HTTPS_URL,
+                                  f"{redacted_url(url)!r}: an https URL without credentials, please")
         name = (urlsplit(url).hostname or "").lower()
         if not is_opted_out(name, frozenset({claim.host})):  # the same host, or a name under it
             raise OwnerClaimError(Refused.NOT_THEIR_HOST,

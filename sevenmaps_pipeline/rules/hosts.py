@@ -96,4 +96,4 @@ def ascii_host(host: str) -> str:
 
 def ascii_domain(domain: str) -> str:
     """A domain name in the ASCII form a client writes, lower case (an ASCII name as it is)."""
-    return domain if domain.isascii() else ascii_host(domain).lower()
+    return domain.lower() if domain.isascii() else ascii_host(domain).lower()

@@ -23,8 +23,9 @@ RAW_READINESS = TableSpec(
             col("url", pa.string(), "the URL as listed (userinfo replaced by REDACTED)"),
             col("origin", pa.string(), "scheme://host[:port] of the URL"),
             col("started_at", UTC_TS, "when the check started (UTC)", False),
-            col("round_trip_ms", pa.int32(), "wall time of the check up to its first answer's end (discover or "
-                "initialize, or the 401), ms"),
+            col("round_trip_ms", pa.int32(), "ms from sending the request whose answer decided how the endpoint "
+                "answered (discover, initialize or the 401) to its answer's end (mcp-2026-09-11.5; before: from the "
+                "check's start to its first answer of any kind)"),
             col("outcome", pa.string(), "as probes.outcome", False),
             col("outcome_detail", pa.string(), "human-readable detail of the outcome"),
             col("skip_reason", pa.string(), "why the endpoint was not contacted (outcome skipped)"),
