@@ -143,6 +143,9 @@ def test_an_owners_claim_refuses_by_named_kind(lake):
     with pytest.raises(owners.OwnerClaimError) as refused:
         owners.choose_five_minute(lake, "mcp.example.com", ["https://elsewhere.example.org/mcp"])
     assert refused.value.kind is Refused.NOT_THEIR_HOST
+    with pytest.raises(owners.OwnerClaimError) as refused:  # a secret in the query: refused, never echoed
+        owners.choose_five_minute(lake, "mcp.example.com", ["https://mcp.example.com/mcp?api_key=sk-live-SECRET"])
+    assert refused.value.kind is Refused.NOT_AN_HTTPS_URL and "sk-live" not in str(refused.value)
     with pytest.raises(owners.OwnerClaimError) as refused:
         owners.set_note(lake, "other.example.com", "hello", now)
     assert refused.value.kind is Refused.NO_VERIFIED_OWNER
