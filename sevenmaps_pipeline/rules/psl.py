@@ -86,15 +86,18 @@ def registrable_domain(host: str) -> str | None:
     return ".".join(labels[-(public + 1):])
 
 
-def site_of_url(url: str | None) -> str | None:
-    """The registrable domain of a URL's host (the host itself when it has none, e.g. an IP literal)."""
-    if not url:
-        return None
+def _host_of_url(url: str | None) -> str | None:
+    """A URL's host, or None when it has none or cannot be read."""
     try:
-        host = host_of(url)
+        return host_of(url) or None if url else None
     except ValueError:
         return None
-    if not host:
+
+
+def site_of_url(url: str | None) -> str | None:
+    """The registrable domain of a URL's host (the host itself when it has none, e.g. an IP literal)."""
+    host = _host_of_url(url)
+    if host is None:
         return None
     try:
         ipaddress.ip_address(host.split("%")[0])
@@ -107,10 +110,5 @@ def domain_of_url(url: str | None) -> str | None:
     """The registrable domain of a URL's host in the ASCII form a client connects to (`bücher.de` ->
     `xn--bcher-kva.de`, so both spellings are one domain), as domain age reads it (docs/methodology.md, "Domain
     age"); None for an address, a bare public suffix or no host."""
-    if not url:
-        return None
-    try:
-        host = host_of(url)
-    except ValueError:
-        return None
+    host = _host_of_url(url)
     return registrable_domain(ascii_host(host).lower()) if host and not is_address(host) else None
