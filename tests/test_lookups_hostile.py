@@ -392,3 +392,15 @@ def test_a_client_closed_answers_every_fetch_with_a_reason_and_leaves_no_thread(
     client.metadata(after := PackageLookup("npm", "late", "1.0.0"))
     assert after.metadata_status == "client closed"
     assert not [t for t in threading.enumerate() if t.name == "lookups-io" and t.is_alive()]
+
+
+def test_a_client_closed_from_two_threads_at_once_closes_once_and_neither_waits(services):
+    for _ in range(20):
+        client = LookupClient(f"{services.url}/osv", min_interval=0)
+        closers = [threading.Thread(target=client.close) for _ in range(2)]
+        for closer in closers:
+            closer.start()
+        for closer in closers:
+            closer.join(10)
+        assert not [c for c in closers if c.is_alive()]
+    assert not [t for t in threading.enumerate() if t.name == "lookups-io" and t.is_alive()]

@@ -37,6 +37,7 @@ SSE_HOP = "mcp.ssehop.test"  # answers GET /sse with a same-domain 307 to the SD
 SSE_AFTER_HOP = "sse.ssehop.test"
 GONE = "gone.hostile.test"  # same registrable domain as HOSTILE; nothing listens there
 OLD_SDK_SSE = "mcp.oldsdksse.test"  # an HTTP+SSE server that ends a session's stream on a method it does not know
+SILENT_SSE = "mcp.silentsse.test"  # one that never answers such a method, on a stream it keeps open
 
 
 class EndsStreamOnUnknownMethod:
@@ -44,9 +45,10 @@ class EndsStreamOnUnknownMethod:
     a message whose method it does not know (server/discover) is accepted, then that session's stream ends; the
     server goes on serving new sessions, in the handshake era (2024-11-05)."""
 
-    def __init__(self) -> None:
+    def __init__(self, ends_stream: bool = True) -> None:
         self.sessions: dict[str, asyncio.Queue] = {}
         self.rpcs: list[str | None] = []
+        self.ends_stream = ends_stream  # else a method it does not know is accepted and never answered
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
@@ -83,7 +85,7 @@ class EndsStreamOnUnknownMethod:
                    "tools/list": {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}}
         if message.get("method") in results:
             await queue.put({"jsonrpc": "2.0", "id": message["id"], "result": results[message["method"]]})
-        elif message.get("method") != "notifications/initialized":
+        elif message.get("method") != "notifications/initialized" and self.ends_stream:
             await queue.put(None)  # the session's stream ends
 
 
@@ -97,7 +99,8 @@ def fleet(hostile):
     hop = ScriptedApp({"GET /sse": Scripted(307, headers=[("location", f"https://{SSE_AFTER_HOP}/sse")])})
     sse = legacy_sse_app("ssehop", SSE_AFTER_HOP, FleetState())
     with Fleet(extra_apps={HOSTILE: hostile, SSE_HOP: hop, SSE_AFTER_HOP: sse,
-                           OLD_SDK_SSE: EndsStreamOnUnknownMethod()}) as running:
+                           OLD_SDK_SSE: EndsStreamOnUnknownMethod(),
+                           SILENT_SSE: EndsStreamOnUnknownMethod(ends_stream=False)}) as running:
         yield running
 
 
@@ -419,3 +422,10 @@ def test_an_sse_stream_ended_by_discover_gets_a_new_stream_for_initialize(fleet)
     assert row["protocol_version"] == "2024-11-05" and row["tool_count"] == 1
     assert lines["answers"].passed and lines["discover_or_initialize"].points == 8
     assert server.rpcs[:2] == ["server/discover", "initialize"] and len(server.sessions) == 2
+
+
+def test_a_silent_discover_over_sse_is_nothing_and_initialize_follows_on_the_same_stream(fleet):
+    server = fleet.extra_apps[SILENT_SSE]
+    row, lines = _score(fleet, f"https://{SILENT_SSE}/sse", remote_type="sse", timeouts={"initialize": 1.0})
+    assert row["outcome"] == "ok" and row["answered_via"] == "initialize", row["outcome_detail"]
+    assert server.rpcs[:2] == ["server/discover", "initialize"] and len(server.sessions) == 1

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sevenmaps_pipeline.devtools.fleet.run import Fleet
+from sevenmaps_pipeline.lake.keys import server_key
 from sevenmaps_pipeline.probe.config import ProbeConfig
 from sevenmaps_pipeline.probe.http import build_client
 from sevenmaps_pipeline.registry.client import (
@@ -216,7 +217,9 @@ _SECRET_QUERIES = ["?api_key=LIVEKEY1", "?x=1&access_token=LIVEKEY1", "?apiKey=L
                    "?sessionId=LIVEKEY1", "?session_id=LIVEKEY1", "?sig=LIVEKEY1", "?jwt=LIVEKEY1",
                    # a name percent-encoded, `;` as a separator, a parameter in the path
                    "?api%5Fkey=LIVEKEY1", "?api_k%65y=LIVEKEY1", "?a=1;api_key=LIVEKEY1", ";api_key=LIVEKEY1",
-                   "&api_key=LIVEKEY1"]
+                   "&api_key=LIVEKEY1",
+                   # a tab or a line break in the name, which a URL parser drops
+                   "?api_k\tey=LIVEKEY1", "?api_key\n=LIVEKEY1", "?\tapi_key=LIVEKEY1"]
 # Names that only contain a secret's name, an empty value, a fragment: no credential.
 _PLAIN_QUERIES = ["?keyword=weather", "?author=me", "?api_key=", "#token=x", "?tokens_max=5"]
 
@@ -233,6 +236,17 @@ def test_a_secret_in_a_urls_query_is_a_credential_never_sent_nor_stored(url, lis
         assert row["server_key"].startswith("a.example.com/mcp")
     else:
         assert row["url"] == url
+
+
+def test_redaction_keeps_everything_but_the_secret():
+    # The path keeps its shape (so does the key), prose around a secret is kept.
+    url = "https://a.example.com/v1;v=2/mcp?api%5Fkey=LIVEKEY1&profile=p"
+    prose = "Use https://a.example.com/mcp?api_key=YOUR_KEY for weather, then ask."
+    (row,) = rows_for_entry({"server": {"name": "x/y", "description": prose,
+                                        "remotes": [{"type": "streamable-http", "url": url}]}}, DAY, NOW)
+    assert row["url"] == "https://a.example.com/v1;v=2/mcp?api%5Fkey=REDACTED&profile=p"
+    assert row["server_key"] == server_key("https://a.example.com/v1;v=2/mcp")
+    assert "?api_key=REDACTED for weather, then ask." in row["entry_json"] and "LIVEKEY" not in row["entry_json"]
 
 
 def test_a_secret_in_a_key_of_the_entry_is_never_stored():

@@ -45,6 +45,8 @@ class BoundedFetcher:
         self._thread.start()
         # A client dropped without close() stops its loop (and thread) when collected.
         self._stop = weakref.finalize(self, self._loop.call_soon_threadsafe, self._loop.stop)
+        self._closing = threading.Lock()  # close() and the submission of a fetch, one at a time
+        self._closed = False
         self._client = self._run(self._open(timeout, headers))
 
     @staticmethod
@@ -56,11 +58,14 @@ class BoundedFetcher:
 
     def close(self) -> None:
         """Ends whatever is being fetched (its caller is answered "client closed"), then the loop and its thread."""
-        if self._loop.is_closed() or not self._loop.is_running():
-            return
-        self._run(self._shut())
-        self._stop()
-        self._thread.join()
+        with self._closing:
+            if self._closed:
+                return
+            self._closed = True
+        if self._loop.is_running():
+            self._run(self._shut())
+            self._stop()
+            self._thread.join()
         self._loop.close()
 
     async def _shut(self) -> None:
@@ -73,11 +78,14 @@ class BoundedFetcher:
     def fetch(self, method: str, url: str, max_body: int, timeout: float, **kwargs: Any) -> Answer | str:
         """The answer to one request: at most `max_body` bytes once decoded, the whole answer within `timeout`
         seconds; else a one-line reason. Nothing a URL or a service holds can raise here."""
-        if self._loop.is_closed():
-            return "client closed"
+        with self._closing:
+            if self._closed:
+                return "client closed"
+            future = asyncio.run_coroutine_threadsafe(self._fetch(method, url, max_body, timeout, **kwargs),
+                                                      self._loop)
         try:
-            return self._run(self._fetch(method, url, max_body, timeout, **kwargs))
-        except (RuntimeError, concurrent.futures.CancelledError):  # closed while it was fetched
+            return future.result()
+        except concurrent.futures.CancelledError:  # closed while it was fetched
             return "client closed"
 
     async def _fetch(self, method: str, url: str, max_body: int, timeout: float, **kwargs: Any) -> Answer | str:

@@ -32,9 +32,6 @@ from .redirects import invalid_location, redirect_target
 from .values import header_token, scalar_text
 from .wire import Reply, loads, read_body, read_endpoint_event, read_reply
 
-# What transport_failure names a timeout that came before the request reached the host (probe/outcomes.py).
-_NOT_CONNECTED = ("ConnectTimeout", "PoolTimeout")
-
 
 class EndpointCheck:
     """A single check; `run()` never raises, whatever the server does (and whatever our code does).
@@ -60,6 +57,7 @@ class EndpointCheck:
         self.result = CheckResult(url=redacted_url(url), started_at=started_at)
         self.redirects_followed = 0
         self._answered_ms: int | None = None  # the round trip of the latest request answered (its own, retry included)
+        self._request_sent = False  # whether the latest request's headers went out (httpcore's trace)
         self._t0 = time.monotonic()
 
     async def run(self) -> CheckResult:
@@ -134,7 +132,10 @@ class EndpointCheck:
                          cap: int | None) -> Answer:
         request_headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
                            **headers}
-        async with self.client.stream("POST", self.url, json=payload, headers=request_headers) as response:
+        # Readiness asks whether a silent request was taken by the host (`_modern`); the daily check never does.
+        traced = {"trace": self._trace} if self.readiness else {}
+        async with self.client.stream("POST", self.url, json=payload, headers=request_headers,
+                                      extensions=traced) as response:
             self.result.note(f"POST {step} -> HTTP {response.status_code} "
                              f"{response.headers.get('content-type', '')}".rstrip())
             if response.is_redirect:
@@ -145,6 +146,11 @@ class EndpointCheck:
                 return Answer(response.status_code, response.headers, reply, b"")
             body, _ = await read_body(response, self.config.max_small_body_bytes)
             return Answer(response.status_code, response.headers, None, body)
+
+    async def _trace(self, event: str, info: dict) -> None:
+        # httpcore's account of the request: whether its headers went out (the host took the connection).
+        if event.endswith("send_request_headers.started"):
+            self._request_sent = True
 
     async def _redirect(self, response: httpx.Response, step: str) -> None:
         location = response.headers.get("location")
@@ -235,13 +241,15 @@ class EndpointCheck:
     async def _modern(self, started: float) -> bool:
         t = self.config.timeouts
         headers = {"MCP-Protocol-Version": MODERN_PROTOCOL_VERSION, "Mcp-Method": "server/discover"}
+        self._request_sent = False
         try:
             response = await self._post(rpc("server/discover", "discover-1", {"_meta": modern_meta()}),
                                         t.initialize, "server/discover", headers=headers,
                                         request_id="discover-1", cap=self.config.max_handshake_bytes)
         except _Outcome as silent:
-            # Only a request the host took and left unanswered: a connection never made is no silence of its own.
-            if not self.readiness or silent.outcome != "timeout" or silent.detail.endswith(_NOT_CONNECTED):
+            # Only a request the host took and left unanswered: a connection never made (or never secured) is no
+            # silence of the server's.
+            if not self.readiness or silent.outcome != "timeout" or not self._request_sent:
                 raise
             # Discovery that answers nothing at all is still "nothing": initialize is asked next (docs/methodology.md,
             # "Readiness"); some servers never answer a method they do not know.

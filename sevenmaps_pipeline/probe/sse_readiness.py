@@ -182,6 +182,7 @@ class SseReadinessCheck(EndpointCheck):
         request_headers = {"Content-Type": "application/json", **headers}
         try:
             async with self.client.stream("POST", self.url, json=payload, headers=request_headers) as response:
+                self._request_sent = True  # the host took the message; its answer comes on the stream
                 self.result.note(f"POST {step} -> HTTP {response.status_code}")
                 if response.is_redirect:  # the server's own message URL redirecting: not followed
                     raise _Outcome("redirect", f"{step}: the message URL answers HTTP {response.status_code} with "

@@ -147,6 +147,9 @@ class ProberTransport(httpx.AsyncBaseTransport):
             if body:
                 out += state.send(h11.Data(data=body)) or b""
             out += state.send(h11.EndOfMessage()) or b""
+            trace = request.extensions.get("trace")
+            if trace is not None:  # httpcore's event for it: the connection is made and secured, the request goes
+                await trace("http11.send_request_headers.started", {"request": request})
             # A server may answer (an error, say) and close before reading all we sent: its answer is read.
             with contextlib.suppress(httpcore.WriteError):
                 await connection.stream.write(out, timeout=timeouts.get("write"))

@@ -84,13 +84,15 @@ _ANY_SCHEME_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\\\s\"'?#@]*@
 # A secret a listing's JSON may carry outside a URL: the value of a header or variable whose name says it is one,
 # and an Authorization value (a long token with a digit) in any text.
 _SECRET_NAME = re.compile(r"(?i)auth|token|key|secret|cookie|passw|session|credential")
-# A query parameter whose name ends in a secret's name (`?api_key=`, `&access_token=`, `;sig=`, `X-Amz-Signature=`),
-# with its value: a credential as userinfo is (status-1.5): the URL is never contacted and the value is stored
-# REDACTED. Names are read as written here; `carries_credentials` also reads them percent-decoded.
+# A parameter whose name ends in a secret's name (`?api_key=`, `&access_token=`, `;sig=`, `X-Amz-Signature=`, read
+# percent-decoded too), with its value: a credential as userinfo is (status-1.5): the URL is never contacted and the
+# value is stored REDACTED.
 _SECRET_PARAMETER = (r"(?:key|token|secret|passw(?:or)?d|pwd|auth|authorization|credentials?|signature|sig|jwt"
                      r"|session(?:_?id)?)")
-_SECRET_QUERY = re.compile(r"(?i)([?&;][a-z0-9_.~-]*?" + _SECRET_PARAMETER + r"=)([^&;#\s\"'<>]+)")
-_SECRET_NAME_DECODED = re.compile(r"(?i)[a-z0-9_.~-]*?" + _SECRET_PARAMETER)
+_SECRET_PARAMETER_NAME = re.compile(r"(?i)[a-z0-9_.~-]*?" + _SECRET_PARAMETER)
+# A parameter (name=value) after "?", "&" or ";": its value ends at the next separator, white space or a quote.
+_PARAMETER = re.compile(r"([?&;])([^?&;#=\s\"'<>]*)=([^?&;#\s\"'<>]*)")
+_TAB_OR_NEWLINE = re.compile(r"[\t\r\n]")  # what a URL parser drops (urlsplit, WHATWG)
 _AUTH_VALUE = re.compile(r"(?i)\b(bearer|basic)(\s+)(?=[a-z0-9._~+/=-]*\d)[a-z0-9._~+/=-]{16,}")
 
 
@@ -102,12 +104,17 @@ def carries_credentials(url: str) -> bool:
 
 
 def _secret_parameter(url: str) -> bool:
-    before_fragment = url.split("#", 1)[0]
-    if any(m.group(2) != REDACTED for m in _SECRET_QUERY.finditer(before_fragment)):
-        return True
-    pairs = (pair.partition("=") for pair in re.split(r"[?&;]", before_fragment)[1:])
-    return any(value and value != REDACTED and _SECRET_NAME_DECODED.fullmatch(unquote(name))
-               for name, _, value in pairs)
+    before_fragment = _TAB_OR_NEWLINE.sub("", url).split("#", 1)[0]
+    return any(_is_secret(m) and m.group(3) != REDACTED for m in _PARAMETER.finditer(before_fragment))
+
+
+def _is_secret(parameter: re.Match[str]) -> bool:
+    """A parameter named as a secret (its name read percent-decoded too), with a value."""
+    return bool(parameter.group(3)) and _SECRET_PARAMETER_NAME.fullmatch(unquote(parameter.group(2))) is not None
+
+
+def _redact_parameters(text: str) -> str:
+    return _PARAMETER.sub(lambda m: f"{m.group(1)}{m.group(2)}={REDACTED}" if _is_secret(m) else m.group(0), text)
 
 
 def has_userinfo(url: str) -> bool:
@@ -120,12 +127,11 @@ def has_userinfo(url: str) -> bool:
 
 def redacted_url(url: str) -> str:
     """A listed URL as it may be stored: its userinfo, in any form a browser may read as one, and the value of a
-    parameter named as a secret made REDACTED (all its parameters, where a name is not written plainly); one the
-    patterns do not reach (a tab or a line break inside its scheme, which a URL parser drops) is rebuilt from its
-    parts without its userinfo."""
+    parameter named as a secret made REDACTED; one the patterns do not reach (a tab or a line break inside its
+    scheme, which a URL parser drops) is rebuilt from its parts without its userinfo."""
+    if _secret_parameter(url):  # read as a URL parser reads it: a tab or a line break inside a name is dropped
+        url = _TAB_OR_NEWLINE.sub("", url)
     redacted = redact_text(_URL_USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", url, count=1))
-    if _secret_parameter(redacted):  # a name the pattern does not read as written (`api%5Fkey`): no parameters
-        redacted = re.split(r"[?&;]", redacted, maxsplit=1)[0] + "?" + REDACTED
     if redacted != url or not has_userinfo(url):
         return redacted
     try:
@@ -140,7 +146,7 @@ def redact_text(text: str) -> str:
     """Free text as it may be stored: the userinfo of every URL in it (http(s) in any spelling, any scheme written
     with "//"), the value of a query parameter named as a secret, and a long Bearer or Basic token made REDACTED."""
     text = _ANY_SCHEME_USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", redact_userinfo(text))
-    text = _SECRET_QUERY.sub(lambda m: m.group(1) + REDACTED, text)
+    text = _redact_parameters(text)
     return _AUTH_VALUE.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
 
 
