@@ -221,7 +221,7 @@ _SECRET_QUERIES = ["?api_key=LIVEKEY1", "?x=1&access_token=LIVEKEY1", "?apiKey=L
                    # a tab or a line break in the name, which a URL parser drops
                    "?api_k\tey=LIVEKEY1", "?api_key\n=LIVEKEY1", "?\tapi_key=LIVEKEY1"]
 # Names that only contain a secret's name, an empty value, a fragment: no credential.
-_PLAIN_QUERIES = ["?keyword=weather", "?author=me", "?api_key=", "#token=x", "?tokens_max=5"]
+_PLAIN_QUERIES = ["?keyword=weather", "?author=me", "?api_key=", "?tokens_max=5"]
 
 
 @pytest.mark.parametrize(("url", "listing"), [(f"https://a.example.com/mcp{q}", "skip") for q in _SECRET_QUERIES]
@@ -238,10 +238,28 @@ def test_a_secret_in_a_urls_query_is_a_credential_never_sent_nor_stored(url, lis
         assert row["url"] == url
 
 
+def test_a_secret_in_a_fragment_is_never_sent_so_probed_but_never_stored():
+    (row,) = rows_for_entry({"server": {"name": "x/y", "remotes": [
+        {"type": "streamable-http", "url": "https://a.example.com/mcp?a=1#access_token=LIVEKEY1"}]}}, DAY, NOW)
+    assert row["listing"] == "probe" and row["url"] == "https://a.example.com/mcp?a=1#access_token=REDACTED"
+    assert "LIVEKEY" not in row["entry_json"]
+
+
 def test_redaction_keeps_everything_but_the_secret():
     # The path keeps its shape (so does the key), prose around a secret is kept.
     url = "https://a.example.com/v1;v=2/mcp?api%5Fkey=LIVEKEY1&profile=p"
     prose = "Use https://a.example.com/mcp?api_key=YOUR_KEY for weather, then ask."
+    # A value as a URL parser reads it (a quote, a '?', a ';' inside it), a path parameter to its segment's end.
+    for listed, stored in (("?api_key=AB'CD\"EF?GH<IJ;KL&x=1", "?api_key=REDACTED&x=1"),
+                           (";sig=ABC/tools/x", ";sig=REDACTED/tools/x"),
+                           ("?client%3Atoken=S", "?client%3Atoken=REDACTED"), ("?x%20token=S", "?x%20token=REDACTED")):
+        (row,) = rows_for_entry({"server": {"name": "x/y", "remotes": [
+            {"type": "streamable-http", "url": f"https://a.example.com/mcp{listed}"}]}}, DAY, NOW)
+        assert row["url"] == f"https://a.example.com/mcp{stored}" and row["listing"] == "skip"
+    for odd in ("ht\ttps://a.example.com/mcp?api_k\tey=LIVEKEY1", "wss://a.example.com/mcp?api_k\tey=LIVEKEY1"):
+        (row,) = rows_for_entry({"server": {"name": "x/y", "description": odd, "remotes": [
+            {"type": "streamable-http", "url": "https://a.example.com/mcp"}]}}, DAY, NOW)
+        assert "LIVEKEY" not in row["entry_json"]
     (row,) = rows_for_entry({"server": {"name": "x/y", "description": prose,
                                         "remotes": [{"type": "streamable-http", "url": url}]}}, DAY, NOW)
     assert row["url"] == "https://a.example.com/v1;v=2/mcp?api%5Fkey=REDACTED&profile=p"

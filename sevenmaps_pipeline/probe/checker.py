@@ -132,6 +132,7 @@ class EndpointCheck:
                          cap: int | None) -> Answer:
         request_headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
                            **headers}
+        self._request_sent = False  # per request: a redirect's next hop is a request of its own
         # Readiness asks whether a silent request was taken by the host (`_modern`); the daily check never does.
         traced = {"trace": self._trace} if self.readiness else {}
         async with self.client.stream("POST", self.url, json=payload, headers=request_headers,

@@ -180,6 +180,7 @@ class SseReadinessCheck(EndpointCheck):
         if request_id is not None:
             waiting = self._pending[request_id] = asyncio.get_running_loop().create_future()
         request_headers = {"Content-Type": "application/json", **headers}
+        self._request_sent = False
         try:
             async with self.client.stream("POST", self.url, json=payload, headers=request_headers) as response:
                 self._request_sent = True  # the host took the message; its answer comes on the stream

@@ -21,7 +21,6 @@ from ..rules.http_values import RETRY_AFTER_MAX, retry_after_seconds
 from .listing import (
     ListingDecision,
     Malformed,
-    carries_credentials,
     listing_decision,
     redact_text,
     redact_userinfo,
@@ -132,8 +131,8 @@ def rows_for_entry(entry: Any, day: dt.date, fetched_at: dt.datetime, *, opted_o
         url = remote.get("url")
         decision = listing_decision(url, remote_type, opted_out=opted_out, host_map=host_map)
         listed = url
-        if isinstance(url, str) and carries_credentials(url):
-            url = redacted_url(url)  # never stored, never printed: the listing is skipped for it
+        if isinstance(url, str):
+            url = redacted_url(url)  # a credential is never stored or printed (the listing is skipped for it)
         row = {**base, "remote_type": redact_text(remote_type) if isinstance(remote_type, str) else None,
                "url": url if isinstance(url, str) else None, "listing": decision.verdict,
                "skip_reason": redact_text(decision.text) if decision.text else None}

@@ -78,9 +78,9 @@ _USERINFO = re.compile(r"(?i)\b(https?:(?://|\\/\\/))[^/\\\s\"'?#]*@")
 # An http(s) URL's userinfo as a browser may read it: after the scheme and any slashes or backslashes, everything up
 # to the last "@" before the path, whatever it holds (a backslash, a space, quotes), slashes or none
 # (`https:user:pw@host`). Only http(s): "Slack: mention @users" is prose, not a URL.
-_URL_USERINFO = re.compile(r"(?is)^(\s*https?:[/\\]*)[^/?#]*@")
+_URL_USERINFO = re.compile(r"(?is)^(\s*https?:[/\\]*)(?![/\\])[^/?#]*@")
 # userinfo of a URL of any scheme written with "//" inside a text (`postgres://user:pw@db`).
-_ANY_SCHEME_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\\\s\"'?#@]*@")
+_ANY_SCHEME_USERINFO = re.compile(r"(?i)(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*://)[^/\\\s\"'?#@]*@")
 # A secret a listing's JSON may carry outside a URL: the value of a header or variable whose name says it is one,
 # and an Authorization value (a long token with a digit) in any text.
 _SECRET_NAME = re.compile(r"(?i)auth|token|key|secret|cookie|passw|session|credential")
@@ -89,10 +89,13 @@ _SECRET_NAME = re.compile(r"(?i)auth|token|key|secret|cookie|passw|session|crede
 # value is stored REDACTED.
 _SECRET_PARAMETER = (r"(?:key|token|secret|passw(?:or)?d|pwd|auth|authorization|credentials?|signature|sig|jwt"
                      r"|session(?:_?id)?)")
-_SECRET_PARAMETER_NAME = re.compile(r"(?i)[a-z0-9_.~-]*?" + _SECRET_PARAMETER)
-# A parameter (name=value) after "?", "&" or ";": its value ends at the next separator, white space or a quote.
-_PARAMETER = re.compile(r"([?&;])([^?&;#=\s\"'<>]*)=([^?&;#\s\"'<>]*)")
+_SECRET_PARAMETER_NAME = re.compile(r"(?is).*?" + _SECRET_PARAMETER)
+# A parameter (name=value) after "?", "&" or ";" in text: its value ends at the next separator, white space or a
+# quote (prose goes on after it); a name may hold a tab or a line break, which a URL parser drops. In a URL itself a
+# value runs further (`_redact_url_parameters`).
+_PARAMETER = re.compile(r"([?&;])((?:[^?&;#=\s\"'<>]|[\t\r\n])*)=([^?&;#\s\"'<>]*)")
 _TAB_OR_NEWLINE = re.compile(r"[\t\r\n]")  # what a URL parser drops (urlsplit, WHATWG)
+_URL_LIKE = re.compile(r"(?i)[a-z][a-z0-9+.-]*:\S*")
 _AUTH_VALUE = re.compile(r"(?i)\b(bearer|basic)(\s+)(?=[a-z0-9._~+/=-]*\d)[a-z0-9._~+/=-]{16,}")
 
 
@@ -103,14 +106,57 @@ def carries_credentials(url: str) -> bool:
     return has_userinfo(url) or _secret_parameter(url)
 
 
-def _secret_parameter(url: str) -> bool:
-    before_fragment = _TAB_OR_NEWLINE.sub("", url).split("#", 1)[0]
-    return any(_is_secret(m) and m.group(3) != REDACTED for m in _PARAMETER.finditer(before_fragment))
+def _secret_parameter(url: str, fragment: bool = False) -> bool:
+    """Whether a parameter named as a secret has a value (other than REDACTED) in what a request sends of the URL,
+    or with `fragment`, anywhere in it (what is stored)."""
+    read = _TAB_OR_NEWLINE.sub("", url)
+    read = read.replace("#", "&", 1) if fragment else read.split("#", 1)[0]  # a fragment's first parameter too
+    return any(_is_secret(m) and m.group(3) != REDACTED for m in _PARAMETER.finditer(read))
 
 
 def _is_secret(parameter: re.Match[str]) -> bool:
     """A parameter named as a secret (its name read percent-decoded too), with a value."""
-    return bool(parameter.group(3)) and _SECRET_PARAMETER_NAME.fullmatch(unquote(parameter.group(2))) is not None
+    return bool(parameter.group(3)) and _secret_name(parameter.group(2))
+
+
+def _secret_name(name: str) -> bool:
+    return _SECRET_PARAMETER_NAME.fullmatch(unquote(_TAB_OR_NEWLINE.sub("", name))) is not None
+
+
+def _redact_url_parameters(url: str) -> str:
+    """A URL with the value of each parameter named as a secret REDACTED where it stands, as a URL parser reads the
+    value: in the query and the fragment it runs to the next `&` (a secret in a `;`-separated piece, to it too); in
+    the path, to the next `;`, `&` or `/`."""
+    head, hash_sign, fragment = url.partition("#")
+    head, question_mark, query = head.partition("?")
+    after_scheme = head.find("://") + 3 if "://" in head else 0
+    slash = head.find("/", after_scheme)
+    authority, path = (head, "") if slash < 0 else (head[:slash], head[slash:])
+    path = "/".join("".join(_redacted_pieces(re.split(r"([;&])", segment))) for segment in path.split("/"))
+    query, fragment = ("&".join(map(_redacted_query_piece, part.split("&"))) for part in (query, fragment))
+    return authority + path + question_mark + query + hash_sign + fragment
+
+
+def _redacted_pieces(pieces: list[str]) -> list[str]:
+    """A path segment split at its separators (kept): each `name=value` piece after one, its value REDACTED when
+    its name is a secret's."""
+    out = [pieces[0]]
+    for separator, piece in zip(pieces[1::2], pieces[2::2], strict=True):
+        name, equals, value = piece.partition("=")
+        out += [separator, f"{name}={REDACTED}" if equals and value and _secret_name(name) else piece]
+    return out
+
+
+def _redacted_query_piece(piece: str) -> str:
+    """One `&`-separated piece of a query: from its first `;`-separated `name=value` whose name is a secret's, all
+    of it after the `=` is the value (a parser may read the `;` as part of it)."""
+    offset = 0
+    for sub in piece.split(";"):
+        name, equals, value = sub.partition("=")
+        if equals and value and _secret_name(name):
+            return piece[:offset + len(name) + 1] + REDACTED
+        offset += len(sub) + 1
+    return piece
 
 
 def _redact_parameters(text: str) -> str:
@@ -129,9 +175,9 @@ def redacted_url(url: str) -> str:
     """A listed URL as it may be stored: its userinfo, in any form a browser may read as one, and the value of a
     parameter named as a secret made REDACTED; one the patterns do not reach (a tab or a line break inside its
     scheme, which a URL parser drops) is rebuilt from its parts without its userinfo."""
-    if _secret_parameter(url):  # read as a URL parser reads it: a tab or a line break inside a name is dropped
-        url = _TAB_OR_NEWLINE.sub("", url)
-    redacted = redact_text(_URL_USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", url, count=1))
+    if _secret_parameter(url, fragment=True):  # read as a URL parser reads it: a tab or a line break is dropped
+        url = _redact_url_parameters(_TAB_OR_NEWLINE.sub("", url))
+    redacted = _redact_credentials(_URL_USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", url, count=1))
     if redacted != url or not has_userinfo(url):
         return redacted
     try:
@@ -145,8 +191,12 @@ def redacted_url(url: str) -> str:
 def redact_text(text: str) -> str:
     """Free text as it may be stored: the userinfo of every URL in it (http(s) in any spelling, any scheme written
     with "//"), the value of a query parameter named as a secret, and a long Bearer or Basic token made REDACTED."""
+    return _redact_parameters(_redact_credentials(text))
+
+
+def _redact_credentials(text: str) -> str:
+    """The text with every URL's userinfo and any long Bearer or Basic token REDACTED (its parameters as written)."""
     text = _ANY_SCHEME_USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", redact_userinfo(text))
-    text = _redact_parameters(text)
     return _AUTH_VALUE.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
 
 
@@ -156,9 +206,14 @@ def redacted_entry(entry: Any) -> Any:
     X-Api-Key, OPENAI_API_KEY, ...) REDACTED. RecursionError when it nests too deeply to walk (the caller lists it
     malformed)."""
     if isinstance(entry, str):
-        url = has_userinfo(entry) or entry.lstrip()[:8].lower().startswith(("http://", "https://")) and (
-            _secret_parameter(entry))
-        return redacted_url(entry) if url else redact_text(entry)
+        if has_userinfo(entry):
+            return redacted_url(entry)
+        # A URL of any scheme, as a parser reads it (tabs and line breaks dropped), with a secret parameter: its
+        # values redacted as a URL's; prose (white space in it) as text.
+        candidate = _TAB_OR_NEWLINE.sub("", entry).strip()
+        if _URL_LIKE.fullmatch(candidate) and _secret_parameter(candidate, fragment=True):
+            return redacted_url(candidate)
+        return redact_text(entry)
     if isinstance(entry, list):
         return [redacted_entry(item) for item in entry]
     if not isinstance(entry, dict):
