@@ -26,7 +26,15 @@ from sevenmaps_pipeline.registry.client import (
     fetch_snapshot,
     rows_for_entry,
 )
-from sevenmaps_pipeline.registry.listing import ListingDecision, Malformed, SkipReason, listing_decision
+from sevenmaps_pipeline.registry.listing import (
+    ListingDecision,
+    Malformed,
+    SkipReason,
+    carries_credentials,
+    listing_decision,
+    redact_text,
+    redacted_url,
+)
 from sevenmaps_pipeline.rules import psl
 from sevenmaps_pipeline.rules.http_values import retry_after_seconds
 from sevenmaps_pipeline.rules.psl import registrable_domain
@@ -236,6 +244,16 @@ def test_a_secret_in_a_urls_query_is_a_credential_never_sent_nor_stored(url, lis
         assert row["server_key"].startswith("a.example.com/mcp")
     else:
         assert row["url"] == url
+
+
+def test_long_hostile_text_is_read_in_linear_time():
+    # Before: a word boundary and a run of slashes made these take 20-40 s each (helper-72). The budget is generous.
+    started = time.monotonic()
+    redact_text("a." * 50_000)
+    redact_text("a-" * 50_000)
+    carries_credentials("https:" + "\\" * 100_000)
+    redacted_url("https:" + "\\" * 100_000)
+    assert time.monotonic() - started < 10
 
 
 def test_a_secret_in_a_fragment_is_never_sent_so_probed_but_never_stored():
