@@ -246,6 +246,31 @@ def test_a_secret_in_a_urls_query_is_a_credential_never_sent_nor_stored(url, lis
         assert row["url"] == url
 
 
+@pytest.mark.parametrize("url", [
+    "https://h.example.com/mcp?a=1?token=LIVEKEY1", "https://h.example.com/p;x/token=LIVEKEY1",
+    "https://h.example.com;token=LIVEKEY1/mcp", "https://h.example.com/mcp?token=;LIVEKEY1",
+    'https://h.example.com/mcp?token="LIVEKEY1"', "https://h.example.com/mcp?token=<LIVEKEY1>",
+    "https://h.example.com/mcp?token=?LIVEKEY1", "https://h.example.com/mcp?token= LIVEKEY1",
+    "https://h.example.com/mcp?token=REDACTED;LIVEKEY1", 'https://h.example.com/mcp?x"token=LIVEKEY1',
+    "https://h.example.com/mcp?api key=LIVEKEY1", "https://h.example.com/mcp?token=LIVE KEY1",
+])
+def test_a_secret_a_parser_reads_in_any_way_is_never_stored(url):
+    # helper-73's fuzz (2026-12-06): where the text's reading and a URL parser's differ, both are redacted.
+    assert carries_credentials(url)
+    (row,) = rows_for_entry({"server": {"name": "x/y", "remotes": [{"type": "streamable-http", "url": url}]}}, DAY,
+                            NOW)
+    assert row["listing"] == "skip" and "LIVE" not in json.dumps(row, default=str), row
+
+
+@pytest.mark.parametrize("url", [
+    "https://h.example.com/mcp?next=ssh://git@github.com/x", "https://h.example.com/mcp?u=https://bob@x.com",
+    "https://h.example.com/p?q=bearer abcdefghij1234567890", "https://h.example.com/mcp?\u017fig=1",
+    "https://[2001:db8::1]:8443/a;b=c/d?e=f=g#h", "https://h.example.com/@me/mcp?x=%20y&z=",
+])
+def test_a_url_without_a_secret_parameter_is_stored_as_listed(url):
+    assert redacted_url(url) == url
+
+
 def test_long_hostile_text_is_read_in_linear_time():
     # Before: a word boundary and a run of slashes made these take 20-40 s each (helper-72). The budget is generous.
     started = time.monotonic()

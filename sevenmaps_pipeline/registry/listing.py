@@ -89,7 +89,7 @@ _SECRET_NAME = re.compile(r"(?i)auth|token|key|secret|cookie|passw|session|crede
 # value is stored REDACTED.
 _SECRET_PARAMETER = (r"(?:key|token|secret|passw(?:or)?d|pwd|auth|authorization|credentials?|signature|sig|jwt"
                      r"|session(?:_?id)?)")
-_SECRET_PARAMETER_NAME = re.compile(r"(?is).*?" + _SECRET_PARAMETER)
+_SECRET_PARAMETER_NAME = re.compile(r"(?ais).*?" + _SECRET_PARAMETER)  # ASCII case only: `ſig` is no `sig`
 # A parameter (name=value) after "?", "&" or ";" in text: its value ends at the next separator, white space or a
 # quote (prose goes on after it); a name may hold a tab or a line break, which a URL parser drops. In a URL itself a
 # value runs further (`_redact_url_parameters`).
@@ -111,7 +111,9 @@ def _secret_parameter(url: str, fragment: bool = False) -> bool:
     or with `fragment`, anywhere in it (what is stored)."""
     read = _TAB_OR_NEWLINE.sub("", url)
     read = read.replace("#", "&", 1) if fragment else read.split("#", 1)[0]  # a fragment's first parameter too
-    return any(_is_secret(m) and m.group(3) != REDACTED for m in _PARAMETER.finditer(read))
+    # Two readings: the text's (a name after any separator) and a URL parser's (a value to the next `&`).
+    return any(_is_secret(m) and m.group(3) != REDACTED for m in _PARAMETER.finditer(read)) or (
+        _redact_url_parameters(read) != read)
 
 
 def _is_secret(parameter: re.Match[str]) -> bool:
@@ -141,9 +143,12 @@ def _redacted_pieces(pieces: list[str]) -> list[str]:
     """A path segment split at its separators (kept): each `name=value` piece after one, its value REDACTED when
     its name is a secret's."""
     out = [pieces[0]]
-    for separator, piece in zip(pieces[1::2], pieces[2::2], strict=True):
-        name, equals, value = piece.partition("=")
-        out += [separator, f"{name}={REDACTED}" if equals and value and _secret_name(name) else piece]
+    for index in range(1, len(pieces), 2):
+        name, equals, _ = pieces[index + 1].partition("=")
+        rest = "".join(pieces[index + 1:])[len(name) + 1:]  # the value, and whatever follows it in the segment
+        if equals and rest and rest != REDACTED and _secret_name(name):
+            return [*out, pieces[index], f"{name}={REDACTED}"]
+        out += [pieces[index], pieces[index + 1]]
     return out
 
 
@@ -152,15 +157,18 @@ def _redacted_query_piece(piece: str) -> str:
     of it after the `=` is the value (a parser may read the `;` as part of it)."""
     offset = 0
     for sub in piece.split(";"):
-        name, equals, value = sub.partition("=")
-        if equals and value and _secret_name(name):
+        name, equals, _ = sub.partition("=")
+        rest = piece[offset + len(name) + 1:]
+        if equals and rest and rest != REDACTED and _secret_name(name):
             return piece[:offset + len(name) + 1] + REDACTED
         offset += len(sub) + 1
     return piece
 
 
 def _redact_parameters(text: str) -> str:
-    return _PARAMETER.sub(lambda m: f"{m.group(1)}{m.group(2)}={REDACTED}" if _is_secret(m) else m.group(0), text)
+    """Each parameter named as a secret in a text, its value REDACTED (one already REDACTED left as it is)."""
+    return _PARAMETER.sub(lambda m: f"{m.group(1)}{m.group(2)}={REDACTED}"
+                          if _is_secret(m) and not m.group(3).startswith(REDACTED) else m.group(0), text)
 
 
 def has_userinfo(url: str) -> bool:
@@ -175,8 +183,11 @@ def redacted_url(url: str) -> str:
     """A listed URL as it may be stored: its userinfo, in any form a browser may read as one, and the value of a
     parameter named as a secret made REDACTED; one the patterns do not reach (a tab or a line break inside its
     scheme, which a URL parser drops) is rebuilt from its parts without its userinfo."""
-    if _secret_parameter(url, fragment=True):  # read as a URL parser reads it: a tab or a line break is dropped
-        url = _redact_url_parameters(_TAB_OR_NEWLINE.sub("", url))
+    secret_parameter = _secret_parameter(url, fragment=True)
+    if not secret_parameter and not has_userinfo(url):
+        return url  # nothing to redact: stored as listed
+    if secret_parameter:  # read as a URL parser reads it (a tab or a line break dropped), then as text reads it
+        url = _redact_parameters(_redact_url_parameters(_TAB_OR_NEWLINE.sub("", url)))
     redacted = _redact_credentials(_URL_USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", url, count=1))
     if redacted != url or not has_userinfo(url):
         return redacted
@@ -221,6 +232,7 @@ def redacted_entry(entry: Any) -> Any:
     secret = "value" in entry and (entry.get("isSecret") is True or entry.get("is_secret") is True or (
         isinstance(entry.get("name"), str) and _SECRET_NAME.search(entry["name"]) is not None))
     return {redacted_entry(key) if isinstance(key, str) else key: REDACTED if secret and key == "value"
+            else redacted_url(value) if key == "url" and isinstance(value, str)  # read as a URL, as stored
             else redacted_entry(value) for key, value in entry.items()}
 
 
