@@ -208,7 +208,7 @@ class _Listed:
         return token if isinstance(token, str) and token else None
 
 
-def _listed(value: Any) -> list:
+def _as_list(value: Any) -> list:
     """A field that should be a list, as one (anything else is read as empty)."""
     return value if isinstance(value, list) else []
 
@@ -219,7 +219,7 @@ def _severity(doc: dict) -> str | None:
     label = specific.get("severity") if isinstance(specific, dict) else None
     if isinstance(label, str) and label.strip().upper() in _SEVERITY_LABELS:
         return label.strip().upper()
-    for item in _listed(doc.get("severity")):
+    for item in _as_list(doc.get("severity")):
         score = item.get("score") if isinstance(item, dict) else None
         if isinstance(score, str) and _CVSS_VECTOR.fullmatch(score.strip()):
             return score.strip()
@@ -231,14 +231,14 @@ def _advisory(vid: str, doc: Any, lookup: PackageLookup) -> Advisory:
         return Advisory(vid, None)
     fixed: dict[str, None] = {}
     ecosystem = ECOSYSTEMS[lookup.registry_type]
-    for affected in _listed(doc.get("affected")):
+    for affected in _as_list(doc.get("affected")):
         if not isinstance(affected, dict):
             continue
         package: dict = affected["package"] if isinstance(affected.get("package"), dict) else {}
         if package.get("ecosystem") != ecosystem or str(package.get("name", "")).lower() != lookup.package.lower():
             continue
-        for rng in _listed(affected.get("ranges")):
-            for event in _listed(rng.get("events")) if isinstance(rng, dict) else []:
+        for rng in _as_list(affected.get("ranges")):
+            for event in _as_list(rng.get("events")) if isinstance(rng, dict) else []:
                 value = event.get("fixed") if isinstance(event, dict) else None
                 if isinstance(value, str) and len(fixed) < MAX_FIXED:
                     fixed[value[:100]] = None

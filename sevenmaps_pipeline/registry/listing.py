@@ -11,14 +11,13 @@ non-public address is refused later, at connect time (probe/netguard.py), and sk
 from __future__ import annotations
 
 import enum
-import ipaddress
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from ..rules.hosts import PRIVATE_SUFFIXES, whatwg_ipv4
+from ..rules.hosts import PRIVATE_SUFFIXES, ip_literal, whatwg_ipv4
 
 
 class SkipReason(enum.StrEnum):
@@ -134,34 +133,23 @@ def _redact_url_parameters(url: str) -> str:
     after_scheme = head.find("://") + 3 if "://" in head else 0
     slash = head.find("/", after_scheme)
     authority, path = (head, "") if slash < 0 else (head[:slash], head[slash:])
-    path = "/".join("".join(_redacted_pieces(re.split(r"([;&])", segment))) for segment in path.split("/"))
-    query, fragment = ("&".join(map(_redacted_query_piece, part.split("&"))) for part in (query, fragment))
+    path = "/".join(_redacted_after_secret(segment, ";&", named_at_start=False) for segment in path.split("/"))
+    query, fragment = ("&".join(_redacted_after_secret(piece, ";", named_at_start=True) for piece in part.split("&"))
+                       for part in (query, fragment))
     return authority + path + question_mark + query + hash_sign + fragment
 
 
-def _redacted_pieces(pieces: list[str]) -> list[str]:
-    """A path segment split at its separators (kept): each `name=value` piece after one, its value REDACTED when
-    its name is a secret's."""
-    out = [pieces[0]]
-    for index in range(1, len(pieces), 2):
-        name, equals, _ = pieces[index + 1].partition("=")
-        rest = "".join(pieces[index + 1:])[len(name) + 1:]  # the value, and whatever follows it in the segment
+def _redacted_after_secret(piece: str, separators: str, named_at_start: bool) -> str:
+    """`piece` with the value of its first `name=value` (after one of `separators`, or at its start when
+    `named_at_start`) whose name is a secret's REDACTED, and all that follows it in `piece`: a parser may read
+    that as the value."""
+    starts = [0] if named_at_start else []
+    starts += [m.end() for m in re.finditer(f"[{separators}]", piece)]
+    for start in starts:
+        name, equals, _ = re.split(f"[{separators}]", piece[start:], maxsplit=1)[0].partition("=")
+        rest = piece[start + len(name) + 1:]
         if equals and rest and rest != REDACTED and _secret_name(name):
-            return [*out, pieces[index], f"{name}={REDACTED}"]
-        out += [pieces[index], pieces[index + 1]]
-    return out
-
-
-def _redacted_query_piece(piece: str) -> str:
-    """One `&`-separated piece of a query: from its first `;`-separated `name=value` whose name is a secret's, all
-    of it after the `=` is the value (a parser may read the `;` as part of it)."""
-    offset = 0
-    for sub in piece.split(";"):
-        name, equals, _ = sub.partition("=")
-        rest = piece[offset + len(name) + 1:]
-        if equals and rest and rest != REDACTED and _secret_name(name):
-            return piece[:offset + len(name) + 1] + REDACTED
-        offset += len(sub) + 1
+            return piece[:start + len(name) + 1] + REDACTED
     return piece
 
 
@@ -242,14 +230,6 @@ def redact_userinfo(text: str) -> str:
     return _USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", text)
 
 
-def _is_ip(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host.strip("[]").split("%", 1)[0])
-    except ValueError:
-        return False
-    return True
-
-
 def is_private_name(host: str) -> bool:
     if host in ("localhost", "") or "." not in host:
         return True
@@ -289,7 +269,7 @@ def listing_decision(url: str | None, remote_type: str | None, *, opted_out: Col
         numeric = whatwg_ipv4(host)
     except ValueError as exc:
         return ListingDecision("malformed", Malformed.UNPARSEABLE, f": {exc}")
-    if numeric is not None or _is_ip(host):
+    if numeric is not None or ip_literal(host):
         return ListingDecision("skip", SkipReason.IP)
     # The fleet's map is normalised already (probe.config.HostMap): look the name up, and normalise the
     # keys only when it is not found (never once per listing for every name).

@@ -70,14 +70,20 @@ def whatwg_ipv4(host: str) -> ipaddress.IPv4Address | None:
     return ipaddress.IPv4Address(value)
 
 
-def is_address(host: str) -> bool:
-    """Whether a URL's host is an address, never a name: an IPv6 literal (brackets and zone allowed), or anything a
-    browser reads as IPv4 (`127.1`, `0x7f.0.0.1`), or a host that ends in a number without being one (no name)."""
+def ip_literal(host: str) -> bool:
+    """Whether a host is written as an IP address (an IPv6 one in brackets or not, with a zone or not)."""
     try:
         ipaddress.ip_address(host.strip("[]").split("%", 1)[0])
-        return True
     except ValueError:
-        pass
+        return False
+    return True
+
+
+def is_address(host: str) -> bool:
+    """Whether a URL's host is an address, never a name: an IP literal, or anything a browser reads as IPv4
+    (`127.1`, `0x7f.0.0.1`), or a host that ends in a number without being one (no name)."""
+    if ip_literal(host):
+        return True
     try:
         return whatwg_ipv4(host) is not None
     except ValueError:

@@ -11,11 +11,10 @@ product named in it endorses the listing.
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from dataclasses import dataclass
 
-from .hosts import host_of
+from .hosts import host_of, ip_literal
 from .psl import registrable_domain
 
 _NAME = re.compile(r"^([a-zA-Z0-9.-]+)/[a-zA-Z0-9._-]+$")
@@ -45,21 +44,13 @@ def namespace_owns_host(server_name: object, url: object) -> bool:
     of the same name in sql/naming_listings.sql: one definition for both)."""
     m = _NAME.match(server_name) if isinstance(server_name, str) else None
     domain = namespace_domain(m.group(1)) if m else None
-    if domain is None or not isinstance(url, str) or _is_address(domain) or registrable_domain(domain) is None:
+    if domain is None or not isinstance(url, str) or ip_literal(domain) or registrable_domain(domain) is None:
         return False
     try:
         host = (host_of(url) or "").lower().rstrip(".")
     except ValueError:
         return False
     return host == domain or host.endswith("." + domain)
-
-
-def _is_address(text: str) -> bool:
-    try:
-        ipaddress.ip_address(text)
-    except ValueError:
-        return False
-    return True
 
 
 def namespace_proof(server_name: object, from_registry: bool, http_file_answers: bool | None = None,
