@@ -414,6 +414,20 @@ def test_odd_json_types_get_an_outcome(fleet, scripted, script, outcome, detail)
         assert result.resource_metadata_url == "https://REDACTED@x.test/prm"
 
 
+def test_a_payment_answer_is_kept_as_json_with_its_credentials_redacted(fleet, scripted):
+    body = {"accepts": [{"scheme": "exact", "maxAmountRequired": "5000",
+                         "resource": f"https://{SCRIPTED}/mcp?session_id=abc123&plan=pro",
+                         "extra": {"checkout": "https://u:hunter2@pay.test/c", "note": "Bearer abcdefghij0123456789",
+                                   "memo": 'see https://pay.test/r?token=xyz789"quoted"'}}]}  # an escaped quote
+    scripted.reset({"initialize": json_answer(body, status=402)})
+    result = run_check(fleet, f"https://{SCRIPTED}/mcp")
+    assert result.outcome == "http_402" and result.payment_json is not None
+    for secret in ("abc123", "hunter2", "abcdefghij0123456789", "xyz789"):
+        assert secret not in result.payment_json, secret
+    kept = json.loads(result.payment_json)["accepts"][0]  # still JSON, its figures as sent
+    assert kept["maxAmountRequired"] == "5000" and kept["resource"].endswith("?session_id=REDACTED&plan=pro")
+
+
 def _page(n: int, cursor: object) -> Scripted:
     return json_answer({"jsonrpc": "2.0", "id": 2 + n, "result": {
         "tools": [{"name": f"tool_{n}", "inputSchema": {"type": "object"}}], "nextCursor": cursor}})

@@ -160,6 +160,35 @@ def test_a_hostile_resource_metadata_never_takes_the_run_or_its_other_rows_down(
     assert "not an https URL with a host" in lines["auth_metadata"].evidence
 
 
+def test_credentials_a_server_sends_are_stored_redacted_and_its_metadata_asked_without_userinfo(fleet, hostile):
+    # A 401 naming its metadata with userinfo and a secret parameter of its own, an error_uri with a token, and a
+    # server card that redirects to a URL with a token: each is kept REDACTED; the metadata is asked as given but
+    # without userinfo, and still counts for the line.
+    metadata = f"https://user:hunter2@{HOSTILE}/prm?api_key=s3cret&v=1"
+    hostile.reset({
+        "server/discover": Scripted(401, headers=[("www-authenticate", f'Bearer error_uri="https://{HOSTILE}/e?'
+                                                   f'access_token=tok123", resource_metadata="{metadata}"')]),
+        "GET /prm": json_answer({"resource": f"https://{HOSTILE}/mcp"}),
+        "GET /mcp/server-card": Scripted(302, headers=[("location", "https://elsewhere.test/card?token=tok456")])})
+    sink = ReadinessRows()
+    asyncio.run(readiness_scan([_listing(f"https://{HOSTILE}/mcp")], TODAY, "hostile", _config(fleet),
+                               lambda: dt.datetime.now(dt.UTC), sink))
+    stored = json.dumps([sink.checks, sink.surfaces], default=str)
+    for secret in ("hunter2", "s3cret", "tok123", "tok456"):
+        assert secret not in stored, secret
+    row = sink.checks[0]
+    assert row["resource_metadata_url"] == f"https://REDACTED@{HOSTILE}/prm?api_key=REDACTED&v=1"
+    assert "access_token=REDACTED" in row["www_authenticate"]
+    asked = [r for r in hostile.received if r["path"] == "/prm"]
+    assert [r["query"] for r in asked] == ["api_key=s3cret&v=1"] and "authorization" not in asked[0]["headers"]
+    surfaces = {s["surface"]: s for s in sink.surfaces}
+    assert surfaces["resource_metadata"]["status"] == 200
+    assert surfaces["resource_metadata"]["url"] == f"https://{HOSTILE}/prm?api_key=REDACTED&v=1"  # as asked
+    assert "token=REDACTED" in surfaces["server_card"]["detail"]
+    _, lines = _score(fleet, f"https://{HOSTILE}/mcp")
+    assert lines["auth_metadata"].passed, lines["auth_metadata"].evidence
+
+
 # --- 2. a handshake that answered, then a tools/list that did not ------------------------------------------
 
 @pytest.mark.parametrize("failure", [_error(2), Scripted(404), Scripted(403), Scripted(500),

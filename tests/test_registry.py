@@ -32,6 +32,7 @@ from sevenmaps_pipeline.registry.listing import (
     SkipReason,
     carries_credentials,
     listing_decision,
+    redact_json_text,
     redact_text,
     redacted_url,
 )
@@ -512,3 +513,13 @@ def test_host_of_reads_every_url_as_urlsplit_does(url):
             host_of(url)
         return
     assert host_of(url) == expected
+
+
+@pytest.mark.parametrize(("sent", "kept"), [
+    ('{ "payTo": "0xabc",\n  "amount": 5 }', '{ "payTo": "0xabc",\n  "amount": 5 }'),  # nothing to redact: as sent
+    ('{"u": "https://p.test/?token=a\\"b", "n": 1}', '{"u":"https://p.test/?token=REDACTED","n":1}'),
+    ('not json ?token=abc "x"', 'not json ?token=REDACTED "x"'),
+    ('[' * 5000 + '"?token=abc"' + ']' * 5000, '[' * 5000 + '"?token=REDACTED"' + ']' * 5000),  # too deep: as text
+])
+def test_a_json_answer_is_redacted_value_by_value_and_stays_json(sent, kept):
+    assert redact_json_text(sent) == kept

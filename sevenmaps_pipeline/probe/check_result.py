@@ -25,7 +25,9 @@ class CheckResult:
     tool_list_complete: bool | None = None
     redirect_location: str | None = None
     www_authenticate: str | None = None
-    resource_metadata_url: str | None = None
+    resource_metadata_url: str | None = None  # as stored: a secret parameter's value REDACTED
+    # The URL the readiness probe asks for the metadata: the server's own, never stored.
+    resource_metadata_target: str | None = None
     # Why the resource_metadata a 401 named is not asked for (not an https URL with a host), when it is not.
     resource_metadata_refused: str | None = None
     payment_json: str | None = None

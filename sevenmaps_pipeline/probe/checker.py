@@ -20,8 +20,15 @@ from typing import Any
 
 import httpx
 
-from ..registry.listing import SkipReason, carries_credentials, redact_text, redact_userinfo, redacted_url
-from ..rules.discovery import resource_metadata_of
+from ..registry.listing import (
+    SkipReason,
+    carries_credentials,
+    redact_json_text,
+    redact_text,
+    redact_userinfo,
+    redacted_url,
+)
+from ..rules.discovery import resource_metadata_of, without_userinfo
 from .check_result import CheckResult
 from .claims import add_claims, error_claims, skills_declared
 from .config import BAD_CALL_USER_AGENT, MODERN_PROTOCOL_VERSION, PROTOCOL_VERSION, ProbeConfig
@@ -236,7 +243,7 @@ class EndpointCheck:
             raise _Outcome("needs_auth", f"{status_text(status, response.body)} on initialize, before any tool was "
                            "listed", status)
         if status == 402:
-            self.result.payment_json = redact_userinfo(response.body.decode("utf-8", "replace"))[:65536] or None
+            self.result.payment_json = redact_json_text(response.body.decode("utf-8", "replace"))[:65536] or None
             raise _Outcome("http_402", "HTTP 402 on initialize (asks for payment)", status)
 
     async def _modern(self, started: float) -> bool:
@@ -451,10 +458,13 @@ class EndpointCheck:
     # ------------------------------------------------------------------ helpers
     def _auth(self, response: Answer) -> None:
         header = response.headers.get("www-authenticate")
-        self.result.www_authenticate = redact_userinfo(header)[:2000] if header else None
+        # Stored as every server text is, a credential in it REDACTED (docs/methodology.md, "Readiness"); the
+        # metadata URL is asked as the server gave it, but without userinfo.
+        self.result.www_authenticate = redact_text(header)[:2000] if header else None
         url, refused = resource_metadata_of(redact_userinfo(header) if header else None)
-        self.result.resource_metadata_url = url[:2000] if url else None
-        self.result.resource_metadata_refused = refused
+        self.result.resource_metadata_target = without_userinfo(url) if url else None
+        self.result.resource_metadata_url = redacted_url(url)[:2000] if url else None
+        self.result.resource_metadata_refused = refused = redact_text(refused) if refused else None
         if refused:
             self.result.note(refused)
 

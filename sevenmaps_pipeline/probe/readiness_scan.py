@@ -288,8 +288,8 @@ class _ReadinessRun:
         if result.outcome not in NOT_A_RESULT:
             await self.ask(session, "endpoint", row["server_key"], "server_card", url.rstrip("/") + "/server-card",
                            CARD_ACCEPT)
-        if result.resource_metadata_url:
-            target = result.resource_metadata_url
+        if result.resource_metadata_target:
+            target = result.resource_metadata_target
             self.elsewhere.append(
                 _Elsewhere("endpoint", row["server_key"], "resource_metadata", target, "application/json"))
         self.point_to_domain(row["publisher_domain"], listing.get("server_name"))

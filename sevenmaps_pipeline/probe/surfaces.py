@@ -33,6 +33,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..lake.paths import LakePaths
+from ..registry.listing import redact_text, redacted_url
 from ..rules.discovery import CARD_SURFACES
 from ..rules.namespace import namespace_domain
 from ..rules.psl import registrable_domain
@@ -210,13 +211,16 @@ async def fetch_document(client: httpx.AsyncClient, url: str, accept: str, timeo
 
 def surface_row(day: dt.date, run_id: str, scope: str, subject: str, surface: str, url: str, accept: str | None,
                 requested_at: dt.datetime, document: Document | None, detail: str | None = None) -> dict[str, Any]:
-    """A raw/readiness_surfaces row; `document` None when it was not asked for (detail says why)."""
-    return {"day": day, "run_id": run_id, "scope": scope, "subject": subject, "surface": surface, "url": url,
+    """A raw/readiness_surfaces row; `document` None when it was not asked for (detail says why). Its URL and
+    detail are stored with any credential in them REDACTED (a resource_metadata URL is the server's own, asked as
+    given; a redirect's Location is the server's text)."""
+    return {"day": day, "run_id": run_id, "scope": scope, "subject": subject, "surface": surface,
+            "url": redacted_url(url),
             "accept": accept, "requested_at": requested_at,
             "status": document.status if document else None,
             "content_type": document.content_type if document else None,
             "body": document.body if document else None,
-            "detail": (document.detail if document else detail or "not asked")[:500],
+            "detail": redact_text(document.detail if document else detail or "not asked")[:500],
             "etag": document.etag if document else None,
             "if_none_match": document.if_none_match if document else None,
             "body_sha256": body_sha256(document.body) if document else None,

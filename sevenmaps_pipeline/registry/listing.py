@@ -11,6 +11,7 @@ non-public address is refused later, at connect time (probe/netguard.py), and sk
 from __future__ import annotations
 
 import enum
+import json
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
@@ -191,6 +192,19 @@ def redact_text(text: str) -> str:
     """Free text as it may be stored: the userinfo of every URL in it (http(s) in any spelling, any scheme written
     with "//"), the value of a query parameter named as a secret, and a long Bearer or Basic token made REDACTED."""
     return _redact_parameters(_redact_credentials(text))
+
+
+def redact_json_text(text: str) -> str:
+    """A server's answer as it may be stored, as `redact_text`, but still JSON when it was: a JSON text with
+    anything to redact is redacted value by value (`redacted_entry`) and written again, since a pattern may end a
+    value at an escaped quote; one with nothing to redact is kept byte for byte."""
+    redacted = redact_text(text)
+    if redacted == text:
+        return text
+    try:
+        return json.dumps(redacted_entry(json.loads(text)), ensure_ascii=False, separators=(",", ":"))
+    except (ValueError, RecursionError):  # not JSON, or too deep to walk: as text
+        return redacted
 
 
 def _redact_credentials(text: str) -> str:

@@ -14,7 +14,7 @@ import ipaddress
 import json
 import re
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
@@ -105,6 +105,13 @@ def resource_metadata_of(www_authenticate: str | None) -> tuple[str | None, str 
     if not usable:
         return None, f"resource_metadata {url[:200]!r} is not an https URL with a host: not asked"
     return url, None
+
+
+def without_userinfo(url: str) -> str:
+    """A URL `resource_metadata_of` accepted, as the probe asks it: never with userinfo, which an HTTP client would
+    send as credentials (a server's header names no credential of ours)."""
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 def names_resource(body: str | None, url: str) -> bool:

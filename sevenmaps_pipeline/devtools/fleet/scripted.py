@@ -64,6 +64,7 @@ class ScriptedApp:
             return
         _body, method = await read_body_and_method(receive)
         self.received.append({"method": scope["method"], "path": scope.get("path"), "rpc": method,
+                              "query": scope.get("query_string", b"").decode("latin-1"),
                               "headers": {k.decode("latin-1").lower(): v.decode("latin-1")
                                           for k, v in scope.get("headers", [])}})
         key = method if scope["method"] == "POST" and method else f"{scope['method']} {scope.get('path')}"
