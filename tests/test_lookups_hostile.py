@@ -24,6 +24,7 @@ from sevenmaps_pipeline.curated.lookup_tables import domain_ages_of
 from sevenmaps_pipeline.lake.parquet_io import write_parquet
 from sevenmaps_pipeline.lake.paths import LakePaths
 from sevenmaps_pipeline.lake.schemas import RAW_DOMAINS, conform
+from sevenmaps_pipeline.lookups import daily
 from sevenmaps_pipeline.lookups.codehost import BLOCKED_MAX, CodeHostClient
 from sevenmaps_pipeline.lookups.daily import lookup_day, shipped_packages
 from sevenmaps_pipeline.lookups.osv import LookupClient, PackageLookup
@@ -224,6 +225,31 @@ def test_an_entry_cannot_hide_another_entrys_version_behind_its_own(services, tm
     built = {r["version"]: r for r in pq.read_table(lake.curated_file("package_advisories", DAY)).to_pylist()}
     assert built["1.0.0"]["advisory_ids"] == ["GHSA-real"] and built["1.0.0"]["server_names"] == ["com.victim/mcp"]
     assert built["~~~~"]["advisories"] == 0 and built["~~~~"]["server_names"] == ["com.attacker/mcp"]
+
+
+def test_an_entry_listing_thousands_of_versions_cannot_crowd_out_the_others(services, tmp_path, monkeypatch):
+    services.routes.update({"/npm/": answer({"dist-tags": {"latest": "1.0.0"}}),
+                            "/osv/v1/querybatch": lambda h: send(h, 200, {"results": [
+                                {} for _ in json.loads(services.requests[-1]["body"])["queries"]]})})
+    flood = [("npm", "flood-mcp", f"0.0.{i}") for i in range(3000)] + [("npm", "victim-mcp", "9.9.9")]
+    rows = [_listing("com.attacker/mcp", "https://mcp.attacker.test/mcp", flood),
+            _listing("com.victim/mcp", "https://mcp.victim.test/mcp", [("npm", "victim-mcp", "1.0.0")]),
+            _listing("com.other/mcp", "https://mcp.other.test/mcp", [("npm", "zz-other-mcp", "2.0.0")])]
+    monkeypatch.setattr(daily, "MAX_PACKAGES", 51)  # the day's limit met by the attacker's 50 and the victim's
+    lake = LakePaths.at(tmp_path / "lake")
+    packages, rdap = _clients(services)
+    with packages, rdap:
+        report = lookup_day(lake, DAY, dt.datetime.now(dt.UTC), packages, rdap, registry_rows=rows)
+    landed = {(r["package"], r["version"]): r for r in pq.read_table(lake.raw_files("packages", DAY)[0]).to_pylist()}
+    assert report.packages == len(landed) == 3003 and report.packages_not_asked == 3003 - 51  # each has its row
+    asked = [key for key, r in landed.items() if not r["osv_status"].startswith("not asked")]
+    assert ("victim-mcp", "1.0.0") in asked and len(asked) == 51
+    assert sorted(v for name, v in asked if name == "flood-mcp") == sorted(f"0.0.{i}" for i in range(50))
+    assert landed[("flood-mcp", "0.0.50")]["osv_status"] == (
+        "not asked: each entry listing it lists more than 50 package versions before it")
+    assert landed[("victim-mcp", "9.9.9")]["osv_status"].startswith("not asked: each entry")
+    assert landed[("zz-other-mcp", "2.0.0")]["osv_status"] == "not asked: past the day's limit of 51 package versions"
+    assert len(services.asked("/npm/")) == 2  # flood-mcp's and victim-mcp's metadata, once each
 
 
 def test_advisories_that_could_not_be_read_are_named_and_a_long_wait_is_kept(services):

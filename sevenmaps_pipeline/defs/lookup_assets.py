@@ -44,10 +44,11 @@ def run_lookups(context: dg.OpExecutionContext, lake: LakeResource, prober: Prob
                          "scan slice takes the day's); the lookups read the packages and domains it lists")
     with prober.package_lookups() as packages, prober.rdap() as rdap:
         report = lookup_day(lake.paths, day, now, packages, rdap)
-    context.log.info(f"{day}: {report.packages} package versions ({report.with_advisories} with advisories); "
-                     f"{report.domains_asked} domains asked, {report.domains_cached} still fresh; "
-                     f"{report.seconds:.1f}s")
+    context.log.info(f"{day}: {report.packages} package versions ({report.with_advisories} with advisories, "
+                     f"{report.packages_not_asked} not asked); {report.domains_asked} domains asked, "
+                     f"{report.domains_cached} still fresh; {report.seconds:.1f}s")
     context.add_output_metadata({"packages": report.packages, "with_advisories": report.with_advisories,
+                                 "packages_not_asked": report.packages_not_asked,
                                  "domains_asked": report.domains_asked, "domains_cached": report.domains_cached})
     return {"packages": report.packages}
 

@@ -30,7 +30,8 @@ from ..rules.psl import domain_of_url
 from .osv import ECOSYSTEMS, LookupClient, PackageLookup
 from .rdap import DomainRecord, RdapClient
 
-MAX_PACKAGES = 20_000
+MAX_PACKAGES = 20_000  # package versions asked a day; those past it have their rows, "not asked" (advisories-1.3)
+MAX_PACKAGES_PER_ENTRY = 50  # an entry's package versions asked, in its order: no entry can crowd out the others'
 MAX_DOMAINS = 20_000
 MAX_NAME = 214  # npm's longest package name
 # The names a registry may hold, so that a name is only ever one path segment of ours: npm's (a scope, then a
@@ -45,17 +46,21 @@ class LookupDay:
     day: dt.date
     packages: int = 0  # rows landed: one per package and version listed (advisories-1.2)
     with_advisories: int = 0
+    packages_not_asked: int = 0  # rows whose version was never asked about: an invalid name, past a limit
     domains_asked: int = 0
     domains_cached: int = 0
     seconds: float = 0.0
 
 
 def shipped_packages(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str | None], dict[str, Any]]:
-    """(registry_type, name, version) -> the entries shipping that version of the package: every version
-    listed is checked for itself, so no entry can hide another's version behind its own (advisories-1.2;
-    None: no version given, the latest is checked)."""
+    """(registry_type, name, version) -> the entries shipping that version of the package (`server_names`), and
+    `passed_over`: whether every entry listing it lists it past its first MAX_PACKAGES_PER_ENTRY package versions.
+    Every version listed is checked for itself, so no entry can hide another's version behind its own
+    (advisories-1.2; None: no version given, the latest is checked); an entry listing thousands cannot crowd out
+    the others' (advisories-1.3). In (registry_type, name, version) order."""
     found: dict[tuple[str, str, str | None], dict[str, Any]] = {}
     for row in rows:
+        listed: set[tuple[str, str, str | None]] = set()
         try:
             entry = json.loads(row.get("entry_json") or "null")
         except (ValueError, RecursionError):
@@ -73,14 +78,28 @@ def shipped_packages(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str | N
             version = version.strip()[:100] if isinstance(version, str) and version.strip() not in ("", "latest") \
                 else None
             # Cut one past the longest name, so that a longer one stays invalid (valid_name) and is stored bounded.
-            item = found.setdefault((kind, name.strip()[:MAX_NAME + 1], version), {"server_names": set()})
+            key = (kind, name.strip()[:MAX_NAME + 1], version)
+            listed.add(key)
+            item = found.setdefault(key, {"server_names": set(), "passed_over": True})
+            item["passed_over"] = item["passed_over"] and len(listed) > MAX_PACKAGES_PER_ENTRY
             if row.get("server_name"):
                 item["server_names"].add(row["server_name"])
-    return dict(sorted(found.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or ""))[:MAX_PACKAGES])
+    return dict(sorted(found.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or "")))
 
 
 def valid_name(registry_type: str, name: str) -> bool:
     return len(name) <= MAX_NAME and _VALID_NAME[registry_type].fullmatch(name) is not None
+
+
+def _not_asked(lookup: PackageLookup, passed_over: bool, asked: int) -> str | None:
+    """Why a package version listed is not asked about, given how many before it are; None: it is asked."""
+    if not valid_name(lookup.registry_type, lookup.package):
+        return f"not a valid {lookup.registry_type} package name"
+    if passed_over:
+        return f"each entry listing it lists more than {MAX_PACKAGES_PER_ENTRY} package versions before it"
+    if asked >= MAX_PACKAGES:
+        return f"past the day's limit of {MAX_PACKAGES:,} package versions"
+    return None
 
 
 def _recent_domains(lake: LakePaths, day: dt.date) -> dict[str, str]:
@@ -110,12 +129,17 @@ def lookup_day(lake: LakePaths, day: dt.date, now: dt.datetime, packages: Lookup
                       for d in [domain_of_url(r["url"])] if d})[:MAX_DOMAINS]
     recent = _recent_domains(lake, day)
     report.domains_cached = sum(d in recent for d in domains)
+    shipped = shipped_packages(registry_rows)
     lookups = [(PackageLookup(kind, name, version), sorted(info["server_names"]))
-               for (kind, name, version), info in shipped_packages(registry_rows).items()]
-    for lookup, _ in lookups:
-        if not valid_name(lookup.registry_type, lookup.package):
-            lookup.metadata_status = lookup.osv_status = f"not asked: not a valid {lookup.registry_type} package name"
-    askable = [lk for lk, _ in lookups if valid_name(lk.registry_type, lk.package)]
+               for (kind, name, version), info in shipped.items()]
+    askable: list[PackageLookup] = []
+    for (lookup, _), info in zip(lookups, shipped.values(), strict=True):
+        why = _not_asked(lookup, info["passed_over"], len(askable))
+        if why is None:
+            askable.append(lookup)
+        else:
+            lookup.metadata_status = lookup.osv_status = f"not asked: {why}"
+    report.packages_not_asked = len(lookups) - len(askable)
     # Each service keeps its own turn (lookups/spaced.py): npm's and PyPI's metadata and RDAP are asked side by
     # side, each at its own spacing, and OSV once the versions are known (docs/methodology.md, "Package
     # advisories"). The rows keep the order of the names, whichever answered first.

@@ -198,7 +198,8 @@ SUBMISSION_PARAMS: dict[str, Any] = {
 # registry_in_force, 29 days back), the one the day's rows read; 1.0 looked 7 days back. advisories-1.2: a row per
 # package and version listed, severities only GHSA's labels or CVSS vectors, advisories unread named in the status;
 # domain-age-1.2: domains in their ASCII form, no address, registration dates from 1985 to today only.
-ADVISORIES_METHOD = "advisories-1.2"
+# advisories-1.3: an entry's first 50 package versions asked, at most 20,000 a day, the rest landed "not asked".
+ADVISORIES_METHOD = "advisories-1.3"
 DOMAIN_AGE_METHOD = "domain-age-1.2"
 DOMAIN_AGE_PARAMS: dict[str, Any] = {
     "refresh_days": 30,  # a domain's RDAP record is asked again after this many days (a failure: the next day)
