@@ -135,7 +135,7 @@ def test_the_lookups_job_lands_raw_inputs_and_the_day_tables_are_built(fleet, la
     assert advisories["fleet-notes-mcp"]["advisories"] == 0
     ages = {r["domain"]: r for r in pq.read_table(lake.curated_file("domain_ages", TODAY)).to_pylist()}
     assert ages["deploy.test"]["age_days"] == 20 and ages["deploy.test"]["young"] is True
-    assert ages["weather.test"]["young"] is False and ages["weather.test"]["method_version"] == "domain-age-1.2"
+    assert ages["weather.test"]["young"] is False and ages["weather.test"]["method_version"] == "domain-age-1.3"
     # A second run the same day asks RDAP nothing new (refreshed rarely), but checks OSV again.
     rdap_before = [r for r in fleet.lookups.requests if "/rdap/domain/" in r["path"]]
     packages, rdap = _clients(fleet)

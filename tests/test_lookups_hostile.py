@@ -252,6 +252,25 @@ def test_an_entry_listing_thousands_of_versions_cannot_crowd_out_the_others(serv
     assert len(services.asked("/npm/")) == 2  # flood-mcp's and victim-mcp's metadata, once each
 
 
+def test_domains_past_the_days_limit_are_asked_on_the_next_days(services, tmp_path, monkeypatch):
+    base = services.url
+    services.routes.update({"/dns.json": answer({"services": [[["good"], [f"{base}/rdap/"]]]}),
+                            "/rdap/domain/": answer(REGISTERED)})
+    rows = [_listing(f"x/{d}", f"https://mcp.{d}.good/mcp", []) for d in ("a", "b", "c", "d", "e")]
+    monkeypatch.setattr(daily, "MAX_DOMAINS", 2)
+    lake = LakePaths.at(tmp_path / "lake")
+    asked_on: list[list[str]] = []
+    packages, rdap = _clients(services)
+    with packages, rdap:
+        for back in (2, 1, 0):
+            day = DAY - dt.timedelta(days=back)
+            report = lookup_day(lake, day, dt.datetime.now(dt.UTC), packages, rdap, registry_rows=rows)
+            asked_on.append(sorted(r["domain"] for path in lake.raw_files("domains", day)
+                                   for r in pq.read_table(path).to_pylist()))
+            assert report.domains_waiting == max(0, 3 - 2 * (2 - back))
+    assert asked_on == [["a.good", "b.good"], ["c.good", "d.good"], ["e.good"]]  # each once, none left out
+
+
 def test_advisories_that_could_not_be_read_are_named_and_a_long_wait_is_kept(services):
     ids = [{"id": f"GHSA-{i:04d}"} for i in range(20_000)] + [{"id": "GHSA-0001"}]  # and a repeat
     services.routes.update({

@@ -32,7 +32,7 @@ from .rdap import DomainRecord, RdapClient
 
 MAX_PACKAGES = 20_000  # package versions asked a day; those past it have their rows, "not asked" (advisories-1.3)
 MAX_PACKAGES_PER_ENTRY = 50  # an entry's package versions asked, in its order: no entry can crowd out the others'
-MAX_DOMAINS = 20_000
+MAX_DOMAINS = 20_000  # domains asked a day, of those with no fresh lookup: the rest wait for a later day
 MAX_NAME = 214  # npm's longest package name
 # The names a registry may hold, so that a name is only ever one path segment of ours: npm's (a scope, then a
 # name; no leading dot or underscore; URL-safe; upper case only in old names) and PyPI's (PEP 508). A name that is
@@ -49,6 +49,7 @@ class LookupDay:
     packages_not_asked: int = 0  # rows whose version was never asked about: an invalid name, past a limit
     domains_asked: int = 0
     domains_cached: int = 0
+    domains_waiting: int = 0  # due but past the day's MAX_DOMAINS: asked on a later day
     seconds: float = 0.0
 
 
@@ -126,9 +127,13 @@ def lookup_day(lake: LakePaths, day: dt.date, now: dt.datetime, packages: Lookup
         registry_rows = pq.read_table(registry).to_pylist() if registry is not None else []
     run_id = f"lookups-{now:%H%M%S}-{uuid.uuid4().hex[:8]}"
     domains = sorted({d for r in registry_rows if r.get("listing") == "probe" and r.get("url")
-                      for d in [domain_of_url(r["url"])] if d})[:MAX_DOMAINS]
+                      for d in [domain_of_url(r["url"])] if d})
     recent = _recent_domains(lake, day)
     report.domains_cached = sum(d in recent for d in domains)
+    # The day's limit is taken of the domains due (domain-age-1.3): those asked are fresh for 30 days, so the
+    # next day's due are the ones waiting; under 1.2, domains past the first 20,000 in name order never were.
+    due = [d for d in domains if d not in recent]
+    report.domains_waiting = max(0, len(due) - MAX_DOMAINS)
     shipped = shipped_packages(registry_rows)
     lookups = [(PackageLookup(kind, name, version), sorted(info["server_names"]))
                for (kind, name, version), info in shipped.items()]
@@ -147,7 +152,7 @@ def lookup_day(lake: LakePaths, day: dt.date, now: dt.datetime, packages: Lookup
     for lookup in askable:
         by_registry.setdefault(lookup.registry_type, []).append(lookup)
     with ThreadPoolExecutor(len(by_registry) + 1, thread_name_prefix="lookups") as pool:
-        asking = pool.submit(_ask_domains, rdap, [d for d in domains if d not in recent], day, now)
+        asking = pool.submit(_ask_domains, rdap, due[:MAX_DOMAINS], day, now)
         for done in [pool.submit(_ask_metadata, packages, group) for group in by_registry.values()]:
             done.result()
         _ask_advisories(packages, askable)

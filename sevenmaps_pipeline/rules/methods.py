@@ -199,8 +199,9 @@ SUBMISSION_PARAMS: dict[str, Any] = {
 # package and version listed, severities only GHSA's labels or CVSS vectors, advisories unread named in the status;
 # domain-age-1.2: domains in their ASCII form, no address, registration dates from 1985 to today only.
 # advisories-1.3: an entry's first 50 package versions asked, at most 20,000 a day, the rest landed "not asked".
+# domain-age-1.3: at most 20,000 domains asked a day of those due (no fresh lookup), the rest on later days.
 ADVISORIES_METHOD = "advisories-1.3"
-DOMAIN_AGE_METHOD = "domain-age-1.2"
+DOMAIN_AGE_METHOD = "domain-age-1.3"
 DOMAIN_AGE_PARAMS: dict[str, Any] = {
     "refresh_days": 30,  # a domain's RDAP record is asked again after this many days (a failure: the next day)
     "young_days": 90,  # registered fewer days before than this: young (the route's caution with high risk)
