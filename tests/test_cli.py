@@ -127,6 +127,27 @@ def test_sql_formats(warehouse_lake, tmp_path, capsys):
     assert "a.example.com/mcp" in capsys.readouterr().out  # the table
 
 
+def test_a_file_is_written_in_the_format_its_name_says_and_csv_lines_end_as_duckdbs_do(warehouse_lake, tmp_path,
+                                                                                       capsys):
+    """A newcomer's review found `--out f.txt` silently wrote CSV (True, not true) with no "wrote" line, and CSV
+    lines ending in \r\n, which a shell's `$(... | tail -1)` keeps."""
+    root = str(warehouse_lake.root)
+    query = "SELECT server_key, code = 'o' AS answered FROM daily_status"
+    assert main(["sql", query, "--format", "csv", "--lake", root]) == 0
+    assert capsys.readouterr().out == "server_key,answered\na.example.com/mcp,true\n"
+    for name, read in (("a.csv", lambda f: f.read_bytes()), ("a.jsonl", lambda f: json.loads(f.read_text())),
+                       ("a.parquet", lambda f: pq.read_table(f).to_pylist())):
+        assert main(["sql", query, "--out", str(tmp_path / name), "--lake", root]) == 0
+        assert "wrote" in capsys.readouterr().err
+        assert read(tmp_path / name) in (b"server_key,answered\na.example.com/mcp,true\n",
+                                         {"server_key": "a.example.com/mcp", "answered": True},
+                                         [{"server_key": "a.example.com/mcp", "answered": True}])
+    for args in (["--out", str(tmp_path / "a.txt")], ["--format", "table", "--out", str(tmp_path / "b.csv")]):
+        assert main(["sql", query, *args, "--lake", root]) == 2
+        assert "--format" in capsys.readouterr().err
+    assert not (tmp_path / "a.txt").exists() and not (tmp_path / "b.csv").exists()
+
+
 def test_csv_writes_each_value_as_duckdb_writes_it(warehouse_lake, tmp_path, capsys):
     """`sql --format csv` printed booleans as Python's True/False (and lists as Python's ['a', 'b']) where DuckDB,
     and every other surface of the project, write true/false: each cell is now what DuckDB's own CSV writer writes,

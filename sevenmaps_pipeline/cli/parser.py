@@ -290,8 +290,9 @@ def _reading_commands(commands: dict[str, argparse.ArgumentParser]) -> None:
     p = commands["sql"]
     p.add_argument("query")
     p.add_argument("--max-rows", type=int, default=40, help="rows shown as a table (default 40)")
-    p.add_argument("--format", choices=["table", "csv", "json", "parquet"], default="table",
-                   help="table (default), csv, json (one object per line) or parquet (needs --out)")
+    p.add_argument("--format", choices=["table", "csv", "json", "parquet"],
+                   help="table (the default in the terminal), csv, json (one object per line) or parquet (needs "
+                   "--out); with --out, the file's name says it (.csv, .json, .jsonl, .parquet) unless given")
     p.add_argument("--out", help="write the result to this file instead of the terminal")
     p.set_defaults(handler="reading:cmd_sql")
 

@@ -31,8 +31,17 @@ def cmd_sql(args: argparse.Namespace) -> int:
         print("error: the query is empty; e.g. sevenmaps sql \"SELECT code, count(*) FROM daily_status GROUP BY code\"",
               file=sys.stderr)
         return 2
+    args.format = args.format or (_format_of(args.out) if args.out else "table")
+    if args.format is None:
+        print(f"error: --out {args.out}: say --format csv, json or parquet (or name the file .csv, .json, .jsonl or "
+              ".parquet)", file=sys.stderr)
+        return 2
     if args.format == "parquet" and not args.out:
         print("error: --format parquet writes a file: add --out FILE.parquet", file=sys.stderr)
+        return 2
+    if args.format == "table" and args.out:
+        print("error: --format table is for the terminal: with --out, use --format csv, json or parquet",
+              file=sys.stderr)
         return 2
     with open_warehouse(lake) as con:
         relation = con.sql(args.query)
@@ -60,11 +69,19 @@ def cmd_sql(args: argparse.Namespace) -> int:
             if args.format == "json":  # one JSON object per line
                 for row in rows:
                     out.write(json_line(columns, row, shapes) + "\n")
-            else:
-                writer = csv.writer(out)
+            else:  # lines end in \n, as DuckDB's writer ends them (csv.writer's default is \r\n)
+                writer = csv.writer(out, lineterminator="\n")
                 writer.writerow(columns)
                 writer.writerows(rows)
+    if args.out:
+        print(f"wrote {args.out} ({len(rows):,} rows)", file=sys.stderr)
     return 0
+
+
+def _format_of(out: str) -> str | None:
+    """The format a file's name says: .csv, .json or .jsonl (one object per line), .parquet; None for any other."""
+    suffix = out.rsplit(".", 1)[-1].lower() if "." in out else ""
+    return {"csv": "csv", "json": "json", "jsonl": "json", "ndjson": "json", "parquet": "parquet"}.get(suffix)
 
 
 def cmd_warehouse(args: argparse.Namespace) -> int:
