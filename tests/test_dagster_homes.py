@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
+import shutil
 import signal
 import time
 
@@ -63,6 +64,17 @@ def test_each_lake_gets_its_own_home_and_a_home_refuses_another_lake(tmp_path, c
         ensure_dagster_home(b)
     # From the CLI: one line, exit 2, nothing run.
     assert main(["--lake", str(b.root), "run", "--day", DAY.isoformat(), "--registry", "http://127.0.0.1:9"]) == 2
+    # A lake copied with its own home: the home names the lake it came from, and the refusal says what to do
+    # (a newcomer found "Unset DAGSTER_HOME" where none was set).
+    os.environ.pop("DAGSTER_HOME")
+    copy = LakePaths.at(tmp_path / "copy")
+    shutil.copytree(a.root, copy.root)
+    with pytest.raises(HomeOfAnotherLake, match="copied or moved") as refused:
+        ensure_dagster_home(copy)
+    assert "DAGSTER_HOME" not in str(refused.value)
+    (copy.root / ".dagster" / "sevenmaps-lake").write_text(f"{copy.root}\n")  # keep the copied history
+    assert ensure_dagster_home(copy) == copy.root / ".dagster"
+    os.environ["DAGSTER_HOME"] = str(home_a)
 
     # A run given another lake than its home's is refused before it builds anything, naming both lakes,
     # and paints nothing: lake A's assets get no materialisation from it.
@@ -165,6 +177,13 @@ def test_a_shell_backfill_builds_and_signs_the_missed_days_as_runs_of_the_code_l
     assert "is before --from" in capsys.readouterr().err
     assert main(["--lake", str(tmp_path / "nowhere"), "backfill", "--from", "2026-11-01", "--to", "2026-11-02"]) == 2
     assert "no lake at" in capsys.readouterr().err
+    # Days before signed history can never be built: said at once, not after a run (nor sent to SEVENMAPS_FIRST_DAY
+    # first, which only led to that run failing: a newcomer's review).
+    before = first - dt.timedelta(days=3)
+    assert main(["--lake", str(lake.root), "backfill", "--from", before.isoformat(), "--to", first.isoformat()]) == 2
+    err = capsys.readouterr().err
+    assert f"{before} .. {first - dt.timedelta(days=1)} precede the last signed day {end}" in err
+    assert "SEVENMAPS_FIRST_DAY" not in err
 
 
 def test_make_ui_before_make_demo_leaves_a_home_the_demo_may_replace(tmp_path, clean_env):

@@ -143,7 +143,8 @@ def test_prove_and_verify_proof_with_only_the_vkey(signed_lake, tmp_path, capsys
     stranger = verifier_for("sevenmaps.invalid/log", Ed25519PrivateKey.generate().public_key()).vkey
     assert main(["verify-proof", str(out), "--vkey", stranger]) == 1
     assert "no signature from a trusted key" in capsys.readouterr().out
-    assert main(["--lake", str(signed_lake.root), "prove", "curated/daily_status/day=1999-01-01/part-0.parquet"]) == 1
+    assert main(["--lake", str(signed_lake.root), "prove", "curated/daily_status/day=1999-01-01/part-0.parquet"]) == 2
+    assert "is in no signed day's lines" in capsys.readouterr().err
 
 
 def _rewrite_history_with_a_new_key(lake: LakePaths, tmp_path: Path) -> None:

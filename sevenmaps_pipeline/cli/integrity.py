@@ -107,7 +107,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
         at += len(lines)
     print(f"error: {wanted} is in no signed day's lines (give the path as the roots write it, relative to the "
           "lake root, e.g. curated/daily_status/day=2026-11-30/part-0.parquet)", file=sys.stderr)
-    return 1
+    return 2  # an input error (docs/operations.md, exit codes)
 
 
 def cmd_verify_proof(args: argparse.Namespace) -> int:

@@ -20,6 +20,7 @@ from ..defs.integrity_assets import days_to_rebuild
 from ..defs.launcher import code_location, run_config
 from ..defs.partitions import first_day
 from ..lake import duck
+from ..lake.parquet_io import last_signed_day
 from ..lake.paths import PROJECT_ROOT, LakePaths, parse_day
 from ..lake.schemas import data_dictionary_markdown
 from ..lake.warehouse import open_warehouse
@@ -56,6 +57,11 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     if last < first:
         raise ValueError(f"--to {last} is before --from {first}")
     lake = _existing_lake(args)
+    closed = _closed_days(lake, first, last)
+    if closed:
+        raise ValueError(f"{closed[0]} .. {closed[-1]} precede the last signed day {last_signed_day(lake)} and are "
+                         "not signed: signed history is closed and cannot gain days (backfill days after it; signed "
+                         "days in a range are checked, never rewritten: docs/operations.md)")
     home = ensure_dagster_home(lake)
     start = first_day(lake)
     if first < start:
@@ -92,6 +98,15 @@ def cmd_backfill(args: argparse.Namespace) -> int:
                   flush=True)
     print(_range_summary(lake, first, last))
     return 0
+
+
+def _closed_days(lake: LakePaths, first: dt.date, last: dt.date) -> list[dt.date]:
+    """The days of the range that no run can build: unsigned, before the last signed day."""
+    signed_up_to = last_signed_day(lake)
+    if signed_up_to is None:
+        return []
+    days = [first + dt.timedelta(days=i) for i in range((min(last, signed_up_to) - first).days + 1)]
+    return [day for day in days if not lake.root_file(day).exists()]
 
 
 def _range_summary(lake: LakePaths, first: dt.date, last: dt.date) -> str:

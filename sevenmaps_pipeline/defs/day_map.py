@@ -140,8 +140,10 @@ def _report_problems(day: dt.date, days: list[dt.date], report: DayBuild) -> str
     if isinstance(cause, SignedDayError):
         failure = f"{frozen_day_failure(cause).description} ({failure})"
     later = days[days.index(day) + 1:]
-    if later:
-        failure += f". Not built: {later[0]} .. {later[-1]} (their windows would read this day)"
+    if len(later) == 1:
+        failure += f". Left as it was by this run: {later[0]} (its windows would read this day)"
+    elif later:
+        failure += f". Left as they were by this run: {later[0]} .. {later[-1]} (their windows would read this day)"
     return failure
 
 

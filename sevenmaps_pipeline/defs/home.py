@@ -91,6 +91,12 @@ def ensure_dagster_home(lake: LakePaths, respect_env: bool = True) -> Path:
     home = dagster_home_for(lake, respect_env)
     owner = bound_lake(home)
     if owner is not None and owner != lake.root:
+        if home == lake.root / ".dagster":  # the lake's own home, copied or moved with it (docs/operations.md)
+            raise HomeOfAnotherLake(
+                f"the Dagster home {home} belongs to the lake {owner}, not {lake.root}: this lake was copied or "
+                f"moved from there with its run history. To give this lake its own history, move that folder "
+                f"aside (mv {home} {home}.from-copy); to keep the copied history for this lake, write its path into "
+                f"{home / LAKE_BINDING}")
         raise HomeOfAnotherLake(
             f"the Dagster home {home} belongs to the lake {owner}, not {lake.root}: its runs would paint the "
             f"other lake's assets. Unset DAGSTER_HOME (each lake then uses <lake>/.dagster) or point it at "
