@@ -56,7 +56,7 @@ def test_root_of_a_tiny_lake_equals_the_design_formula_by_hand(lake, signing_key
     files = _fake_day(lake, DAY, b"d1-")
     (lake.root / "raw/hourly/day=2026-11-10").mkdir(parents=True)
     (lake.root / "raw/hourly/day=2026-11-10/h.parquet").write_bytes(b"not covered")
-    (lake.root / "raw/probes/day=2026-11-10/.run-2.parquet.abc.tmp").write_bytes(b"in flight")
+    (lake.root / f"raw/probes/day=2026-11-10/.run-2.parquet.{'0' * 32}.tmp").write_bytes(b"in flight")  # a write's temp
 
     def h(b: bytes) -> str:
         return hashlib.sha256(b).hexdigest()
@@ -279,6 +279,64 @@ def test_verify_catches_a_rewritten_root_and_a_broken_chain(signed_lake, tmp_pat
     assert report.bad_day == DAY + dt.timedelta(days=2)
     assert report.problem == "broken chain: no root for 2026-11-11 (roots/day=2026-11-11.json missing)"
     assert report.problems[0].code is Code.CHAIN_BROKEN
+
+
+def _stray_folder_before_signing(lake: LakePaths) -> None:
+    status = lake.curated_file("daily_status", DAY)
+    before = status.parent.parent / f"day={DAY - dt.timedelta(days=9)}"
+    before.mkdir()
+    shutil.copy(status, before / "part-0.parquet")
+
+
+def _stray_backup_folder(lake: LakePaths) -> None:
+    status = lake.curated_file("daily_status", DAY)
+    backup = status.parent.parent / f"day={DAY}.bak"
+    backup.mkdir()
+    shutil.copy(status, backup / "part-0.parquet")
+
+
+def _stray_hidden_part(lake: LakePaths) -> None:
+    status = lake.curated_file("daily_status", DAY)
+    shutil.copy(status, status.parent / ".part-1.parquet")
+
+
+def _stray_linked_folder(lake: LakePaths) -> None:
+    status = lake.curated_file("daily_status", DAY)
+    (status.parent / "more").symlink_to(lake.curated_file("tools", DAY).parent, target_is_directory=True)
+
+
+def _stray_file_beside_the_days(lake: LakePaths) -> None:
+    status = lake.curated_file("daily_status", DAY)
+    shutil.copy(status, status.parent.parent / "extra.parquet")
+
+
+@pytest.mark.parametrize(("tamper", "stray"), [
+    (_stray_folder_before_signing, f"curated/daily_status/day={DAY - dt.timedelta(days=9)}"),
+    (_stray_backup_folder, f"curated/daily_status/day={DAY}.bak"),
+    (_stray_hidden_part, f"curated/daily_status/day={DAY}/.part-1.parquet"),
+    (_stray_linked_folder, f"curated/daily_status/day={DAY}/more"),
+    (_stray_file_beside_the_days, "curated/daily_status/extra.parquet"),
+])
+def test_verify_names_what_sits_beside_the_signed_files(signed_lake, tamper, stray):
+    """A stranger's attack: each of these passed verify, while DuckDB's `day=*` globs (the warehouse's views)
+    read its rows as the signed day's."""
+    tamper(signed_lake)
+    report = verify_lake(signed_lake)
+    assert not report.ok and [p.code for p in report.problems] == [Code.STRAY]
+    assert report.problems[0].file == stray and stray in report.problem
+
+
+def test_a_write_in_flight_is_no_stray_but_a_hidden_file_stops_signing(lake, signing_key):
+    day = DAY + dt.timedelta(days=5)
+    _fake_day(lake, day, b"x-")
+    folder = lake.curated_file("daily_status", day).parent
+    (folder / f".part-0.parquet.{'a' * 32}.tmp").write_bytes(b"a write still running")
+    (folder / ".part-1.parquet").write_bytes(b"no write of ours")
+    with pytest.raises(SigningError, match=r"cannot be signed: .*\.part-1\.parquet"):
+        sign_through(lake, day, signing_key, now=NOW)
+    (folder / ".part-1.parquet").unlink()
+    sign_through(lake, day, signing_key, now=NOW)
+    assert verify_lake(lake).ok  # the temp of a write in flight is neither covered nor a stray
 
 
 def test_verify_catches_a_day_signed_before_it_ended(signed_lake):

@@ -48,6 +48,7 @@ class Code(enum.Enum):
     FILE_CHANGED = "file_changed"
     FILE_NOT_LISTED = "file_not_listed"
     FILE_NOT_SIGNED = "file_not_signed"
+    STRAY = "stray"  # beside the signed files, covered by no root, yet read by a reader of the folder
     SUMS_MISSING = "sums_missing"
     SUMS_MALFORMED = "sums_malformed"
     PROOF_MISSING = "proof_missing"

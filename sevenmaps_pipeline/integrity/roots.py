@@ -33,6 +33,7 @@ from .log import (
 )
 from .manifest import compute_root, day_lines
 from .statement import sign_statement
+from .stray import uncovered_in_day
 from .witness import WitnessConfig, ask_witness
 
 # A day is signed only when the tables the map builds for it exist (a signed day can never gain one); the
@@ -250,6 +251,12 @@ def sign_through(lake: LakePaths, through: dt.date, key_path: Path, now: dt.date
             if missing:
                 raise SigningError(f"day {day} cannot be signed: {', '.join(missing)} not materialised for it; "
                                    f"backfill {day} first (signing keeps chain order)")
+            stray = uncovered_in_day(lake, day)
+            if stray:  # its root could not cover them, and readers of the folder would read them as signed
+                more = f", and {len(stray) - 1} more" if len(stray) > 1 else ""
+                raise SigningError(f"day {day} cannot be signed: its folders hold what no root can cover "
+                                   f"({stray[0][1]}: {stray[0][0]}{more}); remove it (a write still running, or one "
+                                   "that crashed) and sign again")
         key = load_private_key(key_path, lake)
         origin = configured_origin()
         synced = sync_log(lake, key, witnesses)

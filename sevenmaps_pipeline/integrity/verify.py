@@ -23,6 +23,7 @@ from .note import valid_name, verifier_for
 from .report import Code, Problem, Trust, VerifyReport
 from .root_docs import RootDoc, diff_lines, parse_root_doc, read_root_docs
 from .statement import check_statement
+from .stray import stray_paths, uncovered_in_day
 from .tiles import load_entries, tree_of
 from .verify_log import check_log, check_state, check_tile_files
 
@@ -127,6 +128,8 @@ def verify_lake(lake: LakePaths, trust: Trust | None = None, state_path: Path | 
         for code, what, path in diff_lines(doc.lines, actual):
             report.add(code, what, doc.day, path)
         report.files_checked += len(doc.lines)
+    for day, rel, why in stray_paths(lake, {doc.day for doc in docs}):
+        report.add(Code.STRAY, f"{why}: {rel}", day, rel)
     check_chain(report, docs, trust.public, first_previous=(None, ""))
     tree, _ = check_log(report, lake.log_dir, docs, trust.public, trust, complete=True)
     new_state = check_state(report, state_path, trust, tree, lake.log_dir) if state_path else None
@@ -175,6 +178,8 @@ def verify_days(lake: LakePaths, days: list[dt.date], public: Ed25519PublicKey) 
         check_chain(report, [doc], public, first_previous=first_previous)
         for code, what, _path in diff_lines(doc.lines, day_lines(lake, day)):
             report.add(code, what, day, rel)
+        for stray, why in uncovered_in_day(lake, day):
+            report.add(Code.STRAY, f"{why}: {stray}", day, stray)
     return report.problems
 
 
