@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from conftest import copy_for_serving, served_on_loopback
@@ -21,7 +22,9 @@ from mcp import Client
 from sevenmaps_pipeline.lake.keys import server_id as short_id
 from sevenmaps_pipeline.lake.keys import server_key
 from sevenmaps_pipeline.lake.paths import LakePaths
+from sevenmaps_pipeline.publishing.live import render
 from sevenmaps_pipeline.publishing.mapday import MapDay, latest_built_day
+from sevenmaps_pipeline.publishing.site import ChangedSinceSigningError, build_site
 from sevenmaps_pipeline.surfaces.oplog import oplog_folder
 from sevenmaps_pipeline.surfaces.route import route
 from sevenmaps_pipeline.surfaces.serve import make_app
@@ -296,3 +299,29 @@ def test_the_site_written_a_part_at_a_time_is_the_site_written_whole(fleet_demo_
     assert ranges[0][0] is None and ranges[-1][1] is None  # consecutive ranges from the first key to the last
     assert all(before[1] == after[0] is not None for before, after in zip(ranges, ranges[1:], strict=False))
     assert sum(sizes) == endpoints and sum(1 for n in sizes if n) > 3  # every endpoint in exactly one part
+
+
+def test_a_file_changed_after_signing_is_never_shown_signed(fleet_demo_lake, tmp_path):
+    """A stranger's attack: with a signed day's tools rewritten (every risk red), server_status answered "signed",
+    `sevenmaps site` rebuilt the day's pages with the root's hashes beside the changed rows, and a stray `.bak`
+    folder of an earlier day made the server fail to open the map."""
+    lake = copy_for_serving(fleet_demo_lake, tmp_path / "lake")
+    day = latest_built_day(lake)
+    tools = lake.curated_file("tools", day)
+    table = pq.read_table(tools)
+    pq.write_table(table.set_column(table.schema.get_field_index("risk"), "risk",
+                                    pa.array(["red"] * table.num_rows)), tools)
+    stray = lake.curated_file("tool_facts", day).parent.with_name(f"day={day - dt.timedelta(days=1)}.bak")
+    shutil.copytree(lake.curated_file("tool_facts", day - dt.timedelta(days=1)).parent, stray)
+    with MapDay.open(lake, live=True) as mapday:
+        served = mapday.served()
+        assert served["signed"] is False and served["signed_root"] is None
+        assert "shown unsigned" in served["note"] and f"curated/tools/day={day}/part-0.parquet" in served["note"]
+        (sid,) = [r["server_id"] for r in mapday.rows("SELECT server_id FROM daily_status LIMIT 1")]
+        page = render(mapday, "server", sid)
+        assert page is not None and b"This day is shown unsigned" in page.body and b"Signed root" not in page.body
+    with pytest.raises(ChangedSinceSigningError, match="not those its root signed"):
+        build_site(lake, day)
+    shutil.copyfile(fleet_demo_lake.curated_file("tools", day), tools)  # the signed bytes again
+    with MapDay.open(lake) as mapday:
+        assert mapday.served()["signed"] is True

@@ -68,11 +68,17 @@ def _uptime_lines(s: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _unsigned(s: dict[str, Any]) -> str:
+    """Why the day is not shown signed: not yet, or its files changed since (the answer's note says which)."""
+    note = s.get("note") or ""
+    return note.removeprefix(f"{s['map_day']} is ") if "shown unsigned" in note else "not signed yet"
+
+
 def server_text(s: dict[str, Any]) -> list[str]:
     history = s["history"] or {}
     signed = s["signed_root"]
     lines = [f"{s['server_name'] or s['url']}  (server_id {s['server_id']})", f"url: {s['url']}",
-             f"map of {s['map_day']}" + (f", signed (root {signed['root']})" if signed else ", not signed yet"),
+             f"map of {s['map_day']}, " + (f"signed (root {signed['root']})" if signed else _unsigned(s)),
              _now_line(s)]
     if s.get("owner_note"):
         note = s["owner_note"]

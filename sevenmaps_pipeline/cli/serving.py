@@ -9,7 +9,7 @@ import sys
 
 from ..lake.paths import parse_day
 from ..publishing.mapday import MapDay, latest_built_day
-from ..publishing.site import build_site
+from ..publishing.site import ChangedSinceSigningError, build_site
 from ..rules.methods import ROUTE_PARAMS
 from ..surfaces.route import route
 from ..surfaces.serve import listening_socket, serve
@@ -35,7 +35,11 @@ def cmd_site(args: argparse.Namespace) -> int:
         print(f"error: no built day in {lake.root}: build the map first (sevenmaps demo, or the daily job)",
               file=sys.stderr)
         return 2
-    result = build_site(lake, day)
+    try:
+        result = build_site(lake, day)
+    except ChangedSinceSigningError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     print(f"{day}: {result.pages} pages, {result.badges} badges, {result.proofs} proofs linked, in {result.folder}"
           f"{' (site/current)' if result.current else ''}; {result.seconds:.1f}s"
           f"{f', {result.writers} processes writing server pages' if result.writers > 1 else ''}")

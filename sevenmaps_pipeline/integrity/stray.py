@@ -30,8 +30,9 @@ def table_folders(lake: LakePaths) -> list[Path]:
 def stray_paths(lake: LakePaths, signed: set[dt.date]) -> Iterator[tuple[dt.date | None, str, str]]:
     """(day or None, path relative to the lake, why) for each entry beside the signed files: in a table's folder,
     anything but a `day=YYYY-MM-DD` folder; a day's folder before the first signed day (a day within the signed
-    days with no root is the chain's gap, named by verify as such); in a signed day's folder, a hidden entry, a link to a folder or anything that is no regular file (which
-    the roots' lines leave out and readers may still read)."""
+    days with no root is the chain's gap, named by verify as such); in a signed day's folder, a hidden entry, a
+    link to a folder or anything that is no regular file (which the roots' lines leave out and readers may still
+    read)."""
     if not signed:
         return
     first = min(signed)

@@ -65,7 +65,8 @@ def kind_of(path: str) -> tuple[str, str | None] | None:
 def _live(mapday: MapDay) -> dict[str, Any]:
     """What a live page says it rests on beside the map day. No time of its own: the same inputs give the same
     bytes, so the same ETag, and a cache's copy stays valid until what is shown changes."""
-    return {"open_day": mapday.open_day.served() if mapday.open_day else None, "method": LIVE_METHOD}
+    unsigned = {"unsigned_why": mapday.unsigned_why} if mapday.unsigned_why else {}  # files changed since signing
+    return {"open_day": mapday.open_day.served() if mapday.open_day else None, "method": LIVE_METHOD, **unsigned}
 
 
 def _down(mapday: MapDay) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

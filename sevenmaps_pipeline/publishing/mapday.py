@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,9 +23,10 @@ import duckdb
 
 from ..curated.common import registry_in_force
 from ..curated.open_day import OpenDay, links_now, open_days
+from ..integrity.served import served_root
 from ..lake import duck
 from ..lake.keys import server_key
-from ..lake.paths import LakePaths
+from ..lake.paths import DAY_DIR, LakePaths
 from ..lake.schemas import BY_NAME, DAILY_STATUS, RAW_FIVE_MINUTE, RAW_HOURLY, RAW_REGISTRY
 from ..registry.incident_reviews import reviews_file, reviews_table
 
@@ -58,6 +58,7 @@ class MapDay:
     day: dt.date
     con: duckdb.DuckDBPyConnection
     root: dict[str, Any] | None = None
+    unsigned_why: str | None = None  # a root that is there but does not hold: why the day is shown unsigned
     missing_tables: list[str] = field(default_factory=list)
     live: bool = False
     # The provisional builds read (live): the latest of each day after the served day, oldest first (the day
@@ -90,9 +91,12 @@ class MapDay:
         except BaseException:
             con.close()
             raise
-        root_file = lake.root_file(day)
-        if root_file.is_file():
-            doc = json.loads(root_file.read_text())
+        # Signed only while its files are those its root signed (integrity/served.py): a file changed since is
+        # never shown beside "signed" and the root's hashes.
+        served = served_root(lake, day)
+        opened.unsigned_why = served.problem
+        if served.doc is not None:
+            doc = served.doc
             opened.root = {"day": day.isoformat(), "root": doc.get("root"), "signed_at": doc.get("signed_at"),
                            "previous_root": doc.get("previous_root"), "path": f"roots/day={day}.json"}
         return opened
@@ -112,7 +116,8 @@ class MapDay:
         if days is None:
             folder = self.lake.root / "curated" / table
             found = sorted(folder.glob("day=*/part-0.parquet")) if folder.is_dir() else []
-            return [f for f in found if dt.date.fromisoformat(f.parent.name[4:]) <= self.day]
+            # a folder not named as a day's (`day=...bak`) is no day of the map (integrity/stray.py)
+            return [f for f in found if DAY_DIR.match(f.parent.name) and f.parent.name[4:] <= self.day.isoformat()]
         return [f for back in range(days) if (f := self.lake.curated_file(table, self.day - dt.timedelta(days=back)))
                 .is_file()]
 
@@ -219,7 +224,7 @@ class MapDay:
         """Whether what this opened day reads has changed since: a newer built day, its signature, a new
         hourly batch (which can change the status shown now) or five-minute batch (an owner's uptime), or a
         person's incident review (an incident closed stops being live at once)."""
-        signed_since = self.root is None and self.lake.root_file(self.day).exists()
+        signed_since = self.root is None and self.unsigned_why is None and self.lake.root_file(self.day).exists()
         return (latest_built_day(self.lake) != self.day or signed_since
                 or self._frequent_recent() != self._frequent_at_open
                 or (self.live and links_now(self.lake) != self._links_at_open)
@@ -262,7 +267,8 @@ class MapDay:
         served = {"map_day": self.day.isoformat(),
                   "signed_root": self.root,
                   "signed": self.root is not None,
-                  "note": None if self.root else f"{self.day} is not signed yet (days are signed after they end)",
+                  "note": None if self.root else f"{self.day} is shown unsigned: {self.unsigned_why}" if (
+                      self.unsigned_why) else f"{self.day} is not signed yet (days are signed after they end)",
                   "tables_not_built": self.missing_tables}
         if self.live:
             served["open_day"] = self.open_day.served() if self.open_day else None

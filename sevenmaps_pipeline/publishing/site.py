@@ -151,6 +151,10 @@ def _chart_days(mapday: MapDay) -> list[tuple[dt.date, dict[str, int]]]:
     return [(first + dt.timedelta(days=i), counts.get(first + dt.timedelta(days=i), {})) for i in range(HISTORY_DAYS)]
 
 
+class ChangedSinceSigningError(RuntimeError):
+    """A signed day whose files are no longer those its root signed (integrity/served.py)."""
+
+
 def build_site(lake: LakePaths, day: dt.date, servers_per_part: int = SERVERS_PER_PART,
                workers: int | None = None) -> SiteResult:
     """The day's site, built whole in a hidden folder and renamed into place. Server pages are written
@@ -171,6 +175,8 @@ def build_site(lake: LakePaths, day: dt.date, servers_per_part: int = SERVERS_PE
         # process opens the day and writes what needs no endpoint's page (docs/scaling.md).
         with _writers(lake.root, day, workers) as pool, collector_paused(), \
                 MapDay.open(lake, day, reviews=False) as mapday:  # the day's record: incidents as built
+            if mapday.unsigned_why:  # never pages that show changed files beside the root's hashes
+                raise ChangedSinceSigningError(f"{day}'s site is not built: {mapday.unsigned_why}")
             result = _render(lake, mapday, env, tmp, parts, pool, workers)
         final = site_root / "days" / day.isoformat()
         old = site_root / f".old-{day}-{uuid.uuid4().hex[:8]}"
