@@ -73,11 +73,12 @@ class MapDay:
 
     @classmethod
     def open(cls, lake: LakePaths, day: dt.date | None = None, reviews: bool = True, *,
-             live: bool = False) -> MapDay:
+             live: bool = False, files_checked_by_caller: bool = False) -> MapDay:
         """The served day: `day`, else the latest day whose daily_status is built. With `reviews` (the live
         answers), a person's incident reviews apply as they are now; without (the site: a record of the
         day), the day's incidents read as built. `live`: the open day's provisional build is read too, when
-        it is of a later day."""
+        it is of a later day. `files_checked_by_caller`: the root is read without checking the day's files against
+        it (a site worker, whose parent checks them before any page is kept)."""
         if day is None:
             day = latest_built_day(lake)
             if day is None:
@@ -93,7 +94,7 @@ class MapDay:
             raise
         # Signed only while its files are those its root signed (integrity/served.py): a file changed since is
         # never shown beside "signed" and the root's hashes.
-        served = served_root(lake, day)
+        served = served_root(lake, day, check_files=not files_checked_by_caller)
         opened.unsigned_why = served.problem
         if served.doc is not None:
             doc = served.doc

@@ -359,7 +359,8 @@ def _open_in_worker(lake_root: Path, day: dt.date) -> None:
     compiled once, not once per part. The cyclic collector is left off in the worker: a part's statuses and
     pages make no reference cycle (a collection after each part finds none), so the collections the part's
     million objects set off only walked them again, about a third of reading the statuses (docs/scaling.md)."""
-    mapday = MapDay.open(LakePaths.at(lake_root), day, reviews=False)
+    # the parent checks the day's files against its root before any page is kept (build_site)
+    mapday = MapDay.open(LakePaths.at(lake_root), day, reviews=False, files_checked_by_caller=True)
     atexit.register(mapday.close)
     hold_day(mapday)
     _IN_WORKER.update(mapday=mapday, env=_environment(auto_reload=False))
