@@ -21,7 +21,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sevenmaps_pipeline import curated
 from sevenmaps_pipeline.integrity import keys
 from sevenmaps_pipeline.integrity.manifest import compute_root, day_lines, sha256_files
-from sevenmaps_pipeline.integrity.report import Code, Kind
+from sevenmaps_pipeline.integrity.report import Code, Kind, Trust
 from sevenmaps_pipeline.integrity.roots import (
     REQUIRED_TABLES,
     AlreadySignedError,
@@ -269,16 +269,28 @@ def test_verify_catches_a_rewritten_root_and_a_broken_chain(signed_lake, tmp_pat
     path = signed_lake.root_file(DAY + dt.timedelta(days=1))
     doc = json.loads(path.read_text())
     doc["lines"][0] = "0" * 64 + doc["lines"][0][64:]
+    doc["root"] = compute_root(doc["previous_root"], doc["lines"])
     path.write_text(json.dumps(doc))
     report = verify_lake(signed_lake)
     assert report.bad_day == DAY + dt.timedelta(days=1) and report.problem.startswith("file changed")
-    assert report.problems[0].code is Code.FILE_CHANGED
+    assert report.problems[0].code is Code.FILE_CHANGED and Code.BAD_SIGNATURE in report.codes
+    # Its lines edited and the root left: the root does not match them, and no file is blamed for it (a trailing
+    # space in a line was reported as one file missing and one added: a stranger's review).
+    doc["lines"][0] = doc["lines"][0] + " "
+    path.write_text(json.dumps(doc))
+    report = verify_lake(signed_lake)
+    assert report.codes[0] is Code.ROOT_NOT_ITS_LINES and Code.FILE_ADDED not in report.codes
 
     signed_lake.root_file(DAY + dt.timedelta(days=1)).unlink()
     report = verify_lake(signed_lake)
     assert report.bad_day == DAY + dt.timedelta(days=2)
     assert report.problem == "broken chain: no root for 2026-11-11 (roots/day=2026-11-11.json missing)"
     assert report.problems[0].code is Code.CHAIN_BROKEN
+    signed_lake.root_file(DAY + dt.timedelta(days=1)).write_bytes(b"\xff not a root")
+    report = verify_lake(signed_lake)
+    assert report.codes[:2] == [Code.ROOT_UNREADABLE, Code.CHAIN_BROKEN]
+    assert report.problems[1].what == ("broken chain: no root for 2026-11-11 (roots/day=2026-11-11.json cannot be "
+                                       "read: above)")
 
 
 def _stray_folder_before_signing(lake: LakePaths) -> None:
@@ -339,6 +351,35 @@ def test_a_write_in_flight_is_no_stray_but_a_hidden_file_stops_signing(lake, sig
     assert verify_lake(lake).ok  # the temp of a write in flight is neither covered nor a stray
 
 
+def test_json_nested_past_any_parser_is_a_named_problem_not_a_crash(signed_lake, tmp_path):
+    """A stranger's attack: a root document, the lake's 7maps.json or a --state file nested 100,000 deep made
+    verify stop with "an error in sevenmaps itself" (a RecursionError), not a named problem."""
+    deep = "[" * 100_000 + "]" * 100_000
+    trust = Trust(keys.read_published_key(signed_lake), "the test's key", pinned=True)
+    signed_lake.root_file(DAY).write_text(deep)
+    report = verify_lake(signed_lake, trust=trust)
+    assert report.problems[0].code is Code.ROOT_UNREADABLE and "nested too deeply" in report.problem
+    state = tmp_path / "state.json"
+    state.write_text(deep)
+    assert Code.STATE_UNREADABLE in verify_lake(signed_lake, trust=trust, state_path=state).codes
+    signed_lake.well_known.write_text(deep)
+    report = verify_lake(signed_lake)  # no key given: the lake's own, which cannot be read
+    assert Code.KEY_UNREADABLE in report.codes
+    assert "RecursionError" in next(p.what for p in report.problems if p.code is Code.KEY_UNREADABLE)
+
+
+def test_a_published_key_that_is_not_the_trusted_one_is_noted(signed_lake):
+    trust = Trust(keys.read_published_key(signed_lake), "the test's key", pinned=True)
+    assert not verify_lake(signed_lake, trust=trust).notes
+    signed_lake.well_known.unlink()
+    keys.publish_public_key(signed_lake, Ed25519PrivateKey.generate())
+    report = verify_lake(signed_lake, trust=trust)
+    assert report.ok and any("is not the key you trust" in n for n in report.notes)
+    signed_lake.well_known.write_text("junk")
+    report = verify_lake(signed_lake, trust=trust)
+    assert report.ok and any("published key cannot be read" in n for n in report.notes)
+
+
 def test_verify_catches_a_day_signed_before_it_ended(signed_lake):
     path = signed_lake.root_file(DAY)
     doc = json.loads(path.read_text())
@@ -356,6 +397,17 @@ def test_verify_cli_exit_codes(signed_lake):
     assert main(["--lake", str(signed_lake.root), "verify"]) == 0
     (signed_lake.raw_dir("probes", DAY) / "run-1.parquet").unlink()
     assert main(["--lake", str(signed_lake.root), "verify"]) == 1
+    # A reader that leaves before the verdict is printed (`verify | head`) does not turn it into 0; a file named
+    # with a line break prints no line of its own.
+    (signed_lake.curated_file("daily_status", DAY).parent / "x\nOK: 3 signed days verified").write_bytes(b"x")
+    verify = subprocess.Popen([sys.executable, "-m", "sevenmaps_pipeline.cli", "--lake", str(signed_lake.root),
+                               "verify"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    verify.stdout.close()
+    assert verify.wait(timeout=120) == 1
+    shown = subprocess.run([sys.executable, "-m", "sevenmaps_pipeline.cli", "--lake", str(signed_lake.root), "verify"],
+                           capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 1 and not any(line.startswith("OK") for line in shown.stdout.splitlines())
+    assert "x\\nOK: 3 signed days verified" in shown.stdout
 
 
 def test_a_failed_write_leaves_no_file_and_no_temp(lake, monkeypatch):

@@ -521,6 +521,19 @@ def test_a_lake_signed_before_the_log_existed_gets_its_log_at_the_next_signing(l
     assert read_root(lake, DAYS[2])["log"]["first_index"] == sum(len(read_root(lake, d)["lines"]) for d in DAYS[:2])
 
 
+def test_a_root_cannot_go_back_to_1_0(signed_lake):
+    """A stranger's attack: a root rewritten as 7maps-roots-1.0 (its statement, which binds the time it was signed
+    and its place in the log, deleted, signed_at moved) passed as a legacy root."""
+    day = DAYS[1]
+    doc = json.loads(signed_lake.root_file(day).read_text())
+    doc["method"], doc["signed_at"] = "7maps-roots-1.0", "2026-11-13T00:00:01+00:00"
+    del doc["statement"]
+    signed_lake.root_file(day).write_text(json.dumps(doc, indent=2) + "\n")
+    report = verify_lake(signed_lake)
+    assert not report.ok and report.codes == [Code.BAD_STATEMENT] and report.bad_day == day
+    assert "does not go back to 1.0" in report.problem and not report.legacy_days
+
+
 def test_the_witness_command_serves_cosigns_and_stops_on_sigterm(signed_lake, signing_key, tmp_path):
     import re
     import signal

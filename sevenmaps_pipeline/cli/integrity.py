@@ -4,6 +4,7 @@ proof, check or sync the log, export signed days, run a witness, make a signing 
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import time
@@ -75,7 +76,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
         lake = _existing_lake(args)
         report = verify_lake(lake, trust, state)
         what = f"lake {lake.root}"
-    print(report.summary())
+    try:
+        print(report.summary(), flush=True)
+    except BrokenPipeError:  # `verify | head`: the reader left, and the verdict is still the exit code
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return report.exit_code
     print(f"({what}: {report.files_checked:,} files"
           + (f", {report.proofs_checked:,} proofs" if report.proofs_checked else "")
           + f" checked in {time.perf_counter() - started:.1f}s"

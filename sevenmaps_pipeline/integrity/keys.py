@@ -93,8 +93,8 @@ def read_well_known(path: Path) -> dict[str, Any]:
     """The `integrity` object of a 7maps.json, checked for type; SigningKeyError names what is wrong."""
     try:
         doc = json.loads(Path(path).read_text())
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise SigningKeyError(f"{path} cannot be read as JSON ({exc})") from None
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:  # nesting past any parser too
+        raise SigningKeyError(f"{path} cannot be read as JSON ({type(exc).__name__}: {exc})"[:300]) from None
     integrity = doc.get("integrity") if isinstance(doc, dict) else None
     if not isinstance(integrity, dict) or not isinstance(integrity.get("public_key_pem"), str):
         raise SigningKeyError(f"{path} has no integrity.public_key_pem")

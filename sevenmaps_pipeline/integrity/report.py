@@ -225,4 +225,11 @@ class VerifyReport:
             days = sorted(self.legacy_days)
             out.append(f"note: {len(days)} root(s) of method 7maps-roots-1.0 ({days[0]} .. {days[-1]}): signed before "
                        "roots carried a statement, so their day, method and time are not signed")
-        return "\n".join(out)
+        # One line each: a file named with a line break or a terminal escape in a lake cannot print a line of
+        # its own ("OK: ..." under the FAILED line).
+        return "\n".join(_shown(line) for line in out)
+
+
+def _shown(line: str) -> str:
+    """The line with every character that is not printable (line breaks, escapes, bidi controls) escaped."""
+    return line if line.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in line)

@@ -41,6 +41,8 @@ def parse_root_doc(data: bytes, day: dt.date, rel: str) -> tuple[RootDoc | None,
         doc = json.loads(data)
     except (UnicodeDecodeError, ValueError) as exc:
         return None, f"root file is not JSON ({exc})"
+    except RecursionError:
+        return None, "root file is JSON nested too deeply to read"
     if not isinstance(doc, dict):
         return None, "root file is not a JSON object"
     why = _fields_problem(doc, day)

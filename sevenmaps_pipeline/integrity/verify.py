@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from ..lake.parquet_io import write_bytes_atomic
 from ..lake.paths import LakePaths
@@ -33,13 +34,15 @@ def check_chain(report: VerifyReport, docs: list[RootDoc], public: Ed25519Public
     """Chain links, roots from lines, signatures, signed only after the day ended. `first_previous` is what
     the first doc must chain to (None: take it as written, e.g. a snapshot that starts mid-history)."""
     previous = first_previous
+    statements = False  # a root with a statement seen before this one in the chain
     for doc in docs:
         if previous is not None:
             expected_day, expected_root = previous
             if expected_day is not None and doc.day != expected_day + dt.timedelta(days=1):
                 gap = expected_day + dt.timedelta(days=1)
-                report.add(Code.CHAIN_BROKEN,
-                           f"broken chain: no root for {gap} (roots/day={gap}.json missing)", doc.day, doc.rel)
+                unreadable = any(p.code is Code.ROOT_UNREADABLE and p.day == gap for p in report.problems)
+                report.add(Code.CHAIN_BROKEN, f"broken chain: no root for {gap} (roots/day={gap}.json "
+                           f"{'cannot be read: above' if unreadable else 'missing'})", doc.day, doc.rel)
             elif doc.previous_day != expected_day or doc.previous_root != expected_root:
                 report.add(Code.CHAIN_BROKEN,
                            f"broken chain: previous_root does not match the root of {expected_day}", doc.day, doc.rel)
@@ -52,13 +55,25 @@ def check_chain(report: VerifyReport, docs: list[RootDoc], public: Ed25519Public
             report.add(Code.BAD_SIGNATURE,
                        f"bad signature in {doc.rel}: not signed by the trusted key", doc.day, doc.rel)
         elif public is not None:
-            _check_statement(report, doc, public)
+            _check_statement(report, doc, public, statements)
+        statements = statements or "statement" in doc.raw
         previous = (doc.day, doc.root)
 
 
-def _check_statement(report: VerifyReport, doc: RootDoc, public: Ed25519PublicKey) -> None:
+# 7maps-roots-1.1 (docs/changelog.md) was first signed on 2026-12-01: a day is signed after it ends, so a root of
+# 1.0, which carries no signed statement, is possible only for a day before that, and only before every 1.1 root.
+ROOTS_1_0_UNTIL = dt.date(2026, 11, 30)
+
+
+def _check_statement(report: VerifyReport, doc: RootDoc, public: Ed25519PublicKey,
+                     after_statements: bool = False) -> None:
     method = doc.raw.get("method")
     if method == "7maps-roots-1.0" and "statement" not in doc.raw:
+        if doc.day > ROOTS_1_0_UNTIL or after_statements:
+            report.add(Code.BAD_STATEMENT, f"a root of 7maps-roots-1.0, without a statement, for a day "
+                       f"{'after a root with one' if after_statements else 'signed only since 7maps-roots-1.1'}: "
+                       f"a root does not go back to 1.0 ({doc.rel})", doc.day, doc.rel)
+            return
         report.legacy_days.append(doc.day)
         return
     name = (doc.log or {}).get("origin")
@@ -76,7 +91,7 @@ def trust_from_state(state_path: Path | None) -> Trust | None:
         return None
     try:
         vkey = json.loads(state_path.read_text())["vkey"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return None
     try:
         trust = Trust.from_vkey(vkey)
@@ -103,10 +118,28 @@ def resolve_trust(report: VerifyReport, lake_key: Path | None, trust: Trust | No
             return None
         report.notes.append("verified against the lake's own public key, which whoever can write the lake can "
                             "replace: pin one with --public-key FILE, --vkey KEY or --state FILE")
-    elif trust.witnesses and not trust.quorum:
-        trust.quorum = len(trust.witnesses)
+    else:
+        if trust.witnesses and not trust.quorum:
+            trust.quorum = len(trust.witnesses)
+        _compare_published(report, lake_key, trust)
     report.trusted = trust.source
     return trust
+
+
+def _compare_published(report: VerifyReport, lake_key: Path | None, trust: Trust) -> None:
+    """A note when the key the lake publishes is not the one trusted: readers who take the lake's copy would
+    check against another key (nothing signs that copy, so it is a note, not a problem)."""
+    if lake_key is None or trust.public is None or not lake_key.is_file():
+        return
+    try:
+        published = read_trusted_key(lake_key)
+    except SigningKeyError as exc:
+        report.notes.append(f"the lake's published key cannot be read ({exc}): readers who take it cannot check")
+        return
+    raw = Encoding.Raw
+    if published.public_bytes(raw, PublicFormat.Raw) != trust.public.public_bytes(raw, PublicFormat.Raw):
+        report.notes.append("the lake's published key (.well-known/7maps.json) is not the key you trust: readers who "
+                            "take the lake's copy check against another key")
 
 
 def verify_lake(lake: LakePaths, trust: Trust | None = None, state_path: Path | None = None,
@@ -125,8 +158,9 @@ def verify_lake(lake: LakePaths, trust: Trust | None = None, state_path: Path | 
     if trust is None:
         return report
     for doc, actual in zip(docs, days_lines(lake, [doc.day for doc in docs], workers), strict=True):
-        for code, what, path in diff_lines(doc.lines, actual):
-            report.add(code, what, doc.day, path)
+        if compute_root(doc.previous_root, doc.lines) == doc.root:  # else its lines were edited: the chain says so,
+            for code, what, path in diff_lines(doc.lines, actual):  # and a diff would blame the files
+                report.add(code, what, doc.day, path)
         report.files_checked += len(doc.lines)
     for day, rel, why in stray_paths(lake, {doc.day for doc in docs}):
         report.add(Code.STRAY, f"{why}: {rel}", day, rel)

@@ -186,7 +186,7 @@ def check_state(report: VerifyReport, state_path: Path, trust: Trust, tree: Hash
             previous = json.loads(state_path.read_text())
             old_root = base64.b64decode(previous["root"], validate=True)
             old_size, old_origin, old_vkey = int(previous["size"]), previous["origin"], previous["vkey"]
-        except (OSError, ValueError, KeyError, TypeError, binascii.Error) as exc:
+        except (OSError, ValueError, KeyError, TypeError, binascii.Error, RecursionError) as exc:
             report.add(Code.STATE_UNREADABLE,
                        f"state file {state_path} is unreadable ({exc}); remove it to start over", None, str(state_path))
             return None
