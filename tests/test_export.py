@@ -289,8 +289,33 @@ def test_a_file_left_out_silently_fails_and_one_declared_withheld_is_listed(snap
     keep.append(f"{sha256_file(folder / 'WITHHELD.txt')}  WITHHELD.txt")
     (folder / "SHA256SUMS").write_text("\n".join(keep) + "\n")
     report = verify_export(folder, Trust.from_public_key_file(trusted))
-    assert report.ok, report.summary()
-    assert f"{rel} (left out by the researcher who shared this copy)" in report.withheld
+    assert report.ok, report.summary()  # a shared subset verifies, and says what it lacks, in whose words
+    assert (f"{rel} (a published file left out of this copy; WITHHELD.txt says: left out by the researcher who "
+            "shared this copy)") in report.withheld
+    assert any("published files are left out of this copy" in note for note in report.notes)
+
+
+def test_what_a_snapshot_does_not_hold_is_named(snapshot, tmp_path):
+    """A stranger's attack: a linked folder posing as another day (DuckDB's `day=*` glob read it, SHA256SUMS and
+    the check walked past it), a data file outside raw/ and curated/, a hidden file: each verified OK."""
+    folder, trusted, _, _ = snapshot
+    elsewhere = tmp_path / "fake"
+    elsewhere.mkdir()
+    (elsewhere / "part-0.parquet").write_bytes((folder / f"curated/daily_status/day={DAYS[2]}/part-0.parquet")
+                                               .read_bytes())
+    (folder / "curated/daily_status/day=2026-12-31").symlink_to(elsewhere, target_is_directory=True)
+    (folder / "data").mkdir()
+    (folder / "data/x.parquet").write_bytes(b"PAR1")
+    (folder / f"curated/daily_status/day={DAYS[2]}/.part-1.parquet").write_bytes(b"PAR1")
+    sums = (folder / "SHA256SUMS").read_text() + "".join(
+        f"{sha256_file(folder / rel)}  {rel}\n" for rel in ("data/x.parquet", f"curated/daily_status/day={DAYS[2]}/"
+                                                          ".part-1.parquet"))
+    (folder / "SHA256SUMS").write_text(sums)
+    report = verify_export(folder, Trust.from_public_key_file(trusted))
+    stray = {p.file for p in report.problems if p.code is Code.STRAY}
+    assert stray == {"curated/daily_status/day=2026-12-31", "data",
+                     f"curated/daily_status/day={DAYS[2]}/.part-1.parquet"}
+    assert not report.ok
 
 
 def test_a_snapshot_re_signed_with_another_key_fails_against_the_pinned_key(snapshot, tmp_path):

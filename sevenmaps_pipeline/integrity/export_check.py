@@ -4,10 +4,12 @@ signatures, the log and a tlog-proof for every included file; what was withheld 
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
 from ..lake.parquet_io import write_bytes_atomic
+from ..lake.schemas import WITHHELD_TABLES, table_of
 from .checkpoint import parse_checkpoint_text
 from .manifest import sha256_file
 from .note import parse_note, verifier_for
@@ -51,6 +53,57 @@ def _read_sums(report: VerifyReport, folder: Path) -> dict[str, str]:
     return sums
 
 
+# What a snapshot holds (publishing/export.py): anything else in it is no part of it, and a link or a hidden entry
+# may show a reader files no root covers (DuckDB's `day=*` globs follow a linked folder; SHA256SUMS and this
+# check, walking without following links, would not see what is behind it).
+EXPORT_ENTRIES = {"7maps.json", "README.md", "SHA256SUMS", "WITHHELD.txt", "croissant.json", "datapackage.json",
+                  "curated", "log", "proofs", "raw", "roots"}
+
+
+def _stray_in_export(folder: Path) -> list[tuple[str, str]]:
+    out = []
+    for top, dirs, names in os.walk(folder):
+        here = Path(top)
+        for name in sorted(dirs + names):
+            path = here / name
+            rel = path.relative_to(folder).as_posix()
+            if path.is_symlink():
+                out.append((rel, "a link in the snapshot"))
+            elif here == folder and name not in EXPORT_ENTRIES:
+                out.append((rel, "not part of a snapshot"))
+            elif name.startswith("."):
+                out.append((rel, "a hidden entry in the snapshot"))
+        dirs[:] = [d for d in dirs if not d.startswith(".") and not (here / d).is_symlink()
+                   and (here != folder or d in EXPORT_ENTRIES)]
+    return out
+
+
+def _withheld_by_policy(rel: str) -> str | None:
+    """Why a snapshot leaves a signed file out, by the rule that writes it (publishing/export.py): its table is
+    internal (lake/schemas WITHHELD_TABLES) or no documented table; None: a snapshot always includes it."""
+    spec = table_of(rel)
+    if spec is None:
+        return "not a documented table"
+    return WITHHELD_TABLES.get(spec.name)
+
+
+def _not_here(report: VerifyReport, rel: str, listed: str | None, doc: RootDoc) -> None:
+    """A signed file the snapshot does not hold: withheld when WITHHELD.txt lists it, else missing. A file the rule
+    that writes snapshots withholds shows the rule's reason; one of a published table was left out of this copy by
+    whoever made or shared it (a subset may be shared), and says so, quoting WITHHELD.txt, never as the rule's."""
+    if listed is None:
+        report.add(Code.FILE_MISSING, f"signed file missing and not listed in WITHHELD.txt: {rel}", doc.day, rel)
+        return
+    policy = _withheld_by_policy(rel)
+    if policy is not None:
+        report.withheld.append(f"{rel} ({policy})")
+        return
+    report.withheld.append(f"{rel} (a published file left out of this copy; WITHHELD.txt says: {listed[:200]})")
+    note = "published files are left out of this copy: a snapshot as `sevenmaps export` writes it holds them all"
+    if note not in report.notes:
+        report.notes.append(note)
+
+
 def _read_withheld(folder: Path) -> dict[str, str]:
     path = folder / "WITHHELD.txt"
     if not path.is_file():
@@ -84,11 +137,7 @@ def check_export(report: VerifyReport, folder: Path, trust: Trust) -> list[RootD
             digest, rel = line[:64], line[66:]
             signed_paths.add(rel)
             if rel not in sums and not (folder / rel).exists():
-                if rel in withheld:
-                    report.withheld.append(f"{rel} ({withheld[rel]})")
-                else:
-                    report.add(Code.FILE_MISSING,
-                               f"signed file missing and not listed in WITHHELD.txt: {rel}", doc.day, rel)
+                _not_here(report, rel, withheld.get(rel), doc)
                 continue
             if sums.get(rel) != digest:
                 report.add(Code.FILE_CHANGED,
@@ -112,6 +161,8 @@ def check_export(report: VerifyReport, folder: Path, trust: Trust) -> list[RootD
     for rel in sums:
         if rel.startswith(("raw/", "curated/")) and rel not in signed_paths:
             report.add(Code.FILE_NOT_SIGNED, f"data file not in any signed root: {rel}", None, rel)
+    for rel, why in _stray_in_export(folder):
+        report.add(Code.STRAY, f"{why}: {rel}", None, rel)
     check_log(report, folder / "log", docs, trust.public, trust, complete=False)
     return docs
 
