@@ -521,6 +521,19 @@ def test_a_lake_signed_before_the_log_existed_gets_its_log_at_the_next_signing(l
     assert read_root(lake, DAYS[2])["log"]["first_index"] == sum(len(read_root(lake, d)["lines"]) for d in DAYS[:2])
 
 
+def test_verify_checks_every_tile_file_as_log_check_does(signed_lake):
+    """A stranger's attack: an entry appended to an entry bundle, and a tile past the log's size, passed verify
+    (only `log check` named them)."""
+    bundles = sorted((signed_lake.log_dir / "tile" / "entries").rglob("*"), key=lambda p: p.as_posix())
+    bundle = [b for b in bundles if b.is_file()][-1]
+    bundle.write_bytes(bundle.read_bytes() + b"\x00\x03abc")
+    beyond = signed_lake.log_dir / "tile" / "0" / "x999" / "999.p" / "2"
+    beyond.parent.mkdir(parents=True)
+    beyond.write_bytes(b"x" * 64)
+    report = verify_lake(signed_lake)
+    assert {Code.TILE_WRONG, Code.TILE_BEYOND_LOG} <= set(report.codes), report.summary()
+
+
 def test_a_root_cannot_go_back_to_1_0(signed_lake):
     """A stranger's attack: a root rewritten as 7maps-roots-1.0 (its statement, which binds the time it was signed
     and its place in the log, deleted, signed_at moved) passed as a legacy root."""

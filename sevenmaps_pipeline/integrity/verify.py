@@ -166,6 +166,9 @@ def verify_lake(lake: LakePaths, trust: Trust | None = None, state_path: Path | 
         report.add(Code.STRAY, f"{why}: {rel}", day, rel)
     check_chain(report, docs, trust.public, first_previous=(None, ""))
     tree, _ = check_log(report, lake.log_dir, docs, trust.public, trust, complete=True)
+    if tree is not None and not report.behind:  # every tile file as the entries give it, as `log check` does
+        entries, _ = load_entries(lake.log_dir, tree.size)
+        check_tile_files(report, lake.log_dir, tree, entries or [])
     new_state = check_state(report, state_path, trust, tree, lake.log_dir) if state_path else None
     finish_report(report, docs)
     if report.ok and state_path and new_state:
