@@ -534,6 +534,28 @@ def test_verify_checks_every_tile_file_as_log_check_does(signed_lake):
     assert {Code.TILE_WRONG, Code.TILE_BEYOND_LOG} <= set(report.codes), report.summary()
 
 
+def _checkpoint_of_the_day_before(doc: dict, lake: LakePaths) -> str:
+    doc["log"]["checkpoint"] = json.loads(lake.root_file(DAYS[0]).read_text())["log"]["checkpoint"]
+    return json.dumps(doc)
+
+
+@pytest.mark.parametrize(("tamper", "code"), [
+    (lambda doc, lake: json.dumps(doc)[:-1] + f', "signed_at": "{doc["signed_at"]}"}}', Code.ROOT_UNREADABLE),
+    (lambda doc, lake: json.dumps({**doc, "log": {**doc["log"], "first_index": str(doc["log"]["first_index"])}}),
+     Code.ROOT_UNREADABLE),
+    (lambda doc, lake: json.dumps({**doc, "log": {k: v for k, v in doc["log"].items() if k != "checkpoint"}}),
+     Code.BAD_STATEMENT),
+    (_checkpoint_of_the_day_before, Code.ROOT_CHECKPOINT_INVALID),
+])
+def test_a_root_documents_unsigned_fields_must_agree_with_its_signed_ones(signed_lake, tamper, code):
+    """A stranger's attack: a key twice, a log index as a string (the statement signs its text), the recorded
+    checkpoint deleted or replaced by the day before's: each passed verify."""
+    path = signed_lake.root_file(DAYS[1])
+    path.write_text(tamper(json.loads(path.read_text()), signed_lake))
+    report = verify_lake(signed_lake)
+    assert not report.ok and code in report.codes, report.summary()
+
+
 def test_a_root_cannot_go_back_to_1_0(signed_lake):
     """A stranger's attack: a root rewritten as 7maps-roots-1.0 (its statement, which binds the time it was signed
     and its place in the log, deleted, signed_at moved) passed as a legacy root."""

@@ -38,7 +38,9 @@ class RootDoc:
 def parse_root_doc(data: bytes, day: dt.date, rel: str) -> tuple[RootDoc | None, str | None]:
     """A root document, every field type-checked; (None, why) when it is not one."""
     try:
-        doc = json.loads(data)
+        doc = json.loads(data, object_pairs_hook=_no_key_twice)
+    except _KeyTwice as exc:  # which of two values a reader takes is the reader's: no document says two things
+        return None, f"root file has the key {str(exc)[:40]!r} twice"
     except (UnicodeDecodeError, ValueError) as exc:
         return None, f"root file is not JSON ({exc})"
     except RecursionError:
@@ -67,8 +69,40 @@ def parse_root_doc(data: bytes, day: dt.date, rel: str) -> tuple[RootDoc | None,
     log = doc.get("log")
     if log is not None and not isinstance(log, dict):
         return None, "log is not an object"
+    why = _log_problem(log)
+    if why:
+        return None, why
     return RootDoc(day, previous, doc["previous_root"], doc["root"], doc["signature"], signed_at, lines, log, rel,
                    doc), None
+
+
+class _KeyTwice(ValueError):
+    pass
+
+
+def _no_key_twice(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _KeyTwice(key)
+        out[key] = value
+    return out
+
+
+def _log_problem(log: dict[str, Any] | None) -> str | None:
+    """What is wrong with the root's log record, if anything: its origin a text, its first index and tree size
+    whole numbers (a statement signs their text, so "5" would pass for 5), its checkpoint a text."""
+    if log is None:
+        return None
+    if "origin" in log and not isinstance(log["origin"], str):
+        return "log.origin is not a text"
+    for name in ("first_index", "tree_size"):
+        value = log.get(name)
+        if name in log and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+            return f"log.{name} is not a whole number"
+    if "checkpoint" in log and not isinstance(log["checkpoint"], str):
+        return "log.checkpoint is not a text"
+    return None
 
 
 def _fields_problem(doc: dict[str, Any], day: dt.date) -> str | None:

@@ -80,6 +80,10 @@ def _check_statement(report: VerifyReport, doc: RootDoc, public: Ed25519PublicKe
     if not isinstance(name, str) or not valid_name(name):
         report.add(Code.BAD_STATEMENT, "the root's log record names no valid log origin", doc.day, doc.rel)
         return
+    if not isinstance((doc.log or {}).get("checkpoint"), str):  # what the signer saw the log at, then
+        report.add(Code.BAD_STATEMENT, "the root's log record has no checkpoint (a root with a statement "
+                   "records the one it was signed into)", doc.day, doc.rel)
+        return
     problem = check_statement(doc.raw, verifier_for(name, public))
     if problem:
         report.add(Code.BAD_STATEMENT, f"{problem} ({doc.rel})", doc.day, doc.rel)

@@ -156,17 +156,20 @@ def _check_root_checkpoint(report: VerifyReport, doc: RootDoc, recorded: str, ve
     """The checkpoint a root recorded: a valid note, and a prefix of the latest checkpoint's tree (or, for a
     day the log is behind on, of the tree the roots' lines make: `ahead`)."""
     opened, problem = open_checkpoint(recorded.encode(), verifier, origin)
+    said = (doc.log or {}).get("tree_size")
     if opened is None:
         report.add(Code.ROOT_CHECKPOINT_INVALID, f"the root's log checkpoint: {problem}", doc.day, doc.rel)
-    elif ahead is not None:
-        if opened[0].size > ahead.size or ahead.root(opened[0].size) != opened[0].root:
-            report.add(Code.OTHER_HISTORY,
-                       f"the root's log checkpoint ({opened[0].describe()}) is not the tree of the signed "
-                       "lines: the key signed another history", doc.day, doc.rel)
-    elif opened[0].size > size or tree.root(opened[0].size) != opened[0].root:
+    elif ahead is not None and (opened[0].size > ahead.size or ahead.root(opened[0].size) != opened[0].root):
+        report.add(Code.OTHER_HISTORY,
+                   f"the root's log checkpoint ({opened[0].describe()}) is not the tree of the signed "
+                   "lines: the key signed another history", doc.day, doc.rel)
+    elif ahead is None and (opened[0].size > size or tree.root(opened[0].size) != opened[0].root):
         report.add(Code.NOT_A_PREFIX,
                    f"the root's log checkpoint ({opened[0].describe()}) is not a prefix of the latest "
                    f"({latest})", doc.day, doc.rel)
+    elif said is not None and opened[0].size != said:  # another day's checkpoint of this log in its place
+        report.add(Code.ROOT_CHECKPOINT_INVALID, f"the root's log checkpoint is of size {opened[0].size}, where its "
+                   f"signed record says tree_size {said}", doc.day, doc.rel)
 
 
 # --- remembered state: fork detection -----------------------------------------------------------------
