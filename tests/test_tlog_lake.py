@@ -546,12 +546,14 @@ def _checkpoint_of_the_day_before(doc: dict, lake: LakePaths) -> str:
     (lambda doc, lake: json.dumps({**doc, "log": {k: v for k, v in doc["log"].items() if k != "checkpoint"}}),
      Code.BAD_STATEMENT),
     (_checkpoint_of_the_day_before, Code.ROOT_CHECKPOINT_INVALID),
+    (lambda doc, lake: json.dumps(doc).encode("utf-16"), Code.ROOT_UNREADABLE),  # jq reads UTF-8 only
 ])
 def test_a_root_documents_unsigned_fields_must_agree_with_its_signed_ones(signed_lake, tamper, code):
     """A stranger's attack: a key twice, a log index as a string (the statement signs its text), the recorded
     checkpoint deleted or replaced by the day before's: each passed verify."""
     path = signed_lake.root_file(DAYS[1])
-    path.write_text(tamper(json.loads(path.read_text()), signed_lake))
+    tampered = tamper(json.loads(path.read_text()), signed_lake)
+    path.write_bytes(tampered if isinstance(tampered, bytes) else tampered.encode())
     report = verify_lake(signed_lake)
     assert not report.ok and code in report.codes, report.summary()
 

@@ -38,7 +38,7 @@ class RootDoc:
 def parse_root_doc(data: bytes, day: dt.date, rel: str) -> tuple[RootDoc | None, str | None]:
     """A root document, every field type-checked; (None, why) when it is not one."""
     try:
-        doc = json.loads(data, object_pairs_hook=_no_key_twice)
+        doc = json.loads(data.decode("utf-8"), object_pairs_hook=_no_key_twice)  # UTF-8 only, as jq reads it
     except _KeyTwice as exc:  # which of two values a reader takes is the reader's: no document says two things
         return None, f"root file has the key {str(exc)[:40]!r} twice"
     except (UnicodeDecodeError, ValueError) as exc:

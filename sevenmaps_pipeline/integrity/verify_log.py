@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from .checkpoint import Checkpoint, open_checkpoint, parse_checkpoint_text
 from .merkle import HashTree, leaf_hash, verify_consistency
-from .note import Verifier, parse_note, valid_name, verifier_for
+from .note import MAX_NOTE_BYTES, Verifier, parse_note, valid_name, verifier_for
 from .report import Code, Trust, VerifyReport
 from .root_docs import RootDoc
 from .tiles import WIDTH, bundle_bytes, expected_files, load_entries, parse_tile_path, tile_bytes, tree_of
@@ -41,7 +41,8 @@ def check_log(report: VerifyReport, log_dir: Path, docs: list[RootDoc], public: 
         verifier = verifier_for(origin, public) if public is not None and origin else None
         _check_entries(report, docs, [], HashTree(), None, verifier, origin, complete)
         return None, None
-    data = path.read_bytes()
+    with open(path, "rb") as fh:  # a note is at most MAX_NOTE_BYTES: never read a larger file whole
+        data = fh.read(MAX_NOTE_BYTES + 1)
     note, problem = parse_note(data)
     text_cp, problem = parse_checkpoint_text(note.text) if note else (None, problem)
     if text_cp is None:
