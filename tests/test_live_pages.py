@@ -173,6 +173,24 @@ def test_the_days_site_says_as_of_when_its_now_is(lake):
     assert f"decided by the hourly check at {rain_at.isoformat()}" in page
 
 
+def test_the_days_site_reads_the_five_minute_checks_since_as_it_reads_the_hourly_ones(lake):
+    """Its index says "now" is the daily check, then the hourly and five-minute checks since: a newcomer found the
+    site's pages decided by an hourly check while the owner's later five-minute checks decided every other surface.
+    The five-minute uptime stays the record's: the 90 days through the day (none here)."""
+    after = DAY + dt.timedelta(days=1)
+    rows = [probe(URLS["notes"], "timeout", day=after, hour=1, minute=5 * i, check_kind="five_minute",
+                  run_id=f"five-{i}") for i in range(2)]
+    write_parquet(lake, lake.raw_dir("five_minute", after) / "five-batch.parquet",
+                  conform(pa.Table.from_pylist(rows, RAW_FIVE_MINUTE.schema), RAW_FIVE_MINUTE))
+    build_site(lake, DAY)
+    page = (lake.root / "site" / "current" / "servers" / f"{ID['notes']}.html").read_text()
+    assert "decided by the five-minute check at" in page and "five-minute uptime" not in page
+    with MapDay.open(lake, live=True) as mapday:
+        ((live_by,),) = mapday.con.execute("SELECT decided_by FROM current_status WHERE server_key = $k",
+                                           {"k": server_key(URLS["notes"])}).fetchall()
+    assert live_by == "five_minute"
+
+
 def test_an_owner_verified_endpoint_shows_its_five_minute_uptime_on_its_live_badge_and_page(lake):
     land_five_minute(lake, URLS["notes"], [0, 5, 10])
     with served_on_loopback(make_app(lake), "the map's server") as url:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -165,19 +166,24 @@ class MapDay:
         duck.bind_input(self.con, "tool_lists", self._files("tool_lists", None) + self._open("tool_lists"),
                         BY_NAME["tool_lists"].schema)
         duck.bind_input(self.con, "hourly_checks", self.hourly_files(), RAW_HOURLY.schema)
-        # Owners' five-minute checks (not covered by roots) over the 90 days through the served day, live
-        # through the latest day checked: what sql/five_minute_uptime.sql and sql/current_status.sql read.
-        duck.bind_input(self.con, "five_minute_checks", self.five_minute_files(), RAW_FIVE_MINUTE.schema)
+        # Owners' five-minute checks (not covered by roots): the status shown now (sql/current_status.sql) reads
+        # those since the served day as it reads the hourly ones, in the day's record too (its index says so);
+        # their uptime (sql/five_minute_uptime.sql) the 90 days through the served day, live through the latest.
+        duck.bind_input(self.con, "five_minute_checks", self.five_minute_files(since_too=True), RAW_FIVE_MINUTE.schema)
+        duck.bind_input(self.con, "five_minute_checks_for_uptime", self.five_minute_files(), RAW_FIVE_MINUTE.schema)
         # The registry snapshot the served day was built from (sql/daily_status.sql): every name it lists an
         # endpoint under names that endpoint, not only the one its row carries (docs/agents.md, server_status).
         registry = registry_in_force(self.lake, self.day)
         duck.bind_input(self.con, "registry_listings", [registry] if registry else [], RAW_REGISTRY.schema)
         self._view("current_status")
-        self._view("five_minute_uptime")
+        self._view("five_minute_uptime", reads={"five_minute_checks": "five_minute_checks_for_uptime"})
 
-    def _view(self, name: str) -> None:
+    def _view(self, name: str, reads: dict[str, str] | None = None) -> None:
+        """The view of sql/<name>.sql, each input named in `reads` read from another binding."""
         lines = duck.load_sql(name).splitlines()
         body = "\n".join(line for line in lines if not line.lstrip().startswith("--"))
+        for table, bound in (reads or {}).items():
+            body = re.sub(rf"\b{table}\b", bound, body)
         self.con.execute(f"CREATE TEMP VIEW {name} AS {body}")
 
     def _bind_reviews(self) -> None:
@@ -205,11 +211,12 @@ class MapDay:
         last = max(self.day + dt.timedelta(days=1), self.through())
         return [self.day + dt.timedelta(days=i) for i in range(1, (last - self.day).days + 1)]
 
-    def five_minute_files(self) -> list[Path]:
-        """90 days of five-minute checks through the served day; live, through the latest day checked too. For
-        the record (the day's site), never past the day: its page says the same whenever it is built."""
+    def five_minute_files(self, since_too: bool = False) -> list[Path]:
+        """90 days of five-minute checks through the served day; live (or `since_too`: the status shown now),
+        through the latest day checked too. The record's uptime (the day's site) never reads past the day: its
+        figure is the same whenever the site is built."""
         days = [self.day - dt.timedelta(days=back) for back in range(FIVE_MINUTE_WINDOW_DAYS)]
-        return [f for day in (days + self._after() if self.live else days)
+        return [f for day in (days + self._after() if self.live or since_too else days)
                 for f in self.lake.raw_files("five_minute", day)]
 
     def hourly_files(self) -> list[Path]:
