@@ -168,3 +168,19 @@ def test_no_check_the_demo_made_is_stamped_after_it_was_written(fleet_demo_lake)
             assert started and max(started) <= written, (path, max(started), written)
             checked += 1
     assert checked and list((fleet_demo_lake.root / "raw" / "hourly").glob("day=*/*.parquet"))
+
+
+def test_every_column_of_every_view_says_what_it_is(con):
+    """A newcomer found six views with no column comments and no entry in the data dictionary, though the
+    README's first query reads one of them (map_days)."""
+    from sevenmaps_pipeline.lake.schemas import DERIVED_VIEWS
+
+    bare = con.execute("SELECT table_name, column_name FROM duckdb_columns() WHERE NOT internal "
+                       "AND database_name = current_database() AND coalesce(comment, '') = ''").fetchall()
+    assert bare == []
+    dictionary = (PROJECT_ROOT / "docs" / "data-dictionary.md").read_text()
+    for view, (_, columns) in DERIVED_VIEWS.items():
+        assert f"### `{view}`" in dictionary
+        actual = [r[0] for r in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = ? "
+                                            "ORDER BY column_index", [view]).fetchall()]
+        assert actual == list(columns), view

@@ -23,7 +23,7 @@ import pyarrow as pa
 from ..packaged import shipped
 from . import duck
 from .paths import LakePaths
-from .schemas import DAILY_ROOTS_DOC, DAILY_STATUS, INTERNAL_TABLES, PUBLIC_TABLES, TableSpec
+from .schemas import DAILY_ROOTS_DOC, DAILY_STATUS, DERIVED_VIEWS, INTERNAL_TABLES, PUBLIC_TABLES, TableSpec
 
 
 def _quote(text: str) -> str:
@@ -184,6 +184,13 @@ def sql_view_statements(views: set[str]) -> list[str]:
     return statements
 
 
+def derived_view_comments() -> list[str]:
+    """Each column of the derived views (servers, map_days, open_status, current_status, five_minute_uptime,
+    owner_notes) with its comment (lake/schemas/views.py), as every table's column has its own."""
+    return [f"COMMENT ON COLUMN {view}.{column} IS {_quote(doc)}"
+            for view, (_, columns) in DERIVED_VIEWS.items() for column, doc in columns.items()]
+
+
 def owner_note_statements(lake: LakePaths) -> list[str]:
     """`owner_notes`: each verified owner's note beside every endpoint on their host (control/owners.parquet:
     not covered by roots, never read by a figure)."""
@@ -212,7 +219,9 @@ def built_for_statements(lake: LakePaths) -> list[str]:
             f"COMMENT ON TABLE {BUILT_FOR} IS " + _quote(
                 "The lake folder this file's views read. When it is not the folder the file sits in (a copied "
                 "or moved lake), the views read that other lake: `sevenmaps sql` and `sevenmaps warehouse` "
-                "rebuild them (docs/analyst.md).")]
+                "rebuild them (docs/analyst.md)."),
+            f"COMMENT ON COLUMN {BUILT_FOR}.lake_root IS "
+            + _quote("the absolute path of the lake folder the views were built for")]
 
 
 def _built_for(path: Path) -> str | None:
@@ -257,7 +266,7 @@ def publish_warehouse(lake: LakePaths, force: bool = False) -> str:
     `.warehouse.sha256` (the digest of the view statements) tells."""
     lake.root.mkdir(parents=True, exist_ok=True)
     public = (view_statements(lake) + analyst_view_statements() + owner_note_statements(lake)
-              + built_for_statements(lake))
+              + derived_view_comments() + built_for_statements(lake))
     internal = view_statements(lake, INTERNAL_TABLES, with_roots=False) + built_for_statements(lake)
     digest = hashlib.sha256("\n".join(public + ["-- internal"] + internal).encode()).hexdigest()
     marker = lake.root / ".warehouse.sha256"

@@ -52,9 +52,10 @@ from .scan import (
     RAW_SUBMITTED,
 )
 from .spec import UTC_TS, TableSpec, col, conform
+from .views import DERIVED_VIEWS, derived_views_markdown
 
 __all__ = [
-    "AGENT_REPORTS", "AGENT_REPORT_QUARANTINE", "DAILY_STATUS", "DOMAIN_AGES", "FAILURE_REASONS",
+    "AGENT_REPORTS", "AGENT_REPORT_QUARANTINE", "DAILY_STATUS", "DERIVED_VIEWS", "DOMAIN_AGES", "FAILURE_REASONS",
     "FAIL_REASONS", "FINDINGS", "FIVE_MINUTE_DAYS", "HOURLY_DAYS", "INCIDENTS", "INTERNAL_FINDINGS",
     "PACKAGE_ADVISORIES", "QUARANTINE", "RATING_AGGREGATES", "RAW_AGENT_REPORTS", "RAW_DOMAINS",
     "RAW_FIVE_MINUTE", "RAW_HOURLY", "RAW_ORIGINS", "RAW_PACKAGES", "RAW_PROBES", "RAW_READINESS",
@@ -121,4 +122,4 @@ def data_dictionary_markdown() -> str:
     out.append("| column | meaning |\n|---|---|")
     for name, doc in DAILY_ROOTS_DOC.items():
         out.append(f"| `{name}` | {doc} |")
-    return "\n".join(out) + "\n"
+    return "\n".join(out) + "\n\n" + derived_views_markdown()
