@@ -30,7 +30,7 @@ def _existing_lake(args: argparse.Namespace) -> LakePaths:
 
 def _probe_config(args: argparse.Namespace) -> ProbeConfig:
     """The prober's configuration for a one-endpoint command: --allow-private, --resolve HOST:PORT, --ca-file,
-    and the lake's opt-outs (--lake, else $SEVENMAPS_LAKE, else ./data_lake): an opted-out host is never
+    and the lake's opt-outs (--lake, else $SEVENMAPS_LAKE, else the checkout's data_lake/): an opted-out host is never
     contacted by any command, --allow-private or not (an unreadable opt-out file stops the command)."""
     host_map = {}
     for item in args.resolve or []:

@@ -13,7 +13,7 @@ examples:
   sevenmaps demo                              30 days of the loopback fleet through Dagster, signed, verified
   sevenmaps probe https://mcp.example.com/mcp  check one endpoint and show what it answered
   sevenmaps synth --servers 100000 --days 30 --seed 1 --lake /tmp/lake
-  sevenmaps verify                            check every signed day of ./data_lake
+  sevenmaps verify                            check every signed day of the default lake
   sevenmaps sql "SELECT code, count(*) FROM daily_status GROUP BY code"
   sevenmaps ui                                the Dagster UI (backfill: Catalog > not group:hourly > select all)
 """
@@ -123,13 +123,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sevenmaps", description="A daily, signed map of every remote MCP server in the official registry.",
         epilog=EPILOG + "\n" + EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--lake", help="lake root (default: $SEVENMAPS_LAKE, else ./data_lake)")
+    parser.add_argument("--lake", help="lake root (default: $SEVENMAPS_LAKE, else data_lake/ of the "
+                        "checkout it runs from, or of the working directory when installed as a package)")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     # The same options after the subcommand (`sevenmaps verify --lake L`): SUPPRESS keeps the value given
     # before it when they are not repeated.
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--lake", default=argparse.SUPPRESS, help="lake root (default: $SEVENMAPS_LAKE, else "
-                        "./data_lake)")
+                        "data_lake/ of the checkout it runs from, or of the working directory when installed)")
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                         help="show the traceback of an error")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -350,7 +351,7 @@ def _incident_command(p: argparse.ArgumentParser) -> None:
         a = actions.add_parser(name, help=text)
         describe(a, f"incident {name}", text)
         a.add_argument("--lake", default=argparse.SUPPRESS, help="lake root (default: $SEVENMAPS_LAKE, else "
-                       "./data_lake)")
+                       "data_lake/ of the checkout it runs from, or of the working directory when installed)")
         a.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                        help="show the traceback of an error")
         if name == "list":

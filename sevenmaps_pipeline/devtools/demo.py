@@ -422,11 +422,13 @@ def summary(lake: LakePaths) -> str:
         lines.append("\nReliable, per category (answering with tools now, >= 14 checked days; top 3):")
         lines += [f"  {category:<14} {'; '.join(names)}" for category, names in top] or ["  (no endpoint yet)"]
         rated = con.execute(
-            "SELECT server_key, rating_label, reports, reporters, paid_reporters, round(success_share, 3) "
-            "FROM rating_aggregates WHERE day = $d AND scope = 'endpoint' ORDER BY stars DESC NULLS LAST, "
-            "server_key LIMIT 6", {"d": last}).fetchall()
-        lines.append("\nAgent ratings over 30 days: label, reports, reporters (paying), weighted success share")
-        lines += [f"  {key:<28} {label:<20} {n:>5} {r:>3} ({p}) {share}" for key, label, n, r, p, share in rated]
+            "SELECT server_key, rating_label, reports, reporters, paid_reporters, round(success_share, 3), "
+            "count(*) OVER () FROM rating_aggregates WHERE day = $d AND scope = 'endpoint' "
+            "ORDER BY stars DESC NULLS LAST, server_key LIMIT 6", {"d": last}).fetchall()
+        shown = f"the {len(rated)} rated highest of {rated[0][6]}" if rated and rated[0][6] > len(rated) else "all"
+        lines.append(f"\nAgent ratings over 30 days ({shown}; every one in rating_aggregates): label, reports, "
+                     "reporters (paying), weighted success share")
+        lines += [f"  {key:<28} {label:<20} {n:>5} {r:>3} ({p}) {share}" for key, label, n, r, p, share, _ in rated]
         live_now = duck.one(con, "SELECT string_agg(server_key, ', ' ORDER BY server_key) FROM incidents "
                             "WHERE day = $d AND status = 'live'", {"d": last})[0]
         episodes = duck.one(

@@ -30,7 +30,8 @@ def surfaces_summary(lake: LakePaths) -> list[str]:
             if not answer["tools"]:
                 lines.append("    no tool: every match was set aside")
             for e in answer["set_aside"][:4]:
-                lines.append(f"    set aside {e['server_name']} ({', '.join(e['tools'][:3])}): {e['reasons'][0]}")
+                more = f", +{len(e['tools']) - 3} more" if len(e["tools"]) > 3 else ""
+                lines.append(f"    set aside {e['server_name']} ({', '.join(e['tools'][:3])}{more}): {e['reasons'][0]}")
             if answer["set_aside_total"] > 4:
                 lines.append(f"    ... and {answer['set_aside_total'] - 4} more set aside, each named in the answer")
     site = lake.root / "site" / "current"
