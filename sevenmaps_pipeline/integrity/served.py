@@ -1,5 +1,5 @@
 """Whether a day's files are still those its root signed: what the map's server, its site and `sevenmaps server`
-check before they call a day signed (docs/agents.md, "Signed"). `sevenmaps verify` checks the whole lake, the
+check before they call a day signed (docs/agents.md: every answer's `signed`). `sevenmaps verify` checks the lake, the
 chain, the signatures and the log; this checks the one day a surface serves, its files against its root's lines,
 so that a file changed after signing is never shown beside "signed" and the root's hashes.
 

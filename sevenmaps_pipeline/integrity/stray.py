@@ -1,4 +1,4 @@
-"""What sits beside a lake's signed files without being one of them (docs/verifying.md, "What verify checks").
+"""What sits beside a lake's signed files without being one of them (docs/verifying.md, "4. `sevenmaps verify`").
 
 A reader of the lake (the warehouse's views, DuckDB's `day=*` globs, pandas) reads every folder of a table, so
 a folder or file no root covers can pass data off as signed while each root still matches its own files: a
