@@ -317,6 +317,14 @@ def _stray_linked_folder(lake: LakePaths) -> None:
     (status.parent / "more").symlink_to(lake.curated_file("tools", DAY).parent, target_is_directory=True)
 
 
+def _stray_folder_of_no_date(lake: LakePaths) -> None:
+    status = lake.curated_file("daily_status", DAY)
+    nodate = status.parent.parent / "day=2026-13-40"
+    nodate.mkdir()
+    shutil.copy(status, nodate / "part-0.parquet")
+    assert lake.latest_built_day() == DAY + dt.timedelta(days=2)  # a reader skips it, never stops at it
+
+
 def _stray_file_beside_the_days(lake: LakePaths) -> None:
     status = lake.curated_file("daily_status", DAY)
     shutil.copy(status, status.parent.parent / "extra.parquet")
@@ -327,6 +335,7 @@ def _stray_file_beside_the_days(lake: LakePaths) -> None:
     (_stray_backup_folder, f"curated/daily_status/day={DAY}.bak"),
     (_stray_hidden_part, f"curated/daily_status/day={DAY}/.part-1.parquet"),
     (_stray_linked_folder, f"curated/daily_status/day={DAY}/more"),
+    (_stray_folder_of_no_date, "curated/daily_status/day=2026-13-40"),
     (_stray_file_beside_the_days, "curated/daily_status/extra.parquet"),
 ])
 def test_verify_names_what_sits_beside_the_signed_files(signed_lake, tamper, stray):

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..lake.paths import COVERED_RAW, DAY_DIR, LakePaths
+from ..lake.paths import COVERED_RAW, LakePaths, folder_day
 
 
 def table_folders(lake: LakePaths) -> list[Path]:
@@ -39,7 +39,7 @@ def stray_paths(lake: LakePaths, signed: set[dt.date]) -> Iterator[tuple[dt.date
     for folder in table_folders(lake):
         for entry in sorted(os.scandir(folder), key=lambda e: e.name):
             rel = Path(entry.path).relative_to(lake.root).as_posix()
-            day = _day_of(entry.name)
+            day = folder_day(entry.name)
             if day is None or entry.is_symlink() or not entry.is_dir():
                 yield None, rel, "not a day's folder (day=YYYY-MM-DD)"
             elif day < first:
@@ -54,16 +54,6 @@ def uncovered_in_day(lake: LakePaths, day: dt.date) -> list[tuple[str, str]]:
     return [(path.relative_to(lake.root).as_posix(), why) for folder in table_folders(lake)
             if (folder / f"day={day.isoformat()}").is_dir()
             for path, why in _uncovered_in(folder / f"day={day.isoformat()}")]
-
-
-def _day_of(name: str) -> dt.date | None:
-    match = DAY_DIR.match(name)
-    if match is None:
-        return None
-    try:
-        return dt.date.fromisoformat(match.group(1))
-    except ValueError:
-        return None
 
 
 # A write in flight (lake/parquet_io.py): `.<file>.<uuid hex>.tmp`, or a build's `.<file>.<uuid hex>.spill` folder.

@@ -19,6 +19,18 @@ LAKE_ENV = "SEVENMAPS_LAKE"
 COVERED_RAW = ("registry", "probes", "origins", "agent_reports", "readiness", "readiness_surfaces", "skills",
                "packages", "domains")
 DAY_DIR = re.compile(r"^day=(\d{4}-\d{2}-\d{2})$")
+
+
+def folder_day(name: str) -> dt.date | None:
+    """The day a `day=YYYY-MM-DD` folder's name says, or None for any other name (`day=2026-11-30.bak`, a day that
+    is no date such as `day=2026-13-40`): a stray folder never stops a reader (integrity/stray.py names it)."""
+    match = DAY_DIR.match(name)
+    if match is None:
+        return None
+    try:
+        return dt.date.fromisoformat(match.group(1))
+    except ValueError:
+        return None
 # What a lake holds once anything has run in it (a scan, a control, the UI's Dagster home): a folder with none of
 # these is no lake, however empty (a fresh clone's data_lake/ with its README, a mistyped --lake /tmp).
 LAKE_FOLDERS = ("raw", "curated", "roots", "control", "log", ".dagster")
@@ -142,8 +154,8 @@ class LakePaths:
     def latest_built_day(self) -> dt.date | None:
         """The latest day whose daily_status is built (in the lake itself, never a provisional build)."""
         folder = self.root / "curated" / "daily_status"
-        days = [dt.date.fromisoformat(m.group(1)) for p in folder.glob("day=*/part-0.parquet")
-                if (m := DAY_DIR.match(p.parent.name))] if folder.is_dir() else []
+        days = [d for p in folder.glob("day=*/part-0.parquet")
+                if (d := folder_day(p.parent.name)) is not None] if folder.is_dir() else []
         return max(days) if days else None
 
     def days_with_data(self) -> list[dt.date]:
@@ -157,9 +169,9 @@ class LakePaths:
             if not parent.is_dir():
                 continue
             for child in parent.iterdir():
-                m = DAY_DIR.match(child.name)
-                if m and child.is_dir():
-                    days.add(dt.date.fromisoformat(m.group(1)))
+                day = folder_day(child.name)
+                if day is not None and child.is_dir():
+                    days.add(day)
         return sorted(days)
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import duck
-from .paths import COVERED_RAW, DAY_DIR, LakePaths
+from .paths import COVERED_RAW, LakePaths, folder_day
 
 # Days kept after the day itself, per kind: five-minute checks feed 90-day uptime.
 RETENTION_DAYS = {"hourly": 30, "five_minute": 90, "sensors": 30}
@@ -59,8 +59,7 @@ def _days(lake: LakePaths, kind: str) -> list[dt.date]:
     folder = lake.root / "raw" / kind
     if not folder.is_dir():
         return []
-    return sorted(dt.date.fromisoformat(m.group(1)) for p in folder.iterdir()
-                  if p.is_dir() and (m := DAY_DIR.match(p.name)))
+    return sorted(d for p in folder.iterdir() if p.is_dir() and (d := folder_day(p.name)) is not None)
 
 
 def aggregate_day(lake: LakePaths, kind: str, day: dt.date) -> Path | None:

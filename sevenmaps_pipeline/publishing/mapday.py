@@ -27,7 +27,7 @@ from ..curated.open_day import OpenDay, links_now, open_days
 from ..integrity.served import served_root
 from ..lake import duck
 from ..lake.keys import server_key
-from ..lake.paths import DAY_DIR, LakePaths
+from ..lake.paths import LakePaths, folder_day
 from ..lake.schemas import BY_NAME, DAILY_STATUS, RAW_FIVE_MINUTE, RAW_HOURLY, RAW_REGISTRY
 from ..registry.incident_reviews import reviews_file, reviews_table
 
@@ -85,7 +85,9 @@ class MapDay:
             if day is None:
                 raise NoMapError(f"no built day in {lake.root}: run the map (sevenmaps demo, or the daily job)")
         elif not lake.curated_file("daily_status", day).is_file():
-            raise NoMapError(f"{day} is not built in {lake.root} (no curated/daily_status/day={day})")
+            latest = lake.latest_built_day()
+            raise NoMapError(f"{day} is not built in {lake.root} (no curated/daily_status/day={day}; "
+                             + (f"the latest built day is {latest})" if latest else "no day is built yet)"))
         con = duck.connect()
         opened = cls(lake, day, con, live=live, reviews=reviews)
         try:
@@ -119,7 +121,7 @@ class MapDay:
             folder = self.lake.root / "curated" / table
             found = sorted(folder.glob("day=*/part-0.parquet")) if folder.is_dir() else []
             # a folder not named as a day's (`day=...bak`) is no day of the map (integrity/stray.py)
-            return [f for f in found if DAY_DIR.match(f.parent.name) and f.parent.name[4:] <= self.day.isoformat()]
+            return [f for f in found if (d := folder_day(f.parent.name)) is not None and d <= self.day]
         return [f for back in range(days) if (f := self.lake.curated_file(table, self.day - dt.timedelta(days=back)))
                 .is_file()]
 
