@@ -167,6 +167,9 @@ def test_the_c2sp_signed_note_example():
     assert problem is None
     opened, problem = note.open_note(ex["note"], [verifier])
     assert problem is None and opened.text == "This is an example message.\n"
+    # A blank line after the signatures is named as that, not as a block that "does not end in a newline".
+    assert note.open_note(ex["note"] + "\n", [verifier])[1] == (
+        "note ends in a blank line: nothing may follow its signature lines")
 
 
 def test_cosignature_v1_message_and_key_id():

@@ -168,6 +168,8 @@ def parse_note(data: bytes | str) -> tuple[Note | None, str | None]:
     if cut < 0:
         return None, "note has no blank line before its signatures"
     text, sig_block = data[:cut + 1], data[cut + 2:]
+    if not sig_block:  # the last blank line ends the note: lines after the signatures, or none at all
+        return None, "note ends in a blank line: nothing may follow its signature lines"
     if not sig_block.endswith("\n"):
         return None, "note's signature block does not end in a newline"
     signatures: list[Signature] = []
