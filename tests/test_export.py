@@ -127,7 +127,10 @@ def test_the_datapackage_is_a_valid_frictionless_v2_package_that_describes_the_f
             assert f["type"] == expected, (r["path"], f["name"], actual)
             assert f["description"]
             assert f.get("constraints", {}).get("required", False) is not actual.nullable
-    assert "sha256sum -c SHA256SUMS" in (folder / "README.md").read_text()
+    readme = (folder / "README.md").read_text()
+    assert "sha256sum -c SHA256SUMS" in readme
+    # Each table by the name the lake's warehouse gives it too (a newcomer found the two names apart).
+    assert "| `daily_status` | `daily_status` | `curated/daily_status/` |" in readme
 
 
 def frictionless_validate(folder) -> dict:

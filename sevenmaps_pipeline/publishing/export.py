@@ -79,7 +79,9 @@ def copy_independent(source: Path, target: Path) -> str:
 
 
 def _readme(name: str, days: list[dt.date], tables: dict[str, TableSpec], checkpoint_size: int) -> str:
-    rows = "\n".join(f"| `{n}` | {spec.grain} |" for n, spec in sorted(tables.items()))
+    # Each table also by the name an analyst of the lake knows it (its view in warehouse.duckdb) and its folder.
+    rows = "\n".join(f"| `{n}` | `{spec.view}` | `{spec.location.split('/day=', 1)[0]}/` | {spec.grain} |"
+                     for n, spec in sorted(tables.items()))
     first, last = days[0], days[-1]
     return f"""# 7Maps snapshot {name}
 
@@ -88,11 +90,11 @@ it: every file is byte-identical to the file the day's signed root lists. Data l
 
 ## Tables
 
-| table | one row per |
-|---|---|
+| table | view in a lake's warehouse.duckdb | files | one row per |
+|---|---|---|---|
 {rows}
 
-Files are Parquet, at `raw/<table>/day=YYYY-MM-DD/...` and `curated/<table>/day=YYYY-MM-DD/part-0.parquet`;
+Files are Parquet, in each table's folder above, one `day=YYYY-MM-DD/` folder a day;
 `datapackage.json` (Frictionless Data Package v2: `frictionless validate datapackage.json`) lists each with its
 SHA-256 and column descriptions; `croissant.json` (MLCommons Croissant 1.1) describes the same files, their
 sizes and SHA-256, and each table's columns for ML loaders.
