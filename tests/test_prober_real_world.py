@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 
+import pyarrow as pa
 import pytest
 
 from sevenmaps_pipeline.devtools.fleet.middleware import rpc_method
@@ -426,6 +427,13 @@ def test_a_payment_answer_is_kept_as_json_with_its_credentials_redacted(fleet, s
         assert secret not in result.payment_json, secret
     kept = json.loads(result.payment_json)["accepts"][0]  # still JSON, its figures as sent
     assert kept["maxAmountRequired"] == "5000" and kept["resource"].endswith("?session_id=REDACTED&plan=pro")
+    # A lone surrogate beside a credential: rewritten as the server escaped it, so the row can be stored (a
+    # first version wrote it raw, Arrow refused it, and the check became our own fault, n, where it was p).
+    scripted.reset({"initialize": Scripted(402, [("content-type", "application/json")],
+                                           b'{"s": "\\ud800", "checkout": "https://u:hunter2@pay.test/c"}')})
+    result = run_check(fleet, f"https://{SCRIPTED}/mcp")
+    assert result.outcome == "http_402" and "hunter2" not in result.payment_json
+    assert pa.array([result.payment_json], pa.string()).to_pylist() == [result.payment_json]
 
 
 def _page(n: int, cursor: object) -> Scripted:

@@ -166,10 +166,10 @@ def test_credentials_a_server_sends_are_stored_redacted_and_its_metadata_asked_w
     # without userinfo, and still counts for the line.
     metadata = f"https://user:hunter2@{HOSTILE}/prm?api_key=s3cret&v=1"
     hostile.reset({
-        "server/discover": Scripted(401, headers=[("www-authenticate", f'Bearer error_uri="https://{HOSTILE}/e?'
+        "server/discover": Scripted(401, headers=[("www-authenticate", f'Bearer error_uri="https://{HOSTILE}/e#'
                                                    f'access_token=tok123", resource_metadata="{metadata}"')]),
         "GET /prm": json_answer({"resource": f"https://{HOSTILE}/mcp"}),
-        "GET /mcp/server-card": Scripted(302, headers=[("location", "https://elsewhere.test/card?token=tok456")])})
+        "GET /mcp/server-card": Scripted(302, headers=[("location", "https://elsewhere.test/card#token=tok456")])})
     sink = ReadinessRows()
     asyncio.run(readiness_scan([_listing(f"https://{HOSTILE}/mcp")], TODAY, "hostile", _config(fleet),
                                lambda: dt.datetime.now(dt.UTC), sink))
@@ -178,7 +178,7 @@ def test_credentials_a_server_sends_are_stored_redacted_and_its_metadata_asked_w
         assert secret not in stored, secret
     row = sink.checks[0]
     assert row["resource_metadata_url"] == f"https://REDACTED@{HOSTILE}/prm?api_key=REDACTED&v=1"
-    assert "access_token=REDACTED" in row["www_authenticate"]
+    assert "#access_token=REDACTED" in row["www_authenticate"]  # a fragment's token too (a stranger's review)
     asked = [r for r in hostile.received if r["path"] == "/prm"]
     assert [r["query"] for r in asked] == ["api_key=s3cret&v=1"] and "authorization" not in asked[0]["headers"]
     surfaces = {s["surface"]: s for s in sink.surfaces}

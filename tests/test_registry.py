@@ -517,7 +517,14 @@ def test_host_of_reads_every_url_as_urlsplit_does(url):
 
 @pytest.mark.parametrize(("sent", "kept"), [
     ('{ "payTo": "0xabc",\n  "amount": 5 }', '{ "payTo": "0xabc",\n  "amount": 5 }'),  # nothing to redact: as sent
-    ('{"u": "https://p.test/?token=a\\"b", "n": 1}', '{"u":"https://p.test/?token=REDACTED","n":1}'),
+    ('{"u": "https://p.test/?token=a\\"b", "n": 1}', '{"u": "https://p.test/?token=REDACTED", "n": 1}'),
+    # A stranger's review: escapes hid secrets from the text's patterns, and writing the JSON again lost a key
+    # given twice (DuckDB reads the first), turned 1e400 into Infinity and a lone surrogate into what Arrow refuses.
+    ('{"a": "https://alice:hunter2\\u0040pay.test/x"}', '{"a": "https://REDACTED@pay.test/x"}'),
+    ('{"u": "https://p.test/?api_key\\u003dSECRET"}', '{"u": "https://p.test/?api_key=REDACTED"}'),
+    ('{"payTo": "0xREAL", "payTo": "0xFAKE", "n": 1e400, "s": "\\ud800", "x": "https://u:p@h.test/"}',
+     '{"payTo": "0xREAL", "payTo": "0xFAKE", "n": 1e400, "s": "\\ud800", "x": "https://REDACTED@h.test/"}'),
+    ('{"é": "https://u:p@h.test/é"}', '{"é": "https://REDACTED@h.test/\\u00e9"}'),  # a changed string: ASCII
     ('not json ?token=abc "x"', 'not json ?token=REDACTED "x"'),
     ('[' * 5000 + '"?token=abc"' + ']' * 5000, '[' * 5000 + '"?token=REDACTED"' + ']' * 5000),  # too deep: as text
 ])

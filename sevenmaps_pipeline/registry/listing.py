@@ -90,10 +90,10 @@ _SECRET_NAME = re.compile(r"(?i)auth|token|key|secret|cookie|passw|session|crede
 _SECRET_PARAMETER = (r"(?:key|token|secret|passw(?:or)?d|pwd|auth|authorization|credentials?|signature|sig|jwt"
                      r"|session(?:_?id)?)")
 _SECRET_PARAMETER_NAME = re.compile(r"(?ais).*?" + _SECRET_PARAMETER)  # ASCII case only: `ſig` is no `sig`
-# A parameter (name=value) after "?", "&" or ";" in text: its value ends at the next separator, white space or a
-# quote (prose goes on after it); a name may hold a tab or a line break, which a URL parser drops. In a URL itself a
-# value runs further (`_redact_url_parameters`).
-_PARAMETER = re.compile(r"([?&;])((?:[^?&;#=\s\"'<>]|[\t\r\n])*)=([^?&;#\s\"'<>]*)")
+# A parameter (name=value) after "?", "&", ";" or "#" (a fragment's, where OAuth puts a token) in text: its value
+# ends at the next separator, white space or a quote (prose goes on after it); a name may hold a tab or a line
+# break, which a URL parser drops. In a URL itself a value runs further (`_redact_url_parameters`).
+_PARAMETER = re.compile(r"([?&;#])((?:[^?&;#=\s\"'<>]|[\t\r\n])*)=([^?&;#\s\"'<>]*)")
 _TAB_OR_NEWLINE = re.compile(r"[\t\r\n]")  # what a URL parser drops (urlsplit, WHATWG)
 _URL_LIKE = re.compile(r"(?i)[a-z][a-z0-9+.-]*:\S*")
 _AUTH_VALUE = re.compile(r"(?i)\b(bearer|basic)(\s+)(?=[a-z0-9._~+/=-]*\d)[a-z0-9._~+/=-]{16,}")
@@ -195,16 +195,26 @@ def redact_text(text: str) -> str:
 
 
 def redact_json_text(text: str) -> str:
-    """A server's answer as it may be stored, as `redact_text`, but still JSON when it was: a JSON text with
-    anything to redact is redacted value by value (`redacted_entry`) and written again, since a pattern may end a
-    value at an escaped quote; one with nothing to redact is kept byte for byte."""
-    redacted = redact_text(text)
-    if redacted == text:
-        return text
+    """A server's answer as it may be stored, its credentials REDACTED as `redact_text` finds them, and still the
+    JSON it was: a JSON text is redacted string by string, each read with its escapes decoded (`\\u0040` is an
+    `@`), and only a string that changes is written again (escaped as ASCII), so numbers, keys given twice and
+    every other byte stay as sent; a text that is no JSON is redacted as text."""
     try:
-        return json.dumps(redacted_entry(json.loads(text)), ensure_ascii=False, separators=(",", ":"))
-    except (ValueError, RecursionError):  # not JSON, or too deep to walk: as text
-        return redacted
+        json.loads(text)
+    except (ValueError, RecursionError):  # not JSON, or too deep to read: as text
+        return redact_text(text)
+    return _JSON_STRING.sub(_redacted_json_string, text)
+
+
+# A JSON string token of a text that parses as JSON: its escapes are the only backslashes, so it ends at the first
+# quote no backslash escapes (linear: no nested repetition).
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+
+
+def _redacted_json_string(token: re.Match[str]) -> str:
+    value = json.loads(token.group(0))
+    redacted = _redacted_string(value)
+    return token.group(0) if redacted == value else json.dumps(redacted)
 
 
 def _redact_credentials(text: str) -> str:
@@ -219,14 +229,7 @@ def redacted_entry(entry: Any) -> Any:
     X-Api-Key, OPENAI_API_KEY, ...) REDACTED. RecursionError when it nests too deeply to walk (the caller lists it
     malformed)."""
     if isinstance(entry, str):
-        if has_userinfo(entry):
-            return redacted_url(entry)
-        # A URL of any scheme, as a parser reads it (tabs and line breaks dropped), with a secret parameter: its
-        # values redacted as a URL's; prose (white space in it) as text.
-        candidate = _TAB_OR_NEWLINE.sub("", entry).strip()
-        if _URL_LIKE.fullmatch(candidate) and _secret_parameter(candidate, fragment=True):
-            return redacted_url(candidate)
-        return redact_text(entry)
+        return _redacted_string(entry)
     if isinstance(entry, list):
         return [redacted_entry(item) for item in entry]
     if not isinstance(entry, dict):
@@ -236,6 +239,19 @@ def redacted_entry(entry: Any) -> Any:
     return {redacted_entry(key) if isinstance(key, str) else key: REDACTED if secret and key == "value"
             else redacted_url(value) if key == "url" and isinstance(value, str)  # read as a URL, as stored
             else redacted_entry(value) for key, value in entry.items()}
+
+
+def _redacted_string(text: str) -> str:
+    """A string of an entry or an answer as it may be stored: a URL as `redacted_url`, any other text as
+    `redact_text`."""
+    if has_userinfo(text):
+        return redacted_url(text)
+    # A URL of any scheme, as a parser reads it (tabs and line breaks dropped), with a secret parameter: its values
+    # redacted as a URL's; prose (white space in it) as text.
+    candidate = _TAB_OR_NEWLINE.sub("", text).strip()
+    if _URL_LIKE.fullmatch(candidate) and _secret_parameter(candidate, fragment=True):
+        return redacted_url(candidate)
+    return redact_text(text)
 
 
 def redact_userinfo(text: str) -> str:
