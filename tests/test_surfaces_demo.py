@@ -19,6 +19,7 @@ import pytest
 from conftest import copy_for_serving, served_on_loopback
 from mcp import Client
 
+from sevenmaps_pipeline.integrity.manifest import sha256_file
 from sevenmaps_pipeline.lake.keys import server_id as short_id
 from sevenmaps_pipeline.lake.keys import server_key
 from sevenmaps_pipeline.lake.paths import LakePaths
@@ -325,3 +326,26 @@ def test_a_file_changed_after_signing_is_never_shown_signed(fleet_demo_lake, tmp
     shutil.copyfile(fleet_demo_lake.curated_file("tools", day), tools)  # the signed bytes again
     with MapDay.open(lake) as mapday:
         assert mapday.served()["signed"] is True
+        # A running server notices a file it reads written again, and its next answer is not signed.
+        pq.write_table(table.set_column(table.schema.get_field_index("risk"), "risk",
+                                        pa.array(["red"] * table.num_rows)), tools)
+        assert mapday.inputs_changed()
+    # The root edited to match the changed file: its lines no longer give its root (a stranger's review).
+    root = json.loads(lake.root_file(day).read_text())
+    rel = f"curated/tools/day={day}/part-0.parquet"
+    root["lines"] = [f"{sha256_file(tools)}  {rel}" if line.endswith("  " + rel) else line for line in root["lines"]]
+    lake.root_file(day).chmod(0o644)
+    lake.root_file(day).write_text(json.dumps(root))
+    with MapDay.open(lake) as mapday:
+        assert mapday.served()["signed"] is False and "lines do not give its root" in mapday.served()["note"]
+    shutil.copyfile(fleet_demo_lake.curated_file("tools", day), tools)
+    shutil.copyfile(fleet_demo_lake.root_file(day), lake.root_file(day))
+    # An earlier signed day's file the served day reads (its tool facts): changed, the day is not shown signed.
+    earlier = sorted((lake.root / "curated" / "tool_facts").glob("day=*/part-0.parquet"))[0]
+    assert earlier.parent.name < f"day={day}"
+    facts = pq.read_table(earlier)
+    pq.write_table(facts.set_column(facts.schema.get_field_index("description"), "description",
+                                    pa.array(["TAMPERED"] * facts.num_rows)), earlier)
+    with MapDay.open(lake) as mapday:
+        assert mapday.served()["signed"] is False and earlier.relative_to(lake.root).as_posix() in (
+            mapday.served()["note"])

@@ -1,66 +1,123 @@
-"""Whether a day's files are still those its root signed: what the map's server, its site and `sevenmaps server`
-check before they call a day signed (docs/agents.md: every answer's `signed`). `sevenmaps verify` checks the lake, the
-chain, the signatures and the log; this checks the one day a surface serves, its files against its root's lines,
-so that a file changed after signing is never shown beside "signed" and the root's hashes.
+"""Whether what a surface reads of signed days is still what their roots signed: what the map's server, its site
+and `sevenmaps server` check before they call a day signed (docs/agents.md: every answer's `signed`). `sevenmaps
+verify` checks the lake, the chain, the signatures and the log; this checks what one opened day reads: the served
+day whole (every file of it, and nothing beside them), and each file of an earlier signed day it reads (its
+30-day windows, the tool facts of every day), each against its day's root, whose lines must give its root and
+whose signature the lake's published key must verify. So a file changed after signing, or a root edited to match
+it, is never shown beside "signed" and the root's hashes.
 
-A file's digest is kept while its inode, size and change times stay the same (a write, a rename over it or a
-`touch` changes the inode's ctime, which no user can set), so a server that opens the day again after each hourly
-slice hashes only what changed.
+A file's digest and a root's check are kept while the file's inode, size and change times stay the same (a write,
+a rename over it or a `touch` changes the inode's ctime, which no user can set), so a server that opens the day
+again after each hourly slice hashes only what changed; `stat_signature` is what it compares between requests.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..lake.paths import LakePaths
-from .manifest import day_files, sha256_file
-from .root_docs import parse_root_doc
+from ..lake.paths import LakePaths, folder_day
+from .keys import SigningKeyError, read_published_key, signature_valid
+from .manifest import compute_root, day_files, sha256_file
+from .root_docs import RootDoc, parse_root_doc
 from .stray import uncovered_in_day
 
 _KEPT_MAX = 100_000
-_kept: dict[tuple[str, int, int, int, int], str] = {}
+_digests: dict[tuple[str, int, int, int, int], str] = {}
+_roots: dict[tuple[str, int, int, int, int, str], tuple[RootDoc | None, str | None]] = {}
 
 
 @dataclass(frozen=True)
 class ServedRoot:
-    """The root of a served day: its document when the day's files are those it signed, else why not."""
+    """The root of a served day: its document when what is read of signed days holds, else why not."""
 
     doc: dict[str, Any] | None
     problem: str | None = None
 
 
 def served_root(lake: LakePaths, day: dt.date, check_files: bool = True) -> ServedRoot:
-    """The day's root document if it parses and its lines are the day's files now (nothing added, missing,
-    changed or beside them; not checked without `check_files`); ServedRoot(None, None) when the day is not
-    signed; ServedRoot(None, why) else."""
+    """The day's root document if it holds (its lines give its root, the published key verifies its signature)
+    and its lines are the day's files now, nothing beside them (`check_files`; else the document only);
+    ServedRoot(None, None) when the day is not signed; ServedRoot(None, why) else."""
     path = lake.root_file(day)
     if not path.is_file():
         return ServedRoot(None)
-    rel = path.relative_to(lake.root).as_posix()
-    try:
-        parsed, problem = parse_root_doc(path.read_bytes(), day, rel)
-    except OSError as exc:
-        return ServedRoot(None, f"its root {rel} cannot be read ({type(exc).__name__})")
-    if parsed is None:
-        return ServedRoot(None, f"its root {rel} is not a root document ({problem})")
+    doc, problem = _root(lake, day)
+    if doc is None:
+        return ServedRoot(None, problem)
     if not check_files:
-        return ServedRoot(parsed.raw)
+        return ServedRoot(doc.raw)
     actual = _lines(lake, day)
     if actual is None:
         return ServedRoot(None, f"a file of {day} cannot be read")
-    if actual != parsed.lines:
-        changed = sorted(set(actual) ^ set(parsed.lines))
+    if actual != doc.lines:
+        changed = sorted(set(actual) ^ set(doc.lines))
         what = changed[0].split("  ", 1)[-1] if changed else "the order of its lines"
         return ServedRoot(None, f"the files of {day} are not those its root signed ({what}; `sevenmaps verify` names "
                           "every one)")
     stray = uncovered_in_day(lake, day)
     if stray:
         return ServedRoot(None, f"{stray[0][1]}: {stray[0][0]}")
-    return ServedRoot(parsed.raw)
+    return ServedRoot(doc.raw)
+
+
+def read_files_problem(lake: LakePaths, files: Iterable[Path]) -> str | None:
+    """Why a file read from a signed day is not the one its day's root signed, or None: each file of a day with a
+    root (a day without one is not signed, and not called so) against its line there."""
+    for path in files:
+        day = folder_day(path.parent.name)
+        if day is None or not lake.root_file(day).is_file():
+            continue
+        doc, problem = _root(lake, day)
+        if doc is None:
+            return problem
+        rel = path.relative_to(lake.root).as_posix()
+        signed = next((line[:64] for line in doc.lines if line[66:] == rel), None)
+        if signed is None or signed != _digest(path):
+            return f"{rel} is not the file its root signed (`sevenmaps verify` names every one)"
+    return None
+
+
+def stat_signature(lake: LakePaths, files: Iterable[Path], days: Iterable[dt.date]) -> tuple:
+    """What changes when any of these files, or the root of any of these days, is written again: compared between
+    requests by a server that keeps a day open."""
+    paths = [*files, *(lake.root_file(day) for day in days)]
+    return tuple(_stat_key(path) for path in paths)
+
+
+def _root(lake: LakePaths, day: dt.date) -> tuple[RootDoc | None, str | None]:
+    """The day's root document, checked: it parses, its lines give its root, and the lake's published key verifies
+    its signature (kept while the root file and the key file stay the same)."""
+    path = lake.root_file(day)
+    rel = path.relative_to(lake.root).as_posix()
+    key = (*_stat_key(path), str(_stat_key(lake.well_known)))
+    if key in _roots:
+        return _roots[key]
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return None, f"its root {rel} cannot be read ({type(exc).__name__})"  # not kept: it may be read later
+    doc, problem = parse_root_doc(data, day, rel)
+    if doc is None:
+        result: tuple[RootDoc | None, str | None] = (None, f"its root {rel} is not a root document ({problem})")
+    elif compute_root(doc.previous_root, doc.lines) != doc.root:
+        result = (None, f"its root {rel} was edited: its lines do not give its root")
+    else:
+        try:
+            public = read_published_key(lake)
+        except SigningKeyError as exc:
+            result = (None, f"the lake's published key cannot be read ({exc})")
+        else:
+            result = (doc, None) if signature_valid(public, doc.root, doc.signature) else (
+                None, f"its root {rel} is not signed by the lake's published key")
+    if len(_roots) >= _KEPT_MAX:
+        _roots.clear()
+    _roots[key] = result
+    return result
 
 
 def _lines(lake: LakePaths, day: dt.date) -> list[str] | None:
@@ -73,14 +130,23 @@ def _lines(lake: LakePaths, day: dt.date) -> list[str] | None:
     return sorted(lines, key=lambda line: line.split("  ", 1)[1])
 
 
-def _digest(path: Path) -> str | None:
+def _stat_key(path: Path) -> tuple[str, int, int, int, int]:
     try:
         seen = os.stat(path)
-        key = (str(path), seen.st_ino, seen.st_size, seen.st_mtime_ns, seen.st_ctime_ns)
-        if key not in _kept:
-            if len(_kept) >= _KEPT_MAX:
-                _kept.clear()
-            _kept[key] = sha256_file(path)
-        return _kept[key]
     except OSError:
+        return (str(path), -1, -1, -1, -1)
+    return (str(path), seen.st_ino, seen.st_size, seen.st_mtime_ns, seen.st_ctime_ns)
+
+
+def _digest(path: Path) -> str | None:
+    key = _stat_key(path)
+    if key[1] < 0:
         return None
+    if key not in _digests:
+        if len(_digests) >= _KEPT_MAX:
+            _digests.clear()
+        try:
+            _digests[key] = sha256_file(path)
+        except OSError:
+            return None
+    return _digests[key]

@@ -24,7 +24,7 @@ import duckdb
 
 from ..curated.common import registry_in_force
 from ..curated.open_day import OpenDay, links_now, open_days
-from ..integrity.served import served_root
+from ..integrity.served import read_files_problem, served_root, stat_signature
 from ..lake import duck
 from ..lake.keys import server_key
 from ..lake.paths import LakePaths, folder_day
@@ -60,6 +60,8 @@ class MapDay:
     con: duckdb.DuckDBPyConnection
     root: dict[str, Any] | None = None
     unsigned_why: str | None = None  # a root that is there but does not hold: why the day is shown unsigned
+    _signed_reads: list[Path] = field(default_factory=list)  # the built files read (of signed days, mostly)
+    _inputs_stat: tuple = ()  # what they and their roots were when the day was opened
     missing_tables: list[str] = field(default_factory=list)
     live: bool = False
     # The provisional builds read (live): the latest of each day after the served day, oldest first (the day
@@ -99,7 +101,10 @@ class MapDay:
         # never shown beside "signed" and the root's hashes.
         served = served_root(lake, day, check_files=not files_checked_by_caller)
         opened.unsigned_why = served.problem
-        if served.doc is not None:
+        if served.doc is not None and not files_checked_by_caller:  # and what it reads of earlier signed days
+            opened.unsigned_why = read_files_problem(lake, opened._signed_reads)
+        opened._inputs_stat = opened._signed_inputs_stat()
+        if served.doc is not None and opened.unsigned_why is None:
             doc = served.doc
             opened.root = {"day": day.isoformat(), "root": doc.get("root"), "signed_at": doc.get("signed_at"),
                            "previous_root": doc.get("previous_root"), "path": f"roots/day={day}.json"}
@@ -117,13 +122,21 @@ class MapDay:
     # --- binding ---------------------------------------------------------------------------------------
 
     def _files(self, table: str, days: int | None) -> list[Path]:
+        """The built files of `table` read: the served day's and the `days` before it (None: every day's)."""
         if days is None:
             folder = self.lake.root / "curated" / table
             found = sorted(folder.glob("day=*/part-0.parquet")) if folder.is_dir() else []
             # a folder not named as a day's (`day=...bak`) is no day of the map (integrity/stray.py)
-            return [f for f in found if (d := folder_day(f.parent.name)) is not None and d <= self.day]
-        return [f for back in range(days) if (f := self.lake.curated_file(table, self.day - dt.timedelta(days=back)))
-                .is_file()]
+            files = [f for f in found if (d := folder_day(f.parent.name)) is not None and d <= self.day]
+        else:
+            files = [f for back in range(days)
+                     if (f := self.lake.curated_file(table, self.day - dt.timedelta(days=back))).is_file()]
+        self._signed_reads += files  # each is checked against its day's root when the day is opened
+        return files
+
+    def _signed_inputs_stat(self) -> tuple:
+        days = {d for f in self._signed_reads if (d := folder_day(f.parent.name)) is not None} | {self.day}
+        return stat_signature(self.lake, self._signed_reads, sorted(days))
 
     def _open(self, table: str) -> list[Path]:
         """The provisional files of `table` read, one per day after the served day (live only)."""
@@ -176,6 +189,7 @@ class MapDay:
         # The registry snapshot the served day was built from (sql/daily_status.sql): every name it lists an
         # endpoint under names that endpoint, not only the one its row carries (docs/agents.md, server_status).
         registry = registry_in_force(self.lake, self.day)
+        self._signed_reads += [registry] if registry else []  # a covered raw file, checked as the built ones
         duck.bind_input(self.con, "registry_listings", [registry] if registry else [], RAW_REGISTRY.schema)
         self._view("current_status")
         self._view("five_minute_uptime", reads={"five_minute_checks": "five_minute_checks_for_uptime"})
@@ -236,6 +250,7 @@ class MapDay:
         person's incident review (an incident closed stops being live at once)."""
         signed_since = self.root is None and self.unsigned_why is None and self.lake.root_file(self.day).exists()
         return (latest_built_day(self.lake) != self.day or signed_since
+                or self._signed_inputs_stat() != self._inputs_stat  # a file read, or a root, written since
                 or self._frequent_recent() != self._frequent_at_open
                 or (self.live and links_now(self.lake) != self._links_at_open)
                 or (self.reviews and self._reviews_stat() != self._reviews_at_open))
