@@ -11,7 +11,9 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 
+import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -347,17 +349,41 @@ def test_verify_names_what_sits_beside_the_signed_files(signed_lake, tamper, str
     assert report.problems[0].file == stray and stray in report.problem
 
 
+def test_a_second_root_of_a_day_under_another_name_is_named(signed_lake):
+    """A stranger's review: `roots/day=D.v2.json` passed verify while the warehouse's `day=*.json` read it as a
+    second root of D (map_days then counted every endpoint twice)."""
+    shutil.copy(signed_lake.root_file(DAY), signed_lake.roots_dir / f"day={DAY}.v2.json")
+    report = verify_lake(signed_lake)
+    assert report.codes == [Code.STRAY] and report.problems[0].file == f"roots/day={DAY}.v2.json"
+    from sevenmaps_pipeline.lake.warehouse import publish_warehouse
+
+    publish_warehouse(signed_lake, force=True)
+    with duckdb.connect(str(signed_lake.warehouse), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM daily_roots WHERE day = $d", {"d": DAY}).fetchone() == (1,)
+
+
 def test_a_write_in_flight_is_no_stray_but_a_hidden_file_stops_signing(lake, signing_key):
     day = DAY + dt.timedelta(days=5)
     _fake_day(lake, day, b"x-")
     folder = lake.curated_file("daily_status", day).parent
     (folder / f".part-0.parquet.{'a' * 32}.tmp").write_bytes(b"a write still running")
+    crashed = folder / f".part-9.parquet.{'b' * 32}.tmp"
+    crashed.write_bytes(b"a crashed write's")
+    os.utime(crashed, (time.time() - 7200, time.time() - 7200))
     (folder / ".part-1.parquet").write_bytes(b"no write of ours")
     with pytest.raises(SigningError, match=r"cannot be signed: .*\.part-1\.parquet"):
         sign_through(lake, day, signing_key, now=NOW)
+    assert not crashed.exists()  # swept by signing, as a writer sweeps one
     (folder / ".part-1.parquet").unlink()
     sign_through(lake, day, signing_key, now=NOW)
     assert verify_lake(lake).ok  # the temp of a write in flight is neither covered nor a stray
+    # One that has sat there past the time a write may take is a stray: a glob of every name would read it.
+    stale = folder / f".part-0.parquet.{'c' * 32}.tmp"
+    stale.write_bytes(b"PAR1 rows no root covers")
+    assert verify_lake(lake).ok
+    report = verify_lake(lake, now=time.time() + 2 * 3600)  # two hours later, both temps still there
+    assert {p.code for p in report.problems} == {Code.STRAY}
+    assert {p.file.rsplit("/", 1)[-1] for p in report.problems} == {stale.name, f".part-0.parquet.{'a' * 32}.tmp"}
 
 
 def test_json_nested_past_any_parser_is_a_named_problem_not_a_crash(signed_lake, tmp_path):

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..curated.day import DAY_TABLES
-from ..lake.parquet_io import last_signed_day
+from ..lake.parquet_io import last_signed_day, remove_stale_temps
 from ..lake.paths import LakePaths
 from ..rules.methods import ROOT_METHOD
 from .keys import load_private_key, publish_public_key, sign_root
@@ -31,7 +31,7 @@ from .log import (
     publish_vkey,
     read_state,
 )
-from .manifest import compute_root, day_lines
+from .manifest import compute_root, day_folders, day_lines
 from .statement import sign_statement
 from .stray import uncovered_in_day
 from .witness import WitnessConfig, ask_witness
@@ -219,6 +219,27 @@ def _create_exclusive(path: Path, data: bytes) -> None:
         tmp.unlink(missing_ok=True)
 
 
+def _check_signable(lake: LakePaths, day: dt.date, now: dt.datetime) -> None:
+    """SigningError unless the day has ended, every table it publishes is built, and its folders hold nothing its
+    root could not cover (a crashed write's leftovers are swept first, as the writers sweep them)."""
+    ends = dt.datetime.combine(day + dt.timedelta(days=1), dt.time(), dt.UTC)
+    if now < ends:
+        raise SigningError(f"day {day} has not ended (it ends at {ends.isoformat()}); "
+                           "a day is signed only after it has ended")
+    missing = [t for t in REQUIRED_TABLES if not lake.curated_file(t, day).is_file()]
+    if missing:
+        raise SigningError(f"day {day} cannot be signed: {', '.join(missing)} not materialised for it; "
+                           f"backfill {day} first (signing keeps chain order)")
+    for folder in day_folders(lake, day):
+        remove_stale_temps(folder)
+    stray = uncovered_in_day(lake, day)
+    if stray:  # its root could not cover them, and readers of the folder would read them as signed
+        more = f", and {len(stray) - 1} more" if len(stray) > 1 else ""
+        raise SigningError(f"day {day} cannot be signed: its folders hold what no root can cover "
+                           f"({stray[0][1]}: {stray[0][0]}{more}); remove it (a write still running, or one "
+                           "that crashed) and sign again")
+
+
 def sign_through(lake: LakePaths, through: dt.date, key_path: Path, now: dt.datetime | None = None,
                  witnesses: Sequence[WitnessConfig] = ()) -> list[SignedDay]:
     """Sign every unsigned day up to `through`, oldest first, and append each day's lines to the log with a
@@ -243,20 +264,7 @@ def sign_through(lake: LakePaths, through: dt.date, key_path: Path, now: dt.date
             return []
         pending = days_to_sign(lake, through)
         for day in pending:
-            ends = dt.datetime.combine(day + dt.timedelta(days=1), dt.time(), dt.UTC)
-            if now < ends:
-                raise SigningError(f"day {day} has not ended (it ends at {ends.isoformat()}); "
-                                   "a day is signed only after it has ended")
-            missing = [t for t in REQUIRED_TABLES if not lake.curated_file(t, day).is_file()]
-            if missing:
-                raise SigningError(f"day {day} cannot be signed: {', '.join(missing)} not materialised for it; "
-                                   f"backfill {day} first (signing keeps chain order)")
-            stray = uncovered_in_day(lake, day)
-            if stray:  # its root could not cover them, and readers of the folder would read them as signed
-                more = f", and {len(stray) - 1} more" if len(stray) > 1 else ""
-                raise SigningError(f"day {day} cannot be signed: its folders hold what no root can cover "
-                                   f"({stray[0][1]}: {stray[0][0]}{more}); remove it (a write still running, or one "
-                                   "that crashed) and sign again")
+            _check_signable(lake, day, now)
         key = load_private_key(key_path, lake)
         origin = configured_origin()
         synced = sync_log(lake, key, witnesses)

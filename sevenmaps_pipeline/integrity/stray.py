@@ -12,9 +12,11 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from ..lake.parquet_io import STALE_SECONDS
 from ..lake.paths import COVERED_RAW, LakePaths, folder_day
 
 
@@ -27,7 +29,8 @@ def table_folders(lake: LakePaths) -> list[Path]:
     return [folder for folder in folders if folder.is_dir()]
 
 
-def stray_paths(lake: LakePaths, signed: set[dt.date]) -> Iterator[tuple[dt.date | None, str, str]]:
+def stray_paths(lake: LakePaths, signed: set[dt.date],
+                now: float | None = None) -> Iterator[tuple[dt.date | None, str, str]]:
     """(day or None, path relative to the lake, why) for each entry beside the signed files: in a table's folder,
     anything but a `day=YYYY-MM-DD` folder; a day's folder before the first signed day (a day within the signed
     days with no root is the chain's gap, named by verify as such); in a signed day's folder, a hidden entry, a
@@ -45,37 +48,62 @@ def stray_paths(lake: LakePaths, signed: set[dt.date]) -> Iterator[tuple[dt.date
             elif day < first:
                 yield day, rel, f"a folder for a day before the first signed day {first}, which no root covers"
             elif day in signed:
-                for inner, why in _uncovered_in(Path(entry.path)):
+                for inner, why in _uncovered_in(Path(entry.path), now):
                     yield day, inner.relative_to(lake.root).as_posix(), why
 
 
-def uncovered_in_day(lake: LakePaths, day: dt.date) -> list[tuple[str, str]]:
+def uncovered_in_day(lake: LakePaths, day: dt.date, now: float | None = None) -> list[tuple[str, str]]:
     """(path relative to the lake, why) of what one day's folders hold that its root's lines cannot cover."""
     return [(path.relative_to(lake.root).as_posix(), why) for folder in table_folders(lake)
             if (folder / f"day={day.isoformat()}").is_dir()
-            for path, why in _uncovered_in(folder / f"day={day.isoformat()}")]
+            for path, why in _uncovered_in(folder / f"day={day.isoformat()}", now)]
 
 
-# A write in flight (lake/parquet_io.py): `.<file>.<uuid hex>.tmp`, or a build's `.<file>.<uuid hex>.spill` folder.
-# A reader's glob of the folder's files (`*.parquet`) never takes them, and a write still running when its day is
-# signed is refused when it ends (a signed day is frozen), so they are no part of the day and no stray either.
+# A write in flight (lake/parquet_io.py): `.<file>.<uuid hex>.tmp`, or a build's `.<file>.<uuid hex>.spill` folder
+# (a rebuild of a signed day writes one beside the file it compares). A reader's glob of the day's files
+# (`part-0.parquet`, `*.parquet`) never takes them, so for as long as a write may run they are no part of the day.
+# One older than that is a crashed write's (the writers sweep such) or no write's at all, and a glob of every name
+# (`day=*/*`, `**`) would read it: a stray. Writers and signing sweep their own (lake/parquet_io.py STALE_SECONDS).
 _IN_FLIGHT = re.compile(r"\..+\.[0-9a-f]{32}\.(?:tmp|spill)")
 
 
-def _uncovered_in(folder: Path) -> Iterator[tuple[Path, str]]:
+def _in_flight(path: Path, now: float | None) -> bool:
+    if not _IN_FLIGHT.fullmatch(path.name):
+        return False
+    try:
+        return path.lstat().st_ctime > (time.time() if now is None else now) - STALE_SECONDS
+    except OSError:
+        return True  # gone meanwhile: its write ended
+
+
+def stray_roots(lake: LakePaths) -> Iterator[tuple[str, str]]:
+    """(path relative to the lake, why) of each entry of roots/ that is no root document (`day=YYYY-MM-DD.json` of
+    a date): a reader's `day=*.json` would take `day=2026-12-05.v2.json` for a root. Hidden names (the signer's
+    lock, a write's temp) are no reader's."""
+    if not lake.roots_dir.is_dir():
+        return
+    for entry in sorted(os.scandir(lake.roots_dir), key=lambda e: e.name):
+        if entry.name.startswith("."):
+            continue
+        is_root = entry.name.endswith(".json") and folder_day(entry.name[:-5]) is not None
+        if not is_root or entry.is_symlink() or not entry.is_file():
+            yield Path(entry.path).relative_to(lake.root).as_posix(), "not a root document in roots/"
+
+
+def _uncovered_in(folder: Path, now: float | None = None) -> Iterator[tuple[Path, str]]:
     """What a signed day's folder holds that no line of its root can: the lines cover the regular files (links to
     files taken) outside hidden names, walked without following links to folders (integrity/manifest.py)."""
     for top, dirs, names in os.walk(folder):
         for name in sorted(dirs):
             path = Path(top) / name
-            if name.startswith(".") and not _IN_FLIGHT.fullmatch(name):
-                yield path, "a hidden folder in a signed day's folder"
+            if name.startswith(".") and not _in_flight(path, now):
+                yield path, "a hidden folder in a signed day's folder (a write's older than an hour, or none)"
             elif path.is_symlink():
                 yield path, "a link to a folder in a signed day's folder"
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         for name in sorted(names):
             path = Path(top) / name
-            if name.startswith(".") and not _IN_FLIGHT.fullmatch(name):
-                yield path, "a hidden file in a signed day's folder"
+            if name.startswith(".") and not _in_flight(path, now):
+                yield path, "a hidden file in a signed day's folder (a write's older than an hour, or none)"
             elif not name.startswith(".") and not path.is_file():
                 yield path, "neither a file nor a folder (a broken link, a socket, a device)"

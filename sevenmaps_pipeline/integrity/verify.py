@@ -24,7 +24,7 @@ from .note import valid_name, verifier_for
 from .report import Code, Problem, Trust, VerifyReport
 from .root_docs import RootDoc, diff_lines, parse_root_doc, read_root_docs
 from .statement import check_statement
-from .stray import stray_paths, uncovered_in_day
+from .stray import stray_paths, stray_roots, uncovered_in_day
 from .tiles import load_entries, tree_of
 from .verify_log import check_log, check_state, check_tile_files
 
@@ -147,7 +147,7 @@ def _compare_published(report: VerifyReport, lake_key: Path | None, trust: Trust
 
 
 def verify_lake(lake: LakePaths, trust: Trust | None = None, state_path: Path | None = None,
-                workers: int | None = None) -> VerifyReport:
+                workers: int | None = None, now: float | None = None) -> VerifyReport:
     """Every signed day of the lake, its files, its log; against `trust` (or a remembered key, or, saying
     so, the lake's own published key). The files of all days are hashed `workers` at once (default: one
     per core); the report is the same whatever the number."""
@@ -166,8 +166,10 @@ def verify_lake(lake: LakePaths, trust: Trust | None = None, state_path: Path | 
             for code, what, path in diff_lines(doc.lines, actual):  # and a diff would blame the files
                 report.add(code, what, doc.day, path)
         report.files_checked += len(doc.lines)
-    for day, rel, why in stray_paths(lake, {doc.day for doc in docs}):
+    for day, rel, why in stray_paths(lake, {doc.day for doc in docs}, now):  # `now`: the clock (tests inject it)
         report.add(Code.STRAY, f"{why}: {rel}", day, rel)
+    for rel, why in stray_roots(lake):
+        report.add(Code.STRAY, f"{why}: {rel}", None, rel)
     check_chain(report, docs, trust.public, first_previous=(None, ""))
     tree, _ = check_log(report, lake.log_dir, docs, trust.public, trust, complete=True)
     if tree is not None and not report.behind:  # every tile file as the entries give it, as `log check` does

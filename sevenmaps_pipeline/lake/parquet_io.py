@@ -104,7 +104,7 @@ def write_parquet(
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    _remove_stale_temps(path.parent)
+    remove_stale_temps(path.parent)
     return path
 
 
@@ -156,7 +156,7 @@ def write_parquet_parts(
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    _remove_stale_temps(path.parent)
+    remove_stale_temps(path.parent)
     return path, rows
 
 
@@ -272,12 +272,17 @@ class RankBuckets:
         return table
 
 
-def _remove_stale_temps(folder: Path) -> None:
+# A write's temp or spill folder older than this is a crashed write's: swept by the next write into its folder and
+# by signing (integrity/stray.py: in a signed day's folder it is a stray).
+STALE_SECONDS = 3600
+
+
+def remove_stale_temps(folder: Path) -> None:
     """Temp files (and spill folders) left by a crashed writer are hidden from readers; the next write sweeps
     them."""
     for stale in [*folder.glob(".*.tmp"), *folder.glob(".*.spill")]:
         try:
-            if stale.stat().st_mtime < (dt.datetime.now().timestamp() - 3600):
+            if stale.stat().st_mtime < (dt.datetime.now().timestamp() - STALE_SECONDS):
                 if stale.is_dir():
                     shutil.rmtree(stale, ignore_errors=True)
                 else:

@@ -71,7 +71,7 @@ def view_statements(lake: LakePaths, tables: tuple[TableSpec, ...] = PUBLIC_TABL
     if not with_roots:
         return statements
     statements += open_status_statements(lake)
-    roots = str(lake.roots_dir / "day=*.json")
+    roots = str(lake.roots_dir / "day=[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9].json")  # a root's name, no other
     if next(glob.iglob(roots), None) is not None:
         body = (f"SELECT day::DATE AS day, previous_day::DATE AS previous_day, previous_root, root, signature, "
                 f"lines, signed_at::TIMESTAMPTZ AS signed_at, method FROM read_json({_quote(roots)}, "
