@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from test_integrity import NOW, _fake_day, build_day
 
 from sevenmaps_pipeline.cli import main
-from sevenmaps_pipeline.integrity import keys
+from sevenmaps_pipeline.integrity import keys, tiles
 from sevenmaps_pipeline.integrity.checkpoint import open_checkpoint
 from sevenmaps_pipeline.integrity.log import LogConflict, prepare, publish, read_state
 from sevenmaps_pipeline.integrity.manifest import compute_root, day_lines
@@ -532,6 +532,14 @@ def test_verify_checks_every_tile_file_as_log_check_does(signed_lake):
     beyond.write_bytes(b"x" * 64)
     report = verify_lake(signed_lake)
     assert {Code.TILE_WRONG, Code.TILE_BEYOND_LOG} <= set(report.codes), report.summary()
+    # A bundle padded with megabytes of zeros (empty entries) is read no further than a bundle can hold and
+    # parsed no further than a tile's width (300 MB took 2 minutes and 1.6 GB: a stranger's review).
+    with open(bundle, "ab") as fh:
+        fh.write(bytes(20 << 20))
+    _, index, width = tiles.parse_tile_path(bundle.relative_to(signed_lake.log_dir).as_posix())
+    assert len(tiles.read_tile(signed_lake.log_dir, "entries", index, width)) <= width * (2 + 0xFFFF) + 1
+    assert tiles.parse_bundle(bytes(1 << 20)) == (None, "entry bundle holds more than 256 entries")
+    assert not verify_lake(signed_lake).ok
 
 
 def _checkpoint_of_the_day_before(doc: dict, lake: LakePaths) -> str:

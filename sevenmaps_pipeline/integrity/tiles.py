@@ -55,8 +55,11 @@ def bundle_bytes(entries: list[bytes], index: int, width: int) -> bytes:
 
 
 def parse_bundle(data: bytes) -> tuple[list[bytes] | None, str | None]:
-    entries, at = [], 0
+    entries: list[bytes] = []
+    at = 0
     while at < len(data):
+        if len(entries) == WIDTH:  # a bundle holds a tile's width of entries at most
+            return None, f"entry bundle holds more than {WIDTH} entries"
         if at + 2 > len(data):
             return None, "entry bundle ends inside a length prefix"
         n = int.from_bytes(data[at:at + 2], "big")
@@ -73,10 +76,12 @@ def read_tile(log_dir: Path, level: int | str, index: int, width: int) -> bytes 
     for w in (width, WIDTH) if width != WIDTH else (WIDTH,):
         path = log_dir / tile_path(level, index, w)
         if path.is_file():
-            data = path.read_bytes()
-            if level == "entries":
-                return data
-            return data[:width * HASH_SIZE]
+            # Never more than such a tile can hold, and one byte to show it is longer (a bundle padded with
+            # gigabytes is read as far as its parser needs to refuse it, no further).
+            most = w * (2 + MAX_ENTRY) + 1 if level == "entries" else width * HASH_SIZE
+            with open(path, "rb") as fh:
+                data = fh.read(most)
+            return data if level == "entries" else data[:width * HASH_SIZE]
     return None
 
 
