@@ -8,6 +8,8 @@ import contextlib
 import csv
 import sys
 
+import pyarrow.parquet as pq
+
 from ..integrity.status import lake_status, status_text
 from ..lake.warehouse import open_warehouse, publish_warehouse
 from .common import _existing_lake
@@ -52,7 +54,7 @@ def cmd_sql(args: argparse.Namespace) -> int:
             return 0
         if args.format == "parquet":
             relation.write_parquet(args.out)
-            print(f"wrote {args.out}", file=sys.stderr)
+            print(f"wrote {args.out} ({pq.read_metadata(args.out).num_rows:,} rows)", file=sys.stderr)
             return 0
         shapes = None
         if args.format == "json":  # names made unique; INTERVALs, dates, timestamps as DuckDB's text (docs/analyst.md)

@@ -45,11 +45,13 @@ def run_lookups(context: dg.OpExecutionContext, lake: LakeResource, prober: Prob
     with prober.package_lookups() as packages, prober.rdap() as rdap:
         report = lookup_day(lake.paths, day, now, packages, rdap)
     context.log.info(f"{day}: {report.packages} package versions ({report.with_advisories} with advisories, "
-                     f"{report.packages_not_asked} not asked); {report.domains_asked} domains asked, "
+                     f"{report.packages_not_asked} not asked; {report.entries_unreadable} listings whose entry "
+                     f"could not be read for packages); {report.domains_asked} domains asked, "
                      f"{report.domains_cached} still fresh, {report.domains_waiting} waiting for a later day; "
                      f"{report.seconds:.1f}s")
     context.add_output_metadata({"packages": report.packages, "with_advisories": report.with_advisories,
                                  "packages_not_asked": report.packages_not_asked,
+                                 "entries_unreadable": report.entries_unreadable,
                                  "domains_asked": report.domains_asked, "domains_cached": report.domains_cached,
                                  "domains_waiting": report.domains_waiting})
     return {"packages": report.packages}

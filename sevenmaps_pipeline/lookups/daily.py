@@ -47,13 +47,15 @@ class LookupDay:
     packages: int = 0  # rows landed: one per package and version listed (advisories-1.2)
     with_advisories: int = 0
     packages_not_asked: int = 0  # rows whose version was never asked about: an invalid name, past a limit
+    entries_unreadable: int = 0  # listings whose entry_json is no JSON (cut at the client's bound): no packages read
     domains_asked: int = 0
     domains_cached: int = 0
     domains_waiting: int = 0  # due but past the day's MAX_DOMAINS: asked on a later day
     seconds: float = 0.0
 
 
-def shipped_packages(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str | None], dict[str, Any]]:
+def shipped_packages(rows: list[dict[str, Any]],
+                     unreadable: list[str] | None = None) -> dict[tuple[str, str, str | None], dict[str, Any]]:
     """(registry_type, name, version) -> the entries shipping that version of the package (`server_names`), and
     `passed_over`: whether every entry listing it lists it past its first MAX_PACKAGES_PER_ENTRY package versions.
     Every version listed is checked for itself, so no entry can hide another's version behind its own
@@ -64,7 +66,9 @@ def shipped_packages(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str | N
         listed: set[tuple[str, str, str | None]] = set()
         try:
             entry = json.loads(row.get("entry_json") or "null")
-        except (ValueError, RecursionError):
+        except (ValueError, RecursionError):  # cut at the registry client's bound, or never JSON: counted
+            if unreadable is not None:
+                unreadable.append(str(row.get("server_name") or row.get("url") or "?"))
             continue
         server = entry.get("server") if isinstance(entry, dict) and isinstance(entry.get("server"), dict) else entry
         packages = server.get("packages") if isinstance(server, dict) else None
@@ -92,15 +96,28 @@ def valid_name(registry_type: str, name: str) -> bool:
     return len(name) <= MAX_NAME and _VALID_NAME[registry_type].fullmatch(name) is not None
 
 
-def _not_asked(lookup: PackageLookup, passed_over: bool, asked: int) -> str | None:
-    """Why a package version listed is not asked about, given how many before it are; None: it is asked."""
+def _not_asked(lookup: PackageLookup, passed_over: bool) -> str | None:
+    """Why a package version listed is never asked about; None: it may be."""
     if not valid_name(lookup.registry_type, lookup.package):
         return f"not a valid {lookup.registry_type} package name"
     if passed_over:
         return f"each entry listing it lists more than {MAX_PACKAGES_PER_ENTRY} package versions before it"
-    if asked >= MAX_PACKAGES:
-        return f"past the day's limit of {MAX_PACKAGES:,} package versions"
     return None
+
+
+def _todays_turn(eligible: list[PackageLookup], day: dt.date) -> list[PackageLookup]:
+    """At most MAX_PACKAGES of them, a window that moves with the day over their (type, name, version) order, so
+    that when more are listed each is asked in turn (advisories-1.3: a fixed first 20,000 would leave the same
+    ones, PyPI's after npm's, unasked every day); the rest say so."""
+    if len(eligible) <= MAX_PACKAGES:
+        return eligible
+    start = day.toordinal() * MAX_PACKAGES % len(eligible)
+    turn = {id(lk) for lk in (eligible[start:] + eligible[:start])[:MAX_PACKAGES]}
+    for lookup in eligible:
+        if id(lookup) not in turn:
+            lookup.metadata_status = lookup.osv_status = (
+                f"not asked: past the day's limit of {MAX_PACKAGES:,} package versions (each is asked in turn)")
+    return [lk for lk in eligible if id(lk) in turn]
 
 
 def _recent_domains(lake: LakePaths, day: dt.date) -> dict[str, str]:
@@ -134,16 +151,19 @@ def lookup_day(lake: LakePaths, day: dt.date, now: dt.datetime, packages: Lookup
     # next day's due are the ones waiting; under 1.2, domains past the first 20,000 in name order never were.
     due = [d for d in domains if d not in recent]
     report.domains_waiting = max(0, len(due) - MAX_DOMAINS)
-    shipped = shipped_packages(registry_rows)
+    unreadable: list[str] = []
+    shipped = shipped_packages(registry_rows, unreadable)
+    report.entries_unreadable = len(unreadable)
     lookups = [(PackageLookup(kind, name, version), sorted(info["server_names"]))
                for (kind, name, version), info in shipped.items()]
-    askable: list[PackageLookup] = []
+    eligible: list[PackageLookup] = []
     for (lookup, _), info in zip(lookups, shipped.values(), strict=True):
-        why = _not_asked(lookup, info["passed_over"], len(askable))
+        why = _not_asked(lookup, info["passed_over"])
         if why is None:
-            askable.append(lookup)
+            eligible.append(lookup)
         else:
             lookup.metadata_status = lookup.osv_status = f"not asked: {why}"
+    askable = _todays_turn(eligible, day)
     report.packages_not_asked = len(lookups) - len(askable)
     # Each service keeps its own turn (lookups/spaced.py): npm's and PyPI's metadata and RDAP are asked side by
     # side, each at its own spacing, and OSV once the versions are known (docs/methodology.md, "Package
