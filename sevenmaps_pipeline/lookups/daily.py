@@ -151,6 +151,8 @@ def lookup_day(lake: LakePaths, day: dt.date, now: dt.datetime, packages: Lookup
     # next day's due are the ones waiting; under 1.2, domains past the first 20,000 in name order never were.
     due = [d for d in domains if d not in recent]
     report.domains_waiting = max(0, len(due) - MAX_DOMAINS)
+    start = day.toordinal() * MAX_DOMAINS % len(due) if len(due) > MAX_DOMAINS else 0  # failing ones never block
+    due = (due[start:] + due[:start])[:MAX_DOMAINS]  # the rest: a window that moves with the day, as packages
     unreadable: list[str] = []
     shipped = shipped_packages(registry_rows, unreadable)
     report.entries_unreadable = len(unreadable)
@@ -172,7 +174,7 @@ def lookup_day(lake: LakePaths, day: dt.date, now: dt.datetime, packages: Lookup
     for lookup in askable:
         by_registry.setdefault(lookup.registry_type, []).append(lookup)
     with ThreadPoolExecutor(len(by_registry) + 1, thread_name_prefix="lookups") as pool:
-        asking = pool.submit(_ask_domains, rdap, due[:MAX_DOMAINS], day, now)
+        asking = pool.submit(_ask_domains, rdap, due, day, now)
         for done in [pool.submit(_ask_metadata, packages, group) for group in by_registry.values()]:
             done.result()
         _ask_advisories(packages, askable)

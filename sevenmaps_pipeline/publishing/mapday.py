@@ -134,6 +134,10 @@ class MapDay:
         self._signed_reads += files  # each is checked against its day's root when the day is opened
         return files
 
+    def signed_inputs_changed(self) -> bool:
+        """Whether a built file read, or the root of its day, has been written since the day was opened."""
+        return self._signed_inputs_stat() != self._inputs_stat
+
     def _signed_inputs_stat(self) -> tuple:
         days = {d for f in self._signed_reads if (d := folder_day(f.parent.name)) is not None} | {self.day}
         return stat_signature(self.lake, self._signed_reads, sorted(days))
@@ -250,7 +254,7 @@ class MapDay:
         person's incident review (an incident closed stops being live at once)."""
         signed_since = self.root is None and self.unsigned_why is None and self.lake.root_file(self.day).exists()
         return (latest_built_day(self.lake) != self.day or signed_since
-                or self._signed_inputs_stat() != self._inputs_stat  # a file read, or a root, written since
+                or self.signed_inputs_changed()  # a file read, or a root, written since
                 or self._frequent_recent() != self._frequent_at_open
                 or (self.live and links_now(self.lake) != self._links_at_open)
                 or (self.reviews and self._reviews_stat() != self._reviews_at_open))

@@ -179,6 +179,9 @@ def build_site(lake: LakePaths, day: dt.date, servers_per_part: int = SERVERS_PE
             if mapday.unsigned_why:  # never pages that show changed files beside the root's hashes
                 raise ChangedSinceSigningError(f"{day}'s site is not built: {mapday.unsigned_why}")
             result = _render(lake, mapday, env, tmp, parts, pool, workers)
+            if mapday.signed_inputs_changed():  # a file or root written while the pages were rendered
+                raise ChangedSinceSigningError(f"{day}'s site is not kept: a file it was built from, or a root, was "
+                                               "written while it was built; build it again")
         final = site_root / "days" / day.isoformat()
         old = site_root / f".old-{day}-{uuid.uuid4().hex[:8]}"
         if final.exists():
