@@ -434,6 +434,13 @@ def test_a_payment_answer_is_kept_as_json_with_its_credentials_redacted(fleet, s
     result = run_check(fleet, f"https://{SCRIPTED}/mcp")
     assert result.outcome == "http_402" and "hunter2" not in result.payment_json
     assert pa.array([result.payment_json], pa.string()).to_pylist() == [result.payment_json]
+    # A long non-ASCII text beside a credential stays within the stored 64 KiB and valid JSON (a second review: an
+    # ASCII escape made 20,070 characters 120,072, cut mid-escape, and the payment address was lost).
+    long = json.dumps({"memo": "価" * 20000 + " https://x.test/pay?token=SECRET", "accepts": [{"payTo": "0xabc"}]},
+                      ensure_ascii=False).encode()
+    scripted.reset({"initialize": Scripted(402, [("content-type", "application/json")], long)})
+    result = run_check(fleet, f"https://{SCRIPTED}/mcp")
+    assert json.loads(result.payment_json)["accepts"] == [{"payTo": "0xabc"}] and "SECRET" not in result.payment_json
 
 
 def _page(n: int, cursor: object) -> Scripted:

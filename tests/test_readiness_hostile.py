@@ -167,14 +167,15 @@ def test_credentials_a_server_sends_are_stored_redacted_and_its_metadata_asked_w
     metadata = f"https://user:hunter2@{HOSTILE}/prm?api_key=s3cret&v=1"
     hostile.reset({
         "server/discover": Scripted(401, headers=[("www-authenticate", f'Bearer error_uri="https://{HOSTILE}/e#'
-                                                   f'access_token=tok123", resource_metadata="{metadata}"')]),
+                                                   f'access_token=tok123", resource_metadata="{metadata}", '
+                                                   'token=tokAB9, access_token="tokCD7"')]),
         "GET /prm": json_answer({"resource": f"https://{HOSTILE}/mcp"}),
-        "GET /mcp/server-card": Scripted(302, headers=[("location", "https://elsewhere.test/card#token=tok456")])})
+        "GET /mcp/server-card": Scripted(302, headers=[("location", "https://elsewhere.test/card?token=ab'tok456")])})
     sink = ReadinessRows()
     asyncio.run(readiness_scan([_listing(f"https://{HOSTILE}/mcp")], TODAY, "hostile", _config(fleet),
                                lambda: dt.datetime.now(dt.UTC), sink))
     stored = json.dumps([sink.checks, sink.surfaces], default=str)
-    for secret in ("hunter2", "s3cret", "tok123", "tok456"):
+    for secret in ("hunter2", "s3cret", "tok123", "tok456", "tokAB9", "tokCD7"):  # auth-params, a quote in a URL
         assert secret not in stored, secret
     row = sink.checks[0]
     assert row["resource_metadata_url"] == f"https://REDACTED@{HOSTILE}/prm?api_key=REDACTED&v=1"

@@ -32,8 +32,10 @@ from sevenmaps_pipeline.registry.listing import (
     SkipReason,
     carries_credentials,
     listing_decision,
+    redact_auth_params,
     redact_json_text,
     redact_text,
+    redact_value,
     redacted_url,
 )
 from sevenmaps_pipeline.rules import psl
@@ -524,9 +526,23 @@ def test_host_of_reads_every_url_as_urlsplit_does(url):
     ('{"u": "https://p.test/?api_key\\u003dSECRET"}', '{"u": "https://p.test/?api_key=REDACTED"}'),
     ('{"payTo": "0xREAL", "payTo": "0xFAKE", "n": 1e400, "s": "\\ud800", "x": "https://u:p@h.test/"}',
      '{"payTo": "0xREAL", "payTo": "0xFAKE", "n": 1e400, "s": "\\ud800", "x": "https://REDACTED@h.test/"}'),
-    ('{"é": "https://u:p@h.test/é"}', '{"é": "https://REDACTED@h.test/\\u00e9"}'),  # a changed string: ASCII
+    ('{"é": "https://u:p@h.test/é"}', '{"é": "https://REDACTED@h.test/é"}'),  # non-ASCII kept as it was
+    # A second review: a header's value named as a secret (kept before the string-by-string version too, and
+    # redacted by the first), a key named as one; an empty value hides nothing.
+    ('{"headers": [{"name": "X-Api-Key", "value": "sk_live_abc"}], "password": "hunter2", "token": "", "e": ""}',
+     '{"headers": [{"name": "X-Api-Key", "value": "REDACTED"}], "password": "REDACTED", "token": "", "e": ""}'),
     ('not json ?token=abc "x"', 'not json ?token=REDACTED "x"'),
     ('[' * 5000 + '"?token=abc"' + ']' * 5000, '[' * 5000 + '"?token=REDACTED"' + ']' * 5000),  # too deep: as text
 ])
 def test_a_json_answer_is_redacted_value_by_value_and_stays_json(sent, kept):
     assert redact_json_text(sent) == kept
+
+
+def test_a_challenges_secret_params_and_a_locations_userinfo_are_redacted_as_a_reader_reads_them():
+    """A second review: auth-params named as secrets were kept, a quote ended a URL's value early, and a Location a
+    browser reads with userinfo (`https:\\\\u:p@host`, `https:u:p@host`) kept it."""
+    assert redact_auth_params('Bearer realm="x", access_token="s1", token=s2, error="invalid_token"') == (
+        'Bearer realm="x", access_token="REDACTED", token=REDACTED, error="invalid_token"')
+    assert redact_value("https://x.test/cb?token=ab'SECRET&v=1") == "https://x.test/cb?token=REDACTED&v=1"
+    for location in ("https:\\\\alice:pw1234@evil.test/", "https:alice:pw1234@evil.test/"):
+        assert "pw1234" not in redact_value(location)

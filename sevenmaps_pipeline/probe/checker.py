@@ -23,9 +23,11 @@ import httpx
 from ..registry.listing import (
     SkipReason,
     carries_credentials,
+    redact_auth_params,
     redact_json_text,
     redact_text,
     redact_userinfo,
+    redact_value,
     redacted_url,
 )
 from ..rules.discovery import resource_metadata_of, without_userinfo
@@ -166,7 +168,7 @@ class EndpointCheck:
             raise _Outcome("redirect", f"{step}: HTTP {response.status_code} without a Location",
                            response.status_code)
         target, why = redirect_target(self.url, location)
-        self.result.redirect_location = redact_text(target or location)[:2000]
+        self.result.redirect_location = redact_value(target or location)[:2000]  # a URL, read as one
         if why is not None or target is None:
             raise _Outcome("redirect", f"{step}: HTTP {response.status_code} redirects to {why or location}; "
                            "not followed", response.status_code)
@@ -460,7 +462,7 @@ class EndpointCheck:
         header = response.headers.get("www-authenticate")
         # Stored as every server text is, a credential in it REDACTED (docs/methodology.md, "Readiness"); the
         # metadata URL is asked as the server gave it, but without userinfo.
-        self.result.www_authenticate = redact_text(header)[:2000] if header else None
+        self.result.www_authenticate = redact_text(redact_auth_params(header))[:2000] if header else None
         url, refused = resource_metadata_of(redact_userinfo(header) if header else None)
         self.result.resource_metadata_target = without_userinfo(url) if url else None
         self.result.resource_metadata_url = redacted_url(url)[:2000] if url else None

@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..lake.paths import LakePaths
-from ..registry.listing import redact_text, redacted_url
+from ..registry.listing import redact_text, redact_value, redacted_url
 from ..rules.discovery import CARD_SURFACES
 from ..rules.namespace import namespace_domain
 from ..rules.psl import registrable_domain
@@ -189,7 +189,7 @@ async def fetch_document(client: httpx.AsyncClient, url: str, accept: str, timeo
                 etag = header_token(response.headers.get("etag"))
                 etag = etag if etag is not None and len(etag) <= ETAG_MAX else None
                 if response.is_redirect:
-                    where = response.headers.get("location", "")[:300]
+                    where = redact_value(response.headers.get("location", ""))[:300]  # a URL, read as one
                     return Document(response.status_code, ctype, None, f"redirects to {where!r}; not followed")
                 if response.status_code != 200:
                     return Document(response.status_code, ctype, None, f"HTTP {response.status_code}", etag)

@@ -195,26 +195,55 @@ def redact_text(text: str) -> str:
 
 
 def redact_json_text(text: str) -> str:
-    """A server's answer as it may be stored, its credentials REDACTED as `redact_text` finds them, and still the
-    JSON it was: a JSON text is redacted string by string, each read with its escapes decoded (`\\u0040` is an
-    `@`), and only a string that changes is written again (escaped as ASCII), so numbers, keys given twice and
-    every other byte stay as sent; a text that is no JSON is redacted as text."""
+    """A server's answer as it may be stored, its credentials REDACTED, and still the JSON it was: a JSON text is
+    redacted string by string, each read with its escapes decoded (`\\u0040` is an `@`), a string found secret by
+    `redact_value` or as the value of a key named as a secret (`"password": ...`, `{"name": "X-Api-Key", "value":
+    ...}`, as in a registry entry) rewritten, and every other byte kept as sent (numbers, a key given twice); a text
+    that is no JSON is redacted as text."""
     try:
-        json.loads(text)
+        parsed = json.loads(text)
     except (ValueError, RecursionError):  # not JSON, or too deep to read: as text
         return redact_text(text)
-    return _JSON_STRING.sub(_redacted_json_string, text)
+    secrets: set[str] = set()
+    _secret_values(parsed, secrets)
+
+    def redacted(token: re.Match[str]) -> str:
+        value = json.loads(token.group(0))
+        new = REDACTED if value in secrets else redact_value(value)
+        if new == value:
+            return token.group(0)
+        # Non-ASCII kept (an ASCII escape would multiply a long text past the stored cut); a lone surrogate escaped.
+        written = json.dumps(new, ensure_ascii=False)
+        return written if not _LONE_SURROGATE.search(written) else json.dumps(new)
+
+    return _JSON_STRING.sub(redacted, text)
 
 
 # A JSON string token of a text that parses as JSON: its escapes are the only backslashes, so it ends at the first
 # quote no backslash escapes (linear: no nested repetition).
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _redacted_json_string(token: re.Match[str]) -> str:
-    value = json.loads(token.group(0))
-    redacted = _redacted_string(value)
-    return token.group(0) if redacted == value else json.dumps(redacted)
+def _secret_values(node: Any, found: set[str], depth: int = 0) -> None:
+    """The strings of a parsed JSON document that are secrets by where they stand: the value of a key named as a
+    secret, and the `value` of an object whose `name` is one or that is marked `isSecret` (redacted_entry's rule)."""
+    if depth > 200:
+        return
+    if isinstance(node, list):
+        for item in node:
+            _secret_values(item, found, depth + 1)
+    elif isinstance(node, dict):
+        named = isinstance(node.get("name"), str) and _SECRET_NAME.search(node["name"]) is not None
+        if "value" in node and isinstance(node["value"], str) and node["value"] and (
+                named or node.get("isSecret") is True or node.get("is_secret") is True):
+            found.add(node["value"])
+        for key, value in node.items():
+            if isinstance(value, str) and isinstance(key, str) and _secret_name(key):
+                if value:  # an empty one hides nothing, and every empty string would go with it
+                    found.add(value)
+            else:
+                _secret_values(value, found, depth + 1)
 
 
 def _redact_credentials(text: str) -> str:
@@ -229,7 +258,7 @@ def redacted_entry(entry: Any) -> Any:
     X-Api-Key, OPENAI_API_KEY, ...) REDACTED. RecursionError when it nests too deeply to walk (the caller lists it
     malformed)."""
     if isinstance(entry, str):
-        return _redacted_string(entry)
+        return redact_value(entry)
     if isinstance(entry, list):
         return [redacted_entry(item) for item in entry]
     if not isinstance(entry, dict):
@@ -241,7 +270,24 @@ def redacted_entry(entry: Any) -> Any:
             else redacted_entry(value) for key, value in entry.items()}
 
 
-def _redacted_string(text: str) -> str:
+# An HTTP auth-param (RFC 9110 11.2: `name=token` or `name="quoted"`), as a WWW-Authenticate challenge carries them.
+_AUTH_PARAM = re.compile(r"""(?<![A-Za-z0-9!#$%&'*+.^_`|~-])([A-Za-z0-9!#$%&'*+.^_`|~-]+)(\s*=\s*)"""
+                         r"""("(?:[^"\\]|\\.)*"|[^\s,"]*)""")
+
+
+def redact_auth_params(header: str) -> str:
+    """A WWW-Authenticate (or any auth) header as it may be stored: each auth-param named as a secret
+    (`access_token="..."`, `token=...`) REDACTED, its quotes kept; the others, URLs in them included, for
+    `redact_text` to read."""
+    def one(m: re.Match[str]) -> str:
+        if not _secret_name(m.group(1)) or m.group(3) in ("", '""', REDACTED, f'"{REDACTED}"'):
+            return m.group(0)
+        value = f'"{REDACTED}"' if m.group(3).startswith('"') else REDACTED
+        return f"{m.group(1)}{m.group(2)}{value}"
+    return _AUTH_PARAM.sub(one, header)
+
+
+def redact_value(text: str) -> str:
     """A string of an entry or an answer as it may be stored: a URL as `redacted_url`, any other text as
     `redact_text`."""
     if has_userinfo(text):
