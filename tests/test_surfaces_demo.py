@@ -340,6 +340,13 @@ def test_a_file_changed_after_signing_is_never_shown_signed(fleet_demo_lake, tmp
         assert mapday.served()["signed"] is False and "lines do not give its root" in mapday.served()["note"]
     shutil.copyfile(fleet_demo_lake.curated_file("tools", day), tools)
     shutil.copyfile(fleet_demo_lake.root_file(day), lake.root_file(day))
+
+
+def test_what_an_answer_reads_of_earlier_signed_days_is_checked_too(fleet_demo_lake, tmp_path):
+    """A second review: an earlier day's tool facts changed, a day no root covers read by the every-day tables, a
+    window's signed file deleted, and a running server's route index kept across the day's reopening."""
+    lake = copy_for_serving(fleet_demo_lake, tmp_path / "lake")
+    day = latest_built_day(lake)
     # An earlier signed day's file the served day reads (its tool facts): changed, the day is not shown signed.
     earlier = sorted((lake.root / "curated" / "tool_facts").glob("day=*/part-0.parquet"))[0]
     assert earlier.parent.name < f"day={day}"
@@ -349,3 +356,33 @@ def test_a_file_changed_after_signing_is_never_shown_signed(fleet_demo_lake, tmp
     with MapDay.open(lake) as mapday:
         assert mapday.served()["signed"] is False and earlier.relative_to(lake.root).as_posix() in (
             mapday.served()["note"])
+    shutil.copyfile(fleet_demo_lake.root / earlier.relative_to(lake.root), earlier)
+    # A second review: a day no root covers read by the every-day tables, and a signed file of a window deleted.
+    before = lake.root / "curated" / "tool_facts" / "day=2000-01-01"
+    shutil.copytree(earlier.parent, before)
+    with MapDay.open(lake) as mapday:
+        assert mapday.served()["signed"] is False and "no root covers its day 2000-01-01" in mapday.served()["note"]
+    shutil.rmtree(before)
+    gone = lake.curated_file("daily_status", day - dt.timedelta(days=2))
+    gone.unlink()
+    with MapDay.open(lake) as mapday:
+        assert mapday.served()["signed"] is False and "which its root signed, is gone" in mapday.served()["note"]
+    shutil.copyfile(fleet_demo_lake.root / gone.relative_to(lake.root), gone)
+    # A running server's route index read while a file differed is not kept once the signed bytes are back.
+    from sevenmaps_pipeline.surfaces.mcp_server import MapService
+
+    service = MapService(lake)
+
+    def ask(mapday: MapDay) -> tuple[bool, list[str]]:
+        answer = route(mapday, "search the product catalogue", None, 3, index=service.index(mapday),
+                       facts=service.facts(mapday))
+        return answer["signed"], [t.get("description") or "" for t in answer["tools"]]
+
+    facts_now = pq.read_table(earlier)
+    pq.write_table(facts_now.set_column(facts_now.schema.get_field_index("description"), "description",
+                                        pa.array(["TAMPERED"] * facts_now.num_rows)), earlier)
+    signed, _ = service.read(ask)
+    assert signed is False
+    shutil.copyfile(fleet_demo_lake.root / earlier.relative_to(lake.root), earlier)
+    signed, descriptions = service.read(ask)
+    assert signed is True and not any("TAMPERED" in d for d in descriptions)

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..curated.day import DAY_TABLES
 from ..lake.parquet_io import last_signed_day, remove_stale_temps
-from ..lake.paths import LakePaths
+from ..lake.paths import LakePaths, folder_day
 from ..rules.methods import ROOT_METHOD
 from .keys import load_private_key, publish_public_key, sign_root
 from .log import (
@@ -88,7 +88,8 @@ def days_to_sign(lake: LakePaths, through: dt.date) -> list[dt.date]:
 def signed_days(lake: LakePaths) -> list[dt.date]:
     if not lake.roots_dir.is_dir():
         return []
-    return sorted(dt.date.fromisoformat(p.name[4:14]) for p in lake.roots_dir.glob("day=*.json"))
+    # a root document's name, of a date (`day=D.v2.json`, `day=2026-13-40.json` are strays: integrity/stray.py)
+    return sorted(d for p in lake.roots_dir.glob("day=*.json") if (d := folder_day(p.name[:-5])) is not None)
 
 
 def _ask_witnesses(prepared: Prepared, witnesses: Sequence[WitnessConfig]) -> tuple[list[str], list[str]]:

@@ -65,21 +65,43 @@ def served_root(lake: LakePaths, day: dt.date, check_files: bool = True) -> Serv
     return ServedRoot(doc.raw)
 
 
-def read_files_problem(lake: LakePaths, files: Iterable[Path]) -> str | None:
-    """Why a file read from a signed day is not the one its day's root signed, or None: each file of a day with a
-    root (a day without one is not signed, and not called so) against its line there."""
+def read_files_problem(lake: LakePaths, served: dt.date, files: Iterable[Path], expected: Iterable[Path] = (),
+                       every_day: Iterable[str] = ()) -> str | None:
+    """Why what a signed day's answers read is not what the roots signed, or None: each file read of a day up to
+    `served` has a root (the chain leaves no day before the served one unsigned) and is the file its line names;
+    each of `expected` (the days of a window) that a root lists is there; and so is each file of the `every_day`
+    tables that a root up to `served` lists (a file deleted is read as a day without it)."""
     for path in files:
         day = folder_day(path.parent.name)
-        if day is None or not lake.root_file(day).is_file():
+        if day is None or day > served:
             continue
+        rel = path.relative_to(lake.root).as_posix()
+        if not lake.root_file(day).is_file():
+            return f"{rel} is read, and no root covers its day {day}"
         doc, problem = _root(lake, day)
         if doc is None:
             return problem
-        rel = path.relative_to(lake.root).as_posix()
         signed = next((line[:64] for line in doc.lines if line[66:] == rel), None)
         if signed is None or signed != _digest(path):
             return f"{rel} is not the file its root signed (`sevenmaps verify` names every one)"
+    wanted = [path.relative_to(lake.root).as_posix() for path in expected if not path.exists()]
+    tables = [f"curated/{table}/day=" for table in every_day]
+    for day in _root_days(lake, served):
+        doc, problem = _root(lake, day)
+        if doc is None:
+            return problem
+        for line in doc.lines:
+            rel = line[66:]
+            if (rel in wanted or rel.startswith(tuple(tables))) and not (lake.root / rel).is_file():
+                return f"{rel}, which its root signed, is gone (`sevenmaps verify` names every one)"
     return None
+
+
+def _root_days(lake: LakePaths, through: dt.date) -> list[dt.date]:
+    if not lake.roots_dir.is_dir():
+        return []
+    return sorted(d for p in lake.roots_dir.glob("day=*.json")
+                  if (d := folder_day(p.name[:-5])) is not None and d <= through)
 
 
 def stat_signature(lake: LakePaths, files: Iterable[Path], days: Iterable[dt.date]) -> tuple:

@@ -61,6 +61,8 @@ class MapDay:
     root: dict[str, Any] | None = None
     unsigned_why: str | None = None  # a root that is there but does not hold: why the day is shown unsigned
     _signed_reads: list[Path] = field(default_factory=list)  # the built files read (of signed days, mostly)
+    _expected: list[Path] = field(default_factory=list)  # the files of the windows read, there or not
+    _every_day: list[str] = field(default_factory=list)  # the tables read of every day
     _inputs_stat: tuple = ()  # what they and their roots were when the day was opened
     missing_tables: list[str] = field(default_factory=list)
     live: bool = False
@@ -102,7 +104,8 @@ class MapDay:
         served = served_root(lake, day, check_files=not files_checked_by_caller)
         opened.unsigned_why = served.problem
         if served.doc is not None and not files_checked_by_caller:  # and what it reads of earlier signed days
-            opened.unsigned_why = read_files_problem(lake, opened._signed_reads)
+            opened.unsigned_why = read_files_problem(lake, day, opened._signed_reads, opened._expected,
+                                                     opened._every_day)
         opened._inputs_stat = opened._signed_inputs_stat()
         if served.doc is not None and opened.unsigned_why is None:
             doc = served.doc
@@ -128,9 +131,11 @@ class MapDay:
             found = sorted(folder.glob("day=*/part-0.parquet")) if folder.is_dir() else []
             # a folder not named as a day's (`day=...bak`) is no day of the map (integrity/stray.py)
             files = [f for f in found if (d := folder_day(f.parent.name)) is not None and d <= self.day]
+            self._every_day.append(table)
         else:
-            files = [f for back in range(days)
-                     if (f := self.lake.curated_file(table, self.day - dt.timedelta(days=back))).is_file()]
+            window = [self.lake.curated_file(table, self.day - dt.timedelta(days=back)) for back in range(days)]
+            files = [f for f in window if f.is_file()]
+            self._expected += window
         self._signed_reads += files  # each is checked against its day's root when the day is opened
         return files
 

@@ -101,8 +101,11 @@ class MapService:
             if opened is not None:
                 opened.close()
             fresh = MapDay.open(self.lake, latest, live=True)
-            if opened is None or opened.day != fresh.day or _build(opened) != _build(fresh):
-                self._index = None  # the tool lists change only with the day and the open day's builds
+            if (opened is None or opened.day != fresh.day or _build(opened) != _build(fresh)
+                    or opened.signed_inputs_changed()):
+                # the tool lists change only with the day, the open day's builds and a signed file written again
+                # (read while it differed from its root, the index must not outlive its reopening)
+                self._index = None
             self._facts = None  # the status shown now may have changed with any input
             self._day = opened = fresh
         return opened
