@@ -290,8 +290,28 @@ def test_domains_past_the_days_limit_are_asked_on_the_next_days(services, tmp_pa
             asked_on.append(sorted(r["domain"] for path in lake.raw_files("domains", day)
                                    for r in pq.read_table(path).to_pylist()))
             assert report.domains_waiting == max(0, 3 - 2 * (2 - back))
-    assert [len(asked) for asked in asked_on] == [2, 2, 1]
-    assert sorted(sum(asked_on, [])) == [f"{d}.good" for d in "abcde"]  # each once, none left out
+    assert asked_on == [["a.good", "b.good"], ["c.good", "d.good"], ["e.good"]]  # each once, none left out
+
+
+def test_domains_that_keep_failing_never_hold_the_others_back(services, tmp_path, monkeypatch):
+    """A second review: with more failing domains than a day asks, sorting first, a healthy one was never asked
+    (a failure is asked again after a day). Those asked longest ago, or never, come first."""
+    base = services.url
+    services.routes.update({"/dns.json": answer({"services": [[["good", "bad"], [f"{base}/rdap/"]]]}),
+                            "/rdap/domain/z.good": answer(REGISTERED)})  # every x.bad: 404, a failure
+    rows = [_listing(f"x/{d}", f"https://mcp.{d}/mcp", []) for d in ("a.bad", "b.bad", "c.bad", "d.bad", "z.good")]
+    monkeypatch.setattr(daily, "MAX_DOMAINS", 2)
+    lake = LakePaths.at(tmp_path / "lake")
+    asked_on: list[list[str]] = []
+    packages, rdap = _clients(services)
+    with packages, rdap:
+        for back in (3, 2, 1, 0):
+            day = DAY - dt.timedelta(days=back)
+            lookup_day(lake, day, dt.datetime.now(dt.UTC), packages, rdap, registry_rows=rows)
+            asked_on.append(sorted(r["domain"] for path in lake.raw_files("domains", day)
+                                   for r in pq.read_table(path).to_pylist()))
+    # Never asked before, z.good goes first once a.bad and b.bad are due again; by name order it never would.
+    assert asked_on[:3] == [["a.bad", "b.bad"], ["c.bad", "d.bad"], ["a.bad", "z.good"]]
 
 
 def test_advisories_that_could_not_be_read_are_named_and_a_long_wait_is_kept(services):

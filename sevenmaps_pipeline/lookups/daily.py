@@ -120,9 +120,11 @@ def _todays_turn(eligible: list[PackageLookup], day: dt.date) -> list[PackageLoo
     return [lk for lk in eligible if id(lk) in turn]
 
 
-def _recent_domains(lake: LakePaths, day: dt.date) -> dict[str, str]:
-    """domain -> status of its latest lookup still fresh (ok within refresh_days, a failure since yesterday)."""
+def _recent_domains(lake: LakePaths, day: dt.date) -> tuple[dict[str, str], dict[str, dt.date]]:
+    """(domain -> status of its latest lookup still fresh: ok within refresh_days, a failure since yesterday;
+    domain -> the day it was last asked, within refresh_days)."""
     fresh: dict[str, str] = {}
+    asked: dict[str, dt.date] = {}
     for back in range(0, DOMAIN_AGE_PARAMS["refresh_days"]):
         for path in lake.raw_files("domains", day - dt.timedelta(days=back)):
             try:
@@ -130,9 +132,10 @@ def _recent_domains(lake: LakePaths, day: dt.date) -> dict[str, str]:
             except Exception:  # noqa: BLE001 - an unreadable batch: those domains are asked again
                 continue
             for row in table:
+                asked.setdefault(row["domain"], day - dt.timedelta(days=back))
                 if row["domain"] not in fresh and (row["status"] == "ok" or back <= 1):
                     fresh[row["domain"]] = row["status"]
-    return fresh
+    return fresh, asked
 
 
 def lookup_day(lake: LakePaths, day: dt.date, now: dt.datetime, packages: LookupClient, rdap: RdapClient,
@@ -145,14 +148,15 @@ def lookup_day(lake: LakePaths, day: dt.date, now: dt.datetime, packages: Lookup
     run_id = f"lookups-{now:%H%M%S}-{uuid.uuid4().hex[:8]}"
     domains = sorted({d for r in registry_rows if r.get("listing") == "probe" and r.get("url")
                       for d in [domain_of_url(r["url"])] if d})
-    recent = _recent_domains(lake, day)
+    recent, last_asked = _recent_domains(lake, day)
     report.domains_cached = sum(d in recent for d in domains)
-    # The day's limit is taken of the domains due (domain-age-1.3): those asked are fresh for 30 days, so the
-    # next day's due are the ones waiting; under 1.2, domains past the first 20,000 in name order never were.
-    due = [d for d in domains if d not in recent]
+    # The day's limit is taken of the domains due (domain-age-1.3), those asked longest ago first (never asked
+    # first of all): those asked are fresh for 30 days (a failure for a day), so the next day's due are the ones
+    # waiting, and domains that keep failing never hold the others back. Under 1.2, domains past the first 20,000
+    # in name order never were.
+    due = sorted((d for d in domains if d not in recent), key=lambda d: (last_asked.get(d, dt.date.min), d))
     report.domains_waiting = max(0, len(due) - MAX_DOMAINS)
-    start = day.toordinal() * MAX_DOMAINS % len(due) if len(due) > MAX_DOMAINS else 0  # failing ones never block
-    due = (due[start:] + due[:start])[:MAX_DOMAINS]  # the rest: a window that moves with the day, as packages
+    due = due[:MAX_DOMAINS]
     unreadable: list[str] = []
     shipped = shipped_packages(registry_rows, unreadable)
     report.entries_unreadable = len(unreadable)
