@@ -280,17 +280,22 @@ def test_domains_past_the_days_limit_are_asked_on_the_next_days(services, tmp_pa
                             "/rdap/domain/": answer(REGISTERED)})
     rows = [_listing(f"x/{d}", f"https://mcp.{d}.good/mcp", []) for d in ("a", "b", "c", "d", "e")]
     monkeypatch.setattr(daily, "MAX_DOMAINS", 2)
-    lake = LakePaths.at(tmp_path / "lake")
-    asked_on: list[list[str]] = []
+    days = _domains_asked_day_by_day(services, LakePaths.at(tmp_path / "lake"), rows, 3)
+    assert [waiting for waiting, _ in days] == [3, 1, 0]
+    assert [asked for _, asked in days] == [["a.good", "b.good"], ["c.good", "d.good"], ["e.good"]]  # each once
+
+
+def _domains_asked_day_by_day(services, lake: LakePaths, rows: list[dict], count: int) -> list[tuple[int, list]]:
+    """(domains left waiting, domains asked) on each of `count` days ending today, the lookups run once a day."""
+    out = []
     packages, rdap = _clients(services)
     with packages, rdap:
-        for back in (2, 1, 0):
+        for back in range(count - 1, -1, -1):
             day = DAY - dt.timedelta(days=back)
             report = lookup_day(lake, day, dt.datetime.now(dt.UTC), packages, rdap, registry_rows=rows)
-            asked_on.append(sorted(r["domain"] for path in lake.raw_files("domains", day)
-                                   for r in pq.read_table(path).to_pylist()))
-            assert report.domains_waiting == max(0, 3 - 2 * (2 - back))
-    assert asked_on == [["a.good", "b.good"], ["c.good", "d.good"], ["e.good"]]  # each once, none left out
+            out.append((report.domains_waiting, sorted(r["domain"] for path in lake.raw_files("domains", day)
+                                                       for r in pq.read_table(path).to_pylist())))
+    return out
 
 
 def test_domains_that_keep_failing_never_hold_the_others_back(services, tmp_path, monkeypatch):
@@ -301,15 +306,7 @@ def test_domains_that_keep_failing_never_hold_the_others_back(services, tmp_path
                             "/rdap/domain/z.good": answer(REGISTERED)})  # every x.bad: 404, a failure
     rows = [_listing(f"x/{d}", f"https://mcp.{d}/mcp", []) for d in ("a.bad", "b.bad", "c.bad", "d.bad", "z.good")]
     monkeypatch.setattr(daily, "MAX_DOMAINS", 2)
-    lake = LakePaths.at(tmp_path / "lake")
-    asked_on: list[list[str]] = []
-    packages, rdap = _clients(services)
-    with packages, rdap:
-        for back in (3, 2, 1, 0):
-            day = DAY - dt.timedelta(days=back)
-            lookup_day(lake, day, dt.datetime.now(dt.UTC), packages, rdap, registry_rows=rows)
-            asked_on.append(sorted(r["domain"] for path in lake.raw_files("domains", day)
-                                   for r in pq.read_table(path).to_pylist()))
+    asked_on = [asked for _, asked in _domains_asked_day_by_day(services, LakePaths.at(tmp_path / "lake"), rows, 4)]
     # Never asked before, z.good goes first once a.bad and b.bad are due again; by name order it never would.
     assert asked_on[:3] == [["a.bad", "b.bad"], ["c.bad", "d.bad"], ["a.bad", "z.good"]]
 
