@@ -16,6 +16,7 @@ from sevenmaps_pipeline.cli import main as cli_main
 from sevenmaps_pipeline.curated.day import DAY_TABLES, build_day
 from sevenmaps_pipeline.devtools import bench, bench_history, bench_probe
 from sevenmaps_pipeline.devtools.bench_floor import (
+    EARLIER_METHOD,
     EARLIER_RULES,
     cold_morning,
     flat_figures,
@@ -26,6 +27,7 @@ from sevenmaps_pipeline.devtools.fleet.run import load_timeline
 from sevenmaps_pipeline.devtools.synth import synthesize
 from sevenmaps_pipeline.devtools.synth_lists import corpus_pool, published
 from sevenmaps_pipeline.devtools.tool_corpus import SHAPE_LISTS, load_servers
+from sevenmaps_pipeline.integrity.verify import verify_lake
 from sevenmaps_pipeline.rules.fingerprints import summarize_tools
 
 
@@ -79,19 +81,23 @@ def test_the_bench_run_builds_and_signs_its_own_lakes_days_and_they_verify(lake,
     figures = flat_figures(next_day, floor, None)
     assert figures["lake_day_to_floor"] > figures["lake_map_to_floor"] > 0
     # The same day cold, after a method change: no list known, so the day computes the facts of every list.
-    cold = cold_morning(bench._clone(lake, tmp_path / "cold", morning_of=after, key=signing_key), after)
-    assert not any((cold.root / "curated" / "tool_lists").glob("day=*/part-0.parquet"))
+    cold = cold_morning(bench._clone(lake, tmp_path / "cold", morning_of=after, key=signing_key), after, signing_key)
+    # Signed anew over the rewritten files, as a lake built under the older method was: it verifies, and the
+    # surfaces call its days signed (they refuse what differs from its root: integrity/served.py).
+    assert verify_lake(cold).ok and {m for p in (cold.root / "curated" / "tool_lists").glob("day=*/part-0.parquet")
+                                     for m in pq.read_table(p).column("method_version").to_pylist()} == {EARLIER_METHOD}
     build_day(cold, after)
     day_lists = set(pq.read_table(cold.curated_file("daily_status", after)).column("tools_hash").to_pylist()) - {None}
     computed = set(pq.read_table(cold.curated_file("tool_lists", after)).column("tools_hash").to_pylist())
     assert day_lists and day_lists <= computed
     # The same day after a change of the risk rules alone: the earlier days' lists carry an older method (in
     # the clone only), so every list is new, and its counts are those the warm day counted.
-    rules = rules_changed_morning(bench._clone(lake, tmp_path / "rules", morning_of=after, key=signing_key), after)
+    rules = rules_changed_morning(bench._clone(lake, tmp_path / "rules", morning_of=after, key=signing_key), after,
+                                  signing_key)
     earlier = [pq.read_table(p).column("method_version").to_pylist()
                for root in (rules.root, lake.root) for p in [root / "curated" / "tool_lists" / f"day={day}" /
                                                             "part-0.parquet"]]
-    assert {m.split("+")[0] for m in earlier[0]} == {EARLIER_RULES}
+    assert verify_lake(rules).ok and {m.split("+")[0] for m in earlier[0]} == {EARLIER_RULES}
     assert EARLIER_RULES not in {m.split("+")[0] for m in earlier[1]}  # the lake it was cloned from is untouched
     known = set(pq.read_table(rules.root / "curated" / "tool_lists" / f"day={day}" / "part-0.parquet",
                               columns=["tools_hash"]).column("tools_hash").to_pylist())

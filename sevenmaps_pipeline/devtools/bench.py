@@ -340,11 +340,12 @@ def run_bench(servers: int, days: int, seed: int, shape: str = "real") -> int:
     os.sync()  # the floor's pages out of the page cache before the cold day is measured, not while it runs
     _keep_so_far({"floor": floor})
     _say(f"{end} again, cold: after a method change, no list known ...")
-    cold_lake = cold_morning(_clone(backfill_lake, BENCH_DIR / "work-cold", morning_of=end, key=key), end)
+    cold_lake = cold_morning(_clone(backfill_lake, BENCH_DIR / "work-cold", morning_of=end, key=key), end, key)
     cold = _measure("map_and_sign", end, end, cold_lake, key)
     _keep_so_far({"cold_day": cold})
     _say(f"{end} again, after a change of the risk rules alone: every list new, its token counts taken over ...")
-    rules_lake = rules_changed_morning(_clone(backfill_lake, BENCH_DIR / "work-rules", morning_of=end, key=key), end)
+    rules_lake = rules_changed_morning(_clone(backfill_lake, BENCH_DIR / "work-rules", morning_of=end, key=key), end,
+                                       key)
     rules = _measure("map_and_sign", end, end, rules_lake, key)
     lake_figures = {**flat_figures(one_day, floor, cold, rules), **shape_figures(day_lake, end)}
 

@@ -31,6 +31,7 @@ from ..curated.common import days_back, partitions_between, partitions_through, 
 from ..curated.day import DAY_TABLES
 from ..curated.list_facts import TOOLS_PART_ROWS
 from ..curated.tool_tables import TOOLS_DICTIONARY_PAGE_BYTES, TOOLS_STATISTICS
+from ..integrity.roots import sign_through
 from ..lake import duck
 from ..lake.parquet_io import write_parquet, write_parquet_parts
 from ..lake.paths import COVERED_RAW, LakePaths
@@ -309,44 +310,65 @@ def run_floor(lake: LakePaths, day: dt.date, scratch: Path) -> dict:
             "floor_rows_written": {rel.as_posix(): t.num_rows for rel, t in outputs.items()}}
 
 
-def cold_morning(lake: LakePaths, day: dt.date) -> LakePaths:
-    """The morning of `day` after a method change of the tool facts and the categories: no list known under the
-    method, so the day computes the facts and the category verdicts of every list it needs, as on the first
-    day after a bump (docs/methodology.md, method versions). The earlier days' tool_lists and tool_facts and
-    the category verdicts kept per list are taken out of `lake`, a hard-linked clone: each file is unlinked,
-    never written, so the lake it was cloned from keeps its bytes."""
-    for table in ("tool_lists", "tool_facts"):
-        for path in partitions_through(lake, table, day, before=True):
-            path.unlink()
+def cold_morning(lake: LakePaths, day: dt.date, key: Path | None = None) -> LakePaths:
+    """The morning of `day` after a method change of the tool facts and the categories: the earlier days' lists
+    carry an older method (`EARLIER_METHOD`, the tokenizer's part too), so the day computes the facts, the token
+    counts and the category verdicts of every list it needs, as on the first day after a bump (docs/methodology.md,
+    method versions). With `key`, the earlier days are signed again over those files, as a lake built under the
+    older method was (`resign_history`). `lake` is a hard-linked clone: each file is written anew and renamed over
+    its link, so the lake it was cloned from keeps its bytes."""
+    _rewrite_method(lake, day, lambda method: EARLIER_METHOD)
     for path in (lake.root / "cache").glob("list_categories-*.parquet"):
         path.unlink()
+    if key is not None:
+        resign_history(lake, day, key)
     return lake
 
 
-# The risk rules' method the earlier days were built under, in rules_changed_morning.
+# The methods the earlier days were built under: in cold_morning the whole facts method, in rules_changed_morning
+# the risk rules' alone.
+EARLIER_METHOD = "facts-bench-earlier+tokens-bench-earlier"
 EARLIER_RULES = "risk-bench-earlier"
 
 
-def rules_changed_morning(lake: LakePaths, day: dt.date) -> LakePaths:
+def rules_changed_morning(lake: LakePaths, day: dt.date, key: Path | None = None) -> LakePaths:
     """The morning of `day` after a method change of the risk rules alone, the tokenizer and the categories
     unchanged: the earlier days' tool_lists and tool_facts carry an older method (`EARLIER_RULES` with the same
     tokenizer), so every list the day needs is new under the method, and its token counts are taken over
     (sql/tool_tokens_known.sql), as on the first day after a bump of assets/risk_vocabulary.json. Each file is
-    written anew and renamed over its hard link, so the lake it was cloned from keeps its bytes."""
+    written anew and renamed over its hard link, so the lake it was cloned from keeps its bytes; with `key`, the
+    earlier days are signed again over them (`resign_history`)."""
+    _rewrite_method(lake, day, lambda m: EARLIER_RULES + "+" + m.split("+", 1)[1] if m and "+" in m else m)
+    if key is not None:
+        resign_history(lake, day, key)
+    return lake
+
+
+def _rewrite_method(lake: LakePaths, day: dt.date, earlier) -> None:
     for table in ("tool_lists", "tool_facts"):
         for path in partitions_through(lake, table, day, before=True):
             meta = pq.read_metadata(path)
             data = pq.read_table(path)
-            methods = data["method_version"].to_pylist()
-            earlier = pa.array([EARLIER_RULES + "+" + m.split("+", 1)[1] if m and "+" in m else m for m in methods],
+            methods = pa.array([earlier(m) for m in data["method_version"].to_pylist()],
                                data.schema.field("method_version").type)
             data = data.set_column(data.schema.get_field_index("method_version"), data.schema.field("method_version"),
-                                   earlier)
-            fresh = path.with_name(path.name + ".rules")
+                                   methods)
+            fresh = path.with_name(path.name + ".earlier")
             pq.write_table(data, fresh, row_group_size=max(1, meta.row_group(0).num_rows) if meta.num_row_groups
                            else None, compression="zstd")
             fresh.replace(path)
-    return lake
+
+
+def resign_history(lake: LakePaths, day: dt.date, key: Path) -> None:
+    """The days before `day` signed again over their files as they now are, with a log of their own: a lake whose
+    history was built (and signed) under the methods its files carry. The surfaces call a day signed only while
+    what they read of earlier days is what their roots signed (integrity/served.py), so a clone whose earlier
+    files were rewritten must be signed anew to stand for a real lake."""
+    for path in lake.roots_dir.glob("day=*.json"):
+        path.unlink()
+    shutil.rmtree(lake.log_dir, ignore_errors=True)
+    shutil.rmtree(lake.exports_dir, ignore_errors=True)
+    sign_through(lake, day - dt.timedelta(days=1), key, now=dt.datetime.now(dt.UTC))
 
 
 def flat_figures(one_day: dict, floor: dict, cold: dict | None, rules: dict | None = None) -> dict[str, float]:
