@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from ..lake.parquet_io import write_bytes_atomic
-from ..lake.schemas import WITHHELD_TABLES, table_of
+from ..lake.schemas import withheld_reason
 from .checkpoint import parse_checkpoint_text
 from .manifest import sha256_file
 from .note import parse_note, verifier_for
@@ -78,15 +78,6 @@ def _stray_in_export(folder: Path) -> list[tuple[str, str]]:
     return out
 
 
-def _withheld_by_policy(rel: str) -> str | None:
-    """Why a snapshot leaves a signed file out, by the rule that writes it (publishing/export.py): its table is
-    internal (lake/schemas WITHHELD_TABLES) or no documented table; None: a snapshot always includes it."""
-    spec = table_of(rel)
-    if spec is None:
-        return "not a documented table"
-    return WITHHELD_TABLES.get(spec.name)
-
-
 def _not_here(report: VerifyReport, rel: str, listed: str | None, doc: RootDoc) -> None:
     """A signed file the snapshot does not hold: withheld when WITHHELD.txt lists it, else missing. A file the rule
     that writes snapshots withholds shows the rule's reason; one of a published table was left out of this copy by
@@ -94,7 +85,7 @@ def _not_here(report: VerifyReport, rel: str, listed: str | None, doc: RootDoc) 
     if listed is None:
         report.add(Code.FILE_MISSING, f"signed file missing and not listed in WITHHELD.txt: {rel}", doc.day, rel)
         return
-    policy = _withheld_by_policy(rel)
+    policy = withheld_reason(rel)
     if policy is not None:
         report.withheld.append(f"{rel} ({policy})")
         return

@@ -24,6 +24,7 @@ from ..lake.paths import LakePaths, folder_day
 from .keys import SigningKeyError, read_published_key, signature_valid
 from .manifest import compute_root, day_files, sha256_file
 from .root_docs import RootDoc, parse_root_doc
+from .roots import signed_days
 from .stray import uncovered_in_day
 
 _KEPT_MAX = 100_000
@@ -86,7 +87,7 @@ def read_files_problem(lake: LakePaths, served: dt.date, files: Iterable[Path], 
             return f"{rel} is not the file its root signed (`sevenmaps verify` names every one)"
     wanted = [path.relative_to(lake.root).as_posix() for path in expected if not path.exists()]
     tables = [f"curated/{table}/day=" for table in every_day]
-    for day in _root_days(lake, served):
+    for day in (d for d in signed_days(lake) if d <= served):
         doc, problem = _root(lake, day)
         if doc is None:
             return problem
@@ -95,13 +96,6 @@ def read_files_problem(lake: LakePaths, served: dt.date, files: Iterable[Path], 
             if (rel in wanted or rel.startswith(tuple(tables))) and not (lake.root / rel).is_file():
                 return f"{rel}, which its root signed, is gone (`sevenmaps verify` names every one)"
     return None
-
-
-def _root_days(lake: LakePaths, through: dt.date) -> list[dt.date]:
-    if not lake.roots_dir.is_dir():
-        return []
-    return sorted(d for p in lake.roots_dir.glob("day=*.json")
-                  if (d := folder_day(p.name[:-5])) is not None and d <= through)
 
 
 def stat_signature(lake: LakePaths, files: Iterable[Path], days: Iterable[dt.date]) -> tuple:

@@ -20,6 +20,7 @@ from ..lake.parquet_io import write_bytes_atomic
 from ..lake.paths import LakePaths
 from .keys import SigningKeyError, read_trusted_key, signature_valid
 from .manifest import compute_root, day_lines, days_lines
+from .merkle import HashTree
 from .note import valid_name, verifier_for
 from .report import Code, Problem, Trust, VerifyReport
 from .root_docs import RootDoc, diff_lines, parse_root_doc, read_root_docs
@@ -173,8 +174,7 @@ def verify_lake(lake: LakePaths, trust: Trust | None = None, state_path: Path | 
     check_chain(report, docs, trust.public, first_previous=(None, ""))
     tree, _ = check_log(report, lake.log_dir, docs, trust.public, trust, complete=True)
     if tree is not None and not report.behind:  # every tile file as the entries give it, as `log check` does
-        entries, _ = load_entries(lake.log_dir, tree.size)
-        check_tile_files(report, lake.log_dir, tree, entries or [])
+        _tiles_as_entries_give(report, lake.log_dir, tree)
     new_state = check_state(report, state_path, trust, tree, lake.log_dir) if state_path else None
     finish_report(report, docs)
     if report.ok and state_path and new_state:
@@ -240,7 +240,12 @@ def check_log_only(lake: LakePaths, trust: Trust | None = None) -> tuple[VerifyR
         said = [line.encode() for doc in docs for line in doc.lines]
         compared = check_tile_files(report, lake.log_dir, tree_of(said), said)
     elif tree is not None:
-        entries, _ = load_entries(lake.log_dir, tree.size)
-        compared = check_tile_files(report, lake.log_dir, tree, entries or [])
+        compared = _tiles_as_entries_give(report, lake.log_dir, tree)
     finish_report(report, docs)
     return report, compared
+
+
+def _tiles_as_entries_give(report: VerifyReport, log_dir: Path, tree: HashTree) -> int:
+    """Every file under log/tile/ against what the log's entries (that `tree` was built from) give."""
+    entries, _ = load_entries(log_dir, tree.size)
+    return check_tile_files(report, log_dir, tree, entries or [])

@@ -32,7 +32,7 @@ from ..integrity.proof import TlogProof
 from ..integrity.roots import read_root, signed_days
 from ..integrity.tiles import expected_files
 from ..lake.paths import LakePaths
-from ..lake.schemas import WITHHELD_TABLES, TableSpec, table_of
+from ..lake.schemas import TableSpec, table_of, withheld_reason
 from .descriptors import DataFile, croissant, datapackage
 
 
@@ -175,9 +175,8 @@ def _add_day(lake: LakePaths, tmp: Path, day: dt.date, doc: dict, index_of: dict
     """One day's documented files (each with its tlog-proof) and its root document into the snapshot."""
     for line in doc["lines"]:
         digest, rel = line[:64], line[66:]
-        spec = table_of(rel)
-        reason = WITHHELD_TABLES.get(spec.name) if spec else "not a documented table"
-        if reason or spec is None:
+        spec, reason = table_of(rel), withheld_reason(rel)
+        if reason is not None or spec is None:
             contents.withheld.append((rel, reason or "not a documented table"))
             continue
         source = lake.root / rel

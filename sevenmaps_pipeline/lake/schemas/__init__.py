@@ -95,6 +95,13 @@ def table_of(rel_path: str) -> TableSpec | None:
             return spec
     return None
 
+def withheld_reason(rel_path: str) -> str | None:
+    """Why a snapshot leaves a signed file out (publishing/export.py writes it so, integrity/export_check.py checks
+    it): its table is internal (WITHHELD_TABLES) or no documented table; None: a snapshot holds it."""
+    spec = table_of(rel_path)
+    return "not a documented table" if spec is None else WITHHELD_TABLES.get(spec.name)
+
+
 DAILY_ROOTS_DOC = {
     "day": "the signed UTC day",
     "previous_day": "the day whose root this one chains to (null for the first)",
