@@ -19,6 +19,7 @@ from sevenmaps_pipeline.devtools.fleet.run import Fleet
 from sevenmaps_pipeline.lake.keys import server_key
 from sevenmaps_pipeline.probe.config import ProbeConfig
 from sevenmaps_pipeline.probe.http import build_client
+from sevenmaps_pipeline.probe.run import take_snapshot
 from sevenmaps_pipeline.registry.client import (
     PAGE_MAX_BYTES,
     RegistryError,
@@ -483,6 +484,16 @@ def test_a_page_the_registry_refuses_is_not_asked_again():
     with pytest.raises(RegistryError, match="HTTP 400: upstream busy"):
         _snapshot_of(registry, retry_pauses=(0.05, 0.05))
     assert registry.asked == 1
+
+
+def test_the_probers_own_refusal_of_a_registry_address_is_not_asked_again(lake):
+    # A registry named at a loopback address is refused by the prober's network guard before any connection:
+    # the same refusal after every pause, so the day's scan fails at once, saying it asked once (it waited
+    # 2 + 8 s for two more refusals before).
+    with pytest.raises(RegistryError, match=r"ConnectError: 127\.0\.0\.1 resolves to a non-public address"
+                                            r".*\(asked once; 0 retries in the snapshot\)"):
+        take_snapshot(lake, DAY, "http://127.0.0.1:9", ProbeConfig(), clock=lambda: NOW)
+    assert not lake.registry_file(DAY).exists()
 
 
 @pytest.mark.parametrize(("page", "error"), [

@@ -33,6 +33,7 @@ from ..rules.outcomes import OURS_TO_REDO
 from .config import PROBER_VERSION, ProbeConfig
 from .http import build_client
 from .loop import run_prober
+from .netguard import refused_address
 from .origins import OriginBook
 from .readiness_book import ReadinessBook
 from .readiness_scan import readiness_scan
@@ -206,8 +207,8 @@ async def _snapshot_rows(lake: LakePaths, day: dt.date, registry_url: str, confi
 
         return pq.read_table(registry_path).to_pylist(), True
     async with build_client(config) as client:
-        snapshot = await fetch_snapshot(client, registry_url, day, clock(),
-                                        opted_out=config.opted_out_hosts, host_map=config.host_map or None)
+        snapshot = await fetch_snapshot(client, registry_url, day, clock(), opted_out=config.opted_out_hosts,
+                                        host_map=config.host_map or None, final=refused_address)
 
     rows = snapshot.rows  # and the admitted submissions the registry does not list (registry/submissions.py)
     rows += admitted_registry_rows(lake, day, clock(), {r["server_key"] for r in rows if r.get("server_key")})

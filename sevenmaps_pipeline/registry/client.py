@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -207,14 +207,16 @@ class _PassingFault(RegistryError):
 
 
 async def _get_page_again(client: httpx.AsyncClient, url: str, params: dict[str, str], timeout: float,
-                          pauses: tuple[float, ...], snapshot: Snapshot) -> tuple[int, bytes]:
+                          pauses: tuple[float, ...], snapshot: Snapshot,
+                          final: Callable[[BaseException], bool]) -> tuple[int, bytes]:
     """`_get_page`, asked again after each of `pauses` while the registry fails in a way that passes; then the
-    last fault, as a RegistryError that says how often the page was asked for."""
+    last fault, as a RegistryError that says how often the page was asked for. A fault `final` names (the
+    caller's own refusal to connect) is never asked again: it would be the same fault after every pause."""
     for attempt, pause in enumerate((*pauses, None)):
         try:
             return await _get_page(client, url, params, timeout)
         except (httpx.TransportError, _PassingFault) as exc:
-            if pause is None or snapshot.retries >= SNAPSHOT_RETRIES_MAX:
+            if pause is None or snapshot.retries >= SNAPSHOT_RETRIES_MAX or final(exc):
                 times = "once" if attempt == 0 else f"{attempt + 1} times"
                 raise RegistryError(f"{_fault_text(exc)} (asked {times}; {snapshot.retries} retries in the "
                                     "snapshot)") from exc
@@ -259,9 +261,11 @@ def _read_page(status: int, body: bytes, api: str, number: int) -> tuple[list[An
 
 async def fetch_snapshot(client: httpx.AsyncClient, base_url: str, day: dt.date, now: dt.datetime, *,
                          opted_out: Collection[str] = (), host_map: Mapping[str, int] | None = None,
-                         timeout: float = 30.0, retry_pauses: tuple[float, ...] = PAGE_RETRY_PAUSES) -> Snapshot:
+                         timeout: float = 30.0, retry_pauses: tuple[float, ...] = PAGE_RETRY_PAUSES,
+                         final: Callable[[BaseException], bool] = lambda _exc: False) -> Snapshot:
     """Read every page of the registry and keep the latest, non-deleted version of each entry. A page the
-    registry fails to serve in a way that passes is asked for again after each of `retry_pauses`."""
+    registry fails to serve in a way that passes is asked for again after each of `retry_pauses`, unless
+    `final` says its fault cannot pass (the prober's own refusal of a non-public address)."""
     snapshot = Snapshot()
     api = "/v0.1/servers"
     cursor: str | None = None
@@ -272,7 +276,7 @@ async def fetch_snapshot(client: httpx.AsyncClient, base_url: str, day: dt.date,
         if cursor:
             params["cursor"] = cursor
         status, body = await _get_page_again(client, base_url.rstrip("/") + api, params, timeout, retry_pauses,
-                                             snapshot)
+                                             snapshot, final)
         if status == 404 and api == "/v0.1/servers" and snapshot.pages == 0:
             api = "/v0/servers"
             continue
