@@ -8,7 +8,7 @@ import pytest
 from conftest import served_on_loopback, unassigned_port
 
 from sevenmaps_pipeline.devtools.fleet.codehost_app import CodeHostApp
-from sevenmaps_pipeline.lookups.codehost import CodeHostClient, RepoStatus, parse_repository_url
+from sevenmaps_pipeline.lookups.codehost import CodeHostClient, RepoStatus, may_carry_token, parse_repository_url
 
 
 @pytest.fixture
@@ -51,6 +51,33 @@ def test_a_token_comes_from_the_environment_only(codehost, monkeypatch):
         status = client.repository("acme", "weather-mcp")
     assert isinstance(status, RepoStatus) and "ghp_test_token" not in repr(status)
     assert fixture.requests[-1]["authorization"] == "Bearer ghp_test_token"
+
+
+@pytest.mark.parametrize(("base_url", "may"), [
+    ("https://api.github.com", True), ("https://ghe.corp.example/api/v3", True),
+    ("http://127.0.0.1:8080", True), ("http://[::1]:8080", True), ("http://localhost:8080", True),
+    ("http://[::ffff:127.0.0.1]:8080", True), ("http://mirror.localhost", True),
+    # in clear text across a network: the token stays home (it was sent to any base URL before)
+    ("http://api.github.com", False), ("http://10.0.0.5:8080", False), ("http://ghe.corp.example", False),
+    ("http://0.0.0.0:8080", False), ("ftp://127.0.0.1", False), ("http://", False), ("not a url", False),
+])
+def test_the_token_goes_only_over_https_or_to_this_machine(base_url, may):
+    assert may_carry_token(base_url) is may
+
+
+def test_a_withheld_token_is_not_sent_and_a_spent_budget_says_why(codehost, monkeypatch):
+    fixture, base = codehost
+    monkeypatch.setenv("SEVENMAPS_GITHUB_TOKEN", "ghp_test_token")
+    with CodeHostClient(base) as client:
+        # as for a plain-http URL elsewhere (may_carry_token, above): tests reach 127.0.0.1 only
+        client._token_may_go = False
+        for _ in range(5):
+            assert isinstance(client.repository("acme", "weather-mcp"), RepoStatus)
+        spent = client.repository("acme", "weather-mcp")
+        assert spent.startswith("rate limited until ") and spent.endswith(
+            "(SEVENMAPS_GITHUB_TOKEN not sent: the code host's URL is not https)")
+        assert client.repository("acme", "old") == spent
+    assert fixture.requests and all("authorization" not in h for h in fixture.requests)
 
 
 def test_a_spent_rate_limit_is_respected_until_its_reset(codehost):

@@ -3,7 +3,9 @@
 (`GET /repos/{owner}/{repo}/contents/{path}`: a skill's SKILL.md) (docs/methodology.md, "Readiness").
 
 The base URL is configurable ($SEVENMAPS_CODEHOST_URL, default https://api.github.com); a token is read
-from the environment ($SEVENMAPS_GITHUB_TOKEN) for each request and never stored, logged or returned. Rate
+from the environment ($SEVENMAPS_GITHUB_TOKEN) for each request and never stored, logged or returned, and sent
+only over https or to this machine (`may_carry_token`: over plain http elsewhere it would cross the network in
+clear text; a spent rate limit then says why no token was sent). Rate
 limits are respected: once the API says the budget is spent (`x-ratelimit-remaining: 0` with a 403 or
 429), no request is made until `x-ratelimit-reset` (at most an hour on), and every lookup until then answers
 "rate limited". An answer is read within the timeout as a whole and at most MAX_BODY bytes once decoded.
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import ipaddress
 import os
 import re
 import time
@@ -95,13 +98,37 @@ class RepoStatus:
         return {"private": self.private, "archived": self.archived, "pushed_at": self.pushed_at}
 
 
+def may_carry_token(base_url: str) -> bool:
+    """Whether a request to `base_url` may carry the token: over https, or over http to this machine (a
+    loopback address or localhost: a local mirror, a test's fixture). The name is not resolved."""
+    try:
+        url = httpx.URL(base_url)
+    except httpx.InvalidURL:
+        return False
+    if url.scheme == "https":
+        return True
+    host = url.host.lower().rstrip(".")
+    if url.scheme != "http" or not host:
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
+    return (mapped or address).is_loopback
+
+
 class CodeHostClient:
     def __init__(self, base_url: str | None = None, timeout: float = 10.0) -> None:
         self.base_url = (base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
+        self._token_may_go = may_carry_token(self.base_url)
         self.timeout = timeout
         self._fetcher = BoundedFetcher(timeout, {"User-Agent": USER_AGENT, "Accept": "application/vnd.github+json",
                                                  "X-GitHub-Api-Version": "2022-11-28"})
         self.blocked_until = 0.0  # epoch seconds: the API said the budget is spent until then
+        self.withheld_note = ""  # why a spent budget had no token to spend (said with "rate limited")
 
     def close(self) -> None:
         self._fetcher.close()
@@ -116,10 +143,11 @@ class CodeHostClient:
         """The decoded JSON answer at `path`, or a one-line reason (a str) it could not be read."""
         now = time.time()
         if now < self.blocked_until:
-            return _Reason(f"rate limited until {_utc(self.blocked_until)}")
+            return _Reason(f"rate limited until {_utc(self.blocked_until)}{self.withheld_note}")
         headers = {}
         token = os.environ.get(TOKEN_ENV, "").strip()
-        if token:
+        withheld = bool(token) and not self._token_may_go
+        if token and not withheld:
             headers["Authorization"] = f"Bearer {token}"
         answer = self._fetcher.fetch("GET", f"{self.base_url}{path}", MAX_BODY, self.timeout, headers=headers,
                                      params=params)
@@ -128,7 +156,8 @@ class CodeHostClient:
         remaining = answer.headers.get("x-ratelimit-remaining")
         if answer.status in (403, 429) and (remaining == "0" or answer.status == 429):
             self.blocked_until = max(self.blocked_until, _blocked_until(answer.headers, now))
-            return _Reason(f"rate limited until {_utc(self.blocked_until)}")
+            self.withheld_note = f" ({TOKEN_ENV} not sent: the code host's URL is not https)" if withheld else ""
+            return _Reason(f"rate limited until {_utc(self.blocked_until)}{self.withheld_note}")
         if answer.status == 404:
             return _Reason("not found (or not public)")
         if answer.status != 200:
