@@ -44,7 +44,7 @@ $(CHROMIUM):
 # The benches' verify floor (devtools/bench.py, run at a toy size by tests/test_bench_smoke.py) is
 # `openssl dgst -sha256`: Debian's openssl package, installed here when missing, as Chromium is.
 OPENSSL ?= /usr/bin/openssl
-$(OPENSSL):
+$(OPENSSL): | $(CHROMIUM)  # after Chromium's install, never beside it: the two would contend for dpkg's lock
 	$(call apt_install,openssl,$(OPENSSL),the bench smoke test)
 
 # The map's server is also held to the official TypeScript SDK client (tests/test_ts_sdk_client.py), and the
@@ -59,7 +59,11 @@ $(TS_MODULES): $(TS_CLIENT)/package-lock.json
 	@npm ci --prefix $(TS_CLIENT) --no-audit --no-fund --loglevel=error >/dev/null
 	@touch $@
 
-test: $(STAMP) $(CHROMIUM) $(OPENSSL) $(TS_MODULES)  ## the test suite (pytest, on two workers: the longest tests start first, see tests/conftest.py)
+# What a test run needs is installed side by side (the packages, Debian's Chromium and openssl, the npm
+# packages: each from its own rule above), in the time of the longest of them rather than their sum.
+TEST_NEEDS := $(STAMP) $(CHROMIUM) $(OPENSSL) $(TS_MODULES)
+test:  ## the test suite (pytest, on two workers: the longest tests start first, see tests/conftest.py)
+	@$(MAKE) --no-print-directory -j4 $(TEST_NEEDS)
 	@$(BYTECODE)
 	$(PY) -m pytest -q -n 2
 
