@@ -68,8 +68,10 @@ test:  ## the test suite (pytest, on two workers: the longest tests start first,
 	$(PY) -m pytest -q -n 2
 
 PORT ?= 3000
-serve: $(STAMP)  ## the map's MCP server (/mcp) and the site (/) on http://127.0.0.1:8765 over the lake
-	$(VENV)/bin/sevenmaps serve --port 8765
+# `make serve PORT=N` (or PORT in the environment) serves on N, as `make ui PORT=N` does; else on 8765.
+SERVE_PORT := $(if $(filter command line environment,$(origin PORT)),$(PORT),8765)
+serve: $(STAMP)  ## the map's MCP server (/mcp) and the site (/) on http://127.0.0.1:8765 (or PORT) over the lake
+	$(VENV)/bin/sevenmaps serve --port $(SERVE_PORT)
 
 ui: $(STAMP)  ## the Dagster UI on http://127.0.0.1:$(PORT) over the lake's own Dagster home ($SEVENMAPS_LAKE, else data_lake)
 	$(VENV)/bin/sevenmaps ui --port $(PORT)

@@ -8,6 +8,7 @@ import csv
 import datetime as dt
 import io
 import json
+import os
 import subprocess
 import sys
 import time
@@ -19,6 +20,7 @@ from test_integrity import NOW, build_day
 
 from sevenmaps_pipeline.cli import main
 from sevenmaps_pipeline.integrity.roots import sign_through
+from sevenmaps_pipeline.lake.paths import PROJECT_ROOT
 from sevenmaps_pipeline.lake.warehouse import open_warehouse, publish_warehouse
 
 CLI = [sys.executable, "-m", "sevenmaps_pipeline.cli"]
@@ -343,3 +345,14 @@ def test_bench_runs_each_part_in_a_process_of_its_own_and_names_a_part_that_fail
     assert "invalid choice: 'no-such-part'" in err
     assert "green" in out and "red" in out  # the risk part still ran, after the failure, in its own process
     assert [json.loads(line)["part"] for line in (tmp_path / "h.jsonl").read_text().splitlines()] == ["risk"]
+
+
+@pytest.mark.parametrize(("args", "env_port", "port"), [([], None, "8765"), (["PORT=9000"], None, "9000"),
+                                                        ([], "9100", "9100")])
+def test_make_serve_takes_its_port_as_make_ui_does(args, env_port, port):
+    """`make serve PORT=N` serves on N, as `make ui PORT=N` does (it served on 8765 whatever PORT said): the
+    command make would run, printed (-n), never run."""
+    env = {k: v for k, v in os.environ.items() if k != "PORT"} | ({"PORT": env_port} if env_port else {})
+    done = subprocess.run(["make", "-n", "--no-print-directory", "serve", *args], cwd=PROJECT_ROOT, env=env,
+                          capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-1].endswith(f"sevenmaps serve --port {port}")
