@@ -59,13 +59,16 @@ $(TS_MODULES): $(TS_CLIENT)/package-lock.json
 	@npm ci --prefix $(TS_CLIENT) --no-audit --no-fund --loglevel=error >/dev/null
 	@touch $@
 
-# What a test run needs is installed side by side (the packages, Debian's Chromium and openssl, the npm
-# packages: each from its own rule above), in the time of the longest of them rather than their sum.
-TEST_NEEDS := $(STAMP) $(CHROMIUM) $(OPENSSL) $(TS_MODULES)
-test:  ## the test suite (pytest, on two workers: the longest tests start first, see tests/conftest.py)
-	@$(MAKE) --no-print-directory -j4 $(TEST_NEEDS)
+# `make test` alone (what CI runs) installs what a run needs side by side (the packages, Debian's Chromium and
+# openssl, the npm packages: each from its own rule above), in the time of the longest of them rather than
+# their sum; beside other goals (`make lint test`) make takes them one after another, each install once.
+# pytest gets no MAKEFLAGS: the make a test runs (`make ui`) is not this one's job.
+ifeq ($(MAKECMDGOALS),test)
+MAKEFLAGS += -j4
+endif
+test: $(STAMP) $(CHROMIUM) $(OPENSSL) $(TS_MODULES)  ## the test suite (pytest, on two workers: the longest tests start first, see tests/conftest.py)
 	@$(BYTECODE)
-	$(PY) -m pytest -q -n 2
+	MAKEFLAGS= $(PY) -m pytest -q -n 2
 
 PORT ?= 3000
 # `make serve PORT=N` (or PORT in the environment) serves on N, as `make ui PORT=N` does; else on 8765.
