@@ -56,21 +56,27 @@ def test_a_token_comes_from_the_environment_only(codehost, monkeypatch):
 @pytest.mark.parametrize(("base_url", "may"), [
     ("https://api.github.com", True), ("https://ghe.corp.example/api/v3", True),
     ("http://127.0.0.1:8080", True), ("http://[::1]:8080", True), ("http://localhost:8080", True),
-    ("http://[::ffff:127.0.0.1]:8080", True), ("http://mirror.localhost", True),
+    ("http://[::ffff:127.0.0.1]:8080", True), ("http://LOCALHOST.:8080", True),
     # in clear text across a network: the token stays home (it was sent to any base URL before)
     ("http://api.github.com", False), ("http://10.0.0.5:8080", False), ("http://ghe.corp.example", False),
     ("http://0.0.0.0:8080", False), ("ftp://127.0.0.1", False), ("http://", False), ("not a url", False),
+    # names and forms that only a resolver or a lenient parser would call this machine (helper-78)
+    ("http://mirror.localhost", False), ("http://127.0.0.1.evil.example", False), ("http://2130706433", False),
+    ("http://127.0.0.1@evil.example", False), ("http://xn--localhost", False),
 ])
 def test_the_token_goes_only_over_https_or_to_this_machine(base_url, may):
     assert may_carry_token(base_url) is may
+    # ... and a client over that URL decides so (constructing it asks nothing of anyone)
+    with CodeHostClient(base_url) as client:
+        assert client.sends_token is may
 
 
 def test_a_withheld_token_is_not_sent_and_a_spent_budget_says_why(codehost, monkeypatch):
     fixture, base = codehost
     monkeypatch.setenv("SEVENMAPS_GITHUB_TOKEN", "ghp_test_token")
     with CodeHostClient(base) as client:
-        # as for a plain-http URL elsewhere (may_carry_token, above): tests reach 127.0.0.1 only
-        client._token_may_go = False
+        # as for a plain-http URL elsewhere (the test above): tests reach 127.0.0.1 only
+        client.sends_token = False
         for _ in range(5):
             assert isinstance(client.repository("acme", "weather-mcp"), RepoStatus)
         spent = client.repository("acme", "weather-mcp")

@@ -100,17 +100,18 @@ class RepoStatus:
 
 def may_carry_token(base_url: str) -> bool:
     """Whether a request to `base_url` may carry the token: over https, or over http to this machine (a
-    loopback address or localhost: a local mirror, a test's fixture). The name is not resolved."""
+    loopback address, or `localhost`: a local mirror, a test's fixture). No name is resolved, so no other
+    name counts as this machine (`mirror.localhost` may be asked of a DNS server)."""
     try:
         url = httpx.URL(base_url)
     except httpx.InvalidURL:
         return False
     if url.scheme == "https":
         return True
-    host = url.host.lower().rstrip(".")
+    host = url.raw_host.decode("ascii", "replace").lower().rstrip(".")  # as sent: `.host` decodes IDNA, and may raise
     if url.scheme != "http" or not host:
         return False
-    if host == "localhost" or host.endswith(".localhost"):
+    if host == "localhost":
         return True
     try:
         address = ipaddress.ip_address(host)
@@ -123,7 +124,7 @@ def may_carry_token(base_url: str) -> bool:
 class CodeHostClient:
     def __init__(self, base_url: str | None = None, timeout: float = 10.0) -> None:
         self.base_url = (base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
-        self._token_may_go = may_carry_token(self.base_url)
+        self.sends_token = may_carry_token(self.base_url)  # a token set is sent only then
         self.timeout = timeout
         self._fetcher = BoundedFetcher(timeout, {"User-Agent": USER_AGENT, "Accept": "application/vnd.github+json",
                                                  "X-GitHub-Api-Version": "2022-11-28"})
@@ -146,7 +147,7 @@ class CodeHostClient:
             return _Reason(f"rate limited until {_utc(self.blocked_until)}{self.withheld_note}")
         headers = {}
         token = os.environ.get(TOKEN_ENV, "").strip()
-        withheld = bool(token) and not self._token_may_go
+        withheld = bool(token) and not self.sends_token
         if token and not withheld:
             headers["Authorization"] = f"Bearer {token}"
         answer = self._fetcher.fetch("GET", f"{self.base_url}{path}", MAX_BODY, self.timeout, headers=headers,
