@@ -141,8 +141,9 @@ def test_the_cli_records_a_part_and_compares_its_history(tmp_path):
     assert f"appended to {history}" in done.stderr
     kept, appended = history.read_text().splitlines()
     assert json.loads(kept) == earlier
-    # A second run of the part gives the same figures and outcomes (it is deterministic): its line again, where
-    # the test ran the part twice (7 s of CPU each; docs/development.md, "The suite's time").
+    # A second run of the part: its line again, where the test ran the part twice (7 s of CPU each;
+    # docs/development.md, "The suite's time"). That the risk rules give the same outcomes each run is what
+    # tests/test_method_pins.py holds; this test is about the history and its guard.
     with open(history, "a") as fh:
         fh.write(appended + "\n")
     runs = [json.loads(line) for line in history.read_text().splitlines()][1:]

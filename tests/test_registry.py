@@ -494,6 +494,11 @@ def test_the_probers_own_refusal_of_a_registry_address_is_not_asked_again(lake):
                                             r".*\(asked once; 0 retries in the snapshot\)"):
         take_snapshot(lake, DAY, "http://127.0.0.1:9", ProbeConfig(), clock=lambda: NOW)
     assert not lake.registry_file(DAY).exists()
+    # ... while a registry that fails for a moment is still asked again on the prober's path (its pauses: 2 s).
+    registry = _FlakyRegistry(1, 503)
+    with served_on_loopback(registry, "a registry") as url:
+        assert take_snapshot(lake, DAY, url, ProbeConfig(allow_private=True), clock=lambda: NOW) == 1
+    assert registry.asked == 2 and lake.registry_file(DAY).exists()
 
 
 @pytest.mark.parametrize(("page", "error"), [
