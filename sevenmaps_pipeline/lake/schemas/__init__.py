@@ -95,6 +95,7 @@ def table_of(rel_path: str) -> TableSpec | None:
             return spec
     return None
 
+
 def withheld_reason(rel_path: str) -> str | None:
     """Why a snapshot leaves a signed file out (publishing/export.py writes it so, integrity/export_check.py checks
     it): its table is internal (WITHHELD_TABLES) or no documented table; None: a snapshot holds it."""
