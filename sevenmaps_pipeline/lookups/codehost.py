@@ -129,7 +129,6 @@ class CodeHostClient:
         self._fetcher = BoundedFetcher(timeout, {"User-Agent": USER_AGENT, "Accept": "application/vnd.github+json",
                                                  "X-GitHub-Api-Version": "2022-11-28"})
         self.blocked_until = 0.0  # epoch seconds: the API said the budget is spent until then
-        self.withheld_note = ""  # why a spent budget had no token to spend (said with "rate limited")
 
     def close(self) -> None:
         self._fetcher.close()
@@ -140,15 +139,20 @@ class CodeHostClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _rate_limited(self) -> _Reason:
+        """The budget is spent: until when, and that a token set was not sent, where its absence shows."""
+        withheld = bool(os.environ.get(TOKEN_ENV, "").strip()) and not self.sends_token
+        note = f" ({TOKEN_ENV} not sent: the code host's URL is not https)" if withheld else ""
+        return _Reason(f"rate limited until {_utc(self.blocked_until)}{note}")
+
     def _get_json(self, path: str, params: dict[str, str] | None = None) -> Any:
         """The decoded JSON answer at `path`, or a one-line reason (a str) it could not be read."""
         now = time.time()
         if now < self.blocked_until:
-            return _Reason(f"rate limited until {_utc(self.blocked_until)}{self.withheld_note}")
+            return self._rate_limited()
         headers = {}
         token = os.environ.get(TOKEN_ENV, "").strip()
-        withheld = bool(token) and not self.sends_token
-        if token and not withheld:
+        if token and self.sends_token:
             headers["Authorization"] = f"Bearer {token}"
         answer = self._fetcher.fetch("GET", f"{self.base_url}{path}", MAX_BODY, self.timeout, headers=headers,
                                      params=params)
@@ -157,8 +161,7 @@ class CodeHostClient:
         remaining = answer.headers.get("x-ratelimit-remaining")
         if answer.status in (403, 429) and (remaining == "0" or answer.status == 429):
             self.blocked_until = max(self.blocked_until, _blocked_until(answer.headers, now))
-            self.withheld_note = f" ({TOKEN_ENV} not sent: the code host's URL is not https)" if withheld else ""
-            return _Reason(f"rate limited until {_utc(self.blocked_until)}{self.withheld_note}")
+            return self._rate_limited()
         if answer.status == 404:
             return _Reason("not found (or not public)")
         if answer.status != 200:
