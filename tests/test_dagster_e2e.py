@@ -15,7 +15,7 @@ from dagster._time import get_current_datetime
 
 from sevenmaps_pipeline.definitions import defs
 from sevenmaps_pipeline.defs.jobs import MAP_ASSET_NAMES, daily_map_schedule, sign_schedule
-from sevenmaps_pipeline.defs.partitions import daily_partitions, finished_days
+from sevenmaps_pipeline.defs.partitions import finished_days
 from sevenmaps_pipeline.defs.runner import run_days, run_map_and_sign
 from sevenmaps_pipeline.devtools.synth import synthesize
 from sevenmaps_pipeline.integrity import keys
@@ -48,7 +48,7 @@ def unsynced(instance: dg.DagsterInstance, days: list[dt.date]) -> dict[str, lis
     resolver = CachingStaleStatusResolver(instance=instance, asset_graph=graph, loading_context=view)
     found = {}
     for key in graph.materializable_asset_keys:
-        if graph.get(key).partitions_def not in (daily_partitions, finished_days):
+        if graph.get(key).partitions_def != finished_days:
             continue
         for day in days:
             if resolver.get_status(key, day.isoformat()) == StaleStatus.STALE:
@@ -200,6 +200,26 @@ def test_rematerialising_a_signed_day_changes_nothing_or_fails_naming_it(lake, s
     assert any(f"day {synth.days[0]} is signed" in m for m in failures(result))
     assert {p: p.read_bytes() for p in files if "curated/daily_status" in str(p)} == \
         {p: b for p, b in files.items() if "curated/daily_status" in str(p)}
+
+
+def test_the_readmes_backfill_through_yesterday_never_targets_the_open_day(instance):
+    """The README's backfill (every asset but the hourly group, days from the first missing one through
+    yesterday) as Dagster's daemon computes its target: the map's windowed tables are carried on to every later
+    day their windows reach, which ends at yesterday, since the map's partitions are finished days
+    (defs/partitions.py). When they reached the open day, the unbuilt open day was recorded as built, or failed
+    the whole backfill (docs/operations.md, "Backfilling missed days")."""
+    from dagster._core.execution.asset_backfill import AssetBackfillData
+
+    graph = defs.resolve_asset_graph()
+    selected = dg.AssetSelection.from_string("not group:hourly").resolve(graph)
+    yesterday = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)
+    days = [(yesterday - dt.timedelta(days=i)).isoformat() for i in range(6, -1, -1)]
+    target = AssetBackfillData.from_asset_partitions(
+        asset_graph=graph, partition_names=days, asset_selection=list(selected), dynamic_partitions_store=instance,
+        backfill_start_timestamp=get_current_datetime().timestamp(), all_partitions=False).target_subset
+    targeted = {key.to_user_string(): sorted(subset.get_partition_keys())
+                for key, subset in target.partitions_subsets_by_asset_key.items()}
+    assert targeted == dict.fromkeys([*MAP_ASSET_NAMES, "daily_root", "day_snapshot", "day_site"], days)
 
 
 def test_schedules_request_the_open_day_and_sign_the_day_that_ended():

@@ -11,6 +11,7 @@ import signal
 import time
 
 import dagster as dg
+import pyarrow.parquet as pq
 import pytest
 from conftest import DAY, land_probes, land_registry, probe
 from dagster._core.instance.ref import InstanceRef
@@ -20,7 +21,7 @@ from sevenmaps_pipeline.cli import main
 from sevenmaps_pipeline.defs.freshness import FRESHNESS_CHECKS
 from sevenmaps_pipeline.defs.home import HomeOfAnotherLake, bound_lake, dagster_home_for, ensure_dagster_home
 from sevenmaps_pipeline.defs.jobs import MAP_ASSETS, SIGN_ASSETS, sign_schedule
-from sevenmaps_pipeline.defs.launcher import root_cause
+from sevenmaps_pipeline.defs.launcher import code_location, root_cause, run_config
 from sevenmaps_pipeline.defs.map_assets import probe_slice
 from sevenmaps_pipeline.defs.partitions import FIRST_DAY, first_day
 from sevenmaps_pipeline.defs.resources import LakeResource, ProberResource
@@ -145,6 +146,24 @@ def test_a_missed_scan_and_an_unsigned_day_fail_their_freshness_checks(lake, sig
         assert str(DAY) in _freshness(instance, at)["daily_root"][1]
         assert run_days("sign_day_job", DAY, DAY, instance, lake.root, signing_key).success
         assert _freshness(instance, at)["daily_root"][0] is True
+
+
+def test_a_new_lake_builds_its_open_day_before_the_map_has_a_partition(tmp_path, clean_env):
+    """A lake whose first day is today has no finished day, so the map has no partition yet. A run of the open
+    day (as `sevenmaps run` makes one; here from what landed) still builds it, through the code location, and
+    records no materialisation of a day Dagster does not have (defs/partitions.py)."""
+    today = dt.datetime.now(dt.UTC).date()
+    lake = LakePaths.at(tmp_path / "lake")
+    _land(lake, today)
+    clean_env.delenv("SEVENMAPS_FIRST_DAY")  # the partitions begin at the first day that landed: today
+    home = ensure_dagster_home(lake)
+    with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as instance, \
+            code_location(instance) as location:
+        run = location.run("daily_map_job", today, today, run_config(lake.root, prober={"no_scan": True}))
+        assert run.success, run.failures()
+        assert not [e for e in run.events if e.event_type_value == "ASSET_MATERIALIZATION"]
+        assert not instance.get_materialized_partitions(dg.AssetKey("daily_status"))
+    assert pq.read_table(lake.curated_file("daily_status", today)).column("code").to_pylist() == ["o"]
 
 
 def test_a_shell_backfill_builds_and_signs_the_missed_days_as_runs_of_the_code_location(tmp_path, clean_env,

@@ -25,6 +25,7 @@ from conftest import land_reports, report, unassigned_port, wait_for_ui
 
 from sevenmaps_pipeline.defs.home import DAGSTER_YAML, create_instance_storage
 from sevenmaps_pipeline.defs.integrity_assets import days_to_rebuild
+from sevenmaps_pipeline.defs.jobs import MAP_ASSET_NAMES
 from sevenmaps_pipeline.defs.runner import run_days
 from sevenmaps_pipeline.devtools.synth import synthesize
 from sevenmaps_pipeline.integrity.verify import verify_lake
@@ -49,13 +50,13 @@ LAUNCH = "[...document.querySelectorAll('[role=dialog] button')].find(e => e.inn
 DAILY_ASSETS = 22  # every asset but the hourly group's: the map's, the lookups', signing's and the site
 
 
-# The daemon takes each asset layer in turn, a tick and a run each: raw_probes, the map (one run of every day),
-# signing; and a tick to see them done. Dagster's daemon ticks every 30 s; the one `dagster dev` starts here ticks
-# every TICK_SECONDS (tests/daemon_ticks/sitecustomize.py, put first on its PYTHONPATH), so the backfill takes
-# seconds, not minutes; the runs are counted, so a backfill that came to need more of them would still be seen.
+# Every asset of the backfill has the same days (finished days, through yesterday) and a single-run policy, so
+# the daemon launches one run of them all on a tick (the map's step, then signing's), and sees it done on a later
+# one. Dagster's daemon ticks every 30 s; the one `dagster dev` starts here ticks every TICK_SECONDS
+# (tests/daemon_ticks/sitecustomize.py, put first on its PYTHONPATH), so the backfill takes seconds, not minutes;
+# the runs are counted, so a backfill that came to need more of them would still be seen.
 DAEMON_TICKS = PROJECT_ROOT / "tests" / "daemon_ticks"
 TICK_SECONDS = 3
-BACKFILL_RUNS = 3
 TERMINAL = {"COMPLETED", "COMPLETED_SUCCESS", "COMPLETED_FAILED", "FAILED", "CANCELED", "FAILING"}
 
 
@@ -190,11 +191,10 @@ def _ui_backfill(browser: Browser, url: str, days: list[dt.date], log: IO[str], 
         lines = log_path.read_text().splitlines()
         interesting = [ln for ln in lines if any(w in ln for w in ("ERROR", "Failure", "Error:", "failed"))]
         pytest.fail(f"backfill ended {status} (statuses seen: {seen})\n" + "\n".join(interesting[-40:]))
-    # raw_probes, then the rest of the map of every day, then signing
-    oldest_first = _backfill_runs(url, backfill_id)[::-1]
-    assert len(oldest_first) == BACKFILL_RUNS and "raw_probes" in oldest_first[0] \
-        and "daily_status" in oldest_first[1] and "daily_root" in oldest_first[2], oldest_first
-    assert _unsynced(url, sorted({a for run in oldest_first for a in run}), days) == {}
+    # One run: every day of the map, then signing.
+    (assets,) = _backfill_runs(url, backfill_id)
+    assert len(assets) == DAILY_ASSETS and {"raw_probes", "daily_status", "daily_root"} <= set(assets), assets
+    assert _unsynced(url, assets, days) == {}
     return backfill_id
 
 
@@ -309,9 +309,13 @@ def test_the_readmes_backfill_in_a_real_browser_over_the_demo_sequence(lake, sig
             _stop(proc)
     # Every signed day came out of the UI backfill unchanged, byte for byte; the last day was built and
     # signed in chain order.
-    # Dagster carried the map on to the days downstream of the backfill, but never to the open day: it
-    # has no scan, and an all-n open day is never built by accident.
-    assert not lake.curated_file("daily_status", dt.datetime.now(dt.UTC).date()).exists()
+    # Dagster carried the map on to the days downstream of the backfill, through yesterday and never to the
+    # open day (the map's partitions are finished days): nothing of it is built or recorded as built.
+    today = dt.datetime.now(dt.UTC).date()
+    assert not lake.curated_file("daily_status", today).exists()
+    with dg.DagsterInstance.local_temp(str(home)) as instance:
+        assert not [name for name in MAP_ASSET_NAMES
+                    if today.isoformat() in instance.get_materialized_partitions(dg.AssetKey(name))]
     after_ui = _digests(lake.root)
     assert {k: v for k, v in after_ui.items() if k in signed_before} == signed_before
     assert f"roots/day={END.isoformat()}.json" in after_ui

@@ -22,7 +22,7 @@ def assets_markdown() -> str:
         checks.setdefault(check_key.asset_key.to_user_string(), []).append(check_key.name)
     lines = ["## Assets", "",
              "Every asset of the code location `sevenmaps_pipeline.definitions`, in graph order: its group, its "
-             "partitions (UTC days; the map's include the open day, the signed ones only finished days), what it "
+             "partitions (finished UTC days for the map and signing, UTC hours for the scan's slices), what it "
              "computes and where the logic is, and the checks on it.", "",
              "| asset | group | partitions | what it is | checks |", "|---|---|---|---|---|"]
     for key in graph.toposorted_asset_keys:
@@ -35,7 +35,7 @@ def assets_markdown() -> str:
             days = "none"
         else:
             days = ("UTC hours, open hour included" if isinstance(partitions, dg.HourlyPartitionsDefinition) else
-                    "UTC days, open day included" if getattr(partitions, "end_offset", 0) else "finished UTC days")
+                    "finished UTC days")
         name = key.to_user_string()
         lines.append(f"| `{name}` | {node.group_name} | {days} | {_one_line(node.description)} | "
                      + ", ".join(f"`{c}`" for c in sorted(checks.get(name, []))) + " |")

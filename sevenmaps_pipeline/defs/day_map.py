@@ -13,7 +13,7 @@ reads the rest from the lake).
 import datetime as dt
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
 import dagster as dg
 
@@ -37,7 +37,7 @@ from .map_assets import (
     server_history,
 )
 from .metadata import day_metadata, range_summary
-from .partitions import daily_partitions
+from .partitions import ended, finished_days
 from .per_day import provenance_of_result
 from .readiness_assets import readiness_discovery, readiness_lines, readiness_scores
 from .report_assets import agent_reports, incidents, rating_aggregates, reliable_rankings
@@ -198,12 +198,14 @@ class _MapRun:
             self.days[asset].append((day.isoformat(), {"build seconds": round(result.seconds, 2),
                                                         **day_metadata(profile)}))
 
-    def log_days(self, asset: str | None = None) -> None:
-        """A range run's days, each under its own partition with its own numbers (of one asset, or of all):
-        after the range's result, so each day's latest materialisation has the day's figures, and with that
-        result's data version and provenance (defs/per_day.py)."""
+    def log_days(self, asset: str | None = None, skip: Collection[str] = ()) -> None:
+        """A range run's days, each under its own partition with its own numbers (of one asset, or of all; none
+        of the days in `skip`): after the range's result, so each day's latest materialisation has the day's
+        figures, and with that result's data version and provenance (defs/per_day.py)."""
         for name in self.selected if asset is None else [asset]:
             for partition, numbers in self.days[name]:
+                if partition in skip:
+                    continue
                 self.context.log_event(dg.AssetMaterialization(asset_key=name, partition=partition, metadata=numbers,
                                                                tags=self.provenance.get(name)))
             self.days[name] = []
@@ -236,7 +238,7 @@ class _MapRun:
     name="daily_map",
     specs=DAY_SPECS,
     check_specs=[check.spec for check in DAY_CHECKS],
-    partitions_def=daily_partitions,
+    partitions_def=finished_days,
     backfill_policy=SINGLE_RUN,
     can_subset=True,
     pool=lanes.DAY,
@@ -269,11 +271,21 @@ def daily_map(context: dg.AssetExecutionContext, lake: LakeResource,
     built_any = any(run.profiles.values())
     if built_any:
         publish_warehouse(run.paths)
-    if failure is not None and run.range_run:
-        # The days built have their materialisations; the range as a whole was not built.
-        run.log_days()
-        yield from run.check_results()
-        raise _failure(failure, cause) from None
+    # The open day is no partition of the map yet (defs/partitions.py): what a run tagged with it built of it is
+    # recorded by no materialisation (Dagster lists the day once it has ended, and its 00:10 run builds it again).
+    ahead = {day.isoformat() for day in days if not ended(day, dt.datetime.now(dt.UTC))}
+    if ahead:
+        context.log.info(f"{min(ahead)}: the open day is no partition of the map until it has ended: no "
+                         "materialisation is recorded for it")
+    if (failure is not None and run.range_run) or ahead:
+        # The days built are recorded by their own materialisations: the range as a whole was not built, or
+        # reaches a day that is no partition yet.
+        run.log_days(skip=ahead)
+        if not ahead:
+            yield from run.check_results()
+        if failure is not None:
+            raise _failure(failure, cause) from None
+        return
     yield from run.results(scanned)
     if not built_any:
         context.log.info("no day of this run was built: no materialisation is recorded")

@@ -14,7 +14,7 @@ from .freshness import FRESHNESS_CHECKS
 from .integrity_assets import daily_root, day_snapshot
 from .map_assets import probe_slice
 from .open_day_assets import open_day
-from .partitions import FIRST_DAY, SLICE_KEY_FORMAT, daily_partitions, finished_days, hourly_slices
+from .partitions import FIRST_DAY, SLICE_KEY_FORMAT, finished_days, hourly_slices
 from .readiness_assets import readiness_job
 from .resources import scan_shards
 from .surface_assets import day_site
@@ -30,11 +30,11 @@ map_job = dg.define_asset_job(
     "daily_map_job",
     # The freshness checks are the sensor's to evaluate, on their deadlines, not each run's.
     selection=dg.AssetSelection.assets(*MAP_ASSETS) - dg.AssetSelection.checks(*FRESHNESS_CHECKS),
-    partitions_def=daily_partitions,
+    partitions_def=finished_days,
     description="The validation of the day's scan (its slices), then daily_status, the tool tables, "
     "tool_changes, server_history, the agent reports, ratings and incidents, the reliable rankings and the "
-    "readiness tables for that UTC day, in one step (daily_map: two builds at a time, each asset's checks right "
-    "after it).",
+    "readiness tables for that UTC day once it has ended, in one step (daily_map: two builds at a time, each "
+    "asset's checks right after it).",
 )
 
 sign_job = dg.define_asset_job(

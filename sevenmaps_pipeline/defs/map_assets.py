@@ -54,11 +54,12 @@ def day_deps(name: str) -> list[dg.AssetDep]:
 
 def day_spec(name: str, group_name: str, kinds: tuple[str, ...] = ("parquet", "duckdb"),
              extra_deps: tuple[dg.AssetDep, ...] = (), **kwargs) -> dg.AssetSpec:
-    """A curated asset partitioned by UTC day (open day included), with its table's column schema attached and
-    its dependencies generated from the day's graph (plus `extra_deps` from outside it: the scan's slices).
+    """A curated asset partitioned by finished UTC day (defs/partitions.py), with its table's column schema
+    attached and its dependencies generated from the day's graph (plus `extra_deps` from outside it: the scan's
+    slices).
     Every one is built by the map's one step (defs/day_map.py), a day at a time, its builds two at a time.
-    Its output is not required: a run that builds none of its days (the open day before its scan) records no
-    materialisation, so the UI never shows a table that does not exist."""
+    Its output is not required: a run that builds none of its days records no materialisation, so the UI never
+    shows a table that does not exist; nor does the open day, built or not (defs/day_map.py)."""
     table = ASSET_TABLE.get(name, name)
     return dg.AssetSpec(name, group_name=group_name, kinds=set(kinds), metadata=table_metadata(table),
                         skippable=name != "raw_probes", deps=[*extra_deps, *day_deps(name)], **kwargs)
@@ -72,8 +73,9 @@ def frozen_day_failure(exc: SignedDayError) -> dg.Failure:
 
 
 def open_day_without_scan(lake: LakeResource, prober: ProberResource, day: dt.date) -> bool:
-    """The open UTC day before its scan has landed anything: building it would publish an all-n map (what
-    a UI backfill's downstream days reach up to). It is built once its scan lands, or when `no_scan`."""
+    """The open UTC day before its scan has landed anything: building it would publish an all-n map (a run
+    tagged with the open day, ahead of its partition: `sevenmaps backfill` through today). It is built once its
+    scan lands, or when `no_scan`."""
     return (day == prober.clock()().date() and not prober.no_scan and not lake.paths.registry_file(day).exists()
             and not lake.paths.raw_files("probes", day))
 

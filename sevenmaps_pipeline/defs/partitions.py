@@ -1,7 +1,12 @@
 """The partitioning of the map: UTC days from the lake's first day (docs/operations.md, "The first day").
 
-The scan and the curated tables are offered the open day; the signed root has only finished days (a day
-is signed only after it has ended), so no backfill can ever ask it to sign the open day.
+The map's day assets and signing have finished days only: a day's map is built once it has ended (the
+00:10 run), and a backfill through yesterday, which Dagster carries on to every later day its windows reach,
+stops at yesterday. The open day is the hourly group's: the scan's slices and its provisional builds
+(open_day). `sevenmaps run` and a lake built without a scan (SEVENMAPS_NO_SCAN) may still build the open day's
+tables ahead of its partition, in a run tagged with its key, which records no materialisation of it (a new
+lake's map has no partition at all until its first day ends); signing would take such a build as stale (built
+before the day ended), and the day's 00:10 run builds it again (docs/operations.md, "The open day").
 
 The first day is $SEVENMAPS_FIRST_DAY when set; else the earliest day anything landed in the code
 location's lake ($SEVENMAPS_LAKE); else, for a lake with nothing yet, today (UTC). So a partition the UI
@@ -31,8 +36,15 @@ def first_day(lake: LakePaths | None = None) -> dt.date:
 
 FIRST_DAY = first_day()
 
-daily_partitions = dg.DailyPartitionsDefinition(start_date=FIRST_DAY.isoformat(), timezone="UTC", end_offset=1)
 finished_days = dg.DailyPartitionsDefinition(start_date=FIRST_DAY.isoformat(), timezone="UTC", end_offset=0)
+
+
+def ended(day: dt.date, now: dt.datetime) -> bool:
+    """Whether the UTC day has ended at `now` (the wall clock, as Dagster's): only then is it a partition of the
+    map and of signing (finished_days)."""
+    return day < now.astimezone(dt.UTC).date()
+
+
 # The day's scan in 24 hourly slices (probe/slices.py), the open hour included: only that hour can run.
 hourly_slices = dg.HourlyPartitionsDefinition(start_date=f"{FIRST_DAY.isoformat()}-00:00", timezone="UTC",
                                               end_offset=1)
