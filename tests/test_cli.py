@@ -19,6 +19,7 @@ from conftest import DAY
 from test_integrity import NOW, build_day
 
 from sevenmaps_pipeline.cli import main
+from sevenmaps_pipeline.cli.pipeline import backfill_runs
 from sevenmaps_pipeline.integrity.roots import sign_through
 from sevenmaps_pipeline.lake.paths import PROJECT_ROOT
 from sevenmaps_pipeline.lake.warehouse import open_warehouse, publish_warehouse
@@ -356,3 +357,16 @@ def test_make_serve_takes_its_port_as_make_ui_does(args, env_port, port):
     done = subprocess.run(["make", "-n", "--no-print-directory", "serve", *args], cwd=PROJECT_ROOT, env=env,
                           capture_output=True, text=True, check=True)
     assert done.stdout.splitlines()[-1].endswith(f"sevenmaps serve --port {port}")
+
+
+def test_a_backfill_maps_and_signs_the_finished_days_then_maps_the_open_day_in_a_run_of_its_own():
+    """A run reaching the open day records the finished days without their data versions (defs/day_map.py), so
+    `sevenmaps backfill` never mixes them: the finished days' map, their signing, then the open day alone."""
+    today = dt.date(2026, 12, 7)
+    d = [today - dt.timedelta(days=i) for i in range(4)]  # today, yesterday, ...
+    assert backfill_runs(d[3], today + dt.timedelta(days=2), today, sign=True) == [
+        ("daily_map_job", d[3], d[1]), ("sign_day_job", d[3], d[1]), ("daily_map_job", today, today)]
+    assert backfill_runs(d[3], d[2], today, sign=True) == [("daily_map_job", d[3], d[2]), ("sign_day_job", d[3], d[2])]
+    assert backfill_runs(d[3], today, today, sign=False) == [("daily_map_job", d[3], d[1]),
+                                                             ("daily_map_job", today, today)]
+    assert backfill_runs(today, today, today, sign=True) == [("daily_map_job", today, today)]

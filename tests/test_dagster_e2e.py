@@ -127,6 +127,26 @@ def test_open_day_builds_but_is_not_signed(lake, signing_key, instance):
     assert not lake.root_file(today).exists()
 
 
+def test_a_range_through_the_open_day_before_its_scan_records_only_the_days_it_built(lake, instance):
+    """A run tagged through the open day (by hand: `sevenmaps backfill` maps the open day in a run of its own),
+    the registry set, no slice landed yet: the days before it are built, each recorded as built and checked; the
+    open day is not built, and nothing of it is recorded (it is no partition of the map yet: defs/partitions.py),
+    raw_probes' validation of nothing included."""
+    today = dt.datetime.now(dt.UTC).date()
+    yesterday = today - dt.timedelta(days=1)
+    url = "https://a.example.com/mcp"
+    land_probes(lake, [probe(url, "ok", day=yesterday)], day=yesterday)
+    # A past day is never probed and the open day's slices are its scan: nothing contacts the registry.
+    run = run_days("daily_map_job", yesterday, today, instance, lake.root, prober={"registry_url": "http://127.0.0.1:9"})
+    assert run.success
+    recorded = {name: instance.get_materialized_partitions(dg.AssetKey(name)) for name in MAP_ASSET_NAMES}
+    assert recorded == dict.fromkeys(MAP_ASSET_NAMES, {yesterday.isoformat()})
+    checks = [e.event_specific_data for e in run.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
+    assert checks and all(check.passed for check in checks)
+    assert pq.read_table(lake.curated_file("daily_status", yesterday)).column("code").to_pylist() == ["o"]
+    assert not lake.curated_file("daily_status", today).exists()
+
+
 def test_signing_a_day_catches_up_earlier_days_in_chain_order(lake, signing_key, instance):
     synth = synthesize(lake, 40, 3, seed=2, end_day=END, missing_days=0)
     assert run_days("daily_map_job", synth.days[0], synth.days[-1], instance, lake.root, signing_key).success
@@ -222,7 +242,7 @@ def test_the_readmes_backfill_through_yesterday_never_targets_the_open_day(insta
     assert targeted == dict.fromkeys([*MAP_ASSET_NAMES, "daily_root", "day_snapshot", "day_site"], days)
 
 
-def test_schedules_request_the_open_day_and_sign_the_day_that_ended():
+def test_the_schedules_ask_for_the_day_that_ended_to_be_mapped_and_signed():
     at = dt.datetime(2026, 11, 30, 0, 30, tzinfo=dt.UTC)
     req = sign_schedule(dg.build_schedule_context(scheduled_execution_time=at))
     assert (req.partition_key, req.run_key) == ("2026-11-29", "sign-2026-11-29")

@@ -25,7 +25,6 @@ from sevenmaps_pipeline.lake.schemas import INCIDENTS, conform
 
 URL = "https://mcp.weather.example.com/mcp"
 KEY = "mcp.weather.example.com/mcp"
-REGISTRY = "http://127.0.0.1:9"  # never contacted: no day of these runs is scanned
 
 
 def _land_day(lake, day: dt.date) -> None:
@@ -145,25 +144,6 @@ def test_the_open_day_without_a_registry_url_fails_naming_the_setting(lake):
         run = run_days("daily_map_job", today, today, instance, lake.root, prober={"no_scan": True})
     assert run.success
     assert pq.read_table(lake.curated_file("daily_status", today)).column("code").to_pylist() == ["o"]
-
-
-def test_a_range_through_the_open_day_before_its_scan_records_only_the_days_it_built(lake):
-    """A run tagged through the open day (`sevenmaps backfill --to` today, the registry set, no slice landed yet)
-    builds the days before it, each recorded as built; the open day is not built, and no table of it is recorded
-    (it is no partition of the map yet: defs/partitions.py), raw_probes' validation of nothing included."""
-    from sevenmaps_pipeline.defs.jobs import MAP_ASSET_NAMES
-
-    today = dt.datetime.now(dt.UTC).date()
-    yesterday = today - dt.timedelta(days=1)
-    _land_day(lake, yesterday)
-    with dg.DagsterInstance.ephemeral() as instance:
-        # A past day is never probed and the open day's slices are the scan: nothing contacts the registry.
-        run = run_days("daily_map_job", yesterday, today, instance, lake.root, prober={"registry_url": REGISTRY})
-        assert run.success
-        recorded = {name: instance.get_materialized_partitions(dg.AssetKey(name)) for name in MAP_ASSET_NAMES}
-    assert recorded == dict.fromkeys(MAP_ASSET_NAMES, {yesterday.isoformat()})
-    assert pq.read_table(lake.curated_file("daily_status", yesterday)).column("code").to_pylist() == ["o"]
-    assert not lake.curated_file("daily_status", today).exists()
 
 
 @pytest.mark.parametrize("void", ["control", "prober_error"])

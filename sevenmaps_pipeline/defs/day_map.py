@@ -13,7 +13,7 @@ reads the rest from the lake).
 import datetime as dt
 import time
 import traceback
-from collections.abc import Collection, Iterator
+from collections.abc import Iterator
 
 import dagster as dg
 
@@ -165,6 +165,10 @@ class _MapRun:
         self.range_run = len(context.partition_keys) > 1
         self.days: dict[str, list[tuple[str, dict]]] = {a: [] for a in self.selected}  # (partition, numbers)
         self.provenance: dict[str, dict[str, str]] = {}  # the tags of each asset's range result
+        # The run's days that had not ended when its step began: the open day, no partition of the map yet
+        # (defs/partitions.py), is built but recorded by no materialisation of its own.
+        started = dt.datetime.now(dt.UTC)
+        self.ahead = {key for key in context.partition_keys if not ended(dt.date.fromisoformat(key), started)}
 
     def build(self, day: dt.date, assets: list[str]) -> DayBuild:
         """Build one day's assets, each one's numbers and blocking checks taken right after its table."""
@@ -198,13 +202,13 @@ class _MapRun:
             self.days[asset].append((day.isoformat(), {"build seconds": round(result.seconds, 2),
                                                         **day_metadata(profile)}))
 
-    def log_days(self, asset: str | None = None, skip: Collection[str] = ()) -> None:
-        """A range run's days, each under its own partition with its own numbers (of one asset, or of all; none
-        of the days in `skip`): after the range's result, so each day's latest materialisation has the day's
+    def log_days(self, asset: str | None = None) -> None:
+        """A range run's days, each under its own partition with its own numbers (of one asset, or of all; the
+        open day's never: `ahead`): after the range's result, so each day's latest materialisation has the day's
         figures, and with that result's data version and provenance (defs/per_day.py)."""
         for name in self.selected if asset is None else [asset]:
             for partition, numbers in self.days[name]:
-                if partition in skip:
+                if partition in self.ahead:
                     continue
                 self.context.log_event(dg.AssetMaterialization(asset_key=name, partition=partition, metadata=numbers,
                                                                tags=self.provenance.get(name)))
@@ -271,18 +275,16 @@ def daily_map(context: dg.AssetExecutionContext, lake: LakeResource,
     built_any = any(run.profiles.values())
     if built_any:
         publish_warehouse(run.paths)
-    # The open day is no partition of the map yet (defs/partitions.py): what a run tagged with it built of it is
-    # recorded by no materialisation (Dagster lists the day once it has ended, and its 00:10 run builds it again).
-    ahead = {day.isoformat() for day in days if not ended(day, dt.datetime.now(dt.UTC))}
-    if ahead:
-        context.log.info(f"{min(ahead)}: the open day is no partition of the map until it has ended: no "
-                         "materialisation is recorded for it")
-    if (failure is not None and run.range_run) or ahead:
-        # The days built are recorded by their own materialisations: the range as a whole was not built, or
-        # reaches a day that is no partition yet.
-        run.log_days(skip=ahead)
-        if not ahead:
-            yield from run.check_results()
+    if run.ahead:
+        context.log.info(f"{min(run.ahead)}: the open day is no partition of the map until it has ended: no "
+                         "materialisation of it is recorded")
+    if (failure is not None and run.range_run) or run.ahead:
+        # The days built are recorded by their own materialisations: the range as a whole was not built; or it
+        # reaches a day that is no partition yet, under which a result would be recorded (on a new lake, with no
+        # partition at all, Dagster cannot store one). Those days carry no data version, so the UI calls them
+        # Unsynced: `sevenmaps backfill` maps the open day in a run of its own (cli/pipeline.py).
+        run.log_days()
+        yield from run.check_results()
         if failure is not None:
             raise _failure(failure, cause) from None
         return
