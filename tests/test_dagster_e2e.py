@@ -224,10 +224,11 @@ def test_rematerialising_a_signed_day_changes_nothing_or_fails_naming_it(lake, s
 
 def test_the_readmes_backfill_through_yesterday_never_targets_the_open_day(instance):
     """The README's backfill (every asset but the hourly group, days from the first missing one through
-    yesterday) as Dagster's daemon computes its target: the map's windowed tables are carried on to every later
-    day their windows reach, which ends at yesterday, since the map's partitions are finished days
-    (defs/partitions.py). When they reached the open day, the unbuilt open day was recorded as built, or failed
-    the whole backfill (docs/operations.md, "Backfilling missed days")."""
+    yesterday) as Dagster's daemon computes its target: it carries the map's windowed tables on to every later
+    day their windows reach, and the last of those is yesterday, since the map's partitions are finished days
+    (defs/partitions.py); so every asset has the days picked, and one run builds and signs them. When the
+    windows reached the open day, the unbuilt open day was recorded as built, or failed the whole backfill
+    (docs/operations.md, "Backfilling missed days")."""
     from dagster._core.execution.asset_backfill import AssetBackfillData
 
     graph = defs.resolve_asset_graph()

@@ -127,6 +127,9 @@ class ProberResource(dg.ConfigurableResource):
     codehost_url: str = Field(default="", description="The code host's REST API base URL for the readiness "
                               "repository lines. Empty: $SEVENMAPS_CODEHOST_URL, else https://api.github.com. "
                               "A token is read only from $SEVENMAPS_GITHUB_TOKEN.")
+    codehost_timeout_seconds: float = Field(default=10.0, description="How long one code-host answer may "
+                                            "take as a whole; past it the lookup gives up, naming why (its "
+                                            "readiness line is then unseen).")
     skills_list: str = Field(default="", description="The Agent Skills listings: a file of GitHub skill folder "
                              "URLs, one per line. Empty: $SEVENMAPS_SKILLS_LIST, else no skills are read.")
     whole_day_scan: bool = Field(default=False, description="Built on the open day, raw_probes checks every "
@@ -185,7 +188,7 @@ class ProberResource(dg.ConfigurableResource):
         return RdapClient(self.rdap_bootstrap_url or None)
 
     def codehost(self):
-        return CodeHostClient(self.codehost_url or None)
+        return CodeHostClient(self.codehost_url or None, timeout=self.codehost_timeout_seconds)
 
     def clock(self, hour: int | None = None):
         """Now; with replay_day, the replayed day (at noon, at the replayed hour or minute, or at `hour`)."""
