@@ -66,9 +66,9 @@ $(TS_MODULES): $(TS_CLIENT)/package-lock.json
 ifeq ($(MAKECMDGOALS),test)
 MAKEFLAGS += -j4
 endif
-test: $(STAMP) $(CHROMIUM) $(OPENSSL) $(TS_MODULES)  ## the test suite (pytest, on two workers: the longest tests start first, see tests/conftest.py)
+test: $(STAMP) $(CHROMIUM) $(OPENSSL) $(TS_MODULES)  ## the test suite (pytest, on three workers for two cores: the longest tests start first, see tests/conftest.py)
 	@$(BYTECODE)
-	MAKEFLAGS= $(PY) -m pytest -q -n 2
+	MAKEFLAGS= $(PY) -m pytest -q -n 3
 
 PORT ?= 3000
 # `make serve PORT=N` (or PORT in the environment) serves on N, as `make ui PORT=N` does; else on 8765.

@@ -85,7 +85,7 @@ LONGEST = {
 def pytest_collection_modifyitems(session, config, items):
     """The long modules start first, dealt out to the workers so that each starts on an even share of them.
 
-    xdist's load scheduling (`make test`: pytest -n 2) hands each worker, in order, a first chunk of
+    xdist's load scheduling (`make test`: pytest -n 3) hands each worker, in order, a first chunk of
     len(items) // workers // 4 consecutive tests, then more as it runs low. Put every long module at the
     front of one worker's first chunk (greedily balanced by the seconds above), fill each chunk with
     the rest, and queue what is left after them. With all long modules at the front of one worker's chunk,
