@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from conftest import served_on_loopback, unassigned_port
 
+from sevenmaps_pipeline.defs.resources import ProberResource
 from sevenmaps_pipeline.devtools.fleet.codehost_app import CodeHostApp
 from sevenmaps_pipeline.lookups.codehost import CodeHostClient, RepoStatus, may_carry_token, parse_repository_url
 
@@ -123,3 +124,13 @@ def test_readiness_skill_reads_the_repository_lines_from_the_code_host(codehost,
     assert "no such repository" in captured.err
     assert not {ln["line"]: ln for ln in json.loads(captured.out)["lines"]}["repository_public"]["seen"]
     assert main(["readiness-skill", str(folder), "--repository", "https://example.com/x"]) == 2
+
+
+def test_the_answer_time_is_the_prober_resources_and_above_zero():
+    """test_lanes holds a readiness run on a code host answering for as long as it is told to; a time of 0 or
+    less is refused naming the setting (the readiness run then fails saying so), never sent to the client."""
+    with ProberResource(codehost_timeout_seconds=600).codehost() as held, ProberResource().codehost() as default:
+        assert (held.timeout, default.timeout) == (600, 10)
+    for bad in (0, -1):
+        with pytest.raises(ValueError, match=f"codehost_timeout_seconds={bad}"):
+            ProberResource(codehost_timeout_seconds=bad).codehost()

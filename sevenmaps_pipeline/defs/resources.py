@@ -188,6 +188,9 @@ class ProberResource(dg.ConfigurableResource):
         return RdapClient(self.rdap_bootstrap_url or None)
 
     def codehost(self):
+        if not self.codehost_timeout_seconds > 0:
+            raise ValueError(f"codehost_timeout_seconds={self.codehost_timeout_seconds}: an answer's time must be "
+                             "above 0 seconds (default 10)")
         return CodeHostClient(self.codehost_url or None, timeout=self.codehost_timeout_seconds)
 
     def clock(self, hour: int | None = None):
