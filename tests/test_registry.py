@@ -210,7 +210,9 @@ def test_a_listed_credential_is_never_stored_in_any_form_a_browser_may_read(url)
 def test_a_secret_header_value_is_never_stored():
     headers = [{"name": "Authorization", "value": "Bearer sk-LIVEKEY1", "isSecret": True},
                {"name": "X-Api-Key", "value": "LIVEKEY2"}, {"name": "X-Mode", "value": "fast"},
-               {"name": "X-Goog-Api-Key", "value": "AIzaLIVEKEY3"}, {"name": "X-API-Token", "value": "tok_LIVEKEY4"}]
+               {"name": "X-Goog-Api-Key", "value": "AIzaLIVEKEY3"}, {"name": "X-API-Token", "value": "tok_LIVEKEY4"},
+               {"name": "X-Db-Pass", "value": "LIVEKEY8"}, {"name": "pw", "value": "LIVEKEY9"},
+               {"name": "X-Compass", "value": "north"}]
     env = [{"name": "OPENAI_API_KEY", "value": "sk-LIVEKEY5", "isSecret": False}]
     description = ("Slack: mention @users. Contact bob@example.com. Returns token counts; uses Bearer authentication."
                    " Cache at redis://:LIVEKEY6@cache:6379, header Bearer abcdef0123456789LIVEKEY7")
@@ -218,6 +220,7 @@ def test_a_secret_header_value_is_never_stored():
         {"type": "streamable-http", "url": "https://a.example.com/mcp", "headers": headers}],
         "packages": [{"environmentVariables": env}]}}, DAY, NOW)
     assert "LIVEKEY" not in row["entry_json"] and '"value": "fast"' in row["entry_json"]
+    assert '"value": "north"' in row["entry_json"]
     # prose is left as written: no scheme, no long token
     assert "Slack: mention @users. Contact bob@example.com. Returns token counts; uses Bearer authentication." in (
         row["entry_json"])
@@ -231,9 +234,14 @@ _SECRET_QUERIES = ["?api_key=LIVEKEY1", "?x=1&access_token=LIVEKEY1", "?apiKey=L
                    "?api%5Fkey=LIVEKEY1", "?api_k%65y=LIVEKEY1", "?a=1;api_key=LIVEKEY1", ";api_key=LIVEKEY1",
                    "&api_key=LIVEKEY1",
                    # a tab or a line break in the name, which a URL parser drops
-                   "?api_k\tey=LIVEKEY1", "?api_key\n=LIVEKEY1", "?\tapi_key=LIVEKEY1"]
+                   "?api_k\tey=LIVEKEY1", "?api_key\n=LIVEKEY1", "?\tapi_key=LIVEKEY1",
+                   # numbered, versioned, an array (status-1.6); `pass` and `pw` as words of their own
+                   "?key1=LIVEKEY1", "?token_v2=LIVEKEY1", "?api_key-2=LIVEKEY1", "?apikey[]=LIVEKEY1",
+                   "?apikey%5B%5D=LIVEKEY1", "?token[0]=LIVEKEY1", "?pw=LIVEKEY1", "?PASS=LIVEKEY1",
+                   "?db_pass=LIVEKEY1", "?userPass=LIVEKEY1", "?passphrase=LIVEKEY1", "?creds=LIVEKEY1"]
 # Names that only contain a secret's name, an empty value, a fragment: no credential.
-_PLAIN_QUERIES = ["?keyword=weather", "?author=me", "?api_key=", "?tokens_max=5"]
+_PLAIN_QUERIES = ["?keyword=weather", "?author=me", "?api_key=", "?tokens_max=5", "?bypass=1", "?compass=n",
+                  "?passage=2", "?pass_through=1", "?pwn=1", "?tokens_2=5"]
 
 
 @pytest.mark.parametrize(("url", "listing"), [(f"https://a.example.com/mcp{q}", "skip") for q in _SECRET_QUERIES]
@@ -281,6 +289,8 @@ def test_long_hostile_text_is_read_in_linear_time():
     redact_text("a." * 50_000)
     redact_text("a-" * 50_000)
     carries_credentials("https:" + "\\" * 100_000)
+    redact_text("?" + "key[" * 50_000 + "=1")  # a secret's name as an array, never closed (status-1.6)
+    carries_credentials("https://a.example.com/mcp?" + "key[" * 50_000 + "=1")
     redacted_url("https:" + "\\" * 100_000)
     assert time.monotonic() - started < 10
 

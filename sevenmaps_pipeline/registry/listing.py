@@ -83,12 +83,17 @@ _URL_USERINFO = re.compile(r"(?is)^(\s*https?:[/\\]*)(?![/\\])[^/?#]*@")
 _ANY_SCHEME_USERINFO = re.compile(r"(?i)(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*://)[^/\\\s\"'?#@]*@")
 # A secret a listing's JSON may carry outside a URL: the value of a header or variable whose name says it is one,
 # and an Authorization value (a long token with a digit) in any text.
-_SECRET_NAME = re.compile(r"(?i)auth|token|key|secret|cookie|passw|session|credential")
+_SECRET_NAME = re.compile(r"(?i)auth|token|key|secret|cookie|passw|session|credential"
+                          r"|(?:^|[^a-z])(?:pass|pw)(?:$|[^a-z])|(?-i:[a-z0-9]P(?:ass|w)(?:$|[^a-z]))")
 # A parameter whose name ends in a secret's name (`?api_key=`, `&access_token=`, `;sig=`, `X-Amz-Signature=`, read
 # percent-decoded too), with its value: a credential as userinfo is (status-1.5): the URL is never contacted and the
-# value is stored REDACTED.
-_SECRET_PARAMETER = (r"(?:key|token|secret|passw(?:or)?d|pwd|auth|authorization|credentials?|signature|sig|jwt"
-                     r"|session(?:_?id)?)")
+# value is stored REDACTED. Since status-1.6 also a secret's name numbered, versioned or as an array (`key1`,
+# `token_v2`, `apikey[]`), and `pass` or `pw` as a word of their own (`?pw=`, `db_pass`, `userPass`; never the end of
+# another word: `bypass`, `compass`): docs/changelog.md.
+_SECRET_PARAMETER = (r"(?:(?:key|token|secret|passw(?:or)?d|pwd|passphrase|auth|authorization|credentials?|creds?"
+                     r"|bearer|signature|sig|jwt|session(?:_?id)?)"
+                     r"|(?:(?<=^)|(?<=[^a-z0-9])|(?-i:(?<=[a-z0-9])(?=P)))(?:pass|pw))"
+                     r"(?:[_.-]?v?[0-9]+)?(?:\[[^\]]{0,32}\])?")  # bounded: linear in a hostile name
 _SECRET_PARAMETER_NAME = re.compile(r"(?ais).*?" + _SECRET_PARAMETER)  # ASCII case only: `ſig` is no `sig`
 # A parameter (name=value) after "?", "&", ";" or "#" (a fragment's, where OAuth puts a token) in text: its value
 # ends at the next separator, white space or a quote (prose goes on after it); a name may hold a tab or a line

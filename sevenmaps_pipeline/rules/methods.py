@@ -18,11 +18,12 @@ from typing import Any
 # them is computed is a new version here.
 TOKENIZER_METHOD = "o200k_base-1.1"
 
-STATUS_METHOD = "status-1.5"  # 1.1: a not_checked check (our trouble) is voided, like prober_error; 1.2: an o
+STATUS_METHOD = "status-1.6"  # 1.1: a not_checked check (our trouble) is voided, like prober_error; 1.2: an o
 # with an empty tool list shows "answers, lists no tools"; 1.3: an endpoint listed under several names carries
 # one of them on every day, its first active listing by name (docs/methodology.md, "Its name"); 1.4: before the
 # name, a listing whose namespace owns its URL's host (a stranger's variant URL of another's endpoint never
 # names it); 1.5: a URL with a secret in its query (`?api_key=`) carries credentials, as userinfo does: skipped
+# 1.6: a secret's name numbered, versioned or as an array (`key1`, `token_v2`, `apikey[]`), and `pass`/`pw` as words
 STATUS_PARAMS: dict[str, Any] = {
     # A minute of one run in which most checks of unrelated origins failed at the network level is our
     # own outage, not theirs: those failures are voided (the day becomes n, never d).
