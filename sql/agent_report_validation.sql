@@ -13,6 +13,8 @@
 -- Never text in an agent's own words: a string field that is not what its field allows (an enum value, a
 -- tool name, a hex digest, an endpoint key or id) is kept as "<N characters withheld>" in safe_* columns,
 -- which the problem texts and the quarantine use; the words themselves are never stored.
+-- A value already withheld (its batch's words replaced when the day was first built, reports-1.2) reads
+-- as it is, so a day built again refuses it with the same words.
 WITH ids AS (
     SELECT server_id, any_value(server_key) AS server_key, count(*) AS endpoints FROM endpoints GROUP BY server_id
 ),
@@ -26,19 +28,22 @@ resolved AS (
 ),
 safe AS (
     SELECT r.*,
-           CASE WHEN r.fail IS NULL OR list_contains($fail_reasons, r.fail) THEN r.fail
-                ELSE '<' || length(r.fail) || ' characters withheld>' END AS safe_fail,
-           CASE WHEN r.surprise IS NULL OR list_contains($surprises, r.surprise) THEN r.surprise
-                ELSE '<' || length(r.surprise) || ' characters withheld>' END AS safe_surprise,
-           CASE WHEN r.tool IS NULL OR regexp_full_match(r.tool, $tool_pattern) THEN r.tool
-                ELSE '<' || length(r.tool) || ' characters withheld>' END AS safe_tool,
-           CASE WHEN r.server IS NULL OR r.server_key IS NOT NULL
+           CASE WHEN r.fail IS NULL OR regexp_full_match(r.fail, $withheld) OR list_contains($fail_reasons, r.fail)
+                THEN r.fail ELSE '<' || length(r.fail) || ' characters withheld>' END AS safe_fail,
+           CASE WHEN r.surprise IS NULL OR regexp_full_match(r.surprise, $withheld)
+                     OR list_contains($surprises, r.surprise)
+                THEN r.surprise ELSE '<' || length(r.surprise) || ' characters withheld>' END AS safe_surprise,
+           CASE WHEN r.tool IS NULL OR regexp_full_match(r.tool, $withheld) OR regexp_full_match(r.tool, $tool_pattern)
+                THEN r.tool ELSE '<' || length(r.tool) || ' characters withheld>' END AS safe_tool,
+           CASE WHEN r.server IS NULL OR regexp_full_match(r.server, $withheld) OR r.server_key IS NOT NULL
                      OR (length(r.server) <= 300 AND regexp_full_match(r.server, '[a-z0-9.-]+(/[A-Za-z0-9._~/-]*)?'))
                 THEN r.server ELSE '<' || length(r.server) || ' characters withheld>' END AS safe_server,
-           CASE WHEN r.tools_hash IS NULL OR regexp_full_match(r.tools_hash, '[0-9a-f]{64}') THEN r.tools_hash
-                ELSE '<' || length(r.tools_hash) || ' characters withheld>' END AS safe_tools_hash,
-           CASE WHEN r.reporter_id IS NULL OR regexp_full_match(r.reporter_id, '[0-9a-f]{64}') THEN r.reporter_id
-                ELSE '<' || length(r.reporter_id) || ' characters withheld>' END AS safe_reporter_id
+           CASE WHEN r.tools_hash IS NULL OR regexp_full_match(r.tools_hash, $withheld)
+                     OR regexp_full_match(r.tools_hash, '[0-9a-f]{64}')
+                THEN r.tools_hash ELSE '<' || length(r.tools_hash) || ' characters withheld>' END AS safe_tools_hash,
+           CASE WHEN r.reporter_id IS NULL OR regexp_full_match(r.reporter_id, $withheld)
+                     OR regexp_full_match(r.reporter_id, '[0-9a-f]{64}')
+                THEN r.reporter_id ELSE '<' || length(r.reporter_id) || ' characters withheld>' END AS safe_reporter_id
     FROM resolved AS r
 ),
 checked AS (

@@ -66,7 +66,7 @@ def test_each_invalid_report_is_quarantined_with_its_reason(lake):
                    for r in refused)
     assert json.loads(refused[4]["row_json"])["server"] == "nowhere.example.com/mcp"  # an endpoint key is kept
     assert refused[5]["reporter_id"] == "<11 characters withheld>"  # an IP address is never stored
-    assert {r["method_version"] for r in refused} == {"reports-1.1"}
+    assert {r["method_version"] for r in refused} == {"reports-1.2"}
     by_key = {r["server_key"]: r for r in valid}
     assert by_key[DOWN]["server_id"] == server_id(DOWN)  # resolved from the published id
     assert (by_key[UP]["agreement"], by_key[DOWN]["agreement"]) == ("agrees", "agrees")

@@ -253,6 +253,11 @@ def test_a_corrupt_parquet_file_is_moved_out_and_quarantined(lake):
     refused = pq.read_table(lake.curated_file("quarantine", DAY)).to_pylist()
     assert refused[0]["source_file"] == "raw/probes/day=2026-11-10/broken.parquet"
     assert refused[0]["problem"].startswith("unreadable Parquet")
+    # A day built again keeps the reason, though the file is no longer there to refuse (a signed day's rebuild
+    # is then the same, byte for byte).
+    kept = lake.curated_file("quarantine", DAY).read_bytes()
+    curated.build_quarantine(lake, DAY)
+    assert lake.curated_file("quarantine", DAY).read_bytes() == kept
 
 
 def test_failure_reasons_count_the_days_failed_checks_by_the_agent_ready_classes(lake):

@@ -10,6 +10,7 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from ..lake import duck
 from ..lake.parquet_io import assert_day_writable
@@ -83,6 +84,19 @@ def quarantine_unreadable_files(lake: LakePaths, day: dt.date) -> list[dict[str,
                             "server_key": None, "problem": f"{problem} (moved to {rel(lake, target)})",
                             "row_json": None})
     return refused
+
+
+def with_earlier_refusals(lake: LakePaths, table: str, day: dt.date,
+                          refused: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The file refusals of a day's build, with those an earlier build of the day made of files that have left the
+    raw area since (moved or deleted then, so no build meets them again), in source_file order: a day built again
+    keeps every reason (a signed day is then the same, byte for byte)."""
+    now = {row["source_file"] for row in refused}
+    previous = lake.curated_file(table, day)
+    earlier = [row for row in pq.read_table(previous).to_pylist() if row["row_number"] is None
+               and row["source_file"] not in now and not (lake.root / row["source_file"]).exists()
+               ] if previous.is_file() else []
+    return sorted(refused + earlier, key=lambda row: row["source_file"])
 
 
 def bind_probe_validation(con: Any) -> None:

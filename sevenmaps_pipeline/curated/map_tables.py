@@ -38,6 +38,7 @@ from .common import (
     quarantine_unreadable_files,
     rel,
     require_status,
+    with_earlier_refusals,
 )
 from .history_state import history_state
 
@@ -45,7 +46,7 @@ from .history_state import history_state
 def build_quarantine(lake: LakePaths, day: dt.date) -> BuildResult:
     """Validate what landed for `day`: refuse unreadable files and invalid rows, with reasons."""
     started = time.perf_counter()
-    refused_files = quarantine_unreadable_files(lake, day)
+    refused_files = with_earlier_refusals(lake, "quarantine", day, quarantine_unreadable_files(lake, day))
     with duck.session() as con:
         duck.bind_input(con, "raw_probes", lake.raw_files("probes", day), RAW_PROBES.schema)
         bind_probe_validation(con)

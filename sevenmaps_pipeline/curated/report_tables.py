@@ -4,7 +4,6 @@ reliable rankings."""
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import time
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..lake import duck
-from ..lake.parquet_io import assert_day_writable, write_parquet
+from ..lake.parquet_io import SignedDayError, assert_day_writable, write_parquet
 from ..lake.paths import LakePaths
 from ..lake.schemas import (
     AGENT_REPORT_QUARANTINE,
@@ -41,55 +40,14 @@ from ..rules.methods import (
     REPORTS_METHOD,
     REPORTS_PARAMS,
 )
-from .common import BuildResult, partitions_between, rel, status_files, unreadable, unreadable_reason
-
-
-def _refuse_report_files(lake: LakePaths, day: dt.date) -> tuple[list[Path], list[dict[str, Any]]]:
-    """The day's report batches that can be read and carry only the fixed fields; the others leave the raw
-    area, described. Never text in an agent's own words: a batch with extra columns is kept with its fixed
-    fields only (the extra columns are named, their values dropped); an unreadable batch, whose content
-    cannot be told apart from words, is kept only as its size and SHA-256."""
-    allowed = set(RAW_AGENT_REPORTS.schema.names)
-    usable, refused = [], []
-    for path in lake.raw_files("agent_reports", day):
-        problem = unreadable(path, RAW_AGENT_REPORTS.schema)
-        fixed: pa.Table | None = None
-        extra: list[str] = []
-        if problem is None:
-            try:  # pyarrow may refuse a damaged file that DuckDB decoded whole (see `unreadable`)
-                columns = pq.read_schema(path).names
-                extra = sorted(set(columns) - allowed)
-                if extra:
-                    fixed = pq.read_table(path, columns=[c for c in columns if c in allowed])
-            except Exception as exc:  # noqa: BLE001 - any reader failure is a classified refusal
-                problem = unreadable_reason(exc)
-        if problem is None:
-            if fixed is None:
-                usable.append(path)
-                continue
-            names = ", ".join(extra)
-            target = lake.quarantine_dir / path.relative_to(lake.root)
-            assert_day_writable(lake, day)
-            write_parquet(lake, target, fixed)
-            path.unlink()
-            problem = (f"unexpected column(s) {names[:300]}: reports carry the fixed fields only, never text in an "
-                       f"agent's words; their values were dropped, the fixed fields kept in {rel(lake, target)}")
-        else:
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()
-            size = path.stat().st_size
-            assert_day_writable(lake, day)
-            path.unlink()
-            problem = (f"{problem}; the file ({size} bytes, sha256 {digest}) was deleted: its content cannot be "
-                       "told apart from text in an agent's own words, which is never kept")
-        refused.append({"day": day, "source_file": rel(lake, path), "row_number": None,
-                        "problem": problem, "method_version": REPORTS_METHOD})
-    return usable, refused
+from .common import BuildResult, partitions_between, status_files, with_earlier_refusals
+from .report_batches import refuse_report_files
 
 
 def _report_params(lake: LakePaths, day: dt.date) -> dict[str, Any]:
     p = REPORTS_PARAMS
     return {"day": day, "method_version": REPORTS_METHOD, "lake_prefix": str(lake.root) + "/",
-            "max_age_days": p["max_age_days"], "tool_pattern": p["tool_pattern"],
+            "max_age_days": p["max_age_days"], "tool_pattern": p["tool_pattern"], "withheld": p["withheld_pattern"],
             "checkable": p["checkable_failures"], "fail_reasons": list(FAIL_REASONS), "surprises": list(SURPRISES)}
 
 
@@ -113,12 +71,47 @@ def validate_report_file(lake: LakePaths, path: Path, day: dt.date) -> list[str 
                 .fetchall()]
 
 
+# The fields whose refused values are an agent's words, withheld (sql/agent_report_validation.sql safe_*).
+_WORDS_FIELDS = ("fail", "surprise", "tool", "server", "tools_hash", "reporter_id")
+
+
+def _withhold_words(lake: LakePaths, day: dt.date, files: list[Path], params: dict[str, Any]) -> int:
+    """Rewrite each batch of `files` whose rows carry refused words with those values withheld, as the quarantine
+    keeps them, so that no batch holds an agent's words once its day is built (reports-1.2); the rest of each
+    batch as it was. A signed day's batches are frozen and left as signed. Returns the batches rewritten."""
+    try:
+        assert_day_writable(lake, day)
+    except SignedDayError:
+        return 0
+    differs = " OR ".join(f"safe_{f} IS DISTINCT FROM {f}" for f in _WORDS_FIELDS)
+    with duck.session() as con:
+        _bind_validation(con, lake, day, files, params)
+        found = con.execute(f"SELECT source_file, source_row, {', '.join('safe_' + f for f in _WORDS_FIELDS)} "
+                            f"FROM agent_report_validation WHERE {differs} ORDER BY source_file, source_row").fetchall()
+    by_file: dict[str, list[tuple[Any, ...]]] = {}
+    for row in found:
+        by_file.setdefault(row[0], []).append(row[1:])
+    for name, rows in by_file.items():
+        table = pq.read_table(name)
+        for i, field in enumerate(_WORDS_FIELDS):
+            if field not in table.column_names:
+                continue
+            values = table.column(field).to_pylist()
+            for row in rows:
+                values[row[0]] = row[1 + i]
+            table = table.set_column(table.column_names.index(field), field, pa.array(values, pa.string()))
+        write_parquet(lake, Path(name), table)
+    return len(by_file)
+
+
 def build_agent_reports(lake: LakePaths, day: dt.date) -> BuildResult:
     """Validate the agent reports that arrived on `day`: valid ones resolved and compared with our own check
     (curated/agent_reports), refused ones with their reason (curated/agent_report_quarantine)."""
     started = time.perf_counter()
-    usable, refused_files = _refuse_report_files(lake, day)
+    usable, kept, refused_files = refuse_report_files(lake, day)
+    refused_files = with_earlier_refusals(lake, "agent_report_quarantine", day, refused_files)
     params = _report_params(lake, day)
+    _withhold_words(lake, day, usable + kept, params)
     with duck.session() as con:
         _bind_validation(con, lake, day, usable, params)
         valid = conform(duck.run_sql(con, "agent_reports", params), AGENT_REPORTS)

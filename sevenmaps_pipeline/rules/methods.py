@@ -109,13 +109,20 @@ RANKINGS_PARAMS: dict[str, Any] = {
 
 # Agent reports: validation and agreement with our own check (sql/agent_report_validation.sql).
 # 1.1: a refused report keeps no text in an agent's own words (safe_* columns); same reports refused.
-REPORTS_METHOD = "reports-1.1"
+REPORTS_METHOD = "reports-1.2"  # 1.2: a batch the rules cannot read whole, or anything beside the batches, is refused
+# before the day is read; a refused report's words are withheld in its batch too (curated/report_batches.py)
 REPORTS_PARAMS: dict[str, Any] = {
+    # Reports a batch, and a day, may hold: past them a batch is set aside whole, unread (about 1 KB of memory a
+    # report while the day is built; the real-shaped bench lake's days hold some 20,000: docs/scaling.md).
+    "max_batch_rows": 250_000,
+    "max_day_rows": 1_000_000,
     # A report about a day more than this many days before it arrived can no longer count anywhere (the
     # ratings window is the 30 days ending on a day).
     "max_age_days": 29,
     # A tool name as MCP allows it; anything else in `tool` is free text, which reports never carry.
     "tool_pattern": r"^[A-Za-z0-9_.\-/]{1,128}$",
+    # What a value refused as an agent's words is replaced by, in the quarantine and in its batch (reports-1.2).
+    "withheld_pattern": r"<[0-9]+ characters withheld>",
     # Failures our own check can see: the report agrees when our day code says the same.
     "checkable_failures": ["unreachable", "timeout", "server_error"],
 }

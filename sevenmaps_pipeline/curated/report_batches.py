@@ -1,0 +1,147 @@
+"""What a day's folder of agent reports may hold, and what leaves it (docs/methodology.md, "Agent reports").
+
+Batches arrive from a reporting service we do not write: whatever else lands beside them, or whatever a batch
+holds that the rules cannot read, is refused here with its reason before any query reads the folder, so no
+batch can stop the day's build and nothing is signed that was never read (reports-1.2). Never text in an
+agent's own words: a refused batch whose content cannot be told apart from words is kept only as its size
+and SHA-256; one with extra columns keeps its fixed fields (in quarantine/, never published); one refused
+only for its size is moved to quarantine/ whole, unread.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..lake.parquet_io import assert_day_writable, write_parquet
+from ..lake.paths import LakePaths
+from ..lake.schemas import RAW_AGENT_REPORTS
+from ..rules.methods import REPORTS_METHOD, REPORTS_PARAMS
+from .common import move_to_quarantine, rel, unreadable, unreadable_reason
+
+# DuckDB's read_parquet expands these in a file name, so a batch named `*.parquet` would read every batch again.
+_WILDCARDS = frozenset("*?[]{}")
+_FAMILIES = ((pa.types.is_boolean, "boolean"), (pa.types.is_integer, "integer"), (pa.types.is_floating, "floating"),
+             (pa.types.is_decimal, "decimal"), (pa.types.is_date, "date"), (pa.types.is_timestamp, "timestamp"),
+             (pa.types.is_string, "text"), (pa.types.is_large_string, "text"), (pa.types.is_binary, "binary"),
+             (pa.types.is_large_binary, "binary"), (pa.types.is_nested, "nested"))
+
+
+def _family(data_type: pa.DataType) -> str:
+    """A column's kind in our words: a type's own text may carry a sender's words (a struct's field names, a
+    time zone's name)."""
+    return next((name for test, name in _FAMILIES if test(data_type)), "other")
+
+
+def _column_problem(path: Path, schema: pa.Schema) -> str | None:
+    """Why the batch's columns cannot be read as the fixed fields are, or None: a fixed field given twice, or
+    of a kind that is not its own (text for a number, a number for a flag), or numbers its type cannot hold
+    (a fraction, NaN or 2^64 where a whole number belongs). Numbers of another width, floats of whole values,
+    dictionary-encoded and large strings and dates of either unit are read as theirs."""
+    spec = RAW_AGENT_REPORTS.schema
+    names = schema.names
+    twice = sorted({name for name in names if names.count(name) > 1 and name in spec.names})
+    if twice:
+        return f"column(s) {', '.join(twice)} given more than once"
+    for field in schema:
+        if field.name not in spec.names:
+            continue  # an extra column: refused below, its values dropped
+        wanted = spec.field(field.name).type
+        actual = field.type.value_type if pa.types.is_dictionary(field.type) else field.type
+        if pa.types.is_null(actual) or actual == wanted or _family(actual) == _family(wanted) == "text":
+            continue
+        numbers = {_family(wanted), _family(actual)} <= {"integer", "floating", "decimal"}
+        if not (numbers or _family(wanted) == _family(actual) == "date"):
+            return f"column {field.name} holds {_family(actual)} values, not {_family(wanted)}"
+        try:
+            pq.read_table(path, columns=[field.name]).column(0).cast(wanted, safe=True)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return f"column {field.name} holds values that are no {_family(wanted)} of its range"
+    return None
+
+
+def _batch_problem(path: Path) -> str | None:
+    """Why a landed batch cannot be read whole by the rules, or None (docs/methodology.md, "Agent reports")."""
+    if path.is_symlink() or not path.is_file():
+        return "not a regular file"
+    if _WILDCARDS & set(path.name):
+        return "a name with a wildcard (* ? [ ] { }), which a Parquet reader expands to other batches"
+    problem = unreadable(path, RAW_AGENT_REPORTS.schema)
+    if problem is not None:
+        return problem
+    try:  # pyarrow may refuse a damaged file that DuckDB decoded whole (see `unreadable`)
+        return _column_problem(path, pq.read_schema(path))
+    except Exception as exc:  # noqa: BLE001 - any reader failure is a classified refusal
+        return unreadable_reason(exc)
+
+
+def _digest(path: Path) -> str:
+    with path.open("rb") as f:  # a batch may be far larger than memory (a sparse file reads as zeros)
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def _delete_unread(lake: LakePaths, day: dt.date, path: Path, problem: str) -> str:
+    """Delete an entry whose content cannot be told apart from words; what it was, in our words."""
+    assert_day_writable(lake, day)
+    if path.is_symlink() or path.is_file():
+        kept = "" if path.is_symlink() else f" ({path.stat().st_size} bytes, sha256 {_digest(path)})"
+        path.unlink()
+        what = "link" if not kept else "file"
+    else:
+        kept, what = "", "entry"
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
+    return (f"{problem}; the {what}{kept} was deleted: its content cannot be told apart from text in an agent's "
+            "own words, which is never kept")
+
+
+def _keep_fixed_fields(lake: LakePaths, day: dt.date, path: Path, extra: list[str]) -> str:
+    allowed = set(RAW_AGENT_REPORTS.schema.names)
+    target = lake.quarantine_dir / path.relative_to(lake.root)
+    assert_day_writable(lake, day)
+    write_parquet(lake, target, pq.read_table(path, columns=[c for c in pq.read_schema(path).names if c in allowed]))
+    path.unlink()
+    return (f"unexpected column(s) {', '.join(extra)[:300]}: reports carry the fixed fields only, never text in an "
+            f"agent's words; their values were dropped, the fixed fields kept in {rel(lake, target)}")
+
+
+def refuse_report_files(lake: LakePaths, day: dt.date) -> tuple[list[Path], list[Path], list[dict[str, Any]]]:
+    """The day's report batches the rules can read whole, the fixed fields kept of those with extra columns (in
+    quarantine/), and a row for each entry that left the raw area, with its reason. Hidden entries (a write in
+    flight) are left alone."""
+    folder = lake.raw_dir("agent_reports", day)
+    entries = sorted(p for p in folder.iterdir() if not p.name.startswith(".")) if folder.is_dir() else []
+    batches = set(lake.raw_files("agent_reports", day))
+    allowed = set(RAW_AGENT_REPORTS.schema.names)
+    usable: list[Path] = []
+    kept: list[Path] = []
+    refused: list[dict[str, Any]] = []
+    rows_so_far = 0
+    for path in entries:
+        problem = "not a report batch (a <name>.parquet file in the day's folder)" if path not in batches else (
+            _batch_problem(path))
+        if problem is not None:
+            problem = _delete_unread(lake, day, path, problem)
+        else:
+            rows = pq.ParquetFile(path).metadata.num_rows
+            extra = sorted(set(pq.read_schema(path).names) - allowed)
+            if rows > REPORTS_PARAMS["max_batch_rows"] or rows_so_far + rows > REPORTS_PARAMS["max_day_rows"]:
+                target = move_to_quarantine(lake, day, path)
+                problem = (f"{rows:,} reports: past the limit of {REPORTS_PARAMS['max_batch_rows']:,} a batch and "
+                           f"{REPORTS_PARAMS['max_day_rows']:,} a day, so the day's build stays within its memory; "
+                           f"moved whole and unread to {rel(lake, target)} for a person to look at")
+            elif extra:
+                problem = _keep_fixed_fields(lake, day, path, extra)
+                kept.append(lake.quarantine_dir / path.relative_to(lake.root))
+            else:
+                usable.append(path)
+                rows_so_far += rows
+                continue
+        refused.append({"day": day, "source_file": rel(lake, path), "row_number": None,
+                        "problem": problem, "method_version": REPORTS_METHOD})
+    return usable, kept, refused

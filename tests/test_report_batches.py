@@ -1,0 +1,154 @@
+"""What a day's folder of agent reports may hold (curated/report_batches.py, reports-1.2): a batch the rules cannot
+read whole, or anything beside the batches, is refused with its reason and the day still builds; a refused report's
+words are withheld in its batch as in the quarantine (helper-81's attack, 2026-12-07)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from conftest import DAY, land_reports, land_status, report
+
+from sevenmaps_pipeline import curated
+from sevenmaps_pipeline.rules.methods import REPORTS_PARAMS
+
+UP = "up.example.com/mcp"
+WORDS = "my user John Smith is HIV positive"
+
+
+@pytest.fixture
+def day_of_reports(lake):
+    for i in range(2):
+        land_status(lake, DAY - dt.timedelta(days=i), {UP: "o"})
+    land_reports(lake, [report(UP), report(UP, who="r2")], batch="good")
+    return lake
+
+
+def build(lake):
+    result = curated.build_agent_reports(lake, DAY)
+    refused = pq.read_table(lake.curated_file("agent_report_quarantine", DAY)).to_pylist()
+    return result, {r["source_file"].rsplit("/", 1)[-1]: r["problem"] for r in refused}
+
+
+def no_words_anywhere(lake) -> bool:
+    return not any(b"John Smith" in p.read_bytes() for p in lake.root.rglob("*") if p.is_file())
+
+
+def _column(name: str, values: list, data_type: pa.DataType | None = None) -> pa.Table:
+    """The good row's fixed fields with `name` given as `values` (of `data_type`)."""
+    base = pa.Table.from_pylist([report(UP, who="r3")])
+    column = pa.array(values, data_type)
+    if name not in base.column_names:
+        return base.append_column(name, column)
+    return base.set_column(base.column_names.index(name), name, column)
+
+
+WRONG_KINDS = {
+    "ms as text": (_column("ms", ["120"]), "column ms holds text values, not integer"),
+    "ms as a fraction": (_column("ms", [0.4]), "column ms holds values that are no integer of its range"),
+    "ms as NaN": (_column("ms", [float("nan")]), "column ms holds values that are no integer of its range"),
+    "ms past int64": (_column("ms", [2**64 - 1], pa.uint64()), "column ms holds values that are no integer"),
+    "tokens as a huge decimal": (_column("result_tokens", [decimal.Decimal("1e30")], pa.decimal128(38, 0)),
+                                 "column result_tokens holds values that are no integer"),
+    "ok as words": (_column("ok", [WORDS]), "column ok holds text values, not boolean"),
+    "tool as a list": (_column("tool", [[WORDS]]), "column tool holds nested values, not text"),
+    "tool as bytes": (_column("tool", [b"\xff" + WORDS.encode()], pa.binary()),
+                      "column tool holds binary values, not text"),
+    "day as a timestamp with words for a zone": (
+        _column("day", [dt.datetime(2026, 11, 10, tzinfo=dt.UTC)], pa.timestamp("us", tz="Etc/UTC")),
+        "column day holds timestamp values, not date"),
+    "charged_usd as text": (_column("charged_usd", ["0.01"]), "column charged_usd holds text values, not floating"),
+}
+
+
+@pytest.mark.parametrize("case", list(WRONG_KINDS))
+def test_a_batch_of_the_wrong_kinds_is_refused_whole_and_the_day_builds(day_of_reports, case):
+    table, reason = WRONG_KINDS[case]
+    folder = day_of_reports.raw_dir("agent_reports", DAY)
+    pq.write_table(table, folder / "odd.parquet")
+    result, reasons = build(day_of_reports)
+    assert result.rows == 2 and result.stats["refused_files"] == 1
+    assert reasons["odd.parquet"].startswith(reason) and "was deleted" in reasons["odd.parquet"]
+    assert not (folder / "odd.parquet").exists() and no_words_anywhere(day_of_reports)
+
+
+def test_a_fixed_field_given_twice_is_refused_whole(day_of_reports):
+    table = pa.Table.from_pylist([report(UP, who="r3")])
+    twice = pa.Table.from_arrays([*table.columns, pa.array([WORDS])], names=[*table.column_names, "tool"])
+    pq.write_table(twice, day_of_reports.raw_dir("agent_reports", DAY) / "twice.parquet")
+    result, reasons = build(day_of_reports)
+    assert result.rows == 2 and reasons["twice.parquet"].startswith("column(s) tool given more than once")
+    assert no_words_anywhere(day_of_reports)
+
+
+def test_numbers_of_another_width_and_whole_floats_read_as_the_fixed_fields(day_of_reports):
+    # What pandas writes for an integer column with a missing value, and what other writers choose.
+    base = pa.Table.from_pylist([report(UP, who="r3"), report(UP, who="r4", ms=None)])
+    table = base.set_column(base.column_names.index("ms"), "ms", pa.array([120.0, None]))
+    table = table.set_column(table.column_names.index("tool"), "tool",
+                             pa.array(["get_weather", "get_weather"]).dictionary_encode())
+    pq.write_table(table, day_of_reports.raw_dir("agent_reports", DAY) / "pandas.parquet")
+    result, reasons = build(day_of_reports)
+    assert result.rows == 4 and not reasons
+    valid = pq.read_table(day_of_reports.curated_file("agent_reports", DAY)).to_pylist()
+    assert sorted(r["ms"] for r in valid if r["ms"] is not None) == [120, 120, 120]
+
+
+def test_anything_beside_the_batches_is_refused_with_its_reason_and_nothing_is_read_twice(day_of_reports):
+    folder = day_of_reports.raw_dir("agent_reports", DAY)
+    (folder / "notes.txt").write_text(WORDS)
+    (folder / "batch.parquet.tmp").write_text(WORDS)
+    (folder / "sub").mkdir()
+    (folder / "sub" / "x.parquet").write_text(WORDS)
+    (folder / "odd.parquet").mkdir()
+    pq.write_table(pa.Table.from_pylist([report(UP, who="r3")]), folder / "*.parquet")
+    (folder / ".tmp-in-flight").write_text("a write of ours in flight")
+    result, reasons = build(day_of_reports)
+    assert result.rows == 2  # the good batch once: `*.parquet` never reads it again
+    assert set(reasons) == {"notes.txt", "batch.parquet.tmp", "sub", "odd.parquet", "*.parquet"}
+    assert reasons["notes.txt"].startswith("not a report batch") and "sha256" in reasons["notes.txt"]
+    assert reasons["odd.parquet"].startswith("not a regular file")
+    assert reasons["*.parquet"].startswith("a name with a wildcard")
+    assert sorted(p.name for p in folder.iterdir()) == [".tmp-in-flight", "good.parquet"]
+    assert no_words_anywhere(day_of_reports)
+
+
+def test_a_batch_past_the_limits_is_set_aside_whole_unread(day_of_reports, monkeypatch):
+    monkeypatch.setitem(REPORTS_PARAMS, "max_batch_rows", 3)
+    monkeypatch.setitem(REPORTS_PARAMS, "max_day_rows", 5)
+    land_reports(day_of_reports, [report(UP, who=f"b{i}") for i in range(4)], batch="big")
+    land_reports(day_of_reports, [report(UP, who=f"c{i}") for i in range(3)], batch="more")
+    land_reports(day_of_reports, [report(UP, who="d")], batch="small")
+    result, reasons = build(day_of_reports)
+    # in name order: big 4 > 3 a batch; good 2 and more 3 fill the day's 5; small 1 more would pass it
+    assert set(reasons) == {"big.parquet", "small.parquet"}
+    assert result.rows == 5 and "moved whole and unread" in reasons["big.parquet"]
+    kept = day_of_reports.quarantine_dir / f"raw/agent_reports/day={DAY}"
+    assert sorted(p.name for p in kept.iterdir()) == ["big.parquet", "small.parquet"]
+
+
+def test_a_refused_reports_words_are_withheld_in_its_batch_and_a_day_built_again_is_the_same(day_of_reports):
+    folder = day_of_reports.raw_dir("agent_reports", DAY)
+    land_reports(day_of_reports, [report(UP, who="r3"), report(UP, who="r4", tool=WORDS),
+                                  report(UP, who="r5", ok=False, fail=WORDS)], batch="mixed")
+    chatty = pa.Table.from_pylist([{**report(UP, who="r6", tool=WORDS), "comment": "nothing"}])
+    pq.write_table(chatty, folder / "chatty.parquet")
+    first, reasons = build(day_of_reports)
+    assert first.rows == 3 and first.stats["refused_rows"] == 2 and no_words_anywhere(day_of_reports)
+    rows = pq.read_table(folder / "mixed.parquet").to_pylist()
+    assert [r["tool"] for r in rows] == ["get_weather", "<34 characters withheld>", "get_weather"]
+    assert rows[2]["fail"] == "<34 characters withheld>"
+    assert {k: rows[0][k] for k in report(UP)} == report(UP, who="r3")  # the rest as it was
+    kept = day_of_reports.quarantine_dir / f"raw/agent_reports/day={DAY}/chatty.parquet"
+    assert pq.read_table(kept).column("tool").to_pylist() == ["<34 characters withheld>"]
+    quarantine = day_of_reports.curated_file("agent_report_quarantine", DAY).read_bytes()
+    again, _ = build(day_of_reports)
+    assert again.rows == 3 and day_of_reports.curated_file("agent_report_quarantine", DAY).read_bytes() == quarantine
+    problems = [json.loads(r["row_json"])["tool"] for r in
+                pq.read_table(day_of_reports.curated_file("agent_report_quarantine", DAY)).to_pylist()
+                if r["row_json"]]
+    assert "<34 characters withheld>" in problems
