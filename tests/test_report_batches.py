@@ -14,6 +14,7 @@ import pytest
 from conftest import DAY, land_reports, land_status, report
 
 from sevenmaps_pipeline import curated
+from sevenmaps_pipeline.lake.warehouse import open_warehouse, publish_warehouse
 from sevenmaps_pipeline.rules.methods import REPORTS_PARAMS
 
 UP = "up.example.com/mcp"
@@ -152,3 +153,17 @@ def test_a_refused_reports_words_are_withheld_in_its_batch_and_a_day_built_again
                 pq.read_table(day_of_reports.curated_file("agent_report_quarantine", DAY)).to_pylist()
                 if r["row_json"]]
     assert "<34 characters withheld>" in problems
+
+
+def test_the_warehouse_reads_only_the_reports_of_days_built_and_a_bad_batch_of_today_stops_nothing(day_of_reports):
+    tomorrow = day_of_reports.raw_dir("agent_reports", DAY + dt.timedelta(days=1))
+    tomorrow.mkdir(parents=True)
+    (tomorrow / "garbage.parquet").write_bytes(b"PAR1 " + WORDS.encode())
+    pq.write_table(pa.Table.from_pylist([{**report(UP), "tool": WORDS}]), tomorrow / "words.parquet")
+    publish_warehouse(day_of_reports)  # nothing built yet: the view is empty, and made
+    with open_warehouse(day_of_reports) as con:
+        assert con.execute("SELECT count(*) FROM raw_agent_reports").fetchone() == (0,)
+    build(day_of_reports)
+    publish_warehouse(day_of_reports)
+    with open_warehouse(day_of_reports) as con:  # the built day's batch; never the day still landing
+        assert con.execute("SELECT count(*), count(DISTINCT day) FROM raw_agent_reports").fetchone() == (2, 1)

@@ -36,6 +36,25 @@ def _glob(lake: LakePaths, spec: TableSpec) -> str:
     return str(lake.root / pattern)
 
 
+# A raw table landed by a service outside the map (agent reports) is read only on the days its build has checked
+# (curated/report_batches.py): a batch landing today that no reader can open would stop every view from being
+# made, and a refused report's words are withheld in its batch only when its day is built (reports-1.2).
+_CHECKED_BY = {"raw_agent_reports": "agent_reports"}
+
+
+def _files(lake: LakePaths, spec: TableSpec) -> str | None:
+    """What the view of `spec` reads: its files' glob, or for a table of _CHECKED_BY the list of its checked
+    days' globs, as read_parquet's argument; None when there is no file."""
+    pattern = _glob(lake, spec)
+    checked = _CHECKED_BY.get(spec.view)
+    if checked is None:
+        return _quote(pattern) if next(glob.iglob(pattern), None) is not None else None  # iglob stops at the first
+    folder, name = Path(pattern).parent.parent, Path(pattern).name
+    days = sorted(p.parent.name for p in (lake.root / "curated" / checked).glob("day=*/part-0.parquet"))
+    days_globs = [str(folder / day / name) for day in days if next((folder / day).glob(name), None) is not None]
+    return "[" + ", ".join(_quote(g) for g in days_globs) + "]" if days_globs else None
+
+
 _EMPTY_SELECTS: dict[bytes, str] = {}
 
 
@@ -56,11 +75,11 @@ def view_statements(lake: LakePaths, tables: tuple[TableSpec, ...] = PUBLIC_TABL
                     with_roots: bool = True) -> list[str]:
     statements = []
     for spec in tables:
-        pattern = _glob(lake, spec)
-        if next(glob.iglob(pattern), None) is not None:  # any file at all (iglob stops at the first)
+        files = _files(lake, spec)
+        if files is not None:
             # Every column of the schema, null in files written before it was added, even while no file has
             # it yet (a signed day is never rebuilt; docs/data-dictionary.md), as lake/duck.py bind_input reads.
-            body = (f"{_empty_select(spec.schema)} UNION ALL BY NAME SELECT * FROM read_parquet({_quote(pattern)}, "
+            body = (f"{_empty_select(spec.schema)} UNION ALL BY NAME SELECT * FROM read_parquet({files}, "
                     "union_by_name = true, hive_partitioning = false)")
         else:
             body = _empty_select(spec.schema)
@@ -262,8 +281,8 @@ def publish_warehouse(lake: LakePaths, force: bool = False) -> str:
     them into place.
 
     Views read their tables through globs, so a new day's files show up without a new warehouse; it is
-    rebuilt only when a view itself changes (a table's first file, the lake moved, a schema changed), which
-    `.warehouse.sha256` (the digest of the view statements) tells."""
+    rebuilt only when a view itself changes (a table's first file, the lake moved, a schema changed, a day of
+    agent reports built: `_CHECKED_BY`), which `.warehouse.sha256` (the digest of the view statements) tells."""
     lake.root.mkdir(parents=True, exist_ok=True)
     public = (view_statements(lake) + analyst_view_statements() + owner_note_statements(lake)
               + derived_view_comments() + built_for_statements(lake))
