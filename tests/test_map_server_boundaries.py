@@ -5,15 +5,18 @@ argument text and is its owner's alone."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import stat
 
 import httpx
+import pyarrow.parquet as pq
 import pytest
 from conftest import copy_for_serving, served_on_loopback
 
 from sevenmaps_pipeline.lake.paths import LakePaths
 from sevenmaps_pipeline.publishing.mapday import MapDay
+from sevenmaps_pipeline.surfaces.mcp_server import ReportLimiter
 from sevenmaps_pipeline.surfaces.oplog import KEY_NAME, oplog_folder
 from sevenmaps_pipeline.surfaces.serve import make_app
 
@@ -27,10 +30,12 @@ def served(fleet_demo_lake, tmp_path):
         yield lake, url
 
 
-def _call(url: str, tool: str, arguments: dict, headers: dict | None = None) -> dict:
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
-    answer = httpx.post(f"{url}/mcp", json=body, timeout=60, headers={
-        "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18", **(headers or {})})
+def _call(url: str, tool: str, arguments: dict, headers: dict | None = None, meta: dict | None = None) -> dict:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments,
+                                                                          **({"_meta": meta} if meta else {})}}
+    answer = httpx.post(f"{url}/mcp", content=json.dumps(body), timeout=60, headers={  # JSON escapes as ASCII
+        "Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+        "MCP-Protocol-Version": "2025-06-18", **(headers or {})})
     assert answer.status_code == 200, answer.text
     return answer.json()["result"]
 
@@ -61,6 +66,33 @@ def test_one_address_lands_no_more_than_the_limit_whatever_it_calls_itself(serve
     assert all(_text(r).endswith(f"report refused: more than {LIMIT} reports in an hour from this address")
                for r in refused)
     assert len(_landed(lake) - before) == LIMIT, "a refused report landed"
+    # One address is one reporter whatever it calls itself (helper-81: a name each was a reporter each, past the
+    # ratings' cap of 3 reports a reporter and their 5 reporters for stars).
+    reporters = {pq.read_table(path).column("reporter_id")[0].as_py() for path in _landed(lake) - before}
+    assert len(reporters) == 1
+
+
+def test_a_client_name_with_no_utf_8_is_answered_and_logged(served):
+    lake, url = served
+    # The 2026-07-28 envelope carries the client's name on every request, read by the SDK with JSON's escapes.
+    meta = {"io.modelcontextprotocol/clientInfo": {"name": "evil\ud800", "version": "1"},
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+    headers = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "server_status"}
+    answer = _call(url, "server_status", {"server": _a_server(lake)}, headers, meta)
+    assert not answer.get("isError"), _text(answer)
+    lines = [json.loads(line) for path in oplog_folder(lake).glob("day=*.jsonl")
+             for line in path.read_text().splitlines()]
+    assert any(line["tool"] == "server_status" and line["outcome"] == "ok" for line in lines)
+
+
+def test_the_limit_forgets_callers_idle_for_an_hour():
+    limiter = ReportLimiter(per_hour=2)
+    start = dt.datetime(2026, 12, 7, tzinfo=dt.UTC)
+    for i in range(1000):
+        assert limiter.allow(f"caller-{i}", start)
+    assert len(limiter) == 1000
+    assert limiter.allow("late", start + dt.timedelta(hours=1, minutes=2))
+    assert len(limiter) == 1  # each of the thousand, idle for an hour, is forgotten
 
 
 def test_unknown_fields_are_refused_by_the_rules_words_and_every_answer_names_its_day(served):

@@ -66,17 +66,24 @@ class ReportLimiter:
     def __init__(self, per_hour: int = REPORTS_PER_HOUR) -> None:
         self.per_hour = per_hour
         self._seen: dict[str, list[dt.datetime]] = {}
+        self._forgot_at = dt.datetime.min.replace(tzinfo=dt.UTC)
         self._lock = threading.Lock()
 
+    def __len__(self) -> int:
+        """The callers remembered (those with a report in the last hour, and for a minute more)."""
+        return len(self._seen)
+
     def allow(self, code: str, now: dt.datetime) -> bool:
+        hour = dt.timedelta(hours=1)
         with self._lock:
-            recent = [t for t in self._seen.get(code, []) if now - t < dt.timedelta(hours=1)]
+            recent = [t for t in self._seen.get(code, []) if now - t < hour]
             allowed = len(recent) < self.per_hour
             if allowed:
                 recent.append(now)
             self._seen[code] = recent
-            if len(self._seen) > 100_000:  # forget idle callers
-                self._seen = {k: v for k, v in self._seen.items() if v}
+            if now - self._forgot_at > dt.timedelta(minutes=1):  # forget callers idle for an hour, once a minute
+                self._seen = {k: v for k, v in self._seen.items() if v and now - v[-1] < hour}
+                self._forgot_at = now
             return allowed
 
 
@@ -160,6 +167,8 @@ def _caller(ctx: Context | None) -> tuple[str | None, str | None]:
         address = getattr(client, "host", None)
     except (AttributeError, ValueError):
         pass
+    if isinstance(name, str):  # a lone surrogate (JSON allows `\\ud800`) has no UTF-8: "?" for it, as the log keeps
+        name = name.encode("utf-8", "replace").decode("utf-8")
     return name, address
 
 
@@ -347,8 +356,10 @@ def _add_report_tool(server: MCPServer, service: MapService, oplog: OpLog, limit
                   "charged_usd": charged_usd, "surprise": surprise, "tools_hash": tools_hash}
 
         def land() -> dict[str, Any]:
-            code, at = oplog.agent_code(address, name), now()
-            if not limiter.allow(oplog.agent_code(address, None), at):  # the address alone: names are free
+            # The reporter is the address alone, as the limit counts it: a client's name is the caller's to choose,
+            # and one address under many names would be many reporters (the ratings' cap and thresholds count them).
+            code, at = oplog.agent_code(address, None), now()
+            if not limiter.allow(code, at):
                 raise ToolError(f"report refused: more than {limiter.per_hour} reports in an hour from this address")
             try:
                 named = _endpoint_named(service, server)

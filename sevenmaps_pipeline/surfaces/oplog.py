@@ -67,7 +67,7 @@ class OpLog:
     def agent_code(self, address: str | None, client_name: str | None) -> str:
         """A keyed hash of who called (address and client name): the same caller gets the same code, and
         the code cannot be turned back into an address without the key. 64 hex, as reporter ids are."""
-        material = f"{address or '-'}\n{client_name or '-'}".encode()
+        material = f"{address or '-'}\n{client_name or '-'}".encode("utf-8", "surrogatepass")
         return hmac.new(self.key, material, hashlib.sha256).hexdigest()
 
     _lock = threading.Lock()
@@ -76,7 +76,9 @@ class OpLog:
                now: dt.datetime | None = None) -> None:
         now = now or dt.datetime.now(dt.UTC)
         line = json.dumps({"at": now.isoformat(timespec="milliseconds"), "tool": tool,
-                           "client_name": (client_name or "unknown")[:100], "country": None,
+                           # a lone surrogate has no UTF-8: kept as "?", never a failed call
+                           "client_name": (client_name or "unknown")[:100].encode("utf-8", "replace").decode(),
+                           "country": None,
                            "agent_code": agent_code, "outcome": outcome[:300]}, ensure_ascii=False)
         path = self.folder / f"day={now.date().isoformat()}.jsonl"
         with self._lock, os.fdopen(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "a",
