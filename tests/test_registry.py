@@ -238,10 +238,12 @@ _SECRET_QUERIES = ["?api_key=LIVEKEY1", "?x=1&access_token=LIVEKEY1", "?apiKey=L
                    # numbered, versioned, an array (status-1.6); `pass` and `pw` as words of their own
                    "?key1=LIVEKEY1", "?token_v2=LIVEKEY1", "?api_key-2=LIVEKEY1", "?apikey[]=LIVEKEY1",
                    "?apikey%5B%5D=LIVEKEY1", "?token[0]=LIVEKEY1", "?pw=LIVEKEY1", "?PASS=LIVEKEY1",
-                   "?db_pass=LIVEKEY1", "?userPass=LIVEKEY1", "?passphrase=LIVEKEY1", "?creds=LIVEKEY1"]
+                   "?db_pass=LIVEKEY1", "?userPass=LIVEKEY1", "?passphrase=LIVEKEY1", "?creds=LIVEKEY1",
+                   # a secret's name as a bracketed key (helper-82)
+                   "?config[api_key]=LIVEKEY1", "?auth[token][0]=LIVEKEY1", "?api_key[0][1]=LIVEKEY1"]
 # Names that only contain a secret's name, an empty value, a fragment: no credential.
 _PLAIN_QUERIES = ["?keyword=weather", "?author=me", "?api_key=", "?tokens_max=5", "?bypass=1", "?compass=n",
-                  "?passage=2", "?pass_through=1", "?pwn=1", "?tokens_2=5"]
+                  "?passage=2", "?pass_through=1", "?pwn=1", "?tokens_2=5", "?page[size]=5"]
 
 
 @pytest.mark.parametrize(("url", "listing"), [(f"https://a.example.com/mcp{q}", "skip") for q in _SECRET_QUERIES]

@@ -7,13 +7,16 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
+import os
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import DAY, land_reports, land_status, report
+from conftest import DAY, land_probes, land_registry, land_reports, land_status, probe, report
 
 from sevenmaps_pipeline import curated
+from sevenmaps_pipeline.curated.day import build_day, stale_reason
+from sevenmaps_pipeline.curated.report_batches import refuse_report_files
 from sevenmaps_pipeline.lake.warehouse import open_warehouse, publish_warehouse
 from sevenmaps_pipeline.rules.methods import REPORTS_PARAMS
 
@@ -127,9 +130,32 @@ def test_a_batch_past_the_limits_is_set_aside_whole_unread(day_of_reports, monke
     result, reasons = build(day_of_reports)
     # in name order: big 4 > 3 a batch; good 2 and more 3 fill the day's 5; small 1 more would pass it
     assert set(reasons) == {"big.parquet", "small.parquet"}
-    assert result.rows == 5 and "moved whole and unread" in reasons["big.parquet"]
-    kept = day_of_reports.quarantine_dir / f"raw/agent_reports/day={DAY}"
-    assert sorted(p.name for p in kept.iterdir()) == ["big.parquet", "small.parquet"]
+    assert result.rows == 5 and reasons["big.parquet"].startswith("4 reports: past the limit of 3 a batch")
+    assert "was deleted" in reasons["big.parquet"]  # unread, its fields cannot be told apart from words
+    assert not (day_of_reports.quarantine_dir / f"raw/agent_reports/day={DAY}").exists()
+
+
+def test_a_batch_that_says_it_holds_billions_of_rows_is_refused_by_its_footer_alone(day_of_reports, monkeypatch):
+    # helper-82: the columns were read whole before the limit, gigabytes for a file of under a megabyte.
+    monkeypatch.setitem(REPORTS_PARAMS, "max_batch_rows", 10)
+    table = pa.Table.from_pylist([report(UP, who="r3")] * 11)
+    table = table.set_column(table.column_names.index("ms"), "ms", table.column("ms").cast(pa.int32()))
+    pq.write_table(table, day_of_reports.raw_dir("agent_reports", DAY) / "many.parquet")
+    seen = []
+    monkeypatch.setattr(pq, "read_table", lambda *a, **k: seen.append(a) or pytest.fail("a column was read"))
+    problems = refuse_report_files(day_of_reports, DAY)[2]
+    assert [r["problem"].split(":")[0] for r in problems] == ["11 reports"] and not seen
+
+
+def test_a_reader_never_quotes_a_value_and_a_name_not_utf_8_is_escaped(day_of_reports):
+    folder = day_of_reports.raw_dir("agent_reports", DAY)
+    base = pa.Table.from_pylist([report(UP, who="r3")])
+    not_utf_8 = pa.array([WORDS.encode() + b" \xff"], pa.binary()).view(pa.string())  # DuckDB quotes such a value
+    pq.write_table(base.set_column(base.column_names.index("tool"), "tool", not_utf_8), folder / "bytes.parquet")
+    (folder / os.fsdecode(b"caf\xe9.txt")).write_text(WORDS)
+    result, reasons = build(day_of_reports)
+    assert result.rows == 2 and reasons["bytes.parquet"].startswith("unreadable Parquet: ")
+    assert reasons["caf\\xe9.txt"].startswith("not a report batch") and no_words_anywhere(day_of_reports)
 
 
 def test_a_refused_reports_words_are_withheld_in_its_batch_and_a_day_built_again_is_the_same(day_of_reports):
@@ -167,3 +193,23 @@ def test_the_warehouse_reads_only_the_reports_of_days_built_and_a_bad_batch_of_t
     publish_warehouse(day_of_reports)
     with open_warehouse(day_of_reports) as con:  # the built day's batch; never the day still landing
         assert con.execute("SELECT count(*), count(DISTINCT day) FROM raw_agent_reports").fetchone() == (2, 1)
+
+
+def test_whatever_lands_after_the_build_makes_the_day_stale_and_waits_out_of_the_warehouse(lake):
+    # helper-82: a batch landing between the build and the signing was signed, and read by the warehouse, unchecked.
+    land_registry(lake, [f"https://{UP}"])
+    land_probes(lake, [probe(f"https://{UP}", "ok")])
+    land_reports(lake, [report(UP)], batch="good")
+    assert build_day(lake, DAY).ok and stale_reason(lake, DAY) is None
+    folder = lake.raw_dir("agent_reports", DAY)
+    later = os.stat(lake.curated_file("agent_reports", DAY)).st_mtime + 10
+    (folder / "notes.txt").write_text(WORDS)
+    land_reports(lake, [{**report(UP), "tool": WORDS}], batch="late")
+    (folder / ".in-flight.parquet").write_bytes(b"PAR1")  # a write in flight: hidden, never read
+    for name in ("notes.txt", "late.parquet"):
+        os.utime(folder / name, (later, later))
+    assert "notes.txt changed after" in stale_reason(lake, DAY) or "late.parquet changed after" in stale_reason(
+        lake, DAY)
+    publish_warehouse(lake)
+    with open_warehouse(lake) as con:
+        assert con.execute("SELECT count(*) FROM raw_agent_reports").fetchone() == (1,)  # the build's batch only

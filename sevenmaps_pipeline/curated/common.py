@@ -36,12 +36,13 @@ def rel(lake: LakePaths, path: Path) -> str:
     return path.relative_to(lake.root).as_posix()
 
 
-def unreadable_reason(exc: Exception) -> str:
-    """How a file that a Parquet reader refused is described in the quarantine."""
-    return f"unreadable Parquet: {type(exc).__name__}: {str(exc)[:300]}"
+def unreadable_reason(exc: Exception, quoted: bool = True) -> str:
+    """How a file that a Parquet reader refused is described in the quarantine: with the reader's words, or only
+    their kind where a value the reader quotes may be a sender's words (agent reports)."""
+    return f"unreadable Parquet: {type(exc).__name__}" + (f": {str(exc)[:300]}" if quoted else "")
 
 
-def unreadable(path: Path, spec_schema: pa.Schema) -> str | None:
+def unreadable(path: Path, spec_schema: pa.Schema, quoted: bool = True) -> str | None:
     """Why a landed raw file cannot be used, or None. Decodes every value of every column (corrupt pages
     show only then) with DuckDB, the engine every later step reads the file with, streaming, so memory stays
     bounded. DuckDB and pyarrow each refuse some damaged files the other decodes; a file that passes here
@@ -54,7 +55,7 @@ def unreadable(path: Path, spec_schema: pa.Schema) -> str | None:
                                                    {"path": str(path)}).fetchall()]
             con.execute(f"SELECT count(*), sum(hash(COLUMNS(*))) FROM {relation}", {"path": str(path)}).fetchall()
     except Exception as exc:  # noqa: BLE001 - any reader failure is a classified refusal
-        return unreadable_reason(exc)
+        return unreadable_reason(exc, quoted)
     missing = [f.name for f in spec_schema if not f.nullable and f.name not in names]
     if missing:
         return f"missing required columns: {', '.join(missing)}"
@@ -89,14 +90,14 @@ def quarantine_unreadable_files(lake: LakePaths, day: dt.date) -> list[dict[str,
 def with_earlier_refusals(lake: LakePaths, table: str, day: dt.date,
                           refused: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The file refusals of a day's build, with those an earlier build of the day made of files that have left the
-    raw area since (moved or deleted then, so no build meets them again), in source_file order: a day built again
-    keeps every reason (a signed day is then the same, byte for byte)."""
+    raw area since (moved or deleted then, so no build meets them again): a day built again keeps every reason
+    (a signed day is then the same, byte for byte)."""
     now = {row["source_file"] for row in refused}
     previous = lake.curated_file(table, day)
     earlier = [row for row in pq.read_table(previous).to_pylist() if row["row_number"] is None
                and row["source_file"] not in now and not (lake.root / row["source_file"]).exists()
                ] if previous.is_file() else []
-    return sorted(refused + earlier, key=lambda row: row["source_file"])
+    return refused + earlier  # each in its own order: a day built again writes its rows as they were
 
 
 def bind_probe_validation(con: Any) -> None:

@@ -180,10 +180,11 @@ def stale_reason(lake: LakePaths, day: dt.date) -> str | None:
 
 
 def _raw_newer(lake: LakePaths, day: dt.date, asset: DayAsset, read: Read, first_written: float) -> str | None:
-    """A raw file the asset reads (within its window) written after the asset's tables."""
+    """A raw file the asset reads (within its window) written after the asset's tables; anything else that landed
+    in its folders since too (its root would sign it unread: `notes.txt` beside report batches)."""
     for kind in raw_kinds(read):
         for back in range(read.days or 1):
-            for path in lake.raw_files(kind, day - dt.timedelta(days=back)):
+            for path in lake.raw_entries(kind, day - dt.timedelta(days=back)):
                 when = _mtime(path)
                 if when is not None and when > first_written:
                     return f"{_name(lake, path)} changed after {asset.tables[0]} of {day} was built"

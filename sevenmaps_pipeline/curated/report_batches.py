@@ -4,14 +4,15 @@ Batches arrive from a reporting service we do not write: whatever else lands bes
 holds that the rules cannot read, is refused here with its reason before any query reads the folder, so no
 batch can stop the day's build and nothing is signed that was never read (reports-1.2). Never text in an
 agent's own words: a refused batch whose content cannot be told apart from words is kept only as its size
-and SHA-256; one with extra columns keeps its fixed fields (in quarantine/, never published); one refused
-only for its size is moved to quarantine/ whole, unread.
+and SHA-256 (one past the limits too: its fields cannot be told apart unread); one with extra columns keeps its
+fixed fields (in quarantine/, never published).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from ..lake.parquet_io import assert_day_writable, write_parquet
 from ..lake.paths import LakePaths
 from ..lake.schemas import RAW_AGENT_REPORTS
 from ..rules.methods import REPORTS_METHOD, REPORTS_PARAMS
-from .common import move_to_quarantine, rel, unreadable, unreadable_reason
+from .common import rel, unreadable, unreadable_reason
 
 # DuckDB's read_parquet expands these in a file name, so a batch named `*.parquet` would read every batch again.
 _WILDCARDS = frozenset("*?[]{}")
@@ -66,35 +67,53 @@ def _column_problem(path: Path, schema: pa.Schema) -> str | None:
     return None
 
 
-def _batch_problem(path: Path) -> str | None:
-    """Why a landed batch cannot be read whole by the rules, or None (docs/methodology.md, "Agent reports")."""
+def _name_problem(path: Path) -> str | None:
+    """Why a landed entry is no batch by its kind or name alone, or None."""
     if path.is_symlink() or not path.is_file():
         return "not a regular file"
     if _WILDCARDS & set(path.name):
         return "a name with a wildcard (* ? [ ] { }), which a Parquet reader expands to other batches"
-    problem = unreadable(path, RAW_AGENT_REPORTS.schema)
+    if shown(path.name) != path.name:
+        return "a name that is not UTF-8"
+    return None
+
+
+def _batch_problem(path: Path) -> str | None:
+    """Why a landed batch cannot be read whole by the rules, or None (docs/methodology.md, "Agent reports"). A
+    reader's own words are never quoted: they may quote a value, an agent's words."""
+    problem = unreadable(path, RAW_AGENT_REPORTS.schema, quoted=False)
     if problem is not None:
         return problem
     try:  # pyarrow may refuse a damaged file that DuckDB decoded whole (see `unreadable`)
         return _column_problem(path, pq.read_schema(path))
     except Exception as exc:  # noqa: BLE001 - any reader failure is a classified refusal
-        return unreadable_reason(exc)
+        return unreadable_reason(exc, quoted=False)
 
 
-def _digest(path: Path) -> str:
-    with path.open("rb") as f:  # a batch may be far larger than memory (a sparse file reads as zeros)
-        return hashlib.file_digest(f, "sha256").hexdigest()
+def shown(name: str) -> str:
+    """A file's name as the quarantine can keep it: a byte that is not UTF-8 as its escape (`\\xe9`)."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
+# A refused file larger than this is deleted unhashed: a sparse file of terabytes reads as zeros for hours.
+_MAX_HASHED = 1 << 30
 
 
 def _delete_unread(lake: LakePaths, day: dt.date, path: Path, problem: str) -> str:
     """Delete an entry whose content cannot be told apart from words; what it was, in our words."""
     assert_day_writable(lake, day)
     if path.is_symlink() or path.is_file():
-        kept = "" if path.is_symlink() else f" ({path.stat().st_size} bytes, sha256 {_digest(path)})"
+        size = path.lstat().st_size
+        if path.is_symlink():
+            what, kept = "link", ""
+        elif size > _MAX_HASHED:
+            what, kept = "file", f" ({size} bytes, not hashed: larger than {_MAX_HASHED} bytes)"
+        else:
+            with path.open("rb") as f:
+                what, kept = "file", f" ({size} bytes, sha256 {hashlib.file_digest(f, 'sha256').hexdigest()})"
         path.unlink()
-        what = "link" if not kept else "file"
     else:
-        kept, what = "", "entry"
+        what, kept = "entry", ""
         shutil.rmtree(path) if path.is_dir() else path.unlink()
     return (f"{problem}; the {what}{kept} was deleted: its content cannot be told apart from text in an agent's "
             "own words, which is never kept")
@@ -114,8 +133,7 @@ def refuse_report_files(lake: LakePaths, day: dt.date) -> tuple[list[Path], list
     """The day's report batches the rules can read whole, the fixed fields kept of those with extra columns (in
     quarantine/), and a row for each entry that left the raw area, with its reason. Hidden entries (a write in
     flight) are left alone."""
-    folder = lake.raw_dir("agent_reports", day)
-    entries = sorted(p for p in folder.iterdir() if not p.name.startswith(".")) if folder.is_dir() else []
+    entries = lake.raw_entries("agent_reports", day)
     batches = set(lake.raw_files("agent_reports", day))
     allowed = set(RAW_AGENT_REPORTS.schema.names)
     usable: list[Path] = []
@@ -124,24 +142,27 @@ def refuse_report_files(lake: LakePaths, day: dt.date) -> tuple[list[Path], list
     rows_so_far = 0
     for path in entries:
         problem = "not a report batch (a <name>.parquet file in the day's folder)" if path not in batches else (
-            _batch_problem(path))
+            _name_problem(path))
+        rows = 0
+        if problem is None:
+            try:  # the footer alone, before any column is read: a small file may say it holds billions of rows
+                rows = pq.ParquetFile(path).metadata.num_rows
+            except Exception as exc:  # noqa: BLE001 - any reader failure is a classified refusal
+                problem = unreadable_reason(exc, quoted=False)
+        if problem is None and (rows > REPORTS_PARAMS["max_batch_rows"]
+                                or rows_so_far + rows > REPORTS_PARAMS["max_day_rows"]):
+            problem = (f"{rows:,} reports: past the limit of {REPORTS_PARAMS['max_batch_rows']:,} a batch and "
+                       f"{REPORTS_PARAMS['max_day_rows']:,} a day, so the day's build stays within its memory")
+        problem = problem or _batch_problem(path)
         if problem is not None:
             problem = _delete_unread(lake, day, path, problem)
+        elif extra := sorted(set(pq.read_schema(path).names) - allowed):
+            problem = _keep_fixed_fields(lake, day, path, extra)
+            kept.append(lake.quarantine_dir / path.relative_to(lake.root))
         else:
-            rows = pq.ParquetFile(path).metadata.num_rows
-            extra = sorted(set(pq.read_schema(path).names) - allowed)
-            if rows > REPORTS_PARAMS["max_batch_rows"] or rows_so_far + rows > REPORTS_PARAMS["max_day_rows"]:
-                target = move_to_quarantine(lake, day, path)
-                problem = (f"{rows:,} reports: past the limit of {REPORTS_PARAMS['max_batch_rows']:,} a batch and "
-                           f"{REPORTS_PARAMS['max_day_rows']:,} a day, so the day's build stays within its memory; "
-                           f"moved whole and unread to {rel(lake, target)} for a person to look at")
-            elif extra:
-                problem = _keep_fixed_fields(lake, day, path, extra)
-                kept.append(lake.quarantine_dir / path.relative_to(lake.root))
-            else:
-                usable.append(path)
-                rows_so_far += rows
-                continue
-        refused.append({"day": day, "source_file": rel(lake, path), "row_number": None,
+            usable.append(path)
+            rows_so_far += rows
+            continue
+        refused.append({"day": day, "source_file": shown(rel(lake, path)), "row_number": None,
                         "problem": problem, "method_version": REPORTS_METHOD})
     return usable, kept, refused

@@ -75,6 +75,12 @@ class LakePaths:
             return []
         return sorted(p for p in folder.glob("*.parquet") if not p.name.startswith("."))
 
+    def raw_entries(self, kind: str, day: dt.date | str) -> list[Path]:
+        """Everything not hidden in the day's raw folder: its files and whatever else landed (a hidden name is a
+        write in flight)."""
+        folder = self.raw_dir(kind, day)
+        return sorted(p for p in folder.iterdir() if not p.name.startswith(".")) if folder.is_dir() else []
+
     def registry_file(self, day: dt.date | str) -> Path:
         return self.raw_dir("registry", day) / "servers.parquet"
 

@@ -43,16 +43,19 @@ _CHECKED_BY = {"raw_agent_reports": "agent_reports"}
 
 
 def _files(lake: LakePaths, spec: TableSpec) -> str | None:
-    """What the view of `spec` reads: its files' glob, or for a table of _CHECKED_BY the list of its checked
-    days' globs, as read_parquet's argument; None when there is no file."""
+    """What the view of `spec` reads: its files' glob, or for a table of _CHECKED_BY the files its days' builds
+    read (written before them: one landing since waits for its day's next build), as read_parquet's argument;
+    None when there is no file."""
     pattern = _glob(lake, spec)
     checked = _CHECKED_BY.get(spec.view)
     if checked is None:
         return _quote(pattern) if next(glob.iglob(pattern), None) is not None else None  # iglob stops at the first
-    folder, name = Path(pattern).parent.parent, Path(pattern).name
-    days = sorted(p.parent.name for p in (lake.root / "curated" / checked).glob("day=*/part-0.parquet"))
-    days_globs = [str(folder / day / name) for day in days if next((folder / day).glob(name), None) is not None]
-    return "[" + ", ".join(_quote(g) for g in days_globs) + "]" if days_globs else None
+    kind = Path(pattern).parent.parent.name
+    files = []
+    for built in sorted((lake.root / "curated" / checked).glob("day=*/part-0.parquet")):
+        day, at = built.parent.name.removeprefix("day="), built.stat().st_mtime
+        files += [str(f) for f in lake.raw_files(kind, day) if f.stat().st_mtime <= at]
+    return "[" + ", ".join(_quote(f) for f in files) + "]" if files else None
 
 
 _EMPTY_SELECTS: dict[bytes, str] = {}

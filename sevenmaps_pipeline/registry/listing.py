@@ -93,7 +93,7 @@ _SECRET_NAME = re.compile(r"(?i)auth|token|key|secret|cookie|passw|session|crede
 _SECRET_PARAMETER = (r"(?:(?:key|token|secret|passw(?:or)?d|pwd|passphrase|auth|authorization|credentials?|creds?"
                      r"|bearer|signature|sig|jwt|session(?:_?id)?)"
                      r"|(?:(?<=^)|(?<=[^a-z0-9])|(?-i:(?<=[a-z0-9])(?=P)))(?:pass|pw))"
-                     r"(?:[_.-]?v?[0-9]+)?(?:\[[^\]]{0,32}\])?")  # bounded: linear in a hostile name
+                     r"(?:[_.-]?v?[0-9]+)?(?:\[[^\]]{0,32}\]){0,4}")  # bounded: linear in a hostile name
 _SECRET_PARAMETER_NAME = re.compile(r"(?ais).*?" + _SECRET_PARAMETER)  # ASCII case only: `ſig` is no `sig`
 # A parameter (name=value) after "?", "&", ";" or "#" (a fragment's, where OAuth puts a token) in text: its value
 # ends at the next separator, white space or a quote (prose goes on after it); a name may hold a tab or a line
@@ -126,8 +126,14 @@ def _is_secret(parameter: re.Match[str]) -> bool:
     return bool(parameter.group(3)) and _secret_name(parameter.group(2))
 
 
+# A name's bracketed keys (`config[api_key]`, `auth[token][0]`): each is read as a name of its own (status-1.6).
+_BRACKETED = re.compile(r"\[([^\[\]]{1,64})\]")
+
+
 def _secret_name(name: str) -> bool:
-    return _SECRET_PARAMETER_NAME.fullmatch(unquote(_TAB_OR_NEWLINE.sub("", name))) is not None
+    read = unquote(_TAB_OR_NEWLINE.sub("", name))
+    return _SECRET_PARAMETER_NAME.fullmatch(read) is not None or any(
+        _SECRET_PARAMETER_NAME.fullmatch(key) is not None for key in _BRACKETED.findall(read))
 
 
 def _redact_url_parameters(url: str) -> str:
