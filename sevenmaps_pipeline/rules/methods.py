@@ -23,7 +23,8 @@ STATUS_METHOD = "status-1.6"  # 1.1: a not_checked check (our trouble) is voided
 # one of them on every day, its first active listing by name (docs/methodology.md, "Its name"); 1.4: before the
 # name, a listing whose namespace owns its URL's host (a stranger's variant URL of another's endpoint never
 # names it); 1.5: a URL with a secret in its query (`?api_key=`) carries credentials, as userinfo does: skipped
-# 1.6: a secret's name numbered, versioned or as an array (`key1`, `token_v2`, `apikey[]`), and `pass`/`pw` as words
+# 1.6: a secret's name numbered, versioned, indexed or as a bracketed key (`key1`, `token_v2`, `apikey[]`,
+# `config[api_key]`), and `pass`/`pw` as words of their own
 STATUS_PARAMS: dict[str, Any] = {
     # A minute of one run in which most checks of unrelated origins failed at the network level is our
     # own outage, not theirs: those failures are voided (the day becomes n, never d).
@@ -112,8 +113,8 @@ RANKINGS_PARAMS: dict[str, Any] = {
 REPORTS_METHOD = "reports-1.2"  # 1.2: a batch the rules cannot read whole, or anything beside the batches, is refused
 # before the day is read; a refused report's words are withheld in its batch too (curated/report_batches.py)
 REPORTS_PARAMS: dict[str, Any] = {
-    # Reports a batch, and a day, may hold: past them a batch is set aside whole, unread (about 1 KB of memory a
-    # report while the day is built; the real-shaped bench lake's days hold some 20,000: docs/scaling.md).
+    # Reports a batch, and a day, may hold: past them a batch is refused by its footer and deleted unread (a day's
+    # build takes about 1 KB of memory a report; the real-shaped bench lake's days hold some 20,000: docs/scaling.md).
     "max_batch_rows": 250_000,
     "max_day_rows": 1_000_000,
     # A report about a day more than this many days before it arrived can no longer count anywhere (the
