@@ -10,6 +10,7 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..lake import duck
@@ -94,9 +95,9 @@ def with_earlier_refusals(lake: LakePaths, table: str, day: dt.date,
     (a signed day is then the same, byte for byte)."""
     now = {row["source_file"] for row in refused}
     previous = lake.curated_file(table, day)
-    earlier = [row for row in pq.read_table(previous).to_pylist() if row["row_number"] is None
-               and row["source_file"] not in now and not (lake.root / row["source_file"]).exists()
-               ] if previous.is_file() else []
+    files = pq.read_table(previous, filters=pc.field("row_number").is_null()) if previous.is_file() else None
+    earlier = [row for row in files.to_pylist() if row["source_file"] not in now
+               and not (lake.root / row["source_file"]).exists()] if files is not None else []
     return refused + earlier  # each in its own order: a day built again writes its rows as they were
 
 

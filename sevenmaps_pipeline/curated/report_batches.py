@@ -11,7 +11,6 @@ fixed fields (in quarantine/, never published).
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import os
 import shutil
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..lake.digests import sha256_file
 from ..lake.parquet_io import assert_day_writable, write_parquet
 from ..lake.paths import LakePaths
 from ..lake.schemas import RAW_AGENT_REPORTS
@@ -109,8 +109,7 @@ def _delete_unread(lake: LakePaths, day: dt.date, path: Path, problem: str) -> s
         elif size > _MAX_HASHED:
             what, kept = "file", f" ({size} bytes, not hashed: larger than {_MAX_HASHED} bytes)"
         else:
-            with path.open("rb") as f:
-                what, kept = "file", f" ({size} bytes, sha256 {hashlib.file_digest(f, 'sha256').hexdigest()})"
+            what, kept = "file", f" ({size} bytes, sha256 {sha256_file(path)})"
         path.unlink()
     else:
         what, kept = "entry", ""
@@ -119,11 +118,12 @@ def _delete_unread(lake: LakePaths, day: dt.date, path: Path, problem: str) -> s
             "own words, which is never kept")
 
 
-def _keep_fixed_fields(lake: LakePaths, day: dt.date, path: Path, extra: list[str]) -> str:
+def _keep_fixed_fields(lake: LakePaths, day: dt.date, path: Path, names: list[str]) -> str:
     allowed = set(RAW_AGENT_REPORTS.schema.names)
+    extra = sorted(set(names) - allowed)
     target = lake.quarantine_dir / path.relative_to(lake.root)
     assert_day_writable(lake, day)
-    write_parquet(lake, target, pq.read_table(path, columns=[c for c in pq.read_schema(path).names if c in allowed]))
+    write_parquet(lake, target, pq.read_table(path, columns=[c for c in names if c in allowed]))
     path.unlink()
     return (f"unexpected column(s) {', '.join(extra)[:300]}: reports carry the fixed fields only, never text in an "
             f"agent's words; their values were dropped, the fixed fields kept in {rel(lake, target)}")
@@ -156,8 +156,8 @@ def refuse_report_files(lake: LakePaths, day: dt.date) -> tuple[list[Path], list
         problem = problem or _batch_problem(path)
         if problem is not None:
             problem = _delete_unread(lake, day, path, problem)
-        elif extra := sorted(set(pq.read_schema(path).names) - allowed):
-            problem = _keep_fixed_fields(lake, day, path, extra)
+        elif not set(names := pq.read_schema(path).names) <= allowed:
+            problem = _keep_fixed_fields(lake, day, path, names)
             kept.append(lake.quarantine_dir / path.relative_to(lake.root))
         else:
             usable.append(path)

@@ -75,22 +75,26 @@ def validate_report_file(lake: LakePaths, path: Path, day: dt.date) -> list[str 
 _WORDS_FIELDS = ("fail", "surprise", "tool", "server", "tools_hash", "reporter_id")
 
 
-def _withhold_words(lake: LakePaths, day: dt.date, files: list[Path], params: dict[str, Any]) -> int:
-    """Rewrite each batch of `files` whose rows carry refused words with those values withheld, as the quarantine
-    keeps them, so that no batch holds an agent's words once its day is built (reports-1.2); the rest of each
-    batch as it was. A signed day's batches are frozen and left as signed. Returns the batches rewritten."""
-    try:
-        assert_day_writable(lake, day)
-    except SignedDayError:
-        return 0
+def _refused_words(con: Any) -> dict[str, list[tuple[Any, ...]]]:
+    """Per batch, the rows of the bound agent_report_validation whose fields carry refused words: (source_row,
+    then each field's withheld value, in _WORDS_FIELDS order)."""
     differs = " OR ".join(f"safe_{f} IS DISTINCT FROM {f}" for f in _WORDS_FIELDS)
-    with duck.session() as con:
-        _bind_validation(con, lake, day, files, params)
-        found = con.execute(f"SELECT source_file, source_row, {', '.join('safe_' + f for f in _WORDS_FIELDS)} "
-                            f"FROM agent_report_validation WHERE {differs} ORDER BY source_file, source_row").fetchall()
+    found = con.execute(f"SELECT source_file, source_row, {', '.join('safe_' + f for f in _WORDS_FIELDS)} "
+                        f"FROM agent_report_validation WHERE {differs} ORDER BY source_file, source_row").fetchall()
     by_file: dict[str, list[tuple[Any, ...]]] = {}
     for row in found:
         by_file.setdefault(row[0], []).append(row[1:])
+    return by_file
+
+
+def _withhold_words(lake: LakePaths, day: dt.date, by_file: dict[str, list[tuple[Any, ...]]]) -> None:
+    """Rewrite each batch whose rows carry refused words with those values withheld, as the quarantine keeps
+    them, so that no batch holds an agent's words once its day is built (reports-1.2); the rest of each batch as
+    it was. A signed day's batches are frozen and left as signed."""
+    try:
+        assert_day_writable(lake, day)
+    except SignedDayError:
+        return
     for name, rows in by_file.items():
         table = pq.read_table(name)
         for i, field in enumerate(_WORDS_FIELDS):
@@ -101,7 +105,6 @@ def _withhold_words(lake: LakePaths, day: dt.date, files: list[Path], params: di
                 values[row[0]] = row[1 + i]
             table = table.set_column(table.column_names.index(field), field, pa.array(values, pa.string()))
         write_parquet(lake, Path(name), table)
-    return len(by_file)
 
 
 def build_agent_reports(lake: LakePaths, day: dt.date) -> BuildResult:
@@ -111,11 +114,18 @@ def build_agent_reports(lake: LakePaths, day: dt.date) -> BuildResult:
     usable, kept, refused_files = refuse_report_files(lake, day)
     refused_files = with_earlier_refusals(lake, "agent_report_quarantine", day, refused_files)
     params = _report_params(lake, day)
-    _withhold_words(lake, day, usable + kept, params)
     with duck.session() as con:
         _bind_validation(con, lake, day, usable, params)
         valid = conform(duck.run_sql(con, "agent_reports", params), AGENT_REPORTS)
         refused_rows = duck.run_sql(con, "agent_report_quarantine", params)
+        words = _refused_words(con)
+    if kept:  # the fixed fields kept of batches with extra columns: read by no rule but this one
+        with duck.session() as con:
+            _bind_validation(con, lake, day, kept, params)
+            words.update(_refused_words(con))
+    # After the rules read them: the tables above hold the same withheld values (safe_*), and a batch rewritten
+    # before its day's tables are written is never newer than them.
+    _withhold_words(lake, day, words)
     quarantine = pa.concat_tables([
         conform(pa.Table.from_pylist(refused_files, AGENT_REPORT_QUARANTINE.schema), AGENT_REPORT_QUARANTINE),
         conform(refused_rows, AGENT_REPORT_QUARANTINE)])

@@ -8,15 +8,8 @@ import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
+from ..lake.digests import sha256_file
 from ..lake.paths import COVERED_RAW, LakePaths, day_str
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def sha256_files(paths: list[Path], workers: int | None = None) -> list[str]:

@@ -12,13 +12,13 @@ in `control/retention_log.jsonl`.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import duck
+from .digests import sha256_file
 from .paths import COVERED_RAW, LakePaths, folder_day
 
 # Days kept after the day itself, per kind: five-minute checks feed 90-day uptime.
@@ -41,14 +41,6 @@ class RetentionReport:
 
 def aggregate_file(lake: LakePaths, kind: str, day: dt.date) -> Path:
     return lake.root / "aggregates" / kind / f"day={day.isoformat()}" / "part-0.parquet"
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def log_file(lake: LakePaths) -> Path:
@@ -123,7 +115,8 @@ def apply_retention(lake: LakePaths, today: dt.date, now: dt.datetime,
                 report.kept_without_aggregate.append((kind, day, "a file is named by a signed root"))
                 continue
             sizes = [p.stat().st_size for p in files]
-            listed = [{"path": r, "bytes": n, "sha256": _sha256(p)} for r, p, n in zip(rel, files, sizes, strict=True)]
+            listed = [{"path": r, "bytes": n, "sha256": sha256_file(p)}
+                      for r, p, n in zip(rel, files, sizes, strict=True)]
             entry = {"at": now.isoformat(timespec="seconds"), "kind": kind, "day": day.isoformat(),
                      "aggregate": aggregate_file(lake, kind, day).relative_to(lake.root).as_posix(), "files": listed}
             log_file(lake).parent.mkdir(parents=True, exist_ok=True)

@@ -167,8 +167,6 @@ def _caller(ctx: Context | None) -> tuple[str | None, str | None]:
         address = getattr(client, "host", None)
     except (AttributeError, ValueError):
         pass
-    if isinstance(name, str):  # a lone surrogate (JSON allows `\\ud800`) has no UTF-8: "?" for it, as the log keeps
-        name = name.encode("utf-8", "replace").decode("utf-8")
     return name, address
 
 
