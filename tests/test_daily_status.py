@@ -54,7 +54,7 @@ def test_outcome_gives_day_code_and_shown_status(lake, outcome, http, code, show
     land_probes(lake, [probe("https://a.example.com/mcp", outcome, http_status=http)])
     row = status_rows(lake)["a.example.com/mcp"]
     assert (row["code"], row["shown_status"], row["outcome"]) == (code, shown, outcome)
-    assert row["method_version"] == "status-1.6"
+    assert row["method_version"] == "status-1.7"
 
 
 def test_an_empty_tool_list_is_an_answer_shown_as_one_not_as_tools(lake):

@@ -212,7 +212,9 @@ def test_a_secret_header_value_is_never_stored():
                {"name": "X-Api-Key", "value": "LIVEKEY2"}, {"name": "X-Mode", "value": "fast"},
                {"name": "X-Goog-Api-Key", "value": "AIzaLIVEKEY3"}, {"name": "X-API-Token", "value": "tok_LIVEKEY4"},
                {"name": "X-Db-Pass", "value": "LIVEKEY8"}, {"name": "pw", "value": "LIVEKEY9"},
-               {"name": "X-Compass", "value": "north"}]
+               {"name": "X-Compass", "value": "north"}, {"name": "DBPASS", "value": "LIVEKEY10"},
+               {"name": "X-SSLPass", "value": "LIVEKEY11"}, {"name": "MYSQL_ROOTPW", "value": "LIVEKEY12"},
+               {"name": "X-PWA-MODE", "value": "standalone"}]
     env = [{"name": "OPENAI_API_KEY", "value": "sk-LIVEKEY5", "isSecret": False}]
     description = ("Slack: mention @users. Contact bob@example.com. Returns token counts; uses Bearer authentication."
                    " Cache at redis://:LIVEKEY6@cache:6379, header Bearer abcdef0123456789LIVEKEY7")
@@ -220,7 +222,7 @@ def test_a_secret_header_value_is_never_stored():
         {"type": "streamable-http", "url": "https://a.example.com/mcp", "headers": headers}],
         "packages": [{"environmentVariables": env}]}}, DAY, NOW)
     assert "LIVEKEY" not in row["entry_json"] and '"value": "fast"' in row["entry_json"]
-    assert '"value": "north"' in row["entry_json"]
+    assert '"value": "north"' in row["entry_json"] and '"value": "standalone"' in row["entry_json"]
     # prose is left as written: no scheme, no long token
     assert "Slack: mention @users. Contact bob@example.com. Returns token counts; uses Bearer authentication." in (
         row["entry_json"])
@@ -240,10 +242,14 @@ _SECRET_QUERIES = ["?api_key=LIVEKEY1", "?x=1&access_token=LIVEKEY1", "?apiKey=L
                    "?apikey%5B%5D=LIVEKEY1", "?token[0]=LIVEKEY1", "?pw=LIVEKEY1", "?PASS=LIVEKEY1",
                    "?db_pass=LIVEKEY1", "?userPass=LIVEKEY1", "?passphrase=LIVEKEY1", "?creds=LIVEKEY1",
                    # a secret's name as a bracketed key (helper-82)
-                   "?config[api_key]=LIVEKEY1", "?auth[token][0]=LIVEKEY1", "?api_key[0][1]=LIVEKEY1"]
+                   "?config[api_key]=LIVEKEY1", "?auth[token][0]=LIVEKEY1", "?api_key[0][1]=LIVEKEY1",
+                   # an all-caps name ending in PASS or PW, a capitalised Pass after an acronym (status-1.7)
+                   "?DBPASS=LIVEKEY1", "?MYSQLPW=LIVEKEY1", "?DBPASS2=LIVEKEY1", "?DBPASS[x]=LIVEKEY1",
+                   "?SSLPass=LIVEKEY1", "?DB%50ASS=LIVEKEY1", "?CONFIG[DBPASS]=LIVEKEY1"]
 # Names that only contain a secret's name, an empty value, a fragment: no credential.
 _PLAIN_QUERIES = ["?keyword=weather", "?author=me", "?api_key=", "?tokens_max=5", "?bypass=1", "?compass=n",
-                  "?passage=2", "?pass_through=1", "?pwn=1", "?tokens_2=5", "?page[size]=5"]
+                  "?passage=2", "?pass_through=1", "?pwn=1", "?tokens_2=5", "?page[size]=5", "?PASSAGE=2", "?PWN=1",
+                  "?SSLPassage=1", "?PASS_THROUGH=1"]
 
 
 @pytest.mark.parametrize(("url", "listing"), [(f"https://a.example.com/mcp{q}", "skip") for q in _SECRET_QUERIES]
@@ -293,6 +299,7 @@ def test_long_hostile_text_is_read_in_linear_time():
     carries_credentials("https:" + "\\" * 100_000)
     redact_text("?" + "key[" * 50_000 + "=1")  # a secret's name as an array, never closed (status-1.6)
     carries_credentials("https://a.example.com/mcp?" + "key[" * 50_000 + "=1")
+    carries_credentials("https://a.example.com/mcp?" + "PASS[" * 50_000 + "=1")  # all caps (status-1.7)
     redacted_url("https:" + "\\" * 100_000)
     assert time.monotonic() - started < 10
 

@@ -84,7 +84,11 @@ _ANY_SCHEME_USERINFO = re.compile(r"(?i)(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*://)[^
 # A secret a listing's JSON may carry outside a URL: the value of a header or variable whose name says it is one,
 # and an Authorization value (a long token with a digit) in any text.
 _SECRET_NAME = re.compile(r"(?i)auth|token|key|secret|cookie|passw|session|credential"
-                          r"|(?:^|[^a-z])(?:pass|pw)(?:$|[^a-z])|(?-i:[a-z0-9]P(?:ass|w)(?:$|[^a-z]))")
+                          r"|(?:^|[^a-z])(?:pass|pw)(?:$|[^a-z])|(?-i:[A-Za-z0-9]P(?:ass|w)(?:$|[^a-z]))")
+# An all-caps name has no word boundaries to read (`DBPASS`, `MYSQLPW`): `PASS` or `PW` ending a word of it counts
+# (status-1.7), the price being `BYPASS` and `COMPASS`, whose URLs are skipped (docs/changelog.md).
+_ALL_CAPS_PASS = re.compile(r"(?:PASS|PW)(?![A-Z])")
+_LOWERCASE = re.compile(r"[a-z]")
 # A parameter whose name ends in a secret's name (`?api_key=`, `&access_token=`, `;sig=`, `X-Amz-Signature=`, read
 # percent-decoded too), with its value: a credential as userinfo is (status-1.5): the URL is never contacted and the
 # value is stored REDACTED. Since status-1.6 also a secret's name numbered, versioned or as an array (`key1`,
@@ -92,9 +96,10 @@ _SECRET_NAME = re.compile(r"(?i)auth|token|key|secret|cookie|passw|session|crede
 # another word: `bypass`, `compass`): docs/changelog.md.
 _SECRET_PARAMETER = (r"(?:(?:key|token|secret|passw(?:or)?d|pwd|passphrase|auth|authorization|credentials?|creds?"
                      r"|bearer|signature|sig|jwt|session(?:_?id)?)"
-                     r"|(?:(?<=^)|(?<=[^a-z0-9])|(?-i:(?<=[a-z0-9])(?=P)))(?:pass|pw))"
+                     r"|(?:(?<=^)|(?<=[^a-z0-9])|(?-i:(?<=[a-z0-9])(?=P))|(?-i:(?<=[A-Z])(?=P[a-z])))(?:pass|pw))"
                      r"(?:[_.-]?v?[0-9]+)?(?:\[[^\]]{0,32}\]){0,4}")  # bounded: linear in a hostile name
 _SECRET_PARAMETER_NAME = re.compile(r"(?ais).*?" + _SECRET_PARAMETER)  # ASCII case only: `ſig` is no `sig`
+_ALL_CAPS_PARAMETER_NAME = re.compile(r"(?as).*?(?:PASS|PW)(?:[_.-]?V?[0-9]+)?(?:\[[^\]]{0,32}\]){0,4}")
 # A parameter (name=value) after "?", "&", ";" or "#" (a fragment's, where OAuth puts a token) in text: its value
 # ends at the next separator, white space or a quote (prose goes on after it); a name may hold a tab or a line
 # break, which a URL parser drops. In a URL itself a value runs further (`_redact_url_parameters`).
@@ -132,8 +137,20 @@ _BRACKETED = re.compile(r"\[([^\[\]]{1,64})\]")
 
 def _secret_name(name: str) -> bool:
     read = unquote(_TAB_OR_NEWLINE.sub("", name))
-    return _SECRET_PARAMETER_NAME.fullmatch(read) is not None or any(
-        _SECRET_PARAMETER_NAME.fullmatch(key) is not None for key in _BRACKETED.findall(read))
+    return any(_names_a_secret_parameter(each) for each in (read, *_BRACKETED.findall(read)))
+
+
+def _names_a_secret_parameter(name: str) -> bool:
+    return _SECRET_PARAMETER_NAME.fullmatch(name) is not None or (
+        _LOWERCASE.search(name.partition("[")[0]) is None and _ALL_CAPS_PARAMETER_NAME.fullmatch(name) is not None)
+
+
+def _names_a_secret(name: object) -> bool:
+    """Whether a header's or a variable's name says its value is a secret (`X-Api-Key`, `DB_PASS`, `DBPASS`)."""
+    if not isinstance(name, str):
+        return False
+    return _SECRET_NAME.search(name) is not None or (
+        _LOWERCASE.search(name) is None and _ALL_CAPS_PASS.search(name) is not None)
 
 
 def _redact_url_parameters(url: str) -> str:
@@ -245,7 +262,7 @@ def _secret_values(node: Any, found: set[str], depth: int = 0) -> None:
         for item in node:
             _secret_values(item, found, depth + 1)
     elif isinstance(node, dict):
-        named = isinstance(node.get("name"), str) and _SECRET_NAME.search(node["name"]) is not None
+        named = _names_a_secret(node.get("name"))
         if "value" in node and isinstance(node["value"], str) and node["value"] and (
                 named or node.get("isSecret") is True or node.get("is_secret") is True):
             found.add(node["value"])
@@ -275,7 +292,7 @@ def redacted_entry(entry: Any) -> Any:
     if not isinstance(entry, dict):
         return entry
     secret = "value" in entry and (entry.get("isSecret") is True or entry.get("is_secret") is True or (
-        isinstance(entry.get("name"), str) and _SECRET_NAME.search(entry["name"]) is not None))
+        _names_a_secret(entry.get("name"))))
     return {redacted_entry(key) if isinstance(key, str) else key: REDACTED if secret and key == "value"
             else redacted_url(value) if key == "url" and isinstance(value, str)  # read as a URL, as stored
             else redacted_entry(value) for key, value in entry.items()}

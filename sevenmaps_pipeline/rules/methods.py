@@ -18,13 +18,14 @@ from typing import Any
 # them is computed is a new version here.
 TOKENIZER_METHOD = "o200k_base-1.1"
 
-STATUS_METHOD = "status-1.6"  # 1.1: a not_checked check (our trouble) is voided, like prober_error; 1.2: an o
+STATUS_METHOD = "status-1.7"  # 1.1: a not_checked check (our trouble) is voided, like prober_error; 1.2: an o
 # with an empty tool list shows "answers, lists no tools"; 1.3: an endpoint listed under several names carries
 # one of them on every day, its first active listing by name (docs/methodology.md, "Its name"); 1.4: before the
 # name, a listing whose namespace owns its URL's host (a stranger's variant URL of another's endpoint never
 # names it); 1.5: a URL with a secret in its query (`?api_key=`) carries credentials, as userinfo does: skipped
 # 1.6: a secret's name numbered, versioned, indexed or as a bracketed key (`key1`, `token_v2`, `apikey[]`,
-# `config[api_key]`), and `pass`/`pw` as words of their own
+# `config[api_key]`), and `pass`/`pw` as words of their own; 1.7: an all-caps name ending in PASS or PW (`DBPASS`)
+# and a capitalised Pass after an acronym (`SSLPass`)
 STATUS_PARAMS: dict[str, Any] = {
     # A minute of one run in which most checks of unrelated origins failed at the network level is our
     # own outage, not theirs: those failures are voided (the day becomes n, never d).
