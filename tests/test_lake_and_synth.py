@@ -134,6 +134,31 @@ def test_warehouse_views_resolve_from_any_directory_and_readers_never_block_publ
         proc.wait()
 
 
+@pytest.mark.parametrize("folder", ["lake[1]", "lake*"])
+def test_a_lakes_path_with_a_patterns_characters_is_read_as_written(tmp_path, folder):
+    """The views read the lake by patterns under its path: `lake[1]` read as a pattern matched `lake1`, so every
+    view was empty (and the reports' view failed to build). The path is now read as written; a sibling folder the
+    pattern would have matched is never read. DuckDB cannot write a database under a path with "?": that is refused
+    in words."""
+    lake = LakePaths.at(tmp_path / folder)
+    result = synthesize(lake, 30, 2, seed=3, end_day=END, missing_days=0)
+    from sevenmaps_pipeline import curated
+
+    curated.build_quarantine(lake, result.days[0])
+    curated.build_daily_status(lake, result.days[0])
+    decoy = LakePaths.at(tmp_path / "lake1")  # what `lake[1]` matches as a pattern; `lake*` and `lake?` too
+    synthesize(decoy, 5, 1, seed=4, end_day=END, missing_days=0)
+    publish_warehouse(lake)
+    with duckdb.connect(str(lake.warehouse), read_only=True) as con:
+        probes = con.execute("SELECT count(*) FROM probes").fetchone()[0]
+        status = con.execute("SELECT count(*) FROM daily_status").fetchone()[0]
+    landed = sum(pq.ParquetFile(p).metadata.num_rows for p in (lake.root / "raw" / "probes").rglob("*.parquet"))
+    assert probes == landed and probes > 30 and status > 20
+    if folder == "lake*":
+        with pytest.raises(ValueError, match=r"no warehouse can be written in a lake whose path holds a '\?'"):
+            publish_warehouse(LakePaths.at(tmp_path / "lake?"))
+
+
 def test_every_column_of_a_latest_view_has_its_tables_comment(tmp_path):
     """The `latest_*` views had no column comments, their tables' views had (docs/analyst.md "The views"): each
     column now has its table's, and the registry name and URL joined from daily_status have daily_status's."""

@@ -33,7 +33,13 @@ def _quote(text: str) -> str:
 def _glob(lake: LakePaths, spec: TableSpec) -> str:
     pattern = spec.location.replace("YYYY-MM-DD", "*").replace("<run_id>-<part>", "*").replace("<run_id>", "*")
     pattern = pattern.replace("<batch>", "*")
-    return str(lake.root / pattern)
+    return str(_literal(lake.root) / pattern)
+
+
+def _literal(folder: Path) -> Path:
+    """`folder` as a pattern that matches only itself (`lake[1]`: `lake[[]1]`), for Python's glob and DuckDB's,
+    which escape alike: read as a pattern, `lake[1]` matched `lake1` and no view read the lake."""
+    return Path(glob.escape(str(folder)))
 
 
 # A raw table landed by a service outside the map (agent reports) is read only on the days its build has checked
@@ -93,7 +99,7 @@ def view_statements(lake: LakePaths, tables: tuple[TableSpec, ...] = PUBLIC_TABL
     if not with_roots:
         return statements
     statements += open_status_statements(lake)
-    roots = str(lake.roots_dir / "day=[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9].json")  # a root's name, no other
+    roots = str(_literal(lake.roots_dir) / "day=[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9].json")  # a root's, no other
     if next(glob.iglob(roots), None) is not None:
         body = (f"SELECT day::DATE AS day, previous_day::DATE AS previous_day, previous_root, root, signature, "
                 f"lines, signed_at::TIMESTAMPTZ AS signed_at, method FROM read_json({_quote(roots)}, "
@@ -113,7 +119,7 @@ def view_statements(lake: LakePaths, tables: tuple[TableSpec, ...] = PUBLIC_TABL
 def open_status_glob(lake: LakePaths) -> str:
     """Each provisional day's latest build's daily_status (curated/open_day.py: the links `provisional/day=D`
     move to each new build, so the view follows them)."""
-    return str(lake.provisional_dir / "day=*" / "curated" / "daily_status" / "day=*" / "part-0.parquet")
+    return str(_literal(lake.provisional_dir) / "day=*" / "curated" / "daily_status" / "day=*" / "part-0.parquet")
 
 
 def open_status_statements(lake: LakePaths) -> list[str]:
@@ -286,6 +292,10 @@ def publish_warehouse(lake: LakePaths, force: bool = False) -> str:
     Views read their tables through globs, so a new day's files show up without a new warehouse; it is
     rebuilt only when a view itself changes (a table's first file, the lake moved, a schema changed, a day of
     agent reports built: `_CHECKED_BY`), which `.warehouse.sha256` (the digest of the view statements) tells."""
+    if "?" in str(lake.root):
+        # DuckDB reads a "?" in a database's path as the start of its options (its write-ahead log is then made
+        # at `lake.wal?...`), so no warehouse can be written in such a folder.
+        raise ValueError(f"no warehouse can be written in a lake whose path holds a '?': {lake.root}")
     lake.root.mkdir(parents=True, exist_ok=True)
     public = (view_statements(lake) + analyst_view_statements() + owner_note_statements(lake)
               + derived_view_comments() + built_for_statements(lake))
