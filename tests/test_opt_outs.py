@@ -127,6 +127,32 @@ def test_unicode_and_ordinary_hosts_are_kept_in_one_form(lake):
     assert opt_outs.normal_host("bücher.example") == "xn--bcher-kva.example"
 
 
+@pytest.mark.parametrize(("opted", "url"), [
+    ("bücher.example.com", "https://bücher.example.com/mcp"),
+    ("bücher.example.com", "https://BÜCHER.example.com/mcp"),
+    ("bücher.example.com", "https://mcp.bu\u0308cher.example.com/mcp"),  # decomposed (NFD), a name under it
+    ("bücher.example.com", "https://xn--bcher-kva.example.com/mcp"),
+    ("xn--bcher-kva.example.com", "https://bücher.example.com/mcp"),
+    ("faß.example.com", "https://faß.example.com/mcp"),  # stored as IDNA 2003's fass.example.com
+    ("faß.example.com", "https://xn--fa-hia.example.com/mcp"),  # IDNA 2008's, which httpx connects to
+    ("xn--fa-hia.example.com", "https://faß.example.com/mcp"),
+])
+def test_an_opt_out_covers_every_form_of_an_internationalised_name(lake, opted, url):
+    """helper-83: the opt-out of bücher.example.com was stored as xn--bcher-kva.example.com and compared with the
+    URL's host as the registry wrote it, so a URL listed in unicode was probed (httpx connects to the IDNA name)."""
+    from sevenmaps_pipeline.registry.client import rows_for_entry
+    from sevenmaps_pipeline.registry.listing import SkipReason
+
+    opt_outs.record_opt_out(lake, opted, "operator", NOW, note="asked by email")
+    hosts = opt_outs.opted_out_hosts(lake)
+    (row,) = rows_for_entry({"server": {"name": "com.example/b", "remotes": [{"type": "streamable-http", "url": url}]}},
+                            NOW.date(), NOW, opted_out=hosts)
+    assert (row["listing"], row["skip_reason"]) == ("skip", str(SkipReason.OPTED_OUT))
+    other = rows_for_entry({"server": {"name": "com.example/o", "remotes": [
+        {"type": "streamable-http", "url": "https://bucher.example.com/mcp"}]}}, NOW.date(), NOW, opted_out=hosts)
+    assert other[0]["listing"] == "probe"
+
+
 def test_an_owners_claim_refuses_by_named_kind(lake):
     now = dt.datetime(2026, 11, 20, tzinfo=dt.UTC)
     with pytest.raises(owners.OwnerClaimError) as refused:

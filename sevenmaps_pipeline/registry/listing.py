@@ -13,10 +13,13 @@ from __future__ import annotations
 import enum
 import json
 import re
+import unicodedata
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
+
+import httpx
 
 from ..rules.hosts import PRIVATE_SUFFIXES, ip_literal, whatwg_ipv4
 
@@ -341,9 +344,41 @@ def is_private_name(host: str) -> bool:
 
 
 def is_opted_out(host: str, opted_out: Collection[str]) -> bool:
-    """The host, or a name it is under, opted out (an opt-out covers every name under the host)."""
+    """The host, or a name it is under, opted out (an opt-out covers every name under the host), in any of the forms
+    an internationalised name is written in."""
+    forms = _host_forms(host)
+    for each in opted_out:
+        for name in _host_forms(each):
+            if any(form == name or form.endswith("." + name) for form in forms):
+                return True
+    return False
+
+
+def _host_forms(host: str) -> tuple[str, ...]:
+    """A host name as written (lower case, no trailing dot), and, when it is internationalised, its unicode form and
+    both ASCII forms: IDNA 2003's, which an opt-out stores (`registry/opt_outs.py` normal_host: `faß.de` is
+    `fass.de`), and IDNA 2008's, the name httpx connects to (`xn--fa-hia.de`). A registry may list any of them, in
+    either unicode normalisation: an opt-out of one is an opt-out of all (docs/operations.md, "Opt-outs")."""
     host = host.lower().rstrip(".")
-    return any(host == h or host.endswith("." + h) for h in (o.lower().rstrip(".") for o in opted_out))
+    if host.isascii() and "xn--" not in host:
+        return (host,)
+    forms = {host}
+    try:  # each ACE label decoded alone: Python's codec refuses one IDNA 2003 would write otherwise (`xn--fa-hia`)
+        text = unicodedata.normalize("NFC", ".".join(
+            label[4:].encode("ascii").decode("punycode") if label.startswith("xn--") else label
+            for label in host.split(".")))
+    except UnicodeError:
+        return tuple(forms)
+    if "" in text.split("."):
+        return tuple(forms)
+    forms.add(text)
+    for encode in (lambda name: name.encode("idna").decode("ascii"),
+                   lambda name: httpx.URL(f"https://{name}/").raw_host.decode("ascii")):
+        try:
+            forms.add(encode(text).lower())
+        except (UnicodeError, httpx.InvalidURL):
+            continue
+    return tuple(forms)
 
 
 def listing_decision(url: str | None, remote_type: str | None, *, opted_out: Collection[str] = (),
