@@ -137,3 +137,33 @@ def test_a_host_a_browser_reads_as_an_address_is_refused_at_submit_storing_nothi
     assert err.startswith("error: ") and ("IP address" in err or "unparseable URL" in err)
     assert submissions.read_submissions(lake) == []
     assert not submissions.submissions_file(lake).exists(), "a refused submission was stored"
+
+
+def test_admitted_rows_meet_the_listing_rules_of_the_day(lake):
+    """helper-83: an admitted row was put in the day's registry snapshot as `probe`, unchecked, so a submissions file
+    edited or restored by hand put `https://alice:s3cret@...` and `?api_key=` into the signed registry, and a host that
+    opted out after its admission was probed. Each row now meets the listing rules on the day, stored redacted."""
+    import pyarrow as pa
+
+    from sevenmaps_pipeline.registry import opt_outs
+
+    now = dt.datetime.combine(DAY, dt.time(12), tzinfo=dt.UTC)
+    opt_outs.record_opt_out(lake, "optedout.example.com", "operator", now, note="asked by email")
+    urls = ["https://alice:s3cret@mcp.example.com/mcp", "https://mcp2.example.com/mcp?api_key=LIVEKEY1",
+            "http://plain.example.com/mcp", "https://optedout.example.com/mcp", "https://localhost/mcp",
+            "https://good.example.com/mcp"]
+    rows = [dict(server_key=url, url=url, status="admitted", via="file", submitted_at=now - dt.timedelta(days=8),
+                 decided_at=now - dt.timedelta(days=1), reason="ok", server_name="submitted/x")
+            for url in urls]
+    submissions.submissions_file(lake).parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(rows, submissions.SCHEMA), submissions.submissions_file(lake))
+    out = submissions.admitted_registry_rows(lake, DAY, now, set(), opted_out=opt_outs.opted_out_hosts(lake))
+    decided = {row["server_key"]: (row["listing"], row["skip_reason"]) for row in out}
+    assert decided == {
+        "mcp.example.com/mcp": ("skip", str(SkipReason.CREDENTIALS)),
+        "mcp2.example.com/mcp": ("skip", str(SkipReason.CREDENTIALS)),
+        "plain.example.com/mcp": ("skip", str(SkipReason.NOT_HTTPS)),
+        "optedout.example.com/mcp": ("skip", str(SkipReason.OPTED_OUT)),
+        "localhost/mcp": ("skip", str(SkipReason.PRIVATE)),
+        "good.example.com/mcp": ("probe", None)}, decided
+    assert "s3cret" not in json.dumps(out, default=str) and "LIVEKEY1" not in json.dumps(out, default=str)

@@ -211,7 +211,8 @@ async def _snapshot_rows(lake: LakePaths, day: dt.date, registry_url: str, confi
                                         host_map=config.host_map or None, final=refused_address)
 
     rows = snapshot.rows  # and the admitted submissions the registry does not list (registry/submissions.py)
-    rows += admitted_registry_rows(lake, day, clock(), {r["server_key"] for r in rows if r.get("server_key")})
+    rows += admitted_registry_rows(lake, day, clock(), {r["server_key"] for r in rows if r.get("server_key")},
+                                   opted_out=config.opted_out_hosts, host_map=config.host_map or None)
     write_parquet(lake, registry_path, _table(rows, RAW_REGISTRY))
     return rows, False
 

@@ -16,6 +16,7 @@ import dataclasses
 import datetime as dt
 import enum
 import json
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +29,7 @@ from ..lake.paths import LakePaths
 from ..rules.methods import SUBMISSION_METHOD, SUBMISSION_PARAMS
 from ..rules.outcomes import NOT_A_RESULT
 from .list_file import list_lines
-from .listing import carries_credentials, listing_decision
+from .listing import Malformed, carries_credentials, listing_decision, redact_text, redacted_url
 from .opt_outs import opted_out_hosts
 
 SUBMISSIONS_ENV = "SEVENMAPS_SUBMISSIONS"
@@ -226,17 +227,29 @@ def decide(lake: LakePaths, now: dt.datetime, checks_of: dict[str, list[dict[str
     return decided
 
 
-def admitted_registry_rows(lake: LakePaths, day: dt.date, fetched_at: dt.datetime,
-                           listed_keys: set[str]) -> list[dict[str, Any]]:
-    """Registry snapshot rows for admitted submissions the registry does not list itself."""
+def admitted_registry_rows(lake: LakePaths, day: dt.date, fetched_at: dt.datetime, listed_keys: set[str], *,
+                           opted_out: Collection[str] = (), host_map: Mapping[str, int] | None = None,
+                           ) -> list[dict[str, Any]]:
+    """Registry snapshot rows for admitted submissions the registry does not list itself, each under the listing
+    rules as a registry entry is, on the day: the file may have been edited or restored by hand, and a host may
+    have opted out since its admission (a URL with credentials is skipped and stored redacted, never probed)."""
     rows = []
     for entry in read_submissions(lake):
-        if entry.status != "admitted" or entry.server_key in listed_keys or entry.decided_at is None \
-                or entry.decided_at.date() > day:
+        if entry.status != "admitted" or entry.decided_at is None or entry.decided_at.date() > day:
             continue
-        rows.append({"day": day, "fetched_at": fetched_at, "server_name": entry.server_name, "server_version": None,
-                     "status": "submitted", "remote_type": "streamable-http", "url": entry.url,
-                     "server_key": entry.server_key, "server_id": server_id(entry.server_key), "listing": "probe",
-                     "skip_reason": None, "entry_json": json.dumps({"submitted": {
-                         "url": entry.url, "admitted_at": entry.decided_at.isoformat(), "reason": entry.reason}})})
+        decision = listing_decision(entry.url, "streamable-http", opted_out=opted_out, host_map=host_map)
+        url = redacted_url(entry.url)
+        row = {"day": day, "fetched_at": fetched_at, "server_version": None, "status": "submitted",
+               "server_name": redact_text(entry.server_name) if entry.server_name else None,
+               "remote_type": "streamable-http", "url": url, "listing": decision.verdict,
+               "skip_reason": decision.text, "entry_json": json.dumps({"submitted": {
+                   "url": url, "admitted_at": entry.decided_at.isoformat(),
+                   "reason": redact_text(entry.reason) if entry.reason else entry.reason}})}
+        try:
+            key = server_key(url)
+        except ValueError:  # never admitted so (`add` keys each URL): a file edited by hand; kept, as the registry's
+            rows.append({**row, "listing": "malformed", "skip_reason": str(Malformed.NOT_KEYABLE)})
+            continue
+        if key not in listed_keys:
+            rows.append({**row, "server_key": key, "server_id": server_id(key)})
     return rows
