@@ -7,7 +7,8 @@
 -- tool_name_topic, entry: every form that matches, plurals and two-word entries joined by '_' included, and the
 -- topic's entry it is a form of) and generic_words (word) from assets/categories.json; parameters from
 -- sevenmaps_pipeline/rules/methods.py and curated/categories.py (other_senses, whole_words).
--- Text groups: 'tool_names' and 'words' keyed by a tool list (k = tools_hash; item the tool's name; text its
+-- Text groups: 'tool_names' and 'words' keyed by a tool list (k = tools_hash; item the tool's name's MD5 as a number:
+-- a name of a megabyte on each of its words' rows took gigabytes; text its
 -- name, or its name and description), 'name_and_summary' keyed by an endpoint with a tool list (its
 -- listing's text). Thresholds (docs/methodology.md; sql/server_categories.sql applies the rules in order):
 --   name_and_summary: the top topic with at least one word and more than any other topic;
@@ -29,12 +30,15 @@ WITH endpoints AS (
     SELECT server_key FROM daily_status
     WHERE day = $day::DATE AND tools_hash IS NOT NULL
 ),
+named_texts AS (  -- item: the tool's name as a number, which every word row carries (a name may be megabytes)
+    SELECT tools_hash, name, description, md5_number(name) AS item FROM list_texts
+),
 category_texts AS (
-    SELECT 'tool_names' AS rule, tools_hash AS k, name AS item, name AS text FROM list_texts
+    SELECT 'tool_names' AS rule, tools_hash AS k, item, name AS text FROM named_texts
     UNION ALL
-    SELECT 'words', tools_hash, name, name || ' ' || coalesce(description, '') FROM list_texts
+    SELECT 'words', tools_hash, item, name || ' ' || coalesce(description, '') FROM named_texts
     UNION ALL
-    SELECT 'name_and_summary', lt.server_key, lt.server_key, lt.text
+    SELECT 'name_and_summary', lt.server_key, NULL::UHUGEINT, lt.text
     FROM listing_text AS lt SEMI JOIN endpoints USING (server_key)
 ),
 list_sizes AS (

@@ -300,3 +300,27 @@ def test_the_listing_an_endpoint_is_named_by_gives_its_text_even_when_its_entry_
     assert named == {"multi.example.com/mcp": "a.vendor/travel", "alone.example.com/mcp": "b.vendor/recipes"}
     texts = dict(zip(*listing_text_table(lake, DAY).to_pydict().values(), strict=True))
     assert texts == {"multi.example.com/mcp": "travel", "alone.example.com/mcp": "recipes"}
+
+
+@pytest.fixture
+def duckdb_memory_of_1gb():
+    """The process's DuckDB database held to 1 GB and nothing spilled to disk, for one test."""
+    from sevenmaps_pipeline.lake import duck
+
+    shared = duck._shared_database()
+    shared.execute("SET memory_limit = '1GB'")
+    shared.execute("SET max_temp_directory_size = '0B'")
+    try:
+        yield
+    finally:
+        shared.execute("RESET memory_limit")
+        shared.execute("RESET max_temp_directory_size")
+
+
+def test_a_tool_name_of_a_hundred_kilobytes_is_placed_within_a_gigabyte(lake, duckdb_memory_of_1gb):
+    """helper-84: each word row of the category rule carried the tool's whole name, so memory grew as the name's
+    length times its words: a name of 8,000 characters took 2.7 GB, one of 7 MB (a real server may list it: a page
+    may be 8 MiB) stopped the day's map. The rows carry the name's digest now."""
+    name = "book_flight_find_hotel_" * 5_000  # 115,000 characters, 20,000 words
+    got = categories(lake, {"hog": [t(name, "book a flight and a hotel for the trip " * 2_000)], "plain": TRAVEL3})
+    assert got["hog"]["category"] == got["plain"]["category"] == "travel", got
