@@ -260,6 +260,89 @@ def test_a_corrupt_parquet_file_is_moved_out_and_quarantined(lake):
     assert lake.curated_file("quarantine", DAY).read_bytes() == kept
 
 
+def _foreign_probe_file(change):
+    """One probe row of `odd.example.com`, as a table whose columns `change` alters."""
+    from sevenmaps_pipeline.lake.schemas import RAW_PROBES, conform
+
+    table = conform(pa.Table.from_pylist([probe("https://odd.example.com/mcp", "ok")], RAW_PROBES.schema), RAW_PROBES)
+    return change(table)
+
+
+def _retyped(name, cast):
+    return lambda t: t.set_column(t.schema.get_field_index(name), name, cast(t.column(name)))
+
+
+_FOREIGN_FILES = {
+    "day as a timestamp": (_retyped("day", lambda c: c.cast(pa.timestamp("us"))), "column day holds timestamp values"),
+    "started_at in nanoseconds": (_retyped("started_at", lambda c: c.cast(pa.timestamp("ns", tz="UTC"))),
+                                  "column started_at holds timestamp values"),
+    "handshake_ms as text": (_retyped("handshake_ms", lambda c: pa.array(["250"])), "column handshake_ms holds text"),
+    "handshake_ms as a float": (_retyped("handshake_ms", lambda c: pa.array([250.0])),
+                                "column handshake_ms holds floating"),
+    "tool_count past int32": (_retyped("tool_count", lambda c: pa.array([3_000_000_000], pa.int64())),
+                              "column tool_count holds values that are no integer of its range"),
+    "outcome as a struct": (_retyped("outcome", lambda c: pa.array([{"a": "ok"}])), "column outcome holds nested"),
+    "a column named filename": (lambda t: t.append_column("filename", pa.array(["x"])),
+                                "column(s) filename named as a Parquet reader's own"),
+    "a column named file_row_number": (lambda t: t.append_column("file_row_number", pa.array([7])),
+                                       "column(s) file_row_number named as a Parquet reader's own"),
+}
+
+
+@pytest.mark.parametrize("case", list(_FOREIGN_FILES))
+def test_a_probe_file_of_other_columns_is_refused_whole_and_the_day_builds(lake, case):
+    """helper-83: nothing checked a raw probe file's column types, and a day's files are read as one view: a `day`
+    given as a timestamp quarantined every row of the day (and of the days whose windows read it: all n, signed), text
+    or another unit in a column stopped the day's build naming no file. Such a file is now refused whole."""
+    change, reason = _FOREIGN_FILES[case]
+    land_probes(lake, [probe("https://good.example.com/mcp", "ok"), probe("https://down.example.com/mcp", "timeout")])
+    odd = lake.raw_dir("probes", DAY) / "run-2.parquet"
+    pq.write_table(_foreign_probe_file(change), odd)
+    status = status_rows(lake)
+    assert {k: r["code"] for k, r in status.items()} == {"good.example.com/mcp": "o", "down.example.com/mcp": "d"}
+    (refused,) = pq.read_table(lake.curated_file("quarantine", DAY)).to_pylist()
+    assert refused["source_file"] == "raw/probes/day=2026-11-10/run-2.parquet" and refused["row_number"] is None
+    assert refused["problem"].startswith(reason) and not odd.exists()
+
+
+def test_a_probe_files_own_columns_never_stand_in_for_the_rules(lake):
+    """helper-83: a raw file's own `problem` column (sql/probe_validation.sql reads p.*, then its own problem) made
+    a check filed under the wrong day count, and an `ok` without a list count as answering. Columns the schema does
+    not name never reach a query now; the rows are judged by the rules alone."""
+    from sevenmaps_pipeline.lake.schemas import RAW_PROBES, conform
+
+    land_probes(lake, [probe("https://good.example.com/mcp", "ok")])
+    late = probe("https://late.example.com/mcp", "timeout", hour=2)
+    late["started_at"] = dt.datetime(2026, 11, 11, 2, tzinfo=dt.UTC)  # the next day's check, filed under this day
+    nolist = probe("https://nolist.example.com/mcp", "ok", hour=23)
+    nolist["tools_hash"] = None
+    table = conform(pa.Table.from_pylist([late, nolist], RAW_PROBES.schema), RAW_PROBES)
+    table = table.append_column("problem", pa.array([None, None], pa.string()))
+    table = table.append_column("source_file", pa.array(["elsewhere", "elsewhere"]))
+    pq.write_table(table, lake.raw_dir("probes", DAY) / "run-2.parquet")
+    status = status_rows(lake)
+    assert set(status) == {"good.example.com/mcp"}
+    refused = {r["server_key"]: r for r in pq.read_table(lake.curated_file("quarantine", DAY)).to_pylist()}
+    assert set(refused) == {"late.example.com/mcp", "nolist.example.com/mcp"}
+    assert {r["source_file"] for r in refused.values()} == {"raw/probes/day=2026-11-10/run-2.parquet"}
+
+
+@pytest.mark.parametrize("kind", ["origins", "packages", "domains", "hourly", "five_minute", "submitted"])
+def test_a_torn_file_of_any_raw_kind_of_the_day_is_moved_out_and_quarantined(lake, kind):
+    """helper-83: the kinds the day's build did not check (the scan's origins, the lookups, the frequent checks) kept
+    a torn file: signed, and the warehouse's views (and so the day's map), the lookup tables or the map's server
+    stopped at it."""
+    land_probes(lake, [probe("https://good.example.com/mcp", "ok")])
+    torn = lake.raw_dir(kind, DAY) / "run-9.parquet"
+    torn.parent.mkdir(parents=True, exist_ok=True)
+    torn.write_bytes(b"PAR1 torn")
+    assert set(status_rows(lake)) == {"good.example.com/mcp"}
+    (refused,) = pq.read_table(lake.curated_file("quarantine", DAY)).to_pylist()
+    assert refused["source_file"] == f"raw/{kind}/day=2026-11-10/run-9.parquet"
+    assert refused["problem"].startswith("unreadable Parquet") and not torn.exists()
+    assert (lake.quarantine_dir / f"raw/{kind}/day=2026-11-10/run-9.parquet").is_file()
+
+
 def test_failure_reasons_count_the_days_failed_checks_by_the_agent_ready_classes(lake):
     outcomes = {"http_404": ("http_404", 404), "http_405": ("http_405", 405), "down": ("unreachable", None),
                 "boom": ("http_503", 503), "slow": ("timeout", None), "html": ("not_mcp", 200),

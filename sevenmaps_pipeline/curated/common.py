@@ -16,7 +16,21 @@ import pyarrow.parquet as pq
 from ..lake import duck
 from ..lake.parquet_io import assert_day_writable
 from ..lake.paths import LakePaths, registry_in_force
-from ..lake.schemas import RAW_PROBES, RAW_READINESS, RAW_READINESS_SURFACES, RAW_REGISTRY, RAW_SKILLS
+from ..lake.schemas import (
+    RAW_DOMAINS,
+    RAW_FIVE_MINUTE,
+    RAW_HOURLY,
+    RAW_ORIGINS,
+    RAW_PACKAGES,
+    RAW_PROBES,
+    RAW_READINESS,
+    RAW_READINESS_SURFACES,
+    RAW_REGISTRY,
+    RAW_SKILLS,
+    RAW_SUBMITTED,
+    TableSpec,
+)
+from .raw_columns import column_problem
 
 
 @dataclass
@@ -72,13 +86,34 @@ def move_to_quarantine(lake: LakePaths, day: dt.date, path: Path) -> Path:
     return target
 
 
+# Every raw kind of a day but the agent reports' (curated/report_batches.py): what the day's build or a reader of
+# the day reads, the frequent checks' and the lookups' included (a torn hourly batch stopped the warehouse, and so
+# the day's map; a torn lookup the day's lookup tables).
+_CHECKED_KINDS: tuple[tuple[str, TableSpec], ...] = (
+    ("probes", RAW_PROBES), ("registry", RAW_REGISTRY), ("readiness", RAW_READINESS),
+    ("readiness_surfaces", RAW_READINESS_SURFACES), ("skills", RAW_SKILLS), ("origins", RAW_ORIGINS),
+    ("packages", RAW_PACKAGES), ("domains", RAW_DOMAINS), ("hourly", RAW_HOURLY), ("five_minute", RAW_FIVE_MINUTE),
+    ("submitted", RAW_SUBMITTED))
+
+
+def raw_file_problem(path: Path, spec: TableSpec) -> str | None:
+    """Why a landed raw file of `spec`'s kind cannot be read with the day's other files, or None: unreadable, or
+    columns that are not its kind's (curated/raw_columns.py)."""
+    problem = unreadable(path, spec.schema)
+    if problem is not None:
+        return problem
+    try:  # pyarrow may refuse a damaged file that DuckDB decoded whole (see `unreadable`)
+        return column_problem(path, pq.read_schema(path), spec.schema)
+    except Exception as exc:  # noqa: BLE001 - any reader failure is a classified refusal
+        return unreadable_reason(exc)
+
+
 def quarantine_unreadable_files(lake: LakePaths, day: dt.date) -> list[dict[str, Any]]:
     """Move raw files of `day` that cannot be read out of the lake's raw area, and describe each one."""
     refused: list[dict[str, Any]] = []
-    for source, spec in (("probes", RAW_PROBES), ("registry", RAW_REGISTRY), ("readiness", RAW_READINESS),
-                         ("readiness_surfaces", RAW_READINESS_SURFACES), ("skills", RAW_SKILLS)):
+    for source, spec in _CHECKED_KINDS:
         for path in lake.raw_files(source, day):
-            problem = unreadable(path, spec.schema)
+            problem = raw_file_problem(path, spec)
             if problem is None:
                 continue
             target = move_to_quarantine(lake, day, path)

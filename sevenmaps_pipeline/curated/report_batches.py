@@ -16,7 +16,6 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..lake.digests import sha256_file
@@ -25,46 +24,10 @@ from ..lake.paths import LakePaths
 from ..lake.schemas import RAW_AGENT_REPORTS
 from ..rules.methods import REPORTS_METHOD, REPORTS_PARAMS
 from .common import rel, unreadable, unreadable_reason
+from .raw_columns import column_problem
 
 # DuckDB's read_parquet expands these in a file name, so a batch named `*.parquet` would read every batch again.
 _WILDCARDS = frozenset("*?[]{}")
-_FAMILIES = ((pa.types.is_boolean, "boolean"), (pa.types.is_integer, "integer"), (pa.types.is_floating, "floating"),
-             (pa.types.is_decimal, "decimal"), (pa.types.is_date, "date"), (pa.types.is_timestamp, "timestamp"),
-             (pa.types.is_string, "text"), (pa.types.is_large_string, "text"), (pa.types.is_binary, "binary"),
-             (pa.types.is_large_binary, "binary"), (pa.types.is_nested, "nested"))
-
-
-def _family(data_type: pa.DataType) -> str:
-    """A column's kind in our words: a type's own text may carry a sender's words (a struct's field names, a
-    time zone's name)."""
-    return next((name for test, name in _FAMILIES if test(data_type)), "other")
-
-
-def _column_problem(path: Path, schema: pa.Schema) -> str | None:
-    """Why the batch's columns cannot be read as the fixed fields are, or None: a fixed field given twice, or
-    of a kind that is not its own (text for a number, a number for a flag), or numbers its type cannot hold
-    (a fraction, NaN or 2^64 where a whole number belongs). Numbers of another width, floats of whole values,
-    dictionary-encoded and large strings and dates of either unit are read as theirs."""
-    spec = RAW_AGENT_REPORTS.schema
-    names = schema.names
-    twice = sorted({name for name in names if names.count(name) > 1 and name in spec.names})
-    if twice:
-        return f"column(s) {', '.join(twice)} given more than once"
-    for field in schema:
-        if field.name not in spec.names:
-            continue  # an extra column: refused below, its values dropped
-        wanted = spec.field(field.name).type
-        actual = field.type.value_type if pa.types.is_dictionary(field.type) else field.type
-        if pa.types.is_null(actual) or actual == wanted or _family(actual) == _family(wanted) == "text":
-            continue
-        numbers = {_family(wanted), _family(actual)} <= {"integer", "floating", "decimal"}
-        if not (numbers or _family(wanted) == _family(actual) == "date"):
-            return f"column {field.name} holds {_family(actual)} values, not {_family(wanted)}"
-        try:
-            pq.read_table(path, columns=[field.name]).column(0).cast(wanted, safe=True)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            return f"column {field.name} holds values that are no {_family(wanted)} of its range"
-    return None
 
 
 def _name_problem(path: Path) -> str | None:
@@ -85,7 +48,8 @@ def _batch_problem(path: Path) -> str | None:
     if problem is not None:
         return problem
     try:  # pyarrow may refuse a damaged file that DuckDB decoded whole (see `unreadable`)
-        return _column_problem(path, pq.read_schema(path))
+        return column_problem(path, pq.read_schema(path), RAW_AGENT_REPORTS.schema, any_number=True,
+                              extras_kept=False)
     except Exception as exc:  # noqa: BLE001 - any reader failure is a classified refusal
         return unreadable_reason(exc, quoted=False)
 

@@ -111,13 +111,15 @@ def session(threads: int | None = None, memory_limit: str | None = None,
         con.close()
 
 
-def _sql_literal_list(paths: Sequence[Path]) -> str:
-    return "[" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths) + "]"
+def _sql_literal_list(items: Sequence[Path | str]) -> str:
+    return "[" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in items) + "]"
 
 
 def bind_input(con: duckdb.DuckDBPyConnection, view: str, files: Sequence[Path], schema: pa.Schema) -> None:
     """Create temp view `view` over `files` with every column of `schema` (nulls where a file lacks one;
-    an empty, typed relation when there are no files). Adds `source_file` and `source_row` (0-based)."""
+    an empty, typed relation when there are no files), and no other: a column of a file that `schema` does not name
+    never reaches a query (a raw file's own `problem` column once stood in for the validation's). Adds `source_file`
+    and `source_row` (0-based)."""
     empty = pa.schema(list(schema) + [pa.field("source_file", pa.string()),
                                       pa.field("source_row", pa.int64())]).empty_table()
     con.register(f"__empty_{view}", empty)
@@ -125,7 +127,8 @@ def bind_input(con: duckdb.DuckDBPyConnection, view: str, files: Sequence[Path],
         con.execute(
             f"CREATE OR REPLACE TEMP VIEW {view} AS "
             f"SELECT * FROM __empty_{view} UNION ALL BY NAME "
-            f"SELECT * RENAME (filename AS source_file, file_row_number AS source_row) "
+            f"SELECT COLUMNS(lambda c: list_contains({_sql_literal_list(schema.names)}, c)), "
+            f"filename AS source_file, file_row_number AS source_row "
             f"FROM read_parquet({_sql_literal_list(files)}, union_by_name = true, hive_partitioning = false, "
             f"filename = true, file_row_number = true)"
         )
