@@ -85,6 +85,30 @@ def test_one_failed_hourly_check_changes_nothing_shown_and_two_in_a_row_do(lake)
     assert row["code"] == "n"  # no daily check landed: the two hourly failures are not a day code
 
 
+def test_a_torn_hourly_batch_of_a_day_not_built_stops_neither_the_warehouse_nor_the_map(lake, caplog):
+    """helper-83: a torn file of today's hourly checks stopped every view of the warehouse (DuckDB reads each file's
+    footer to make a view), so the map job of yesterday failed, and the map's server and `sevenmaps server` failed
+    at it. The readers now leave a file whose footer does not read out, and say so; its day's build moves it out."""
+    from sevenmaps_pipeline.publishing.mapday import MapDay
+
+    at = dt.datetime.combine(DAY, dt.time(3), dt.UTC)
+    _daily(lake, DAY, {"flap.example.com/mcp": "o"}, at)
+    _hourly(lake, DAY, [probe("https://flap.example.com/mcp", "timeout", day=DAY, hour=h, check_kind="hourly")
+                        for h in (5, 6)])
+    torn = lake.root / f"raw/hourly/day={DAY + dt.timedelta(days=1)}/hourly-torn.parquet"
+    torn.parent.mkdir(parents=True)
+    torn.write_bytes(b"PAR1 torn in the write")
+    current = _current(lake)  # publish_warehouse(force=True), then the views read
+    assert current["flap.example.com/mcp"][:3] == ("d", "down", "hourly")
+    assert "leave out 1 unreadable file(s)" in caplog.text and str(torn) in caplog.text
+    with duck.connect(str(lake.warehouse), read_only=True) as con:
+        (comment,) = con.execute("SELECT comment FROM duckdb_views() WHERE view_name = 'hourly_checks'").fetchone()
+    assert comment.endswith(f"Left out, unreadable: {torn}")
+    assert not (lake.root / ".warehouse.sha256").exists()  # the next publish tries the globs again
+    with MapDay.open(lake, DAY, live=True) as mapday:
+        assert torn not in mapday.hourly_files() and len(mapday.hourly_files()) == 1
+
+
 @pytest.fixture(scope="module")
 def fleet():
     timeline = copy.deepcopy(load_timeline())

@@ -304,3 +304,31 @@ def write_bytes_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+# What `footer_readable` found, by file name, size and modification time (a file rewritten is read again).
+_FOOTERS: dict[tuple[str, int, int], bool] = {}
+_FOOTERS_KEPT = 200_000
+
+
+def footer_readable(path: Path) -> bool:
+    """Whether a Parquet file's footer reads (its schema and row groups): what a reader that lists files outside a
+    day's build (the warehouse's views, the map's frequent checks) asks first, so that one torn file of a kind the
+    build has not checked yet never stops it. A file whose footer reads may still hold a damaged page (the day's
+    build decodes every value: curated/common.py unreadable)."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return False
+    key = (str(path), stat.st_size, stat.st_mtime_ns)
+    known = _FOOTERS.get(key)
+    if known is None:
+        try:
+            pq.read_metadata(path)
+            known = True
+        except Exception:  # noqa: BLE001 - any reader failure is a file left out
+            known = False
+        if len(_FOOTERS) >= _FOOTERS_KEPT:
+            _FOOTERS.clear()
+        _FOOTERS[key] = known
+    return known

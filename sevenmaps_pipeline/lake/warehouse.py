@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import glob
 import hashlib
+import logging
 import os
 import uuid
 from pathlib import Path
@@ -22,8 +23,11 @@ import pyarrow as pa
 
 from ..packaged import shipped
 from . import duck
+from .parquet_io import footer_readable
 from .paths import LakePaths
 from .schemas import DAILY_ROOTS_DOC, DAILY_STATUS, DERIVED_VIEWS, INTERNAL_TABLES, PUBLIC_TABLES, TableSpec
+
+log = logging.getLogger(__name__)
 
 
 def _quote(text: str) -> str:
@@ -48,12 +52,17 @@ def _literal(folder: Path) -> Path:
 _CHECKED_BY = {"raw_agent_reports": "agent_reports"}
 
 
-def _files(lake: LakePaths, spec: TableSpec) -> str | None:
+def _files(lake: LakePaths, spec: TableSpec, left_out: list[str] | None = None) -> str | None:
     """What the view of `spec` reads: its files' glob, or for a table of _CHECKED_BY the files its days' builds
     read (written before them: one landing since waits for its day's next build), as read_parquet's argument;
-    None when there is no file."""
+    None when there is no file. With `left_out`, each file whose footer reads, by name, the others added to it."""
     pattern = _glob(lake, spec)
     checked = _CHECKED_BY.get(spec.view)
+    if checked is None and left_out is not None:
+        listed = sorted(glob.glob(pattern))
+        left_out += [path for path in listed if not footer_readable(Path(path))]
+        readable = [path for path in listed if path not in left_out]
+        return "[" + ", ".join(_quote(f) for f in readable) + "]" if readable else None
     if checked is None:
         return _quote(pattern) if next(glob.iglob(pattern), None) is not None else None  # iglob stops at the first
     kind = Path(pattern).parent.parent.name
@@ -81,10 +90,13 @@ def _empty_select(schema: pa.Schema) -> str:
 
 
 def view_statements(lake: LakePaths, tables: tuple[TableSpec, ...] = PUBLIC_TABLES,
-                    with_roots: bool = True) -> list[str]:
+                    with_roots: bool = True, left_out: list[str] | None = None) -> list[str]:
+    """The views over the lake's tables; with `left_out`, each over the files whose footers read, by name (the
+    unreadable ones added to it, and named in its comment)."""
     statements = []
     for spec in tables:
-        files = _files(lake, spec)
+        before = len(left_out) if left_out is not None else 0
+        files = _files(lake, spec, left_out)
         if files is not None:
             # Every column of the schema, null in files written before it was added, even while no file has
             # it yet (a signed day is never rebuilt; docs/data-dictionary.md), as lake/duck.py bind_input reads.
@@ -95,7 +107,9 @@ def view_statements(lake: LakePaths, tables: tuple[TableSpec, ...] = PUBLIC_TABL
         statements.append(f"CREATE VIEW {spec.view} AS {body}")
         for field in spec.schema:
             statements.append(f"COMMENT ON COLUMN {spec.view}.{field.name} IS {_quote(spec.doc(field.name))}")
-        statements.append(f"COMMENT ON VIEW {spec.view} IS {_quote(f'{spec.grain}. Files: {spec.location}')}")
+        unread = left_out[before:] if left_out is not None else []
+        note = f". Left out, unreadable: {', '.join(unread)}" if unread else ""
+        statements.append(f"COMMENT ON VIEW {spec.view} IS {_quote(f'{spec.grain}. Files: {spec.location}{note}')}")
     if not with_roots:
         return statements
     statements += open_status_statements(lake)
@@ -297,18 +311,38 @@ def publish_warehouse(lake: LakePaths, force: bool = False) -> str:
         # at `lake.wal?...`), so no warehouse can be written in such a folder.
         raise ValueError(f"no warehouse can be written in a lake whose path holds a '?': {lake.root}")
     lake.root.mkdir(parents=True, exist_ok=True)
-    public = (view_statements(lake) + analyst_view_statements() + owner_note_statements(lake)
-              + derived_view_comments() + built_for_statements(lake))
-    internal = view_statements(lake, INTERNAL_TABLES, with_roots=False) + built_for_statements(lake)
+    public, internal = _statements(lake)
     digest = hashlib.sha256("\n".join(public + ["-- internal"] + internal).encode()).hexdigest()
     marker = lake.root / ".warehouse.sha256"
     if (not force and lake.warehouse.exists() and lake.internal_warehouse.exists() and marker.is_file()
             and marker.read_text() == digest):
         return str(lake.warehouse)
-    _publish(lake, lake.warehouse, public)
-    _publish(lake, lake.internal_warehouse, internal)
+    try:
+        _publish(lake, lake.warehouse, public)
+        _publish(lake, lake.internal_warehouse, internal)
+    except duckdb.Error:
+        # A file no reader can open, of a day not built yet (its build moves it to quarantine/) or of a kind no
+        # build checks: the views are made over the files that read, those left out named in their comments, and
+        # the marker is not written, so the next publish tries the globs again.
+        left_out: list[str] = []
+        public, internal = _statements(lake, left_out)
+        if not left_out:
+            raise
+        _publish(lake, lake.warehouse, public)
+        _publish(lake, lake.internal_warehouse, internal)
+        marker.unlink(missing_ok=True)
+        log.warning("the warehouse's views leave out %d unreadable file(s): %s", len(left_out), ", ".join(left_out))
+        return str(lake.warehouse)
     marker.write_text(digest)
     return str(lake.warehouse)
+
+
+def _statements(lake: LakePaths, left_out: list[str] | None = None) -> tuple[list[str], list[str]]:
+    public = (view_statements(lake, left_out=left_out) + analyst_view_statements() + owner_note_statements(lake)
+              + derived_view_comments() + built_for_statements(lake))
+    internal = (view_statements(lake, INTERNAL_TABLES, with_roots=False, left_out=left_out)
+                + built_for_statements(lake))
+    return public, internal
 
 
 def _publish(lake: LakePaths, target, statements: list[str]) -> None:

@@ -27,6 +27,7 @@ from ..curated.open_day import OpenDay, links_now, open_days
 from ..integrity.served import read_files_problem, served_root, stat_signature
 from ..lake import duck
 from ..lake.keys import server_key
+from ..lake.parquet_io import footer_readable
 from ..lake.paths import LakePaths, folder_day
 from ..lake.schemas import BY_NAME, DAILY_STATUS, RAW_FIVE_MINUTE, RAW_HOURLY, RAW_REGISTRY
 from ..registry.incident_reviews import reviews_file, reviews_table
@@ -242,11 +243,13 @@ class MapDay:
         figure is the same whenever the site is built."""
         days = [self.day - dt.timedelta(days=back) for back in range(FIVE_MINUTE_WINDOW_DAYS)]
         return [f for day in (days + self._after() if self.live or since_too else days)
-                for f in self.lake.raw_files("five_minute", day)]
+                for f in self.lake.raw_files("five_minute", day) if footer_readable(f)]
 
     def hourly_files(self) -> list[Path]:
-        """The hourly checks that can be newer than the day's daily check: that day's and the days after it."""
-        return [f for day in [self.day, *self._after()] for f in self.lake.raw_files("hourly", day)]
+        """The hourly checks that can be newer than the day's daily check: that day's and the days after it (a torn
+        file of a day not built yet is left out: its day's build moves it to quarantine/)."""
+        return [f for day in [self.day, *self._after()] for f in self.lake.raw_files("hourly", day)
+                if footer_readable(f)]
 
     def _frequent_recent(self) -> list[Path]:
         """The hourly and five-minute batches of the served day and the days after: where new ones land."""
