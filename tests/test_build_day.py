@@ -147,3 +147,21 @@ def test_a_signed_day_that_would_change_stops_the_map_step_naming_it(tmp_path, s
             (message,) = [e.event_specific_data.error.message for e in run.all_events if e.is_step_failure]
             assert f"day {days[0]} is signed" in message and "signed history is never rewritten" in message
             assert lake.curated_file("daily_status", days[0]).read_bytes() == signed
+
+
+def test_a_copy_of_a_day_folder_beside_it_stops_no_build_nor_the_freshness_check(tmp_path):
+    """helper-83: `curated/<table>/day=D.bak` (a backup kept beside the day) made every later day's tool_facts and
+    the builds after it fail, and the freshness check (so signing and `sevenmaps status`) raise on the name: a
+    stray folder is no day of the table (integrity/stray.py names it)."""
+    import shutil
+
+    from sevenmaps_pipeline.curated.day import stale_reason
+
+    lake, days = _synth(tmp_path / "lake", days=2)
+    assert build_day(lake, days[0]).ok
+    for table in ("tool_facts", "tool_lists", "daily_status"):
+        folder = lake.curated_file(table, days[0]).parent
+        shutil.copytree(folder, folder.parent / f"{folder.name}.bak")
+    report = build_day(lake, days[1])
+    assert report.ok and list(report.built) == list(MAP_ASSET_NAMES), report.failed
+    assert stale_reason(lake, days[1]) is None

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 
 from ..lake import duck
 from ..lake.parquet_io import assert_day_writable
-from ..lake.paths import LakePaths, registry_in_force
+from ..lake.paths import LakePaths, folder_day, registry_in_force
 from ..lake.schemas import (
     RAW_DOMAINS,
     RAW_FIVE_MINUTE,
@@ -162,8 +162,9 @@ def partitions_through(lake: LakePaths, table: str, day: dt.date, *, before: boo
     files = []
     if folder.is_dir():
         for child in sorted(folder.iterdir()):
-            if (child.name.startswith("day=") and (child / "part-0.parquet").is_file()
-                    and dt.date.fromisoformat(child.name[4:]) < day):
+            # a stray folder (`day=2026-11-09.bak`, a copy) is no day of the table (integrity/stray.py names it)
+            if (earlier := folder_day(child.name)) is not None and earlier < day and (
+                    child / "part-0.parquet").is_file():
                 files.append(child / "part-0.parquet")
     # The day itself where the lake keeps it (a provisional build keeps the open day apart: lake/paths.py).
     if not before and (own := lake.curated_file(table, day)).is_file():

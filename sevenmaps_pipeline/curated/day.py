@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from ..lake.paths import LakePaths
+from ..lake.paths import LakePaths, folder_day
 from ..rules.methods import (
     CHANGES_PARAMS,
     DOMAIN_AGE_PARAMS,
@@ -216,8 +216,7 @@ def _earlier_mtimes(lake: LakePaths, table: str, day: dt.date) -> list[tuple[dt.
     out = []
     if folder.is_dir():
         for child in folder.iterdir():
-            if child.name.startswith("day="):
-                earlier = dt.date.fromisoformat(child.name[4:])
+            if (earlier := folder_day(child.name)) is not None:  # a stray folder (`day=D.bak`) is no day
                 when = _mtime(child / "part-0.parquet")
                 if earlier < day and when is not None:
                     out.append((earlier, when))
