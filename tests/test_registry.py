@@ -529,6 +529,25 @@ def test_a_page_the_client_cannot_follow_is_a_registry_error_that_says_why(page,
         _snapshot_of(_Registry(page, [(b"content-type", b"application/json")]))
 
 
+def test_a_lone_surrogate_in_an_entry_is_kept_as_a_replacement_and_the_snapshot_written(lake):
+    """helper-84: a JSON-escaped lone surrogate ("\\ud800") in an entry's name passed json.loads, and the day's
+    registry snapshot could not be written: the day's scan stopped at its first step."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from sevenmaps_pipeline.lake.parquet_io import write_parquet
+    from sevenmaps_pipeline.lake.schemas import RAW_REGISTRY, conform
+
+    page = (b'{"servers": [{"server": {"name": "test.x/a\\ud800b", "version": "1.0.0", "description": "\\udc00 \\ud83d'
+            b'\\ude00", "remotes": [{"type": "streamable-http", "url": "https://mcp.x.example.com/mcp"}]}}]}')
+    snapshot = _snapshot_of(_Registry(page, [(b"content-type", b"application/json")]))
+    (row,) = snapshot.rows
+    assert row["server_name"] == "test.x/a\ufffdb" and "\ufffd \U0001f600" in row["entry_json"]
+    write_parquet(lake, lake.registry_file(DAY), conform(pa.Table.from_pylist(snapshot.rows, RAW_REGISTRY.schema),
+                                                         RAW_REGISTRY))
+    assert pq.read_table(lake.registry_file(DAY)).column("server_name").to_pylist() == ["test.x/a\ufffdb"]
+
+
 _URL_PIECES = st.sampled_from([
     "https://", "http://", "HTTPS://", "ftp://", "https:", "//", " https://", "\thttps://", "a.b", "Mcp.Example.COM",
     "example.com.", "-x-", "127.0.0.1", "[::1]", "[::1", "user:pw@", "@", ":443", ":", ":x", "/", "/mcp", "?q=1",

@@ -236,6 +236,18 @@ def _said(body: bytes) -> str:
     return " ".join(body[:200].decode("utf-8", "replace").split())
 
 
+def _well_formed(value: Any) -> Any:
+    """`value` with each lone surrogate in its strings (keys too) as U+FFFD: the day's registry snapshot could not
+    be written with one, and so the day's scan stopped at its first step (helper-84)."""
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace") if not value.isascii() else value
+    if isinstance(value, list):
+        return [_well_formed(item) for item in value]
+    if isinstance(value, dict):
+        return {_well_formed(key): _well_formed(item) for key, item in value.items()}
+    return value
+
+
 def _read_page(status: int, body: bytes, api: str, number: int) -> tuple[list[Any], str | None]:
     """A page's entries and its next cursor (None on the last page); RegistryError when it is not a page."""
     if status != 200:
@@ -246,6 +258,8 @@ def _read_page(status: int, body: bytes, api: str, number: int) -> tuple[list[An
         raise RegistryError(f"registry {api} page {number} is nested too deeply to read") from exc
     except ValueError as exc:
         raise RegistryError(f"registry {api} answered non-JSON: {exc}") from exc
+    if b"\\u" in body:  # a JSON escape may spell a lone surrogate (`"\ud800"`), which no Parquet file can hold
+        page = _well_formed(page)
     entries = page.get("servers") if isinstance(page, dict) else None
     if not isinstance(entries, list):
         raise RegistryError(f"registry {api} page {number} has no servers list")
