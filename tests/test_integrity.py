@@ -7,6 +7,7 @@ import datetime as dt
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -347,6 +348,31 @@ def test_verify_names_what_sits_beside_the_signed_files(signed_lake, tamper, str
     report = verify_lake(signed_lake)
     assert not report.ok and [p.code for p in report.problems] == [Code.STRAY]
     assert report.problems[0].file == stray and stray in report.problem
+
+
+@pytest.mark.parametrize("link", ["file", "folder"])
+def test_a_link_in_a_days_folders_stops_signing_and_never_touches_what_it_names(lake, signing_key, tmp_path, link):
+    """helper-83: a link in a raw folder to the signing key was signed, and signing's chmod followed it: the key
+    became world-readable (0444), and verify passed; a raw day folder that was itself a link signed, and verify then
+    failed at once. Both now stop signing, naming the link; what it names is never touched."""
+    day = DAY + dt.timedelta(days=5)
+    _fake_day(lake, day, b"x-")
+    secret = tmp_path / "elsewhere" / "key.pem"
+    secret.parent.mkdir()
+    secret.write_bytes(b"not the lake's")
+    secret.chmod(0o600)
+    raw = lake.raw_dir("origins", day)
+    if link == "file":
+        raw.mkdir(parents=True)
+        (raw / "run-1-0.parquet").symlink_to(secret)
+        named = f"raw/origins/day={day}/run-1-0.parquet"
+    else:
+        raw.parent.mkdir(parents=True, exist_ok=True)
+        raw.symlink_to(secret.parent, target_is_directory=True)
+        named = f"raw/origins/day={day}"
+    with pytest.raises(SigningError, match=f"cannot be signed: .*a link.*: {re.escape(named)}"):
+        sign_through(lake, day, signing_key, now=NOW)
+    assert secret.stat().st_mode & 0o777 == 0o600 and not lake.root_file(day).exists()
 
 
 def test_a_second_root_of_a_day_under_another_name_is_named(signed_lake):

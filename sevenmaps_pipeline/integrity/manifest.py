@@ -48,7 +48,8 @@ def day_folders(lake: LakePaths, day: dt.date | str) -> list[Path]:
 def day_files(lake: LakePaths, day: dt.date | str) -> list[Path]:
     """Covered files of the day (hidden files, i.e. in-flight temp files, are not part of a day), in the
     order of their paths relative to the lake. Walked with os.walk rather than Path.rglob: the same files
-    (links to folders not followed, links to files taken) at some 40% less cost (docs/scaling.md, "verify")."""
+    (links to folders not followed; signing refuses a link to a file: integrity/stray.py) at some 40% less cost
+    (docs/scaling.md, "verify")."""
     files = []
     for folder in day_folders(lake, day):
         for top, dirs, names in os.walk(folder):

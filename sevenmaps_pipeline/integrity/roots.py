@@ -196,10 +196,13 @@ SIGNED_MODE = 0o444
 
 
 def make_read_only(lake: LakePaths, lines: Sequence[str]) -> None:
-    """chmod 0444 every file the lines name (one that has gone meanwhile is for `verify` to name)."""
+    """chmod 0444 every file the lines name (one that has gone meanwhile is for `verify` to name), never through a
+    link (chmod follows one: it may name a file outside the lake, the signing key's)."""
     for line in lines:
+        path = lake.root / line[66:]
         with contextlib.suppress(FileNotFoundError):
-            os.chmod(lake.root / line[66:], SIGNED_MODE)
+            if not path.is_symlink():
+                os.chmod(path, SIGNED_MODE)
 
 
 def _create_exclusive(path: Path, data: bytes) -> None:

@@ -54,9 +54,14 @@ def stray_paths(lake: LakePaths, signed: set[dt.date],
 
 def uncovered_in_day(lake: LakePaths, day: dt.date, now: float | None = None) -> list[tuple[str, str]]:
     """(path relative to the lake, why) of what one day's folders hold that its root's lines cannot cover."""
-    return [(path.relative_to(lake.root).as_posix(), why) for folder in table_folders(lake)
-            if (folder / f"day={day.isoformat()}").is_dir()
-            for path, why in _uncovered_in(folder / f"day={day.isoformat()}", now)]
+    found = []
+    for folder in table_folders(lake):
+        day_folder = folder / f"day={day.isoformat()}"
+        if day_folder.is_symlink():  # what it holds lies elsewhere (verify names it as no day's folder)
+            found.append((day_folder.relative_to(lake.root).as_posix(), "a link in place of a day's folder"))
+        elif day_folder.is_dir():
+            found += [(path.relative_to(lake.root).as_posix(), why) for path, why in _uncovered_in(day_folder, now)]
+    return found
 
 
 # A write in flight (lake/parquet_io.py): `.<file>.<uuid hex>.tmp`, or a build's `.<file>.<uuid hex>.spill` folder
@@ -91,8 +96,9 @@ def stray_roots(lake: LakePaths) -> Iterator[tuple[str, str]]:
 
 
 def _uncovered_in(folder: Path, now: float | None = None) -> Iterator[tuple[Path, str]]:
-    """What a signed day's folder holds that no line of its root can: the lines cover the regular files (links to
-    files taken) outside hidden names, walked without following links to folders (integrity/manifest.py)."""
+    """What a signed day's folder holds that no line of its root can: the lines cover the regular files outside
+    hidden names, walked without following links to folders (integrity/manifest.py); a link to a file is refused
+    too (the key file linked from a raw folder was made world-readable by signing)."""
     for top, dirs, names in os.walk(folder):
         for name in sorted(dirs):
             path = Path(top) / name
@@ -105,5 +111,7 @@ def _uncovered_in(folder: Path, now: float | None = None) -> Iterator[tuple[Path
             path = Path(top) / name
             if name.startswith(".") and not _in_flight(path, now):
                 yield path, "a hidden file in a signed day's folder (a write's older than an hour, or none)"
+            elif not name.startswith(".") and path.is_symlink():  # signing made its file, wherever, read-only
+                yield path, "a link to a file in a signed day's folder (the file lies outside the day)"
             elif not name.startswith(".") and not path.is_file():
                 yield path, "neither a file nor a folder (a broken link, a socket, a device)"
