@@ -249,12 +249,12 @@ def test_the_watch_feed_is_xml_whatever_a_server_names_its_tool():
     /live/, unreadable as XML: every reader of the feed lost every entry. What XML cannot hold is shown as U+FFFD."""
     import types
 
-    from sevenmaps_pipeline.publishing.site import _atom
+    from sevenmaps_pipeline.publishing.feed import atom_feed
 
     entry = {"server_id": "0123456789ab", "day": dt.date(2026, 11, 10), "kind": "risk rose",
              "tool_name": "fetch\x0bdata\x00<&>", "server_name": "odd\ud800name\x1b[31m", "server_key": "k",
              "detail": "green -> red \ufffe"}
-    feed = ET.fromstring(_atom(types.SimpleNamespace(day=dt.date(2026, 11, 10)), [entry]).encode("utf-8"))
+    feed = ET.fromstring(atom_feed(types.SimpleNamespace(day=dt.date(2026, 11, 10)), [entry]).encode("utf-8"))
     ns = {"a": "http://www.w3.org/2005/Atom"}
     assert feed.find("a:entry/a:title", ns).text == "odd\ufffdname\ufffd[31m: risk rose fetch\ufffddata\ufffd<&>"
     assert feed.find("a:entry/a:summary", ns).text == "green -> red \ufffd"

@@ -18,10 +18,11 @@ from typing import Any
 
 from jinja2 import Environment
 
+from .feed import atom_feed
 from .locks import watch
 from .mapday import MapDay
 from .pages import _environment, server_page, status_badge, uptime_badge
-from .site import _atom, slug
+from .site import slug
 from .status import DOWN_SINCE, statuses
 
 LIVE_METHOD = "live-pages-1.5"  # 1.1: down since (DOWN_SINCE) and what uptime counts, as on the site; 1.2: the
@@ -167,7 +168,7 @@ def render(mapday: MapDay, kind: str, arg: str | None, env: Environment | None =
             body = env.get_template("category.html").render(**common, base="../", category=names[0],
                                                             rows=reliable.get(names[0], []))
     elif kind == "watch":
-        body = _atom(mapday, watch(mapday, days=30)["entries"])
+        body = atom_feed(mapday, watch(mapday, days=30)["entries"])
     else:
         return None
     return Rendered(body.encode(), TYPES[kind])

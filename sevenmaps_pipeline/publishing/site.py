@@ -29,7 +29,6 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from xml.sax.saxutils import escape
 
 import pyarrow.parquet as pq
 from jinja2 import Environment
@@ -38,6 +37,7 @@ from markupsafe import Markup
 from ..lake.memory import collector_off_in_worker, collector_paused, give_back_freed_memory
 from ..lake.paths import LakePaths
 from . import charts
+from .feed import atom_feed
 from .locks import watch
 from .mapday import HISTORY_DAYS, MapDay
 from .pages import ServerPages, _environment, status_badge, uptime_badge, uptime_text
@@ -127,31 +127,6 @@ def _copy_integrity(lake: LakePaths, day: dt.date, folder: Path) -> set[str]:
             shutil.copyfile(proof, target / "proofs" / f"{rel}.tlog-proof")
             copied.add(rel)
     return copied
-
-
-# What XML 1.0 forbids in a document, even escaped: C0 controls but tab and line breaks, lone surrogates, U+FFFE/F.
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-
-
-def xml_text(text: str) -> str:
-    """A server's text as XML character data: escaped, each character XML cannot hold as U+FFFD (a vertical tab in
-    one tool's name made the whole feed unreadable)."""
-    return escape(_NOT_XML.sub("\ufffd", text))
-
-
-def _atom(mapday: MapDay, entries: list[dict[str, Any]]) -> str:
-    updated = dt.datetime.combine(mapday.day, dt.time(), dt.UTC).isoformat()
-    items = []
-    for e in entries:
-        ident = f"urn:7maps:{e['server_id']}:{e['day']}:{e['kind']}:{e['tool_name'] or ''}"
-        title = f"{e['server_name'] or e['server_key']}: {e['kind']}" + (f" {e['tool_name']}" if e["tool_name"] else "")
-        items.append(f"<entry><id>{xml_text(ident)}</id><title>{xml_text(title)}</title>"
-                     f"<updated>{e['day']}T00:00:00+00:00</updated>"
-                     f"<link href=\"../servers/{xml_text(e['server_id'])}.html\"/>"
-                     f"<summary>{xml_text(e['detail'] or e['kind'])}</summary></entry>")
-    return ("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<feed xmlns=\"http://www.w3.org/2005/Atom\">"
-            f"<id>urn:7maps:watch</id><title>7Maps watch: rises in risk, sign-in, payment and redirect changes"
-            f"</title><updated>{updated}</updated><author><name>7Maps</name></author>{''.join(items)}</feed>\n")
 
 
 def _chart_days(mapday: MapDay) -> list[tuple[dt.date, dict[str, int]]]:
@@ -400,7 +375,7 @@ def _render(lake: LakePaths, mapday: MapDay, env: Environment, out: Path, parts:
 
     def meanwhile() -> int:
         """The pages that need no endpoint's page, written while the workers write those."""
-        (out / "feeds" / "watch.xml").write_text(_atom(mapday, watch(mapday, days=30)["entries"]), encoding="utf-8")
+        (out / "feeds" / "watch.xml").write_text(atom_feed(mapday, watch(mapday, days=30)["entries"]), encoding="utf-8")
         return _category_pages(mapday, env, out, common, _sources(lake, day, CATEGORY_SOURCES, lines, proofs))
 
     servers, categories, workers, writers_note = _all_server_pages(
