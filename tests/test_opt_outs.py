@@ -175,3 +175,34 @@ def test_an_owners_claim_refuses_by_named_kind(lake):
     with pytest.raises(owners.OwnerClaimError) as refused:
         owners.set_note(lake, "other.example.com", "hello", now)
     assert refused.value.kind is Refused.NO_VERIFIED_OWNER
+
+
+def test_opt_outs_made_at_once_are_all_kept(lake):
+    """helper-83: each change reads the file, changes its rows and writes it whole, with no lock: of 40 opt-outs
+    made at once, 38 were lost, and those hosts were contacted. Each change now holds the file's lock."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    hosts = [f"mcp{i}.example.com" for i in range(24)]
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda host: opt_outs.record_opt_out(lake, host, "operator", NOW, note="asked"), hosts))
+    assert sorted(opt_outs.opted_out_hosts(lake)) == sorted(hosts)
+
+
+@pytest.mark.parametrize("broken", ["a link to nothing", "a folder", "no status column"])
+def test_an_opt_out_registry_in_no_readable_form_stops_the_run_instead_of_reading_as_empty(lake, broken):
+    """helper-83: a dangling link or an empty folder in the file's place, or a file without its status column, read
+    as "no host has opted out", and the hosts were probed."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = lake.opt_outs_file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if broken == "a link to nothing":
+        path.symlink_to(path.parent / "gone.parquet")
+    elif broken == "a folder":
+        path.mkdir()
+    else:
+        pq.write_table(pa.table({"host": ["mcp.example.com"], "state": ["opted_out"]}), path)
+    with pytest.raises(opt_outs.OptOutRegistryError, match="no host is contacted until it is repaired") as refused:
+        opt_outs.opted_out_hosts(lake)
+    assert refused.value.kind is Refused.FILE_UNREADABLE and str(path) in str(refused.value)

@@ -17,17 +17,14 @@ file is an error naming it, never read as "nobody reviewed anything".
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import datetime as dt
-import fcntl
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
 
-from ..lake.control import ControlError, Refused, read_control_rows
+from ..lake.control import ControlError, Refused, control_lock, read_control_rows
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
 
@@ -76,7 +73,8 @@ def reviews_file(lake: LakePaths) -> Path:
 
 def read_reviews(lake: LakePaths) -> list[Review]:
     rows = read_control_rows(reviews_file(lake), "the incident reviews", IncidentReviewError,
-                             "; no incident is shown or closed until it is repaired")
+                             "; no incident is shown or closed until it is repaired",
+                             required=("server_key", "action"))
     return [Review(**{k: r.get(k) for k in SCHEMA.names}) for r in rows]
 
 
@@ -100,16 +98,6 @@ def plain_text(text: str | None, what: str, limit: int, missing: Refused) -> str
     return value
 
 
-@contextlib.contextmanager
-def _locked(lake: LakePaths) -> Iterator[None]:
-    """One writer at a time: two reviewers recording at once both keep their row."""
-    path = reviews_file(lake)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.parent / ".incident_reviews.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
-
-
 def append_review(lake: LakePaths, review: Review) -> Review:
     """Record a review (its name and reason checked here), after every earlier one."""
     if review.action not in ACTIONS:
@@ -121,7 +109,7 @@ def append_review(lake: LakePaths, review: Review) -> Review:
     if review.action == "confirm" and (review.check_kind is None or review.check_started_at is None):
         raise IncidentReviewError(Refused.NO_FAILED_CHECK, "a confirmation keeps the check of ours that saw the "
                                   "failure; none was given")
-    with _locked(lake):
+    with control_lock(reviews_file(lake)):  # two reviewers recording at once both keep their row
         rows = [dataclasses.asdict(r) for r in read_reviews(lake)] + [dataclasses.asdict(review)]
         write_parquet(lake, reviews_file(lake), pa.Table.from_pylist(rows, SCHEMA))
     return review

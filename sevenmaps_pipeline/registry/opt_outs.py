@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from ..lake.control import ControlError, Refused, read_control_rows
+from ..lake.control import ControlError, Refused, changes_control_file, read_control_rows
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
 from ..rules.hosts import ends_in_a_number
@@ -87,7 +87,7 @@ def normal_host(host: str) -> str:
 
 def read_opt_outs(lake: LakePaths) -> list[OptOut]:
     rows = read_control_rows(lake.opt_outs_file, "the opt-out registry", OptOutRegistryError,
-                             "; no host is contacted until it is repaired")
+                             "; no host is contacted until it is repaired", required=("host", "status"))
     return [OptOut(**{k: r.get(k) for k in SCHEMA.names}) for r in rows]
 
 
@@ -101,6 +101,7 @@ def _write(lake: LakePaths, entries: list[OptOut]) -> None:
     write_parquet(lake, lake.opt_outs_file, pa.Table.from_pylist(rows, SCHEMA))
 
 
+@changes_control_file(lambda lake: lake.opt_outs_file)
 def record_opt_out(lake: LakePaths, host: str, how: str, now: dt.datetime, note: str | None = None,
                    token: str | None = None) -> OptOut:
     """Opt a host out (kept as it was if it already is: the first date stands)."""
@@ -125,6 +126,7 @@ def token_expired(issued_at: dt.datetime, now: dt.datetime) -> bool:
     return now - issued_at > dt.timedelta(days=TOKEN_DAYS)
 
 
+@changes_control_file(lambda lake: lake.opt_outs_file)
 def issue_token(lake: LakePaths, host: str, now: dt.datetime) -> OptOut:
     """A new form token for the host, recorded as pending (it replaces one issued before: each request gets
     its own, valid for TOKEN_DAYS)."""

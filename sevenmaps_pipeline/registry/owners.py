@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 import pyarrow as pa
 
-from ..lake.control import ControlError, Refused, read_control_rows
+from ..lake.control import ControlError, Refused, changes_control_file, read_control_rows
 from ..lake.keys import server_key
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
@@ -72,7 +72,7 @@ def _host(host: str) -> str:
 
 
 def read_claims(lake: LakePaths) -> list[OwnerClaim]:
-    rows = read_control_rows(lake.owners_file, "the owner claims", OwnerClaimError)
+    rows = read_control_rows(lake.owners_file, "the owner claims", OwnerClaimError, required=("host", "status"))
     return [OwnerClaim(**{**{k: r.get(k) for k in SCHEMA.names}, "five_minute": tuple(r.get("five_minute") or ())})
             for r in rows]
 
@@ -87,6 +87,7 @@ def claim_of(lake: LakePaths, host: str) -> OwnerClaim | None:
     return next((c for c in read_claims(lake) if c.host == host), None)
 
 
+@changes_control_file(lambda lake: lake.owners_file)
 def issue_owner_token(lake: LakePaths, host: str, now: dt.datetime) -> OwnerClaim:
     """A new token for a host's claim, valid for TOKEN_DAYS (it replaces a pending one: each request gets its
     own); a verified claim is left as it is."""
@@ -113,6 +114,7 @@ def pending_claim(lake: LakePaths, host: str, now: dt.datetime) -> OwnerClaim:
     return claim
 
 
+@changes_control_file(lambda lake: lake.owners_file)
 def mark_verified(lake: LakePaths, host: str, now: dt.datetime) -> OwnerClaim:
     """Record that the host's well-known file held its token (the caller fetched it: probe/opt_out_check.py
     `token_proof`)."""
@@ -135,6 +137,7 @@ def _verified(lake: LakePaths, host: str) -> OwnerClaim:
     return claim
 
 
+@changes_control_file(lambda lake: lake.owners_file)
 def set_note(lake: LakePaths, host: str, note: str, now: dt.datetime) -> OwnerClaim:
     """The owner's note, in their own words (plain text; an empty note removes it)."""
     claim = _verified(lake, host)
@@ -161,6 +164,7 @@ def five_minute_cap() -> int:
     return int(value)
 
 
+@changes_control_file(lambda lake: lake.owners_file)
 def ask_bad_call(lake: LakePaths, host: str, asked: bool) -> OwnerClaim:
     """The verified owner asks for (or withdraws) the bad-call step on their host's endpoints: the one tool
     call 7Maps makes, only where the owner asked (docs/methodology.md, "The bad call")."""
@@ -178,6 +182,7 @@ def bad_call_asked(lake: LakePaths, url_host: str) -> OwnerClaim | None:
     return None
 
 
+@changes_control_file(lambda lake: lake.owners_file)
 def choose_five_minute(lake: LakePaths, host: str, urls: list[str]) -> OwnerClaim:
     """The owner's endpoints for five-minute checks: on the host (or a name under it), at most
     five_minute_cap(); an empty list stops them."""

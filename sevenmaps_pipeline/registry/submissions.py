@@ -22,7 +22,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..lake.control import ControlError, Refused, read_control_rows
+from ..lake.control import ControlError, Refused, changes_control_file, read_control_rows
 from ..lake.keys import server_id, server_key
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
@@ -77,7 +77,8 @@ def submissions_file(lake: LakePaths):
 
 
 def read_submissions(lake: LakePaths) -> list[Submission]:
-    rows = read_control_rows(submissions_file(lake), "the submissions", SubmissionError)
+    rows = read_control_rows(submissions_file(lake), "the submissions", SubmissionError,
+                             required=("server_key", "url", "status"))
     return [Submission(**{k: r.get(k) for k in SCHEMA.names}) for r in rows]
 
 
@@ -86,6 +87,7 @@ def _write(lake: LakePaths, entries: list[Submission]) -> None:
     write_parquet(lake, submissions_file(lake), pa.Table.from_pylist(rows, SCHEMA))
 
 
+@changes_control_file(submissions_file)
 def submit(lake: LakePaths, url: str, now: dt.datetime, via: str = "cli",
            host_map: dict[str, int] | None = None) -> Submission:
     """Queue a URL (the same endpoint once: a second submission returns the first). The listing rules of
@@ -204,6 +206,7 @@ def judge(checks: list[dict[str, Any]]) -> Judgement:
                      f"answered {len(answered)} of {len(counted)} checks with one tool list, every tool described")
 
 
+@changes_control_file(submissions_file)
 def decide(lake: LakePaths, now: dt.datetime, checks_of: dict[str, list[dict[str, Any]]]) -> list[Submission]:
     """Decide every queued submission whose 7 days have ended; record and return the decisions."""
     entries = read_submissions(lake)
