@@ -130,6 +130,18 @@ def test_sql_formats(warehouse_lake, tmp_path, capsys):
     assert "a.example.com/mcp" in capsys.readouterr().out  # the table
 
 
+def test_every_statement_of_a_query_shows_its_result(warehouse_lake, capsys):
+    """helper-85: analyst.md's block of four queries, pasted, showed only the last one's result (DuckDB runs them
+    all and gives the last), silently. Each statement's result is shown now; a file takes one at a time."""
+    root = str(warehouse_lake.root)
+    assert main(["sql", "SELECT 'first' AS one; SELECT code AS two FROM daily_status;", "--lake", root]) == 0
+    out = capsys.readouterr().out
+    assert "first" in out and out.index("one") < out.index("two")
+    assert main(["sql", "SELECT 1; SELECT 2", "--format", "csv", "--lake", root]) == 2
+    assert _one_error_line(capsys.readouterr().err) == (
+        "error: the query holds 2 statements; --format csv and --out take one at a time")
+
+
 def test_a_file_is_written_in_the_format_its_name_says_and_csv_lines_end_as_duckdbs_do(warehouse_lake, tmp_path,
                                                                                        capsys):
     """A newcomer's review found `--out f.txt` silently wrote CSV (True, not true) with no "wrote" line, and CSV

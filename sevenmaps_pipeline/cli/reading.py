@@ -46,6 +46,16 @@ def cmd_sql(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     with open_warehouse(lake) as con:
+        statements = con.extract_statements(args.query)
+        if len(statements) > 1:  # DuckDB runs them all and gives the last one's result alone (docs/analyst.md)
+            if args.format != "table" or args.out:
+                print(f"error: the query holds {len(statements)} statements; --format {args.format} and --out take "
+                      "one at a time", file=sys.stderr)
+                return 2
+            for statement in statements:
+                if (shown := con.sql(statement)) is not None:
+                    shown.show(max_rows=args.max_rows, max_width=200)
+            return 0
         relation = con.sql(args.query)
         if relation is None:  # a statement that returns nothing
             return 0
