@@ -7,10 +7,13 @@ import argparse
 import contextlib
 import csv
 import sys
+from typing import Any
 
+import duckdb
 import pyarrow.parquet as pq
 
 from ..integrity.status import lake_status, status_text
+from ..lake.paths import LakePaths
 from ..lake.warehouse import open_warehouse, publish_warehouse
 from .common import _existing_lake
 from .json_lines import json_line, json_relation
@@ -23,39 +26,44 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0 if status.ok else 1
 
 
-def cmd_sql(args: argparse.Namespace) -> int:
-    lake = _existing_lake(args)
+def _sql_usage_problem(args: argparse.Namespace, lake: LakePaths) -> str | None:
+    """What is wrong with how `sevenmaps sql` was asked, as its error line (args.format settled on the way)."""
     if not lake.warehouse.exists():
-        print(f"error: no warehouse at {lake.warehouse}; run `sevenmaps warehouse` or a pipeline run first",
-              file=sys.stderr)
-        return 2
+        return f"no warehouse at {lake.warehouse}; run `sevenmaps warehouse` or a pipeline run first"
     if not args.query.strip():
-        print("error: the query is empty; e.g. sevenmaps sql \"SELECT code, count(*) FROM daily_status GROUP BY code\"",
-              file=sys.stderr)
-        return 2
+        return "the query is empty; e.g. sevenmaps sql \"SELECT code, count(*) FROM daily_status GROUP BY code\""
     args.format = args.format or (_format_of(args.out) if args.out else "table")
     if args.format is None:
-        print(f"error: --out {args.out}: say --format csv, json or parquet (or name the file .csv, .json, .jsonl or "
-              ".parquet)", file=sys.stderr)
-        return 2
+        return (f"--out {args.out}: say --format csv, json or parquet (or name the file .csv, .json, .jsonl or "
+                ".parquet)")
     if args.format == "parquet" and not args.out:
-        print("error: --format parquet writes a file: add --out FILE.parquet", file=sys.stderr)
-        return 2
+        return "--format parquet writes a file: add --out FILE.parquet"
     if args.format == "table" and args.out:
-        print("error: --format table is for the terminal: with --out, use --format csv, json or parquet",
-              file=sys.stderr)
+        return "--format table is for the terminal: with --out, use --format csv, json or parquet"
+    return None
+
+
+def _show_each(con: duckdb.DuckDBPyConnection, args: argparse.Namespace, statements: list[Any]) -> int:
+    """Each statement's result in turn: DuckDB runs a query's statements and gives the last one's result alone."""
+    if args.format != "table" or args.out:
+        print(f"error: the query holds {len(statements)} statements; --format {args.format} and --out take one at a "
+              "time", file=sys.stderr)
+        return 2
+    for statement in statements:
+        if (shown := con.sql(statement)) is not None:
+            shown.show(max_rows=args.max_rows, max_width=200)
+    return 0
+
+
+def cmd_sql(args: argparse.Namespace) -> int:
+    lake = _existing_lake(args)
+    if (problem := _sql_usage_problem(args, lake)) is not None:
+        print(f"error: {problem}", file=sys.stderr)
         return 2
     with open_warehouse(lake) as con:
         statements = con.extract_statements(args.query)
-        if len(statements) > 1:  # DuckDB runs them all and gives the last one's result alone (docs/analyst.md)
-            if args.format != "table" or args.out:
-                print(f"error: the query holds {len(statements)} statements; --format {args.format} and --out take "
-                      "one at a time", file=sys.stderr)
-                return 2
-            for statement in statements:
-                if (shown := con.sql(statement)) is not None:
-                    shown.show(max_rows=args.max_rows, max_width=200)
-            return 0
+        if len(statements) > 1:
+            return _show_each(con, args, statements)
         relation = con.sql(args.query)
         if relation is None:  # a statement that returns nothing
             return 0
