@@ -75,6 +75,9 @@ class DayAsset(NamedTuple):
 # validates them; every other raw kind an asset reads is landed outside the map's graph (agent reports by
 # the reporting service, packages and domains by lookups_job) and read as `raw/<kind>`.
 RAW_KINDS_OF_SCAN = ("registry", "probes", "origins", "readiness", "readiness_surfaces", "skills")
+# The raw kinds landed outside the scan that raw_probes checks too (curated/common.py quarantine_unreadable_files):
+# one torn file of them stopped the warehouse or a lookup table.
+_CHECKED_TOO = tuple(Read(f"raw/{kind}") for kind in ("packages", "domains", "hourly", "five_minute", "submitted"))
 EVERY_DAY = None
 _STATUS_DAYS = STATUS_PARAMS["lookback_days"] + 1  # the day's probes and the registry in force
 # A tool list's change baseline: the endpoint's previous checked day, at most lookback_days before the day.
@@ -88,7 +91,7 @@ _FACTS = Read("tool_facts", EVERY_DAY)
 # Dagster specs (defs/*_assets.py, defs/day_map.py), the build order, the freshness rule below and the
 # signing asset's inputs all derive from it.
 DAY_GRAPH: tuple[DayAsset, ...] = (
-    DayAsset("raw_probes", build_quarantine, ("quarantine",), (Read("raw_probes"),)),  # its own landed raw
+    DayAsset("raw_probes", build_quarantine, ("quarantine",), (Read("raw_probes"), *_CHECKED_TOO)),  # what it checks
     DayAsset("daily_status", build_daily_status, ("daily_status",), (Read("raw_probes", _STATUS_DAYS),)),
     DayAsset("tool_facts", build_tool_facts, ("tool_lists", "tool_facts"),
              (Read("daily_status", _BASELINE_DAYS), Read("raw_probes", _BASELINE_DAYS), _FACTS)),
