@@ -89,6 +89,13 @@ def test_ordinary_mistakes_are_one_line_with_an_exit_code(warehouse_lake, capsys
     root = str(warehouse_lake.root)
     assert main(["run", "--day", "2026-13-01", "--lake", root]) == 2
     assert _one_error_line(capsys.readouterr().err) == "error: not a UTC day in YYYY-MM-DD form: '2026-13-01'"
+    # helper-85: a day that has not begun landed an all-n day and became the lake's first; one before the lake's
+    # first day failed with Dagster's invariant, not in words
+    tomorrow = dt.datetime.now(dt.UTC).date() + dt.timedelta(days=1)
+    assert main(["run", "--day", tomorrow.isoformat(), "--lake", root]) == 2
+    assert _one_error_line(capsys.readouterr().err).endswith("a day that has not begun is never scanned")
+    assert main(["run", "--day", "2020-01-01", "--lake", root]) == 2
+    assert _one_error_line(capsys.readouterr().err).startswith("error: --day 2020-01-01 is before the lake's first day")
     assert main(["sql", "SELEC 1", "--lake", root]) == 2
     assert _one_error_line(capsys.readouterr().err).startswith("error: SQL: Parser Error: syntax error")
     assert main(["sql", "SELECT * FROM no_such_table", "--lake", root]) == 2

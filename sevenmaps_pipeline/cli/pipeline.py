@@ -30,6 +30,13 @@ from .common import _existing_lake, _lake
 def cmd_run(args: argparse.Namespace) -> int:
     day = parse_day(args.day)
     lake = _lake(args)
+    today = dt.datetime.now(dt.UTC).date()
+    if day > today:  # it would land an all-n day and make it the lake's first (helper-85)
+        raise ValueError(f"--day {day} is after today ({today} UTC): a day that has not begun is never scanned")
+    start = first_day(lake)
+    if day < start:  # Dagster's own words for it are an invariant's
+        raise ValueError(f"--day {day} is before the lake's first day {start} (set SEVENMAPS_FIRST_DAY to start the "
+                         "partitions earlier; docs/operations.md)")
     home = ensure_dagster_home(lake)
     print(f"scanning {args.registry} for {day} into {lake.root} (Dagster home {home})", flush=True)
     with dg.DagsterInstance.get() as instance, code_location(instance) as location:
