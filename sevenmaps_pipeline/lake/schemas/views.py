@@ -43,8 +43,8 @@ DERIVED_VIEWS: dict[str, tuple[str, dict[str, str]]] = {
                         "newer hourly or five-minute check's); never a day code of its own",
         "current_shown_status": "the status shown now, in the shown status's words",
         "current_tool_count": "the tools the deciding check listed (null unless it answered with a list)",
-        "decided_by": "which check decides it: daily (the latest built day's), slice (the open day's so far), hourly or "
-                      "five_minute",
+        "decided_by": "which check decides it: daily (the latest built day's), slice (the open day's so far), "
+                      "hourly or five_minute",
         "decided_at": "when that check was made (UTC)",
         "current_reason": "that check's outcome detail",
         "daily_code": "the day code of the latest built day",
