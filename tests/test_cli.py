@@ -389,3 +389,21 @@ def test_a_backfill_maps_and_signs_the_finished_days_then_maps_the_open_day_in_a
     assert backfill_runs(d[3], today, today, sign=False) == [("daily_map_job", d[3], d[1]),
                                                              ("daily_map_job", today, today)]
     assert backfill_runs(today, today, today, sign=True) == [("daily_map_job", today, today)]
+
+
+def test_a_tools_name_never_reaches_the_terminal_as_an_escape(lake, capsys):
+    """helpers 83 and 84: `sevenmaps server` printed a tool's name and a server's version as sent, so an escape
+    sequence coloured or rewrote the operator's terminal (and an OSC 8 link, a bell), and a zero-width space made
+    one name pass for another. Each such character is shown as its code."""
+    from conftest import land_probes, probe
+
+    from sevenmaps_pipeline.curated.day import rebuild_day
+
+    tools = [{"name": "get\x1b[31m_alerts\x07", "description": "d", "inputSchema": {"type": "object"}},
+             {"name": "get\u200b_forecast", "description": "d", "inputSchema": {"type": "object"}}]
+    land_probes(lake, [probe("https://evil.example.com/mcp", "ok", tools=tools)])
+    rebuild_day(lake, DAY)
+    assert main(["server", "evil.example.com/mcp", "--day", DAY.isoformat(), "--lake", str(lake.root)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "\u200b" not in out
+    assert "get\\x1b[31m_alerts\\x07" in out and "get\\u200b_forecast" in out

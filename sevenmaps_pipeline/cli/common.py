@@ -41,3 +41,13 @@ def _probe_config(args: argparse.Namespace) -> ProbeConfig:
     return ProbeConfig(allow_private=args.allow_private, host_map=host_map,
                        ca_file=Path(args.ca_file) if args.ca_file else None,
                        opted_out_hosts=opted_out_hosts(_lake(args)))
+
+
+def terminal_safe(line: str) -> str:
+    """A line holding a server's words as a terminal may show it: each character that is not printable (an escape
+    sequence's ESC, a bell, C1 controls, zero-width and direction marks) as its code (`\\x1b`, `\\u200b`), so a
+    tool's name can neither colour nor rewrite the operator's screen, nor pass for another name."""
+    if line.isprintable():
+        return line
+    return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
+                   if ord(ch) < 0x10000 else f"\\U{ord(ch):08x}" for ch in line)

@@ -14,7 +14,7 @@ from ..publishing.charts import CODE_WORDS
 from ..publishing.mapday import MapDay
 from ..publishing.pages import five_minute_text, uptime_text
 from ..publishing.status import server_status
-from .common import _existing_lake
+from .common import _existing_lake, terminal_safe
 
 CHANGES_SHOWN = 20
 
@@ -27,7 +27,7 @@ def cmd_server(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(status, indent=1, default=str))
     else:
-        print("\n".join(server_text(status)))
+        print("\n".join(terminal_safe(line) for line in server_text(status)))
     return 0
 
 
