@@ -206,7 +206,7 @@ def test_days_of_an_empty_list_are_not_days_with_tools_in_the_reliable_order_or_
             "and success chance count as answers")
     assert by_key[keys["empty"]]["uptime_counts"] == said
     assert by_key[keys["always"]]["uptime_counts"] is None
-    assert said in str(caveat) and caveat["method_version"].startswith("route-1.6+")
+    assert said in str(caveat) and caveat["method_version"].startswith("route-1.7+")
     assert f"uptime and success chance count answers: this server {said}" in printed  # `sevenmaps server`
 
 

@@ -120,7 +120,7 @@ def test_a_tool_that_turned_red_in_the_nine_oclock_slice_is_set_aside_through_th
         ])
     assert ("io.test/forecast", "get_forecast") not in ranked(after)
     why = reasons(after)[URLS["forecast"]]
-    assert any(r.startswith("get_forecast is red: more privilege than a green task needs") for r in why), why
+    assert any(r.startswith("\"get_forecast\" is red: more privilege than a green task needs") for r in why), why
     assert any(r.startswith("changed today:") and "provisional" in r for r in why), why
     assert after["open_day"]["slices_through"] == slice_key(9) and after["open_day"]["endpoints_checked"] == 3
     assert after["map_day"] == DAYS[-1].isoformat() and after["signed"] is False

@@ -227,9 +227,10 @@ FAILURE_REASONS_METHOD = "failure-reasons-1.1"  # 1.1: not_mcp is exactly the sh
 # the open day's checks so far (curated/open_day.py) decide an endpoint's list, status and changes today.
 # 1.3: a result's caveats say what its uptime and success chance count when it asked for sign-in or payment; a
 # tool whose name its list repeats is ranked once.
-ROUTE_METHOD = "route-1.6"  # 1.4: answering again without a list on the served day: set aside, named; 1.5: an
+ROUTE_METHOD = "route-1.7"  # 1.4: answering again without a list on the served day: set aside, named; 1.5: an
 # empty tool list shown now (current_status) is not answering with tools: set aside, named; 1.6: the caveats say on
-# how many answered days the list was empty (uptime_counts, server_history.tools_days)
+# how many answered days the list was empty (uptime_counts, server_history.tools_days); 1.7: a tool name in a
+# reason is quoted, cut past 200 characters
 ROUTE_PARAMS: dict[str, Any] = {
     "k1": 1.2,  # BM25 term-frequency saturation
     "b": 0.75,  # BM25 length normalisation
