@@ -302,3 +302,17 @@ def test_five_minute_uptime_shows_90_days_only_once_older_checks_exist(lake):
     with duck.connect(str(lake.warehouse), read_only=True) as con:
         assert con.execute("SELECT uptime_30d_pct, checks_90d, uptime_90d_pct FROM five_minute_uptime").fetchone() \
             == (100.0, 3, 66.6)
+
+
+def test_one_bad_line_of_a_directory_list_is_named_and_the_rest_are_read(tmp_path):
+    """helper-83: a line whose URL names no endpoint (`https://[::1/mcp`) dropped the whole list with "Invalid IPv6
+    URL", naming no line; a URL with a secret in its query was read as an endpoint to check."""
+    from sevenmaps_pipeline.registry.most_used import read_directory_lists
+
+    listed = tmp_path / "lists.txt"
+    listed.write_text("claude https://a.example.com/mcp\nclaude https://[::1/mcp\n"
+                      "https://b.example.com/mcp?api_key=LIVEKEY1\ncursor https://c.example.com/mcp\n")
+    lists = read_directory_lists(listed)
+    assert lists.keys == {"a.example.com/mcp": "claude", "c.example.com/mcp": "cursor"}
+    assert [p.split(":")[0] for p in lists.problems] == ["line 2", "line 3"]
+    assert "not a URL that names an endpoint" in lists.problems[0] and "carries credentials" in lists.problems[1]

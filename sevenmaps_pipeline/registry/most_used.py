@@ -18,7 +18,7 @@ from ..lake import duck
 from ..lake.keys import server_key
 from ..lake.paths import LakePaths
 from .list_file import list_lines
-from .listing import has_userinfo
+from .listing import carries_credentials
 
 DIRECTORY_LISTS_ENV = "SEVENMAPS_DIRECTORY_LISTS"
 REPORT_DAYS = 7
@@ -39,13 +39,16 @@ def read_directory_lists(path: str | os.PathLike[str]) -> DirectoryLists:
         directory, url = (parts[0], parts[1]) if len(parts) == 2 else ("directory", parts[0])
         if len(parts) > 2 or not url.lower().startswith("https://"):
             problems.append(f"line {number}: not '[directory] https://URL': {line[:200]!r}")
-        elif has_userinfo(url):
+        elif carries_credentials(url):
             problems.append(f"line {number}: the URL carries credentials; never checked")
         elif len(keys) >= MAX_LISTED:
             problems.append(f"line {number}: more than {MAX_LISTED:,} endpoints; the rest are not read")
             break
         else:
-            keys.setdefault(server_key(url), directory)
+            try:
+                keys.setdefault(server_key(url), directory)
+            except ValueError as exc:  # one such line dropped the whole list, naming no line (helper-83)
+                problems.append(f"line {number}: not a URL that names an endpoint ({exc})")
     return DirectoryLists(keys, tuple(problems))
 
 
