@@ -206,3 +206,13 @@ def test_an_opt_out_registry_in_no_readable_form_stops_the_run_instead_of_readin
     with pytest.raises(opt_outs.OptOutRegistryError, match="no host is contacted until it is repaired") as refused:
         opt_outs.opted_out_hosts(lake)
     assert refused.value.kind is Refused.FILE_UNREADABLE and str(path) in str(refused.value)
+
+
+@pytest.mark.parametrize("note", ["asked by \x1b[31memail\x1b[0m", "line one\nline two", "x" * 1001])
+def test_an_opt_outs_note_is_plain_text_on_one_line(lake, note):
+    """helper-83: `opt-out add --note` took escape sequences and line breaks, which owner notes and reviews refuse;
+    the note is shown to the operator in `opt-out list`."""
+    with pytest.raises(opt_outs.OptOutRegistryError) as refused:
+        opt_outs.record_opt_out(lake, "mcp.example.com", "operator", NOW, note=note)
+    assert refused.value.kind in (Refused.NOTE_CONTROL_CHARACTERS, Refused.NOTE_TOO_LONG)
+    assert opt_outs.read_opt_outs(lake) == []

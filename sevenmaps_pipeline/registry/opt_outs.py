@@ -33,6 +33,7 @@ OPT_OUT_PATH = "/.well-known/7maps-optout.txt"
 # A token proves control only while it is fresh: each one issued lives this long (docs/operations.md).
 TOKEN_DAYS = 7
 MAX_TOKEN_FILE_BYTES = 4096
+MAX_NOTE_CHARS = 1_000  # as an owner's note (registry/owners.py)
 _LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\Z")
 HOWS = ("operator", "form")
 SCHEMA = pa.schema([
@@ -107,6 +108,12 @@ def record_opt_out(lake: LakePaths, host: str, how: str, now: dt.datetime, note:
     """Opt a host out (kept as it was if it already is: the first date stands)."""
     if how not in HOWS:
         raise OptOutRegistryError(Refused.UNKNOWN_HOW, f"how must be one of {', '.join(HOWS)}, not {how!r}")
+    if note is not None and len(note) > MAX_NOTE_CHARS:
+        raise OptOutRegistryError(Refused.NOTE_TOO_LONG, f"the note has {len(note):,} characters; at most "
+                                  f"{MAX_NOTE_CHARS:,}")
+    if note is not None and any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 for c in note):  # as an owner's note: shown
+        raise OptOutRegistryError(Refused.NOTE_CONTROL_CHARACTERS, "the note holds control characters (an escape, "
+                                  "a line break): plain text on one line")
     host = normal_host(host)
     entries = read_opt_outs(lake)
     for entry in entries:
