@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import traceback
 import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -47,8 +48,8 @@ def main(argv: list[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # noqa: BLE001 - every error is one line unless --debug asks for the traceback
-        if args.debug:
-            raise
+        if args.debug:  # the traceback first, and the same line and exit code as without (docs/operations.md)
+            traceback.print_exc()
         line, code = _function_named("errors:_error_line")(exc)
         print(f"error: {line}", file=sys.stderr)
         return code
