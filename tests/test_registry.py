@@ -245,11 +245,13 @@ _SECRET_QUERIES = ["?api_key=LIVEKEY1", "?x=1&access_token=LIVEKEY1", "?apiKey=L
                    "?config[api_key]=LIVEKEY1", "?auth[token][0]=LIVEKEY1", "?api_key[0][1]=LIVEKEY1",
                    # an all-caps name ending in PASS or PW, a capitalised Pass after an acronym (status-1.7)
                    "?DBPASS=LIVEKEY1", "?MYSQLPW=LIVEKEY1", "?DBPASS2=LIVEKEY1", "?DBPASS[x]=LIVEKEY1",
-                   "?SSLPass=LIVEKEY1", "?DB%50ASS=LIVEKEY1", "?CONFIG[DBPASS]=LIVEKEY1"]
+                   "?SSLPass=LIVEKEY1", "?DB%50ASS=LIVEKEY1", "?CONFIG[DBPASS]=LIVEKEY1",
+                   # a path segment that is itself name=value (helper-84, status-1.7)
+                   "/api_key=LIVEKEY1", "/x/token=LIVEKEY1/sse"]
 # Names that only contain a secret's name, an empty value, a fragment: no credential.
 _PLAIN_QUERIES = ["?keyword=weather", "?author=me", "?api_key=", "?tokens_max=5", "?bypass=1", "?compass=n",
                   "?passage=2", "?pass_through=1", "?pwn=1", "?tokens_2=5", "?page[size]=5", "?PASSAGE=2", "?PWN=1",
-                  "?SSLPassage=1", "?PASS_THROUGH=1"]
+                  "?SSLPassage=1", "?PASS_THROUGH=1", "/keyword=weather"]
 
 
 @pytest.mark.parametrize(("url", "listing"), [(f"https://a.example.com/mcp{q}", "skip") for q in _SECRET_QUERIES]

@@ -165,7 +165,8 @@ def _redact_url_parameters(url: str) -> str:
     after_scheme = head.find("://") + 3 if "://" in head else 0
     slash = head.find("/", after_scheme)
     authority, path = (head, "") if slash < 0 else (head[:slash], head[slash:])
-    path = "/".join(_redacted_after_secret(segment, ";&", named_at_start=False) for segment in path.split("/"))
+    # a segment that is itself `name=value` is one too (`/mcp/api_key=...`, status-1.7)
+    path = "/".join(_redacted_after_secret(segment, ";&", named_at_start=True) for segment in path.split("/"))
     query, fragment = ("&".join(_redacted_after_secret(piece, ";", named_at_start=True) for piece in part.split("&"))
                        for part in (query, fragment))
     return authority + path + question_mark + query + hash_sign + fragment
