@@ -86,6 +86,7 @@ def test_two_failed_hourly_checks_take_a_server_off_the_live_list_and_badge_one_
         assert listed.status_code == 200 and reliable_names(listed) == ["io.test/forecast", "io.test/rain"]
         assert "answers with tools" in badge.text and badge.headers["content-type"] == "image/svg+xml"
         assert "max-age=60" in badge.headers["cache-control"] and badge.headers["etag"].startswith('"')
+        assert listed.headers["content-security-policy"].startswith("default-src 'none'; style-src 'unsafe-inline'")
         assert get(url, f"badges/{ID['forecast']}.svg", badge.headers["etag"]).status_code == 304
 
         land_hourly(lake, URLS["forecast"], "timeout", hour=5)  # one failure: a flap, nothing shown changes

@@ -88,7 +88,8 @@ def make_app(lake: LakePaths, host: str = "127.0.0.1", allowed_hosts: list[str] 
             return PlainTextResponse("not found", status_code=404)
         suffix = {"vkey": ".txt"}.get(found.name, ".tlog-proof" if found.name.endswith(".tlog-proof") else found.suffix)
         kind = SITE_TYPES.get(suffix) or mimetypes.guess_type(found.name)[0] or "application/octet-stream"
-        headers = {"Cache-Control": "public, max-age=300", "X-Content-Type-Options": "nosniff"}
+        headers = {"Cache-Control": "public, max-age=300", "X-Content-Type-Options": "nosniff",
+                   "Content-Security-Policy": SITE_POLICY}
         try:
             size = found.stat().st_size
             if size <= SMALL_FILE_BYTES:  # read here: no thread to wait for while tool calls hold the GIL
@@ -111,7 +112,7 @@ def make_app(lake: LakePaths, host: str = "127.0.0.1", allowed_hosts: list[str] 
         if found is None:
             return PlainTextResponse("not found", status_code=404)
         headers = {"Cache-Control": CACHE_CONTROL, "ETag": found.etag, "X-Content-Type-Options": "nosniff",
-                   "Age": str(int(time.monotonic() - found.rendered_at))}
+                   "Content-Security-Policy": SITE_POLICY, "Age": str(int(time.monotonic() - found.rendered_at))}
         if matches(request.headers.get("if-none-match"), found.etag):
             return Response(status_code=304, headers=headers)
         return Response(found.body, media_type=found.media_type, headers=headers)
@@ -122,6 +123,13 @@ def make_app(lake: LakePaths, host: str = "127.0.0.1", allowed_hosts: list[str] 
     app.user_middleware.insert(0, Middleware(BoundedRequests, in_flight=limits.mcp_in_flight,
                                              max_body=limits.max_body_bytes, max_header=limits.max_header_bytes))
     return app
+
+
+# What a page of the site or /live/ may load: its own inline style and the site's own images, nothing else (no
+# script, frame, form or other origin). The pages need no more, and a server's words that got past the escaping
+# could run nothing (helper-84).
+SITE_POLICY = ("default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; form-action 'none'; "
+               "frame-ancestors 'none'")
 
 
 # The proxies whose X-Forwarded-For names the caller (comma-separated addresses): none unless the operator
