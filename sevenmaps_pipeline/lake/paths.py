@@ -91,7 +91,6 @@ class LakePaths:
     def curated_file(self, table: str, day: dt.date | str) -> Path:
         return self.curated_dir(table, day) / "part-0.parquet"
 
-
     def day_cache_file(self, kind: str, day: dt.date | str) -> Path:
         """A cache of one day's derived state (curated/baselines.py, curated/history_state.py): outside every
         day partition, never signed, safe to delete."""
