@@ -76,8 +76,8 @@ class DayAsset(NamedTuple):
 # the reporting service, packages and domains by lookups_job) and read as `raw/<kind>`.
 RAW_KINDS_OF_SCAN = ("registry", "probes", "origins", "readiness", "readiness_surfaces", "skills")
 # The raw kinds landed outside the scan that raw_probes checks too (curated/common.py quarantine_unreadable_files):
-# one torn file of them stopped the warehouse or a lookup table.
-_CHECKED_TOO = tuple(Read(f"raw/{kind}") for kind in ("packages", "domains", "hourly", "five_minute", "submitted"))
+# one torn file of them stopped a lookup table. The map job waits for the day's lookups (defs/lanes.py).
+_CHECKED_TOO = tuple(Read(f"raw/{kind}") for kind in ("packages", "domains"))
 EVERY_DAY = None
 _STATUS_DAYS = STATUS_PARAMS["lookback_days"] + 1  # the day's probes and the registry in force
 # A tool list's change baseline: the endpoint's previous checked day, at most lookback_days before the day.
