@@ -350,11 +350,12 @@ def test_verify_names_what_sits_beside_the_signed_files(signed_lake, tamper, str
     assert report.problems[0].file == stray and stray in report.problem
 
 
-@pytest.mark.parametrize("link", ["file", "folder"])
+@pytest.mark.parametrize("link", ["file", "folder", "raw kind", "curated table"])
 def test_a_link_in_a_days_folders_stops_signing_and_never_touches_what_it_names(lake, signing_key, tmp_path, link):
     """helper-83: a link in a raw folder to the signing key was signed, and signing's chmod followed it: the key
     became world-readable (0444), and verify passed; a raw day folder that was itself a link signed, and verify then
-    failed at once. Both now stop signing, naming the link; what it names is never touched."""
+    failed at once. helper-86: so did a link in place of `raw/origins` or of a curated table's folder. Each now stops
+    signing, naming the link; what it names is never touched."""
     day = DAY + dt.timedelta(days=5)
     _fake_day(lake, day, b"x-")
     secret = tmp_path / "elsewhere" / "key.pem"
@@ -366,10 +367,18 @@ def test_a_link_in_a_days_folders_stops_signing_and_never_touches_what_it_names(
         raw.mkdir(parents=True)
         (raw / "run-1-0.parquet").symlink_to(secret)
         named = f"raw/origins/day={day}/run-1-0.parquet"
-    else:
+    elif link == "folder":
         raw.parent.mkdir(parents=True, exist_ok=True)
         raw.symlink_to(secret.parent, target_is_directory=True)
         named = f"raw/origins/day={day}"
+    else:  # a table's folder, elsewhere, holding the day
+        (secret.parent / f"day={day}").mkdir()
+        secret.rename(secret.parent / f"day={day}" / "key.parquet")
+        secret = secret.parent / f"day={day}" / "key.parquet"
+        table = lake.root / ("raw/origins" if link == "raw kind" else "curated/zz_evil")
+        table.parent.mkdir(parents=True, exist_ok=True)
+        table.symlink_to(secret.parent.parent, target_is_directory=True)
+        named = table.relative_to(lake.root).as_posix()
     with pytest.raises(SigningError, match=f"cannot be signed: .*a link.*: {re.escape(named)}"):
         sign_through(lake, day, signing_key, now=NOW)
     assert secret.stat().st_mode & 0o777 == 0o600 and not lake.root_file(day).exists()

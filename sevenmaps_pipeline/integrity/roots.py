@@ -33,7 +33,7 @@ from .log import (
 )
 from .manifest import compute_root, day_folders, day_lines
 from .statement import sign_statement
-from .stray import uncovered_in_day
+from .stray import uncovered_in_day, within_lake
 from .witness import WitnessConfig, ask_witness
 
 # A day is signed only when the tables the map builds for it exist (a signed day can never gain one); the
@@ -201,7 +201,7 @@ def make_read_only(lake: LakePaths, lines: Sequence[str]) -> None:
     for line in lines:
         path = lake.root / line[66:]
         with contextlib.suppress(FileNotFoundError):
-            if not path.is_symlink():
+            if within_lake(lake, path):  # a link anywhere below the root: signing refuses the day (stray.py)
                 os.chmod(path, SIGNED_MODE)
 
 

@@ -20,6 +20,12 @@ from ..lake.parquet_io import STALE_SECONDS
 from ..lake.paths import COVERED_RAW, LakePaths, folder_day
 
 
+def within_lake(lake: LakePaths, path: Path) -> bool:
+    """Whether `path` under the lake's root is what it names, through no link below the root (the root itself may be
+    one): signing covers only what lies in the lake, and makes only that read-only."""
+    return os.path.realpath(path) == os.path.join(os.path.realpath(lake.root), path.relative_to(lake.root))
+
+
 def table_folders(lake: LakePaths) -> list[Path]:
     """The folders whose `day=` folders the roots cover: each covered raw input and every curated table."""
     folders = [lake.root / "raw" / kind for kind in COVERED_RAW]
@@ -57,7 +63,9 @@ def uncovered_in_day(lake: LakePaths, day: dt.date, now: float | None = None) ->
     found = []
     for folder in table_folders(lake):
         day_folder = folder / f"day={day.isoformat()}"
-        if day_folder.is_symlink():  # what it holds lies elsewhere (verify names it as no day's folder)
+        if not within_lake(lake, folder):  # `raw/origins` or `curated/x` a link: its days lie elsewhere (helper-86)
+            found.append((folder.relative_to(lake.root).as_posix(), "a link in place of a table's folder"))
+        elif day_folder.is_symlink():  # what it holds lies elsewhere (verify names it as no day's folder)
             found.append((day_folder.relative_to(lake.root).as_posix(), "a link in place of a day's folder"))
         elif day_folder.is_dir():
             found += [(path.relative_to(lake.root).as_posix(), why) for path, why in _uncovered_in(day_folder, now)]
