@@ -133,9 +133,13 @@ def test_unicode_and_ordinary_hosts_are_kept_in_one_form(lake):
     ("bücher.example.com", "https://mcp.bu\u0308cher.example.com/mcp"),  # decomposed (NFD), a name under it
     ("bücher.example.com", "https://xn--bcher-kva.example.com/mcp"),
     ("xn--bcher-kva.example.com", "https://bücher.example.com/mcp"),
-    ("faß.example.com", "https://faß.example.com/mcp"),  # stored as IDNA 2003's fass.example.com
-    ("faß.example.com", "https://xn--fa-hia.example.com/mcp"),  # IDNA 2008's, which httpx connects to
+    ("faß.example.com", "https://faß.example.com/mcp"),  # stored as xn--fa-hia (IDNA 2008), never IDNA 2003's fass
+    ("faß.example.com", "https://xn--fa-hia.example.com/mcp"),  # the name httpx connects to
     ("xn--fa-hia.example.com", "https://faß.example.com/mcp"),
+    # full stops a URL parser reads as "." (helper-86), a trailing one too
+    ("mcp.example.com", "https://mcp.example.com\u3002/mcp"),
+    ("bücher.example.com", "https://xn--bcher-kva\uff0eexample.com/mcp"),
+    ("bücher.example.com", "https://xn--bcher-kva.example.com\uff61/mcp"),
 ])
 def test_an_opt_out_covers_every_form_of_an_internationalised_name(lake, opted, url):
     """helper-83: the opt-out of bücher.example.com was stored as xn--bcher-kva.example.com and compared with the
@@ -148,9 +152,10 @@ def test_an_opt_out_covers_every_form_of_an_internationalised_name(lake, opted, 
     (row,) = rows_for_entry({"server": {"name": "com.example/b", "remotes": [{"type": "streamable-http", "url": url}]}},
                             NOW.date(), NOW, opted_out=hosts)
     assert (row["listing"], row["skip_reason"]) == ("skip", str(SkipReason.OPTED_OUT))
-    other = rows_for_entry({"server": {"name": "com.example/o", "remotes": [
-        {"type": "streamable-http", "url": "https://bucher.example.com/mcp"}]}}, NOW.date(), NOW, opted_out=hosts)
-    assert other[0]["listing"] == "probe"
+    for elsewhere in ("https://bucher.example.com/mcp", "https://fass.example.com/mcp"):  # fass: IDNA 2003's faß
+        other = rows_for_entry({"server": {"name": "com.example/o", "remotes": [
+            {"type": "streamable-http", "url": elsewhere}]}}, NOW.date(), NOW, opted_out=hosts)
+        assert other[0]["listing"] == "probe", elsewhere
 
 
 def test_an_owners_claim_refuses_by_named_kind(lake):

@@ -531,6 +531,16 @@ def test_a_page_the_client_cannot_follow_is_a_registry_error_that_says_why(page,
         _snapshot_of(_Registry(page, [(b"content-type", b"application/json")]))
 
 
+@pytest.mark.parametrize(("url", "reason"), [
+    ("https://metadata.google.internal\u3002/", SkipReason.PRIVATE), ("https://127.0.0.1\u3002/mcp", SkipReason.IP),
+    ("https://localhost\uff0e/mcp", SkipReason.PRIVATE), ("https://10\uff0e0\uff0e0\uff0e1/mcp", SkipReason.IP),
+])
+def test_a_full_stop_a_url_parser_reads_as_a_dot_hides_no_private_host(url, reason):
+    """helper-86: `https://127.0.0.1。/` (an ideographic full stop, which httpx reads as ".") passed the private and
+    IP rules, read as written; every rule now reads the name httpx connects to."""
+    assert listing_decision(url, "streamable-http").kind is reason
+
+
 def test_a_lone_surrogate_in_an_entry_is_kept_as_a_replacement_and_the_snapshot_written(lake):
     """helper-84: a JSON-escaped lone surrogate ("\\ud800") in an entry's name passed json.loads, and the day's
     registry snapshot could not be written: the day's scan stopped at its first step."""

@@ -11,6 +11,7 @@ non-public address is refused later, at connect time (probe/netguard.py), and sk
 from __future__ import annotations
 
 import enum
+import functools
 import json
 import re
 import unicodedata
@@ -19,9 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-import httpx
-
-from ..rules.hosts import PRIVATE_SUFFIXES, ip_literal, whatwg_ipv4
+from ..rules.hosts import FULL_STOPS, PRIVATE_SUFFIXES, connect_name, ip_literal, whatwg_ipv4
 
 
 class SkipReason(enum.StrEnum):
@@ -347,20 +346,24 @@ def is_private_name(host: str) -> bool:
 def is_opted_out(host: str, opted_out: Collection[str]) -> bool:
     """The host, or a name it is under, opted out (an opt-out covers every name under the host), in any of the forms
     an internationalised name is written in."""
-    forms = _host_forms(host)
-    for each in opted_out:
-        for name in _host_forms(each):
-            if any(form == name or form.endswith("." + name) for form in forms):
-                return True
-    return False
+    names = _opted_names(opted_out if isinstance(opted_out, frozenset) else frozenset(opted_out))
+    return any(".".join(labels[i:]) in names for form in _host_forms(host)
+               for labels in (form.split("."),) for i in range(len(labels)))
 
 
+@functools.lru_cache(maxsize=64)
+def _opted_names(opted_out: frozenset[str]) -> frozenset[str]:
+    """Every form of every opted-out name, once per set (a day's scan asks for each of its listings)."""
+    return frozenset(form for name in opted_out for form in _host_forms(name))
+
+
+@functools.lru_cache(maxsize=65_536)
 def _host_forms(host: str) -> tuple[str, ...]:
-    """A host name as written (lower case, no trailing dot), and, when it is internationalised, its unicode form and
-    both ASCII forms: IDNA 2003's, which an opt-out stores (`registry/opt_outs.py` normal_host: `faß.de` is
-    `fass.de`), and IDNA 2008's, the name httpx connects to (`xn--fa-hia.de`). A registry may list any of them, in
-    either unicode normalisation: an opt-out of one is an opt-out of all (docs/operations.md, "Opt-outs")."""
-    host = host.lower().rstrip(".")
+    """A host name as written (lower case, any full stop as ".", no trailing dot), and, when it is internationalised,
+    its unicode form (NFC) and the ASCII name httpx connects to (IDNA 2008, UTS 46: `faß.de` is `xn--fa-hia.de`,
+    never IDNA 2003's `fass.de`, another domain). A registry may list any of them: an opt-out of one is an opt-out of
+    all (docs/operations.md, "Opt-outs")."""
+    host = host.lower().translate(FULL_STOPS).rstrip(".")
     if host.isascii() and "xn--" not in host:
         return (host,)
     forms = {host}
@@ -373,12 +376,8 @@ def _host_forms(host: str) -> tuple[str, ...]:
     if "" in text.split("."):
         return tuple(forms)
     forms.add(text)
-    for encode in (lambda name: name.encode("idna").decode("ascii"),
-                   lambda name: httpx.URL(f"https://{name}/").raw_host.decode("ascii")):
-        try:
-            forms.add(encode(text).lower())
-        except (UnicodeError, httpx.InvalidURL):
-            continue
+    if (ascii_name := connect_name(text)) is not None:
+        forms.add(ascii_name)
     return tuple(forms)
 
 
@@ -403,6 +402,8 @@ def listing_decision(url: str | None, remote_type: str | None, *, opted_out: Col
     if parts.scheme.lower() != "https":
         return ListingDecision("skip", SkipReason.NOT_HTTPS)
     host = (parts.hostname or "").lower().rstrip(".")
+    if not host.isascii():  # every rule reads the name we would connect to (`127.0.0.1。` is 127.0.0.1: helper-86)
+        host = connect_name(host) or host.translate(FULL_STOPS).rstrip(".")
     if not host:
         return ListingDecision("malformed", Malformed.NO_HOST)
     try:  # a host a browser reads as IPv4 (127.1, 0x7f.0.0.1, 2130706433) is an IP address too

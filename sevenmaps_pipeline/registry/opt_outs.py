@@ -26,7 +26,7 @@ import pyarrow as pa
 from ..lake.control import ControlError, Refused, changes_control_file, read_control_rows
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
-from ..rules.hosts import ends_in_a_number
+from ..rules.hosts import connect_name, ends_in_a_number
 from ..rules.psl import registrable_domain
 
 OPT_OUT_PATH = "/.well-known/7maps-optout.txt"
@@ -70,10 +70,11 @@ def normal_host(host: str) -> str:
     if "://" in text:
         text = text.split("://", 1)[1]
     text = text.split("/", 1)[0].split("@")[-1].rsplit(":", 1)[0].rstrip(".")
-    try:
-        text = text.encode("idna").decode("ascii") if not text.isascii() else text
-    except UnicodeError:
-        raise OptOutRegistryError(Refused.NOT_A_HOST, f"not a host name: {host[:100]!r}") from None
+    if not text.isascii():  # the name httpx would connect to (IDNA 2008: `faß.de` is xn--fa-hia.de, not fass.de)
+        ascii_name = connect_name(text)
+        if ascii_name is None:
+            raise OptOutRegistryError(Refused.NOT_A_HOST, f"not a host name: {host[:100]!r}")
+        text = ascii_name
     labels = text.split(".")
     if len(text) > 253 or len(labels) < 2 or not all(_LABEL.match(label) for label in labels):
         raise OptOutRegistryError(Refused.NOT_A_HOST, f"not a host name: {host[:100]!r} (letters, digits and "

@@ -17,6 +17,19 @@ PRIVATE_SUFFIXES = (".localhost", ".local", ".internal", ".intranet", ".lan", ".
 _PLAIN_AUTHORITY = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://([A-Za-z0-9.-]+)(?::[0-9]*)?(?=[/?#]|\Z)")
 
 
+# The full stops a browser's URL parser (UTS 46) reads as ".": `example.com。` is example.com. (helper-86)
+FULL_STOPS = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
+
+
+def connect_name(host: str) -> str | None:
+    """The ASCII name httpx connects to for `host` (its IDNA 2008 form, full stops read as "."), or None when it
+    cannot be one."""
+    try:
+        return httpx.URL(f"https://{host}/").raw_host.decode("ascii").lower().rstrip(".")
+    except (httpx.InvalidURL, UnicodeError):
+        return None
+
+
 def host_of(url: str) -> str:
     """The URL's hostname, lowercased, without a trailing dot ('' when it has none), as urlsplit reads it.
     Plain authorities (nearly every listed URL) are read by one regular expression, four times faster:
