@@ -107,6 +107,17 @@ def test_a_torn_hourly_batch_of_a_day_not_built_stops_neither_the_warehouse_nor_
     assert not (lake.root / ".warehouse.sha256").exists()  # the next publish tries the globs again
     with MapDay.open(lake, DAY, live=True) as mapday:
         assert torn not in mapday.hourly_files() and len(mapday.hourly_files()) == 1
+    # helper-86: the views then read a fixed list of files, so a day folder gone since (retention) stopped them; a
+    # reader opening the warehouse rebuilds it first, and sees a batch that landed since
+    import shutil
+
+    shutil.rmtree(lake.root / f"raw/hourly/day={DAY}")
+    _hourly(lake, DAY + dt.timedelta(days=1), [probe("https://flap.example.com/mcp", "ok", day=DAY + dt.timedelta(
+        days=1), hour=1, check_kind="hourly")])
+    from sevenmaps_pipeline.lake.warehouse import open_warehouse
+
+    with open_warehouse(lake) as con:
+        assert con.execute("SELECT count(*) FROM hourly_checks").fetchone() == (1,)
 
 
 @pytest.fixture(scope="module")

@@ -280,9 +280,11 @@ def _built_for(path: Path) -> str | None:
 
 def open_warehouse(lake: LakePaths, internal: bool = False) -> duckdb.DuckDBPyConnection:
     """A read-only session on the lake's warehouse (or internal.duckdb) whose views read this lake: when the
-    file was built for another lake root (the lake was copied or moved) it is rebuilt here first."""
+    file was built for another lake root (the lake was copied or moved), or its views read a list of files that was
+    right when they were made (a file no reader could open was left out: no marker), it is rebuilt here first."""
     path = lake.internal_warehouse if internal else lake.warehouse
-    if _built_for(path) != str(lake.root) or (not internal and _open_status_stale(lake, path)):
+    listed = path.exists() and not (lake.root / ".warehouse.sha256").is_file()  # helper-86: a folder gone since
+    if _built_for(path) != str(lake.root) or listed or (not internal and _open_status_stale(lake, path)):
         publish_warehouse(lake, force=True)
     return duck.connect(str(path), read_only=True)
 
