@@ -182,7 +182,7 @@ def endpoint_facts(mapday: MapDay) -> dict[str, dict[str, Any]]:
             {"day": mapday.day, "rise": p["risk_rise_days"], "redirect": p["redirect_days"]}):
         if r["server_key"] in facts:
             target = "risk_rises" if r["kind"] == "risk_rise" else "redirects"
-            facts[r["server_key"]][target].append(f"{r['day']}: {r['detail'] or r['tool_name']}")
+            facts[r["server_key"]][target].append(f"{r['day']}: {_named_detail(r['tool_name'], r['detail'])}")
     ages = {r["domain"]: r for r in mapday.rows("SELECT domain, young, age_days, status FROM domain_ages")}
     hosts = Counter(host_of(f["url"] or "") for f in facts.values())
     lists = Counter(f["tools_hash"] for f in facts.values() if f["tools_hash"])
@@ -213,6 +213,16 @@ def quoted_name(name: str) -> str:
     QUOTED_NAME_CHARS (route-1.7)."""
     return json.dumps(name if len(name) <= QUOTED_NAME_CHARS else name[:QUOTED_NAME_CHARS] + "\u2026",
                       ensure_ascii=False)
+
+
+def _named_detail(name: str | None, detail: str | None) -> str:
+    """A change's detail with its tool's name quoted: sql/tool_changes.sql starts a rise's detail with the name as
+    sent (`note_search: risk green -> red`, `x added as red`), which would read as the map's words (helper-86)."""
+    if not name:
+        return detail or ""
+    if detail and detail.startswith(name):
+        return quoted_name(name) + detail[len(name):]
+    return quoted_name(name) + (f": {detail}" if detail else "")
 
 
 def _set_aside_reasons(f: dict[str, Any], level: str) -> list[str]:
