@@ -159,6 +159,28 @@ def test_a_lakes_path_with_a_patterns_characters_is_read_as_written(tmp_path, fo
             publish_warehouse(LakePaths.at(tmp_path / "lake?"))
 
 
+def test_a_copy_kept_beside_a_days_folder_is_no_more_rows_of_it(tmp_path):
+    """helper-86: the views' `day=*` read `curated/daily_status/day=D.bak` as more rows of the day (daily_status and
+    map_days doubled), where every other reader takes such a folder for no day."""
+    import shutil
+
+    from sevenmaps_pipeline import curated
+
+    lake = LakePaths.at(tmp_path / "lake")
+    result = synthesize(lake, 20, 1, seed=5, end_day=END, missing_days=0)
+    curated.build_quarantine(lake, result.days[0])
+    curated.build_daily_status(lake, result.days[0])
+    folder = lake.curated_file("daily_status", result.days[0]).parent
+    rows = pq.read_metadata(folder / "part-0.parquet").num_rows
+    shutil.copytree(folder, folder.parent / f"{folder.name}.bak")
+    shutil.copytree(lake.raw_dir("probes", result.days[0]), lake.raw_dir("probes", result.days[0]).parent / "day=x")
+    publish_warehouse(lake)
+    with duckdb.connect(str(lake.warehouse), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM daily_status").fetchone() == (rows,)
+        landed = sum(pq.read_metadata(p).num_rows for p in lake.raw_files("probes", result.days[0]))
+        assert con.execute("SELECT count(*) FROM probes").fetchone() == (landed,)
+
+
 def test_every_column_of_a_latest_view_has_its_tables_comment(tmp_path):
     """The `latest_*` views had no column comments, their tables' views had (docs/analyst.md "The views"): each
     column now has its table's, and the registry name and URL joined from daily_status have daily_status's."""

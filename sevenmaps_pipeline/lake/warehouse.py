@@ -34,8 +34,13 @@ def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+# A day's folder's name and no other: `day=*` read a copy kept beside a day (`day=2026-11-09.bak`) as more rows of
+# it (helper-86), where every other reader takes such a folder for no day (lake/paths.py folder_day).
+_A_DAY = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]"
+
+
 def _glob(lake: LakePaths, spec: TableSpec) -> str:
-    pattern = spec.location.replace("YYYY-MM-DD", "*").replace("<run_id>-<part>", "*").replace("<run_id>", "*")
+    pattern = spec.location.replace("YYYY-MM-DD", _A_DAY).replace("<run_id>-<part>", "*").replace("<run_id>", "*")
     pattern = pattern.replace("<batch>", "*")
     return str(_literal(lake.root) / pattern)
 
@@ -67,7 +72,7 @@ def _files(lake: LakePaths, spec: TableSpec, left_out: list[str] | None = None) 
         return _quote(pattern) if next(glob.iglob(pattern), None) is not None else None  # iglob stops at the first
     kind = Path(pattern).parent.parent.name
     files = []
-    for built in sorted((lake.root / "curated" / checked).glob("day=*/part-0.parquet")):
+    for built in sorted((lake.root / "curated" / checked).glob(f"day={_A_DAY}/part-0.parquet")):
         day, at = built.parent.name.removeprefix("day="), built.stat().st_mtime
         files += [str(f) for f in lake.raw_files(kind, day) if f.stat().st_mtime <= at]
     return "[" + ", ".join(_quote(f) for f in files) + "]" if files else None
@@ -113,7 +118,7 @@ def view_statements(lake: LakePaths, tables: tuple[TableSpec, ...] = PUBLIC_TABL
     if not with_roots:
         return statements
     statements += open_status_statements(lake)
-    roots = str(_literal(lake.roots_dir) / "day=[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9].json")  # a root's, no other
+    roots = str(_literal(lake.roots_dir) / f"day={_A_DAY}.json")  # a root's name, no other
     if next(glob.iglob(roots), None) is not None:
         body = (f"SELECT day::DATE AS day, previous_day::DATE AS previous_day, previous_root, root, signature, "
                 f"lines, signed_at::TIMESTAMPTZ AS signed_at, method FROM read_json({_quote(roots)}, "
@@ -133,7 +138,8 @@ def view_statements(lake: LakePaths, tables: tuple[TableSpec, ...] = PUBLIC_TABL
 def open_status_glob(lake: LakePaths) -> str:
     """Each provisional day's latest build's daily_status (curated/open_day.py: the links `provisional/day=D`
     move to each new build, so the view follows them)."""
-    return str(_literal(lake.provisional_dir) / "day=*" / "curated" / "daily_status" / "day=*" / "part-0.parquet")
+    return str(_literal(lake.provisional_dir) / f"day={_A_DAY}" / "curated" / "daily_status" / f"day={_A_DAY}"
+               / "part-0.parquet")
 
 
 def open_status_statements(lake: LakePaths) -> list[str]:
