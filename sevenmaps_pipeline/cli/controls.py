@@ -9,7 +9,7 @@ import sys
 from ..probe.loop import run_prober
 from ..probe.opt_out_check import form_proof, token_proof
 from ..registry import opt_outs, owners, submissions
-from .common import _existing_lake, _lake, _probe_config
+from .common import _existing_lake, _lake, _probe_config, terminal_safe
 
 
 def cmd_opt_out(args: argparse.Namespace) -> int:
@@ -104,14 +104,15 @@ def cmd_submit(args: argparse.Namespace) -> int:
         print(f"{entry.server_key}: queued {entry.submitted_at:%Y-%m-%d %H:%M}Z; checked every 6 hours until "
               f"{entry.window_ends():%Y-%m-%d %H:%M}Z, then admitted or refused with the reason")
     else:
-        print(f"{entry.server_key}: already {entry.status} ({entry.reason})")
+        print(terminal_safe(f"{entry.server_key}: already {entry.status} ({entry.reason})"))
     return 0
 
 
 def cmd_submissions(args: argparse.Namespace) -> int:
     entries = submissions.read_submissions(_existing_lake(args))
     for e in entries:
-        print(f"{e.server_key:<40} {e.status:<9} {e.submitted_at:%Y-%m-%d} {e.reason or ''}".rstrip())
+        # a refusal's reason may quote a server's tool names (helper-86): shown without its escapes
+        print(terminal_safe(f"{e.server_key:<40} {e.status:<9} {e.submitted_at:%Y-%m-%d} {e.reason or ''}".rstrip()))
     if not entries:
         print("no server has been submitted")
     return 0
