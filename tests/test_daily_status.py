@@ -275,7 +275,7 @@ def _retyped(name, cast):
 _FOREIGN_FILES = {
     "day as a timestamp": (_retyped("day", lambda c: c.cast(pa.timestamp("us"))), "column day holds timestamp values"),
     "started_at in nanoseconds": (_retyped("started_at", lambda c: c.cast(pa.timestamp("ns", tz="UTC"))),
-                                  "column started_at holds timestamp values"),
+                                  "column started_at holds timestamps of another unit or zone, not us in UTC"),
     "handshake_ms as text": (_retyped("handshake_ms", lambda c: pa.array(["250"])), "column handshake_ms holds text"),
     "handshake_ms as a float": (_retyped("handshake_ms", lambda c: pa.array([250.0])),
                                 "column handshake_ms holds floating"),

@@ -55,6 +55,8 @@ def column_problem(path: Path, schema: pa.Schema, spec: pa.Schema, *, any_number
         if (pa.types.is_timestamp(actual) and pa.types.is_timestamp(wanted) and actual.unit == wanted.unit
                 and actual.tz in (None, wanted.tz)):
             continue
+        if pa.types.is_timestamp(actual) and pa.types.is_timestamp(wanted):  # the zone's name is never quoted
+            return f"column {field.name} holds timestamps of another unit or zone, not {wanted.unit} in UTC"
         numbers = {family(wanted), family(actual)} <= (_NUMBERS if any_number else {"integer"})
         if not numbers:
             return f"column {field.name} holds {family(actual)} values, not {family(wanted)}"
