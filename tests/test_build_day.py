@@ -165,3 +165,28 @@ def test_a_copy_of_a_day_folder_beside_it_stops_no_build_nor_the_freshness_check
     report = build_day(lake, days[1])
     assert report.ok and list(report.built) == list(MAP_ASSET_NAMES), report.failed
     assert stale_reason(lake, days[1]) is None
+
+
+def test_a_frequent_check_landing_after_the_build_never_makes_the_day_stale(tmp_path):
+    """helper-86: the day's build checks the day's hourly, five-minute and submitted batches (a torn one stopped the
+    warehouse and the retention), but an hourly run of 23:30 may land after the 00:10 map build: that must not stop
+    the day's signing. A probe batch landing late still does."""
+    import os
+    import time
+
+    from sevenmaps_pipeline.curated.day import stale_reason
+
+    lake, days = _synth(tmp_path / "lake", days=1)
+    assert build_day(lake, days[0]).ok
+    later = time.time() + 60
+    for kind in ("hourly", "five_minute", "submitted"):
+        late = lake.raw_dir(kind, days[0]) / "late-run.parquet"
+        late.parent.mkdir(parents=True, exist_ok=True)
+        late.write_bytes(b"PAR1 late")
+        os.utime(late, (later, later))
+    assert stale_reason(lake, days[0]) is None
+    probes = lake.raw_dir("probes", days[0]) / "late-run.parquet"
+    probes.write_bytes(b"PAR1 late")
+    os.utime(probes, (later, later))
+    assert stale_reason(lake, days[0]) == f"raw/probes/day={days[0]}/late-run.parquet changed after quarantine of " \
+        f"{days[0]} was built"

@@ -327,11 +327,11 @@ def test_a_probe_files_own_columns_never_stand_in_for_the_rules(lake):
     assert {r["source_file"] for r in refused.values()} == {"raw/probes/day=2026-11-10/run-2.parquet"}
 
 
-@pytest.mark.parametrize("kind", ["origins", "packages", "domains"])
+@pytest.mark.parametrize("kind", ["origins", "packages", "domains", "hourly", "five_minute", "submitted"])
 def test_a_torn_file_of_any_raw_kind_of_the_day_is_moved_out_and_quarantined(lake, kind):
-    """helper-83: the kinds the day's build did not check (the scan's origins, the lookups) kept a torn file: signed,
-    and the warehouse's views (and so the day's map) or the lookup tables stopped at it. (The frequent checks' are
-    left to their readers: tests/test_frequent_checks.py.)"""
+    """helper-83: the kinds the day's build did not check (the scan's origins, the lookups, the frequent checks) kept
+    a torn file: signed, and the warehouse's views (and so the day's map), the lookup tables or the nightly retention
+    (helper-87) stopped at it."""
     land_probes(lake, [probe("https://good.example.com/mcp", "ok")])
     torn = lake.raw_dir(kind, DAY) / "run-9.parquet"
     torn.parent.mkdir(parents=True, exist_ok=True)

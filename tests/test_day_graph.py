@@ -31,7 +31,8 @@ IN_OPEN, IN_ISDIR, IN_NONBLOCK = 0x20, 0x40000000, 0o4000
 OWNER = {table: asset.name for asset in DAY_GRAPH for table in asset.tables}
 RAW_SCHEMAS = {"origins": schemas.RAW_ORIGINS, "readiness": schemas.RAW_READINESS,
                "readiness_surfaces": schemas.RAW_READINESS_SURFACES, "skills": schemas.RAW_SKILLS,
-               "packages": schemas.RAW_PACKAGES, "domains": schemas.RAW_DOMAINS}
+               "packages": schemas.RAW_PACKAGES, "domains": schemas.RAW_DOMAINS, "hourly": schemas.RAW_HOURLY,
+               "five_minute": schemas.RAW_FIVE_MINUTE, "submitted": schemas.RAW_SUBMITTED}
 
 
 class Opens:

@@ -55,6 +55,19 @@ def test_old_batches_are_aggregated_then_deleted_and_each_deletion_is_logged(lak
     assert not apply_retention(lake, TODAY, NOW).deleted  # nothing left to do: nothing deleted twice
 
 
+def test_a_torn_batch_stops_no_days_retention(lake, caplog):
+    """helper-87: a torn hourly batch made the aggregate of its day, and so the whole retention run, fail every night
+    (no aggregates, no deletions, the raw data growing). It is left out of the aggregate, named in a warning."""
+    old = TODAY - dt.timedelta(days=31)
+    _batch(lake, "hourly", old, ["ok", "timeout"])
+    (lake.root / f"raw/hourly/day={old}/torn.parquet").write_bytes(b"PAR1 torn")
+    report = apply_retention(lake, TODAY, NOW)
+    assert report.aggregated == [("hourly", old)] and report.deleted[0][:3] == ("hourly", old, 2)
+    assert "leaves out 1 unreadable batch(es)" in caplog.text and "torn.parquet" in caplog.text
+    rows = pq.read_table(aggregate_file(lake, "hourly", old)).to_pylist()
+    assert sum(r["checks"] for r in rows) == 2
+
+
 def test_a_day_without_an_aggregate_or_named_by_a_root_is_kept(lake):
     old = TODAY - dt.timedelta(days=40)
     folder = lake.root / f"raw/hourly/day={old}"

@@ -18,6 +18,8 @@ from ..lake.parquet_io import assert_day_writable
 from ..lake.paths import LakePaths, folder_day, registry_in_force
 from ..lake.schemas import (
     RAW_DOMAINS,
+    RAW_FIVE_MINUTE,
+    RAW_HOURLY,
     RAW_ORIGINS,
     RAW_PACKAGES,
     RAW_PROBES,
@@ -25,6 +27,7 @@ from ..lake.schemas import (
     RAW_READINESS_SURFACES,
     RAW_REGISTRY,
     RAW_SKILLS,
+    RAW_SUBMITTED,
     TableSpec,
 )
 from .raw_columns import column_problem
@@ -83,14 +86,15 @@ def move_to_quarantine(lake: LakePaths, day: dt.date, path: Path) -> Path:
     return target
 
 
-# Every raw kind the day's build reads but the agent reports' (curated/report_batches.py), the lookups' included (a
-# torn lookup stopped the day's lookup tables). The frequent checks' are not: an hourly run may land in the day's
-# folder after the day's build, and a read would make the day stale (helper-86); their readers leave out a file
-# whose footer does not read (lake/warehouse.py, publishing/mapday.py).
+# Every raw kind of a day but the agent reports' (curated/report_batches.py): what the day's build or a reader of
+# the day reads, the lookups' and the frequent checks' included (a torn hourly batch stopped the warehouse, and so
+# the day's map, and the nightly retention; a torn lookup the day's lookup tables). One landing after the build is
+# left out by its readers (lake/warehouse.py, publishing/mapday.py, lake/retention.py).
 _CHECKED_KINDS: tuple[tuple[str, TableSpec], ...] = (
     ("probes", RAW_PROBES), ("registry", RAW_REGISTRY), ("readiness", RAW_READINESS),
     ("readiness_surfaces", RAW_READINESS_SURFACES), ("skills", RAW_SKILLS), ("origins", RAW_ORIGINS),
-    ("packages", RAW_PACKAGES), ("domains", RAW_DOMAINS))
+    ("packages", RAW_PACKAGES), ("domains", RAW_DOMAINS), ("hourly", RAW_HOURLY), ("five_minute", RAW_FIVE_MINUTE),
+    ("submitted", RAW_SUBMITTED))
 
 
 def raw_file_problem(path: Path, spec: TableSpec) -> str | None:

@@ -55,9 +55,11 @@ class Read:
     """One input of a day asset: `source` over the `days` days ending at the day built (1: that day only;
     None: every day up to it). `source` is a day asset of DAY_GRAPH, or `raw/<kind>` for raw data that no day
     asset lands (RAW_KINDS_OF_SCAN are raw_probes': the scan lands them and raw_probes validates them). An
-    asset that reads its own earlier days names itself."""
+    asset that reads its own earlier days names itself. A read that only checks what landed (`checks_only`: the
+    frequent checks' files, which a run may land after the day's build) never makes the day stale."""
     source: str
     days: int | None = 1
+    checks_only: bool = False
 
     def reaches(self, back: int) -> bool:
         """Whether the day `back` days before the day built is in the window."""
@@ -76,8 +78,11 @@ class DayAsset(NamedTuple):
 # the reporting service, packages and domains by lookups_job) and read as `raw/<kind>`.
 RAW_KINDS_OF_SCAN = ("registry", "probes", "origins", "readiness", "readiness_surfaces", "skills")
 # The raw kinds landed outside the scan that raw_probes checks too (curated/common.py quarantine_unreadable_files):
-# one torn file of them stopped a lookup table. The map job waits for the day's lookups (defs/lanes.py).
-_CHECKED_TOO = tuple(Read(f"raw/{kind}") for kind in ("packages", "domains"))
+# one torn file of them stopped a lookup table, the warehouse or the nightly retention. The map job waits for the
+# day's lookups (defs/lanes.py), not for the frequent checks: an hourly run of 23:30 may land after the map's build,
+# so their reads only check (helper-86, helper-87).
+_CHECKED_TOO = (*(Read(f"raw/{kind}") for kind in ("packages", "domains")),
+                *(Read(f"raw/{kind}", checks_only=True) for kind in ("hourly", "five_minute", "submitted")))
 EVERY_DAY = None
 _STATUS_DAYS = STATUS_PARAMS["lookback_days"] + 1  # the day's probes and the registry in force
 # A tool list's change baseline: the endpoint's previous checked day, at most lookback_days before the day.
@@ -185,6 +190,8 @@ def stale_reason(lake: LakePaths, day: dt.date) -> str | None:
 def _raw_newer(lake: LakePaths, day: dt.date, asset: DayAsset, read: Read, first_written: float) -> str | None:
     """A raw file the asset reads (within its window) written after the asset's tables; anything else that landed
     in its folders since too (its root would sign it unread: `notes.txt` beside report batches)."""
+    if read.checks_only:
+        return None
     for kind in raw_kinds(read):
         for back in range(read.days or 1):
             for path in lake.raw_entries(kind, day - dt.timedelta(days=back)):

@@ -13,13 +13,17 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import duck
 from .digests import sha256_file
+from .parquet_io import footer_readable
 from .paths import COVERED_RAW, LakePaths, folder_day
+
+log = logging.getLogger(__name__)
 
 # Days kept after the day itself, per kind: five-minute checks feed 90-day uptime.
 RETENTION_DAYS = {"hourly": 30, "five_minute": 90, "sensors": 30}
@@ -56,7 +60,11 @@ def _days(lake: LakePaths, kind: str) -> list[dt.date]:
 
 def aggregate_day(lake: LakePaths, kind: str, day: dt.date) -> Path | None:
     """Sum one finished day of a frequent kind (None when no readable batch exists)."""
-    files = sorted((lake.root / "raw" / kind / f"day={day.isoformat()}").glob("*.parquet"))
+    listed = sorted((lake.root / "raw" / kind / f"day={day.isoformat()}").glob("*.parquet"))
+    files = [path for path in listed if footer_readable(path)]  # a torn batch stopped every kind's retention
+    if len(files) < len(listed):
+        log.warning("retention of %s %s leaves out %d unreadable batch(es): %s", kind, day, len(listed) - len(files),
+                    ", ".join(str(path) for path in listed if path not in files))
     if not files:
         return None
     target = aggregate_file(lake, kind, day)
