@@ -136,6 +136,7 @@ def test_unicode_and_ordinary_hosts_are_kept_in_one_form(lake):
     ("faß.example.com", "https://faß.example.com/mcp"),  # stored as xn--fa-hia (IDNA 2008), never IDNA 2003's fass
     ("faß.example.com", "https://xn--fa-hia.example.com/mcp"),  # the name httpx connects to
     ("xn--fa-hia.example.com", "https://faß.example.com/mcp"),
+    ("fass.example.com", "https://faß.example.com/mcp"),  # an opt-out stored before status-1.7 (helper-87)
     # full stops a URL parser reads as "." (helper-86), a trailing one too
     ("mcp.example.com", "https://mcp.example.com\u3002/mcp"),
     ("bücher.example.com", "https://xn--bcher-kva\uff0eexample.com/mcp"),
@@ -152,7 +153,7 @@ def test_an_opt_out_covers_every_form_of_an_internationalised_name(lake, opted, 
     (row,) = rows_for_entry({"server": {"name": "com.example/b", "remotes": [{"type": "streamable-http", "url": url}]}},
                             NOW.date(), NOW, opted_out=hosts)
     assert (row["listing"], row["skip_reason"]) == ("skip", str(SkipReason.OPTED_OUT))
-    for elsewhere in ("https://bucher.example.com/mcp", "https://fass.example.com/mcp"):  # fass: IDNA 2003's faß
+    for elsewhere in ("https://bucher.example.com/mcp", "https://mcp.example.net/mcp"):
         other = rows_for_entry({"server": {"name": "com.example/o", "remotes": [
             {"type": "streamable-http", "url": elsewhere}]}}, NOW.date(), NOW, opted_out=hosts)
         assert other[0]["listing"] == "probe", elsewhere

@@ -10,6 +10,7 @@ non-public address is refused later, at connect time (probe/netguard.py), and sk
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import functools
 import json
@@ -360,9 +361,10 @@ def _opted_names(opted_out: frozenset[str]) -> frozenset[str]:
 @functools.lru_cache(maxsize=65_536)
 def _host_forms(host: str) -> tuple[str, ...]:
     """A host name as written (lower case, any full stop as ".", no trailing dot), and, when it is internationalised,
-    its unicode form (NFC) and the ASCII name httpx connects to (IDNA 2008, UTS 46: `faß.de` is `xn--fa-hia.de`,
-    never IDNA 2003's `fass.de`, another domain). A registry may list any of them: an opt-out of one is an opt-out of
-    all (docs/operations.md, "Opt-outs")."""
+    its unicode form (NFC), the ASCII name httpx connects to (IDNA 2008, UTS 46: `faß.de` is `xn--fa-hia.de`) and IDNA
+    2003's (`fass.de`, the form opt-outs were stored in before status-1.7: helper-87). A registry may list any of
+    them: an opt-out of one is an opt-out of all, erring toward never contacting (`fass.de` and `faß.de` are two
+    domains) (docs/operations.md, "Opt-outs")."""
     host = host.lower().translate(FULL_STOPS).rstrip(".")
     if host.isascii() and "xn--" not in host:
         return (host,)
@@ -378,6 +380,8 @@ def _host_forms(host: str) -> tuple[str, ...]:
     forms.add(text)
     if (ascii_name := connect_name(text)) is not None:
         forms.add(ascii_name)
+    with contextlib.suppress(UnicodeError):
+        forms.add(text.encode("idna").decode("ascii").lower())
     return tuple(forms)
 
 
