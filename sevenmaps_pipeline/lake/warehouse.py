@@ -290,8 +290,13 @@ def open_warehouse(lake: LakePaths, internal: bool = False) -> duckdb.DuckDBPyCo
     right when they were made (a file no reader could open was left out: no marker), it is rebuilt here first."""
     path = lake.internal_warehouse if internal else lake.warehouse
     listed = path.exists() and not (lake.root / ".warehouse.sha256").is_file()  # helper-86: a folder gone since
-    if _built_for(path) != str(lake.root) or listed or (not internal and _open_status_stale(lake, path)):
+    if _built_for(path) != str(lake.root) or (not internal and _open_status_stale(lake, path)):
         publish_warehouse(lake, force=True)
+    elif listed:
+        try:
+            publish_warehouse(lake, force=True)
+        except (OSError, duckdb.Error) as exc:  # a reader who cannot write the lake reads it as it was (helper-87)
+            log.warning("the warehouse could not be rebuilt (%s): its views read the files they were made over", exc)
     return duck.connect(str(path), read_only=True)
 
 
