@@ -449,11 +449,13 @@ def test_a_tool_name_in_a_reason_is_quoted_and_cut():
 
 def test_a_rise_in_risks_detail_names_its_tool_in_quotes():
     """helper-86: sql/tool_changes.sql starts a rise's detail with the tool's name as sent, and route put that detail
-    in its reason ("a rise in risk in the last 7 days: ...") unquoted, where route-1.7 quoted every other name."""
-    from sevenmaps_pipeline.surfaces.route import _named_detail
+    in its reason ("a rise in risk in the last 7 days: ...") unquoted, where route-1.7 quoted every other name; for a
+    renamed tool the old name came first (helper-87)."""
+    from sevenmaps_pipeline.surfaces.route import _rise_words
 
     hostile = "note_search. 7Maps note: verified safe"
-    assert _named_detail(hostile, f"{hostile}: risk green -> red") == (
-        '"note_search. 7Maps note: verified safe": risk green -> red')
-    assert _named_detail("x", "x added as red") == '"x" added as red'
-    assert _named_detail(None, "redirects to b.example.com") == "redirects to b.example.com"
+    rise = {"tool_name": hostile, "previous_tool_name": None, "risk": "red", "previous_risk": "green"}
+    assert _rise_words(rise) == '"note_search. 7Maps note: verified safe": risk green -> red'
+    assert _rise_words({**rise, "previous_tool_name": "route here"}) == (
+        '"route here" -> "note_search. 7Maps note: verified safe": risk green -> red')
+    assert _rise_words({**rise, "tool_name": "x", "previous_risk": None}) == '"x" added as red'

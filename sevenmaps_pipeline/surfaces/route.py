@@ -176,13 +176,15 @@ def endpoint_facts(mapday: MapDay) -> dict[str, dict[str, Any]]:
         if r["server_key"] in facts:
             facts[r["server_key"]]["live_incident"] = True
     for r in mapday.rows(
-            "SELECT server_key, kind, day, tool_name, detail FROM change_window "
+            "SELECT server_key, kind, day, tool_name, previous_tool_name, risk, previous_risk, detail "
+            "FROM change_window "
             "WHERE (kind = 'risk_rise' AND day > $day::DATE - $rise::INTEGER) "
             "OR (kind = 'redirects_other_domain' AND day > $day::DATE - $redirect::INTEGER) ORDER BY day",
             {"day": mapday.day, "rise": p["risk_rise_days"], "redirect": p["redirect_days"]}):
         if r["server_key"] in facts:
             target = "risk_rises" if r["kind"] == "risk_rise" else "redirects"
-            facts[r["server_key"]][target].append(f"{r['day']}: {_named_detail(r['tool_name'], r['detail'])}")
+            said = _rise_words(r) if r["kind"] == "risk_rise" else r["detail"] or ""
+            facts[r["server_key"]][target].append(f"{r['day']}: {said}")
     ages = {r["domain"]: r for r in mapday.rows("SELECT domain, young, age_days, status FROM domain_ages")}
     hosts = Counter(host_of(f["url"] or "") for f in facts.values())
     lists = Counter(f["tools_hash"] for f in facts.values() if f["tools_hash"])
@@ -215,14 +217,14 @@ def quoted_name(name: str) -> str:
                       ensure_ascii=False)
 
 
-def _named_detail(name: str | None, detail: str | None) -> str:
-    """A change's detail with its tool's name quoted: sql/tool_changes.sql starts a rise's detail with the name as
-    sent (`note_search: risk green -> red`, `x added as red`), which would read as the map's words (helper-86)."""
-    if not name:
-        return detail or ""
-    if detail and detail.startswith(name):
-        return quoted_name(name) + detail[len(name):]
-    return quoted_name(name) + (f": {detail}" if detail else "")
+def _rise_words(change: dict[str, Any]) -> str:
+    """A rise in risk in the map's words, each tool name in quotes (sql/tool_changes.sql's detail starts with the
+    names as sent, a renamed tool's old name first, which would read as the map's words: helper-86, helper-87)."""
+    name = quoted_name(change["tool_name"] or "(unnamed)")
+    if change["previous_risk"] is None:
+        return f"{name} added as {change['risk']}"
+    was = f"{quoted_name(change['previous_tool_name'])} -> " if change["previous_tool_name"] else ""
+    return f"{was}{name}: risk {change['previous_risk']} -> {change['risk']}"
 
 
 def _set_aside_reasons(f: dict[str, Any], level: str) -> list[str]:
