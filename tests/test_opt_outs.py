@@ -222,3 +222,12 @@ def test_an_opt_outs_note_is_plain_text_on_one_line(lake, note):
         opt_outs.record_opt_out(lake, "mcp.example.com", "operator", NOW, note=note)
     assert refused.value.kind in (Refused.NOTE_CONTROL_CHARACTERS, Refused.NOTE_TOO_LONG)
     assert opt_outs.read_opt_outs(lake) == []
+
+
+@pytest.mark.parametrize("written", ["ü.evil.com#.victim.com", "faß.de?x", "faß .de", "bü%63her.de"])
+def test_an_internationalised_name_with_a_urls_other_parts_is_no_host(lake, written):
+    """helper-87: a non-ASCII name went through a URL parser, which cut away what followed `#` or `?`: the opt-out of
+    `ü.evil.com#.victim.com` was recorded for xn--tda.evil.com. Such a name is refused, as its ASCII twin is."""
+    with pytest.raises(opt_outs.OptOutRegistryError) as refused:
+        opt_outs.record_opt_out(lake, written, "operator", NOW, note="asked")
+    assert refused.value.kind is Refused.NOT_A_HOST and opt_outs.read_opt_outs(lake) == []

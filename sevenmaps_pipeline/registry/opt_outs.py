@@ -71,7 +71,8 @@ def normal_host(host: str) -> str:
         text = text.split("://", 1)[1]
     text = text.split("/", 1)[0].split("@")[-1].rsplit(":", 1)[0].rstrip(".")
     if not text.isascii():  # the name httpx would connect to (IDNA 2008: `faß.de` is xn--fa-hia.de, not fass.de)
-        ascii_name = connect_name(text)
+        # a URL's other parts would be cut away by the URL parser (`ü.evil.com#.victim.com`: helper-87)
+        ascii_name = None if any(c in "#?%[]\\" or c.isspace() for c in text) else connect_name(text)
         if ascii_name is None:
             raise OptOutRegistryError(Refused.NOT_A_HOST, f"not a host name: {host[:100]!r}")
         text = ascii_name
