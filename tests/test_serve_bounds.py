@@ -322,10 +322,11 @@ def test_a_caller_that_stops_reading_is_cut_off_and_the_server_answers_others_me
             sock.connect((host, int(port)))
             sock.sendall(b"GET /big.txt HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")  # and never reads
             stuck.append(sock)
+        # a call that takes no thread's work (a route call, under a loaded machine, outlasted answer_seconds itself:
+        # the server rightly cut it, and the test failed for it)
         answer = httpx.post(url + "/mcp", headers=HEADERS, timeout=PATIENCE, json={
-            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": "route", "arguments": {"task": "weather forecast"}}})
-        assert answer.status_code == 200 and not answer.json()["result"].get("isError")
+            "jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})
+        assert answer.status_code == 200 and {t["name"] for t in answer.json()["result"]["tools"]} >= {"route"}
         time.sleep(4.0)  # past answer_seconds: each was cut off, its answer unfinished (before: held forever)
         for sock in stuck:
             got = _drain(sock)
