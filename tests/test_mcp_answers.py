@@ -225,3 +225,19 @@ def test_the_docs_table_names_the_servers_own_tools_arguments_ranges_and_answer_
             item = t.output_schema["properties"][key]["items"]
             ref = item.get("$ref", "").rsplit("/", 1)[-1]
             assert keys == set(t.output_schema["$defs"][ref]["properties"]), (name, key)
+
+
+def test_an_endpoint_that_left_the_map_is_named_with_the_day_it_was_last_on_it(tmp_path):
+    """helper-85: `sevenmaps server test.away/away` (an endpoint that had opted out) said it "names no endpoint ...:
+    pass its URL, server_key, 12-hex server_id or registry name", which is what had been passed."""
+    from sevenmaps_pipeline.publishing.mapday import MapDay, UnknownServerError
+
+    lake = LakePaths.at(tmp_path / "lake")
+    gone = "https://gone.example.com/mcp"
+    for day, urls in ((DAYS[0], [URLS["forecast"], gone]), (DAYS[1], [URLS["forecast"]])):
+        land_probes(lake, [probe(url, "ok", day=day, tools=FORECAST) for url in urls], day=day)
+        rebuild_day(lake, day)
+    with MapDay.open(lake, DAYS[1]) as mapday, pytest.raises(UnknownServerError) as said:
+        mapday.resolve(gone)
+    assert str(said.value) == (f"server '{gone}' is not on the map of {DAYS[1]}: it was last on the map of {DAYS[0]} "
+                               "(its listing skipped, opted out or no longer listed since)")

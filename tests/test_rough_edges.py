@@ -208,7 +208,8 @@ def test_server_prints_one_servers_dated_days_status_tools_and_changes(signed):
     assert done.returncode == 0, done.stderr
     out = done.stdout.splitlines()
     assert out[0] == f"{expected['server_name'] or URL}  (server_id {ID})"
-    assert f"status shown now: {expected['shown_status']} (" in done.stdout
+    # a day asked for is that day's record (helper-85: it said "status shown now")
+    assert f"status shown on the map of {DAYS[-1]}: {expected['shown_status']} (" in done.stdout
     codes = expected["history"]["history"]
     # Each line of codes, a week's, starts with the day of its first code.
     first = DAYS[-1] - dt.timedelta(days=len(codes) - 1)

@@ -27,7 +27,7 @@ def cmd_server(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(status, indent=1, default=str))
     else:
-        print("\n".join(terminal_safe(line) for line in server_text(status)))
+        print("\n".join(terminal_safe(line) for line in server_text(status, live=not args.day)))
     return 0
 
 
@@ -38,13 +38,15 @@ def dated_codes(history: str, last_day: dt.date) -> list[str]:
     return [f"  {first + dt.timedelta(days=i)}  {' '.join(history[i:i + 7])}" for i in range(0, len(history), 7)]
 
 
-def _now_line(s: dict[str, Any]) -> str:
+def _now_line(s: dict[str, Any], live: bool) -> str:
     current, daily = s["current"] or {}, s["daily"] or {}
     by = (current.get("decided_by") or "daily").replace("_", "-")  # "five-minute", as the pages word it
     at = current.get("decided_at") or daily.get("checked_at")
     reason = current.get("current_reason") or daily.get("reason")
     since = f"; down since {s['down_since']}" if s.get("down_since") else ""
-    return (f"status shown now: {s['shown_status'] or 'no data'} (the {by} check{f' at {at}' if at else ''}"
+    # a day asked for is a record of that day, not the status shown now (helper-85)
+    label = "status shown now" if live else f"status shown on the map of {s['map_day']}"
+    return (f"{label}: {s['shown_status'] or 'no data'} (the {by} check{f' at {at}' if at else ''}"
             f"{f': {reason}' if reason else ''}){since}")
 
 
@@ -74,12 +76,12 @@ def _unsigned(s: dict[str, Any]) -> str:
     return note.removeprefix(f"{s['map_day']} is ") if "shown unsigned" in note else "not signed yet"
 
 
-def server_text(s: dict[str, Any]) -> list[str]:
+def server_text(s: dict[str, Any], live: bool = True) -> list[str]:
     history = s["history"] or {}
     signed = s["signed_root"]
     lines = [f"{s['server_name'] or s['url']}  (server_id {s['server_id']})", f"url: {s['url']}",
              f"map of {s['map_day']}, " + (f"signed (root {signed['root']})" if signed else _unsigned(s)),
-             _now_line(s)]
+             _now_line(s, live)]
     if s.get("owner_note"):
         note = s["owner_note"]
         lines.append(f"the owner's note (their own words, verified control of {note['host']}; never counted in the "

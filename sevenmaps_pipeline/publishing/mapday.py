@@ -290,6 +290,11 @@ class MapDay:
                           "ORDER BY server_key",
                           {"c": sorted(candidates), "t": text})
         if not found:
+            (last,) = duck.one(self.con, "SELECT max(day) FROM status_window WHERE server_key = ANY($c) "
+                               "OR server_id = lower($t)", {"c": sorted(candidates), "t": text})
+            if last is not None and last < self.day:  # it left the map (helper-85: the error said to pass a URL)
+                raise UnknownServerError(f"server {text[:200]!r} is not on the map of {self.day}: it was last on the "
+                                         f"map of {last} (its listing skipped, opted out or no longer listed since)")
             raise UnknownServerError(f"server {text[:200]!r} names no endpoint on the map of {self.day}: pass its "
                                      "URL, server_key, 12-hex server_id or registry name")
         if len(found) > 1:
