@@ -52,10 +52,9 @@ def column_problem(path: Path, schema: pa.Schema, spec: pa.Schema, *, any_number
         actual = field.type.value_type if pa.types.is_dictionary(field.type) else field.type
         if pa.types.is_null(actual) or actual == wanted or family(actual) == family(wanted) in ("text", "date"):
             continue
-        if (pa.types.is_timestamp(actual) and pa.types.is_timestamp(wanted) and actual.unit == wanted.unit
-                and actual.tz in (None, wanted.tz)):
-            continue
-        if pa.types.is_timestamp(actual) and pa.types.is_timestamp(wanted):  # the zone's name is never quoted
+        if pa.types.is_timestamp(actual) and pa.types.is_timestamp(wanted):
+            if actual.unit == wanted.unit and actual.tz in (None, wanted.tz):
+                continue  # the zone's name is never quoted: a sender's words
             return f"column {field.name} holds timestamps of another unit or zone, not {wanted.unit} in UTC"
         numbers = {family(wanted), family(actual)} <= (_NUMBERS if any_number else {"integer"})
         if not numbers:

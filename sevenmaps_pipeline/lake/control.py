@@ -60,6 +60,12 @@ class ControlError(ValueError):
         self.kind, self.because = kind, because
 
 
+def control_characters(text: str) -> bool:
+    """Whether a person's text holds a control character (C0, DEL or C1: an escape, a line break), which a control
+    file's notes and reasons refuse: they are shown to people as written."""
+    return any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 for c in text)
+
+
 def read_control_rows(path: Path, what: str, error: type[ControlError], consequence: str = "",
                       required: Sequence[str] = ()) -> list[Any]:
     """The file's rows, as dicts (none when it does not exist yet). Anything else in its place (a link to nothing,

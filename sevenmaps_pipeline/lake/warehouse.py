@@ -65,8 +65,9 @@ def _files(lake: LakePaths, spec: TableSpec, left_out: list[str] | None = None) 
     checked = _CHECKED_BY.get(spec.view)
     if checked is None and left_out is not None:
         listed = sorted(glob.glob(pattern))
-        left_out += [path for path in listed if not footer_readable(Path(path))]
-        readable = [path for path in listed if path not in left_out]
+        unreadable = {path for path in listed if not footer_readable(Path(path))}
+        left_out += sorted(unreadable)
+        readable = [path for path in listed if path not in unreadable]
         return "[" + ", ".join(_quote(f) for f in readable) + "]" if readable else None
     if checked is None:
         return _quote(pattern) if next(glob.iglob(pattern), None) is not None else None  # iglob stops at the first

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from ..lake.control import ControlError, Refused, control_lock, read_control_rows
+from ..lake.control import ControlError, Refused, control_characters, control_lock, read_control_rows
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
 
@@ -93,7 +93,7 @@ def plain_text(text: str | None, what: str, limit: int, missing: Refused) -> str
         raise IncidentReviewError(missing, f"a review needs {what}")
     if len(value) > limit:
         raise IncidentReviewError(Refused.NOTE_TOO_LONG, f"{what} has {len(value):,} characters; at most {limit:,}")
-    if any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 for c in value):
+    if control_characters(value):
         raise IncidentReviewError(Refused.NOTE_CONTROL_CHARACTERS, f"{what} holds control characters")
     return value
 

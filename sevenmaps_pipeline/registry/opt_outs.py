@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from ..lake.control import ControlError, Refused, changes_control_file, read_control_rows
+from ..lake.control import ControlError, Refused, changes_control_file, control_characters, read_control_rows
 from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths
 from ..rules.hosts import connect_name, ends_in_a_number
@@ -113,7 +113,7 @@ def record_opt_out(lake: LakePaths, host: str, how: str, now: dt.datetime, note:
     if note is not None and len(note) > MAX_NOTE_CHARS:
         raise OptOutRegistryError(Refused.NOTE_TOO_LONG, f"the note has {len(note):,} characters; at most "
                                   f"{MAX_NOTE_CHARS:,}")
-    if note is not None and any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 for c in note):  # as an owner's note: shown
+    if note is not None and control_characters(note):  # shown to the operator as written
         raise OptOutRegistryError(Refused.NOTE_CONTROL_CHARACTERS, "the note holds control characters (an escape, "
                                   "a line break): plain text on one line")
     host = normal_host(host)
