@@ -99,7 +99,7 @@ class EndpointCheck:
         if self.result.resource_metadata_refused:  # the 401's own words on why its metadata was not asked
             detail = f"{detail}; {self.result.resource_metadata_refused}"
         self.result.outcome, self.result.outcome_detail = outcome, detail
-        if outcome == "skipped" and not self.result.skip_reason:
+        if outcome in ("skipped", "not_checked") and not self.result.skip_reason:
             self.result.skip_reason = detail.split(":", 1)[0]
         if status is not None:
             self.result.http_status = status

@@ -12,11 +12,14 @@ import asyncio
 import functools
 import ipaddress
 import socket
+import time
 from collections.abc import Iterable, Mapping
 
 import httpcore
 
+from ..rules.methods import OVERLOAD_PARAMS
 from .config import HostMap
+from .ours import NO_SUCH_NAME, RESOLVER, TRY_AGAIN, OurTrouble, failed_twice, our_trouble
 from .streams import AsyncioBackend
 
 
@@ -69,6 +72,35 @@ def is_public_address(address: str) -> bool:
     return not any(ip in block for block in NON_PUBLIC_V4)
 
 
+async def _lookup(name: str, port: int, timeout: float | None) -> list:
+    """The name's addresses; a failure told as the server's (no such name, no answer while our resolver
+    answered others) or ours (probe/ours.py)."""
+    first_asked = time.monotonic()
+    for attempt in (1, 2):
+        try:
+            async with asyncio.timeout(timeout):
+                # socket.getaddrinfo itself, in threads, as asyncio's own loop resolves: uvloop's resolver would
+                # be libuv's (probe/loop.py); in threads of its own, so no lookup waits in our queue.
+                infos = await asyncio.get_running_loop().run_in_executor(
+                    RESOLVER.pool(), functools.partial(socket.getaddrinfo, name, port, type=socket.SOCK_STREAM))
+            RESOLVER.answered()
+            return infos
+        except TimeoutError as exc:
+            raise httpcore.ConnectTimeout(f"resolving {name} timed out") from exc
+        except socket.gaierror as exc:
+            if exc.errno in NO_SUCH_NAME:
+                RESOLVER.answered()
+                raise httpcore.ConnectError(f"cannot resolve {name}: {exc}") from exc
+            if exc.errno not in TRY_AGAIN:  # EAI_SYSTEM, EAI_MEMORY...: our resolver's own failure
+                raise OurTrouble(f"our resolver failed looking up {name}: {exc}") from exc
+            if attempt == 2:
+                raise failed_twice(name, exc, first_asked) from exc
+        except OSError as exc:  # not the resolver's answer: our machine's (open files, memory)
+            raise OurTrouble(f"looking up {name}: {our_trouble(exc) or exc}") from exc
+        await asyncio.sleep(OVERLOAD_PARAMS["lookup_retry_s"])
+    raise AssertionError("unreachable: the second attempt returns or raises")
+
+
 class GuardedBackend(httpcore.AsyncNetworkBackend):
     def __init__(self, host_map: Mapping[str, int] | None = None, allow_private: bool = False) -> None:
         self._inner = AsyncioBackend()
@@ -84,16 +116,7 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
             if mapped <= 0:
                 raise httpcore.ConnectError(f"connection refused ({name} is down in the fleet timeline)")
             return await self._inner.connect_tcp("127.0.0.1", mapped, timeout, local_address, socket_options)
-        try:
-            async with asyncio.timeout(timeout):
-                # socket.getaddrinfo itself, in the loop's threads, as asyncio's own loop resolves: uvloop's
-                # resolver would be libuv's (probe/loop.py).
-                infos = await asyncio.get_running_loop().run_in_executor(
-                    None, functools.partial(socket.getaddrinfo, name, port, type=socket.SOCK_STREAM))
-        except TimeoutError as exc:
-            raise httpcore.ConnectTimeout(f"resolving {name} timed out") from exc
-        except OSError as exc:
-            raise httpcore.ConnectError(f"cannot resolve {name}: {exc}") from exc
+        infos = await _lookup(name, port, timeout)
         addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
         allowed = [a for a in addresses if self._allow_private or is_public_address(a)]
         if not allowed:

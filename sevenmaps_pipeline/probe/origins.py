@@ -23,6 +23,7 @@ from ..lake.paths import LakePaths
 from ..registry.listing import SkipReason
 from .config import PROBER_VERSION, ROBOTS_TOKEN, ProbeConfig
 from .netguard import refused_address
+from .ours import our_trouble
 from .redirects import invalid_location, redirect_target
 from .wire import STREAM_NOT_A_FILE, STREAM_READ_SECONDS, is_event_stream, read_body, read_document_stream
 
@@ -49,6 +50,9 @@ class OriginResult:
     # When robots.txt could not be read (no answer, or a 5xx) and no policy of the last 24 hours stands in:
     # what happened. Its endpoints are not_checked (robots_unavailable), never d and never off the map.
     unavailable: str | None = None
+    # When it was unavailable for our machine's trouble (probe/ours.py): its endpoints are not_checked
+    # (prober_resources) and asked again at the end of the scan.
+    ours: bool = False
     # When its name resolves to a non-public address: its endpoints are skipped (off the map, never d).
     skip_reason: str | None = None
     _rules: Protego | None = None
@@ -119,10 +123,10 @@ async def _stream_answer(response: httpx.Response, cap: int, deadline: float,
 async def _get(client: httpx.AsyncClient, url: str, timeout: float, cap: int,
                follow: bool) -> tuple[int | None, bytes, str, str | None]:
     """(status, body, detail, network outcome): the last is 'timeout', 'refused' (the connection was
-    refused or the name does not resolve), 'unreachable' (a connection broken twice) or 'skipped' (the
-    name resolves to a non-public address) without an answer. With `follow`, one redirect within the
-    same registrable domain over https is followed (the methodology's redirect rule); any other redirect comes
-    back as its 3xx status, with the reason in `detail`."""
+    refused or the name does not resolve), 'unreachable' (a connection broken twice), 'ours' (our machine's
+    trouble: probe/ours.py) or 'skipped' (the name resolves to a non-public address) without an answer.
+    With `follow`, one redirect within the same registrable domain over https is followed (the methodology's
+    redirect rule); any other redirect comes back as its 3xx status, with the reason in `detail`."""
     # What is left of the budget when a stream is read (a margin kept, so that the answer is ours, not the timeout's)
     deadline = asyncio.get_running_loop().time() + timeout - 0.1
     try:
@@ -151,6 +155,9 @@ async def _get(client: httpx.AsyncClient, url: str, timeout: float, cap: int,
             return 302, b"", "redirects to an invalid Location; not followed", None
         if refused_address(exc):
             return None, b"", f"{SkipReason.NON_PUBLIC}: {exc}"[:300], "skipped"
+        ours = our_trouble(exc)
+        if ours is not None:  # nothing learnt about the host: robots.txt unavailable, its endpoints not checked
+            return None, b"", ours[:300], "ours"
         if isinstance(exc, httpx.ConnectError):  # refused, or the name does not resolve: nothing listens
             return None, b"", f"{type(exc).__name__}: {exc}"[:300], "refused"
         return None, b"", f"{type(exc).__name__}: {exc}"[:300], "unreachable"
@@ -197,6 +204,8 @@ async def check_origin(client: httpx.AsyncClient, config: ProbeConfig, origin: s
         try:
             result._rules = Protego.parse(robots)
             result.robots_policy, result.robots_detail = "rules", detail or "parsed"
+        except MemoryError:
+            raise  # ours, not the file's: never read as "no rules" (the host's endpoints are n, prober_error)
         except Exception as exc:  # noqa: BLE001 - an unparseable file is treated as no rules
             result.robots_policy, result.robots_detail = "allow_all", f"unparseable robots.txt: {exc}"[:300]
     elif 400 <= status < 500:
@@ -213,7 +222,7 @@ async def check_origin(client: httpx.AsyncClient, config: ProbeConfig, origin: s
             return result
         if cached is None:
             result.robots_policy, result.robots_detail = "disallow_all", f"{failed}; not checked (RFC 9309)"
-            result.unavailable = result.robots_detail
+            result.unavailable, result.ours = result.robots_detail, network == "ours"
             return result
         cached.allows(origin + "/")  # its rules parsed, if not yet
         result.robots_policy, result.robots_txt, result._rules = cached.robots_policy, cached.robots_txt, cached._rules

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 import httpx
 
 from ..registry.listing import SkipReason
+from ..rules.outcomes import NOT_CHECKED, PROBER_RESOURCES, not_checked_detail
 from .netguard import refused_address
+from .ours import our_trouble
 from .values import json_int
 from .wire import Reply, loads
 
@@ -34,8 +36,12 @@ class _Outcome(Exception):
 
 
 def transport_failure(exc: httpx.HTTPError, step: str) -> _Outcome:
-    """A request that got no HTTP answer, classified: a timeout, a refused non-public address (skipped, never
-    the server's fault), else unreachable, naming the step."""
+    """A request that got no HTTP answer, classified: our machine's trouble (not_checked, never the server's
+    fault: probe/ours.py), a timeout, a refused non-public address (skipped, never the server's fault), else
+    unreachable, naming the step."""
+    ours = our_trouble(exc)
+    if ours is not None:
+        return _Outcome(NOT_CHECKED, not_checked_detail(PROBER_RESOURCES, f"{step}: {ours}"))
     if isinstance(exc, httpx.TimeoutException):
         return _Outcome("timeout", f"{step}: {type(exc).__name__}")
     if isinstance(exc, httpx.ConnectError):

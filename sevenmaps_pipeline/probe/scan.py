@@ -25,7 +25,7 @@ from ..registry.listing import SkipReason
 from ..rules.fingerprints import summarize_tools
 from ..rules.methods import FINDINGS_PARAMS, OVERLOAD_PARAMS
 from ..rules.namespace import namespace_owns_host
-from ..rules.outcomes import NOT_CHECKED, PROBER_OVERLOADED, ROBOTS_UNAVAILABLE, not_checked_detail
+from ..rules.outcomes import NOT_CHECKED, PROBER_OVERLOADED, PROBER_RESOURCES, ROBOTS_UNAVAILABLE, not_checked_detail
 from .checker import CheckResult, EndpointCheck
 from .config import PROBER_VERSION, ProbeConfig
 from .hosts import Admission, Clock, HostRunner, HostSession, Robots, by_host, day_copy
@@ -173,7 +173,7 @@ def _refusal_row(listing: dict[str, Any], day: dt.date, run_id: str, now: dt.dat
     if refused.kind is SkipReason.NON_PUBLIC:
         return skip_row(listing, day, run_id, now, f"{seen.skip_reason} ({seen.robots_detail})")
     if refused.kind is None:
-        return not_checked_row(listing, day, run_id, now, ROBOTS_UNAVAILABLE,
+        return not_checked_row(listing, day, run_id, now, PROBER_RESOURCES if seen.ours else ROBOTS_UNAVAILABLE,
                                f"{seen.unavailable}; the endpoint was not contacted")
     reason = str(SkipReason.ROBOTS)
     if seen.robots_policy == "disallow_all":
@@ -229,14 +229,15 @@ class _DailyScan:
         return row
 
     async def check_and_land(self, session: HostSession, listing: dict[str, Any], then: str) -> bool:
-        """Check one endpoint and land its row; whether the prober was overloaded meanwhile (then the row is
-        not_checked, or an answer without its handshake time, and `then` says what follows)."""
+        """Check one endpoint and land its row; whether it was not checked fairly: the prober was overloaded
+        meanwhile (then the row is not_checked, or an answer without its handshake time, and `then` says what
+        follows), or our machine could not make the request (not_checked, prober_resources)."""
         row = await self.check_one(session, listing)
         why = self.overloaded.pop(listing["server_key"], None)
         if why is not None:
             row = overloaded_row(row, why, then)
         self.out.add_probe(row)
-        return why is not None
+        return why is not None or row.get("skip_reason") == PROBER_RESOURCES
 
     async def first(self, session: HostSession, listing: dict[str, Any]) -> None:
         if await self.check_and_land(session, listing, "checked again at the end of the scan"):

@@ -40,7 +40,10 @@ STATUS_PARAMS: dict[str, Any] = {
 # When the prober could not keep up during a check (probe/load.py): a timeout, or an answer slower than
 # the slow finding's threshold, seen then is checked again at the end of the scan, at a fraction of its
 # concurrency, and recorded not_checked (prober_overloaded, day code n) when the prober is overloaded again.
-OVERLOAD_METHOD = "overload-1.0"
+# 1.1: our machine's trouble besides load (probe/ours.py): out of open files, memory or local ports, no route
+# from us, our resolver failing or silent while it answered no other name: not_checked (prober_resources), n;
+# lookups in threads of their own, never queued inside a check's step.
+OVERLOAD_METHOD = "overload-1.1"
 OVERLOAD_PARAMS: dict[str, Any] = {
     "max_loop_lag_s": 1.0,     # the event loop woke this late at least once during the check
     "min_cpu_wait_s": 0.5,     # ... or the prober's thread waited at least this long for a CPU
@@ -48,6 +51,8 @@ OVERLOAD_PARAMS: dict[str, Any] = {
     "recheck_concurrency_divisor": 8,
     "recheck_calm_s": 1.0,     # before the second pass: wait for a quiet second of the loop, at most
     "recheck_calm_at_most_s": 30.0,
+    "lookup_threads": 256,     # name lookups at once, each in a thread of its own (probe/ours.py)
+    "lookup_retry_s": 1.0,     # a lookup answered "try again" is asked once more after this pause
 }
 
 # 30-day history, uptime, success chance and stability (sql/server_history.sql).

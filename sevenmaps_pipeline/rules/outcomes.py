@@ -13,11 +13,14 @@ PROBER_ERROR = "prober_error"
 NOT_CHECKED = "not_checked"
 
 # Why a check was not made fairly, the first word of a not_checked row's outcome_detail (and its
-# skip_reason): the prober could not keep up (measured event-loop lag or CPU wait during the check), or
-# the origin's robots.txt could not be read (RFC 9309: no answer or a 5xx means we may not check).
+# skip_reason): the prober could not keep up (measured event-loop lag or CPU wait during the check), our
+# machine could not make the request (out of open files, memory or local ports, no route from us, our
+# resolver failing: probe/ours.py), or the origin's robots.txt could not be read (RFC 9309: no answer or a
+# 5xx means we may not check).
 PROBER_OVERLOADED = "prober_overloaded"
+PROBER_RESOURCES = "prober_resources"
 ROBOTS_UNAVAILABLE = "robots_unavailable"
-NOT_CHECKED_REASONS = (PROBER_OVERLOADED, ROBOTS_UNAVAILABLE)
+NOT_CHECKED_REASONS = (PROBER_OVERLOADED, PROBER_RESOURCES, ROBOTS_UNAVAILABLE)
 
 # Outcomes that say nothing about the server: never counted as a check with a result.
 NOT_A_RESULT = (SKIPPED, PROBER_ERROR, NOT_CHECKED)

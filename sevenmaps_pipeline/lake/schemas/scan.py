@@ -35,8 +35,8 @@ RAW_PROBES = TableSpec(
                 "notifications/initialized, tools/list), ms"),
             col("outcome", pa.string(), "ok | needs_auth | http_402 | timeout | unreachable | redirect | "
                 "http_NNN | rpc_error | not_mcp | no_tool_list | skipped | prober_error (our own code failed) | "
-                "not_checked (we could not check fairly: prober_overloaded, robots_unavailable); the last two "
-                "make the day code n, never d", False),
+                "not_checked (we could not check fairly: prober_overloaded, prober_resources, robots_unavailable); "
+                "the last two make the day code n, never d", False),
             col("outcome_detail", pa.string(), "human-readable detail of the outcome"),
             col("http_status", pa.int32(), "HTTP status of the decisive response"),
             col("protocol_version", pa.string(), "protocol version the server answered with"),
@@ -53,7 +53,7 @@ RAW_PROBES = TableSpec(
             col("resource_metadata_url", pa.string(), "RFC 9728 resource_metadata URL, when given"),
             col("payment_json", pa.string(), "body of an HTTP 402 answer (payment details)"),
             col("skip_reason", pa.string(), "why the listing was not probed (outcome skipped), or why the check "
-                "was not made fairly (outcome not_checked: prober_overloaded | robots_unavailable)"),
+                "was not made fairly (outcome not_checked: prober_overloaded | prober_resources | robots_unavailable)"),
             col("discover_supported", pa.bool_(), "server/discover answered (protocol 2026-07-28)"),
             col("ttl_ms", pa.int64(), "ttlMs of the 2026-07-28 tools/list result (null when absent or not a "
                 "non-negative integer)"),

@@ -1,0 +1,90 @@
+"""Telling our machine's trouble from a server's (docs/methodology.md, "Our machine's trouble").
+
+A request can fail before it reaches the server for reasons that are ours alone: the prober out of file
+descriptors, memory or local ports, no route from this machine to the address's network, our resolver
+failing. Such a failure says nothing about the server, so it is never `unreachable` (d): the check is
+`not_checked` (`prober_resources`, n), checked again at the end of the scan, and redone by a later slice.
+A name that does not exist is the server's (d), as a refused connection is.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import socket
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import httpcore
+
+from ..rules.methods import OVERLOAD_METHOD, OVERLOAD_PARAMS
+
+# What the kernel says when the shortage is on our side of the connection: our open files (the process's,
+# the system's), buffers, memory, local ports; our network down or without a route to the address's family.
+OUR_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM, errno.EADDRNOTAVAIL,
+                        errno.ENETDOWN, errno.ENETUNREACH})
+# What a resolver answers for a name with no address: the server's (its name does not resolve).
+NO_SUCH_NAME = frozenset(code for code in (getattr(socket, "EAI_NONAME", None), getattr(socket, "EAI_NODATA", None),
+                                           getattr(socket, "EAI_ADDRFAMILY", None)) if code is not None)
+# "Try again" (a SERVFAIL, or every nameserver silent) and "failed": either side's nameservers.
+TRY_AGAIN = frozenset(code for code in (getattr(socket, "EAI_AGAIN", None), getattr(socket, "EAI_FAIL", None))
+                      if code is not None)
+
+
+class OurTrouble(httpcore.ConnectError):
+    """Our machine, not the server, kept the request from being made: the check is n, never d."""
+
+
+def our_trouble(exc: BaseException | None) -> str | None:
+    """Why the request failed on our side, if it did: the first of its chain of causes that is ours."""
+    while exc is not None:
+        if isinstance(exc, OurTrouble):
+            return str(exc)
+        if isinstance(exc, OSError) and not isinstance(exc, socket.gaierror) and exc.errno in OUR_ERRNOS:
+            return f"our machine: {os.strerror(exc.errno)} (errno {errno.errorcode.get(exc.errno, exc.errno)})"
+        if isinstance(exc, MemoryError):
+            return "our machine: out of memory"
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+class Resolver:
+    """The process's name lookups, in threads of their own, and when our resolver last answered.
+
+    Each lookup gets a thread (up to `lookup_threads`), so a slow resolver never makes one check wait in our
+    queue behind another's lookup inside its step's time (asyncio's default pool has min(32, cores + 4)
+    threads: 64 checks at once waited up to 8 s there and were called timeouts). "Try again" is asked once
+    more after `lookup_retry_s`; failing again, it is the name's own (d) only if our resolver answered some
+    other lookup meanwhile, else ours (n)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pool: tuple[int, ThreadPoolExecutor] | None = None
+        self.last_answer = float("-inf")  # time.monotonic() of the latest lookup our resolver answered
+
+    def pool(self) -> ThreadPoolExecutor:
+        # Made in the process that uses it: a pool inherited through fork has no threads left to run on.
+        with self._lock:
+            if self._pool is None or self._pool[0] != os.getpid():
+                self._pool = (os.getpid(), ThreadPoolExecutor(OVERLOAD_PARAMS["lookup_threads"],
+                                                              thread_name_prefix="sevenmaps-lookup"))
+            return self._pool[1]
+
+    def answered(self) -> None:
+        self.last_answer = time.monotonic()
+
+    def answered_since(self, moment: float) -> bool:
+        return self.last_answer > moment
+
+
+RESOLVER = Resolver()
+
+
+def failed_twice(name: str, exc: socket.gaierror, first_asked: float) -> httpcore.ConnectError:
+    """A name that got "try again" twice: the server's if our resolver answered another name meanwhile."""
+    if RESOLVER.answered_since(first_asked):
+        return httpcore.ConnectError(f"cannot resolve {name}: {exc} (asked twice; our resolver answered other "
+                                     f"names meanwhile)")
+    return OurTrouble(f"our resolver: no answer for {name}, asked twice ({exc}), and none for any other name "
+                      f"meanwhile ({OVERLOAD_METHOD})")
