@@ -31,6 +31,7 @@ from ..lake.schemas import (
     TableSpec,
 )
 from .raw_columns import column_problem
+from .refusal_journal import record_refusal, recorded_refusals
 
 
 @dataclass
@@ -77,10 +78,15 @@ def unreadable(path: Path, spec_schema: pa.Schema, quoted: bool = True) -> str |
     return None
 
 
+def quarantine_target(lake: LakePaths, path: Path) -> Path:
+    """Where a refused raw file goes: the same place under `quarantine/`."""
+    return lake.quarantine_dir / path.relative_to(lake.root)
+
+
 def move_to_quarantine(lake: LakePaths, day: dt.date, path: Path) -> Path:
     """Move a refused raw file of `day` out of the raw area (views and signed roots never see it)."""
     assert_day_writable(lake, day)
-    target = lake.quarantine_dir / path.relative_to(lake.root)
+    target = quarantine_target(lake, path)
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(str(path), target)
     return target
@@ -117,10 +123,13 @@ def quarantine_unreadable_files(lake: LakePaths, day: dt.date) -> list[dict[str,
             problem = raw_file_problem(path, spec)
             if problem is None:
                 continue
-            target = move_to_quarantine(lake, day, path)
-            refused.append({"day": day, "source": source, "source_file": rel(lake, path), "row_number": None,
-                            "server_key": None, "problem": f"{problem} (moved to {rel(lake, target)})",
-                            "row_json": None})
+            assert_day_writable(lake, day)
+            row = {"day": day, "source": source, "source_file": rel(lake, path), "row_number": None,
+                   "server_key": None, "problem": f"{problem} (moved to {rel(lake, quarantine_target(lake, path))})",
+                   "row_json": None}
+            record_refusal(lake, "quarantine", row)  # before the file leaves (curated/refusal_journal.py)
+            move_to_quarantine(lake, day, path)
+            refused.append(row)
     return refused
 
 
@@ -128,13 +137,16 @@ def with_earlier_refusals(lake: LakePaths, table: str, day: dt.date,
                           refused: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The file refusals of a day's build, with those an earlier build of the day made of files that have left the
     raw area since (moved or deleted then, so no build meets them again): a day built again keeps every reason
-    (a signed day is then the same, byte for byte)."""
+    (a signed day is then the same, byte for byte). An earlier build that died before its table was written
+    left its refusals in the day's journal (curated/refusal_journal.py): those come last."""
     now = {row["source_file"] for row in refused}
     previous = lake.curated_file(table, day)
-    files = pq.read_table(previous, filters=pc.field("row_number").is_null()) if previous.is_file() else None
-    earlier = [row for row in files.to_pylist() if row["source_file"] not in now
-               and not (lake.root / row["source_file"]).exists()] if files is not None else []
-    return refused + earlier  # each in its own order: a day built again writes its rows as they were
+    files = pq.read_table(previous, filters=pc.field("row_number").is_null()).to_pylist() if previous.is_file() else []
+    earlier = [row for row in files if row["source_file"] not in now and not (lake.root / row["source_file"]).exists()]
+    tabled = now | {row["source_file"] for row in files}
+    journaled = [row for row in recorded_refusals(lake, table, day)
+                 if row["source_file"] not in tabled and not (lake.root / row["source_file"]).exists()]
+    return refused + earlier + journaled  # each in its own order: a day built again writes its rows as they were
 
 
 def bind_probe_validation(con: Any) -> None:

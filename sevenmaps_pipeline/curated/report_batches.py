@@ -25,6 +25,7 @@ from ..lake.schemas import RAW_AGENT_REPORTS
 from ..rules.methods import REPORTS_METHOD, REPORTS_PARAMS
 from .common import rel, unreadable, unreadable_reason
 from .raw_columns import column_problem
+from .refusal_journal import record_refusal
 
 # DuckDB's read_parquet expands these in a file name, so a batch named `*.parquet` would read every batch again.
 _WILDCARDS = frozenset("*?[]{}")
@@ -63,8 +64,16 @@ def shown(name: str) -> str:
 _MAX_HASHED = 1 << 30
 
 
-def _delete_unread(lake: LakePaths, day: dt.date, path: Path, problem: str) -> str:
-    """Delete an entry whose content cannot be told apart from words; what it was, in our words."""
+def _refusal(lake: LakePaths, day: dt.date, path: Path, problem: str) -> dict[str, Any]:
+    """The refusal row of an entry, written down before the entry leaves (curated/refusal_journal.py)."""
+    row = {"day": day, "source_file": shown(rel(lake, path)), "row_number": None, "problem": problem,
+           "method_version": REPORTS_METHOD}
+    record_refusal(lake, "agent_report_quarantine", row)
+    return row
+
+
+def _delete_unread(lake: LakePaths, day: dt.date, path: Path, problem: str) -> dict[str, Any]:
+    """Delete an entry whose content cannot be told apart from words; its refusal row, in our words."""
     assert_day_writable(lake, day)
     if path.is_symlink() or path.is_file():
         size = path.lstat().st_size
@@ -74,23 +83,28 @@ def _delete_unread(lake: LakePaths, day: dt.date, path: Path, problem: str) -> s
             what, kept = "file", f" ({size} bytes, not hashed: larger than {_MAX_HASHED} bytes)"
         else:
             what, kept = "file", f" ({size} bytes, sha256 {sha256_file(path)})"
-        path.unlink()
     else:
         what, kept = "entry", ""
-        shutil.rmtree(path) if path.is_dir() else path.unlink()
-    return (f"{problem}; the {what}{kept} was deleted: its content cannot be told apart from text in an agent's "
-            "own words, which is never kept")
+    row = _refusal(lake, day, path, f"{problem}; the {what}{kept} was deleted: its content cannot be told apart "
+                                    "from text in an agent's own words, which is never kept")
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink()
+    return row
 
 
-def _keep_fixed_fields(lake: LakePaths, day: dt.date, path: Path, names: list[str]) -> str:
+def _keep_fixed_fields(lake: LakePaths, day: dt.date, path: Path, names: list[str]) -> dict[str, Any]:
     allowed = set(RAW_AGENT_REPORTS.schema.names)
     extra = sorted(set(names) - allowed)
     target = lake.quarantine_dir / path.relative_to(lake.root)
     assert_day_writable(lake, day)
     write_parquet(lake, target, pq.read_table(path, columns=[c for c in names if c in allowed]))
+    row = _refusal(lake, day, path, f"unexpected column(s) {', '.join(extra)[:300]}: reports carry the fixed fields "
+                                    f"only, never text in an agent's words; their values were dropped, the fixed "
+                                    f"fields kept in {rel(lake, target)}")
     path.unlink()
-    return (f"unexpected column(s) {', '.join(extra)[:300]}: reports carry the fixed fields only, never text in an "
-            f"agent's words; their values were dropped, the fixed fields kept in {rel(lake, target)}")
+    return row
 
 
 def refuse_report_files(lake: LakePaths, day: dt.date) -> tuple[list[Path], list[Path], list[dict[str, Any]]]:
@@ -119,14 +133,11 @@ def refuse_report_files(lake: LakePaths, day: dt.date) -> tuple[list[Path], list
                        f"{REPORTS_PARAMS['max_day_rows']:,} a day, so the day's build stays within its memory")
         problem = problem or _batch_problem(path)
         if problem is not None:
-            problem = _delete_unread(lake, day, path, problem)
+            refused.append(_delete_unread(lake, day, path, problem))
         elif not set(names := pq.read_schema(path).names) <= allowed:
-            problem = _keep_fixed_fields(lake, day, path, names)
+            refused.append(_keep_fixed_fields(lake, day, path, names))
             kept.append(lake.quarantine_dir / path.relative_to(lake.root))
         else:
             usable.append(path)
             rows_so_far += rows
-            continue
-        refused.append({"day": day, "source_file": shown(rel(lake, path)), "row_number": None,
-                        "problem": problem, "method_version": REPORTS_METHOD})
     return usable, kept, refused
