@@ -14,9 +14,11 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import uuid
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from conftest import DAY
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -28,9 +30,10 @@ from sevenmaps_pipeline.integrity.log import LogState, prepare, publish, read_st
 from sevenmaps_pipeline.integrity.merkle import HashTree
 from sevenmaps_pipeline.integrity.note import COSIGNATURE_V1, verifier_for
 from sevenmaps_pipeline.integrity.report import EXIT_BEHIND, EXIT_FORK, EXIT_OK, Code, Kind
-from sevenmaps_pipeline.integrity.roots import read_root, sign_through, signed_days
+from sevenmaps_pipeline.integrity.roots import complete_signing, read_root, sign_through, signed_days
 from sevenmaps_pipeline.integrity.tiles import tile_path
 from sevenmaps_pipeline.integrity.verify import check_log_only, verify_lake
+from sevenmaps_pipeline.lake.parquet_io import write_parquet
 from sevenmaps_pipeline.lake.paths import LakePaths
 
 DAYS = [DAY + dt.timedelta(days=i) for i in range(3)]
@@ -305,3 +308,30 @@ def test_the_sign_job_asked_again_for_the_interrupted_day_completes_the_log(buil
     assert materialization.metadata["log_completed_days"].value == [DAYS[1].isoformat()]
     report = verify_lake(lake)
     assert report.ok and report.days_verified == DAYS[:2], report.summary()
+
+
+def test_a_killed_builds_leftovers_in_a_signed_day_are_swept_not_left_to_fail_verify(lake, signing_key):
+    """helper-89: a build killed while it rebuilt a signed day (or within the hour before signing) left its temp
+    file and spill folder beside the signed files; past an hour verify failed on them for good, naming a hidden
+    file as if someone had tampered, and every signing run over the day failed with it."""
+    build_day(lake, DAY)
+    sign_through(lake, DAY, signing_key, now=NOW)
+    path = lake.curated_file("daily_status", DAY)
+    temp = path.parent / f".part-0.parquet.{'d' * 32}.tmp"
+    temp.write_bytes(b"PAR1 a killed rebuild's")
+    spill = path.parent / f".part-0.parquet.{'e' * 32}.spill"
+    spill.mkdir()
+    (spill / "bucket-0.arrow").write_bytes(b"a killed build's")
+    two_hours_ago = time.time() - 7200
+    for leftover in (spill / "bucket-0.arrow", spill, temp):
+        os.utime(leftover, (two_hours_ago, two_hours_ago))
+    report = verify_lake(lake, now=time.time() + 7200)
+    assert {p.code for p in report.problems} == {Code.STRAY}
+    assert all("crashed" in p.what and "log sync" in p.what for p in report.problems), report.problems
+    write_parquet(lake, path, pq.read_table(path))  # a rebuild of the signed day that changes nothing sweeps
+    assert not temp.exists() and not spill.exists()
+    temp.write_bytes(b"PAR1 another")
+    os.utime(temp, (two_hours_ago, two_hours_ago))
+    complete_signing(lake, signing_key)  # `sevenmaps log sync`, as every signing run
+    assert not temp.exists()
+    assert verify_lake(lake, now=time.time() + 7200).ok

@@ -33,7 +33,7 @@ from .log import (
 )
 from .manifest import compute_root, day_folders, day_lines
 from .statement import sign_statement
-from .stray import uncovered_in_day, within_lake
+from .stray import day_folders_of_tables, uncovered_in_day, within_lake
 from .witness import WitnessConfig, ask_witness
 
 # A day is signed only when the tables the map builds for it exist (a signed day can never gain one); the
@@ -159,6 +159,8 @@ def remove_leftover_temps(lake: LakePaths) -> list[Path]:
     """The temp files a killed signer left in roots/ and log/ (never a root, tile or checkpoint: those
     appear only by rename or link, docs/operations.md "Interrupted signing"). Call with the signing lock
     held; log/ is cleaned under its checkpoint lock too, the one every publisher holds while writing."""
+    for folder in day_folders_of_tables(lake):  # a crashed build's, in any day's folder (integrity/stray.py)
+        remove_stale_temps(folder)
     removed = []
     if lake.roots_dir.is_dir():
         removed += [p for p in lake.roots_dir.iterdir() if TEMP_NAME.match(p.name) and p.is_file()]

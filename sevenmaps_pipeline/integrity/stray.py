@@ -80,6 +80,15 @@ def uncovered_in_day(lake: LakePaths, day: dt.date, now: float | None = None) ->
 _IN_FLIGHT = re.compile(r"\..+\.[0-9a-f]{32}\.(?:tmp|spill)")
 
 
+def day_folders_of_tables(lake: LakePaths) -> Iterator[Path]:
+    """Every `day=` folder of every covered table, links left out (signing sweeps crashed writes' leftovers
+    there: integrity/roots.py remove_leftover_temps)."""
+    for folder in table_folders(lake):
+        if within_lake(lake, folder):
+            yield from (Path(e.path) for e in os.scandir(folder) if e.is_dir(follow_symlinks=False)
+                        and folder_day(e.name) is not None)
+
+
 def _in_flight(path: Path, now: float | None) -> bool:
     if not _IN_FLIGHT.fullmatch(path.name):
         return False
@@ -110,14 +119,21 @@ def _uncovered_in(folder: Path, now: float | None = None) -> Iterator[tuple[Path
     for top, dirs, names in os.walk(folder):
         for name in sorted(dirs):
             path = Path(top) / name
-            if name.startswith(".") and not _in_flight(path, now):
+            if _IN_FLIGHT.fullmatch(name) and not _in_flight(path, now):
+                yield path, ("a crashed build's spill folder in a signed day's folder, older than an hour (no signed "
+                             "file changed): the next signing run or `sevenmaps log sync` removes it")
+            elif name.startswith(".") and not _in_flight(path, now):
                 yield path, "a hidden folder in a signed day's folder (a write's older than an hour, or none)"
             elif path.is_symlink():
                 yield path, "a link to a folder in a signed day's folder"
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         for name in sorted(names):
             path = Path(top) / name
-            if name.startswith(".") and not _in_flight(path, now):
+            if _IN_FLIGHT.fullmatch(name) and not _in_flight(path, now):
+                yield path, ("a crashed write's temp file in a signed day's folder, older than an hour (no signed file "
+                             "changed; a glob of every name would read it): the next signing run or `sevenmaps log "
+                             "sync` removes it")
+            elif name.startswith(".") and not _in_flight(path, now):
                 yield path, "a hidden file in a signed day's folder (a write's older than an hour, or none)"
             elif not name.startswith(".") and path.is_symlink():  # signing made its file, wherever, read-only
                 yield path, "a link to a file in a signed day's folder (the file lies outside the day)"

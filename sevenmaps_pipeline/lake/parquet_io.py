@@ -89,6 +89,7 @@ def write_parquet(
             assert_day_writable(lake, day)
         except SignedDayError:
             if path.is_file() and _same_content(path, decoded(table)):
+                remove_stale_temps(path.parent)  # a killed rebuild's leftovers too (integrity/stray.py)
                 return path
             raise
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -150,6 +151,7 @@ def write_parquet_parts(
         if refused is not None:
             if _same_rows(path, tmp):
                 tmp.unlink()
+                remove_stale_temps(path.parent)  # a killed rebuild's leftovers too (integrity/stray.py)
                 return path, rows
             raise refused
         _publish(tmp, path)
@@ -279,15 +281,16 @@ STALE_SECONDS = 3600
 
 def remove_stale_temps(folder: Path) -> None:
     """Temp files (and spill folders) left by a crashed writer are hidden from readers; the next write sweeps
-    them."""
+    them, and so does every signing run (integrity/roots.py remove_leftover_temps). One that cannot be removed
+    is left for verify to name."""
     for stale in [*folder.glob(".*.tmp"), *folder.glob(".*.spill")]:
         try:
-            if stale.stat().st_mtime < (dt.datetime.now().timestamp() - STALE_SECONDS):
-                if stale.is_dir():
+            if stale.lstat().st_mtime < (dt.datetime.now().timestamp() - STALE_SECONDS):
+                if stale.is_dir() and not stale.is_symlink():
                     shutil.rmtree(stale, ignore_errors=True)
                 else:
                     stale.unlink()
-        except FileNotFoundError:
+        except (FileNotFoundError, PermissionError):
             pass
 
 
