@@ -222,6 +222,7 @@ def test_make_ui_before_make_demo_leaves_a_home_the_demo_may_replace(tmp_path, c
 
 def test_a_run_whose_process_dies_is_reported_failed_not_waited_on_forever(tmp_path, clean_env):
     from sevenmaps_pipeline.defs.launcher import code_location, run_config
+    from sevenmaps_pipeline.defs.run_launcher import worker_pid
     from sevenmaps_pipeline.devtools.synth import synthesize
 
     lake = LakePaths.at(tmp_path / "lake")
@@ -231,7 +232,7 @@ def test_a_run_whose_process_dies_is_reported_failed_not_waited_on_forever(tmp_p
     with dg.DagsterInstance.get() as instance, code_location(instance) as location:
         run_id = location.launch("daily_map_job", end, end, run_config(lake.root, log_level="CRITICAL"))
         deadline = time.monotonic() + 60
-        while (pid := location._worker_pid(run_id)) is None:
+        while (pid := worker_pid(instance, run_id)) is None:
             assert time.monotonic() < deadline, "the run never started"
             time.sleep(0.05)
         os.kill(pid, signal.SIGKILL)  # killed before it could end the run (out of memory, a kill -9)

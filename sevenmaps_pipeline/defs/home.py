@@ -40,7 +40,7 @@ _LANDS_LIMITS = "".join(f"""\
         value: {{applyLimitPerUniqueValue: true}}
         limit: 1
 """ for lane in LANDS)
-DAGSTER_YAML = f"""\
+_LANES_DAGSTER_YAML = f"""\
 # Dagster instance of one sevenmaps lake (created by sevenmaps; see docs/operations.md).
 telemetry:
   enabled: false
@@ -63,6 +63,20 @@ run_retries:
   max_retries: 2
   retry_on_asset_or_op_failure: false
 """
+DAGSTER_YAML = _LANES_DAGSTER_YAML + """\
+# A run whose whole process died (a reboot) is failed, so retried, instead of holding its lane for good
+# (defs/run_launcher.py; docs/operations.md, "A run whose process died").
+run_launcher:
+  module: sevenmaps_pipeline.defs.run_launcher
+  class: LocalRunLauncher
+run_monitoring:
+  enabled: true
+  poll_interval_seconds: 30
+  start_timeout_seconds: 300
+  max_resume_run_attempts: 0
+"""
+# What earlier sevenmaps wrote: brought up to date when the lake is next used (a file edited by hand is not).
+EARLIER_DAGSTER_YAMLS = (EARLIER_DAGSTER_YAML, _LANES_DAGSTER_YAML)
 
 
 class HomeOfAnotherLake(ValueError):
@@ -103,7 +117,7 @@ def ensure_dagster_home(lake: LakePaths, respect_env: bool = True) -> Path:
             "another folder")
     home.mkdir(parents=True, exist_ok=True)
     yaml = home / "dagster.yaml"
-    if not yaml.exists() or yaml.read_text() == EARLIER_DAGSTER_YAML:
+    if not yaml.exists() or yaml.read_text() in EARLIER_DAGSTER_YAMLS:
         yaml.write_text(DAGSTER_YAML)
     if owner is None:
         (home / LAKE_BINDING).write_text(f"{lake.root}\n")

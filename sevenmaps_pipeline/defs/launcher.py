@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import os
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from dagster._core.workspace.context import WorkspaceProcessContext
 from dagster._core.workspace.load_target import ModuleTarget
 
 from ..packaged import workplace
+from .run_launcher import alive, worker_pid
 
 LOCATION = "sevenmaps_pipeline.definitions"
 TERMINAL = {dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED}
@@ -165,8 +165,8 @@ class CodeLocation:
                 run = self.instance.get_run_by_id(run_id)
                 if run is not None and run.status in TERMINAL:
                     return RunOutcome.read(self.instance, run_id)
-                pid = pid or self._worker_pid(run_id)  # read from the event log once, not every poll
-                if pid is not None and not _alive(pid):
+                pid = pid or worker_pid(self.instance, run_id)  # read from the event log once, not every poll
+                if pid is not None and not alive(pid):
                     gone_since = gone_since or time.monotonic()
                     if time.monotonic() - gone_since > grace_seconds and run is not None:
                         self.instance.report_run_failed(
@@ -176,30 +176,9 @@ class CodeLocation:
             self.instance.run_launcher.terminate(run_id)
             raise
 
-    def _worker_pid(self, run_id: str) -> int | None:
-        """The run worker's pid, as its first engine event records it."""
-        for entry in self.instance.all_logs(run_id, of_type=dg.DagsterEventType.ENGINE_EVENT):
-            if entry.dagster_event is None:
-                continue
-            metadata = getattr(entry.dagster_event.event_specific_data, "metadata", None) or {}
-            pid = metadata.get("pid")
-            if pid is not None and str(getattr(pid, "value", pid)).isdigit():
-                return int(getattr(pid, "value", pid))
-        return None
-
     def run(self, job_name: str, first: dt.date | None, last: dt.date | None, config: Mapping[str, Any],
             tags: Mapping[str, str] | None = None) -> RunOutcome:
         return self.wait(self.launch(job_name, first, last, config, tags))
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 @contextlib.contextmanager

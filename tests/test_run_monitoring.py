@@ -1,0 +1,48 @@
+"""A run whose whole process died is failed by the daemon's run monitoring, not left STARTED holding its lane
+(defs/run_launcher.py; docs/operations.md, "A run whose process died"). Dagster's own monitoring code, over a
+home made by sevenmaps, with runs whose recorded worker is dead or alive."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+
+import dagster as dg
+from dagster._core.events import EngineEventData
+from dagster._core.utils import make_new_run_id
+from dagster._daemon.monitoring.run_monitoring import monitor_started_run
+
+from sevenmaps_pipeline.defs.home import ensure_dagster_home
+from sevenmaps_pipeline.defs.run_launcher import LocalRunLauncher
+from sevenmaps_pipeline.lake.paths import LakePaths
+
+
+def _started_run(instance: dg.DagsterInstance, pid: int) -> dg.DagsterRun:
+    """A daily_map_job run in STARTED whose worker recorded `pid`, as a run worker records its own."""
+    run = instance.add_run(dg.DagsterRun(job_name="daily_map_job", run_id=make_new_run_id(),
+                                         status=dg.DagsterRunStatus.STARTED))
+    instance.report_engine_event(f"Started process for run (pid: {pid}).", run,
+                                 EngineEventData(metadata={"pid": dg.MetadataValue.text(str(pid))}))
+    return run
+
+
+def test_the_daemon_fails_a_run_whose_process_died_and_leaves_a_live_one(tmp_path, monkeypatch):
+    for name in ("DAGSTER_HOME", "SEVENMAPS_LAKE"):
+        monkeypatch.delenv(name, raising=False)
+    ensure_dagster_home(LakePaths.at(tmp_path / "lake"), respect_env=False)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # a worker that exited without ending its run (the whole tree killed: a reboot)
+    with dg.DagsterInstance.get() as instance:
+        assert isinstance(instance.run_launcher, LocalRunLauncher) and instance.run_monitoring_enabled
+        dead, live = _started_run(instance, gone.pid), _started_run(instance, os.getpid())
+        for run in (dead, live):
+            monitor_started_run(instance, None, instance.get_run_record_by_id(run.run_id),
+                                logging.getLogger("test"))
+        failed = instance.get_run_by_id(dead.run_id)
+        assert failed is not None and failed.status == dg.DagsterRunStatus.FAILURE
+        assert instance.get_run_by_id(live.run_id).status == dg.DagsterRunStatus.STARTED
+        why = [e.message for e in instance.all_logs(dead.run_id) if e.dagster_event is not None
+               and e.dagster_event.event_type == dg.DagsterEventType.RUN_FAILURE]
+        assert why and f"pid {gone.pid}" in why[0] and "exited without finishing" in why[0]
