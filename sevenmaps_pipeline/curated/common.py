@@ -144,9 +144,14 @@ def with_earlier_refusals(lake: LakePaths, table: str, day: dt.date,
     files = pq.read_table(previous, filters=pc.field("row_number").is_null()).to_pylist() if previous.is_file() else []
     earlier = [row for row in files if row["source_file"] not in now and not (lake.root / row["source_file"]).exists()]
     tabled = now | {row["source_file"] for row in files}
-    journaled = [row for row in recorded_refusals(lake, table, day)
-                 if row["source_file"] not in tabled and not (lake.root / row["source_file"]).exists()]
-    return refused + earlier + journaled  # each in its own order: a day built again writes its rows as they were
+    recorded = recorded_refusals(lake, table, day)
+    journaled = [row for row in recorded if row["source_file"] not in tabled
+                 and not (lake.root / row["source_file"]).exists()]
+    # In the order first refused (the journal's), so a build that died midway and the one after it write the rows a
+    # build that never died writes; rows of tables from before the journal keep their own order (a signed day built
+    # again is the same, byte for byte).
+    first = {row["source_file"]: i for i, row in enumerate(recorded)}
+    return sorted(refused + earlier + journaled, key=lambda row: first.get(row["source_file"], len(first)))
 
 
 def bind_probe_validation(con: Any) -> None:

@@ -37,6 +37,7 @@ from .common import BuildResult
 from .lookup_tables import build_domain_ages, build_package_advisories
 from .map_tables import build_daily_status, build_failure_reasons, build_quarantine, build_server_history
 from .readiness_tables import build_readiness_discovery, build_readiness_lines, build_readiness_scores
+from .refusal_journal import REFUSAL_TABLES, journal_file
 from .report_tables import build_agent_reports, build_incidents, build_rating_aggregates, build_reliable_rankings
 from .tool_facts import build_tool_facts
 from .tool_tables import (
@@ -176,6 +177,10 @@ def stale_reason(lake: LakePaths, day: dt.date) -> str | None:
     if oldest < ended:
         at = dt.datetime.fromtimestamp(oldest, dt.UTC).isoformat(timespec="seconds")
         return f"{oldest_table} of {day} was built at {at}, before the day ended"
+    for table in REFUSAL_TABLES:  # a build that refused a file and died before its table (curated/refusal_journal.py)
+        journaled = _mtime(journal_file(lake, table, day))
+        if journaled is not None and journaled > built.get(table, journaled):
+            return f"a file of {day} was refused after {table} of {day} was built (its build did not end)"
     history: dict[str, list[tuple[dt.date, float]]] = {}
     for asset in DAY_GRAPH:
         first_written = min(built[t] for t in asset.tables)
