@@ -7,6 +7,7 @@ import asyncio
 import datetime as dt
 import errno
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -14,10 +15,13 @@ import threading
 import time
 from pathlib import Path
 
+import httpcore
 import httpx
 import pytest
 
 from sevenmaps_pipeline.devtools.fleet.run import Fleet
+from sevenmaps_pipeline.probe import netguard
+from sevenmaps_pipeline.probe import ours as ours_module
 from sevenmaps_pipeline.probe.checker import EndpointCheck
 from sevenmaps_pipeline.probe.config import ProbeConfig, Timeouts
 from sevenmaps_pipeline.probe.http import build_client
@@ -126,7 +130,7 @@ def test_lookups_never_wait_in_our_queue_behind_each_other(fleet, resolver):
 @pytest.mark.parametrize(("error", "ours"), [
     (OSError(errno.EMFILE, "Too many open files"), True),
     (OSError(errno.EADDRNOTAVAIL, "Cannot assign requested address"), True),
-    (OSError(errno.ENETUNREACH, "Network is unreachable"), True),
+    (OSError(errno.ENETUNREACH, "Network is unreachable"), False),  # ours only if no route here (below)
     (OSError(errno.ECONNREFUSED, "Connection refused"), False),
     (OSError(errno.EHOSTUNREACH, "No route to host"), False),
     (socket.gaierror(socket.EAI_NONAME, "Name or service not known"), False),
@@ -185,3 +189,78 @@ def test_a_prober_out_of_file_descriptors_blames_no_server_and_checks_again(tmp_
     assert all("Too many open files" in r[2] for r in short)
     assert not [r for r in seen["rows"] if r[0] not in ("ok", "not_checked")]
     assert seen["codes"] == ["o"] * 60
+
+
+def _check_with(fleet: Fleet, names: list[str], timeouts: Timeouts) -> list:
+    config = ProbeConfig(ca_file=fleet.ca_file, timeouts=timeouts, allow_private=True)
+
+    async def one(name: str):
+        host = fleet.host(name).host
+        url = fleet.host(name).url.replace(f"//{host}/", f"//{host}:{fleet.host_map[host]}/")
+        async with build_client(config) as client:
+            return await EndpointCheck(client, config, url, dt.datetime.now(dt.UTC)).run()
+
+    async def every():
+        return await asyncio.gather(*(one(name) for name in names))
+
+    return asyncio.run(every())
+
+
+def test_a_resolver_silent_past_the_steps_time_is_ours_unless_it_answered_others(fleet, resolver):
+    """helper-90: glibc gives up on a silent nameserver after about 10 s, the initialize step's 8 s first: the
+    check was a timeout, d, whether the silence was our resolver's or the name's own nameservers'."""
+    release = threading.Event()
+
+    def silent():
+        release.wait(30)
+        raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+
+    def later():
+        time.sleep(0.5)  # after the silent name was asked
+        return True
+
+    quick = Timeouts(robots_txt=4, initialize=2, notifications_initialized=4, tools_list_per_page=4,
+                     well_known_per_origin=4, check_overall=30, legacy_sse_endpoint_event=4)
+    resolver[fleet.host("weather").host] = silent
+    try:
+        [alone] = _check_with(fleet, ["weather"], quick)
+        resolver[fleet.host("notes").host] = later
+        silent_one, answered = _check_with(fleet, ["weather", "notes"], quick)
+    finally:
+        release.set()
+    assert (alone.outcome, alone.skip_reason) == ("not_checked", "prober_resources"), alone.outcome_detail
+    assert "our resolver: no answer for mcp.weather.test" in alone.outcome_detail
+    assert answered.outcome == "ok"
+    assert silent_one.outcome == "timeout", silent_one.outcome_detail  # the name's own nameservers: theirs
+
+
+@pytest.mark.parametrize(("errors", "here", "ours"), [
+    ([errno.ENETUNREACH], True, True),  # no route from this machine (no IPv6 here)
+    ([errno.ENETUNREACH], False, False),  # a router on the way said so (a firewall's reject): theirs
+    ([errno.ENETUNREACH, errno.ECONNREFUSED], True, False),  # no IPv6 here, and the IPv4 address refused
+    ([errno.EMFILE, errno.ECONNREFUSED], True, False),
+    ([errno.EMFILE, errno.EMFILE], True, True),
+])
+def test_a_connection_is_ours_only_if_every_address_failed_for_our_reasons(monkeypatch, errors, here, ours):
+    """helper-90: ENETUNREACH was always ours, so a server behind a firewall that rejects with ICMP
+    net-prohibited was n for good, and a dual-stack server that was down was n on a machine without IPv6."""
+    addresses = [f"2001:db8::{i + 1}" for i in range(len(errors))]
+    failing = dict(zip(addresses, errors, strict=True))
+
+    async def connect(self, address, port, *args, **kwargs):
+        code = failing[address]
+        try:
+            raise OSError(code, os.strerror(code))
+        except OSError as exc:
+            raise httpcore.ConnectError(str(exc)) from exc
+
+    def lookup(host, port, *args, **kwargs):
+        return [(socket.AF_INET6, socket.SOCK_STREAM, 6, "", (a, port, 0, 0)) for a in addresses]
+
+    monkeypatch.setattr(socket, "getaddrinfo", lookup)
+    monkeypatch.setattr(netguard.AsyncioBackend, "connect_tcp", connect)
+    monkeypatch.setattr(ours_module, "no_route_from_here", lambda address, port: here)
+    monkeypatch.setattr(netguard, "is_public_address", lambda address: True)
+    with pytest.raises(httpcore.ConnectError) as raised:
+        asyncio.run(netguard.GuardedBackend().connect_tcp("dual.test", 443, timeout=5))
+    assert (our_trouble(raised.value) is not None) is ours

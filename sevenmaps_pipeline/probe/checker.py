@@ -31,11 +31,13 @@ from ..registry.listing import (
     redacted_url,
 )
 from ..rules.discovery import resource_metadata_of, without_userinfo
+from ..rules.outcomes import NOT_CHECKED, PROBER_RESOURCES, not_checked_detail
 from .check_result import CheckResult
 from .claims import add_claims, error_claims, skills_declared
 from .config import BAD_CALL_USER_AGENT, MODERN_PROTOCOL_VERSION, PROTOCOL_VERSION, ProbeConfig
 from .legibility import error_legibility
 from .messages import CLIENT_INFO, error_text, modern_meta, rpc, status_text
+from .ours import PendingLookup, silent_resolver, watch_lookups
 from .outcomes import Answer, _Outcome, modern_error_code, transport_failure
 from .redirects import invalid_location, redirect_target
 from .values import header_token, scalar_text
@@ -68,9 +70,11 @@ class EndpointCheck:
         self._answered_ms: int | None = None  # the round trip of the latest request answered (its own, retry included)
         self._request_sent = False  # whether the latest request's headers went out (httpcore's trace)
         self._t0 = time.monotonic()
+        self._lookups: list[PendingLookup] = []  # its lookups left unanswered (probe/ours.py), from `run`
 
     async def run(self) -> CheckResult:
         t0 = self._t0 = time.monotonic()
+        self._lookups = watch_lookups()
         try:
             if carries_credentials(self.url):
                 raise _Outcome("skipped",
@@ -133,6 +137,10 @@ class EndpointCheck:
                             continue
                         raise _Outcome("unreachable", f"{step}: connection broken twice ({exc})") from exc
         except TimeoutError as exc:
+            unanswered = [lookup for lookup in self._lookups if lookup.asked >= started]
+            ours = silent_resolver(unanswered[0], timeout) if unanswered else None
+            if ours is not None:  # the whole step went on looking its name up, and our resolver answered no one
+                raise _Outcome(NOT_CHECKED, not_checked_detail(PROBER_RESOURCES, f"{step}: {ours}")) from exc
             raise _Outcome("timeout", f"no complete answer to {step} within {timeout:g} s") from exc
         except httpx.HTTPError as exc:
             raise transport_failure(exc, step) from exc

@@ -19,7 +19,18 @@ import httpcore
 
 from ..rules.methods import OVERLOAD_PARAMS
 from .config import HostMap
-from .ours import NO_SUCH_NAME, RESOLVER, TRY_AGAIN, OurTrouble, failed_twice, our_trouble
+from .ours import (
+    NO_SUCH_NAME,
+    PENDING_LOOKUPS,
+    RESOLVER,
+    TRY_AGAIN,
+    OurTrouble,
+    PendingLookup,
+    failed_twice,
+    judged,
+    our_trouble,
+    silent_resolver,
+)
 from .streams import AsyncioBackend
 
 
@@ -74,8 +85,25 @@ def is_public_address(address: str) -> bool:
 
 async def _lookup(name: str, port: int, timeout: float | None) -> list:
     """The name's addresses; a failure told as the server's (no such name, no answer while our resolver
-    answered others) or ours (probe/ours.py)."""
-    first_asked = time.monotonic()
+    answered others) or ours (probe/ours.py). Pending until it ends: a step whose time runs out meanwhile asks
+    whose silence it was (probe/checker.py)."""
+    pending, lookup = PENDING_LOOKUPS.get(), PendingLookup(name, time.monotonic())
+    if pending is not None:
+        pending.append(lookup)
+    try:
+        infos = await _resolve(name, port, timeout, lookup.asked)
+    except asyncio.CancelledError:
+        raise  # the step's time ran out while it was looked up: left pending
+    except BaseException:
+        if pending is not None:
+            pending.remove(lookup)
+        raise
+    if pending is not None:
+        pending.remove(lookup)
+    return infos
+
+
+async def _resolve(name: str, port: int, timeout: float | None, first_asked: float) -> list:
     for attempt in (1, 2):
         try:
             async with asyncio.timeout(timeout):
@@ -86,10 +114,12 @@ async def _lookup(name: str, port: int, timeout: float | None) -> list:
             RESOLVER.answered()
             return infos
         except TimeoutError as exc:
+            ours = silent_resolver(PendingLookup(name, first_asked), timeout or 0)
+            if ours is not None:
+                raise OurTrouble(ours) from exc
             raise httpcore.ConnectTimeout(f"resolving {name} timed out") from exc
         except socket.gaierror as exc:
-            if exc.errno in NO_SUCH_NAME:
-                RESOLVER.answered()
+            if exc.errno in NO_SUCH_NAME:  # an answer, but not one that shows our resolver reaches out (a cache's)
                 raise httpcore.ConnectError(f"cannot resolve {name}: {exc}") from exc
             if exc.errno not in TRY_AGAIN:  # EAI_SYSTEM, EAI_MEMORY...: our resolver's own failure
                 raise OurTrouble(f"our resolver failed looking up {name}: {exc}") from exc
@@ -122,14 +152,15 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
         if not allowed:
             raise RefusedAddress(f"{name} resolves to a non-public address ({', '.join(addresses)[:200]}); "
                                  "not contacted")
-        last: Exception | None = None
+        failures: list[Exception] = []
         for address in allowed:
             try:
                 return await self._inner.connect_tcp(address, port, timeout, local_address, socket_options)
             except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
-                last = exc
-        assert last is not None
-        raise last
+                failures.append(judged(exc, address, port))
+        # Ours only if every address failed for our reasons (no IPv6 here says nothing of a refused IPv4).
+        theirs = [failure for failure in failures if our_trouble(failure) is None]
+        raise (theirs or failures)[0]
 
     async def connect_unix_socket(self, path: str, timeout: float | None = None,
                                   socket_options: Iterable | None = None) -> httpcore.AsyncNetworkStream:

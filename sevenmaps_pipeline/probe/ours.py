@@ -15,15 +15,19 @@ import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import ContextVar
+from dataclasses import dataclass
 
 import httpcore
 
 from ..rules.methods import OVERLOAD_METHOD, OVERLOAD_PARAMS
 
 # What the kernel says when the shortage is on our side of the connection: our open files (the process's,
-# the system's), buffers, memory, local ports; our network down or without a route to the address's family.
-OUR_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM, errno.EADDRNOTAVAIL,
-                        errno.ENETDOWN, errno.ENETUNREACH})
+# the system's), buffers, memory, local ports.
+OUR_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM, errno.EADDRNOTAVAIL})
+# "No route": ours when this machine has none (no IPv6), theirs when a router on the way said so (an ICMP
+# net-unreachable or net-prohibited: a firewall's reject, a withdrawn prefix): told apart by `no_route_from_here`.
+NO_ROUTE = frozenset({errno.ENETUNREACH, errno.ENETDOWN})
 # What a resolver answers for a name with no address: the server's (its name does not resolve).
 NO_SUCH_NAME = frozenset(code for code in (getattr(socket, "EAI_NONAME", None), getattr(socket, "EAI_NODATA", None),
                                            getattr(socket, "EAI_ADDRFAMILY", None)) if code is not None)
@@ -34,6 +38,54 @@ TRY_AGAIN = frozenset(code for code in (getattr(socket, "EAI_AGAIN", None), geta
 
 class OurTrouble(httpcore.ConnectError):
     """Our machine, not the server, kept the request from being made: the check is n, never d."""
+
+
+@dataclass
+class PendingLookup:
+    name: str
+    asked: float  # time.monotonic()
+
+
+# The lookups of the check running in this task that have not ended: a step whose time ran out while its name
+# was still being looked up asks whose silence it was (probe/checker.py).
+PENDING_LOOKUPS: ContextVar[list[PendingLookup] | None] = ContextVar("sevenmaps_pending_lookups", default=None)
+
+
+def watch_lookups() -> list[PendingLookup]:
+    """A fresh record of the lookups left pending by the check about to run in this task."""
+    pending: list[PendingLookup] = []
+    PENDING_LOOKUPS.set(pending)
+    return pending
+
+
+def errno_of(exc: BaseException | None) -> int | None:
+    """The errno of the first OSError among an error's causes (a name lookup's excepted)."""
+    while exc is not None:
+        if isinstance(exc, OSError) and not isinstance(exc, socket.gaierror) and exc.errno is not None:
+            return exc.errno
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def no_route_from_here(address: str, port: int) -> bool:
+    """Whether this machine has no route to `address`: a UDP connect looks the route up and sends nothing."""
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_DGRAM) as route:
+            route.connect((address, port))
+    except OSError as exc:
+        return exc.errno in NO_ROUTE or exc.errno == errno.EAFNOSUPPORT
+    return False
+
+
+def judged(exc: Exception, address: str, port: int) -> Exception:
+    """A failed connection to `address`, ours if the kernel's words say so and, for "no route", if this machine
+    has none; otherwise as it came (the server's)."""
+    if errno_of(exc) in NO_ROUTE and no_route_from_here(address, port):
+        trouble = OurTrouble(f"our machine has no route to {address} ({exc})")
+        trouble.__cause__ = exc
+        return trouble
+    return exc
 
 
 def our_trouble(exc: BaseException | None) -> str | None:
@@ -88,3 +140,12 @@ def failed_twice(name: str, exc: socket.gaierror, first_asked: float) -> httpcor
                                      f"names meanwhile)")
     return OurTrouble(f"our resolver: no answer for {name}, asked twice ({exc}), and none for any other name "
                       f"meanwhile ({OVERLOAD_METHOD})")
+
+
+def silent_resolver(lookup: PendingLookup, waited: float) -> str | None:
+    """Ours, if a lookup still unanswered when its step's time ran out met a resolver that answered no other
+    name meanwhile: what to say (else None: the name's own nameservers were silent, the server's)."""
+    if RESOLVER.answered_since(lookup.asked):
+        return None
+    return (f"our resolver: no answer for {lookup.name} within {waited:g} s, and none for any other name "
+            f"meanwhile ({OVERLOAD_METHOD})")

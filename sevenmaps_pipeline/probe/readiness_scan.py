@@ -34,7 +34,14 @@ from ..registry.listing import SkipReason
 from ..rules.discovery import CARD_SURFACES
 from ..rules.fingerprints import summarize_tools
 from ..rules.namespace import namespace_domain
-from ..rules.outcomes import NOT_A_RESULT, NOT_CHECKED, ROBOTS_UNAVAILABLE, SKIPPED, not_checked_detail
+from ..rules.outcomes import (
+    NOT_A_RESULT,
+    NOT_CHECKED,
+    PROBER_RESOURCES,
+    ROBOTS_UNAVAILABLE,
+    SKIPPED,
+    not_checked_detail,
+)
 from ..rules.tokens import definition_tokens
 from .checker import CheckResult, EndpointCheck
 from .config import PROBER_VERSION, ProbeConfig
@@ -268,7 +275,8 @@ class _ReadinessRun:
             return check_row(_not_contacted(listing, now, "skipped", seen.skip_reason or "", seen.skip_reason),
                              listing, self.day, self.run_id, None)
         if refused.kind is None:  # our trouble (n), never d
-            detail = not_checked_detail(ROBOTS_UNAVAILABLE, f"{seen.unavailable}; the endpoint was not contacted")
+            detail = not_checked_detail(PROBER_RESOURCES if seen.ours else ROBOTS_UNAVAILABLE,
+                                        f"{seen.unavailable}; the endpoint was not contacted")
             return check_row(_not_contacted(listing, now, NOT_CHECKED, detail), listing, self.day, self.run_id, 0)
         reason = f"{SkipReason.ROBOTS} ({seen.robots_detail})"
         return check_row(_not_contacted(listing, now, "skipped", reason, reason), listing, self.day, self.run_id, None)
