@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import gc
+import logging
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -63,10 +64,17 @@ class PastDayError(RuntimeError):
     """The past cannot be checked: a day that has passed is never probed."""
 
 
+_LOG = logging.getLogger(__name__)
+
+
 class PartWriter:
     """The scan's sink: rows land as part files `<run_id>-<part>.parquet` every `flush_rows` rows or
     `flush_seconds` seconds (atomic writes), so a crash or kill mid-scan loses no finished check. A row
-    that cannot be stored as it is (a value our schema cannot take) is stored as prober_error instead."""
+    that cannot be stored as it is (a value our schema cannot take) is stored as prober_error instead.
+
+    A write our disk refuses (full, a quota, an I/O error) keeps its rows in memory and is tried again a
+    `flush_seconds` later: before, the first one ended the whole scan, raised again from the handler that
+    landed the failing check's own row (helper-88). Only the scan's last write, failing, ends the run."""
 
     def __init__(self, lake: LakePaths, day: dt.date, run_id: str, flush_rows: int = 500,
                  flush_seconds: float = 20.0) -> None:
@@ -78,6 +86,8 @@ class PartWriter:
         self._last = time.monotonic()
         self.probe_rows = self.origin_rows = 0
         self.outcomes: dict[str, int] = {}
+        self.failed_writes = 0
+        self._failed_at: float | None = None  # time.monotonic() of the latest write our disk refused
 
     def add_probe(self, row: dict) -> None:
         self._probes.append(row)
@@ -89,9 +99,19 @@ class PartWriter:
         self._maybe_flush()
 
     def _maybe_flush(self) -> None:
-        if (len(self._probes) >= self.flush_rows
-                or time.monotonic() - self._last >= self.flush_seconds):
-            self.flush()
+        now = time.monotonic()
+        if self._failed_at is not None and now - self._failed_at < self.flush_seconds:
+            return  # the disk refused a write a moment ago: the rows wait for the next try
+        if len(self._probes) >= self.flush_rows or now - self._last >= self.flush_seconds:
+            try:
+                self.flush()
+            except OSError as exc:
+                self.failed_writes += 1
+                self._failed_at = now
+                _LOG.warning("a part file of %s could not be written (%s); its %d rows are kept and written "
+                             "again in %g s", self.day, exc, len(self._probes), self.flush_seconds)
+                return
+            self._failed_at = None
 
     def flush(self) -> None:
         self._last = time.monotonic()

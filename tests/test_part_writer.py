@@ -1,0 +1,28 @@
+"""The scan's part files when our disk refuses a write (probe/run.py PartWriter): the rows wait in memory and
+land at the next try; nothing ends the scan but its last write failing."""
+
+from __future__ import annotations
+
+import pyarrow.parquet as pq
+from conftest import DAY, probe
+
+from sevenmaps_pipeline.probe.run import PartWriter
+
+
+def _row(i: int) -> dict:
+    return probe(f"https://s{i}.example.com/mcp", "ok", day=DAY)
+
+
+def test_a_write_the_disk_refuses_keeps_its_rows_for_the_next_try(lake):
+    writer = PartWriter(lake, DAY, "run-1", flush_rows=2, flush_seconds=0)
+    folder = lake.raw_dir("probes", DAY)
+    folder.parent.mkdir(parents=True)
+    folder.write_bytes(b"")  # the day's folder cannot be made: every write fails, as on a full disk
+    for i in range(5):
+        writer.add_probe(_row(i))  # before: the first failing write raised out of the scan
+    assert writer.failed_writes >= 1 and writer.probe_rows == 0
+    folder.unlink()  # the disk has room again
+    writer.add_probe(_row(5))
+    writer.flush()
+    landed = [r["server_key"] for p in sorted(folder.glob("*.parquet")) for r in pq.read_table(p).to_pylist()]
+    assert landed == [f"s{i}.example.com/mcp" for i in range(6)] and writer.probe_rows == 6
