@@ -31,6 +31,7 @@ from sevenmaps_pipeline.integrity.merkle import HashTree
 from sevenmaps_pipeline.integrity.note import COSIGNATURE_V1, verifier_for
 from sevenmaps_pipeline.integrity.report import EXIT_BEHIND, EXIT_FORK, EXIT_OK, Code, Kind
 from sevenmaps_pipeline.integrity.roots import complete_signing, read_root, sign_through, signed_days
+from sevenmaps_pipeline.integrity.stray import sweep_crashed_writes
 from sevenmaps_pipeline.integrity.tiles import tile_path
 from sevenmaps_pipeline.integrity.verify import check_log_only, verify_lake
 from sevenmaps_pipeline.lake.parquet_io import write_parquet
@@ -330,8 +331,15 @@ def test_a_killed_builds_leftovers_in_a_signed_day_are_swept_not_left_to_fail_ve
     assert all("crashed" in p.what and "log sync" in p.what for p in report.problems), report.problems
     write_parquet(lake, path, pq.read_table(path))  # a rebuild of the signed day that changes nothing sweeps
     assert not temp.exists() and not spill.exists()
+    complete_signing(lake, signing_key)  # `sevenmaps log sync`, as every signing run: sweeps those past an hour
     temp.write_bytes(b"PAR1 another")
-    os.utime(temp, (two_hours_ago, two_hours_ago))
-    complete_signing(lake, signing_key)  # `sevenmaps log sync`, as every signing run
-    assert not temp.exists()
-    assert verify_lake(lake, now=time.time() + 7200).ok
+    spill.mkdir()
+    (spill / "bucket-0.arrow").write_bytes(b"read later")
+    planted = path.parent / ".notes.tmp"  # no writer's name: verify names it, no sweep removes it (helper-91)
+    planted.write_bytes(b"evidence")
+    assert sweep_crashed_writes(lake, now=time.time() + 7200) == [
+        f"curated/daily_status/day={DAY}/{temp.name}", f"curated/daily_status/day={DAY}/{spill.name}"]
+    assert sweep_crashed_writes(lake) == []  # not yet an hour old: a write that may still run
+    assert planted.exists()
+    assert [p.file for p in verify_lake(lake, now=time.time() + 7200).problems] == [
+        f"curated/daily_status/day={DAY}/.notes.tmp"]

@@ -25,7 +25,7 @@ from sevenmaps_pipeline.probe import ours as ours_module
 from sevenmaps_pipeline.probe.checker import EndpointCheck
 from sevenmaps_pipeline.probe.config import ProbeConfig, Timeouts
 from sevenmaps_pipeline.probe.http import build_client
-from sevenmaps_pipeline.probe.ours import our_trouble
+from sevenmaps_pipeline.probe.ours import PendingLookup, our_trouble, silent_resolver
 from sevenmaps_pipeline.rules.methods import OVERLOAD_PARAMS
 
 FAST = Timeouts(robots_txt=4, initialize=8, notifications_initialized=4, tools_list_per_page=4,
@@ -206,9 +206,11 @@ def _check_with(fleet: Fleet, names: list[str], timeouts: Timeouts) -> list:
     return asyncio.run(every())
 
 
-def test_a_resolver_silent_past_the_steps_time_is_ours_unless_it_answered_others(fleet, resolver):
+def test_a_resolver_silent_past_the_steps_time_is_ours_unless_it_answered_others(fleet, resolver, monkeypatch):
     """helper-90: glibc gives up on a silent nameserver after about 10 s, the initialize step's 8 s first: the
-    check was a timeout, d, whether the silence was our resolver's or the name's own nameservers'."""
+    check was a timeout, d, whether the silence was our resolver's or the name's own nameservers'. (A step of
+    2 s here, and a lookup silent for 1 s counts, in place of 8 s and 5 s.)"""
+    monkeypatch.setitem(OVERLOAD_PARAMS, "silent_lookup_s", 1.0)
     release = threading.Event()
 
     def silent():
@@ -232,6 +234,15 @@ def test_a_resolver_silent_past_the_steps_time_is_ours_unless_it_answered_others
     assert "our resolver: no answer for mcp.weather.test" in alone.outcome_detail
     assert answered.outcome == "ok"
     assert silent_one.outcome == "timeout", silent_one.outcome_detail  # the name's own nameservers: theirs
+
+
+def test_a_lookup_begun_late_in_its_step_is_no_sign_of_our_resolver(monkeypatch):
+    """helper-91: a server that stalls most of its step and then breaks the connection made the retry's lookup
+    pending when the step ended: it was judged our resolver's silence (n) after a fraction of a second."""
+    monkeypatch.setattr(ours_module.RESOLVER, "last_answer", float("-inf"))  # no other lookup answered lately
+    assert silent_resolver(PendingLookup("slow.test", time.monotonic() - 0.4)) is None
+    long_ago = PendingLookup("slow.test", time.monotonic() - OVERLOAD_PARAMS["silent_lookup_s"] - 1)
+    assert "our resolver: no answer for slow.test" in (silent_resolver(long_ago) or "")
 
 
 @pytest.mark.parametrize(("errors", "here", "ours"), [

@@ -8,9 +8,10 @@ import logging
 import os
 import subprocess
 import sys
+import time
 
 import dagster as dg
-from dagster._core.events import EngineEventData
+from dagster._core.events import DagsterEvent, DagsterEventType, EngineEventData
 from dagster._core.utils import make_new_run_id
 from dagster._daemon.monitoring.run_monitoring import monitor_started_run
 
@@ -46,3 +47,26 @@ def test_the_daemon_fails_a_run_whose_process_died_and_leaves_a_live_one(tmp_pat
         why = [e.message for e in instance.all_logs(dead.run_id) if e.dagster_event is not None
                and e.dagster_event.event_type == dg.DagsterEventType.RUN_FAILURE]
         assert why and f"pid {gone.pid}" in why[0] and "exited without finishing" in why[0]
+
+
+def test_a_pid_taken_by_a_process_begun_after_the_run_is_no_worker_of_it(tmp_path, monkeypatch):
+    """helper-91: after a reboot the same start-up order gives the same pids: a dead run whose pid a later
+    process took stayed STARTED for good."""
+    for name in ("DAGSTER_HOME", "SEVENMAPS_LAKE"):
+        monkeypatch.delenv(name, raising=False)
+    ensure_dagster_home(LakePaths.at(tmp_path / "lake"), respect_env=False)
+    with dg.DagsterInstance.get() as instance:
+        run = instance.add_run(dg.DagsterRun(job_name="daily_map_job", run_id=make_new_run_id(),
+                                             status=dg.DagsterRunStatus.NOT_STARTED))
+        instance.report_dagster_event(DagsterEvent(DagsterEventType.RUN_START.value, job_name="daily_map_job"),
+                                      run.run_id)
+        time.sleep(1.5)  # past the second of slack the check allows
+        later = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        try:
+            instance.report_engine_event(f"Started process for run (pid: {later.pid}).", run,
+                                         EngineEventData(metadata={"pid": dg.MetadataValue.text(str(later.pid))}))
+            monitor_started_run(instance, None, instance.get_run_record_by_id(run.run_id), logging.getLogger("test"))
+        finally:
+            later.kill()
+            later.wait()
+        assert instance.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.FAILURE

@@ -5,12 +5,14 @@ Dagster's `DefaultRunLauncher` cannot say whether a run's worker still runs, so 
 died (a reboot, the daemon's session killed) stayed STARTED for good: never failed, never retried, and its lane's
 place held, so every later run of the lane (the day's map, signing, retention) waited in the queue behind it.
 With this launcher the daemon's run monitoring (`run_monitoring` in the home's dagster.yaml) asks; a run whose
-process has exited without ending it is reported failed, and `run_retries` runs it again.
+process has exited without ending it is reported failed, and `run_retries` runs it again. It judges processes
+of this machine: the daemon and the runs' workers share one process namespace (one machine, one container).
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import dagster as dg
 from dagster._core.launcher.base import CheckRunHealthResult, WorkerStatus
@@ -27,6 +29,17 @@ def worker_pid(instance: dg.DagsterInstance, run_id: str) -> int | None:
         if pid is not None and str(getattr(pid, "value", pid)).isdigit():
             return int(getattr(pid, "value", pid))
     return None
+
+
+def started_at(pid: int) -> float | None:
+    """When the process `pid` started (epoch seconds), from /proc; None where that cannot be read."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        boot = next(float(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+                    if line.startswith("btime "))
+        return boot + int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22 of stat, the start time in ticks
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
 
 
 def alive(pid: int) -> bool:
@@ -48,7 +61,14 @@ class LocalRunLauncher(DefaultRunLauncher):
 
     def check_run_worker_health(self, run: dg.DagsterRun) -> CheckRunHealthResult:
         pid = worker_pid(self._instance, run.run_id)
-        if pid is None or alive(pid):  # no pid recorded yet: a run just started (a start that never comes is
-            return CheckRunHealthResult(WorkerStatus.RUNNING)  # run monitoring's start timeout)
+        if pid is None:  # no pid recorded yet: a run just started (a start that never comes: the start timeout)
+            return CheckRunHealthResult(WorkerStatus.RUNNING)
+        if alive(pid):
+            # A process that began after the run did is another one under a reused pid (after a reboot the
+            # same start-up order gives the same pids): the run's own worker is gone.
+            record = self._instance.get_run_record_by_id(run.run_id)
+            began = started_at(pid)
+            if record is None or record.start_time is None or began is None or began <= record.start_time + 1:
+                return CheckRunHealthResult(WorkerStatus.RUNNING)
         return CheckRunHealthResult(WorkerStatus.FAILED, f"the run's process (pid {pid}) exited without finishing "
                                                          "the run; run_retries runs it again")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import logging
 import os
 import re
 import uuid
@@ -33,7 +34,7 @@ from .log import (
 )
 from .manifest import compute_root, day_folders, day_lines
 from .statement import sign_statement
-from .stray import day_folders_of_tables, uncovered_in_day, within_lake
+from .stray import sweep_crashed_writes, uncovered_in_day, within_lake
 from .witness import WitnessConfig, ask_witness
 
 # A day is signed only when the tables the map builds for it exist (a signed day can never gain one); the
@@ -151,16 +152,20 @@ def sync_log(lake: LakePaths, key, witnesses: Sequence[WitnessConfig] = ()) -> L
     return LogSync(state, appended, problems)
 
 
+_LOG = logging.getLogger(__name__)
+
 # The temp names of lake.parquet_io.write_bytes_atomic and _create_exclusive: `.<name>.<uuid4 hex>.tmp`.
 TEMP_NAME = re.compile(r"^\..+\.[0-9a-f]{32}\.tmp$")
 
 
 def remove_leftover_temps(lake: LakePaths) -> list[Path]:
     """The temp files a killed signer left in roots/ and log/ (never a root, tile or checkpoint: those
-    appear only by rename or link, docs/operations.md "Interrupted signing"). Call with the signing lock
-    held; log/ is cleaned under its checkpoint lock too, the one every publisher holds while writing."""
-    for folder in day_folders_of_tables(lake):  # a crashed build's, in any day's folder (integrity/stray.py)
-        remove_stale_temps(folder)
+    appear only by rename or link, docs/operations.md "Interrupted signing"), and a killed build's in the day
+    folders (logged). Call with the signing lock held; log/ is cleaned under its checkpoint lock too, the one
+    every publisher holds while writing."""
+    swept = sweep_crashed_writes(lake)  # a crashed build's, in any day's folder (integrity/stray.py)
+    if swept:
+        _LOG.warning("removed %d crashed writes' leftovers from day folders: %s", len(swept), ", ".join(swept[:10]))
     removed = []
     if lake.roots_dir.is_dir():
         removed += [p for p in lake.roots_dir.iterdir() if TEMP_NAME.match(p.name) and p.is_file()]

@@ -9,9 +9,11 @@ in a signed day: temp files are hidden only while they are written, and a day is
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import re
+import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -80,20 +82,37 @@ def uncovered_in_day(lake: LakePaths, day: dt.date, now: float | None = None) ->
 _IN_FLIGHT = re.compile(r"\..+\.[0-9a-f]{32}\.(?:tmp|spill)")
 
 
-def day_folders_of_tables(lake: LakePaths) -> Iterator[Path]:
-    """Every `day=` folder of every covered table, links left out (signing sweeps crashed writes' leftovers
-    there: integrity/roots.py remove_leftover_temps)."""
+def sweep_crashed_writes(lake: LakePaths, now: float | None = None) -> list[str]:
+    """Remove what verify names a crashed write's leftover (below: a writer's temp file or spill folder, nothing
+    in it changed for an hour) from every `day=` folder of every covered table, links never followed; the paths
+    removed, relative to the lake. Any other hidden entry is left for verify to name (integrity/roots.py
+    remove_leftover_temps runs this at every signing and `sevenmaps log sync`)."""
+    removed = []
     for folder in table_folders(lake):
-        if within_lake(lake, folder):
-            yield from (Path(e.path) for e in os.scandir(folder) if e.is_dir(follow_symlinks=False)
-                        and folder_day(e.name) is not None)
+        if not within_lake(lake, folder):
+            continue
+        for day in (Path(e.path) for e in os.scandir(folder) if e.is_dir(follow_symlinks=False)):
+            for entry in sorted(os.scandir(day), key=lambda e: e.name):
+                path = Path(entry.path)
+                if not _IN_FLIGHT.fullmatch(entry.name) or _in_flight(path, now):
+                    continue
+                with contextlib.suppress(OSError):
+                    if entry.is_dir(follow_symlinks=False):
+                        shutil.rmtree(path)
+                    else:
+                        path.unlink()
+                    removed.append(path.relative_to(lake.root).as_posix())
+    return removed
 
 
 def _in_flight(path: Path, now: float | None) -> bool:
     if not _IN_FLIGHT.fullmatch(path.name):
         return False
     try:
-        return path.lstat().st_ctime > (time.time() if now is None else now) - STALE_SECONDS
+        changed = path.lstat().st_ctime
+        if path.is_dir() and not path.is_symlink():  # a spill folder's files are read long after it last changed
+            changed = max([changed, *(e.stat(follow_symlinks=False).st_ctime for e in os.scandir(path))])
+        return changed > (time.time() if now is None else now) - STALE_SECONDS
     except OSError:
         return True  # gone meanwhile: its write ended
 

@@ -138,7 +138,7 @@ class EndpointCheck:
                         raise _Outcome("unreachable", f"{step}: connection broken twice ({exc})") from exc
         except TimeoutError as exc:
             unanswered = [lookup for lookup in self._lookups if lookup.asked >= started]
-            ours = silent_resolver(unanswered[0], timeout) if unanswered else None
+            ours = silent_resolver(unanswered[0]) if unanswered else None
             if ours is not None:  # the whole step went on looking its name up, and our resolver answered no one
                 raise _Outcome(NOT_CHECKED, not_checked_detail(PROBER_RESOURCES, f"{step}: {ours}")) from exc
             raise _Outcome("timeout", f"no complete answer to {step} within {timeout:g} s") from exc

@@ -83,6 +83,14 @@ def is_public_address(address: str) -> bool:
     return not any(ip in block for block in NON_PUBLIC_V4)
 
 
+def _is_address(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
 async def _lookup(name: str, port: int, timeout: float | None) -> list:
     """The name's addresses; a failure told as the server's (no such name, no answer while our resolver
     answered others) or ours (probe/ours.py). Pending until it ends: a step whose time runs out meanwhile asks
@@ -111,10 +119,11 @@ async def _resolve(name: str, port: int, timeout: float | None, first_asked: flo
                 # be libuv's (probe/loop.py); in threads of its own, so no lookup waits in our queue.
                 infos = await asyncio.get_running_loop().run_in_executor(
                     RESOLVER.pool(), functools.partial(socket.getaddrinfo, name, port, type=socket.SOCK_STREAM))
-            RESOLVER.answered()
+            if not _is_address(name):  # an address is read, not asked: no sign our resolver reaches out
+                RESOLVER.answered()
             return infos
         except TimeoutError as exc:
-            ours = silent_resolver(PendingLookup(name, first_asked), timeout or 0)
+            ours = silent_resolver(PendingLookup(name, first_asked))
             if ours is not None:
                 raise OurTrouble(ours) from exc
             raise httpcore.ConnectTimeout(f"resolving {name} timed out") from exc

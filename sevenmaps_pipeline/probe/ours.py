@@ -27,7 +27,7 @@ from ..rules.methods import OVERLOAD_METHOD, OVERLOAD_PARAMS
 OUR_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM, errno.EADDRNOTAVAIL})
 # "No route": ours when this machine has none (no IPv6), theirs when a router on the way said so (an ICMP
 # net-unreachable or net-prohibited: a firewall's reject, a withdrawn prefix): told apart by `no_route_from_here`.
-NO_ROUTE = frozenset({errno.ENETUNREACH, errno.ENETDOWN})
+NO_ROUTE = frozenset({errno.ENETUNREACH, errno.ENETDOWN, errno.EAFNOSUPPORT})
 # What a resolver answers for a name with no address: the server's (its name does not resolve).
 NO_SUCH_NAME = frozenset(code for code in (getattr(socket, "EAI_NONAME", None), getattr(socket, "EAI_NODATA", None),
                                            getattr(socket, "EAI_ADDRFAMILY", None)) if code is not None)
@@ -73,8 +73,8 @@ def no_route_from_here(address: str, port: int) -> bool:
     try:
         with socket.socket(family, socket.SOCK_DGRAM) as route:
             route.connect((address, port))
-    except OSError as exc:
-        return exc.errno in NO_ROUTE or exc.errno == errno.EAFNOSUPPORT
+    except OSError as exc:  # no route, no such family here, or no descriptor left to ask with: ours all
+        return exc.errno in NO_ROUTE or exc.errno in OUR_ERRNOS
     return False
 
 
@@ -142,10 +142,13 @@ def failed_twice(name: str, exc: socket.gaierror, first_asked: float) -> httpcor
                       f"meanwhile ({OVERLOAD_METHOD})")
 
 
-def silent_resolver(lookup: PendingLookup, waited: float) -> str | None:
-    """Ours, if a lookup still unanswered when its step's time ran out met a resolver that answered no other
-    name meanwhile: what to say (else None: the name's own nameservers were silent, the server's)."""
-    if RESOLVER.answered_since(lookup.asked):
+def silent_resolver(lookup: PendingLookup) -> str | None:
+    """Ours, if a lookup still unanswered when its step's time ran out had waited as long as a resolver waits
+    for a nameserver (`silent_lookup_s`: a lookup begun late in the step, after a server stalled and broke its
+    connection, is no sign of ours) and met a resolver that answered no other name meanwhile: what to say
+    (else None: the server's)."""
+    waited = time.monotonic() - lookup.asked
+    if waited < OVERLOAD_PARAMS["silent_lookup_s"] or RESOLVER.answered_since(lookup.asked):
         return None
-    return (f"our resolver: no answer for {lookup.name} within {waited:g} s, and none for any other name "
+    return (f"our resolver: no answer for {lookup.name} in {waited:.1f} s, and none for any other name "
             f"meanwhile ({OVERLOAD_METHOD})")

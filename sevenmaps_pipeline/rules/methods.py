@@ -53,6 +53,7 @@ OVERLOAD_PARAMS: dict[str, Any] = {
     "recheck_calm_at_most_s": 30.0,
     "lookup_threads": 256,     # name lookups at once, each in a thread of its own (probe/ours.py)
     "lookup_retry_s": 1.0,     # a lookup answered "try again" is asked once more after this pause
+    "silent_lookup_s": 5.0,    # a lookup unanswered this long when its step ends may be our resolver's silence
 }
 
 # 30-day history, uptime, success chance and stability (sql/server_history.sql).
