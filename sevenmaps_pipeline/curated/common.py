@@ -138,7 +138,7 @@ def with_earlier_refusals(lake: LakePaths, table: str, day: dt.date,
     """The file refusals of a day's build, with those an earlier build of the day made of files that have left the
     raw area since (moved or deleted then, so no build meets them again): a day built again keeps every reason
     (a signed day is then the same, byte for byte). An earlier build that died before its table was written
-    left its refusals in the day's journal (curated/refusal_journal.py): those come last."""
+    left its refusals in the day's journal (curated/refusal_journal.py): they are read back from there."""
     now = {row["source_file"] for row in refused}
     previous = lake.curated_file(table, day)
     files = pq.read_table(previous, filters=pc.field("row_number").is_null()).to_pylist() if previous.is_file() else []
