@@ -61,9 +61,9 @@ def resolver(monkeypatch, fleet):
     return answers
 
 
-def _check(fleet: Fleet, *names: str) -> list:
+def _check(fleet: Fleet, *names: str, timeouts: Timeouts = FAST) -> list:
     """The fleet's endpoints of `names`, checked at once, as the system's resolver resolves their names."""
-    config = ProbeConfig(ca_file=fleet.ca_file, timeouts=FAST, allow_private=True)
+    config = ProbeConfig(ca_file=fleet.ca_file, timeouts=timeouts, allow_private=True)
 
     async def one(name: str):
         host = fleet.host(name).host
@@ -191,21 +191,6 @@ def test_a_prober_out_of_file_descriptors_blames_no_server_and_checks_again(tmp_
     assert seen["codes"] == ["o"] * 60
 
 
-def _check_with(fleet: Fleet, names: list[str], timeouts: Timeouts) -> list:
-    config = ProbeConfig(ca_file=fleet.ca_file, timeouts=timeouts, allow_private=True)
-
-    async def one(name: str):
-        host = fleet.host(name).host
-        url = fleet.host(name).url.replace(f"//{host}/", f"//{host}:{fleet.host_map[host]}/")
-        async with build_client(config) as client:
-            return await EndpointCheck(client, config, url, dt.datetime.now(dt.UTC)).run()
-
-    async def every():
-        return await asyncio.gather(*(one(name) for name in names))
-
-    return asyncio.run(every())
-
-
 def test_a_resolver_silent_past_the_steps_time_is_ours_unless_it_answered_others(fleet, resolver, monkeypatch):
     """helper-90: glibc gives up on a silent nameserver after about 10 s, the initialize step's 8 s first: the
     check was a timeout, d, whether the silence was our resolver's or the name's own nameservers'. (A step of
@@ -225,9 +210,9 @@ def test_a_resolver_silent_past_the_steps_time_is_ours_unless_it_answered_others
                      well_known_per_origin=4, check_overall=30, legacy_sse_endpoint_event=4)
     resolver[fleet.host("weather").host] = silent
     try:
-        [alone] = _check_with(fleet, ["weather"], quick)
+        [alone] = _check(fleet, "weather", timeouts=quick)
         resolver[fleet.host("notes").host] = later
-        silent_one, answered = _check_with(fleet, ["weather", "notes"], quick)
+        silent_one, answered = _check(fleet, "weather", "notes", timeouts=quick)
     finally:
         release.set()
     assert (alone.outcome, alone.skip_reason) == ("not_checked", "prober_resources"), alone.outcome_detail
