@@ -150,6 +150,10 @@ def test_a_signer_killed_between_root_and_checkpoint_leaves_the_log_behind_not_f
     before = (lake.log_dir / "checkpoint").read_bytes() if killed else None
     _kill_between_root_and_checkpoint(lake, signing_key, DAYS[killed])
     assert lake.root_file(DAYS[killed]).is_file()  # the root was written, the checkpoint was not
+    # Killed before it made the day's files read-only, too (helper-89): the repair makes them so.
+    signed_files = [lake.root / line[66:] for line in read_root(lake, DAYS[killed])["lines"]]
+    for path in signed_files:
+        path.chmod(0o644)
     checkpoint = lake.log_dir / "checkpoint"
     assert (checkpoint.read_bytes() if checkpoint.is_file() else None) == before
 
@@ -176,6 +180,7 @@ def test_a_signer_killed_between_root_and_checkpoint_leaves_the_log_behind_not_f
     else:  # the interrupted day asked again: it has its root, so signing completes its log
         assert sign_through(lake, DAYS[killed], signing_key, now=NOW) == []
     assert _temps(lake) == []
+    assert {path.stat().st_mode & 0o777 for path in signed_files} == {0o444}
     code, out = _verify(lake, capsys, "verify")
     assert code == EXIT_OK and out.startswith(f"OK: {killed + 1} signed days verified"), out
     # The repaired checkpoint is the very one the root recorded (Ed25519 is deterministic), and a second
