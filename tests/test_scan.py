@@ -179,6 +179,7 @@ def test_sevenmaps_run_never_probes_a_past_day(lake, tmp_path, monkeypatch, caps
     assert main(["--lake", str(lake.root), "run", "--day", past.isoformat()]) == 0
     out = capsys.readouterr().out
     assert "succeeded" in out
+    assert out.startswith(f"building {past} (a past day: not probed) into ") and "scanning" not in out  # helper-89
     # It ends with one line saying what the day holds (nothing here: the past day is never probed).
     assert out.splitlines()[-1].endswith(f"{past}: 0 endpoints on the map (o=0 a=0 p=0 d=0 n=0); 0 checks landed, "
                                          f"0 listings skipped with a reason; query them with `sevenmaps sql \"FROM "

@@ -38,7 +38,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise ValueError(f"--day {day} is before the lake's first day {start} (set SEVENMAPS_FIRST_DAY to start the "
                          "partitions earlier; docs/operations.md)")
     home = ensure_dagster_home(lake)
-    print(f"scanning {args.registry} for {day} into {lake.root} (Dagster home {home})", flush=True)
+    # A past day is never probed (probe/run.py PastDayError): its map is built from what landed (helper-89)
+    doing = f"scanning {args.registry} for {day}" if day == today else f"building {day} (a past day: not probed)"
+    print(f"{doing} into {lake.root} (Dagster home {home})", flush=True)
     with dg.DagsterInstance.get() as instance, code_location(instance) as location:
         # Dagster's own log stays in the run (the UI shows it); the terminal gets what went wrong, once.
         run = location.run("daily_map_job", day, day,
