@@ -67,14 +67,37 @@ class PastDayError(RuntimeError):
 _LOG = logging.getLogger(__name__)
 
 
+class _DiskRefusals:
+    """A sink's writes our disk refused (full, a quota, an I/O error): the rows wait in memory and the write is
+    tried again `pause` seconds later; before, the first one ended the whole scan, raised again from the handler
+    that landed the failing check's own row (helper-88). Only a run's last write, failing, ends it."""
+
+    def __init__(self, day: dt.date, pause: float) -> None:
+        self.day, self.pause = day, pause
+        self.count = 0
+        self._at: float | None = None  # time.monotonic() of the latest write refused
+
+    def may_try(self) -> bool:
+        return self._at is None or time.monotonic() - self._at >= self.pause
+
+    def flushed(self, flush: Callable[[], None], waiting: int) -> None:
+        """`flush`, or a refusal noted (`waiting` rows kept for the next try)."""
+        try:
+            flush()
+        except OSError as exc:
+            self.count += 1
+            self._at = time.monotonic()
+            _LOG.warning("a part file of %s could not be written (%s); its %d rows are kept and written again in "
+                         "%g s", self.day, exc, waiting, self.pause)
+            return
+        self._at = None
+
+
 class PartWriter:
     """The scan's sink: rows land as part files `<run_id>-<part>.parquet` every `flush_rows` rows or
     `flush_seconds` seconds (atomic writes), so a crash or kill mid-scan loses no finished check. A row
-    that cannot be stored as it is (a value our schema cannot take) is stored as prober_error instead.
-
-    A write our disk refuses (full, a quota, an I/O error) keeps its rows in memory and is tried again a
-    `flush_seconds` later: before, the first one ended the whole scan, raised again from the handler that
-    landed the failing check's own row (helper-88). Only the scan's last write, failing, ends the run."""
+    that cannot be stored as it is (a value our schema cannot take) is stored as prober_error instead. A write
+    our disk refuses is tried again `flush_seconds` later (_DiskRefusals)."""
 
     def __init__(self, lake: LakePaths, day: dt.date, run_id: str, flush_rows: int = 500,
                  flush_seconds: float = 20.0) -> None:
@@ -86,8 +109,7 @@ class PartWriter:
         self._last = time.monotonic()
         self.probe_rows = self.origin_rows = 0
         self.outcomes: dict[str, int] = {}
-        self.failed_writes = 0
-        self._failed_at: float | None = None  # time.monotonic() of the latest write our disk refused
+        self.refused = _DiskRefusals(day, flush_seconds)
 
     def add_probe(self, row: dict) -> None:
         self._probes.append(row)
@@ -99,19 +121,9 @@ class PartWriter:
         self._maybe_flush()
 
     def _maybe_flush(self) -> None:
-        now = time.monotonic()
-        if self._failed_at is not None and now - self._failed_at < self.flush_seconds:
-            return  # the disk refused a write a moment ago: the rows wait for the next try
-        if len(self._probes) >= self.flush_rows or now - self._last >= self.flush_seconds:
-            try:
-                self.flush()
-            except OSError as exc:
-                self.failed_writes += 1
-                self._failed_at = now
-                _LOG.warning("a part file of %s could not be written (%s); its %d rows are kept and written "
-                             "again in %g s", self.day, exc, len(self._probes), self.flush_seconds)
-                return
-            self._failed_at = None
+        due = len(self._probes) >= self.flush_rows or time.monotonic() - self._last >= self.flush_seconds
+        if due and self.refused.may_try():
+            self.refused.flushed(self.flush, len(self._probes) + len(self._origins))
 
     def flush(self) -> None:
         self._last = time.monotonic()
@@ -306,12 +318,14 @@ class ReadinessWriter:
     (it carries that answer), so a run killed before that checks those endpoints again when run again that
     day (probe/readiness_scan.py)."""
 
-    def __init__(self, lake: LakePaths, day: dt.date, run_id: str, flush_rows: int = 500) -> None:
+    def __init__(self, lake: LakePaths, day: dt.date, run_id: str, flush_rows: int = 500,
+                 retry_seconds: float = 20.0) -> None:
         self.lake, self.day, self.run_id, self.flush_rows = lake, day, run_id, flush_rows
         self._rows: dict[str, list[dict]] = {"readiness": [], "readiness_surfaces": [], "skills": [], "origins": []}
         self._part = 0
         self.counts = {kind: 0 for kind in self._rows}
         self.outcomes: dict[str, int] = {}
+        self.refused = _DiskRefusals(day, retry_seconds)  # a write our disk refuses is tried again later
 
     def add_origin(self, row: dict) -> None:
         self._add("origins", row)
@@ -328,8 +342,8 @@ class ReadinessWriter:
 
     def _add(self, kind: str, row: dict) -> None:
         self._rows[kind].append(row)
-        if len(self._rows[kind]) >= self.flush_rows:
-            self.flush()
+        if len(self._rows[kind]) >= self.flush_rows and self.refused.may_try():
+            self.refused.flushed(self.flush, sum(len(rows) for rows in self._rows.values()))
 
     def flush(self) -> None:
         name = f"{self.run_id}-{self._part:05d}.parquet"
