@@ -34,6 +34,7 @@ import pyarrow.parquet as pq
 from jinja2 import Environment
 from markupsafe import Markup
 
+from ..lake.folder_swap import replace_folder, sweep_working_folders
 from ..lake.memory import collector_off_in_worker, collector_paused, give_back_freed_memory
 from ..lake.paths import LakePaths
 from . import charts
@@ -154,6 +155,7 @@ def build_site(lake: LakePaths, day: dt.date, servers_per_part: int = SERVERS_PE
     env = _environment(auto_reload=False)
     site_root = lake.root / "site"
     (site_root / "days").mkdir(parents=True, exist_ok=True)
+    sweep_working_folders(site_root, (".day-", ".old-"))  # a killed build's, an hour old
     tmp = site_root / f".day-{day}-{uuid.uuid4().hex[:8]}"
     tmp.mkdir()
     try:
@@ -168,11 +170,8 @@ def build_site(lake: LakePaths, day: dt.date, servers_per_part: int = SERVERS_PE
                 raise ChangedSinceSigningError(f"{day}'s site is not kept: a file it was built from, or a root, was "
                                                "written while it was built; build it again")
         final = site_root / "days" / day.isoformat()
-        old = site_root / f".old-{day}-{uuid.uuid4().hex[:8]}"
-        if final.exists():
-            final.rename(old)
-        tmp.rename(final)
-        shutil.rmtree(old, ignore_errors=True)
+        # Never a moment without the day's site (lake/folder_swap.py)
+        replace_folder(tmp, final, site_root / f".old-{day}-{uuid.uuid4().hex[:8]}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     current = _point_current(site_root, day)
