@@ -65,6 +65,7 @@ class PastDayError(RuntimeError):
 
 
 _LOG = logging.getLogger(__name__)
+LAST_WRITE_SECONDS = 60.0  # how long a run's last part-file write waits for the disk before the run fails
 
 
 class _DiskRefusals:
@@ -79,6 +80,21 @@ class _DiskRefusals:
 
     def may_try(self) -> bool:
         return self._at is None or time.monotonic() - self._at >= self.pause
+
+    def last(self, flush: Callable[[], None], waiting: Callable[[], int]) -> None:
+        """A run's last write: tried again for up to `LAST_WRITE_SECONDS` before the run fails, naming the rows
+        that did not land."""
+        deadline = time.monotonic() + LAST_WRITE_SECONDS
+        while True:
+            try:
+                flush()
+                return
+            except OSError as exc:
+                if time.monotonic() >= deadline:
+                    raise OSError(exc.errno, f"{waiting()} rows of {self.day} could not be written: "
+                                             f"{exc.strerror or exc}") from exc
+                self.count += 1
+                time.sleep(min(self.pause, 5.0) or 0.5)
 
     def flushed(self, flush: Callable[[], None], waiting: int) -> None:
         """`flush`, or a refusal noted (`waiting` rows kept for the next try)."""
@@ -120,10 +136,14 @@ class PartWriter:
         self._origins.append(row)
         self._maybe_flush()
 
+    def waiting(self) -> int:
+        """Rows not yet landed."""
+        return len(self._probes) + len(self._origins)
+
     def _maybe_flush(self) -> None:
         due = len(self._probes) >= self.flush_rows or time.monotonic() - self._last >= self.flush_seconds
         if due and self.refused.may_try():
-            self.refused.flushed(self.flush, len(self._probes) + len(self._origins))
+            self.refused.flushed(self.flush, self.waiting())
 
     def flush(self) -> None:
         self._last = time.monotonic()
@@ -131,13 +151,14 @@ class PartWriter:
             return
         name = f"{self.run_id}-{self._part:05d}.parquet"
         # Origins first: a probe row that names a robots.txt decision never lands without it.
+        # Both kept until both landed: a retry after a refused probe write writes the same name again, whole.
         if self._origins:
             write_parquet(self.lake, self.lake.raw_dir("origins", self.day) / name,
                           _table(self._origins, RAW_ORIGINS))
-            self.origin_rows += len(self._origins)
         if self._probes:
             write_parquet(self.lake, self.lake.raw_dir("probes", self.day) / name, _probe_table(self._probes))
-            self.probe_rows += len(self._probes)
+        self.origin_rows += len(self._origins)
+        self.probe_rows += len(self._probes)
         self._probes, self._origins = [], []
         self._part += 1
 
@@ -302,7 +323,7 @@ def scan_day(lake: LakePaths, day: dt.date, registry_url: str, config: ProbeConf
             await scan(rows, day, run_id, config, clock, control_url, progress, sink=writer, already_checked=done,
                        book=OriginBook.from_lake(lake, day))
         finally:
-            writer.flush()
+            writer.refused.last(writer.flush, writer.waiting)
 
     with heap_kept_from_collections():
         run_prober(go())
@@ -343,20 +364,26 @@ class ReadinessWriter:
     def _add(self, kind: str, row: dict) -> None:
         self._rows[kind].append(row)
         if len(self._rows[kind]) >= self.flush_rows and self.refused.may_try():
-            self.refused.flushed(self.flush, sum(len(rows) for rows in self._rows.values()))
+            self.refused.flushed(self.flush, self.waiting())
+
+    def waiting(self) -> int:
+        """Rows not yet landed."""
+        return sum(len(rows) for rows in self._rows.values())
 
     def flush(self) -> None:
         name = f"{self.run_id}-{self._part:05d}.parquet"
-        wrote = False
         # Origins first: a document row that names a robots.txt decision never lands without it.
-        for kind, spec in (("origins", RAW_ORIGINS), ("readiness_surfaces", RAW_READINESS_SURFACES),
-                           ("skills", RAW_SKILLS), ("readiness", RAW_READINESS)):
-            if self._rows[kind]:
-                write_parquet(self.lake, self.lake.raw_dir(kind, self.day) / name, _table(self._rows[kind], spec))
-                self.counts[kind] += len(self._rows[kind])
-                self._rows[kind] = []
-                wrote = True
-        if wrote:
+        order = (("origins", RAW_ORIGINS), ("readiness_surfaces", RAW_READINESS_SURFACES), ("skills", RAW_SKILLS),
+                 ("readiness", RAW_READINESS))
+        kinds = [(kind, spec) for kind, spec in order if self._rows[kind]]
+        for kind, spec in kinds:
+            write_parquet(self.lake, self.lake.raw_dir(kind, self.day) / name, _table(self._rows[kind], spec))
+        # All kept until all landed: a retry after a refused write writes the same names again, whole (helper-92:
+        # emptied as each landed, the retry wrote later rows under a name that held earlier ones).
+        for kind, _ in kinds:
+            self.counts[kind] += len(self._rows[kind])
+            self._rows[kind] = []
+        if kinds:
             self._part += 1
 
 
@@ -407,7 +434,7 @@ def readiness_day(lake: LakePaths, day: dt.date, config: ProbeConfig, clock: Clo
                                    book=OriginBook.from_lake(lake, day), cards=CardBook.from_lake(lake, day),
                                    earlier=ReadinessBook.from_lake(lake, day), scan_origins=scan_origins))
     finally:
-        writer.flush()
+        writer.refused.last(writer.flush, writer.waiting)
     report.checks, report.surfaces, report.skills = (writer.counts[k] for k in ("readiness", "readiness_surfaces",
                                                                                "skills"))
     report.outcomes, report.seconds = writer.outcomes, time.perf_counter() - started
