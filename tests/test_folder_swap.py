@@ -1,5 +1,6 @@
 """A built folder put in place of another in one step, and a killed build's working folders swept
-(lake/folder_swap.py): the day's site was missing between two renames when a build was killed there."""
+(lake/folder_swap.py, lake/parquet_io.py remove_stale_temps): the day's site was missing between two renames when
+a build was killed there."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import os
 import time
 
 from sevenmaps_pipeline.lake import folder_swap
-from sevenmaps_pipeline.lake.folder_swap import replace_folder, sweep_working_folders
+from sevenmaps_pipeline.lake.folder_swap import replace_folder
+from sevenmaps_pipeline.lake.parquet_io import remove_stale_temps
 
 
 def _folder(path, text):
@@ -42,5 +44,5 @@ def test_a_killed_builds_working_folders_are_swept_once_an_hour_old(tmp_path):
     other = _folder(tmp_path / ".hidden-by-someone", "not ours")
     for path in (stale, aside, other):
         os.utime(path, (time.time() - 7200, time.time() - 7200))
-    assert sweep_working_folders(tmp_path, (".day-", ".old-")) == [stale.name, aside.name]
+    assert remove_stale_temps(tmp_path, (".day-*", ".old-*")) == [stale.name, aside.name]
     assert young.exists() and other.exists()

@@ -143,12 +143,13 @@ def sync_log(lake: LakePaths, key, witnesses: Sequence[WitnessConfig] = ()) -> L
         elif at < state.size:
             raise LogError(f"the log ends inside the lines of {day} (size {state.size}); run `sevenmaps log check`")
         else:
+            text = [line.decode() for line in lines]
             # A signer that died after linking the root may have died before making the day's files read-only too.
             try:
-                make_read_only(lake, [line.decode() for line in lines])
+                make_read_only(lake, text)
             except OSError as exc:  # never in the way of the log's repair (helper-92)
                 problems.append(f"{day}'s files could not be made read-only ({exc})")
-            state, trouble = _append_to_log(lake, state, [line.decode() for line in lines], key, witnesses)
+            state, trouble = _append_to_log(lake, state, text, key, witnesses)
             problems += trouble
             appended.append(day)
         at += len(lines)

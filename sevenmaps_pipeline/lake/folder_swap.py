@@ -4,8 +4,7 @@ people": the site).
 Renaming the old folder aside and then the new one into place left nothing at the place in between: a build
 killed there left the day's site missing, and `site/current` pointing at nothing, until the next build
 (helper-89). Linux swaps two names at once (renameat2 with RENAME_EXCHANGE, glibc 2.28); where it cannot, the
-two renames are made as before. Working folders a killed build left (hidden, named by their prefix) are swept
-once an hour old.
+two renames are made as before.
 """
 
 from __future__ import annotations
@@ -14,14 +13,12 @@ import ctypes
 import errno
 import os
 import shutil
-import time
 from pathlib import Path
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _RENAMEAT2 = getattr(_LIBC, "renameat2", None)
-STALE_SECONDS = 3600
 
 
 def _exchange(a: Path, b: Path) -> bool:
@@ -42,24 +39,8 @@ def replace_folder(built: Path, final: Path, aside: Path) -> None:
     if final.exists() and _exchange(built, final):
         shutil.rmtree(built, ignore_errors=True)  # now the old folder
         return
-    old = aside
     if final.exists():
-        final.rename(old)
+        final.rename(aside)
     built.rename(final)
-    shutil.rmtree(old, ignore_errors=True)
+    shutil.rmtree(aside, ignore_errors=True)
 
-
-def sweep_working_folders(parent: Path, prefixes: tuple[str, ...]) -> list[str]:
-    """Remove the hidden working folders under `parent` named with one of `prefixes` whose last change is an hour
-    old or more (a killed build's); the names removed."""
-    removed = []
-    for entry in sorted(parent.iterdir()) if parent.is_dir() else []:
-        if not entry.name.startswith(prefixes) or entry.is_symlink() or not entry.is_dir():
-            continue
-        try:
-            if entry.stat().st_mtime < time.time() - STALE_SECONDS:
-                shutil.rmtree(entry)
-                removed.append(entry.name)
-        except OSError:
-            continue
-    return removed

@@ -279,19 +279,22 @@ class RankBuckets:
 STALE_SECONDS = 3600
 
 
-def remove_stale_temps(folder: Path) -> None:
+def remove_stale_temps(folder: Path, patterns: tuple[str, ...] = (".*.tmp", ".*.spill")) -> list[str]:
     """Temp files (and spill folders) left by a crashed writer are hidden from readers; the next write sweeps
-    them, and so does every signing run (integrity/roots.py remove_leftover_temps). One that cannot be removed
-    is left for verify to name."""
-    for stale in [*folder.glob(".*.tmp"), *folder.glob(".*.spill")]:
+    them, and so does signing for the days it signs (integrity/roots.py), and the site's build its working
+    folders (`patterns`). One that cannot be removed is left for verify to name. The names removed, sorted."""
+    removed = []
+    for stale in sorted({path for pattern in patterns for path in folder.glob(pattern)}):
         try:
             if stale.lstat().st_mtime < (dt.datetime.now().timestamp() - STALE_SECONDS):
                 if stale.is_dir() and not stale.is_symlink():
                     shutil.rmtree(stale, ignore_errors=True)
                 else:
                     stale.unlink()
+                removed.append(stale.name)
         except (FileNotFoundError, PermissionError):
             pass
+    return removed
 
 
 def write_bytes_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:

@@ -34,7 +34,6 @@ from ..lake.parquet_io import write_parquet
 from ..lake.paths import LakePaths, registry_in_force
 from ..lake.schemas import RAW_FIVE_MINUTE, RAW_HOURLY, RAW_SUBMITTED, conform
 from ..registry.listing import SkipReason
-from ..rules.outcomes import PROBER_RESOURCES, ROBOTS_UNAVAILABLE
 from .checker import CheckResult, EndpointCheck
 from .config import PROBER_VERSION, ProbeConfig
 from .hosts import Admission, Clock, HostRunner, HostSession, Robots, by_host
@@ -82,7 +81,7 @@ def _refusal_row(kind: str, listing: dict[str, Any], day: dt.date, run_id: str, 
     """The row of an endpoint a frequent check may not contact, in the frequent checks' words."""
     if refused.kind is None:
         assert refused.seen is not None
-        return not_checked_row(listing, day, run_id, now, PROBER_RESOURCES if refused.seen.ours else ROBOTS_UNAVAILABLE,
+        return not_checked_row(listing, day, run_id, now, refused.seen.unavailable_reason,
                                f"{refused.seen.unavailable}; the endpoint was not contacted", kind)
     if refused.kind is SkipReason.NON_PUBLIC:
         assert refused.seen is not None and refused.seen.skip_reason is not None

@@ -26,6 +26,7 @@ from .ours import (
     TRY_AGAIN,
     OurTrouble,
     PendingLookup,
+    causes,
     failed_twice,
     judged,
     our_trouble,
@@ -40,11 +41,7 @@ class RefusedAddress(httpcore.ConnectError):
 
 def refused_address(exc: BaseException | None) -> bool:
     """Whether an error (as httpx re-raises it, from httpcore's) is our refusal of a non-public address."""
-    while exc is not None:
-        if isinstance(exc, RefusedAddress):
-            return True
-        exc = exc.__cause__ or exc.__context__
-    return False
+    return any(isinstance(cause, RefusedAddress) for cause in causes(exc))
 
 
 # Every IANA special-purpose block (the IPv4 and IPv6 Special-Purpose Address Registries) that is not

@@ -21,6 +21,7 @@ from protego import Protego
 
 from ..lake.paths import LakePaths
 from ..registry.listing import SkipReason
+from ..rules.outcomes import PROBER_RESOURCES, ROBOTS_UNAVAILABLE
 from .config import PROBER_VERSION, ROBOTS_TOKEN, ProbeConfig
 from .netguard import refused_address
 from .ours import our_trouble
@@ -56,6 +57,11 @@ class OriginResult:
     # When its name resolves to a non-public address: its endpoints are skipped (off the map, never d).
     skip_reason: str | None = None
     _rules: Protego | None = None
+
+    @property
+    def unavailable_reason(self) -> str:
+        """Its endpoints' not_checked reason when it was unavailable: ours, or robots.txt's (rules/outcomes.py)."""
+        return PROBER_RESOURCES if self.ours else ROBOTS_UNAVAILABLE
 
     def allows(self, url: str) -> bool:
         if self.robots_policy in ("allow_all", HOST_UNREACHABLE):

@@ -14,6 +14,7 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -58,13 +59,17 @@ def watch_lookups() -> list[PendingLookup]:
     return pending
 
 
+def causes(exc: BaseException | None) -> Iterator[BaseException]:
+    """An error and its causes, as httpx re-raises httpcore's and ours re-raise the kernel's."""
+    while exc is not None:
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
 def errno_of(exc: BaseException | None) -> int | None:
     """The errno of the first OSError among an error's causes (a name lookup's excepted)."""
-    while exc is not None:
-        if isinstance(exc, OSError) and not isinstance(exc, socket.gaierror) and exc.errno is not None:
-            return exc.errno
-        exc = exc.__cause__ or exc.__context__
-    return None
+    return next((cause.errno for cause in causes(exc) if isinstance(cause, OSError)
+                 and not isinstance(cause, socket.gaierror) and cause.errno is not None), None)
 
 
 def no_route_from_here(address: str, port: int) -> bool:
@@ -90,14 +95,13 @@ def judged(exc: Exception, address: str, port: int) -> Exception:
 
 def our_trouble(exc: BaseException | None) -> str | None:
     """Why the request failed on our side, if it did: the first of its chain of causes that is ours."""
-    while exc is not None:
-        if isinstance(exc, OurTrouble):
-            return str(exc)
-        if isinstance(exc, OSError) and not isinstance(exc, socket.gaierror) and exc.errno in OUR_ERRNOS:
-            return f"our machine: {os.strerror(exc.errno)} (errno {errno.errorcode.get(exc.errno, exc.errno)})"
-        if isinstance(exc, MemoryError):
+    for cause in causes(exc):
+        if isinstance(cause, OurTrouble):
+            return str(cause)
+        if isinstance(cause, OSError) and not isinstance(cause, socket.gaierror) and cause.errno in OUR_ERRNOS:
+            return f"our machine: {os.strerror(cause.errno)} (errno {errno.errorcode.get(cause.errno, cause.errno)})"
+        if isinstance(cause, MemoryError):
             return "our machine: out of memory"
-        exc = exc.__cause__ or exc.__context__
     return None
 
 

@@ -37,8 +37,6 @@ from ..rules.namespace import namespace_domain
 from ..rules.outcomes import (
     NOT_A_RESULT,
     NOT_CHECKED,
-    PROBER_RESOURCES,
-    ROBOTS_UNAVAILABLE,
     SKIPPED,
     not_checked_detail,
 )
@@ -275,8 +273,7 @@ class _ReadinessRun:
             return check_row(_not_contacted(listing, now, "skipped", seen.skip_reason or "", seen.skip_reason),
                              listing, self.day, self.run_id, None)
         if refused.kind is None:  # our trouble (n), never d
-            detail = not_checked_detail(PROBER_RESOURCES if seen.ours else ROBOTS_UNAVAILABLE,
-                                        f"{seen.unavailable}; the endpoint was not contacted")
+            detail = not_checked_detail(seen.unavailable_reason, f"{seen.unavailable}; the endpoint was not contacted")
             return check_row(_not_contacted(listing, now, NOT_CHECKED, detail), listing, self.day, self.run_id, 0)
         reason = f"{SkipReason.ROBOTS} ({seen.robots_detail})"
         return check_row(_not_contacted(listing, now, "skipped", reason, reason), listing, self.day, self.run_id, None)

@@ -25,7 +25,7 @@ from ..registry.listing import SkipReason
 from ..rules.fingerprints import summarize_tools
 from ..rules.methods import FINDINGS_PARAMS, OVERLOAD_PARAMS
 from ..rules.namespace import namespace_owns_host
-from ..rules.outcomes import NOT_CHECKED, PROBER_OVERLOADED, PROBER_RESOURCES, ROBOTS_UNAVAILABLE, not_checked_detail
+from ..rules.outcomes import NOT_CHECKED, PROBER_OVERLOADED, PROBER_RESOURCES, not_checked_detail
 from .checker import CheckResult, EndpointCheck
 from .config import PROBER_VERSION, ProbeConfig
 from .hosts import Admission, Clock, HostRunner, HostSession, Robots, by_host, day_copy
@@ -173,7 +173,7 @@ def _refusal_row(listing: dict[str, Any], day: dt.date, run_id: str, now: dt.dat
     if refused.kind is SkipReason.NON_PUBLIC:
         return skip_row(listing, day, run_id, now, f"{seen.skip_reason} ({seen.robots_detail})")
     if refused.kind is None:
-        return not_checked_row(listing, day, run_id, now, PROBER_RESOURCES if seen.ours else ROBOTS_UNAVAILABLE,
+        return not_checked_row(listing, day, run_id, now, seen.unavailable_reason,
                                f"{seen.unavailable}; the endpoint was not contacted")
     reason = str(SkipReason.ROBOTS)
     if seen.robots_policy == "disallow_all":

@@ -34,8 +34,9 @@ import pyarrow.parquet as pq
 from jinja2 import Environment
 from markupsafe import Markup
 
-from ..lake.folder_swap import replace_folder, sweep_working_folders
+from ..lake.folder_swap import replace_folder
 from ..lake.memory import collector_off_in_worker, collector_paused, give_back_freed_memory
+from ..lake.parquet_io import remove_stale_temps
 from ..lake.paths import LakePaths
 from . import charts
 from .feed import atom_feed
@@ -155,7 +156,7 @@ def build_site(lake: LakePaths, day: dt.date, servers_per_part: int = SERVERS_PE
     env = _environment(auto_reload=False)
     site_root = lake.root / "site"
     (site_root / "days").mkdir(parents=True, exist_ok=True)
-    sweep_working_folders(site_root, (".day-", ".old-"))  # a killed build's, an hour old
+    remove_stale_temps(site_root, (".day-*", ".old-*"))  # a killed build's working folders, an hour old
     tmp = site_root / f".day-{day}-{uuid.uuid4().hex[:8]}"
     tmp.mkdir()
     try:
