@@ -8,6 +8,7 @@ import datetime as dt
 import json
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from ..lookups.codehost import CodeHostClient, RepoStatus, parse_repository_url
 from ..probe.config import BAD_CALL_USER_AGENT
@@ -23,7 +24,22 @@ from ..rules.skill_md import skill_facts_from_folder
 from .common import _lake, _probe_config
 
 
+def _endpoint_url(url: str) -> str:
+    """The URL as given, or ValueError (exit 2) when it names no endpoint at all: a check of `not-a-url` would
+    say "skipped: non-https URL" and offer --allow-private, which cannot help."""
+    try:
+        parts = urlsplit(url)
+        whole = parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+    except ValueError:  # an unclosed "[" in the host
+        whole = False
+    if not whole:
+        raise ValueError(f"{url!r} is not an endpoint's URL: give it whole, with https:// and the host "
+                         "(for example https://mcp.example.com/mcp)")
+    return url
+
+
 def cmd_probe(args: argparse.Namespace) -> int:
+    _endpoint_url(args.url)
     if carries_credentials(args.url):  # the secret is not echoed back either
         print("error: the URL carries credentials (user:password@host, or a credential in its query such as "
               "?api_key=); 7Maps-bot never sends credentials, so it never checks such a URL. Remove them and try "
@@ -74,6 +90,7 @@ def _repository_facts(url: str | None) -> dict | None:
 
 
 def cmd_readiness(args: argparse.Namespace) -> int:
+    _endpoint_url(args.url)
     if carries_credentials(args.url):
         raise ValueError("the URL carries credentials (user:password@host, or a credential in its query such as "
                          "?api_key=); 7Maps-bot never sends credentials")
