@@ -176,15 +176,25 @@ def test_a_shell_backfill_builds_and_signs_the_missed_days_as_runs_of_the_code_l
     end = dt.date(2026, 11, 20)
     synth = synthesize(lake, 20, 3, seed=3, end_day=end, missing_days=1)
     first = synth.days[0]
-    assert main(["--lake", str(lake.root), "backfill", "--from", first.isoformat(), "--to", end.isoformat(),
+    # The first day mapped alone, left unsigned: said, with how it gets signed (helper-85).
+    assert main(["--lake", str(lake.root), "backfill", "--from", first.isoformat(), "--to", first.isoformat(),
+                 "--no-sign"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == (f"not signed (--no-sign): the sign job signs them (its schedule at 00:30 UTC), or now: "
+                       f"`sevenmaps backfill --from {first} --to {first}`")
+    assert not lake.root_file(first).exists()
+    # The rest signed: the chain's earlier unsigned day first, and said so.
+    assert main(["--lake", str(lake.root), "backfill", "--from", synth.days[1].isoformat(), "--to", end.isoformat(),
                  "--signing-key", str(signing_key)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[1].startswith("daily_map_job run ") and out[2].startswith("sign_day_job run ")
+    assert out[3] == f"  signed first, as the chain's earlier unsigned days: {first}"
+    assert not [line for line in out if line.startswith("not signed")]
     (missed,) = synth.missing_days
     # The missed day is built all n, never d, and signed with the others.
     assert re.fullmatch(rf"  {missed}: (\d+) endpoints \(o=0 a=0 p=0 d=0 n=\1\), signed",
                         next(line for line in out if line.startswith(f"  {missed}:")))
-    assert sum(", signed" in line for line in out) == 3
+    assert sum(", signed" in line for line in out) == 2 and lake.root_file(first).exists()
     report = verify_lake(lake)
     assert report.ok and report.days_verified == synth.days
     with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(lake.root / ".dagster"))) as instance:

@@ -42,7 +42,8 @@ def test_a_day_waiting_to_be_signed_is_late_after_the_signing_deadline(lake, sig
     sign_through(lake, D1, signing_key, now=_at(D2, 1))
     early = lake_status(lake, _at(D3, 1, 30))
     assert not _days_late(early) and early.signed == [D1] and early.waiting == [D2]
-    assert "ready to sign" in early.waiting_reason
+    assert early.waiting_reason == (f"{D2} is ready to sign: the sign job signs it and every later built day (its "
+                                    f"schedule at 00:30 UTC), or now: `sevenmaps backfill --from {D2} --to {D2}`")
     late = lake_status(lake, _at(D3, 2, 30))
     assert _days_late(late) == [f"{D2}: not signed by 02:00 UTC"]
 

@@ -19,6 +19,8 @@ from ..defs.home import ensure_dagster_home
 from ..defs.integrity_assets import days_to_rebuild
 from ..defs.launcher import code_location, run_config
 from ..defs.partitions import first_day
+from ..integrity.roots import signed_days
+from ..integrity.status import SIGN_SCHEDULE
 from ..lake import duck
 from ..lake.parquet_io import last_signed_day
 from ..lake.paths import PROJECT_ROOT, LakePaths, parse_day
@@ -99,14 +101,26 @@ def cmd_backfill(args: argparse.Namespace) -> int:
                     print(f"daily_map_job run {run.run_id[:8]} rebuilt {rebuild[0]} .. {rebuild[1]} before signing",
                           flush=True)
             t = time.perf_counter()
+            signed_before = set(signed_days(lake))
             run = location.run(job, a, b, config)
             if not run.success:
                 _say_run_failed(run, f"{job} run {run.run_id} FAILED for {a} .. {b}:")
                 return 1
             print(f"{job} run {run.run_id[:8]} succeeded for {a} .. {b} in {time.perf_counter() - t:.1f}s",
                   flush=True)
+            earlier = [d for d in signed_days(lake) if d < a and d not in signed_before]
+            if earlier:  # signing takes the chain in order: the unsigned days before the range went first
+                print(f"  signed first, as the chain's earlier unsigned days: {_days_text(earlier)}", flush=True)
     print(_range_summary(lake, first, last))
+    yesterday = today - dt.timedelta(days=1)
+    if args.no_sign and first <= yesterday:
+        print(f"not signed (--no-sign): the sign job signs them (its schedule at {SIGN_SCHEDULE:%H:%M} UTC), or now: "
+              f"`sevenmaps backfill --from {first} --to {min(last, yesterday)}`")
     return 0
+
+
+def _days_text(days: list[dt.date]) -> str:
+    return str(days[0]) if len(days) == 1 else f"{days[0]} .. {days[-1]} ({len(days)} days)"
 
 
 def backfill_runs(first: dt.date, last: dt.date, today: dt.date, sign: bool) -> list[tuple[str, dt.date, dt.date]]:

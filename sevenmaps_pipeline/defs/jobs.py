@@ -8,6 +8,7 @@ import datetime as dt
 import dagster as dg
 
 from ..curated.day import MAP_ASSET_NAMES as MAP_ASSET_NAMES  # the tests and docs name the day assets from here
+from ..integrity.status import SIGN_SCHEDULE
 from . import lanes
 from .day_map import daily_map
 from .freshness import FRESHNESS_CHECKS
@@ -105,7 +106,7 @@ def daily_map_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest |
                          tags=lanes.reads_day(yesterday.isoformat()))
 
 
-@dg.schedule(job=sign_job, cron_schedule="30 0 * * *", execution_timezone="UTC",
+@dg.schedule(job=sign_job, cron_schedule=f"{SIGN_SCHEDULE.minute} {SIGN_SCHEDULE.hour} * * *", execution_timezone="UTC",
              description="Signs the UTC day that just ended (catching up any unsigned earlier day first).")
 def sign_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest | dg.SkipReason:
     yesterday = context.scheduled_execution_time.astimezone(dt.UTC).date() - dt.timedelta(days=1)

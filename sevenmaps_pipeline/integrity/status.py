@@ -23,6 +23,7 @@ from .roots import REQUIRED_TABLES, chain_start, signed_days
 
 SLICE_DEADLINE_MINUTE = 55
 SIGN_DEADLINE = dt.time(2, 0)
+SIGN_SCHEDULE = dt.time(0, 30)  # the sign job's schedule (defs/jobs.py), named to whoever waits for it
 
 
 @dataclass
@@ -88,7 +89,13 @@ def lake_status(lake: LakePaths, now: dt.datetime | None = None) -> LakeStatus:
                                      f"{' ...' if len(missing) > 4 else ''} not built"
                                      + (f"; it holds back {held} later day(s) (chain order)" if held else ""))
         else:
-            status.waiting_reason = f"{first} is ready to sign (the sign job signs it and every later built day)"
+            through = first  # the built days from the first on, which signing takes in chain order
+            while through + dt.timedelta(days=1) in status.waiting and all(
+                    lake.curated_file(t, through + dt.timedelta(days=1)).is_file() for t in REQUIRED_TABLES):
+                through += dt.timedelta(days=1)
+            status.waiting_reason = (f"{first} is ready to sign: the sign job signs it and every later built day "
+                                     f"(its schedule at {SIGN_SCHEDULE:%H:%M} UTC), or now: "
+                                     f"`sevenmaps backfill --from {first} --to {through}`")
     return status
 
 
