@@ -83,6 +83,12 @@ def test_a_folder_that_holds_no_lake_is_refused_by_every_reading_command(tmp_pat
     assert main(["opt-out", "add", "mcp.example.com", "--lake", str(empty)]) == 0
     assert main(["status", "--lake", str(empty)]) == 0  # a new lake (its control/ made): nothing has landed yet
     assert "nothing has landed yet" in capsys.readouterr().out
+    # A lake with no built day: the commands that read a map say how to build one (helper-85: they named none).
+    for command in (["site"], ["server", "x"], ["route", "weather"]):
+        assert main([*command, "--lake", str(empty)]) == 2, command
+        line = _one_error_line(capsys.readouterr().err)
+        assert line.startswith(f"error: no built day in {empty}: build one: `sevenmaps run` scans and maps today, "
+                               "`sevenmaps backfill --from D --to D` maps a day already scanned"), command
 
 
 def test_ordinary_mistakes_are_one_line_with_an_exit_code(warehouse_lake, capsys):

@@ -15,6 +15,7 @@ import pytest
 from conftest import land_probes, probe
 from jinja2 import DictLoader, Environment
 
+from sevenmaps_pipeline.cli import main
 from sevenmaps_pipeline.curated.day import rebuild_day
 from sevenmaps_pipeline.lake.keys import server_id, server_key
 from sevenmaps_pipeline.publishing import charts, pages
@@ -45,7 +46,7 @@ def test_the_uptime_label_follows_the_methodology():
         "30-day uptime", "99.9%")
 
 
-def test_the_site_escapes_hostile_text_and_keeps_stable_paths(lake):
+def test_the_site_escapes_hostile_text_and_keeps_stable_paths(lake, capsys):
     _days(lake)
     first = build_site(lake, DAYS[-1])
     site = lake.root / "site" / "current"
@@ -68,6 +69,12 @@ def test_the_site_escapes_hostile_text_and_keeps_stable_paths(lake):
     # An older day rebuilt later never moves site/current back.
     older = build_site(lake, DAYS[0])
     assert not older.current and site.resolve() == first.folder.resolve()
+    # An unsigned day's site, built from the command line: said there too, not on its pages alone (helper-85).
+    assert main(["site", "--lake", str(lake.root), "--day", str(DAYS[0])]) == 0
+    assert capsys.readouterr().err == (f"note: {DAYS[0]} is not signed, as its pages say: once it is, signing builds "
+                                       f"the newest signed day's site (`sevenmaps site --day {DAYS[0]}` builds this "
+                                       "one again)\n")
+    assert "not signed yet" in (lake.root / "site" / "days" / str(DAYS[0]) / "index.html").read_text()
 
 
 def test_the_badge_and_chart_text_is_escaped():

@@ -8,7 +8,7 @@ import json
 import sys
 
 from ..lake.paths import parse_day
-from ..publishing.mapday import MapDay, latest_built_day
+from ..publishing.mapday import BUILD_A_DAY, MapDay, latest_built_day
 from ..publishing.site import ChangedSinceSigningError, build_site
 from ..rules.methods import ROUTE_PARAMS
 from ..surfaces.route import route
@@ -32,7 +32,7 @@ def cmd_site(args: argparse.Namespace) -> int:
     lake = _existing_lake(args)
     day = parse_day(args.day) if args.day else latest_built_day(lake)
     if day is None:
-        print(f"error: no built day in {lake.root}: build the map first (sevenmaps demo, or the daily job)",
+        print(f"error: no built day in {lake.root}: {BUILD_A_DAY}",
               file=sys.stderr)
         return 2
     try:
@@ -45,6 +45,9 @@ def cmd_site(args: argparse.Namespace) -> int:
           f"{f', {result.writers} processes writing server pages' if result.writers > 1 else ''}")
     if result.writers_note:
         print(f"note: {result.writers_note}", file=sys.stderr)
+    if not lake.root_file(day).exists():  # helper-85: said nowhere but on the pages
+        print(f"note: {day} is not signed, as its pages say: once it is, signing builds the newest signed day's "
+              f"site (`sevenmaps site --day {day}` builds this one again)", file=sys.stderr)
     return 0
 
 

@@ -46,6 +46,11 @@ class NoMapError(RuntimeError):
     """The lake has no built day to answer from."""
 
 
+# What to do about it, in the CLI's words (helper-85: the message named no command).
+BUILD_A_DAY = ("build one: `sevenmaps run` scans and maps today, `sevenmaps backfill --from D --to D` maps a day "
+               "already scanned (`sevenmaps status` says which), `sevenmaps demo` makes the demo lake")
+
+
 class UnknownServerError(LookupError):
     """A server name, URL, key or id that names no endpoint on the served day."""
 
@@ -88,7 +93,7 @@ class MapDay:
         if day is None:
             day = latest_built_day(lake)
             if day is None:
-                raise NoMapError(f"no built day in {lake.root}: run the map (sevenmaps demo, or the daily job)")
+                raise NoMapError(f"no built day in {lake.root}: {BUILD_A_DAY}")
         elif not lake.curated_file("daily_status", day).is_file():
             latest = lake.latest_built_day()
             raise NoMapError(f"{day} is not built in {lake.root} (no curated/daily_status/day={day}; "
