@@ -352,7 +352,7 @@ def test_a_snapshot_re_signed_with_another_key_fails_against_the_pinned_key(snap
     assert not report.ok and report.problem.startswith(f"bad signature in roots/day={DAYS[1]}.json")
     assert report.problems[0].code is Code.BAD_SIGNATURE
     unpinned = verify_export(folder)
-    assert unpinned.ok and "the lake's own public key" in unpinned.notes[0]
+    assert unpinned.ok and "the snapshot's own public key" in unpinned.notes[0]  # not the lake's (helper-93)
 
 
 def test_exports_are_immutable_and_only_of_signed_days(lake, signing_key):

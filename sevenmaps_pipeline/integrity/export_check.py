@@ -3,20 +3,24 @@ signatures, the log and a tlog-proof for every included file; what was withheld 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 from pathlib import Path
 
 from ..lake.parquet_io import write_bytes_atomic
+from ..lake.paths import folder_day
 from ..lake.schemas import withheld_reason
+from .capped import MAX_LIST_BYTES, Unreadable, read_capped, read_text_capped
 from .checkpoint import parse_checkpoint_text
+from .export_descriptions import check_descriptions
 from .manifest import sha256_file
-from .note import parse_note, verifier_for
-from .proof import verify_proof
+from .note import MAX_NOTE_BYTES, Verifier, parse_note, verifier_for
+from .proof import MAX_PROOF_BYTES, verify_proof
 from .report import Code, Trust, VerifyReport
 from .root_docs import RootDoc, read_root_docs
-from .verify import check_chain, finish_report, resolve_trust
+from .verify import SNAPSHOT_KEY, check_chain, finish_report, resolve_trust, tiles_as_entries_give
 from .verify_log import check_log, check_state
 
 SUM_LINE = re.compile(r"^([0-9a-f]{64})  (.+)$")
@@ -27,13 +31,26 @@ def _safe(rel: str) -> bool:
     return bool(rel) and not rel.startswith("/") and ".." not in parts and "" not in parts and "\\" not in rel
 
 
+def _digest(path: Path) -> str | None:
+    """The file's SHA-256, None when it cannot be read (which then differs from any line)."""
+    try:
+        return sha256_file(path)
+    except OSError:
+        return None
+
+
 def _read_sums(report: VerifyReport, folder: Path) -> dict[str, str]:
     path = folder / "SHA256SUMS"
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         report.add(Code.SUMS_MISSING, "no SHA256SUMS in the snapshot", None, "SHA256SUMS")
         return {}
+    try:
+        text = read_text_capped(path, MAX_LIST_BYTES)
+    except Unreadable as exc:
+        report.add(Code.SUMS_MISSING, f"SHA256SUMS cannot be read ({exc})", None, "SHA256SUMS")
+        return {}
     sums: dict[str, str] = {}
-    for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+    for n, line in enumerate(text.splitlines(), 1):
         m = SUM_LINE.match(line)
         if not m or not _safe(m.group(2)):
             report.add(Code.SUMS_MALFORMED,
@@ -41,10 +58,15 @@ def _read_sums(report: VerifyReport, folder: Path) -> dict[str, str]:
             continue
         sums[m.group(2)] = m.group(1)
     for rel, digest in sums.items():
-        target = folder / rel
-        if not target.is_file():
+        try:
+            present = (folder / rel).is_file()
+        except OSError as exc:  # helper-93: a name too long for the system ended verify as a usage error
+            report.add(Code.SUMS_MALFORMED, f"SHA256SUMS names what cannot be a file here ({exc.strerror}): "
+                       f"{rel[:100]!r}", None, "SHA256SUMS")
+            continue
+        if not present:
             report.add(Code.FILE_MISSING, f"listed in SHA256SUMS but missing: {rel}", None, rel)
-        elif sha256_file(target) != digest:
+        elif _digest(folder / rel) != digest:
             report.add(Code.FILE_CHANGED, f"file changed: {rel} (SHA256SUMS says {digest})", None, rel)
     for target in folder.rglob("*"):
         rel = target.relative_to(folder).as_posix()
@@ -95,12 +117,17 @@ def _not_here(report: VerifyReport, rel: str, listed: str | None, doc: RootDoc) 
         report.notes.append(note)
 
 
-def _read_withheld(folder: Path) -> dict[str, str]:
+def _read_withheld(report: VerifyReport, folder: Path) -> dict[str, str]:
     path = folder / "WITHHELD.txt"
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
+        return {}
+    try:
+        text = read_text_capped(path, MAX_LIST_BYTES)
+    except Unreadable as exc:  # then every signed file it would list is missing, and named so
+        report.add(Code.WITHHELD_UNREADABLE, f"WITHHELD.txt cannot be read ({exc})", None, "WITHHELD.txt")
         return {}
     out = {}
-    for line in path.read_text(errors="replace").splitlines():
+    for line in text.splitlines():
         if line.strip() and not line.startswith("#"):
             rel, _, reason = line.partition("\t")
             out[rel] = reason or "no reason given"
@@ -114,15 +141,17 @@ def check_export(report: VerifyReport, folder: Path, trust: Trust) -> list[RootD
         report.add(Code.NO_ROOTS, "the snapshot has no root documents (roots/day=*.json)", None, "roots")
         return docs
     check_chain(report, docs, trust.public, first_previous=None)
-    withheld = _read_withheld(folder)
+    withheld = _read_withheld(report, folder)
     checkpoint_path = folder / "log" / "checkpoint"
     origin = trust.log_name
-    if origin is None and checkpoint_path.is_file():
-        note, _ = parse_note(checkpoint_path.read_bytes())
-        cp, _ = parse_checkpoint_text(note.text) if note else (None, None)
-        origin = cp.origin if cp else None
+    if origin is None:
+        with contextlib.suppress(Unreadable):  # check_log names an unreadable checkpoint
+            note, _ = parse_note(read_capped(checkpoint_path, MAX_NOTE_BYTES + 1))
+            cp, _ = parse_checkpoint_text(note.text) if note else (None, None)
+            origin = cp.origin if cp else None
     log = verifier_for(origin, trust.public) if origin and trust.public else None
     signed_paths = set()
+    held: dict[str, str] = {}  # the signed files the snapshot holds, and their signed SHA-256
     for doc in docs:
         for line in doc.lines:
             digest, rel = line[:64], line[66:]
@@ -130,32 +159,76 @@ def check_export(report: VerifyReport, folder: Path, trust: Trust) -> list[RootD
             if rel not in sums and not (folder / rel).exists():
                 _not_here(report, rel, withheld.get(rel), doc)
                 continue
-            if sums.get(rel) != digest:
+            # one missing from SHA256SUMS is named there, and its bytes still checked against its signed line
+            if (sums[rel] if rel in sums else _digest(folder / rel)) != digest:
                 report.add(Code.FILE_CHANGED,
                            f"file differs from its signed line: {rel} (signed sha256 {digest})", doc.day, rel)
                 continue
+            held[rel] = digest
             report.files_checked += 1
-            proof_path = folder / "proofs" / (rel + ".tlog-proof")
-            if not proof_path.is_file():
-                report.add(Code.PROOF_MISSING, f"no proof for {rel} (proofs/{rel}.tlog-proof)", doc.day, rel)
-                continue
-            if log is None:
-                continue
-            result, problem = verify_proof(proof_path.read_bytes(), log, origin, trust.witnesses, trust.quorum)
-            if result is None:
-                report.add(Code.PROOF_INVALID, f"proof of {rel}: {problem}", doc.day, f"proofs/{rel}.tlog-proof")
-            elif result.line != line:
-                report.add(Code.PROOF_INVALID, f"proof of {rel} proves another line ({result.line[:90]})", doc.day,
-                           f"proofs/{rel}.tlog-proof")
-            else:
-                report.proofs_checked += 1
+            _check_proof(report, folder, doc, line, log, origin, trust)
     for rel in sums:
         if rel.startswith(("raw/", "curated/")) and rel not in signed_paths:
             report.add(Code.FILE_NOT_SIGNED, f"data file not in any signed root: {rel}", None, rel)
-    for rel, why in _stray_in_export(folder):
+    for rel, why in _stray_in_export(folder) + _beside_signed(folder, held):
         report.add(Code.STRAY, f"{why}: {rel}", None, rel)
-    check_log(report, folder / "log", docs, trust.public, trust, complete=False)
+    tree, _ = check_log(report, folder / "log", docs, trust.public, trust, complete=False)
+    if tree is not None:  # every tile file as the entries give it: a file under log/ that is no tile is named
+        tiles_as_entries_give(report, folder / "log", tree)
+    check_descriptions(report, folder, {line[66:]: line[:64] for doc in docs for line in doc.lines})
     return docs
+
+
+def _check_proof(report: VerifyReport, folder: Path, doc: RootDoc, line: str, log: Verifier | None,
+                 origin: str | None, trust: Trust) -> None:
+    """The tlog-proof of one signed line's file: present, and (with the log's key) proving exactly that line."""
+    rel = line[66:]
+    proof_path = folder / "proofs" / (rel + ".tlog-proof")
+    if not proof_path.is_file():
+        report.add(Code.PROOF_MISSING, f"no proof for {rel} (proofs/{rel}.tlog-proof)", doc.day, rel)
+        return
+    if log is None or origin is None:
+        return
+    try:  # never more than a proof can be: verify_proof refuses one byte over
+        data = read_capped(proof_path, MAX_PROOF_BYTES + 1)
+    except Unreadable as exc:
+        report.add(Code.PROOF_INVALID, f"proof of {rel} cannot be read ({exc})", doc.day, f"proofs/{rel}.tlog-proof")
+        return
+    result, problem = verify_proof(data, log, origin, trust.witnesses, trust.quorum)
+    if result is None:
+        report.add(Code.PROOF_INVALID, f"proof of {rel}: {problem}", doc.day, f"proofs/{rel}.tlog-proof")
+    elif result.line != line:
+        report.add(Code.PROOF_INVALID, f"proof of {rel} proves another line ({result.line[:90]})", doc.day,
+                   f"proofs/{rel}.tlog-proof")
+    else:
+        report.proofs_checked += 1
+
+
+LOG_ENTRIES = {"checkpoint", "vkey", "tile"}
+
+
+def _beside_signed(folder: Path, held: dict[str, str]) -> list[tuple[str, str]]:
+    """What sits in roots/, proofs/ and log/ that a snapshot does not hold there (helper-93: a doctored copy of a
+    table under proofs/, pointed at by the descriptions, verified OK). Links and hidden entries: _stray_in_export."""
+    out = []
+    roots = folder / "roots"
+    for entry in sorted(os.scandir(roots), key=lambda e: e.name) if roots.is_dir() else []:
+        if not entry.name.startswith(".") and not entry.is_symlink() and (
+                not entry.is_file(follow_symlinks=False) or folder_day(entry.name.removesuffix(".json")) is None
+                or not entry.name.endswith(".json")):
+            out.append((f"roots/{entry.name}", "not a root document in roots/"))
+    proofs = {f"proofs/{rel}.tlog-proof" for rel in held}
+    for top, dirs, names in os.walk(folder / "proofs"):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and not os.path.islink(os.path.join(top, d))]
+        for name in names:
+            rel = Path(top, name).relative_to(folder).as_posix()
+            if not name.startswith(".") and not os.path.islink(os.path.join(top, name)) and rel not in proofs:
+                out.append((rel, "not the proof of a signed file this snapshot holds"))
+    log = folder / "log"
+    for entry in sorted(os.scandir(log), key=lambda e: e.name) if log.is_dir() else []:
+        if not entry.name.startswith(".") and not entry.is_symlink() and entry.name not in LOG_ENTRIES:
+            out.append((f"log/{entry.name}", "not part of a log (checkpoint, vkey, tile/)"))
+    return out
 
 
 def verify_export(folder: Path, trust: Trust | None = None, state_path: Path | None = None) -> VerifyReport:
@@ -165,9 +238,12 @@ def verify_export(folder: Path, trust: Trust | None = None, state_path: Path | N
     if not folder.is_dir():
         report.add(Code.NO_SNAPSHOT, f"no snapshot folder at {folder}")
         return report
-    trust = resolve_trust(report, folder / "7maps.json", trust, state_path)
+    trust = resolve_trust(report, folder / "7maps.json", trust, state_path, SNAPSHOT_KEY)
     if trust is None:
         return report
+    if trust.key_file is not None and trust.key_file.resolve().is_relative_to(folder.resolve()):
+        report.notes.insert(0, f"the key given ({trust.key_file}) lies in the snapshot: it shows only that the "
+                               "snapshot agrees with itself, as a forged one would; give a key obtained apart from it")
     docs = check_export(report, folder, trust)
     new_state = check_state(report, state_path, trust, None, folder / "log") if state_path else None
     finish_report(report, docs)

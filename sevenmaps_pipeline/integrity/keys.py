@@ -17,6 +17,7 @@ from cryptography.hazmat.primitives.asymmetric.mldsa import MLDSA44PrivateKey
 from ..lake.parquet_io import write_bytes_atomic
 from ..lake.paths import LakePaths
 from ..packaged import workplace
+from .capped import MAX_KEY_BYTES, Unreadable, read_capped
 
 KEY_ENV = "SEVENMAPS_SIGNING_KEY"
 DEFAULT_KEY = Path(".secrets") / "7maps-signing-key.pem"  # under the workplace (packaged.workplace)
@@ -92,8 +93,10 @@ def public_key_from_pem(pem: str | bytes, where: str) -> Ed25519PublicKey:
 def read_well_known(path: Path) -> dict[str, Any]:
     """The `integrity` object of a 7maps.json, checked for type; SigningKeyError names what is wrong."""
     try:
-        doc = json.loads(Path(path).read_text())
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:  # nesting past any parser too
+        doc = json.loads(read_capped(Path(path), MAX_KEY_BYTES, follow_links=True).decode("utf-8"))
+    except Unreadable as exc:  # helper-93: a 64 GB 7maps.json was read whole (MemoryError)
+        raise SigningKeyError(f"{path} cannot be read: {exc}") from None
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:  # nesting past any parser too
         raise SigningKeyError(f"{path} cannot be read as JSON ({type(exc).__name__}: {exc})"[:300]) from None
     integrity = doc.get("integrity") if isinstance(doc, dict) else None
     if not isinstance(integrity, dict) or not isinstance(integrity.get("public_key_pem"), str):
@@ -111,9 +114,9 @@ def read_trusted_key(path: Path) -> Ed25519PublicKey:
     """A key the user trusts: a PEM file, or a 7maps.json carrying integrity.public_key_pem."""
     path = Path(path)
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise SigningKeyError(f"cannot read the public key {path}: {exc.strerror}") from None
+        data = read_capped(path, MAX_KEY_BYTES, follow_links=True)
+    except Unreadable as exc:
+        raise SigningKeyError(f"cannot read the public key {path}: {exc}") from None
     if data.lstrip()[:1] in (b"{", b"["):
         return public_key_from_pem(read_well_known(path)["public_key_pem"], str(path))
     return public_key_from_pem(data, str(path))

@@ -51,6 +51,8 @@ class Code(enum.Enum):
     STRAY = "stray"  # beside the signed files, covered by no root, yet read by a reader of the folder
     SUMS_MISSING = "sums_missing"
     SUMS_MALFORMED = "sums_malformed"
+    WITHHELD_UNREADABLE = "withheld_unreadable"
+    DESCRIPTION_WRONG = "description_wrong"  # datapackage.json or croissant.json names a file no root signs
     PROOF_MISSING = "proof_missing"
     PROOF_INVALID = "proof_invalid"
     # the log
@@ -128,10 +130,11 @@ class Trust:
     witnesses: list[Verifier] = field(default_factory=list)
     quorum: int = 0
     pinned: bool = False
+    key_file: Path | None = None  # --public-key's file
 
     @classmethod
     def from_public_key_file(cls, path: Path) -> Trust:
-        return cls(read_trusted_key(path), f"--public-key {path}", pinned=True)
+        return cls(read_trusted_key(path), f"--public-key {path}", pinned=True, key_file=Path(path))
 
     @classmethod
     def from_vkey(cls, vkey: str) -> Trust:

@@ -12,18 +12,20 @@ from __future__ import annotations
 import datetime as dt
 import json
 from pathlib import Path
+from typing import NamedTuple
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from ..lake.parquet_io import write_bytes_atomic
 from ..lake.paths import LakePaths
+from .capped import MAX_KEY_BYTES, Unreadable, read_capped, read_text_capped
 from .keys import SigningKeyError, read_trusted_key, signature_valid
 from .manifest import compute_root, day_lines, days_lines
 from .merkle import HashTree
 from .note import valid_name, verifier_for
 from .report import Code, Problem, Trust, VerifyReport
-from .root_docs import RootDoc, diff_lines, parse_root_doc, read_root_docs
+from .root_docs import MAX_ROOT_BYTES, RootDoc, diff_lines, parse_root_doc, read_root_docs
 from .statement import check_statement
 from .stray import stray_paths, stray_roots, uncovered_in_day
 from .tiles import load_entries, tree_of
@@ -95,8 +97,8 @@ def trust_from_state(state_path: Path | None) -> Trust | None:
     if state_path is None or not state_path.is_file():
         return None
     try:
-        vkey = json.loads(state_path.read_text())["vkey"]
-    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        vkey = json.loads(read_text_capped(state_path, MAX_KEY_BYTES, follow_links=True))["vkey"]
+    except (Unreadable, ValueError, KeyError, TypeError, RecursionError):
         return None
     try:
         trust = Trust.from_vkey(vkey)
@@ -106,32 +108,47 @@ def trust_from_state(state_path: Path | None) -> Trust | None:
     return trust
 
 
+# Whose copy of the key sits beside the files checked: a lake publishes one, a snapshot carries one (helper-93: a
+# snapshot's notes spoke of the lake's).
+class KeyCopy(NamedTuple):
+    own: str  # verified against it when no key is given
+    copy: str  # compared with the key given
+    holder: str  # whoever can write it can replace the key
+    rel: str  # where it sits
+
+
+LAKE_KEY = KeyCopy("the lake's own public key", "the lake's published key", "the lake", ".well-known/7maps.json")
+SNAPSHOT_KEY = KeyCopy("the snapshot's own public key", "the snapshot's copy of the key", "the snapshot", "7maps.json")
+
+
 def resolve_trust(report: VerifyReport, lake_key: Path | None, trust: Trust | None,
-                   state_path: Path | None) -> Trust | None:
+                  state_path: Path | None, whose: KeyCopy = LAKE_KEY) -> Trust | None:
     if trust is None:
         trust = trust_from_state(state_path)
+    rel = whose.rel
     if trust is None:
         trust = Trust()
         if lake_key is None or not lake_key.is_file():
-            report.add(Code.NO_KEY,
-                       "no public key: pass --public-key FILE or --vkey KEY", None, ".well-known/7maps.json")
+            report.add(Code.NO_KEY, "no public key: pass --public-key FILE or --vkey KEY", None, rel)
             return None
         try:
             trust.public = read_trusted_key(lake_key)
         except SigningKeyError as exc:
-            report.add(Code.KEY_UNREADABLE, f"public key: {exc}", None, ".well-known/7maps.json")
+            report.add(Code.KEY_UNREADABLE, f"public key: {exc}", None, rel)
             return None
-        report.notes.append("verified against the lake's own public key, which whoever can write the lake can "
-                            "replace: pin one with --public-key FILE, --vkey KEY or --state FILE")
+        report.notes.append(f"verified against {whose.own}, which whoever can write {whose.holder} can replace: "
+                            "pin one with --public-key FILE, --vkey KEY or --state FILE")
+        trust.source = f"{whose.own} ({whose.rel}; not pinned: pass --public-key or --vkey)"
     else:
         if trust.witnesses and not trust.quorum:
             trust.quorum = len(trust.witnesses)
-        _compare_published(report, lake_key, trust)
+        _compare_published(report, lake_key, trust, whose)
     report.trusted = trust.source
     return trust
 
 
-def _compare_published(report: VerifyReport, lake_key: Path | None, trust: Trust) -> None:
+def _compare_published(report: VerifyReport, lake_key: Path | None, trust: Trust,
+                       whose: KeyCopy) -> None:
     """A note when the key the lake publishes is not the one trusted: readers who take the lake's copy would
     check against another key (nothing signs that copy, so it is a note, not a problem)."""
     if lake_key is None or trust.public is None or not lake_key.is_file():
@@ -139,12 +156,12 @@ def _compare_published(report: VerifyReport, lake_key: Path | None, trust: Trust
     try:
         published = read_trusted_key(lake_key)
     except SigningKeyError as exc:
-        report.notes.append(f"the lake's published key cannot be read ({exc}): readers who take it cannot check")
+        report.notes.append(f"{whose.copy} cannot be read ({exc}): readers who take it cannot check")
         return
     raw = Encoding.Raw
     if published.public_bytes(raw, PublicFormat.Raw) != trust.public.public_bytes(raw, PublicFormat.Raw):
-        report.notes.append("the lake's published key (.well-known/7maps.json) is not the key you trust: readers who "
-                            "take the lake's copy check against another key")
+        report.notes.append(f"{whose.copy} ({whose.rel}) is not the key you trust: readers who take that copy "
+                            "check against another key")
 
 
 def verify_lake(lake: LakePaths, trust: Trust | None = None, state_path: Path | None = None,
@@ -174,7 +191,7 @@ def verify_lake(lake: LakePaths, trust: Trust | None = None, state_path: Path | 
     check_chain(report, docs, trust.public, first_previous=(None, ""))
     tree, _ = check_log(report, lake.log_dir, docs, trust.public, trust, complete=True)
     if tree is not None and not report.behind:  # every tile file as the entries give it, as `log check` does
-        _tiles_as_entries_give(report, lake.log_dir, tree)
+        tiles_as_entries_give(report, lake.log_dir, tree)
     new_state = check_state(report, state_path, trust, tree, lake.log_dir) if state_path else None
     finish_report(report, docs)
     if report.ok and state_path and new_state:
@@ -201,9 +218,15 @@ def verify_days(lake: LakePaths, days: list[dt.date], public: Ed25519PublicKey) 
         docs = []
         for d in (day - dt.timedelta(days=1), day):
             path = lake.root_file(d)
-            if not path.is_file():
+            if not path.exists() and not path.is_symlink():
                 continue
-            doc, problem = parse_root_doc(path.read_bytes(), d, path.relative_to(lake.root).as_posix())
+            try:
+                data = read_capped(path, MAX_ROOT_BYTES)
+            except Unreadable as exc:
+                report.add(Code.ROOT_UNREADABLE, f"root file unreadable: {path.relative_to(lake.root).as_posix()} "
+                           f"({exc})", d, rel)
+                continue
+            doc, problem = parse_root_doc(data, d, path.relative_to(lake.root).as_posix())
             if doc is None:
                 report.add(Code.ROOT_UNREADABLE, f"root file unreadable: {problem}", d, rel)
             else:
@@ -240,12 +263,12 @@ def check_log_only(lake: LakePaths, trust: Trust | None = None) -> tuple[VerifyR
         said = [line.encode() for doc in docs for line in doc.lines]
         compared = check_tile_files(report, lake.log_dir, tree_of(said), said)
     elif tree is not None:
-        compared = _tiles_as_entries_give(report, lake.log_dir, tree)
+        compared = tiles_as_entries_give(report, lake.log_dir, tree)
     finish_report(report, docs)
     return report, compared
 
 
-def _tiles_as_entries_give(report: VerifyReport, log_dir: Path, tree: HashTree) -> int:
+def tiles_as_entries_give(report: VerifyReport, log_dir: Path, tree: HashTree) -> int:
     """Every file under log/tile/ against what the log's entries (that `tree` was built from) give."""
     entries, _ = load_entries(log_dir, tree.size)
     return check_tile_files(report, log_dir, tree, entries or [])

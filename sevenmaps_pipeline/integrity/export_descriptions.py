@@ -1,0 +1,75 @@
+"""A snapshot's descriptions (`datapackage.json`, `croissant.json`) against its signed files. No root signs them,
+so whoever re-shares a copy can rewrite them; but every file they name must be a signed file the snapshot holds,
+with its signed SHA-256, or a loader that reads through them (Frictionless, mlcroissant) would read rows no root
+covers (helper-93: a resource pointed at a doctored copy under proofs/ verified OK; docs/verifying.md, section 5)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .capped import MAX_LIST_BYTES, Unreadable, read_capped
+from .report import Code, VerifyReport
+
+UNSIGNED_NOTE = ("README.md, datapackage.json and croissant.json are not signed: verify checked only that every file "
+                 "they name is one the roots sign, with its signed SHA-256; the README's words are not checked")
+
+
+def check_descriptions(report: VerifyReport, folder: Path, signed: dict[str, str]) -> None:
+    """`signed`: each signed file of the snapshot's days (its path relative to the folder) and its signed SHA-256.
+    One a copy left out may still be named (a loader then fails to find it: no rows are read that no root
+    covers); one it holds was checked against its line before."""
+    for name, named in (("datapackage.json", _package_files), ("croissant.json", _croissant_files)):
+        path = folder / name
+        if not path.exists() and not path.is_symlink():
+            continue  # a copy may leave its descriptions out; snapshots before 2026-12-04 have no croissant.json
+        try:
+            doc = json.loads(read_capped(path, MAX_LIST_BYTES).decode("utf-8"))
+        except (Unreadable, UnicodeDecodeError, ValueError, RecursionError) as exc:
+            report.add(Code.DESCRIPTION_WRONG, f"{name} cannot be read ({str(exc)[:120]})", None, name)
+            continue
+        for where, rel, digest in named(doc):
+            if not isinstance(rel, str):
+                report.add(Code.DESCRIPTION_WRONG, f"{name}: {where} names no file of the snapshot", None, name)
+            elif rel not in signed:
+                report.add(Code.DESCRIPTION_WRONG,
+                           f"{name}: {where} names {rel[:120]!r}, which is no file the snapshot's roots sign",
+                           None, name)
+            elif digest is not None and digest != signed[rel]:
+                report.add(Code.DESCRIPTION_WRONG,
+                           f"{name}: {where} gives {rel} another SHA-256 than its signed line", None, name)
+    report.notes.append(UNSIGNED_NOTE)
+
+
+def _package_files(doc: Any) -> Iterator[tuple[str, Any, str | None]]:
+    """(where, path, sha256) of each resource of a Data Package; a hash is `sha256:<hex>`."""
+    resources = doc.get("resources") if isinstance(doc, dict) else None
+    for i, resource in enumerate(resources if isinstance(resources, list) else []):
+        if not isinstance(resource, dict) or "data" in resource:  # rows written into the description itself
+            yield f"resources[{i}] (no resource of a file)", None, None
+            continue
+        paths = resource.get("path")
+        declared = resource.get("hash")
+        digest = declared[7:] if isinstance(declared, str) and declared.startswith("sha256:") else (
+            "" if declared is not None else None)  # a hash in another form never equals a signed one
+        for path in paths if isinstance(paths, list) else [paths]:
+            yield f"resource {str(resource.get('name'))[:80]!r}", path, digest
+
+
+def _croissant_files(doc: Any) -> Iterator[tuple[str, Any, str | None]]:
+    """(where, path, sha256) of each FileObject's contentUrl and each FileSet's includes."""
+    distribution = doc.get("distribution") if isinstance(doc, dict) else None
+    for i, item in enumerate(distribution if isinstance(distribution, list) else []):
+        kind = item.get("@type") if isinstance(item, dict) else None
+        where = f"distribution {str(item.get('@id'))[:80]!r}" if isinstance(item, dict) else f"distribution[{i}]"
+        if kind == "cr:FileObject":
+            digest = item.get("sha256")
+            yield where, item.get("contentUrl"), digest if isinstance(digest, str) else ""
+        elif kind == "cr:FileSet":
+            includes = item.get("includes")
+            for rel in includes if isinstance(includes, list) else [includes]:
+                yield where, rel, None
+        else:
+            yield f"{where} (neither a cr:FileObject nor a cr:FileSet)", None, None

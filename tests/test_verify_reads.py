@@ -1,0 +1,187 @@
+"""What verify reads of a lake or a snapshot that someone else made (helper-93): never a FIFO or a device, never
+more than such a file can hold, never a file no root signs under a name a reader trusts; each refusal a named
+problem, never a hang, a MemoryError or a usage error. And the snapshot's descriptions name only signed files."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import threading
+
+import test_export
+import test_integrity
+from conftest import DAY
+
+from sevenmaps_pipeline.cli import main
+from sevenmaps_pipeline.integrity.capped import MAX_KEY_BYTES, MAX_LIST_BYTES
+from sevenmaps_pipeline.integrity.export_check import verify_export
+from sevenmaps_pipeline.integrity.manifest import sha256_file
+from sevenmaps_pipeline.integrity.proof import MAX_PROOF_BYTES
+from sevenmaps_pipeline.integrity.report import Code, Trust
+from sevenmaps_pipeline.integrity.verify import verify_days, verify_lake
+
+# The fixtures of those modules: a snapshot of two signed days, and a lake of three, each copied for each test.
+exported, snapshot = test_export.exported, test_export.snapshot
+signed_template, signed_lake = test_integrity.signed_template, test_integrity.signed_lake
+
+HUGE = 64 << 30  # sparse: the attack's size, of which nothing may be read
+
+
+def _finishes(call, *args, **kwargs):
+    """call(*args) in a thread: its result, or a failure when it has not returned in a minute (a FIFO opened
+    for reading waits for a writer for good; the test must fail, not hang)."""
+    out: list = []
+    worker = threading.Thread(target=lambda: out.append(call(*args, **kwargs)), daemon=True)
+    worker.start()
+    worker.join(60)
+    assert out, f"{call.__name__} did not return: it waits on something it opened"
+    return out[0]
+
+
+def _sparse(path, size: int) -> None:
+    path.unlink(missing_ok=True)
+    with open(path, "wb") as fh:
+        fh.truncate(size)
+
+
+def _codes(report) -> dict[Code, list[str]]:
+    found: dict[Code, list[str]] = {}
+    for p in report.problems:
+        found.setdefault(p.code, []).append(p.what)
+    return found
+
+
+def test_a_root_that_is_a_fifo_or_a_link_to_a_device_is_named_never_waited_on(snapshot, signed_lake):
+    folder, trusted, *_ = snapshot
+    later = folder / "roots" / f"day={DAY + dt.timedelta(days=5)}.json"
+    os.mkfifo(later)
+    report = _finishes(verify_export, folder, Trust.from_public_key_file(trusted))
+    assert f"root file unreadable: roots/{later.name} (not a regular file (a FIFO, a device or a folder))" in \
+        _codes(report)[Code.ROOT_UNREADABLE]
+    later.unlink()
+    later.symlink_to("/dev/zero")  # read whole, it never ends
+    report = _finishes(verify_export, folder, Trust.from_public_key_file(trusted))
+    assert f"root file unreadable: roots/{later.name} (a link, not a file)" in _codes(report)[Code.ROOT_UNREADABLE]
+    # The lake's verify and the Dagster check's verify_days read roots the same way.
+    day = DAY + dt.timedelta(days=2)
+    root = signed_lake.root_file(day)
+    root.unlink()
+    os.mkfifo(root)
+    report = _finishes(verify_lake, signed_lake)
+    assert any("not a regular file" in w for w in _codes(report)[Code.ROOT_UNREADABLE])
+    problems = _finishes(verify_days, signed_lake, [day], Trust.from_public_key_file(trusted).public)
+    assert [p.what for p in problems if p.code is Code.ROOT_UNREADABLE] == [
+        f"root file unreadable: roots/day={day}.json (not a regular file (a FIFO, a device or a folder))"]
+
+
+def test_files_larger_than_any_such_file_are_named_never_read_whole(snapshot):
+    folder, trusted, *_ = snapshot
+    sums = folder / "SHA256SUMS"
+    lines = sums.read_text().splitlines()
+    proof = next(line[66:] for line in lines if line[66:].startswith("proofs/"))
+    sums.write_text("".join(f"{line}\n" for line in lines if line[66:] not in (proof, "7maps.json", "WITHHELD.txt")))
+    _sparse(folder / proof, HUGE)
+    _sparse(folder / "7maps.json", HUGE)
+    _sparse(folder / "WITHHELD.txt", HUGE)
+    tiles = folder / "log" / "tile" / "0"
+    partial = next(tiles.glob("000.p/*"))
+    partial.unlink()
+    _sparse(tiles / "000", HUGE)  # a "full tile" to take the prefix of
+    report = verify_export(folder, Trust.from_public_key_file(trusted))
+    found = _codes(report)
+    assert found[Code.PROOF_INVALID] == [f"proof of {proof[7:-11]} cannot be read (larger than "
+                                         f"{MAX_PROOF_BYTES + 1:,} bytes)"]
+    assert found[Code.WITHHELD_UNREADABLE] == [f"WITHHELD.txt cannot be read (larger than {MAX_LIST_BYTES:,} bytes)"]
+    assert f"tile log/tile/0/000.p/{partial.name} is missing" in found[Code.TILE_MISSING]
+    assert [n for n in report.notes if n.startswith("the snapshot's copy of the key cannot be read (") and
+            f"larger than {MAX_KEY_BYTES:,} bytes" in n]
+    unpinned = verify_export(folder)  # its own 7maps.json the only key
+    assert [p.code for p in unpinned.problems] == [Code.KEY_UNREADABLE]
+    _sparse(sums, HUGE)
+    assert _codes(verify_export(folder, Trust.from_public_key_file(trusted)))[Code.SUMS_MISSING] == [
+        f"SHA256SUMS cannot be read (larger than {MAX_LIST_BYTES:,} bytes)"]
+
+
+def test_a_name_too_long_for_the_system_is_a_malformed_line_not_a_usage_error(snapshot, capsys):
+    folder, trusted, *_ = snapshot
+    with open(folder / "SHA256SUMS", "a") as fh:
+        fh.write(f"{'0' * 64}  curated/{'x' * 300}.parquet\n")
+    report = verify_export(folder, Trust.from_public_key_file(trusted))
+    assert [w for w in _codes(report)[Code.SUMS_MALFORMED] if "cannot be a file here" in w]
+    assert main(["verify", "--export", str(folder), "--public-key", str(trusted)]) == 1  # a verdict, not exit 2
+
+
+def test_files_beside_the_signed_ones_and_descriptions_naming_them_are_named(snapshot):
+    """helper-93's doctored copy: a changed table under proofs/, the descriptions pointed at it, SHA256SUMS
+    rewritten; every signed file untouched. And what else a reader of roots/ or log/ might take."""
+    folder, trusted, *_ = snapshot
+    table = next(folder.glob("curated/daily_status/day=*/part-0.parquet"))
+    rel = table.relative_to(folder).as_posix()
+    doctored = f"proofs/{rel}"
+    (folder / doctored).write_bytes(table.read_bytes() + b"\0")
+    package = json.loads((folder / "datapackage.json").read_text())
+    (resource,) = [r for r in package["resources"] if r["path"] == rel]
+    resource["path"] = doctored
+    package["resources"].append({"name": "inline", "data": [{"code": "o"}]})
+    (folder / "datapackage.json").write_text(json.dumps(package))
+    croissant = json.loads((folder / "croissant.json").read_text())
+    for item in croissant["distribution"]:
+        if item.get("contentUrl") == rel:
+            item["contentUrl"] = doctored
+    (folder / "croissant.json").write_text(json.dumps(croissant))
+    (folder / "roots" / f"day={DAY + dt.timedelta(days=1)}.v2.json").write_text("{}")
+    (folder / "log" / "ds.parquet").write_bytes(b"PAR1")
+    (folder / "log" / "tile" / "9").mkdir()
+    (folder / "log" / "tile" / "9" / "x").write_bytes(b"")
+    _rewrite_sums(folder)
+    report = verify_export(folder, Trust.from_public_key_file(trusted))
+    found = _codes(report)
+    assert set(found[Code.STRAY]) == {f"not the proof of a signed file this snapshot holds: {doctored}",
+                                      f"not a root document in roots/: roots/day={DAY + dt.timedelta(days=1)}.v2.json",
+                                      "not part of a log (checkpoint, vkey, tile/): log/ds.parquet"}
+    assert found[Code.NOT_A_TILE] == ["log/tile/9/x is not a tile path"]
+    assert sorted(found[Code.DESCRIPTION_WRONG]) == sorted([
+        f"datapackage.json: resource {resource['name']!r} names {doctored!r}, which is no file the snapshot's roots "
+        "sign",
+        f"datapackage.json: resources[{len(package['resources']) - 1}] (no resource of a file) names no file of the "
+        "snapshot",
+        f"croissant.json: distribution {rel!r} names {doctored!r}, which is no file the snapshot's roots sign"])
+    assert "README.md, datapackage.json and croissant.json are not signed" in report.notes[-1]
+
+
+def _rewrite_sums(folder) -> None:
+    """SHA256SUMS over every file, as whoever doctored the copy would write it."""
+    files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
+                   if p.is_file() and p.name != "SHA256SUMS")
+    (folder / "SHA256SUMS").write_text("".join(f"{sha256_file(folder / f)}  {f}\n" for f in files))
+
+
+def test_a_signed_file_left_out_of_sha256sums_is_named_so_not_as_changed(snapshot):
+    folder, trusted, *_ = snapshot
+    sums = folder / "SHA256SUMS"
+    lines = sums.read_text().splitlines()
+    left = next(line for line in lines if line[66:].startswith("curated/"))
+    sums.write_text("".join(f"{line}\n" for line in lines if line != left))
+    found = _codes(verify_export(folder, Trust.from_public_key_file(trusted)))
+    assert found == {Code.FILE_NOT_LISTED: [f"file not listed in SHA256SUMS: {left[66:]}"]}
+
+
+def test_the_key_given_from_inside_the_snapshot_is_said_to_prove_nothing(snapshot, capsys):
+    folder, trusted, *_ = snapshot
+    own = folder / "7maps.json"
+    report = verify_export(folder, Trust.from_public_key_file(own))
+    assert report.ok and report.notes[0] == (
+        f"the key given ({own}) lies in the snapshot: it shows only that the snapshot agrees with itself, as a "
+        "forged one would; give a key obtained apart from it")
+    assert not [n for n in verify_export(folder, Trust.from_public_key_file(trusted)).notes if "lies in" in n]
+    assert main(["verify", "--export", str(folder), "--public-key", str(own)]) == 0
+    assert "lies in the snapshot" in capsys.readouterr().out
+
+
+def test_a_trusted_key_file_larger_than_a_key_is_one_line(tmp_path, snapshot, capsys):
+    folder, *_ = snapshot
+    key = tmp_path / "key.pem"
+    _sparse(key, HUGE)
+    assert main(["verify", "--export", str(folder), "--public-key", str(key)]) == 2
+    assert f"larger than {MAX_KEY_BYTES:,} bytes" in capsys.readouterr().err
