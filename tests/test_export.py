@@ -443,3 +443,58 @@ def test_a_file_signed_beside_a_tables_files_that_is_none_of_them_is_listed_with
     assert (f"raw/agent_reports/day={DAYS[0]}/notes.txt\tsigned, but no Parquet file of its table"
             in (result.folder / "WITHHELD.txt").read_text())
     assert verify_export(result.folder, Trust.from_public_key_file(lake.well_known)).ok
+
+
+def test_an_existing_folder_is_left_as_it_is_only_when_it_is_a_snapshot_of_exactly_the_days_asked(
+        lake, signing_key, tmp_path, capsys):
+    """helper-93: a folder holding a snapshot of other days, an empty SHA256SUMS alone, or a link to a snapshot of
+    other days was 'already exists (snapshots are immutable); left as it is', exit 0, for the range asked."""
+    for d in DAYS[:2]:
+        build_day(lake, d)
+    sign_through(lake, DAYS[1], signing_key, now=NOW)
+    one = export_snapshot(lake, DAYS[0], out=tmp_path / "one").folder
+    assert not export_snapshot(lake, DAYS[0], out=tmp_path / "one").created
+    with pytest.raises(ExportError, match=f"is a snapshot of {DAYS[0]}, not a snapshot of {DAYS[0]} .. {DAYS[1]}"):
+        export_snapshot(lake, DAYS[0], DAYS[1], out=one)
+    (tmp_path / "sums").mkdir()
+    (tmp_path / "sums" / "SHA256SUMS").touch()
+    with pytest.raises(ExportError, match=r"is a folder holding SHA256SUMS \(no roots/ of any day\), not a snap"):
+        export_snapshot(lake, DAYS[0], out=tmp_path / "sums")
+    (tmp_path / "link").symlink_to(one, target_is_directory=True)
+    assert not export_snapshot(lake, DAYS[0], out=tmp_path / "link").created
+    with pytest.raises(ExportError, match=f"link is a snapshot of {DAYS[0]}, not a snapshot of {DAYS[1]}"):
+        export_snapshot(lake, DAYS[1], out=tmp_path / "link")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(ExportError, match="is a link to .*nowhere, which is not there"):
+        export_snapshot(lake, DAYS[0], out=tmp_path / "dangling")
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no temporary left behind
+    capsys.readouterr()
+    assert main(["--lake", str(lake.root), "export", "--day", str(DAYS[0]), "--to", str(DAYS[1]),
+                 "--out", str(one)]) == 2
+    assert main(["--lake", str(lake.root), "export", "--day", str(DAYS[1]), "--out", ""]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"error: {one} is a snapshot of {DAYS[0]}, not a snapshot of {DAYS[0]} .. {DAYS[1]} (2 days); "
+                   "choose another --out",
+                   "error: --out is empty: name the folder to create, or leave --out out for <lake>/exports/"]
+    assert not lake.exports_dir.exists()  # the empty --out did not fall back to the default folder
+
+
+def test_a_snapshot_is_written_under_the_lakes_exports_or_outside_the_lake_never_elsewhere_in_it(
+        lake, signing_key, tmp_path):
+    """helper-93: `--out <lake>/curated/snap` made the lake's verify fail, and `--out` an unsigned day's folder put
+    the snapshot's files into a day that signing walks and the warehouse reads."""
+    build_day(lake, DAYS[0])
+    sign_through(lake, DAYS[0], signing_key, now=NOW)
+    (tmp_path / "via").symlink_to(lake.root / "curated", target_is_directory=True)
+    for out in (lake.root / "curated" / "snap", lake.root / f"curated/daily_status/day={DAYS[1]}",
+                tmp_path / "via" / "snap", lake.exports_dir, lake.root / "exports-not"):
+        with pytest.raises(ExportError, match=f"is inside the lake {lake.root.resolve()}, where signing"):
+            export_snapshot(lake, DAYS[0], out=out)
+        assert not out.exists()
+    written = export_snapshot(lake, DAYS[0], out=lake.exports_dir / "mine").folder
+    outside = export_snapshot(lake, DAYS[0], out=tmp_path / "outside").folder
+    for out in (written / "sub", outside / "curated" / "sub"):
+        with pytest.raises(ExportError, match="is inside the snapshot .*, which it would change"):
+            export_snapshot(lake, DAYS[0], out=out)
+    assert verify_lake(lake, Trust.from_public_key_file(lake.well_known)).ok
+    assert verify_export(written, Trust.from_public_key_file(lake.well_known)).ok

@@ -181,6 +181,8 @@ def _log_sync(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     first = parse_day(args.day)
     last = parse_day(args.to) if args.to else first
+    if args.out is not None and not args.out.strip():  # Path('') is '.', and a bare `if args.out` the default
+        raise ValueError("--out is empty: name the folder to create, or leave --out out for <lake>/exports/")
     result = export_snapshot(_existing_lake(args), first, last, Path(args.out) if args.out else None,
                              progress=lambda msg: print(f"  {msg}", flush=True))
     if not result.created:

@@ -32,7 +32,7 @@ from ..integrity.manifest import sha256_file
 from ..integrity.proof import TlogProof
 from ..integrity.roots import read_root, signed_days
 from ..integrity.tiles import expected_files
-from ..lake.paths import LakePaths
+from ..lake.paths import LakePaths, folder_day
 from ..lake.schemas import TableSpec, table_of, withheld_reason
 from .descriptors import DataFile, croissant, datapackage
 
@@ -141,6 +141,60 @@ def _days_to_export(lake: LakePaths, first: dt.date, last: dt.date) -> tuple[lis
     return days, signed
 
 
+def _span(days: list[dt.date]) -> str:
+    return str(days[0]) if len(days) == 1 else f"{days[0]} .. {days[-1]} ({len(days)} days)"
+
+
+def _snapshot_days(folder: Path) -> list[dt.date]:
+    """The days an existing folder is a snapshot of (its SHA256SUMS and roots/), or [] when it is none."""
+    if not folder.is_dir() or not (folder / "SHA256SUMS").is_file():
+        return []
+    return sorted(d for p in (folder / "roots").glob("day=*.json") if (d := folder_day(p.name[:-5])) is not None)
+
+
+def _what_is_at(folder: Path, held: list[dt.date]) -> str:
+    """What an existing --out holds, in a few words for the refusal."""
+    if held:
+        return f"a snapshot of {_span(held)}"
+    if folder.is_symlink() and not folder.exists():
+        return f"a link to {os.readlink(folder)}, which is not there"
+    if not folder.is_dir():
+        return "a file"
+    names = sorted(p.name for p in folder.iterdir())
+    if not names:
+        return "an empty folder"
+    return ("a folder holding " + ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+            + " (no roots/ of any day)")
+
+
+def _already_written(folder: Path, days: list[dt.date]) -> bool:
+    """True when `folder` is a snapshot of exactly `days`: snapshots are immutable, so it is left as it is
+    (docs/verifying.md section 5); False when nothing is there. Anything else is refused, naming what it holds:
+    a snapshot of other days, left as it is, passed for the range asked (helper-93)."""
+    if not folder.exists() and not folder.is_symlink():
+        return False
+    held = _snapshot_days(folder)
+    if held == days:
+        return True
+    raise ExportError(f"{folder} is {_what_is_at(folder, held)}, not a snapshot of {_span(days)}; "
+                      "choose another --out")
+
+
+def _refuse_inside(lake: LakePaths, folder: Path) -> None:
+    """A snapshot is written under the lake's exports/ or outside the lake, and never inside another snapshot:
+    elsewhere in the lake it would be files no root signs in the folders signing and `verify` walk, and a day's
+    folder it landed in would be read as that day (helper-93, docs/verifying.md section 5)."""
+    where = folder.resolve()  # through links, as the files would be written
+    root, exports = lake.root.resolve(), lake.exports_dir.resolve()
+    if where.is_relative_to(root) and exports not in where.parents:
+        raise ExportError(f"--out {folder} is inside the lake {root}, where signing and `sevenmaps verify` read "
+                          f"every folder; write the snapshot under {exports}/ or outside the lake")
+    inside = next((p for p in where.parents if (p / "SHA256SUMS").is_file() and (p / "roots").is_dir()), None)
+    if inside is not None:
+        raise ExportError(f"--out {folder} is inside the snapshot {inside}, which it would change; "
+                          "choose a folder outside it")
+
+
 def _log_positions(lake: LakePaths, signed: list[dt.date], days: list[dt.date],
                    state: LogState) -> tuple[dict[dt.date, dict], dict[str, int]]:
     """The root documents of the snapshot's days, and each of their lines' index in the log (days in chain
@@ -237,10 +291,9 @@ def export_snapshot(lake: LakePaths, first: dt.date, last: dt.date | None = None
     last = last or first
     days, signed = _days_to_export(lake, first, last)
     folder = Path(out) if out else default_folder(lake, first, last)
-    if folder.exists():
-        if (folder / "SHA256SUMS").is_file():
-            return ExportResult(folder, days, 0, 0, 0, created=False)
-        raise ExportError(f"{folder} exists and is not a snapshot; choose another --out")
+    _refuse_inside(lake, folder)
+    if _already_written(folder, days):
+        return ExportResult(folder, days, 0, 0, 0, created=False)
     state = read_state(lake)
     checkpoint = state.checkpoint_bytes
     if checkpoint is None:
