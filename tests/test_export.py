@@ -498,3 +498,29 @@ def test_a_snapshot_is_written_under_the_lakes_exports_or_outside_the_lake_never
             export_snapshot(lake, DAYS[0], out=out)
     assert verify_lake(lake, Trust.from_public_key_file(lake.well_known)).ok
     assert verify_export(written, Trust.from_public_key_file(lake.well_known)).ok
+
+
+def test_a_lake_whose_roots_have_a_gap_or_disagree_with_the_log_is_never_exported(lake, signing_key, tmp_path):
+    """helper-93: with a middle root moved aside, the days after it were exported with every proof wrong (their
+    log positions recounted from the roots left, not taken from each root's own record), and a snapshot stays."""
+    for d in DAYS:
+        build_day(lake, d)
+    sign_through(lake, DAYS[-1], signing_key, now=NOW)
+    aside = tmp_path / "aside.json"
+    lake.root_file(DAYS[1]).rename(aside)
+    with pytest.raises(ExportError, match=f"the signed roots have a gap: roots/day={DAYS[2]}.json chains to "
+                                          f"{DAYS[1]}, whose root is not in the lake"):
+        export_snapshot(lake, DAYS[2], out=tmp_path / "gap")
+    assert main(["--lake", str(lake.root), "export", "--day", str(DAYS[2]), "--out", str(tmp_path / "gap")]) == 2
+    assert not (tmp_path / "gap").exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+    aside.rename(lake.root_file(DAYS[1]))
+    path = lake.root_file(DAYS[2])
+    doc = json.loads(path.read_text())
+    for first in (doc["log"]["first_index"] - 1, doc["log"]["first_index"] + 1):  # a record the chain disagrees with
+        path.chmod(0o644)
+        path.write_text(json.dumps(doc | {"log": doc["log"] | {"first_index": first}}))
+        with pytest.raises(ExportError, match=f"roots/day={DAYS[2]}.json records its lines from log entry {first}"):
+            export_snapshot(lake, DAYS[2], out=tmp_path / "record")
+    path.write_text(json.dumps(doc))
+    written = export_snapshot(lake, DAYS[2], out=tmp_path / "record")
+    assert verify_export(written.folder, Trust.from_public_key_file(lake.well_known)).ok

@@ -195,23 +195,47 @@ def _refuse_inside(lake: LakePaths, folder: Path) -> None:
                           "choose a folder outside it")
 
 
+def _first_index(day: dt.date, doc: dict, previous: dt.date | None, at: int) -> int:
+    """Where the day's lines start in the log: its root's own record (`log.first_index`), held to the chain and to
+    the count of the signed lines before it. A missing root made every proof of the days after it wrong
+    (helper-93: the count skipped its lines, the log holds them), and a snapshot is never rewritten."""
+    said = doc.get("previous_day")
+    if said != (previous.isoformat() if previous else None):
+        raise ExportError(f"the signed roots have a gap: roots/day={day}.json chains to {said}, whose root is not in "
+                          "the lake; run `sevenmaps verify`")
+    record = doc.get("log") or {}
+    first = record.get("first_index", at)
+    size = record.get("tree_size", first + len(doc["lines"]) if isinstance(first, int) else None)
+    if first != at or size != first + len(doc["lines"]):
+        raise ExportError(f"roots/day={day}.json records its lines from log entry {first} (tree size {size}), "
+                          f"where the signed roots before it hold {at} lines; run `sevenmaps verify`")
+    return first
+
+
 def _log_positions(lake: LakePaths, signed: list[dt.date], days: list[dt.date],
                    state: LogState) -> tuple[dict[dt.date, dict], dict[str, int]]:
-    """The root documents of the snapshot's days, and each of their lines' index in the log (days in chain
-    order, each day's lines in order); refused when the log does not yet hold every signed line."""
+    """The root documents of the snapshot's days, and each of their lines' index in the log (as each root records
+    it, docs/verifying.md sections 1 and 2); refused when the roots have a gap, a root's record disagrees with the
+    chain, the log does not yet hold every signed line, or an entry is not the line its proof would say it is."""
     index_of: dict[str, int] = {}
     at = 0
     docs: dict[dt.date, dict] = {}
+    previous: dt.date | None = None
     for day in signed:
         doc = read_root(lake, day)
+        first = _first_index(day, doc, previous, at)
         if day in days:
             docs[day] = doc
             for i, line in enumerate(doc["lines"]):
-                index_of[line] = at + i
-        at += len(doc["lines"])
+                index_of[line] = first + i
+        at, previous = first + len(doc["lines"]), day
     if at > state.size:
         raise ExportError(f"the log (size {state.size}) does not yet hold every signed line ({at}); "
                           "it is behind its roots: run `sevenmaps log sync` (or the next signing does it)")
+    wrong = next((line for line, i in index_of.items() if state.entries[i] != line.encode()), None)
+    if wrong is not None:
+        raise ExportError(f"log entry {index_of[wrong]} is not the signed line of {wrong[66:]}: the log and the roots "
+                          "disagree; run `sevenmaps verify`")
     return docs, index_of
 
 
