@@ -47,6 +47,12 @@ OPENSSL ?= /usr/bin/openssl
 $(OPENSSL): | $(CHROMIUM)  # after Chromium's install, never beside it: the two would contend for dpkg's lock
 	$(call apt_install,openssl,$(OPENSSL),the bench smoke test)
 
+# A snapshot's completeness with standard tools (docs/verifying.md section 6, run as written by
+# tests/test_export.py) reads the roots with `jq`: Debian's jq package, installed here when missing, as openssl is.
+JQ ?= /usr/bin/jq
+$(JQ): | $(OPENSSL)  # after openssl's install, never beside it: dpkg's lock
+	$(call apt_install,jq,$(JQ),the snapshot tests)
+
 # The map's server is also held to the official TypeScript SDK client (tests/test_ts_sdk_client.py), and the
 # prober to a server on that SDK's server classes (tests/test_prober_ts_sdk_server.py): its npm
 # packages, pinned in tests/ts_client/package-lock.json, installed here (npm ci) when node_modules is missing
@@ -59,14 +65,14 @@ $(TS_MODULES): $(TS_CLIENT)/package-lock.json
 	@npm ci --prefix $(TS_CLIENT) --no-audit --no-fund --loglevel=error >/dev/null
 	@touch $@
 
-# `make test` alone (what CI runs) installs what a run needs side by side (the packages, Debian's Chromium and
-# openssl, the npm packages: each from its own rule above), in the time of the longest of them rather than
+# `make test` alone (what CI runs) installs what a run needs side by side (the packages, Debian's Chromium,
+# openssl and jq, the npm packages: each from its own rule above), in the time of the longest of them rather than
 # their sum; beside other goals (`make lint test`) make takes them one after another, each install once.
 # pytest gets no MAKEFLAGS: the make a test runs (`make ui`) is not this one's job.
 ifeq ($(MAKECMDGOALS),test)
 MAKEFLAGS += -j4
 endif
-test: $(STAMP) $(CHROMIUM) $(OPENSSL) $(TS_MODULES)  ## the test suite (pytest, on three workers for two cores: the longest tests start first, see tests/conftest.py)
+test: $(STAMP) $(CHROMIUM) $(OPENSSL) $(JQ) $(TS_MODULES)  ## the test suite (pytest, on three workers for two cores: the longest tests start first, see tests/conftest.py)
 	@$(BYTECODE)
 	MAKEFLAGS= $(PY) -m pytest -q -n 3
 

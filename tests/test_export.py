@@ -9,6 +9,7 @@ import json
 import shutil
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import duckdb
@@ -32,7 +33,7 @@ from sevenmaps_pipeline.integrity.verify import verify_lake
 from sevenmaps_pipeline.lake.paths import LakePaths
 from sevenmaps_pipeline.lake.schemas import WITHHELD_TABLES, table_of
 from sevenmaps_pipeline.lake.warehouse import publish_warehouse
-from sevenmaps_pipeline.publishing.export import ExportError, export_snapshot
+from sevenmaps_pipeline.publishing.export import COMPLETENESS_CHECK, ExportError, export_snapshot
 
 DAYS = [DAY + dt.timedelta(days=i) for i in range(3)]
 
@@ -524,3 +525,55 @@ def test_a_lake_whose_roots_have_a_gap_or_disagree_with_the_log_is_never_exporte
     path.write_text(json.dumps(doc))
     written = export_snapshot(lake, DAYS[2], out=tmp_path / "record")
     assert verify_export(written.folder, Trust.from_public_key_file(lake.well_known)).ok
+
+
+def _completeness_lines(folder: Path) -> list[str]:
+    """The completeness lines of the snapshot's own README.md, as a researcher copies them; held to be the ones
+    docs/verifying.md section 6 gives."""
+    readme = (folder / "README.md").read_text().splitlines()
+    start = readme.index("    " + COMPLETENESS_CHECK[0])
+    lines = [line[4:] for line in readme[start:start + len(COMPLETENESS_CHECK)]]
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "verifying.md").read_text()
+    section = docs[docs.index("## 6. With standard tools only"):docs.index("## Known answers")]
+    assert lines == list(COMPLETENESS_CHECK) and "```sh\n" + "\n".join(lines) + "\n```" in section
+    return lines
+
+
+def test_the_readme_verifies_against_a_key_from_elsewhere_never_the_folders_own(snapshot):
+    """helper-93 re-signed a doctored lake with a key of their own, and the README's command, which trusted the
+    7maps.json (or log/vkey) inside the folder, printed OK."""
+    folder, *_ = snapshot
+    readme = (folder / "README.md").read_text()
+    assert "--public-key 7maps.json" not in readme and "cat log/vkey" not in readme
+    assert ("sevenmaps verify --export . --public-key <the 7maps.json you trust, obtained apart from this folder>"
+            in readme)
+    assert "own `7maps.json` and `log/vkey` prove nothing by themselves" in readme
+
+
+def test_standard_tools_name_a_file_no_root_signs_and_a_signed_file_left_out_silently(snapshot, tmp_path):
+    """helper-93: `sha256sum -c SHA256SUMS` and every step of docs/verifying.md section 6 passed a snapshot with an
+    added day no root covers (which the README's DuckDB glob then read) and a deleted file WITHHELD.txt does not
+    list, SHA256SUMS rewritten. The README's (and section 6's) completeness lines print both; nothing when whole."""
+    folder, *_ = snapshot
+    script = "\n".join(_completeness_lines(folder))
+    run = partial(subprocess.run, ["sh", "-c", script], cwd=folder, capture_output=True, text=True)
+    before = sorted(folder.rglob("*"))
+    done = run()
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    assert sorted(folder.rglob("*")) == before  # the list of signed files was kept outside the folder
+    added = f"curated/daily_status/day={DAYS[2] + dt.timedelta(days=1)}/part-0.parquet"
+    (folder / added).parent.mkdir()
+    shutil.copyfile(folder / f"curated/daily_status/day={DAYS[2]}/part-0.parquet", folder / added)
+    deleted = f"curated/tools/day={DAYS[1]}/part-0.parquet"
+    (folder / deleted).unlink()
+    (tmp_path / "elsewhere").mkdir()
+    linked = "curated/daily_status/day=2026-12-31"
+    (folder / linked).symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    (folder / "SHA256SUMS").write_text("".join(f"{sha256_file(folder / f)}  {f}\n" for f in files
+                                               if f != "SHA256SUMS"))
+    sums = subprocess.run(["sha256sum", "-c", "--quiet", "SHA256SUMS"], cwd=folder, capture_output=True, text=True)
+    assert sums.returncode == 0, sums.stdout  # what the snapshot's README said checks every file
+    done = run()
+    assert done.returncode == 0 and done.stderr == ""
+    assert done.stdout.splitlines() == [added, linked, deleted]

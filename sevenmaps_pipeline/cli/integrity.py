@@ -191,7 +191,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     print(f"wrote {result.folder}: {result.files} files ({result.bytes / 1e6:.1f} MB) of {len(result.days)} days, "
           f"{result.withheld} withheld (WITHHELD.txt). Check it with:\n"
           f"  sevenmaps verify --export {result.folder} --public-key <the 7maps.json you trust>\n"
-          f"  (cd {result.folder} && sha256sum -c --quiet SHA256SUMS)")
+          f"  (cd {result.folder} && sha256sum -c --quiet SHA256SUMS)   # only the files it lists; its README.md's "
+          "Verify checks the rest")
     return 0
 
 

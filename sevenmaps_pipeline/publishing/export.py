@@ -79,11 +79,26 @@ def copy_independent(source: Path, target: Path) -> str:
     return "copy"
 
 
+# What `sha256sum -c SHA256SUMS` leaves unseen, with standard tools (docs/verifying.md section 6, word for word):
+# it reads only the files a list names, so a day's file no root signs (which DuckDB's `day=*` glob reads) and a
+# signed file deleted with its line both passed every step (helper-93). These print each one; nothing when whole.
+COMPLETENESS_CHECK = (
+    "export LC_ALL=C                                   # one byte order for sort and comm",
+    "signed=$(mktemp)                                  # outside the folder: no file of the snapshot",
+    "jq -r '.lines[] | .[66:]' roots/day=*.json | sort -u > \"$signed\"        # every file these days' roots sign",
+    "find raw curated ! -type d | sort | comm -23 - \"$signed\"                # each file here that no root signs",
+    "{ find raw curated ! -type d; grep -v '^#' WITHHELD.txt | cut -f1; } | sort | comm -13 - \"$signed\""
+    "  # each signed file neither here nor in WITHHELD.txt",
+    "rm \"$signed\"",
+)
+
+
 def _readme(name: str, days: list[dt.date], tables: dict[str, TableSpec], checkpoint_size: int) -> str:
     # Each table also by the name an analyst of the lake knows it (its view in warehouse.duckdb) and its folder.
     rows = "\n".join(f"| `{n}` | `{spec.view}` | `{spec.location.split('/day=', 1)[0]}/` | {spec.grain} |"
                      for n, spec in sorted(tables.items()))
     first, last = days[0], days[-1]
+    completeness = "\n    ".join(COMPLETENESS_CHECK)
     return f"""# 7Maps snapshot {name}
 
 The signed daily map of remote MCP servers for {first} .. {last} (UTC days), as the pipeline published
@@ -100,7 +115,8 @@ Files are Parquet, in each table's folder above, one `day=YYYY-MM-DD/` folder a 
 SHA-256 and column descriptions; `croissant.json` (MLCommons Croissant 1.1) describes the same files, their
 sizes and SHA-256, and each table's columns for ML loaders.
 
-Load in DuckDB:
+Load in DuckDB, once the folder is verified (below: the `day=*` glob reads every `day=` folder here, signed or
+not):
 
     SELECT code, count(*) FROM read_parquet('curated/daily_status/day=*/part-0.parquet') GROUP BY code;
 
@@ -111,17 +127,27 @@ or in Polars:
 
 ## Verify
 
-With the published key you trust (not only the copy in this folder), using the pipeline:
+This folder's own `7maps.json` and `log/vkey` prove nothing by themselves: whoever changed its files could
+have signed them again with a key of their own and put that key here. Verify against the 7Maps key you
+trust, obtained apart from this folder, using the pipeline:
 
-    sevenmaps verify --export . --public-key 7maps.json      # or --vkey "$(cat log/vkey)" from a source you trust
+    sevenmaps verify --export . --public-key <the 7maps.json you trust, obtained apart from this folder>
 
-With standard tools only:
+or with standard tools only:
 
-    sha256sum -c SHA256SUMS                  # every file in this folder is what it says
+    sha256sum -c SHA256SUMS                  # each file SHA256SUMS lists is what it says (and only those)
     # each data file's line '<sha256>  <path>' is in roots/day=D.json "lines"; the day's root is
-    # sha256_hex(previous_root + "\\n" + "\\n".join(lines)), and "signature" is Ed25519 over its 32 bytes;
-    # proofs/<path>.tlog-proof proves that line is entry N of the log whose checkpoint (log/checkpoint,
-    # size {checkpoint_size}) is a C2SP signed note by the log key (log/vkey).
+    # sha256_hex(previous_root + "\\n" + "\\n".join(lines)), and "signature" is Ed25519 over its 32 bytes
+    # by the key you trust; proofs/<path>.tlog-proof proves that line is entry N of the log whose checkpoint
+    # (log/checkpoint, size {checkpoint_size}) is a C2SP signed note by the log key ("integrity.log_vkey")
+    # of the 7maps.json you trust.
+
+`sha256sum -c` never reads a file SHA256SUMS does not list, so it passes a file added under a day no root
+covers and a file deleted along with its line (whoever does either can rewrite SHA256SUMS). These print each
+data file here that no root signs and each signed file neither here nor in WITHHELD.txt; nothing, when the
+folder is whole (every roots/day=D.json must itself pass the root and signature checks above):
+
+    {completeness}
 
 `WITHHELD.txt` names every signed file of these days that is not here, and why; their lines are still in
 the roots, so the roots verify and nothing is left out silently.
