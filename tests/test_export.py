@@ -470,6 +470,9 @@ def test_an_existing_folder_is_left_as_it_is_only_when_it_is_a_snapshot_of_exact
         export_snapshot(lake, DAYS[0], out=tmp_path / "dangling")
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no temporary left behind
     capsys.readouterr()
+    assert main(["--lake", str(lake.root), "export", "--day", str(DAYS[0]), "--out", str(one)]) == 0
+    assert capsys.readouterr().out == (f"{one} is already a snapshot of these days (snapshots are immutable); "
+                                       "left as it is\n")
     assert main(["--lake", str(lake.root), "export", "--day", str(DAYS[0]), "--to", str(DAYS[1]),
                  "--out", str(one)]) == 2
     assert main(["--lake", str(lake.root), "export", "--day", str(DAYS[1]), "--out", ""]) == 2

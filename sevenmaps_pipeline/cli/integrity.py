@@ -186,7 +186,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     result = export_snapshot(_existing_lake(args), first, last, Path(args.out) if args.out else None,
                              progress=lambda msg: print(f"  {msg}", flush=True))
     if not result.created:
-        print(f"{result.folder} already exists (snapshots are immutable); left as it is")
+        print(f"{result.folder} is already a snapshot of these days (snapshots are immutable); left as it is")
         return 0
     print(f"wrote {result.folder}: {result.files} files ({result.bytes / 1e6:.1f} MB) of {len(result.days)} days, "
           f"{result.withheld} withheld (WITHHELD.txt). Check it with:\n"
