@@ -123,7 +123,7 @@ def test_an_empty_tool_list_shown_now_takes_a_server_off_the_live_list_as_the_si
         assert reliable_names(get(url, "categories/weather.html")) == ["io.test/forecast"]
         reliable = get(url, "reliable.json").json()
         assert [(r["server_name"], r["rank"]) for r in reliable["reliable"]["weather"]] == [("io.test/forecast", 1)]
-        assert reliable["live"]["method"] == "live-pages-1.5"
+        assert reliable["live"]["method"] == "live-pages-1.6"
     with MapDay.open(lake) as record:
         now = {r["server_name"]: r for r in record.rows(
             "SELECT server_name, current_code, current_tool_count, current_shown_status, decided_by, method_version "
@@ -259,3 +259,26 @@ def test_an_owners_five_minute_checks_move_the_status_shown_now_as_hourly_ones_d
         (entry,) = get(url, "down.json").json()["down"]
         assert entry["server_name"] == "io.test/notes" and entry["decided_by"] == "five_minute"
         assert entry["since"].startswith(f"{DAY.isoformat()}T10:05")  # the first failed check of the two
+
+
+def test_tied_servers_keep_one_rank_live_as_on_the_days_list(tmp_path):
+    """Two endpoints equal on every key of the reliable order: rank 1 and 1 on the day's list, on the site and live
+    (helper-94: live-pages-1.5 counted them 1 and 2); once one is set aside, the other is 1."""
+    lake = LakePaths.at(tmp_path / "lake")
+    urls = {"alpha": "https://alpha.example.net/mcp", "beta": "https://beta.example.org/mcp"}
+    keys = [server_key(u) for u in urls.values()]
+    for back in range(16, 0, -1):
+        land_status(lake, DAY - dt.timedelta(days=back), dict.fromkeys(keys, "o"), handshake=dict.fromkeys(keys, 200))
+    land_probes(lake, [probe(u, "ok", day=DAY, tools=WEATHER[:2], handshake_ms=200) for u in urls.values()], day=DAY)
+    rebuild_day(lake, DAY)
+    with MapDay.open(lake) as record:
+        day_ranks = record.rows("SELECT rank FROM reliable_rankings WHERE category = 'weather'")
+    assert [r["rank"] for r in day_ranks] == [1, 1]
+    with served_on_loopback(make_app(lake, live_fresh_seconds=0), "the map's server") as url:
+        reliable = get(url, "reliable.json").json()
+        assert reliable["live"]["method"] == "live-pages-1.6"
+        assert [(r["rank"], r["day_rank"]) for r in reliable["reliable"]["weather"]] == [(1, 1), (1, 1)]
+        land_hourly(lake, urls["alpha"], "timeout", hour=5)
+        land_hourly(lake, urls["alpha"], "timeout", hour=6)  # shown down now: set aside
+        (left,) = get(url, "reliable.json").json()["reliable"]["weather"]
+        assert (left["server_id"], left["rank"], left["day_rank"]) == (server_id(keys[1]), 1, 1)

@@ -25,10 +25,11 @@ from .pages import _environment, server_page, status_badge, uptime_badge
 from .site import slug
 from .status import DOWN_SINCE, statuses
 
-LIVE_METHOD = "live-pages-1.5"  # 1.1: down since (DOWN_SINCE) and what uptime counts, as on the site; 1.2: the
+LIVE_METHOD = "live-pages-1.6"  # 1.1: down since (DOWN_SINCE) and what uptime counts, as on the site; 1.2: the
 # token cost of the tool list shown (status.py TOKEN_COST); 1.3: an empty tool list shown now is off the reliable lists;
 # 1.4: a category page says what its list is, its order as reliable-1.3 ranks (and shows its first key), as the
-# site's (site-1.4); 1.5: "over 1 day observed", not "1 days", as the site's (site-1.5)
+# site's (site-1.4); 1.5: "over 1 day observed", not "1 days", as the site's (site-1.5); 1.6: tied servers keep
+# one rank, as the day's list ranks them
 _ID = r"[0-9a-f]{12}"
 # Every path the live pages answer (anything else is a 404 without reading the map).
 PATHS = {
@@ -91,14 +92,15 @@ def _down(mapday: MapDay) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
 
 def _reliable(mapday: MapDay) -> dict[str, list[dict[str, Any]]]:
     """Each category's reliable list as ranked on the built day, without what is not answering with tools now,
-    ranks counted again over what is left."""
+    ranks counted again over what is left: tied servers keep one rank, as the day's list gives them
+    (helper-94: `row_number()` numbered a tie 1 and 2, the day's list and the site 1 and 1)."""
     rows = mapday.rows(
         "SELECT r.category, r.rank AS day_rank, r.server_id, r.server_name, r.tools_days, r.uptime_pct, "
         "r.checked_days, r.median_handshake_ms, "
-        "row_number() OVER (PARTITION BY r.category ORDER BY r.rank, r.server_id) AS rank "
+        "rank() OVER (PARTITION BY r.category ORDER BY r.rank) AS rank "
         "FROM reliable_rankings r JOIN current_status c USING (server_key) "
         "WHERE c.current_code = 'o' AND c.current_tool_count > 0 "
-        "ORDER BY r.category, rank")
+        "ORDER BY r.category, rank, r.server_id")
     out: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         out.setdefault(r["category"], []).append(r)
