@@ -81,7 +81,7 @@ def live_incident(lake) -> dict:
 
 # ------------------------------------------------------------------------------------------------ closing
 
-def test_a_closed_incident_stops_being_live_at_once_and_says_who_closed_it_and_why(lake):
+def test_a_closed_incident_stops_being_live_at_once_and_says_who_closed_it_and_why(lake, capsys):
     live_incident(lake)
     before = status_now(lake)
     assert before["live_incident"] and before["incidents"][0]["status"] == "live"
@@ -103,6 +103,11 @@ def test_a_closed_incident_stops_being_live_at_once_and_says_who_closed_it_and_w
     # The site is the day's record: it reads the day as built, until the day is built again.
     with MapDay.open(lake, reviews=False) as mapday:
         assert mapday.rows("SELECT status FROM incidents WHERE server_key = $k", {"k": KEY}) == [{"status": "live"}]
+    # ... and so do `sevenmaps server` and `route` asked for that day (helper-94: they applied the review).
+    assert main(["server", KEY, "--day", str(day_n(1)), "--json", "--lake", str(lake.root)]) == 0
+    assert json.loads(capsys.readouterr().out)["live_incident"] is True
+    assert main(["server", KEY, "--json", "--lake", str(lake.root)]) == 0
+    assert json.loads(capsys.readouterr().out)["live_incident"] is False
 
     # The day rebuilt after it ended reads the closure (made before it ended): the same answer, now built.
     built = rebuild(lake, 1)

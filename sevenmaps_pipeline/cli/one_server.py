@@ -22,7 +22,9 @@ CHANGES_SHOWN = 20
 def cmd_server(args: argparse.Namespace) -> int:
     lake = _existing_lake(args)
     # As the map's server answers it (live: the open day so far read too), unless a day is asked for.
-    with MapDay.open(lake, parse_day(args.day) if args.day else None, live=not args.day) as mapday:
+    # --day D reads the day as its site does: its incidents as built, a later review not applied (helper-94)
+    day = parse_day(args.day) if args.day else None
+    with MapDay.open(lake, day, reviews=day is None, live=day is None) as mapday:
         status = server_status(mapday, args.server)
     if args.json:
         print(json.dumps(status, indent=1, default=str))

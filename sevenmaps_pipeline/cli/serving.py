@@ -58,7 +58,9 @@ def cmd_route(args: argparse.Namespace) -> int:
         return 2
     lake = _existing_lake(args)
     # As the map's server answers (live: the open day so far read too), unless a day is asked for.
-    with MapDay.open(lake, parse_day(args.day) if args.day else None, live=not args.day) as mapday:
+    # --day D reads the day as its site does: its incidents as built, a later review not applied (helper-94)
+    day = parse_day(args.day) if args.day else None
+    with MapDay.open(lake, day, reviews=day is None, live=day is None) as mapday:
         answer = route(mapday, args.task, args.risk, args.limit)
     print(json.dumps(answer, indent=1, default=str))
     return 0
