@@ -5,7 +5,7 @@
 --                  each slice: curated/open_day.py); empty where none is read (the signed day's site)
 --   hourly_checks  raw/hourly: the hourly checks of the most used endpoints (not covered by roots)
 --   five_minute_checks  raw/five_minute: the five-minute checks of the endpoints their owners chose
--- Method (current-1.2, docs/methodology.md "Hourly checks" and "The open day"):
+-- Method (current-1.3, docs/methodology.md "Hourly checks" and "The open day"):
 --   * the daily status stands until a newer check says otherwise;
 --   * the open day's daily check of an endpoint (its slice today) replaces the built day's at once: it is
 --     decided as any day's check is (sql/daily_status.sql), so it needs no second check;
@@ -14,7 +14,10 @@
 --     failed too: one failure is a flap and changes nothing shown; two in a row are shown;
 --   * skipped checks and our own faults (prober_error, not_checked) are not results: they are left out;
 --   * hourly, five-minute and the open day's checks never change a day code, uptime or any signed table: this is a view
---     for answers, badges and lists.
+--     for answers, badges and lists;
+--   * failing_since: the first check of the run shown down now (a failure shown as "answers, but not as a standard
+--     MCP endpoint" is no part of such a run), among the deciding daily check and the checks after it; the down
+--     list's "down since" reaches back over earlier days from it (publishing/status.py DOWN_SINCE).
 WITH latest AS (
     SELECT * FROM daily_status WHERE day = (SELECT max(day) FROM daily_status)
 ),
@@ -56,7 +59,9 @@ sequence AS (
     SELECT server_key, started_at, code, outcome, outcome_detail, http_status, tool_count, check_kind FROM hourly
 ),
 judged AS (
-    SELECT *, lag(code) OVER (PARTITION BY server_key ORDER BY seen_at NULLS FIRST) AS previous_code
+    SELECT *, lag(code) OVER (PARTITION BY server_key ORDER BY seen_at NULLS FIRST) AS previous_code,
+           -- a failure shown as down, not as an answer that is no standard MCP endpoint (current_shown_status)
+           code = 'd' AND NOT (coalesce(http_status IN (400, 405), false) OR outcome = 'not_mcp') AS shown_down
     FROM sequence
 ),
 shown AS (
@@ -67,14 +72,14 @@ shown AS (
     QUALIFY row_number() OVER (PARTITION BY server_key ORDER BY seen_at DESC NULLS LAST) = 1
 ),
 last_up AS (
-    SELECT server_key, max(seen_at) AS up_at FROM judged WHERE code <> 'd' GROUP BY server_key
+    SELECT server_key, max(seen_at) AS up_at FROM judged WHERE NOT shown_down GROUP BY server_key
 ),
 failing AS (
-    -- The first check of the run of failed checks the endpoint is in now (of any kind; a day without a valid
+    -- The first check of the run of checks shown down the endpoint is in now (of any kind; a day without a valid
     -- check is no check, so it never ends a run): where an outage shown now began, at the latest.
     SELECT j.server_key, min(j.seen_at) AS failing_since
     FROM judged AS j LEFT JOIN last_up AS u USING (server_key)
-    WHERE j.code = 'd' AND (u.up_at IS NULL OR j.seen_at > u.up_at)
+    WHERE j.shown_down AND (u.up_at IS NULL OR j.seen_at > u.up_at)
     GROUP BY j.server_key
 ),
 counts AS (
@@ -109,7 +114,7 @@ SELECT
     t.day AS open_day,
     t.code AS open_day_code,
     t.checked_at AS open_day_checked_at,
-    f.failing_since,
+    CASE WHEN s.shown_down THEN f.failing_since END AS failing_since,  -- null unless shown down now
     coalesce(c.hourly_checks, 0) AS hourly_checks_since_daily,
     coalesce(c.five_minute_checks, 0) AS five_minute_checks_since_daily,
     c.last_hourly_at,
@@ -117,7 +122,7 @@ SELECT
     -- The newest hourly or five-minute check failed and is not shown yet (one failure in a row).
     coalesce(c.last_hourly_outcome NOT IN ('ok', 'needs_auth', 'http_402') AND c.last_hourly_at > s.seen_at, false)
         AS unconfirmed_failure,
-    'current-1.2' AS method_version
+    'current-1.3' AS method_version
 FROM latest AS l
 JOIN shown AS s USING (server_key)
 LEFT JOIN today AS t USING (server_key)

@@ -184,13 +184,22 @@ def land_registry(lake: LakePaths, urls: list[str], day: dt.date = DAY, skip: di
                                                                  RAW_REGISTRY))
 
 
+SHOWN = {"o": "answers with tools", "a": "answers, asks for sign-in", "p": "answers, asks for payment", "d": "down",
+         "n": "no data"}
+
+
 def land_status(lake: LakePaths, day: dt.date, codes: dict[str, str], hashes: dict[str, str | None] | None = None,
-                handshake: dict[str, int] | None = None, tool_counts: dict[str, int] | None = None) -> Path:
-    """Write a daily_status partition by hand (for history tests): an o endpoint lists one tool unless told."""
+                handshake: dict[str, int] | None = None, tool_counts: dict[str, int] | None = None,
+                not_mcp: frozenset[str] = frozenset()) -> Path:
+    """Write a daily_status partition by hand (for history tests): an o endpoint lists one tool unless told; a d
+    endpoint in `not_mcp` answered HTTP 405 (shown "answers, but not as a standard MCP endpoint"), else timed out."""
     hashes, handshake, tool_counts = hashes or {}, handshake or {}, tool_counts or {}
     rows = [{"day": day, "server_key": k, "server_id": server_id(k), "code": c,
-             "outcome": None if c == "n" else {"o": "ok", "a": "needs_auth", "p": "http_402", "d": "timeout"}[c],
-             "shown_status": "x", "tools_hash": hashes.get(k), "handshake_ms": handshake.get(k),
+             "outcome": None if c == "n" else ("http_405" if k in not_mcp else
+                                               {"o": "ok", "a": "needs_auth", "p": "http_402", "d": "timeout"}[c]),
+             "http_status": 405 if k in not_mcp else None,
+             "shown_status": "answers, but not as a standard MCP endpoint" if k in not_mcp else SHOWN[c],
+             "tools_hash": hashes.get(k), "handshake_ms": handshake.get(k),
              "tool_count": tool_counts.get(k, 1) if c == "o" else None, "method_version": "test"}
             for k, c in codes.items()]
     return write_parquet(lake, lake.curated_file("daily_status", day),

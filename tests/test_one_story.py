@@ -11,14 +11,18 @@ import html
 import re
 
 import duckdb
+import pyarrow as pa
 import pytest
 from conftest import land_probes, land_status, probe
 
 from sevenmaps_pipeline.cli.one_server import server_text
 from sevenmaps_pipeline.curated.day import rebuild_day
 from sevenmaps_pipeline.curated.open_day import build_open_day
+from sevenmaps_pipeline.lake import keys as lake_keys
 from sevenmaps_pipeline.lake.keys import server_key
+from sevenmaps_pipeline.lake.parquet_io import write_parquet
 from sevenmaps_pipeline.lake.paths import LakePaths
+from sevenmaps_pipeline.lake.schemas import TOOL_CHANGES, conform
 from sevenmaps_pipeline.publishing.live import render
 from sevenmaps_pipeline.publishing.locks import verify_lock
 from sevenmaps_pipeline.publishing.mapday import MapDay
@@ -274,3 +278,35 @@ def test_a_list_shown_from_todays_check_has_its_own_token_cost_on_server_status_
     assert (cost["tool_count"], cost["tokens_estimate"]) == (2, shown["open_day_check"]["tokens_estimate"])
     assert cost["definition_tokens_percentile"] == 1.0  # dearer than the map day's one endpoint
     assert f"{cost['definition_tokens']} tokens (o200k_base) for the tool list of the open day's check" in page
+
+
+def test_down_since_reaches_past_the_window_to_its_change_record_and_starts_at_the_first_day_shown_down(tmp_path):
+    """helper-94: a run of d days filling the 30 days read said "since" their first, beside the record of the day it
+    stopped answering five days earlier; days shown "answers, but not as a standard MCP endpoint" (a 405) started a
+    run, though no down list had shown them; and the warehouse's failing_since was set for an endpoint not shown
+    down."""
+    lake = LakePaths.at(tmp_path / "lake")
+    urls = {"long": "https://long.example.com/mcp", "shifty": "https://shifty.example.org/mcp",
+            "odd": "https://odd.example.net/mcp"}
+    keys = {name: server_key(url) for name, url in urls.items()}
+    stopped = DAY - dt.timedelta(days=35)
+    for back in range(30, 0, -1):  # the 30 days read: long down all of them; shifty a 405, then down two days back
+        day = DAY - dt.timedelta(days=back)
+        land_status(lake, day, {keys["long"]: "d", keys["shifty"]: "o" if back > 6 else "d", keys["odd"]: "d"},
+                    not_mcp=frozenset({keys["odd"]} | ({keys["shifty"]} if back > 2 else set())))
+    changes = [{"day": stopped, "server_key": keys["long"], "server_id": lake_keys.server_id(keys["long"]),
+                "kind": "stopped_answering", "detail": "day code o -> d (timeout)", "method_version": "test",
+                "previous_day": stopped - dt.timedelta(days=1)}]
+    write_parquet(lake, lake.curated_file("tool_changes", stopped),
+                  conform(pa.Table.from_pylist(changes, TOOL_CHANGES.schema), TOOL_CHANGES))
+    land_probes(lake, [probe(urls["long"], "timeout", day=DAY), probe(urls["shifty"], "timeout", day=DAY),
+                       probe(urls["odd"], "http_405", day=DAY, http_status=405)], day=DAY)
+    rebuild_day(lake, DAY)
+    with MapDay.open(lake) as mapday:
+        by_key = statuses(mapday)
+        failing = {r["server_key"]: r["failing_since"] for r in mapday.rows(
+            "SELECT server_key, failing_since FROM current_status")}
+    assert by_key[keys["long"]]["down_since"] == stopped.isoformat()  # its change record's day, not the window's
+    assert by_key[keys["shifty"]]["down_since"].startswith((DAY - dt.timedelta(days=2)).isoformat())  # not the 405
+    assert by_key[keys["odd"]]["down_since"] is None  # never shown down: on no down list
+    assert failing[keys["odd"]] is None and failing[keys["long"]] is not None

@@ -215,7 +215,7 @@ SQL_VIEWS = {
                        "The daily status, replaced by the open day's check of the endpoint so far (open_status) "
                        "and by a newer hourly (most used endpoints) or five-minute (owner-chosen) check: an answer "
                        "at once, a failure only when the check before it failed too (sql/current_status.sql, "
-                       "method current-1.2). Never changes a day code or uptime."),
+                       "method current-1.3). Never changes a day code or uptime."),
     "five_minute_uptime": ("five_minute_checks", "One row per endpoint with five-minute checks (owner-verified): "
                            "uptime over 30 days, and over 90 days once older checks exist; skipped checks (not "
                            "reached in time) are never down (sql/five_minute_uptime.sql). Not covered by roots."),

@@ -112,26 +112,33 @@ def labelled_five_minute_uptime(row: dict[str, Any] | None) -> dict[str, Any] | 
 
 
 # Since when an endpoint shown down now has been failing (the one place every surface reads it from): the first
-# failed daily check of its run of d days, missed days (n: no data) never ending a run, or, when the run began
-# after the latest daily check, the first failed check of the run shown now (sql/current_status.sql
-# failing_since: a slice's, an hourly or a five-minute check), whichever is earlier.
+# daily check of its run of days shown down (a d shown as "answers, but not as a standard MCP endpoint" ends a run,
+# as it was never on the down list; missed days, n, never do), or, when the run began after the latest daily check,
+# the first check of the run shown down now (sql/current_status.sql failing_since: a slice's, an hourly or a
+# five-minute check), whichever is earlier. A run that fills the 30 days read began no later than their first: it
+# began on the day of its stopped_answering change record, when the 60 days of changes hold one (helper-94: a run
+# longer than the window said "since" its first day, beside the record of the day it stopped answering).
 DOWN_SINCE = (
     # The window is cut to the endpoints asked before its runs are found (a part of the day's site reads
     # its own endpoints' 30 days, not every endpoint's: docs/scaling.md).
-    "WITH w AS (SELECT server_key, day, code, checked_at FROM status_window WHERE code <> 'n' AND {where}), "
-    "up AS (SELECT server_key, max(day) AS up_day FROM w WHERE code <> 'd' GROUP BY server_key), "
-    "days AS (SELECT w.server_key, min(w.day) AS run_day "
-    "FROM w LEFT JOIN up USING (server_key) WHERE w.code = 'd' AND (up.up_day IS NULL OR w.day > up.up_day) "
+    "WITH w AS (SELECT server_key, day, checked_at, code = 'd' AND shown_status = 'down' AS down "
+    "FROM status_window WHERE code <> 'n' AND {where}), "
+    "up AS (SELECT server_key, max(day) AS up_day FROM w WHERE NOT down GROUP BY server_key), "
+    "days AS (SELECT w.server_key, min(w.day) AS run_day, any_value(up.up_day IS NULL) AS whole "
+    "FROM w LEFT JOIN up USING (server_key) WHERE w.down AND (up.up_day IS NULL OR w.day > up.up_day) "
     "GROUP BY w.server_key), "
-    "run AS (SELECT d.server_key, d.run_day, w.checked_at AS run_at FROM days d "
-    "JOIN w ON w.server_key = d.server_key AND w.day = d.run_day) "
+    "began AS (SELECT c.server_key, max(c.day) AS began_day FROM change_window c JOIN days d USING (server_key) "
+    "WHERE d.whole AND c.kind = 'stopped_answering' AND c.day < d.run_day GROUP BY c.server_key), "
+    "run AS (SELECT d.server_key, coalesce(b.began_day, d.run_day) AS run_day, "
+    "CASE WHEN b.began_day IS NULL THEN w.checked_at END AS run_at FROM days d "
+    "JOIN w ON w.server_key = d.server_key AND w.day = d.run_day LEFT JOIN began b ON b.server_key = d.server_key) "
     # A time in UTC where the check's time is known, else the day it was on.
     "SELECT c.server_key AS _key, CASE "
     "WHEN c.failing_since IS NOT NULL AND (r.run_day IS NULL OR c.failing_since < coalesce(r.run_at, "
     "r.run_day::TIMESTAMPTZ)) THEN strftime(c.failing_since AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%SZ') "
     "WHEN r.run_at IS NOT NULL THEN strftime(r.run_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%SZ') "
     "ELSE r.run_day::VARCHAR END AS since FROM current_status c "
-    "LEFT JOIN run r USING (server_key) WHERE c.current_code = 'd' AND {where}")
+    "LEFT JOIN run r USING (server_key) WHERE c.current_shown_status = 'down' AND {where}")
 
 
 # The token cost of the tool list each endpoint shows (`tools_from`: the one place every surface reads it from).

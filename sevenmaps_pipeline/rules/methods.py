@@ -195,7 +195,7 @@ DISCOVERY_METHOD = "discovery-1.1"  # 1.1: the ai-catalog path; a card kept by a
 # When each endpoint is checked in the day (probe/slices.py), what is shown now (sql/current_status.sql)
 # and five-minute uptime (sql/five_minute_uptime.sql); the SQL files carry their versions on every row.
 SLICE_METHOD = "moving-hour-1.0"
-CURRENT_STATUS_METHOD = "current-1.2"
+CURRENT_STATUS_METHOD = "current-1.3"
 FIVE_MINUTE_UPTIME_METHOD = "five-minute-uptime-1.0"
 
 # Submitted servers (registry/submissions.py): checked every 6 hours for 7 days, then admitted or refused by

@@ -52,15 +52,16 @@ DERIVED_VIEWS: dict[str, tuple[str, dict[str, str]]] = {
         "open_day": "the day after the built day whose check of the endpoint was read (provisional), if any",
         "open_day_code": "that check's code (provisional: never signed)",
         "open_day_checked_at": "when that check was made (UTC)",
-        "failing_since": "the first failed check of the run of failures shown now, over missed days (null unless "
-                         "shown down)",
+        "failing_since": "the first check of the run shown down now, among the deciding daily check and the checks "
+                         "after it (null unless shown down); the down list's 'down since' reaches back over earlier "
+                         "days (publishing/status.py DOWN_SINCE)",
         "hourly_checks_since_daily": "hourly checks of the endpoint with a result since the deciding daily check",
         "five_minute_checks_since_daily": "five-minute checks with a result since the deciding daily check",
         "last_hourly_at": "when the newest hourly or five-minute check was made (UTC)",
         "last_hourly_outcome": "that check's outcome",
         "unconfirmed_failure": "the newest hourly or five-minute check failed and is not shown yet (one failure; "
                                "two in a row are shown)",
-        "method_version": "the method of the status shown now (current-1.2)",
+        "method_version": "the method of the status shown now (current-1.3)",
     }),
     "open_status": ("one row per endpoint and day after the latest built day so far: its daily check, as "
                     "daily_status (provisional, rebuilt after each slice, never signed)",
