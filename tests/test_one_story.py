@@ -271,6 +271,10 @@ def test_a_list_shown_from_todays_check_has_its_own_token_cost_on_server_status_
     assert signed["token_cost"]["provisional"] is False and signed["token_cost"]["day"] == days[-1].isoformat()
     assert signed["token_cost"]["definition_tokens"] == definition_tokens(before)
     assert shown["tools_from"].startswith("the open day's check") and len(shown["tools"]) == 2
+    # Its findings, category and stability are the map day's list's, and say so (helper-94).
+    assert shown["list_facts_from"] == (f"the map day's list ({days[-1]}), not the list shown: today's check listed "
+                                        "another, whose findings, category and stability come with its day's map")
+    assert signed["list_facts_from"] == "the list shown"
     cost = shown["token_cost"]
     assert (cost["provisional"], cost["day"], cost["tools_hash"]) == (True, DAY.isoformat(),
                                                                       shown["open_day_check"]["tools_hash"])

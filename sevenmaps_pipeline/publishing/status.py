@@ -235,6 +235,17 @@ def _awaiting(row: dict[str, Any] | None) -> dict[str, Any] | None:
                                      "check nor trusted reports): kept for a person to review, never an incident"}
 
 
+def _list_facts_from(daily: dict | None, today: dict | None, map_day: dt.date) -> str:
+    """Which list the findings, category and stability describe: the map day's, which is the list shown unless
+    today's check listed another (helper-94: a live answer showed today's tools beside the map day's findings, "2 of
+    2 tools have no description", as if of them)."""
+    shown = (today or {}).get("tools_hash")
+    if shown is None or shown == (daily or {}).get("tools_hash"):
+        return "the list shown"
+    return (f"the map day's list ({map_day}), not the list shown: today's check listed another, whose findings, "
+            "category and stability come with its day's map")
+
+
 def server_status(mapday: MapDay, server: str) -> dict[str, Any]:
     key = mapday.resolve(server)["server_key"]
     return statuses(mapday, [key])[key]
@@ -310,6 +321,7 @@ def statuses(mapday: MapDay, keys: list[str] | None = None,
             "history": history.get(key), "uptime_counts": uptime_counts(history.get(key)), "tools": listed,
             "risk_mix": {level: sum(1 for t in listed if t["risk"] == level) for level in ("green", "yellow", "red")},
             "findings": findings.get(key, []), "category": category.get(key), "token_cost": tokens.get(key),
+            "list_facts_from": _list_facts_from(daily.get(key), today.get(key), mapday.day),
             "readiness": readiness.get(key), "incidents": incidents.get(key, []),
             "live_incident": any(i["status"] == "live" for i in incidents.get(key, [])),
             "failure_reports_awaiting_review": _awaiting(awaiting.get(key)),

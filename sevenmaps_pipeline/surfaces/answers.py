@@ -125,6 +125,9 @@ class StatusAnswer(Served):
     tools: Annotated[list[Row], Field(description="the tools with risk level, rule and evidence")]
     risk_mix: Annotated[dict[str, int], Field(description="tools per risk level")]
     findings: Annotated[list[Row], Field(description="the day's findings (findings rows)")]
+    list_facts_from: Annotated[str, Field(description="which tool list the findings, category and stability "
+                                          "describe: the list shown, or the map day's when today's check listed "
+                                          "another")]
     category: Annotated[Row | None, Field(description="its category and what placed it")]
     token_cost: Annotated[Row | None, Field(description="token cost of the tool list shown (its day, tools_hash, "
                                             "provisional when from today's check): definition_tokens (o200k_base), "
