@@ -10,7 +10,7 @@
 --   * tools days: the o days whose tool list had at least one tool (an empty list is an answer, not tools;
 --     history-1.2), what the reliable lists rank by;
 --   * label '30-day uptime' from $label_min checked days, else 'over N days observed' ('over 1 day observed':
---     history-1.3);
+--     history-1.3), and 'no data' with no checked day, as every page says it (history-1.4);
 --   * success chance: Beta($prior_alpha, $prior_beta) updated with checked days, each weighted
 --     0.5^(age / $half_life) (age 0 = $day); mean and the $q_low/$q_high quantiles (90% interval);
 --   * stability: 1 - change days / comparisons. A comparison is a day in the window with a tool list whose
@@ -104,6 +104,7 @@ SELECT
     CASE WHEN p.checked_days > 0 THEN ((1000 * p.answered_days) // p.checked_days) / 10.0 END AS uptime_pct,
     CASE WHEN p.checked_days >= $label_min THEN '30-day uptime'
          WHEN p.checked_days = 1 THEN 'over 1 day observed'
+         WHEN p.checked_days = 0 THEN 'no data'
          ELSE 'over ' || p.checked_days || ' days observed' END AS uptime_label,
     p.alpha / (p.alpha + p.beta) AS success_chance,
     beta_quantile(p.alpha, p.beta, $q_low) AS success_chance_low,

@@ -90,7 +90,7 @@ def test_all_n_window_has_no_uptime_and_a_prior_only_success_chance(lake):
     row = history_for(lake, "n" * 30)
     assert row["history"] == "n" * 30
     assert (row["checked_days"], row["uptime_pct"]) == (0, None)
-    assert row["uptime_label"] == "over 0 days observed"
+    assert row["uptime_label"] == "no data"  # history-1.4: as the pages say it (helper-94: "over 0 days observed")
     assert row["success_chance"] == pytest.approx(0.5)
     assert row["success_chance_low"] == pytest.approx(0.05)
     assert row["success_chance_high"] == pytest.approx(0.95)
@@ -155,7 +155,7 @@ def test_stability_counts_the_change_days_of_tool_changes(lake):
     assert (row["tool_list_comparisons"], row["tool_list_change_days"]) == (4, 2)
     assert row["stability"] == pytest.approx(0.5)
     assert row["change_days"] == [END - dt.timedelta(days=59), DAYS[0], DAYS[26], a_to_b, b_to_a]
-    assert row["method_version"] == "history-1.3"
+    assert row["method_version"] == "history-1.4"
 
 
 def test_days_without_change_records_are_not_counted_as_comparisons(lake):

@@ -58,8 +58,9 @@ OVERLOAD_PARAMS: dict[str, Any] = {
 
 # 30-day history, uptime, success chance and stability (sql/server_history.sql).
 # 1.1: stability counts the change days of tool_changes; 1.2: tools_days, the o days whose list had a tool;
-# 1.3: the label of one checked day says "over 1 day observed" (1.2: "over 1 days observed")
-HISTORY_METHOD = "history-1.3"
+# 1.3: the label of one checked day says "over 1 day observed" (1.2: "over 1 days observed"); 1.4: "no data" with no
+# checked day, as the pages say (1.3: "over 0 days observed")
+HISTORY_METHOD = "history-1.4"
 HISTORY_PARAMS: dict[str, Any] = {
     "window_days": 30,
     "label_min_checked_days": 14,
