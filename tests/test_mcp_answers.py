@@ -237,7 +237,11 @@ def test_an_endpoint_that_left_the_map_is_named_with_the_day_it_was_last_on_it(t
     for day, urls in ((DAYS[0], [URLS["forecast"], gone]), (DAYS[1], [URLS["forecast"]])):
         land_probes(lake, [probe(url, "ok", day=day, tools=FORECAST) for url in urls], day=day)
         rebuild_day(lake, day)
-    with MapDay.open(lake, DAYS[1]) as mapday, pytest.raises(UnknownServerError) as said:
-        mapday.resolve(gone)
-    assert str(said.value) == (f"server '{gone}' is not on the map of {DAYS[1]}: it was last on the map of {DAYS[0]} "
-                               "(its listing skipped, opted out or no longer listed since)")
+    with MapDay.open(lake, DAYS[1]) as mapday:
+        (name,) = {r["server_name"] for r in mapday.rows("SELECT server_name FROM status_window WHERE url = $u",
+                                                            {"u": gone})}
+        for server in (gone, name):  # by its registry name too (helper-94: "names no endpoint")
+            with pytest.raises(UnknownServerError) as said:
+                mapday.resolve(server)
+            assert str(said.value) == (f"server '{server}' is not on the map of {DAYS[1]}: it was last on the map of "
+                                       f"{DAYS[0]} (its listing skipped, opted out or no longer listed since)")

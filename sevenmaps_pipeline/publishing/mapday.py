@@ -295,8 +295,10 @@ class MapDay:
                           "ORDER BY server_key",
                           {"c": sorted(candidates), "t": text})
         if not found:
+            # by its registry name too, as the day it was last on the map listed it (helper-94: a name was "no
+            # endpoint" where its URL was "not on the map since")
             (last,) = duck.one(self.con, "SELECT max(day) FROM status_window WHERE server_key = ANY($c) "
-                               "OR server_id = lower($t)", {"c": sorted(candidates), "t": text})
+                               "OR server_id = lower($t) OR server_name = $t", {"c": sorted(candidates), "t": text})
             if last is not None and last < self.day:  # it left the map (helper-85: the error said to pass a URL)
                 raise UnknownServerError(f"server {text[:200]!r} is not on the map of {self.day}: it was last on the "
                                          f"map of {last} (its listing skipped, opted out or no longer listed since)")
