@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from conftest import (
     copy_for_serving,
@@ -215,6 +216,23 @@ def test_verify_lock_says_tool_by_tool_what_differs(built):
     assert moved["unchanged"] is False and moved["added"] == [{"tool": "get_forecast_map", "risk": "green"}]
     assert moved["removed"] == [] and moved["risk_rose"] is False
     assert down["unchanged"] is True and "not answering with tools" in down["note"]
+    # It rests on the list it compared, not on the day that listed none (helper-94).
+    assert down["rests_on"] == f"the list last seen, on {DAYS[-2]} (not answering with tools on {DAYS[-1]} (down))"
+
+
+def test_verify_lock_on_a_day_not_checked_says_no_data_not_not_answering(built_copy):
+    """helper-94: a day not checked (n) read "not answering with tools on D (no data)"."""
+    path = built_copy.curated_file("daily_status", DAYS[-1])
+    table = pq.read_table(path)
+    rows = [{**r, "code": "n", "outcome": None, "shown_status": "no data", "tools_hash": None, "tool_count": None}
+            if r["url"] == URLS["forecast"] else r for r in table.to_pylist()]
+    path.unlink()
+    write_parquet(built_copy, path, pa.Table.from_pylist(rows, table.schema))
+    with MapDay.open(built_copy) as day:
+        lock = verify_lock(day, URLS["forecast"], summarize_tools(FORECAST).tools_hash)
+    assert lock["unchanged"] is True and lock["note"].endswith(
+        f"; not checked on {DAYS[-1]} (no data); compared with the list last seen on {DAYS[-2]}")
+    assert lock["rests_on"] == f"the list last seen, on {DAYS[-2]} (not checked on {DAYS[-1]} (no data))"
 
 
 def test_changes_since_and_watch_read_the_recorded_changes(built):

@@ -189,8 +189,12 @@ def verify_lock(mapday: MapDay, server: str, tools_hash: str) -> dict[str, Any]:
                       "the lock cannot be checked")
         return answer
     if not today["tools_hash"]:
-        _noted(answer, f"not answering with tools on {today['day']} ({today['shown_status']}); compared with the "
-               f"list last seen on {seen_on}")
+        # a day not checked (n) is no data, not a server "not answering" (helper-94); and the lock rests on the
+        # list compared, not on a day that listed none
+        why = (f"not checked on {today['day']} (no data)" if today["code"] == "n" else
+               f"not answering with tools on {today['day']} ({today['shown_status']})")
+        _noted(answer, f"{why}; compared with the list last seen on {seen_on}")
+        answer["rests_on"] = f"the list last seen, on {seen_on} ({why})"
     if current_hash == approved_hash:
         answer.update(unchanged=True, verdict="unchanged: the server serves exactly the approved list",
                       added=[], removed=[], changed=[], renamed=[], risk_rose=False)
