@@ -245,3 +245,28 @@ def test_the_warehouse_answers_current_status_after_provisional_builds_are_remov
     with open_warehouse(lake) as con:  # rebuilt on opening: its open_status read a glob that now fails
         assert con.execute("SELECT count(*) FROM open_status").fetchone()[0] == 0
         assert {r[0] for r in con.execute("SELECT decided_by FROM current_status").fetchall()} == {"daily"}
+
+
+def test_a_plain_duckdb_reader_follows_the_open_day_without_a_new_warehouse(lake):
+    """helper-94 F10: a warehouse published before the open day's first build read an empty open_status for as
+    long as no run of the day lane published it again (the slice lane never writes it); only `sevenmaps sql`
+    rebuilt it. A plain read-only connection, as docs/analyst.md recommends, now follows the builds itself."""
+    import shutil
+
+    import duckdb
+
+    shutil.rmtree(lake.provisional_dir)
+    publish_warehouse(lake)  # before any provisional build of the open day
+    made = lake.warehouse.stat().st_ino
+    build_open_day(lake, OPEN, slice_key(3))
+    with duckdb.connect(str(lake.warehouse), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM open_status").fetchone()[0] == 2
+        shown = dict(con.execute("SELECT server_key, decided_by FROM current_status").fetchall())
+        status = con.execute("SELECT current_shown_status FROM current_status WHERE server_key = $k",
+                             {"k": server_key(URLS["notes"])}).fetchone()
+    assert shown[server_key(URLS["notes"])] == "slice" and status == ("down",)  # as the map's server says
+    shutil.rmtree(lake.provisional_dir)  # and no build at all: no rows, not an error
+    with duckdb.connect(str(lake.warehouse), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM open_status").fetchone()[0] == 0
+        assert {r[0] for r in con.execute("SELECT decided_by FROM current_status").fetchall()} == {"daily"}
+    assert lake.warehouse.stat().st_ino == made  # the same file throughout

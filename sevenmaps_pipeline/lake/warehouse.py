@@ -136,6 +136,10 @@ def view_statements(lake: LakePaths, tables: tuple[TableSpec, ...] = PUBLIC_TABL
     return statements
 
 
+# The option that lets open_status read no provisional build without failing (DuckDB 2.0.1).
+ALLOW_EMPTY = "allow_empty = true"
+
+
 def open_status_glob(lake: LakePaths) -> str:
     """Each provisional day's latest build's daily_status (curated/open_day.py: the links `provisional/day=D`
     move to each new build, so the view follows them)."""
@@ -145,12 +149,16 @@ def open_status_glob(lake: LakePaths) -> str:
 
 def open_status_statements(lake: LakePaths) -> list[str]:
     """`open_status`: the daily checks of the days after the latest built day so far, from their provisional
-    builds (empty until one exists)."""
-    pattern = open_status_glob(lake)
-    if next(glob.iglob(pattern), None) is not None:
-        body = f"SELECT * FROM read_parquet({_quote(pattern)}, union_by_name = true, hive_partitioning = false)"
-    else:
-        body = _empty_select(DAILY_STATUS.schema)
+    builds (empty while none exists).
+
+    The slice lane builds them and never writes the warehouse (defs/lanes.py), so the view must follow them
+    with no new file: `allow_empty` reads a glob that matches nothing as no rows (one `empty` column, left out
+    here) where read_parquet would fail. A plain DuckDB reader then sees the first build, and no build once
+    provisional/ is gone, whenever the file was made (helper-94 F10; docs/analyst.md "The views")."""
+    columns = ", ".join(f'"{name}"' for name in DAILY_STATUS.schema.names)
+    body = (f"SELECT {columns} FROM ({_empty_select(DAILY_STATUS.schema)} UNION ALL BY NAME SELECT * FROM "
+            f"read_parquet({_quote(open_status_glob(lake))}, union_by_name = true, hive_partitioning = false, "
+            f"{ALLOW_EMPTY}))")
     return [f"CREATE VIEW open_status AS {body}", "COMMENT ON VIEW open_status IS " + _quote(
         "The daily checks of the days not built yet so far: daily_status of the endpoints checked since the "
         "latest built day, rebuilt after each slice (provisional: never signed; a day is built and signed once "
@@ -291,7 +299,7 @@ def open_warehouse(lake: LakePaths, internal: bool = False) -> duckdb.DuckDBPyCo
     right when they were made (a file no reader could open was left out: no marker), it is rebuilt here first."""
     path = lake.internal_warehouse if internal else lake.warehouse
     listed = path.exists() and not (lake.root / ".warehouse.sha256").is_file()  # helper-86: a folder gone since
-    if _built_for(path) != str(lake.root) or (not internal and _open_status_stale(lake, path)):
+    if _built_for(path) != str(lake.root) or (not internal and _open_status_stale(path)):
         publish_warehouse(lake, force=True)
     elif listed:
         try:
@@ -301,16 +309,15 @@ def open_warehouse(lake: LakePaths, internal: bool = False) -> duckdb.DuckDBPyCo
     return duck.connect(str(path), read_only=True)
 
 
-def _open_status_stale(lake: LakePaths, path: Path) -> bool:
-    """Whether the file's `open_status` view and the lake disagree on whether a provisional build exists: its
-    glob would fail once provisional/ is gone, and an empty view would miss the first build."""
-    exists = next(glob.iglob(open_status_glob(lake)), None) is not None
+def _open_status_stale(path: Path) -> bool:
+    """Whether the file's `open_status` view is one made before it read with ALLOW_EMPTY (its glob failed once
+    provisional/ was gone, and an empty view missed the first build): such a file is rebuilt."""
     try:
         with duck.connect(str(path), read_only=True) as con:
             row = con.execute("SELECT sql FROM duckdb_views() WHERE view_name = 'open_status'").fetchone()
     except duckdb.Error:
         return True
-    return row is None or ("read_parquet" in row[0]) != exists
+    return row is None or ALLOW_EMPTY not in row[0]
 
 
 def publish_warehouse(lake: LakePaths, force: bool = False) -> str:
