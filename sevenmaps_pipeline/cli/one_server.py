@@ -14,6 +14,7 @@ from ..publishing.charts import CODE_WORDS
 from ..publishing.mapday import MapDay
 from ..publishing.pages import five_minute_text, uptime_text
 from ..publishing.status import server_status
+from ..rules.rounding import percent
 from .common import _existing_lake, terminal_safe
 
 CHANGES_SHOWN = 20
@@ -60,8 +61,8 @@ def _uptime_lines(s: dict[str, Any]) -> list[str]:
     label, value = uptime_text(s["history"])
     line = f"{label}: {value}"
     if history.get("success_chance") is not None:
-        line += (f"; success chance {history['success_chance']:.1%} (90% interval "
-                 f"{history['success_chance_low']:.1%} to {history['success_chance_high']:.1%})")
+        line += (f"; success chance {percent(history['success_chance'], 1)} (90% interval "
+                 f"{percent(history['success_chance_low'], 1)} to {percent(history['success_chance_high'], 1)})")
     lines = [line]
     if s.get("uptime_counts"):
         lines.append(f"uptime and success chance count answers: this server {s['uptime_counts']}")

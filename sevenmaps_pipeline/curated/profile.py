@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..lake import duck
 from ..lake.paths import LakePaths
+from ..rules.rounding import round_half_away
 
 # The columns counted per value, per table (each value's count becomes one number Dagster can plot).
 BREAKDOWNS: dict[str, tuple[str, ...]] = {
@@ -59,8 +60,10 @@ class DayProfile:
     preview: str = ""  # Markdown
 
     def share(self, column: str, value: str) -> float:
-        """Percent of the day's rows with this value (0 for an empty day)."""
-        return round(100.0 * self.counts.get(column, {}).get(value, 0) / self.rows, 2) if self.rows else 0.0
+        """Percent of the day's rows with this value, two decimals rounded as `map_days.share_d_pct` rounds them
+        (half away from zero: rules/rounding.py), which docs/analyst.md says Dagster plots (0 for an empty day)."""
+        return (round_half_away(100.0 * self.counts.get(column, {}).get(value, 0) / self.rows, 2) if self.rows
+                else 0.0)
 
 
 def _markdown(columns: list[str], rows: list[tuple]) -> str:

@@ -8,6 +8,8 @@ import datetime as dt
 import functools
 from xml.sax.saxutils import escape, quoteattr
 
+from ..rules.rounding import percent
+
 CODE_COLOURS = {"o": "#2e7d32", "a": "#1565c0", "p": "#6a1b9a", "d": "#c62828", "n": "#bdbdbd"}
 CODE_WORDS = {"o": "answered, its tool list read", "a": "asked for sign-in", "p": "asked for payment",
               "d": "not answering", "n": "no data (no daily check)"}
@@ -156,8 +158,9 @@ def interval_chart(value: float | None, low: float | None, high: float | None, w
             f"<circle cx='{at(value):.1f}' cy='20' r='5' fill='#0d47a1'/>"
             f"<text x='{pad}' y='33' font-size='9' {FONT}>0%</text>"
             f"<text x='{width - pad}' y='33' font-size='9' text-anchor='end' {FONT}>100%</text>"
-            f"<text x='{at(value):.1f}' y='10' font-size='10' text-anchor='middle' {FONT}>{value:.0%}</text>")
-    return _svg(width, height, body, f"{what} {value:.1%} (90% interval {lo:.1%} to {hi:.1%})")
+            f"<text x='{at(value):.1f}' y='10' font-size='10' text-anchor='middle' {FONT}>{percent(value)}</text>")
+    return _svg(width, height, body,
+                f"{what} {percent(value, 1)} (90% interval {percent(lo, 1)} to {percent(hi, 1)})")
 
 
 def position_chart(value: float | None, median: float | None, p90: float | None, percentile: float | None,
@@ -177,7 +180,8 @@ def position_chart(value: float | None, median: float | None, p90: float | None,
             body.append(f"<line x1='{at(mark):.1f}' y1='12' x2='{at(mark):.1f}' y2='28' stroke='#777'/>"
                         f"<text x='{at(mark):.1f}' y='10' font-size='9' text-anchor='middle' {FONT}>{label}</text>")
     body.append(f"<circle cx='{at(value):.1f}' cy='20' r='5' fill='#ef6c00'/>")
-    share = f", dearer than {percentile:.0%} of the day's endpoints" if percentile is not None else ""
+    # As docs/analyst.md's round(100 * definition_tokens_percentile): a half away from zero (helper-94 F11).
+    share = f", dearer than {percent(percentile)} of the day's endpoints" if percentile is not None else ""
     return _svg(width, height, "".join(body), f"{value:g} definition tokens{share}")
 
 

@@ -11,6 +11,7 @@ import markupsafe
 from jinja2 import Environment, PackageLoader, Template, TemplateError, select_autoescape
 from markupsafe import Markup
 
+from ..rules.rounding import percent
 from . import charts
 
 
@@ -86,6 +87,7 @@ def _environment(auto_reload: bool = True) -> Environment:
                        autoescape=select_autoescape(["html", "xml"]), trim_blocks=True, lstrip_blocks=True,
                        auto_reload=auto_reload)
     env.template_class = _Template
+    env.filters["percent"] = percent  # a half away from zero, as DuckDB rounds (rules/rounding.py)
     return env
 
 
