@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pyarrow.parquet as pq
 from conftest import DAY, land_probes, land_registry, probe
 from test_integrity import build_day
 
 from sevenmaps_pipeline.cli import main
 from sevenmaps_pipeline.integrity.roots import sign_through
+from sevenmaps_pipeline.integrity.served import served_root
 from sevenmaps_pipeline.integrity.status import lake_status, status_text
 from sevenmaps_pipeline.lake.keys import server_key
 from sevenmaps_pipeline.probe.slices import slot_hour
@@ -90,3 +92,23 @@ def test_an_hour_whose_slice_did_not_land_is_late_after_its_deadline(lake, signi
     assert 21 in slot.values() and later.slices_missing == [missed, 21]  # several missing slices: one line
     assert later.late == [f"{D2}: 2 slices did not land by their deadlines (:55 past each hour), at "
                           f"{missed:02d}, 21 UTC (their endpoints are n today; a slice is never made up)"]
+
+
+def test_the_newest_signed_day_is_checked_against_its_root_as_the_surfaces_check_it(lake, signing_key):
+    """helper-94 F8: a signed file written again (the same rows, other bytes) left `sevenmaps status` saying
+    "signed" of the day every surface showed unsigned. It now checks the newest signed day's files as they do
+    (integrity/served.py), says so in their words, and fails."""
+    build_day(lake, D1)
+    sign_through(lake, D1, signing_key, now=_at(D2, 1))
+    now = _at(D2, 0, 30)  # nothing late: no slice of D2 due yet, D1 built and signed
+    clean = lake_status(lake, now)
+    assert clean.ok and clean.signed == [D1] and clean.newest_signed_problem is None
+    assert f"{D1}'s files are those its root signed" in status_text(lake, clean)
+    path = lake.curated_file("daily_status", D1)
+    pq.write_table(pq.read_table(path), path, compression="gzip")
+    status = lake_status(lake, now)
+    assert not status.ok and not status.late and status.signed == [D1]
+    assert status.newest_signed_problem == served_root(lake, D1).problem  # the surfaces' very words
+    assert status.newest_signed_problem.startswith(f"the files of {D1} are not those its root signed (curated/")
+    assert f"signed      1 day(s), {D1} .. {D1} (root documents); but {D1} is shown unsigned: the files" in \
+        status_text(lake, status)

@@ -1,7 +1,9 @@
 """`sevenmaps status`: what the lake says ran, what is late and what waits to be signed (docs/operations.md,
 "Status"), read from the lake alone, so it answers the same with or without the Dagster UI running.
 
-- ran: the days whose scan landed (raw probes), whose map was built (every table of the day), signed;
+- ran: the days whose scan landed (raw probes), whose map was built (every table of the day), signed (a root
+  document for the day); and whether the newest signed day's files are still those its root signed, as the map's
+  server and site check before they call it signed (integrity/served.py): `sevenmaps verify` checks every day;
 - today's slices: the hours whose slice of the scan has landed, and those that have not (probe/slices.py);
 - late: a finished day since the first day with no built map; an hour of the open day whose slice has
   not landed after its deadline (55 minutes past the hour); the day that just ended, unsigned, after
@@ -20,6 +22,7 @@ import pyarrow.parquet as pq
 from ..lake.paths import LakePaths
 from ..probe.slices import slot_hour
 from .roots import REQUIRED_TABLES, chain_start, signed_days
+from .served import served_root
 
 SLICE_DEADLINE_MINUTE = 55
 SIGN_DEADLINE = dt.time(2, 0)
@@ -39,10 +42,12 @@ class LakeStatus:
     waiting_reason: str | None = None
     slices_landed: list[int] = field(default_factory=list)  # today's hours with a landed daily check
     slices_missing: list[int] = field(default_factory=list)  # past hours of today with endpoints and none
+    # Why the newest signed day is shown unsigned on every surface (its files, or its root, do not hold), or None.
+    newest_signed_problem: str | None = None
 
     @property
     def ok(self) -> bool:
-        return not self.late
+        return not self.late and self.newest_signed_problem is None
 
 
 def _span(days: list[dt.date]) -> str:
@@ -62,6 +67,11 @@ def lake_status(lake: LakePaths, now: dt.datetime | None = None) -> LakeStatus:
     status.not_scanned = [d for d in days[:-1] if d not in set(status.scanned)]
     status.built = [d for d in days if all(lake.curated_file(t, d).is_file() for t in REQUIRED_TABLES)]
     status.signed = signed_days(lake)
+    if status.signed:
+        # A root document says a day was signed, not that its files still hold: the surfaces check the day they
+        # serve before they say "signed" (helper-94 F8), so status checks the newest the same way. One day's files
+        # are hashed, as `sevenmaps serve` does on opening it; every day's is `sevenmaps verify`'s work.
+        status.newest_signed_problem = served_root(lake, status.signed[-1]).problem
     built, signed = set(status.built), set(status.signed)
     for d in days[:-1]:
         if d not in built:
@@ -133,6 +143,18 @@ def _hours(hours: list[int]) -> str:
     return ", ".join(f"{h:02d}" for h in hours) if hours else "none"
 
 
+def _newest_signed(status: LakeStatus) -> str:
+    """What `signed` rests on: a root document per day; and whether the newest day's files still hold to its root."""
+    if not status.signed:
+        return ""
+    newest = status.signed[-1]
+    if status.newest_signed_problem is not None:
+        run = "" if "sevenmaps verify" in status.newest_signed_problem else " (run `sevenmaps verify`)"
+        return f" (root documents); but {newest} is shown unsigned: {status.newest_signed_problem}{run}"
+    return (f" (root documents; {newest}'s files are those its root signed; `sevenmaps verify` checks every "
+            "day's)")
+
+
 def status_text(lake: LakePaths, status: LakeStatus) -> str:
     lines = [f"lake {lake.root} at {status.now.isoformat(timespec='seconds')}"]
     if status.first_day is None:
@@ -145,7 +167,7 @@ def status_text(lake: LakePaths, status: LakeStatus) -> str:
               f"today       slices landed at {_hours(status.slices_landed)}"
               + (f"; missing {_hours(status.slices_missing)}" if status.slices_missing else ""),
               f"built       {_span(status.built)}",
-              f"signed      {_span(status.signed)}"]
+              f"signed      {_span(status.signed)}{_newest_signed(status)}"]
     lines.append(f"waiting     {_span(status.waiting)}" + (f": {status.waiting_reason}" if status.waiting_reason
                                                            else ""))
     lines.append("late        " + ("nothing" if not status.late else f"{len(status.late)}:"))

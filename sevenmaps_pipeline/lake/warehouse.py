@@ -174,8 +174,8 @@ LATEST_DAY = "(SELECT max(day) FROM daily_status)"
 
 def analyst_view_statements(tables: tuple[TableSpec, ...] = PUBLIC_TABLES) -> list[str]:
     """Views over the table views: `servers` (one row per endpoint ever on the map), `map_days` (one row
-    per built day: endpoints by code, signed or not) and `latest_<table>` (the map's latest built day, with
-    the endpoint's registry name and URL on every row)."""
+    per built day: endpoints by code, and whether a root document signed it; views never hash files, helper-94
+    F8) and `latest_<table>` (the map's latest built day, with the endpoint's registry name and URL on every row)."""
     by_view = {t.view: t for t in tables}
     statements = [
         "CREATE VIEW servers AS SELECT server_key, any_value(server_id) AS server_id, "
@@ -193,7 +193,8 @@ def analyst_view_statements(tables: tuple[TableSpec, ...] = PUBLIC_TABLES) -> li
         "FROM daily_status s LEFT JOIN daily_roots r ON r.day = s.day GROUP BY s.day",
         "COMMENT ON VIEW map_days IS " + _quote(
             "One row per UTC day the map was built: endpoints by day code (o a p d n), the share of d, and "
-            "whether the day is signed (its root)."),
+            "whether the day was signed (a root document exists; whether its files still hold is `sevenmaps "
+            "verify`'s to say)."),
     ]
     statements += sql_view_statements(set(by_view))
     for name in LATEST_TABLES:

@@ -18,8 +18,11 @@ DERIVED_VIEWS: dict[str, tuple[str, dict[str, str]]] = {
         "d": _CODE_COUNT.format(code="d", meaning="down"),
         "n": _CODE_COUNT.format(code="n", meaning="not checked: no data, or our own trouble"),
         "share_d_pct": "d over all endpoints of the day, in percent, two decimals",
-        "signed": "whether the day has a signed root (roots/day=D.json)",
-        "root": "the day's signed root (hex), null until it is signed",
+        "signed": "whether the day was signed: its root document (roots/day=D.json) exists. Not whether the day's "
+                  "files are still those it signed, which no view hashes: a surface that serves the day checks that "
+                  "and shows it unsigned when they are not; `sevenmaps status` checks the newest signed day, "
+                  "`sevenmaps verify` every day",
+        "root": "the root its root document gives (hex), null until the day is signed",
     }),
     "servers": ("one row per endpoint ever on the map", {
         "server_key": DAILY_STATUS.doc("server_key"),
