@@ -18,6 +18,7 @@ from sevenmaps_pipeline.lake.keys import server_id, server_key
 from sevenmaps_pipeline.lake.parquet_io import write_parquet
 from sevenmaps_pipeline.lake.paths import LakePaths
 from sevenmaps_pipeline.lake.schemas import RAW_FIVE_MINUTE, RAW_HOURLY, conform
+from sevenmaps_pipeline.publishing.live import LIVE_METHOD
 from sevenmaps_pipeline.publishing.mapday import MapDay
 from sevenmaps_pipeline.publishing.site import build_site
 from sevenmaps_pipeline.rules.methods import CURRENT_STATUS_METHOD
@@ -123,7 +124,7 @@ def test_an_empty_tool_list_shown_now_takes_a_server_off_the_live_list_as_the_si
         assert reliable_names(get(url, "categories/weather.html")) == ["io.test/forecast"]
         reliable = get(url, "reliable.json").json()
         assert [(r["server_name"], r["rank"]) for r in reliable["reliable"]["weather"]] == [("io.test/forecast", 1)]
-        assert reliable["live"]["method"] == "live-pages-1.6"
+        assert reliable["live"]["method"] == LIVE_METHOD  # the version the answer was made by
     with MapDay.open(lake) as record:
         now = {r["server_name"]: r for r in record.rows(
             "SELECT server_name, current_code, current_tool_count, current_shown_status, decided_by, method_version "

@@ -9,12 +9,14 @@ from __future__ import annotations
 import datetime as dt
 import html
 import re
+import xml.etree.ElementTree as ET
 
 import duckdb
 import pyarrow as pa
 import pytest
-from conftest import land_probes, land_status, probe
+from conftest import land_probes, land_registry, land_status, probe
 
+from sevenmaps_pipeline.cli.common import terminal_safe
 from sevenmaps_pipeline.cli.one_server import server_text
 from sevenmaps_pipeline.curated.day import rebuild_day
 from sevenmaps_pipeline.curated.open_day import build_open_day
@@ -314,3 +316,46 @@ def test_down_since_reaches_past_the_window_to_its_change_record_and_starts_at_t
     assert by_key[keys["shifty"]]["down_since"].startswith((DAY - dt.timedelta(days=2)).isoformat())  # not the 405
     assert by_key[keys["odd"]]["down_since"] is None  # never shown down: on no down list
     assert failing[keys["odd"]] is None and failing[keys["long"]] is not None
+
+
+def test_a_hostile_name_reads_the_same_on_the_site_the_live_pages_the_feed_and_the_command_line(tmp_path):
+    """helper-94 F6: a registry name holding U+202E rendered reversed on the site's pages and in the feed ("...exe.png")
+    while `sevenmaps server` showed its code, and a tool's vertical tab was U+FFFD in the feed but a raw control on
+    the pages. One rule now (publishing/shown.py, docs/agents.md "Pages"): each character that is not printable is
+    shown as its code on every surface people read, and each name on a page stands in its own <bdi>. The MCP
+    server's answers keep the raw strings: agents read data."""
+    lake = LakePaths.at(tmp_path / "lake")
+    url = "https://evil.example.com/mcp"
+    name, joined, tabbed = "io.github.acme/\u202egnp.exe", "get_\u200bweather", "delete\x0bfiles"
+    for back, tools in ((1, [tool(joined, "Current weather.")]),
+                        (0, [tool(joined, "Current weather.\nFor a city."), tool(tabbed, "Delete every file.")])):
+        day = DAY - dt.timedelta(days=back)
+        land_registry(lake, [url], day=day, names=[name])
+        land_probes(lake, [probe(url, "ok", day=day, tools=tools, server_name=name)], day=day)
+        rebuild_day(lake, day)
+    build_site(lake, DAY)
+    with MapDay.open(lake, live=True) as mapday:
+        s = server_status(mapday, server_key(url))
+        live_page = render(mapday, "server", s["server_id"]).body.decode()
+        live_feed = render(mapday, "watch", None).body.decode()
+    assert s["server_name"] == name and [t["name"] for t in s["tools"]] == [joined, tabbed]  # raw for agents
+    site = lake.root / "site" / "current"
+    page, index, down = ((site / p).read_text() for p in (f"servers/{s['server_id']}.html", "index.html", "down.html"))
+    feed = (site / "feeds" / "watch.xml").read_text()
+    cli = "\n".join(terminal_safe(line) for line in server_text(s))
+    seen_name, seen_joined, seen_tabbed = "io.github.acme/\\u202egnp.exe", "get_\\u200bweather", "delete\\x0bfiles"
+    for text in (page, live_page, index, down, feed, live_feed, cli):
+        assert not {"\u202e", "\u200b", "\x0b", "\ufffd"} & set(text)
+    for text in (page, live_page):
+        assert f"<title>{seen_name} · 7Maps" in text and f"<h1><bdi>{seen_name}</bdi></h1>" in text
+        assert all(f"<strong><bdi>{seen}</bdi></strong>" in text for seen in (seen_joined, seen_tabbed))
+        assert "<bdi>Current weather.\nFor a city.</bdi>" in text  # a description's line break is white space
+        assert f"<td><bdi>{seen_tabbed} added as red</bdi></td>" in text  # a change's detail quoting the name
+    assert f"<bdi>{seen_name}</bdi></a>" in index and f'alt="status badge of {seen_name}"' in index
+    atom = {"a": "http://www.w3.org/2005/Atom"}
+    for text in (feed, live_feed):
+        titles = [t.text for t in ET.fromstring(text.encode()).findall("a:entry/a:title", atom)]
+        assert f"{seen_name}: risk_rise {seen_tabbed}" in titles
+    assert f"{seen_name}  (server_id {s['server_id']})" in cli and f"  {seen_joined}  green" in cli
+    assert f"  {seen_tabbed}  red" in cli
+

@@ -253,7 +253,8 @@ def test_pages_written_again_after_a_worker_died_publish_none_of_its_hidden_file
 
 def test_the_watch_feed_is_xml_whatever_a_server_names_its_tool():
     """helper-84: a vertical tab in one tool's name (or a registry name) made feeds/watch.xml, on the site and under
-    /live/, unreadable as XML: every reader of the feed lost every entry. What XML cannot hold is shown as U+FFFD."""
+    /live/, unreadable as XML: every reader of the feed lost every entry. What XML cannot hold was U+FFFD, which
+    made two names one; it is now shown as its code, as the pages and the command line show it (helper-94 F6)."""
     import types
 
     from sevenmaps_pipeline.publishing.feed import atom_feed
@@ -263,5 +264,6 @@ def test_the_watch_feed_is_xml_whatever_a_server_names_its_tool():
              "detail": "green -> red \ufffe"}
     feed = ET.fromstring(atom_feed(types.SimpleNamespace(day=dt.date(2026, 11, 10)), [entry]).encode("utf-8"))
     ns = {"a": "http://www.w3.org/2005/Atom"}
-    assert feed.find("a:entry/a:title", ns).text == "odd\ufffdname\ufffd[31m: risk rose fetch\ufffddata\ufffd<&>"
-    assert feed.find("a:entry/a:summary", ns).text == "green -> red \ufffd"
+    assert feed.find("a:entry/a:title", ns).text == "odd\\ud800name\\x1b[31m: risk rose fetch\\x0bdata\\x00<&>"
+    assert feed.find("a:entry/a:summary", ns).text == "green -> red \\ufffe"
+    assert feed.find("a:entry/a:id", ns).text == "urn:7maps:0123456789ab:2026-11-10:risk rose:fetch\\x0bdata\\x00<&>"

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..lake.paths import LAKE_FOLDERS, LakePaths
 from ..probe.config import ProbeConfig
+from ..publishing.shown import visible
 from ..registry.opt_outs import opted_out_hosts
 
 
@@ -46,8 +47,6 @@ def _probe_config(args: argparse.Namespace) -> ProbeConfig:
 def terminal_safe(line: str) -> str:
     """A line holding a server's words as a terminal may show it: each character that is not printable (an escape
     sequence's ESC, a bell, C1 controls, zero-width and direction marks) as its code (`\\x1b`, `\\u200b`), so a
-    tool's name can neither colour nor rewrite the operator's screen, nor pass for another name."""
-    if line.isprintable():
-        return line
-    return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
-                   if ord(ch) < 0x10000 else f"\\U{ord(ch):08x}" for ch in line)
+    tool's name can neither colour nor rewrite the operator's screen, nor pass for another name: the rule the pages
+    and the feed show names by (publishing/shown.py, docs/agents.md "Pages")."""
+    return visible(line)

@@ -13,6 +13,7 @@ from markupsafe import Markup
 
 from ..rules.rounding import percent
 from . import charts
+from .shown import FILTERS
 
 
 def uptime_text(history: dict[str, Any] | None) -> tuple[str, str]:
@@ -88,6 +89,7 @@ def _environment(auto_reload: bool = True) -> Environment:
                        auto_reload=auto_reload)
     env.template_class = _Template
     env.filters["percent"] = percent  # a half away from zero, as DuckDB rounds (rules/rounding.py)
+    env.filters.update(FILTERS)  # a server's words as people see them (publishing/shown.py)
     return env
 
 
