@@ -26,7 +26,7 @@ from sevenmaps_pipeline.lake.parquet_io import write_parquet
 from sevenmaps_pipeline.lake.paths import LakePaths
 from sevenmaps_pipeline.lake.schemas import TOOL_CHANGES, conform
 from sevenmaps_pipeline.publishing.live import render
-from sevenmaps_pipeline.publishing.locks import verify_lock
+from sevenmaps_pipeline.publishing.locks import changes_since, verify_lock
 from sevenmaps_pipeline.publishing.mapday import MapDay
 from sevenmaps_pipeline.publishing.site import build_site, slug, uptime_text
 from sevenmaps_pipeline.publishing.status import server_status, statuses, uptime_counts
@@ -359,3 +359,31 @@ def test_a_hostile_name_reads_the_same_on_the_site_the_live_pages_the_feed_and_t
     assert f"{seen_name}  (server_id {s['server_id']})" in cli and f"  {seen_joined}  green" in cli
     assert f"  {seen_tabbed}  red" in cli
 
+
+def test_a_cut_list_of_changes_says_of_how_many_on_every_surface(tmp_path):
+    """helper-94 F7: a list of 120 tools renamed in one day is 120 change records; server_status and the server's
+    page listed 100 and said nothing, `sevenmaps server` said "20 of 100". Each now says the true total."""
+    lake = LakePaths.at(tmp_path / "lake")
+    url, few = "https://many.example.com/mcp", "https://few.example.com/mcp"
+    for back, verb in ((1, "get"), (0, "read")):
+        day = DAY - dt.timedelta(days=back)
+        listed = [tool(f"{verb}_{i:03}", f"Read record {i}.") for i in range(120)]
+        land_probes(lake, [probe(url, "ok", day=day, tools=listed),
+                           probe(few, "ok", day=day, tools=[tool(f"{verb}_note", "Read a note.")])], day=day)
+        rebuild_day(lake, day)
+    build_site(lake, DAY)
+    with MapDay.open(lake, live=True) as mapday:
+        s, other = server_status(mapday, server_key(url)), server_status(mapday, server_key(few))
+        live_page = render(mapday, "server", s["server_id"]).body.decode()
+        every = changes_since(mapday, url, DAY - dt.timedelta(days=1))
+    assert every["total"] == 120 and not every["truncated"]  # the MCP server's changes_since has them all
+    assert (len(s["changes"]), s["changes_total"]) == (100, 120)
+    assert [c["tool_name"] for c in s["changes"]] == [c["tool_name"] for c in every["changes"][:100]]  # the newest
+    assert (len(other["changes"]), other["changes_total"]) == (1, 1)
+    site = lake.root / "site" / "current" / "servers"
+    for page in ((site / f"{s['server_id']}.html").read_text(), live_page):
+        assert "Showing the newest 100 of 120 changes" in page
+        assert page.split("Changes (last 60 days)")[1].split("<h2>")[0].count("<tr><td>") == 100
+    assert "Showing the newest" not in (site / f"{other['server_id']}.html").read_text()
+    assert "changes, newest first (20 of 120):" in server_text(s)
+    assert "changes, newest first (1 of 1):" in server_text(other)

@@ -97,7 +97,8 @@ def server_text(s: dict[str, Any], live: bool = True) -> list[str]:
     lines.append(f"tools ({len(s['tools'])}, from {s['tools_from']}):" if s["tools"] else "no tools listed")
     lines += [f"  {t['name']}  {t['risk']}  ({t['risk_rule']})" for t in s["tools"]]
     changes = s["changes"]
-    lines.append(f"changes, newest first ({min(len(changes), CHANGES_SHOWN)} of {len(changes)}):" if changes
+    # Of all the window's changes (changes_total), not of the part server_status carries (helper-94 F7).
+    lines.append(f"changes, newest first ({min(len(changes), CHANGES_SHOWN)} of {s['changes_total']}):" if changes
                  else "no changes in the window")
     for c in changes[:CHANGES_SHOWN]:
         renamed = f" (was {c['previous_tool_name']})" if c.get("previous_tool_name") else ""

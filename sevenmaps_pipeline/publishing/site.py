@@ -53,7 +53,8 @@ SITE_METHOD = "site-1.7"  # 1.1: five-minute uptime on an owner's page; 1.2: wha
 # five-minute checks since the day, as the hourly ones (its index said it did); 1.7: down since starts at the first
 # day shown down and reaches past the 30 days to the day it stopped answering (status.py DOWN_SINCE); percents
 # rounded a half away from zero, as DuckDB and docs/analyst.md's queries round them (rules/rounding.py); a name's
-# invisible characters as their codes, each name in its own <bdi> (publishing/shown.py)
+# invisible characters as their codes, each name in its own <bdi> (publishing/shown.py); a page whose changes are
+# cut says of how many
 # Endpoints whose whole status is held at once while their pages are written: about 24 KB each in the real
 # registry's shape. A part is a range of server keys (status.key_ranges), so it reads only the row groups of
 # the tools file its keys fall in, and small parts cost little more than large ones: at 100,000 endpoints,

@@ -245,6 +245,10 @@ def _list_facts_from(daily: dict | None, today: dict | None, map_day: dt.date) -
     return (f"the map day's list ({map_day}), not the list shown: today's check listed another, whose findings, "
             "category and stability come with its day's map")
 
+# The newest changes an endpoint's status carries; `changes_total` says how many the 60 days hold, so that each
+# surface says when it shows a part (docs/agents.md, "What each tool returns").
+CHANGES_KEPT = 100
+
 
 def server_status(mapday: MapDay, server: str) -> dict[str, Any]:
     key = mapday.resolve(server)["server_key"]
@@ -325,7 +329,8 @@ def statuses(mapday: MapDay, keys: list[str] | None = None,
             "readiness": readiness.get(key), "incidents": incidents.get(key, []),
             "live_incident": any(i["status"] == "live" for i in incidents.get(key, [])),
             "failure_reports_awaiting_review": _awaiting(awaiting.get(key)),
-            "changes": changes.get(key, [])[:100], "namespace": _namespace(endpoint["server_name"], proofs.get(key)),
+            "changes": changes.get(key, [])[:CHANGES_KEPT], "changes_total": len(changes.get(key, [])),
+            "namespace": _namespace(endpoint["server_name"], proofs.get(key)),
             "owner_note": owner_note(claims, endpoint["url"]),
             "five_minute_uptime": labelled_five_minute_uptime(five_minute.get(key)),
             **mapday.served(),

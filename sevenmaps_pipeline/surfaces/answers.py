@@ -136,7 +136,10 @@ class StatusAnswer(Served):
     incidents: Annotated[list[Row], Field(description="live and closed incidents")]
     live_incident: Annotated[bool, Field(description="whether a confirmed incident is live")]
     failure_reports_awaiting_review: Annotated[Row | None, Field(description="never an incident")]
-    changes: Annotated[list[Row], Field(description="changes of the last 60 days, newest first")]
+    changes: Annotated[list[Row], Field(description="changes of the last 60 days, newest first, the newest 100 "
+                                        "when there are more")]
+    changes_total: Annotated[int, Field(description="the changes of the last 60 days, all of them: more than "
+                                        "`changes` holds when it is cut")]
     namespace: Annotated[Row, Field(description="how the namespace was proven")]
     owner_note: Annotated[Row | None, Field(description="the verified owner's own words")]
     five_minute_uptime: Annotated[Row | None, Field(description="an owner-verified endpoint's five-minute "
