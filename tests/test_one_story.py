@@ -26,7 +26,7 @@ from sevenmaps_pipeline.lake.parquet_io import write_parquet
 from sevenmaps_pipeline.lake.paths import LakePaths
 from sevenmaps_pipeline.lake.schemas import TOOL_CHANGES, conform
 from sevenmaps_pipeline.publishing.live import render
-from sevenmaps_pipeline.publishing.locks import changes_since, verify_lock
+from sevenmaps_pipeline.publishing.locks import changes_since, verify_lock, watch
 from sevenmaps_pipeline.publishing.mapday import MapDay
 from sevenmaps_pipeline.publishing.site import build_site, slug, uptime_text
 from sevenmaps_pipeline.publishing.status import server_status, statuses, uptime_counts
@@ -387,3 +387,36 @@ def test_a_cut_list_of_changes_says_of_how_many_on_every_surface(tmp_path):
     assert "Showing the newest" not in (site / f"{other['server_id']}.html").read_text()
     assert "changes, newest first (20 of 120):" in server_text(s)
     assert "changes, newest first (1 of 1):" in server_text(other)
+
+
+def test_the_live_feed_is_updated_when_its_newest_entry_is_and_a_provisional_entry_says_so(tmp_path):
+    """helper-94 F16: the live watch feed said <updated> the map day's start while its entries were of the open day,
+    and its entries did not say they were provisional where the MCP server's `watch` says `provisional: true`."""
+    lake = LakePaths.at(tmp_path / "lake")
+    url = "https://files.example.com/mcp"
+    before = [tool("get_file", "Read a file.")]
+    for back in (2, 1):
+        land_probes(lake, [probe(url, "ok", day=DAY - dt.timedelta(days=back), tools=before)],
+                    day=DAY - dt.timedelta(days=back))
+        rebuild_day(lake, DAY - dt.timedelta(days=back))
+    build_site(lake, DAY - dt.timedelta(days=1))
+    today = before + [tool("delete_file", "Delete a file for good.")]
+    land_probes(lake, [probe(url, "ok", day=DAY, hour=3, minute=20, tools=today)], day=DAY, run_id="slice-03")
+    build_open_day(lake, DAY, f"{DAY.isoformat()}-03:00")
+    with MapDay.open(lake, live=True) as mapday:
+        watched = watch(mapday, days=7)
+        last_check = dt.datetime.fromisoformat(mapday.served()["open_day"]["last_check_at"])
+        live = ET.fromstring(render(mapday, "watch", None).body)
+    assert [(e["day"], e["kind"], e["provisional"]) for e in watched["entries"]] == [(DAY.isoformat(), "risk_rise",
+                                                                                       True)]
+    atom = {"a": "http://www.w3.org/2005/Atom"}
+    entry = live.find("a:entry", atom)
+    entry_updated = dt.datetime.fromisoformat(entry.find("a:updated", atom).text)
+    assert entry_updated == last_check.replace(microsecond=0) and entry_updated.date() == DAY
+    assert dt.datetime.fromisoformat(live.find("a:updated", atom).text) == entry_updated  # the newest entry's time
+    assert entry.find("a:title", atom).text == "io.test/files: risk_rise delete_file (provisional)"
+    assert entry.find("a:summary", atom).text.startswith(f"delete_file added as red (provisional: the checks of {DAY}")
+    # The signed day's feed (its site) has no provisional entry and is updated at its day's start.
+    site = ET.fromstring((lake.root / "site" / "current" / "feeds" / "watch.xml").read_bytes())
+    assert site.find("a:updated", atom).text == f"{DAY - dt.timedelta(days=1)}T00:00:00+00:00"
+    assert "provisional" not in ET.tostring(site, encoding="unicode")

@@ -262,7 +262,8 @@ def test_the_watch_feed_is_xml_whatever_a_server_names_its_tool():
     entry = {"server_id": "0123456789ab", "day": dt.date(2026, 11, 10), "kind": "risk rose",
              "tool_name": "fetch\x0bdata\x00<&>", "server_name": "odd\ud800name\x1b[31m", "server_key": "k",
              "detail": "green -> red \ufffe"}
-    feed = ET.fromstring(atom_feed(types.SimpleNamespace(day=dt.date(2026, 11, 10)), [entry]).encode("utf-8"))
+    signed_day = types.SimpleNamespace(day=dt.date(2026, 11, 10), open_days=[])
+    feed = ET.fromstring(atom_feed(signed_day, [entry]).encode("utf-8"))
     ns = {"a": "http://www.w3.org/2005/Atom"}
     assert feed.find("a:entry/a:title", ns).text == "odd\\ud800name\\x1b[31m: risk rose fetch\\x0bdata\\x00<&>"
     assert feed.find("a:entry/a:summary", ns).text == "green -> red \\ufffe"
