@@ -9,6 +9,7 @@ import json
 import os
 import threading
 
+import pytest
 import test_export
 import test_integrity
 from conftest import DAY
@@ -16,6 +17,7 @@ from conftest import DAY
 from sevenmaps_pipeline.cli import main
 from sevenmaps_pipeline.integrity.capped import MAX_KEY_BYTES, MAX_LIST_BYTES
 from sevenmaps_pipeline.integrity.export_check import verify_export
+from sevenmaps_pipeline.integrity.keys import read_published_key
 from sevenmaps_pipeline.integrity.manifest import sha256_file
 from sevenmaps_pipeline.integrity.proof import MAX_PROOF_BYTES
 from sevenmaps_pipeline.integrity.report import Code, Trust
@@ -70,7 +72,7 @@ def test_a_root_that_is_a_fifo_or_a_link_to_a_device_is_named_never_waited_on(sn
     os.mkfifo(root)
     report = _finishes(verify_lake, signed_lake)
     assert any("not a regular file" in w for w in _codes(report)[Code.ROOT_UNREADABLE])
-    problems = _finishes(verify_days, signed_lake, [day], Trust.from_public_key_file(trusted).public)
+    problems = _finishes(verify_days, signed_lake, [day], read_published_key(signed_lake))
     assert [p.what for p in problems if p.code is Code.ROOT_UNREADABLE] == [
         f"root file unreadable: roots/day={day}.json (not a regular file (a FIFO, a device or a folder))"]
 
@@ -185,3 +187,50 @@ def test_a_trusted_key_file_larger_than_a_key_is_one_line(tmp_path, snapshot, ca
     _sparse(key, HUGE)
     assert main(["verify", "--export", str(folder), "--public-key", str(key)]) == 2
     assert f"larger than {MAX_KEY_BYTES:,} bytes" in capsys.readouterr().err
+
+
+def test_a_signed_files_place_taken_by_a_fifo_or_a_link_is_named_never_hashed(snapshot, signed_lake):
+    """helper-98: a FIFO in a signed file's place, left out of SHA256SUMS, hung the snapshot's verify (hashed to
+    compare with its line), and a link to /proc/self/pagemap (a "regular file" of 256 GiB, through the link) hung it
+    and the lake's verify and the Dagster check: a link is followed by nothing that hashes."""
+    folder, trusted, *_ = snapshot
+    sums = folder / "SHA256SUMS"
+    lines = sums.read_text().splitlines()
+    fifo, linked = [line[66:] for line in lines if line[66:].startswith("curated/")][:2]
+    sums.write_text("".join(f"{line}\n" for line in lines if line[66:] != fifo))
+    (folder / fifo).unlink()
+    os.mkfifo(folder / fifo)
+    (folder / linked).unlink()
+    (folder / linked).symlink_to("/proc/self/pagemap")
+    found = _codes(_finishes(verify_export, folder, Trust.from_public_key_file(trusted)))
+    assert any(w.startswith(f"file differs from its signed line: {fifo}") for w in found[Code.FILE_CHANGED])
+    assert f"listed in SHA256SUMS but missing: {linked}" in found[Code.FILE_MISSING]
+    assert f"a link in the snapshot: {linked}" in found[Code.STRAY]
+    day = DAY + dt.timedelta(days=1)
+    planted = signed_lake.curated_file("daily_status", day).parent / "part-1.parquet"
+    planted.symlink_to("/proc/self/pagemap")
+    report = _finishes(verify_lake, signed_lake)
+    assert [p.code for p in report.problems] == [Code.STRAY] and planted.name in report.problems[0].what
+    problems = _finishes(verify_days, signed_lake, [day], read_published_key(signed_lake))
+    assert [p.code for p in problems] == [Code.STRAY]
+
+
+@pytest.mark.parametrize("doctor, said", [
+    (lambda c: {**c, "distribution": c["distribution"][0]}, "its distribution is not a list of files"),
+    (lambda c: {**c, "recordSet": [{**c["recordSet"][0], "data": [{"code": "o"}]}, *c["recordSet"][1:]]},
+     "a record set carries rows of its own (data)"),
+    (lambda c: {**c, "@context": {**c["@context"], "files": "sc:distribution"}}, "its @context names 'distribution' "
+     "'files'"),
+    (lambda c: {**c, "sc:distribution": c["distribution"]}, "a key spelled as a prefixed name or an IRI "
+     "('sc:distribution')"),
+])
+def test_a_croissant_description_a_loader_reads_past_the_checks_is_named(snapshot, doctor, said):
+    """helper-98: a distribution given as one object (not a list) was never looked at, so a FileObject naming
+    another file verified OK, and mlcroissant read its rows; so did a record set's inline rows. JSON-LD can also say
+    `distribution` by another name: the check reads keys, so renamed or prefixed keys are refused."""
+    folder, trusted, *_ = snapshot
+    croissant = json.loads((folder / "croissant.json").read_text())
+    (folder / "croissant.json").write_text(json.dumps(doctor(croissant)))
+    _rewrite_sums(folder)
+    found = _codes(verify_export(folder, Trust.from_public_key_file(trusted)))
+    assert f"croissant.json: {said}" in found[Code.DESCRIPTION_WRONG]

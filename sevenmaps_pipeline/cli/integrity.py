@@ -137,7 +137,7 @@ def cmd_verify_proof(args: argparse.Namespace) -> int:
     print(f"OK: {path} (sha256 {digest}) is entry {result.index} of {result.checkpoint.describe()}"
           + (f", cosigned by {', '.join(result.witnesses)}" if result.witnesses else ""))
     if args.data:
-        actual = sha256_file(Path(args.data))
+        actual = sha256_file(Path(args.data), follow_links=True)  # the user's own path
         if actual != digest:
             print(f"FAILED: {args.data} has sha256 {actual}, the logged line says {digest}")
             return 1

@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import re
+import stat
 from pathlib import Path
 
 from ..lake.parquet_io import write_bytes_atomic
@@ -58,8 +59,10 @@ def _read_sums(report: VerifyReport, folder: Path) -> dict[str, str]:
             continue
         sums[m.group(2)] = m.group(1)
     for rel, digest in sums.items():
-        try:
-            present = (folder / rel).is_file()
+        try:  # a link is no file of a snapshot: never followed (helper-98: one to /proc/self/pagemap hung verify)
+            present = stat.S_ISREG((folder / rel).lstat().st_mode)
+        except FileNotFoundError:
+            present = False
         except OSError as exc:  # helper-93: a name too long for the system ended verify as a usage error
             report.add(Code.SUMS_MALFORMED, f"SHA256SUMS names what cannot be a file here ({exc.strerror}): "
                        f"{rel[:100]!r}", None, "SHA256SUMS")

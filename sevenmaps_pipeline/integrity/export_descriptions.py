@@ -30,6 +30,8 @@ def check_descriptions(report: VerifyReport, folder: Path, signed: dict[str, str
         except (Unreadable, UnicodeDecodeError, ValueError, RecursionError) as exc:
             report.add(Code.DESCRIPTION_WRONG, f"{name} cannot be read ({str(exc)[:120]})", None, name)
             continue
+        for why in (_croissant_shape(doc) if name == "croissant.json" else []):
+            report.add(Code.DESCRIPTION_WRONG, f"{name}: {why}", None, name)
         for where, rel, digest in named(doc):
             if not isinstance(rel, str):
                 report.add(Code.DESCRIPTION_WRONG, f"{name}: {where} names no file of the snapshot", None, name)
@@ -56,6 +58,43 @@ def _package_files(doc: Any) -> Iterator[tuple[str, Any, str | None]]:
             "" if declared is not None else None)  # a hash in another form never equals a signed one
         for path in paths if isinstance(paths, list) else [paths]:
             yield f"resource {str(resource.get('name'))[:80]!r}", path, digest
+
+
+# What a Croissant loader reads files or rows through: a context term renaming one of them, or a key spelled as a
+# prefixed name or an IRI, would lead it past the checks here, which read keys, not expanded JSON-LD (helper-98).
+_READ_THROUGH = {"distribution", "contentUrl", "includes", "recordSet", "data", "fileObject", "fileSet", "source",
+                 "field", "url"}
+
+
+def _croissant_shape(doc: Any) -> Iterator[str]:
+    """What makes a Croissant description read other than its files as checked: a distribution that is not a list,
+    a record set carrying rows of its own (`data`), a key that is a prefixed name or an IRI, a renamed term."""
+    if not isinstance(doc, dict):
+        yield "not a JSON object"
+        return
+    if not isinstance(doc.get("distribution"), list):
+        yield "its distribution is not a list of files"
+    context = doc.get("@context")
+    for term, meaning in (context.items() if isinstance(context, dict) else []):
+        iri = meaning.get("@id") if isinstance(meaning, dict) else meaning
+        local = str(iri).rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+        if local in _READ_THROUGH and term != local:
+            yield f"its @context names {local!r} {term!r}"
+    stack = [v for k, v in doc.items() if k != "@context"]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, value in item.items():
+                if ":" in key or "/" in key:
+                    yield f"a key spelled as a prefixed name or an IRI ({key[:80]!r})"
+                elif key == "data":
+                    yield "a record set carries rows of its own (data)"
+                stack.append(value)
+        elif isinstance(item, list):
+            stack.extend(item)
+    for key in doc:
+        if ":" in key or "/" in key:
+            yield f"a key spelled as a prefixed name or an IRI ({key[:80]!r})"
 
 
 def _croissant_files(doc: Any) -> Iterator[tuple[str, Any, str | None]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import os
+import stat
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -45,17 +46,24 @@ def day_folders(lake: LakePaths, day: dt.date | str) -> list[Path]:
     return [f for f in folders if f.is_dir()]
 
 
+def _regular(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 def day_files(lake: LakePaths, day: dt.date | str) -> list[Path]:
     """Covered files of the day (hidden files, i.e. in-flight temp files, are not part of a day), in the
     order of their paths relative to the lake. Walked with os.walk rather than Path.rglob: the same files
-    (links to folders not followed; signing refuses a link to a file: integrity/stray.py) at some 40% less cost
-    (docs/scaling.md, "verify")."""
+    (links to folders not followed; a link to a file is no file of the day, never hashed: signing refuses it and
+    verify names it, integrity/stray.py) at some 40% less cost (docs/scaling.md, "verify")."""
     files = []
     for folder in day_folders(lake, day):
         for top, dirs, names in os.walk(folder):
             dirs[:] = [d for d in dirs if not d.startswith(".")]
             files += [path for name in names
-                      if not name.startswith(".") and os.path.isfile(path := os.path.join(top, name))]
+                      if not name.startswith(".") and _regular(path := os.path.join(top, name))]
     root = len(str(lake.root)) + 1
     return [Path(p) for p in sorted(files, key=lambda p: p[root:])]
 

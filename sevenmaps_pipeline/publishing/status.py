@@ -235,15 +235,18 @@ def _awaiting(row: dict[str, Any] | None) -> dict[str, Any] | None:
                                      "check nor trusted reports): kept for a person to review, never an incident"}
 
 
-def _list_facts_from(daily: dict | None, today: dict | None, map_day: dt.date) -> str:
-    """Which list the findings, category and stability describe: the map day's, which is the list shown unless
-    today's check listed another (helper-94: a live answer showed today's tools beside the map day's findings, "2 of
-    2 tools have no description", as if of them)."""
-    shown = (today or {}).get("tools_hash")
-    if shown is None or shown == (daily or {}).get("tools_hash"):
-        return "the list shown"
-    return (f"the map day's list ({map_day}), not the list shown: today's check listed another, whose findings, "
-            "category and stability come with its day's map")
+def _lists_shown(daily: dict | None, today: dict | None, map_day: dt.date) -> dict[str, str]:
+    """Which check the tool list shown is from, and which list the findings, category and stability describe: the
+    map day's, which is the list shown unless today's check listed another (helper-94: a live answer showed today's
+    tools beside the map day's findings, "2 of 2 tools have no description", as if of them)."""
+    shown, of_day = (today or {}).get("tools_hash"), (daily or {}).get("tools_hash")
+    tools_from = "the open day's check (provisional)" if shown else "the map day's check"
+    if shown is None or shown == of_day:
+        return {"tools_from": tools_from, "list_facts_from": "the list shown"}
+    facts = (f"the map day's list ({map_day}), not the list shown: today's check listed another" if of_day else
+             f"no list: the map day's check ({map_day}) listed none, and today's check listed this one")
+    return {"tools_from": tools_from,
+            "list_facts_from": f"{facts}, whose findings, category and stability come with its day's map"}
 
 # The newest changes an endpoint's status carries; `changes_total` says how many the 60 days hold, so that each
 # surface says when it shows a part (docs/agents.md, "What each tool returns").
@@ -319,13 +322,10 @@ def statuses(mapday: MapDay, keys: list[str] | None = None,
             "server_name": endpoint["server_name"], "server_id": endpoint["server_id"], "server_key": key,
             "url": endpoint["url"], "shown_status": shown, "current": current.get(key), "daily": daily.get(key),
             "down_since": (since.get(key) or {}).get("since") if shown == "down" else None,
-            "open_day_check": today.get(key),
-            "tools_from": ("the open day's check (provisional)" if (today.get(key) or {}).get("tools_hash")
-                           else "the map day's check"),
+            "open_day_check": today.get(key), **_lists_shown(daily.get(key), today.get(key), mapday.day),
             "history": history.get(key), "uptime_counts": uptime_counts(history.get(key)), "tools": listed,
             "risk_mix": {level: sum(1 for t in listed if t["risk"] == level) for level in ("green", "yellow", "red")},
             "findings": findings.get(key, []), "category": category.get(key), "token_cost": tokens.get(key),
-            "list_facts_from": _list_facts_from(daily.get(key), today.get(key), mapday.day),
             "readiness": readiness.get(key), "incidents": incidents.get(key, []),
             "live_incident": any(i["status"] == "live" for i in incidents.get(key, [])),
             "failure_reports_awaiting_review": _awaiting(awaiting.get(key)),
