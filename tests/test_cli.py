@@ -324,7 +324,8 @@ def test_probe_says_when_allow_private_would_apply(capsys):
 def test_probe_and_readiness_refuse_what_names_no_endpoint_in_one_line(capsys):
     # not "skipped: non-https URL" with a hint about --allow-private, which cannot help (helper-85)
     for command in ("probe", "readiness"):
-        for url in ("not-a-url", "ftp://x/y", "https:///mcp", "https://[::1/mcp"):
+        for url in ("not-a-url", "ftp://x/y", "https:///mcp", "https://[::1/mcp", "https://example.com:99999/mcp",
+                    "https://exa mple.com/mcp"):
             assert main([command, url]) == 2
             line = _one_error_line(capsys.readouterr().err)
             assert f"{url!r} is not an endpoint's URL" in line and "--allow-private" not in line

@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ET
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from conftest import land_probes, land_registry, land_status, probe
 
@@ -293,20 +294,27 @@ def test_down_since_reaches_past_the_window_to_its_change_record_and_starts_at_t
     down."""
     lake = LakePaths.at(tmp_path / "lake")
     urls = {"long": "https://long.example.com/mcp", "shifty": "https://shifty.example.org/mcp",
-            "odd": "https://odd.example.net/mcp"}
+            "odd": "https://odd.example.net/mcp", "again": "https://again.example.io/mcp"}
     keys = {name: server_key(url) for name, url in urls.items()}
-    stopped = DAY - dt.timedelta(days=35)
+    stopped, first_read = DAY - dt.timedelta(days=35), DAY - dt.timedelta(days=29)
     for back in range(30, 0, -1):  # the 30 days read: long down all of them; shifty a 405, then down two days back
         day = DAY - dt.timedelta(days=back)
-        land_status(lake, day, {keys["long"]: "d", keys["shifty"]: "o" if back > 6 else "d", keys["odd"]: "d"},
+        land_status(lake, day, {keys["long"]: "d", keys["shifty"]: "o" if back > 6 else "d", keys["odd"]: "d",
+                                keys["again"]: "o" if back > 29 else "d"},
                     not_mcp=frozenset({keys["odd"]} | ({keys["shifty"]} if back > 2 else set())))
-    changes = [{"day": stopped, "server_key": keys["long"], "server_id": lake_keys.server_id(keys["long"]),
-                "kind": "stopped_answering", "detail": "day code o -> d (timeout)", "method_version": "test",
-                "previous_day": stopped - dt.timedelta(days=1)}]
-    write_parquet(lake, lake.curated_file("tool_changes", stopped),
-                  conform(pa.Table.from_pylist(changes, TOOL_CHANGES.schema), TOOL_CHANGES))
+    # again: stopped 50 days back, answered again 45 back, stopped on the first day read (helper-98: an older stop)
+    for key, kind, back in ((keys["long"], "stopped_answering", 35), (keys["again"], "stopped_answering", 50),
+                            (keys["again"], "started_answering", 45), (keys["again"], "stopped_answering", 29)):
+        day = DAY - dt.timedelta(days=back)
+        row = {"day": day, "server_key": key, "server_id": lake_keys.server_id(key), "kind": kind, "detail": kind,
+               "method_version": "test", "previous_day": day - dt.timedelta(days=1)}
+        path = lake.curated_file("tool_changes", day)
+        rows = [*(pq.read_table(path).to_pylist() if path.is_file() else []), row]
+        path.unlink(missing_ok=True)
+        write_parquet(lake, path, conform(pa.Table.from_pylist(rows, TOOL_CHANGES.schema), TOOL_CHANGES))
     land_probes(lake, [probe(urls["long"], "timeout", day=DAY), probe(urls["shifty"], "timeout", day=DAY),
-                       probe(urls["odd"], "http_405", day=DAY, http_status=405)], day=DAY)
+                       probe(urls["odd"], "http_405", day=DAY, http_status=405),
+                       probe(urls["again"], "timeout", day=DAY)], day=DAY)
     rebuild_day(lake, DAY)
     with MapDay.open(lake) as mapday:
         by_key = statuses(mapday)
@@ -315,6 +323,7 @@ def test_down_since_reaches_past_the_window_to_its_change_record_and_starts_at_t
     assert by_key[keys["long"]]["down_since"] == stopped.isoformat()  # its change record's day, not the window's
     assert by_key[keys["shifty"]]["down_since"].startswith((DAY - dt.timedelta(days=2)).isoformat())  # not the 405
     assert by_key[keys["odd"]]["down_since"] is None  # never shown down: on no down list
+    assert by_key[keys["again"]]["down_since"] == first_read.isoformat()  # its latest stop, on the first day read
     assert failing[keys["odd"]] is None and failing[keys["long"]] is not None
 
 

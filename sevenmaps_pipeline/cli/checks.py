@@ -27,9 +27,10 @@ from .common import _lake, _probe_config
 def _endpoint_url(url: str) -> str:
     """The URL as given, or ValueError (exit 2) when it names no endpoint at all: a check of `not-a-url` would
     say "skipped: non-https URL" and offer --allow-private, which cannot help."""
-    try:
+    try:  # .port reads the port: one out of range is a ValueError too (helper-98)
         parts = urlsplit(url)
-        whole = parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+        whole = (parts.scheme.lower() in ("http", "https") and bool(parts.hostname) and parts.port != 0
+                 and not any(c.isspace() for c in parts.netloc))
     except ValueError:  # an unclosed "[" in the host
         whole = False
     if not whole:

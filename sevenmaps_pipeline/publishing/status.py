@@ -127,10 +127,13 @@ DOWN_SINCE = (
     "days AS (SELECT w.server_key, min(w.day) AS run_day, any_value(up.up_day IS NULL) AS whole "
     "FROM w LEFT JOIN up USING (server_key) WHERE w.down AND (up.up_day IS NULL OR w.day > up.up_day) "
     "GROUP BY w.server_key), "
-    "began AS (SELECT c.server_key, max(c.day) AS began_day FROM change_window c JOIN days d USING (server_key) "
-    "WHERE d.whole AND c.kind = 'stopped_answering' AND c.day < d.run_day GROUP BY c.server_key), "
+    # the latest change of answering up to the run's first day read (on it too: helper-98), when it is a stop
+    "turns AS (SELECT c.server_key, arg_max(c.kind, c.day) AS kind, max(c.day) AS day FROM change_window c "
+    "JOIN days d USING (server_key) WHERE d.whole AND c.kind IN ('stopped_answering', 'started_answering') "
+    "AND c.day <= d.run_day GROUP BY c.server_key), "
+    "began AS (SELECT server_key, day AS began_day FROM turns WHERE kind = 'stopped_answering'), "
     "run AS (SELECT d.server_key, coalesce(b.began_day, d.run_day) AS run_day, "
-    "CASE WHEN b.began_day IS NULL THEN w.checked_at END AS run_at FROM days d "
+    "CASE WHEN coalesce(b.began_day, d.run_day) = d.run_day THEN w.checked_at END AS run_at FROM days d "
     "JOIN w ON w.server_key = d.server_key AND w.day = d.run_day LEFT JOIN began b ON b.server_key = d.server_key) "
     # A time in UTC where the check's time is known, else the day it was on.
     "SELECT c.server_key AS _key, CASE "

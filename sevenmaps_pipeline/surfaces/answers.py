@@ -113,8 +113,10 @@ class StatusAnswer(Served):
     url: Url
     shown_status: Annotated[str | None, Field(description="the status shown now")]
     current: Annotated[Row | None, Field(description="current_status: what decided the status shown now")]
-    down_since: Annotated[str | None, Field(description="when it is down: since the run's first failed check (a "
-                                            "UTC time, or the day where its time is unknown), over missed days")]
+    down_since: Annotated[str | None, Field(description="when it is down: since the first check of its run shown "
+                                            "down (a UTC time, or the day where its time is unknown), over missed "
+                                            "days, a run filling the 30 days read dated from its latest "
+                                            "stopped_answering record")]
     daily: Annotated[Row | None, Field(description="the map day's check (daily_status)")]
     open_day_check: Annotated[Row | None, Field(description="today's check so far (provisional), if any")]
     tools_from: Annotated[str, Field(description="which check the tool list is from")]

@@ -73,7 +73,7 @@ SERVER_HISTORY = TableSpec(
             col("uptime_pct", pa.float64(), "answered / checked in percent, floored to one decimal (never "
                 "shows 100.0 unless every checked day answered); null with no checked day"),
             col("uptime_label", pa.string(), "'30-day uptime' from 14 checked days, else 'over N days "
-                "observed' ('over 1 day observed' for one)", False),
+                "observed' ('over 1 day observed' for one; 'no data' for none, history-1.4)", False),
             col("success_chance", pa.float64(), "posterior mean chance the next handshake works: Beta(1,1) "
                 "updated with checked days weighted 0.5^(age/7)"),
             col("success_chance_low", pa.float64(), "5% quantile of that posterior (90% credible interval)"),
