@@ -32,10 +32,10 @@ def read_capped(path: Path, cap: int, follow_links: bool = False) -> bytes:
         raise Unreadable(exc.strerror or type(exc).__name__) from None
     try:
         with os.fdopen(fd, "rb") as fh:
-            mode, size = os.fstat(fh.fileno())[stat.ST_MODE], os.fstat(fh.fileno()).st_size
-            if not stat.S_ISREG(mode):
+            seen = os.fstat(fh.fileno())
+            if not stat.S_ISREG(seen.st_mode):
                 raise Unreadable("not a regular file (a FIFO, a device or a folder)")
-            if size > cap:
+            if seen.st_size > cap:
                 raise Unreadable(f"larger than {cap:,} bytes")
             data = fh.read(cap + 1)
     except OSError as exc:

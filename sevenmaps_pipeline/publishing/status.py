@@ -115,9 +115,10 @@ def labelled_five_minute_uptime(row: dict[str, Any] | None) -> dict[str, Any] | 
 # daily check of its run of days shown down (a d shown as "answers, but not as a standard MCP endpoint" ends a run,
 # as it was never on the down list; missed days, n, never do), or, when the run began after the latest daily check,
 # the first check of the run shown down now (sql/current_status.sql failing_since: a slice's, an hourly or a
-# five-minute check), whichever is earlier. A run that fills the 30 days read began no later than their first: it
-# began on the day of its stopped_answering change record, when the 60 days of changes hold one (helper-94: a run
-# longer than the window said "since" its first day, beside the record of the day it stopped answering).
+# five-minute check), whichever is earlier. A run that fills the 30 days read began no later than their first: it is
+# dated from the latest change of answering recorded up to that day, when it is a stop (stopped_answering, within
+# the 60 days of changes: helper-94, a run longer than the window said "since" its first day beside the record of
+# the day it stopped answering); the records do not say how it failed (docs/methodology.md, "Route, locks and feeds").
 DOWN_SINCE = (
     # The window is cut to the endpoints asked before its runs are found (a part of the day's site reads
     # its own endpoints' 30 days, not every endpoint's: docs/scaling.md).
