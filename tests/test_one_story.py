@@ -278,6 +278,7 @@ def test_a_list_shown_from_todays_check_has_its_own_token_cost_on_server_status_
     assert shown["list_facts_from"] == (f"the map day's list ({days[-1]}), not the list shown: today's check listed "
                                         "another, whose findings, category and stability come with its day's map")
     assert signed["list_facts_from"] == "the list shown"
+    assert f"Findings, category and tool-list stability describe {shown['list_facts_from']}." in page  # live
     cost = shown["token_cost"]
     assert (cost["provisional"], cost["day"], cost["tools_hash"]) == (True, DAY.isoformat(),
                                                                       shown["open_day_check"]["tools_hash"])
