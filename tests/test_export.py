@@ -459,7 +459,11 @@ def test_an_existing_folder_is_left_as_it_is_only_when_it_is_a_snapshot_of_exact
         export_snapshot(lake, DAYS[0], DAYS[1], out=one)
     (tmp_path / "sums").mkdir()
     (tmp_path / "sums" / "SHA256SUMS").touch()
-    with pytest.raises(ExportError, match=r"is a folder holding SHA256SUMS \(no roots/ of any day\), not a snap"):
+    with pytest.raises(ExportError, match=r"is a folder holding SHA256SUMS \(no root document of any day\), not a "):
+        export_snapshot(lake, DAYS[0], out=tmp_path / "sums")
+    (tmp_path / "sums" / "roots").mkdir()  # helper-98: empty files by the right names passed for the snapshot
+    (tmp_path / "sums" / "roots" / f"day={DAYS[0]}.json").touch()
+    with pytest.raises(ExportError, match=r"is a folder holding SHA256SUMS, roots \(no root document of any day\)"):
         export_snapshot(lake, DAYS[0], out=tmp_path / "sums")
     (tmp_path / "link").symlink_to(one, target_is_directory=True)
     assert not export_snapshot(lake, DAYS[0], out=tmp_path / "link").created

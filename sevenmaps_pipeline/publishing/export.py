@@ -27,9 +27,11 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..integrity.capped import Unreadable, read_capped
 from ..integrity.log import LogState, read_state
 from ..integrity.manifest import sha256_file
 from ..integrity.proof import TlogProof
+from ..integrity.root_docs import MAX_ROOT_BYTES, parse_root_doc
 from ..integrity.roots import read_root, signed_days
 from ..integrity.tiles import expected_files
 from ..lake.paths import LakePaths, folder_day
@@ -172,10 +174,24 @@ def _span(days: list[dt.date]) -> str:
 
 
 def _snapshot_days(folder: Path) -> list[dt.date]:
-    """The days an existing folder is a snapshot of (its SHA256SUMS and roots/), or [] when it is none."""
+    """The days an existing folder is a snapshot of (its SHA256SUMS and the root documents in roots/), or [] when it
+    is none: a root that does not read as its day's root document makes it none (helper-98: empty files named so
+    passed for a snapshot)."""
     if not folder.is_dir() or not (folder / "SHA256SUMS").is_file():
         return []
-    return sorted(d for p in (folder / "roots").glob("day=*.json") if (d := folder_day(p.name[:-5])) is not None)
+    days = []
+    for path in sorted((folder / "roots").glob("day=*.json")):
+        day = folder_day(path.name[:-5])
+        if day is None:
+            continue
+        try:
+            doc, _ = parse_root_doc(read_capped(path, MAX_ROOT_BYTES), day, f"roots/{path.name}")
+        except Unreadable:
+            doc = None
+        if doc is None:
+            return []
+        days.append(day)
+    return days
 
 
 def _what_is_at(folder: Path, held: list[dt.date]) -> str:
@@ -190,7 +206,7 @@ def _what_is_at(folder: Path, held: list[dt.date]) -> str:
     if not names:
         return "an empty folder"
     return ("a folder holding " + ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
-            + " (no roots/ of any day)")
+            + " (no root document of any day)")
 
 
 def _already_written(folder: Path, days: list[dt.date]) -> bool:
