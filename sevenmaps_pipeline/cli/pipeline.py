@@ -23,7 +23,7 @@ from ..integrity.roots import signed_days
 from ..integrity.status import SIGN_SCHEDULE
 from ..lake import duck
 from ..lake.parquet_io import last_signed_day
-from ..lake.paths import PROJECT_ROOT, LakePaths, parse_day
+from ..lake.paths import PROJECT_ROOT, LakePaths, days_text, parse_day
 from ..lake.schemas import data_dictionary_markdown
 from ..lake.warehouse import open_warehouse
 from .common import _existing_lake, _lake
@@ -110,17 +110,13 @@ def cmd_backfill(args: argparse.Namespace) -> int:
                   flush=True)
             earlier = [d for d in signed_days(lake) if d < a and d not in signed_before]
             if earlier:  # signing takes the chain in order: the unsigned days before the range went first
-                print(f"  signed first, as the chain's earlier unsigned days: {_days_text(earlier)}", flush=True)
+                print(f"  signed first, as the chain's earlier unsigned days: {days_text(earlier)}", flush=True)
     print(_range_summary(lake, first, last))
     yesterday = today - dt.timedelta(days=1)
     if args.no_sign and first <= yesterday:
         print(f"not signed (--no-sign): the sign job signs them (its schedule at {SIGN_SCHEDULE:%H:%M} UTC), or now: "
               f"`sevenmaps backfill --from {first} --to {min(last, yesterday)}`")
     return 0
-
-
-def _days_text(days: list[dt.date]) -> str:
-    return str(days[0]) if len(days) == 1 else f"{days[0]} .. {days[-1]} ({len(days)} days)"
 
 
 def backfill_runs(first: dt.date, last: dt.date, today: dt.date, sign: bool) -> list[tuple[str, dt.date, dt.date]]:

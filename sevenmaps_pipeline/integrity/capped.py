@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import errno
 import os
-import stat
 from pathlib import Path
+
+from ..lake.digests import open_regular
 
 # A key file, 7maps.json or log/vkey: a few hundred bytes.
 MAX_KEY_BYTES = 1 << 20
@@ -23,22 +24,14 @@ def read_capped(path: Path, cap: int, follow_links: bool = False) -> bytes:
     """At most `cap` bytes of the regular file at `path`, or Unreadable saying why not: a link (unless
     `follow_links`: a path the user gave), anything but a regular file, a file larger than `cap`, or the
     system's own error."""
-    flags = os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | (0 if follow_links else os.O_NOFOLLOW)
     try:
-        fd = os.open(path, flags)  # O_NONBLOCK: opening a FIFO never waits for a writer
-    except OSError as exc:
-        if exc.errno == errno.ELOOP and not follow_links:
-            raise Unreadable("a link, not a file") from None
-        raise Unreadable(exc.strerror or type(exc).__name__) from None
-    try:
-        with os.fdopen(fd, "rb") as fh:
-            seen = os.fstat(fh.fileno())
-            if not stat.S_ISREG(seen.st_mode):
-                raise Unreadable("not a regular file (a FIFO, a device or a folder)")
-            if seen.st_size > cap:
+        with open_regular(path, follow_links) as fh:
+            if os.fstat(fh.fileno()).st_size > cap:
                 raise Unreadable(f"larger than {cap:,} bytes")
             data = fh.read(cap + 1)
     except OSError as exc:
+        if exc.errno == errno.ELOOP and not follow_links:
+            raise Unreadable("a link, not a file") from None
         raise Unreadable(exc.strerror or type(exc).__name__) from None
     except MemoryError:
         raise Unreadable("too large to hold in memory") from None

@@ -11,7 +11,6 @@ import stat
 from pathlib import Path
 
 from ..lake.parquet_io import write_bytes_atomic
-from ..lake.paths import folder_day
 from ..lake.schemas import withheld_reason
 from .capped import MAX_LIST_BYTES, Unreadable, read_capped, read_text_capped
 from .checkpoint import parse_checkpoint_text
@@ -21,6 +20,7 @@ from .note import MAX_NOTE_BYTES, Verifier, parse_note, verifier_for
 from .proof import MAX_PROOF_BYTES, verify_proof
 from .report import Code, Trust, VerifyReport
 from .root_docs import RootDoc, read_root_docs
+from .stray import stray_roots
 from .verify import SNAPSHOT_KEY, check_chain, finish_report, resolve_trust, tiles_as_entries_give
 from .verify_log import check_log, check_state
 
@@ -153,12 +153,12 @@ def check_export(report: VerifyReport, folder: Path, trust: Trust) -> list[RootD
             cp, _ = parse_checkpoint_text(note.text) if note else (None, None)
             origin = cp.origin if cp else None
     log = verifier_for(origin, trust.public) if origin and trust.public else None
-    signed_paths = set()
+    signed: dict[str, str] = {}  # every signed file of the snapshot's days, and its signed SHA-256
     held: dict[str, str] = {}  # the signed files the snapshot holds, and their signed SHA-256
     for doc in docs:
         for line in doc.lines:
             digest, rel = line[:64], line[66:]
-            signed_paths.add(rel)
+            signed[rel] = digest
             if rel not in sums and not (folder / rel).exists():
                 _not_here(report, rel, withheld.get(rel), doc)
                 continue
@@ -171,14 +171,14 @@ def check_export(report: VerifyReport, folder: Path, trust: Trust) -> list[RootD
             report.files_checked += 1
             _check_proof(report, folder, doc, line, log, origin, trust)
     for rel in sums:
-        if rel.startswith(("raw/", "curated/")) and rel not in signed_paths:
+        if rel.startswith(("raw/", "curated/")) and rel not in signed:
             report.add(Code.FILE_NOT_SIGNED, f"data file not in any signed root: {rel}", None, rel)
     for rel, why in _stray_in_export(folder) + _beside_signed(folder, held):
         report.add(Code.STRAY, f"{why}: {rel}", None, rel)
     tree, _ = check_log(report, folder / "log", docs, trust.public, trust, complete=False)
     if tree is not None:  # every tile file as the entries give it: a file under log/ that is no tile is named
         tiles_as_entries_give(report, folder / "log", tree)
-    check_descriptions(report, folder, {line[66:]: line[:64] for doc in docs for line in doc.lines})
+    check_descriptions(report, folder, signed)
     return docs
 
 
@@ -213,13 +213,8 @@ LOG_ENTRIES = {"checkpoint", "vkey", "tile"}
 def _beside_signed(folder: Path, held: dict[str, str]) -> list[tuple[str, str]]:
     """What sits in roots/, proofs/ and log/ that a snapshot does not hold there (helper-93: a doctored copy of a
     table under proofs/, pointed at by the descriptions, verified OK). Links and hidden entries: _stray_in_export."""
-    out = []
-    roots = folder / "roots"
-    for entry in sorted(os.scandir(roots), key=lambda e: e.name) if roots.is_dir() else []:
-        if not entry.name.startswith(".") and not entry.is_symlink() and (
-                not entry.is_file(follow_symlinks=False) or folder_day(entry.name.removesuffix(".json")) is None
-                or not entry.name.endswith(".json")):
-            out.append((f"roots/{entry.name}", "not a root document in roots/"))
+    # as a lake's roots/ is read (a link there is named by _stray_in_export)
+    out = [(rel, why) for rel, why in stray_roots(folder / "roots", folder) if not (folder / rel).is_symlink()]
     proofs = {f"proofs/{rel}.tlog-proof" for rel in held}
     for top, dirs, names in os.walk(folder / "proofs"):
         dirs[:] = [d for d in dirs if not d.startswith(".") and not os.path.islink(os.path.join(top, d))]

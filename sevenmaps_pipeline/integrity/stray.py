@@ -117,18 +117,18 @@ def _in_flight(path: Path, now: float | None) -> bool:
         return True  # gone meanwhile: its write ended
 
 
-def stray_roots(lake: LakePaths) -> Iterator[tuple[str, str]]:
-    """(path relative to the lake, why) of each entry of roots/ that is no root document (`day=YYYY-MM-DD.json` of
-    a date): a reader's `day=*.json` would take `day=2026-12-05.v2.json` for a root. Hidden names (the signer's
-    lock, a write's temp) are no reader's."""
-    if not lake.roots_dir.is_dir():
+def stray_roots(roots_dir: Path, base: Path) -> Iterator[tuple[str, str]]:
+    """(path relative to `base`, the lake's or a snapshot's folder, and why) of each entry of `roots_dir` that is no
+    root document (`day=YYYY-MM-DD.json` of a date): a reader's `day=*.json` would take `day=2026-12-05.v2.json` for
+    a root. Hidden names (the signer's lock, a write's temp) are no reader's."""
+    if not roots_dir.is_dir():
         return
-    for entry in sorted(os.scandir(lake.roots_dir), key=lambda e: e.name):
+    for entry in sorted(os.scandir(roots_dir), key=lambda e: e.name):
         if entry.name.startswith("."):
             continue
         is_root = entry.name.endswith(".json") and folder_day(entry.name[:-5]) is not None
         if not is_root or entry.is_symlink() or not entry.is_file():
-            yield Path(entry.path).relative_to(lake.root).as_posix(), "not a root document in roots/"
+            yield Path(entry.path).relative_to(base).as_posix(), "not a root document in roots/"
 
 
 def _uncovered_in(folder: Path, now: float | None = None) -> Iterator[tuple[Path, str]]:

@@ -186,7 +186,7 @@ def verify_lake(lake: LakePaths, trust: Trust | None = None, state_path: Path | 
         report.files_checked += len(doc.lines)
     for day, rel, why in stray_paths(lake, {doc.day for doc in docs}, now):  # `now`: the clock (tests inject it)
         report.add(Code.STRAY, f"{why}: {rel}", day, rel)
-    for rel, why in stray_roots(lake):
+    for rel, why in stray_roots(lake.roots_dir, lake.root):
         report.add(Code.STRAY, f"{why}: {rel}", None, rel)
     check_chain(report, docs, trust.public, first_previous=(None, ""))
     tree, _ = check_log(report, lake.log_dir, docs, trust.public, trust, complete=True)

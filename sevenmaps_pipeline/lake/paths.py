@@ -44,6 +44,11 @@ def day_str(day: dt.date | str) -> str:
     return day if isinstance(day, str) else day.isoformat()
 
 
+def days_text(days: list[dt.date]) -> str:
+    """Days in a line: `2026-12-03`, or `2026-12-03 .. 2026-12-06 (4 days)`."""
+    return str(days[0]) if len(days) == 1 else f"{days[0]} .. {days[-1]} ({len(days)} days)"
+
+
 def parse_day(value: str) -> dt.date:
     try:
         return dt.date.fromisoformat(value)

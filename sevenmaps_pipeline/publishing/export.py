@@ -34,7 +34,7 @@ from ..integrity.proof import TlogProof
 from ..integrity.root_docs import MAX_ROOT_BYTES, parse_root_doc
 from ..integrity.roots import read_root, signed_days
 from ..integrity.tiles import expected_files
-from ..lake.paths import LakePaths, folder_day
+from ..lake.paths import LakePaths, days_text, folder_day
 from ..lake.schemas import TableSpec, table_of, withheld_reason
 from .descriptors import DataFile, croissant, datapackage
 
@@ -169,10 +169,6 @@ def _days_to_export(lake: LakePaths, first: dt.date, last: dt.date) -> tuple[lis
     return days, signed
 
 
-def _span(days: list[dt.date]) -> str:
-    return str(days[0]) if len(days) == 1 else f"{days[0]} .. {days[-1]} ({len(days)} days)"
-
-
 def _snapshot_days(folder: Path) -> list[dt.date]:
     """The days an existing folder is a snapshot of (its SHA256SUMS and the root documents in roots/), or [] when it
     is none: a root that does not read as its day's root document makes it none (helper-98: empty files named so
@@ -197,7 +193,7 @@ def _snapshot_days(folder: Path) -> list[dt.date]:
 def _what_is_at(folder: Path, held: list[dt.date]) -> str:
     """What an existing --out holds, in a few words for the refusal."""
     if held:
-        return f"a snapshot of {_span(held)}"
+        return f"a snapshot of {days_text(held)}"
     if folder.is_symlink() and not folder.exists():
         return f"a link to {os.readlink(folder)}, which is not there"
     if not folder.is_dir():
@@ -218,7 +214,7 @@ def _already_written(folder: Path, days: list[dt.date]) -> bool:
     held = _snapshot_days(folder)
     if held == days:
         return True
-    raise ExportError(f"{folder} is {_what_is_at(folder, held)}, not a snapshot of {_span(days)}; "
+    raise ExportError(f"{folder} is {_what_is_at(folder, held)}, not a snapshot of {days_text(days)}; "
                       "choose another --out")
 
 
