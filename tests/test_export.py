@@ -216,6 +216,8 @@ def croissant_problems(folder) -> list[str]:
                                              "recordSet") if not meta.get(key)]
     if meta.get("conformsTo") != "http://mlcommons.org/croissant/1.1" or meta.get("@type") != "sc:Dataset":
         problems.append("not a Croissant 1.1 dataset")
+    if {meta["@context"].get(k) for k in ("@vocab", "sc")} != {"https://schema.org/"}:
+        problems.append("schema.org not as mlcroissant reads it (https): it refuses the dataset")
     if meta.get("license") != "https://creativecommons.org/licenses/by/4.0/":
         problems.append(f"licence {meta.get('license')}")
     ids = [node["@id"] for node in meta["distribution"] + meta["recordSet"]]

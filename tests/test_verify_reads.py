@@ -146,6 +146,8 @@ def test_files_beside_the_signed_ones_and_descriptions_naming_them_are_named(sna
     assert sorted(found[Code.DESCRIPTION_WRONG]) == sorted([
         f"datapackage.json: resource {resource['name']!r} names {doctored!r}, which is no file the snapshot's roots "
         "sign",
+        f"datapackage.json: resource {resource['name']!r} is named for another file than {doctored}",
+        f"croissant.json: distribution {rel!r} is named for another file than {doctored}",
         f"datapackage.json: resources[{len(package['resources']) - 1}] (no resource of a file) names no file of the "
         "snapshot",
         f"croissant.json: distribution {rel!r} names {doctored!r}, which is no file the snapshot's roots sign"])
@@ -234,3 +236,63 @@ def test_a_croissant_description_a_loader_reads_past_the_checks_is_named(snapsho
     _rewrite_sums(folder)
     found = _codes(verify_export(folder, Trust.from_public_key_file(trusted)))
     assert f"croissant.json: {said}" in found[Code.DESCRIPTION_WRONG]
+
+
+def _swap(items: list, key: str, one: str, other: str) -> None:
+    """Each of the two items whose `key` is `one` or `other` gets the other's."""
+    for item in items:
+        if item.get(key) in (one, other):
+            item[key] = other if item[key] == one else one
+
+
+def _two(folder, pattern: str) -> tuple[str, str]:
+    first, second, *_ = sorted(p.relative_to(folder).as_posix() for p in folder.glob(pattern))
+    return first, second
+
+
+@pytest.mark.parametrize("relabel", ["days", "tables", "twice", "record set"])
+def test_a_description_that_reads_a_signed_file_under_another_files_name_is_named(snapshot, relabel):
+    """Every file named is signed, with its signed SHA-256, yet a loader would read one day's rows as another's (or
+    one table's as another's, or a file twice): the names a description gives must be the ones its paths give."""
+    folder, trusted, *_ = snapshot
+    package = json.loads((folder / "datapackage.json").read_text())
+    croissant = json.loads((folder / "croissant.json").read_text())
+    resources, distribution = package["resources"], croissant["distribution"]
+    one, other = _two(folder, "curated/daily_status/day=*/part-0.parquet")
+    if relabel == "tables":
+        other = _two(folder, "curated/findings/day=*/part-0.parquet")[0]
+    said: list[str] = []
+    if relabel in ("days", "tables"):
+        hashes = {r["path"]: r["hash"] for r in resources}
+        _swap(resources, "path", one, other)
+        for r in resources:  # each resource's hash follows its new file: the signed one
+            r["hash"] = hashes[r["path"]]
+        _swap(distribution, "contentUrl", one, other)
+        _swap(distribution, "sha256", *(next(o["sha256"] for o in distribution if o.get("contentUrl") == rel)
+                                         for rel in (other, one)))
+        said = [f"datapackage.json: resource {_name(resources, rel)!r} is named for another file than {rel}"
+                for rel in (one, other)]
+        said += [f"croissant.json: distribution {ident!r} is named for another file than {rel}"
+                 for ident, rel in ((other, one), (one, other))]
+        if relabel == "tables":
+            for fileset in ("daily_status-files", "findings-files"):
+                members = next(o for o in distribution if o["@id"] == fileset)
+                members["includes"] = [{one: other, other: one}.get(rel, rel) for rel in members["includes"]]
+                said.append(f"croissant.json: distribution {fileset!r} holds files of another table than its name "
+                            "says")
+    elif relabel == "twice":
+        resources.append(dict(next(r for r in resources if r["path"] == one)))
+        said = [f"datapackage.json: {one} is named by two resources"]
+    else:
+        record_set = next(rs for rs in croissant["recordSet"] if rs["@id"] == "daily_status")
+        record_set["field"][0]["source"] = {"field": "findings/server_key"}
+        said = ["croissant.json: record set 'daily_status' reads other than its own table's files"]
+    (folder / "datapackage.json").write_text(json.dumps(package))
+    (folder / "croissant.json").write_text(json.dumps(croissant))
+    _rewrite_sums(folder)
+    found = _codes(verify_export(folder, Trust.from_public_key_file(trusted)))
+    assert sorted(found.pop(Code.DESCRIPTION_WRONG)) == sorted(said) and not found
+
+
+def _name(resources: list[dict], path: str) -> str:
+    return next(r["name"] for r in resources if r["path"] == path)

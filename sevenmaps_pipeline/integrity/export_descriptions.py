@@ -6,10 +6,12 @@ covers (helper-93: a resource pointed at a doctored copy under proofs/ verified 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..lake.schemas import resource_name, table_of
 from .capped import MAX_LIST_BYTES, Unreadable, read_capped
 from .report import Code, VerifyReport
 
@@ -21,7 +23,8 @@ def check_descriptions(report: VerifyReport, folder: Path, signed: dict[str, str
     """`signed`: each signed file of the snapshot's days (its path relative to the folder) and its signed SHA-256.
     One a copy left out may still be named (a loader then fails to find it: no rows are read that no root
     covers); one it holds was checked against its line before."""
-    for name, named in (("datapackage.json", _package_files), ("croissant.json", _croissant_files)):
+    for name, named, labels in (("datapackage.json", _package_files, _package_labels),
+                                ("croissant.json", _croissant_files, _croissant_labels)):
         path = folder / name
         if not path.exists() and not path.is_symlink():
             continue  # a copy may leave its descriptions out; snapshots before 2026-12-04 have no croissant.json
@@ -31,6 +34,8 @@ def check_descriptions(report: VerifyReport, folder: Path, signed: dict[str, str
             report.add(Code.DESCRIPTION_WRONG, f"{name} cannot be read ({str(exc)[:120]})", None, name)
             continue
         for why in (_croissant_shape(doc) if name == "croissant.json" else []):
+            report.add(Code.DESCRIPTION_WRONG, f"{name}: {why}", None, name)
+        for why in labels(doc):
             report.add(Code.DESCRIPTION_WRONG, f"{name}: {why}", None, name)
         for where, rel, digest in named(doc):
             if not isinstance(rel, str):
@@ -112,3 +117,70 @@ def _croissant_files(doc: Any) -> Iterator[tuple[str, Any, str | None]]:
                 yield where, rel, None
         else:
             yield f"{where} (neither a cr:FileObject nor a cr:FileSet)", None, None
+
+
+def _package_labels(doc: Any) -> Iterator[str]:
+    """A resource named for another file than its path, several files as one resource, or a file named twice: a
+    loader would read a signed file's rows under another file's name (another day's, another table's), or twice."""
+    resources = doc.get("resources") if isinstance(doc, dict) else None
+    seen: set[str] = set()
+    for resource in resources if isinstance(resources, list) else []:
+        path = resource.get("path") if isinstance(resource, dict) else None
+        if isinstance(path, list):
+            yield f"resource {str(resource.get('name'))[:80]!r} joins several files into one"
+        elif isinstance(path, str):
+            if resource.get("name") != resource_name(path):
+                yield f"resource {str(resource.get('name'))[:80]!r} is named for another file than {path[:120]}"
+            if path in seen:
+                yield f"{path[:120]} is named by two resources"
+            seen.add(path)
+
+
+def _croissant_labels(doc: Any) -> Iterator[str]:
+    """A FileObject named for another file than its contentUrl, a FileSet of another table's files, a file named
+    twice, or a record set whose values come from other than its own table's FileSet: a loader would read a signed
+    file's rows under another name, or twice."""
+    distribution = doc.get("distribution") if isinstance(doc, dict) else None
+    items = [item for item in (distribution if isinstance(distribution, list) else []) if isinstance(item, dict)]
+    objects = [item.get("contentUrl") for item in items if item.get("@type") == "cr:FileObject"]
+    for item in items:
+        if item.get("@type") == "cr:FileObject" and not item.get("@id") == item.get("name") == item.get("contentUrl"):
+            yield (f"distribution {str(item.get('@id'))[:80]!r} is named for another file than "
+                   f"{str(item.get('contentUrl'))[:120]}")
+    sets = [item for item in items if item.get("@type") == "cr:FileSet"]
+    included: list[Any] = []
+    for item in sets:
+        given = item.get("includes")
+        includes: list[Any] = given if isinstance(given, list) else [given]
+        included += includes
+        tables = {spec.name if isinstance(rel, str) and (spec := table_of(rel)) else None for rel in includes}
+        if any(item.get("@id") != f"{table}-files" or item.get("name") != item.get("@id") for table in tables):
+            yield f"distribution {str(item.get('@id'))[:80]!r} holds files of another table than its name says"
+    for named in (objects, included, [item.get("@id") for item in sets]):
+        counts = Counter(n for n in named if isinstance(n, str))  # a list's count() would be quadratic in its length
+        for twice in sorted(n for n, times in counts.items() if times > 1):
+            yield f"{twice[:120]} is named twice"
+    record_sets = doc.get("recordSet") if isinstance(doc, dict) else None
+    for record_set in record_sets if isinstance(record_sets, list) else []:
+        yield from _record_set_reads(record_set)
+
+
+def _record_set_reads(record_set: Any) -> Iterator[str]:
+    """A record set named for one table whose fields (or sub-fields) read another's files, one file alone, or
+    another record set's fields."""
+    if not isinstance(record_set, dict) or record_set.get("name") != record_set.get("@id"):
+        yield f"record set {str(record_set)[:80]!r} is named for another table than its @id"
+        return
+    own = {"@id": f"{record_set.get('@id')}-files"}
+    stack: list[Any] = [record_set]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            source = node.get("source")
+            if "source" in node and not (isinstance(source, dict) and source.get("fileSet") == own
+                                         and not {"field", "fileObject"} & set(source)):
+                yield f"record set {str(record_set.get('@id'))[:80]!r} reads other than its own table's files"
+                return
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)

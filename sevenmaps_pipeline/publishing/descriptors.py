@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from ..lake.schemas import TableSpec
+from ..lake.schemas import TableSpec, resource_name
 
 LICENSE = {"name": "CC-BY-4.0", "title": "Creative Commons Attribution 4.0 International",
            "path": "https://creativecommons.org/licenses/by/4.0/"}
@@ -39,14 +39,6 @@ class DataFile:
             return self.spec.doc(column)
         meta = self.schema.field(column).metadata or {}
         return meta.get(b"doc", b"").decode() or f"{column} (a column of {self.spec.name})"
-
-
-def resource_name(rel: str) -> str:
-    spec_part, _, rest = rel.partition("/day=")
-    day, _, file = rest.partition("/")
-    stem = file.rsplit(".", 1)[0]
-    raw = f"{spec_part.split('/', 1)[1]}.{day}.{stem}".lower()
-    return "".join(c if c.isalnum() or c in "._-" else "-" for c in raw)
 
 
 # (Parquet type test, Table Schema type, Croissant dataType): the one type table both descriptors read.
@@ -93,9 +85,11 @@ def datapackage(name: str, files: list[DataFile], created: dt.datetime) -> dict:
             "licenses": [LICENSE], "resources": [data_resource(f) for f in files]}
 
 
-# Appendix 1 of the Croissant 1.1 specification: the recommended JSON-LD context.
+# Appendix 1 of the Croissant 1.1 specification: the recommended JSON-LD context, with schema.org as https, as
+# mlcroissant (the reference loader, 1.1.1) and the published Croissant files write it: mlcroissant refuses a
+# dataset whose type expands to http://schema.org/Dataset (docs/verifying.md, section 5).
 CROISSANT_CONTEXT = {
-    "@language": "en", "@vocab": "http://schema.org/", "sc": "http://schema.org/",
+    "@language": "en", "@vocab": "https://schema.org/", "sc": "https://schema.org/",
     "cr": "http://mlcommons.org/croissant/", "rai": "http://mlcommons.org/croissant/RAI/",
     "dct": "http://purl.org/dc/terms/", "annotation": "cr:annotation", "arrayShape": "cr:arrayShape",
     "citeAs": "cr:citeAs", "column": "cr:column", "conformsTo": "dct:conformsTo", "containedIn": "cr:containedIn",

@@ -87,13 +87,25 @@ PUBLIC_TABLES = tuple(t for t in ALL_TABLES if t.name not in WITHHELD_TABLES)
 INTERNAL_TABLES = tuple(t for t in ALL_TABLES if t.name in WITHHELD_TABLES)
 
 
+_TABLE_OF_FOLDER: dict[str, TableSpec] = {}
+for _spec in ALL_TABLES:
+    _TABLE_OF_FOLDER.setdefault(_spec.location.split("/day=", 1)[0], _spec)
+
+
 def table_of(rel_path: str) -> TableSpec | None:
-    """The table a lake file (path relative to the lake root) belongs to."""
-    folder = rel_path.split("/day=", 1)[0]
-    for spec in ALL_TABLES:
-        if spec.location.split("/day=", 1)[0] == folder:
-            return spec
-    return None
+    """The table a lake file (path relative to the lake root) belongs to (a lookup: a snapshot's description may
+    name millions of paths)."""
+    return _TABLE_OF_FOLDER.get(rel_path.split("/day=", 1)[0])
+
+
+def resource_name(rel_path: str) -> str:
+    """A snapshot's Data Package name of a lake file (path relative to the lake root): the one name its path gives
+    (publishing/descriptors.py writes it, integrity/export_descriptions.py holds a description to it)."""
+    spec_part, _, rest = rel_path.partition("/day=")
+    day, _, file = rest.partition("/")
+    stem = file.rsplit(".", 1)[0]
+    raw = f"{spec_part.split('/', 1)[-1]}.{day}.{stem}".lower()
+    return "".join(c if c.isalnum() or c in "._-" else "-" for c in raw)
 
 
 def withheld_reason(rel_path: str) -> str | None:
