@@ -181,6 +181,22 @@ def test_the_key_given_from_inside_the_snapshot_is_said_to_prove_nothing(snapsho
     assert not [n for n in verify_export(folder, Trust.from_public_key_file(trusted)).notes if "lies in" in n]
     assert main(["verify", "--export", str(folder), "--public-key", str(own)]) == 0
     assert "lies in the snapshot" in capsys.readouterr().out
+    vkey = (folder / "log" / "vkey").read_text().strip()
+    assert main(["verify", "--export", str(folder), "--vkey", str(folder / "log" / "vkey")]) == 0
+    assert f"the key given ({folder / 'log' / 'vkey'}) lies in the snapshot" in capsys.readouterr().out
+    assert main(["verify", "--export", str(folder), "--vkey", vkey]) == 0  # the key itself: no file to place
+    assert "lies in" not in capsys.readouterr().out
+
+
+def test_a_vkey_file_that_is_no_key_is_one_line_never_a_hang(tmp_path, snapshot, capsys):
+    folder, *_ = snapshot
+    fifo, huge = tmp_path / "vkey-fifo", tmp_path / "vkey-huge"
+    os.mkfifo(fifo)
+    _sparse(huge, HUGE)
+    for given in (fifo, huge, "x" * 5000):
+        assert _finishes(main, ["verify", "--export", str(folder), "--vkey", str(given)]) == 2
+        said = capsys.readouterr()
+        assert len((said.out + said.err).strip().splitlines()) == 1, said
 
 
 def test_a_trusted_key_file_larger_than_a_key_is_one_line(tmp_path, snapshot, capsys):

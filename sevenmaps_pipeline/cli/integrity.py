@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..integrity.capped import MAX_KEY_BYTES, Unreadable, read_capped
 from ..integrity.export_check import verify_export
 from ..integrity.keys import SigningKeyError, default_key_path, generate_key, generate_witness_key, load_witness_key
 from ..integrity.log import read_state
@@ -35,6 +36,7 @@ def _trust(args: argparse.Namespace) -> Trust | None:
         trust = Trust.from_public_key_file(Path(args.public_key))
     elif getattr(args, "vkey", None):
         trust = Trust.from_vkey(_read_maybe_file(args.vkey))
+        trust.key_file = Path(args.vkey) if _names_a_file(args.vkey) else None  # one inside a snapshot is noted
     witnesses = []
     for text in getattr(args, "witness", None) or []:
         verifier, problem = parse_vkey(_read_maybe_file(text))
@@ -53,12 +55,22 @@ def _trust(args: argparse.Namespace) -> Trust | None:
     return trust
 
 
+def _names_a_file(text: str) -> bool:
+    try:
+        return "+" not in text and Path(text).is_file()
+    except OSError:  # a name too long for the system: no file, so not a key's either
+        return False
+
+
 def _read_maybe_file(text: str) -> str:
-    """A vkey given as the string itself or as a file holding it."""
-    path = Path(text)
-    if "+" not in text and path.is_file():
-        return path.read_text().strip()
-    return text.strip()
+    """A vkey given as the string itself or as a file holding it (a key's size at most: never a FIFO or a device,
+    never a file read whole whatever its size)."""
+    if not _names_a_file(text):
+        return text.strip()
+    try:
+        return read_capped(Path(text), MAX_KEY_BYTES, follow_links=True).decode("utf-8").strip()
+    except (Unreadable, UnicodeDecodeError) as exc:
+        raise ValueError(f"{text[:120]} cannot be read as a key ({str(exc)[:120]})") from None
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
