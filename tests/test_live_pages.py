@@ -277,7 +277,7 @@ def test_tied_servers_keep_one_rank_live_as_on_the_days_list(tmp_path):
     assert [r["rank"] for r in day_ranks] == [1, 1]
     with served_on_loopback(make_app(lake, live_fresh_seconds=0), "the map's server") as url:
         reliable = get(url, "reliable.json").json()
-        assert reliable["live"]["method"] == "live-pages-1.6"
+        assert reliable["live"]["method"] == "live-pages-1.7"
         assert [(r["rank"], r["day_rank"]) for r in reliable["reliable"]["weather"]] == [(1, 1), (1, 1)]
         land_hourly(lake, urls["alpha"], "timeout", hour=5)
         land_hourly(lake, urls["alpha"], "timeout", hour=6)  # shown down now: set aside

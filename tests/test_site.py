@@ -263,8 +263,29 @@ def test_the_watch_feed_is_xml_whatever_a_server_names_its_tool():
              "tool_name": "fetch\x0bdata\x00<&>", "server_name": "odd\ud800name\x1b[31m", "server_key": "k",
              "detail": "green -> red \ufffe"}
     signed_day = types.SimpleNamespace(day=dt.date(2026, 11, 10), open_days=[])
-    feed = ET.fromstring(atom_feed(signed_day, [entry]).encode("utf-8"))
+    answer = {"entries": [entry], "total": 1, "truncated": False, "window_days": 30}
+    feed = ET.fromstring(atom_feed(signed_day, answer).encode("utf-8"))
     ns = {"a": "http://www.w3.org/2005/Atom"}
     assert feed.find("a:entry/a:title", ns).text == "odd\\ud800name\\x1b[31m: risk rose fetch\\x0bdata\\x00<&>"
     assert feed.find("a:entry/a:summary", ns).text == "green -> red \\ufffe"
     assert feed.find("a:entry/a:id", ns).text == "urn:7maps:0123456789ab:2026-11-10:risk rose:fetch\\x0bdata\\x00<&>"
+    assert feed.find("a:subtitle", ns).text == "1 change of the last 30 days, newest first"
+
+
+def test_a_watch_feed_cut_at_its_limit_says_how_many_it_left_out():
+    """helper-98: the feed held the newest 500 changes of its window (publishing/locks.py MAX_CHANGES) and said
+    nothing of the rest; its subtitle says the cut and where every change is."""
+    import types
+
+    from sevenmaps_pipeline.publishing.feed import atom_feed
+    from sevenmaps_pipeline.publishing.locks import MAX_CHANGES
+
+    entries = [{"server_id": f"{i:012x}", "day": dt.date(2026, 11, 10), "kind": "risk rose", "tool_name": f"t{i}",
+                "server_name": f"s{i}", "server_key": f"k{i}", "detail": "green -> red"} for i in range(MAX_CHANGES)]
+    answer = {"entries": entries, "total": 1234, "truncated": True, "window_days": 30}
+    feed = ET.fromstring(atom_feed(types.SimpleNamespace(day=dt.date(2026, 11, 10), open_days=[]), answer))
+    ns = {"a": "http://www.w3.org/2005/Atom"}
+    assert len(feed.findall("a:entry", ns)) == MAX_CHANGES
+    assert feed.find("a:subtitle", ns).text == (
+        f"the newest {MAX_CHANGES} of 1,234 changes of the last 30 days; every change: the tool_changes table of "
+        "those days' snapshots or of the warehouse")

@@ -53,11 +53,24 @@ def _entry(e: dict[str, Any], updated: dt.datetime, seen_by: dt.datetime | None)
             f"<summary>{shown_xml(summary)}</summary></entry>")
 
 
-def atom_feed(mapday: MapDay, entries: list[dict[str, Any]]) -> str:
-    """The watch feed (`feeds/watch.xml` of the day's site and of /live/): Atom, one entry a change. An entry is
+def _subtitle(answer: dict[str, Any]) -> str:
+    """What the feed holds: every change of its window, or the newest of them and how many there were (the cut at
+    publishing/locks.py MAX_CHANGES was silent: helper-98)."""
+    shown, total, days = len(answer["entries"]), answer["total"], answer["window_days"]
+    if answer["truncated"]:
+        return (f"the newest {shown:,} of {total:,} changes of the last {days} days; every change: the tool_changes "
+                "table of those days' snapshots or of the warehouse")
+    held = "no changes" if total == 0 else "1 change" if total == 1 else f"all {total:,} changes"
+    return f"{held} of the last {days} days, newest first"
+
+
+def atom_feed(mapday: MapDay, answer: dict[str, Any]) -> str:
+    """The watch feed (`feeds/watch.xml` of the day's site and of /live/) of a `watch` answer (publishing/locks.py):
+    Atom, one entry a change, its subtitle saying whether it holds them all. An entry is
     updated at the start of its day, a provisional one (live) at the latest check it rests on; the feed at its
     newest entry's time, or the map day's start when that is newer (helper-94 F16: the live feed said the map
     day while its entries were of the open day)."""
+    entries: list[dict[str, Any]] = answer["entries"]
     provisional = _provisional_times(mapday)
     updated = dt.datetime.combine(mapday.day, dt.time(), dt.UTC)
     items = []
@@ -68,5 +81,5 @@ def atom_feed(mapday: MapDay, entries: list[dict[str, Any]]) -> str:
         items.append(_entry(e, at, seen_by))
     return ("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<feed xmlns=\"http://www.w3.org/2005/Atom\">"
             f"<id>urn:7maps:watch</id><title>7Maps watch: rises in risk, sign-in, payment and redirect changes"
-            f"</title><updated>{updated.isoformat()}</updated><author><name>7Maps</name></author>{''.join(items)}"
+            f"</title><subtitle>{xml_text(_subtitle(answer))}</subtitle><updated>{updated.isoformat()}</updated><author><name>7Maps</name></author>{''.join(items)}"
             "</feed>\n")

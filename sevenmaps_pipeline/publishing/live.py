@@ -25,13 +25,13 @@ from .pages import _environment, server_page, status_badge, uptime_badge
 from .site import slug
 from .status import DOWN_SINCE, statuses
 
-LIVE_METHOD = "live-pages-1.6"  # 1.1: down since (DOWN_SINCE) and what uptime counts, as on the site; 1.2: the
+LIVE_METHOD = "live-pages-1.7"  # 1.1: down since (DOWN_SINCE) and what uptime counts, as on the site; 1.2: the
 # token cost of the tool list shown (status.py TOKEN_COST); 1.3: an empty tool list shown now is off the reliable lists;
 # 1.4: a category page says what its list is, its order as reliable-1.3 ranks (and shows its first key), as the
 # site's (site-1.4); 1.5: "over 1 day observed", not "1 days", as the site's (site-1.5); 1.6: tied servers keep
 # one rank, as the day's list ranks them; percents rounded a half away from zero, names shown and cut changes said
 # of how many, as the site's (site-1.7); the feed's provisional entries say so, and it is updated when its newest
-# entry is (publishing/feed.py)
+# entry is (publishing/feed.py); 1.7: the feed's subtitle says whether it holds every change, as the site's (1.8)
 _ID = r"[0-9a-f]{12}"
 # Every path the live pages answer (anything else is a 404 without reading the map).
 PATHS = {
@@ -172,7 +172,7 @@ def render(mapday: MapDay, kind: str, arg: str | None, env: Environment | None =
             body = env.get_template("category.html").render(**common, base="../", category=names[0],
                                                             rows=reliable.get(names[0], []))
     elif kind == "watch":
-        body = atom_feed(mapday, watch(mapday, days=30)["entries"])
+        body = atom_feed(mapday, watch(mapday, days=30))
     else:
         return None
     return Rendered(body.encode(), TYPES[kind])

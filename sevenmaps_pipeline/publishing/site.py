@@ -45,7 +45,7 @@ from .mapday import HISTORY_DAYS, MapDay
 from .pages import ServerPages, _environment, status_badge, uptime_badge, uptime_text
 from .status import KeyRange, hold_day, key_ranges, statuses
 
-SITE_METHOD = "site-1.7"  # 1.1: five-minute uptime on an owner's page; 1.2: what uptime counts, down since; 1.3:
+SITE_METHOD = "site-1.8"  # 1.1: five-minute uptime on an owner's page; 1.2: what uptime counts, down since; 1.3:
 # "answers, lists no tools" in the chart (status-1.2), and the day code o's words; 1.4: a category page says which
 # day's list it is and the order reliable-1.3 ranks by, and shows its first key (days on which the server listed
 # its tools); what uptime counts names the days of an empty list; 1.5: "over 1 day observed", not "1 days" (the
@@ -54,7 +54,7 @@ SITE_METHOD = "site-1.7"  # 1.1: five-minute uptime on an owner's page; 1.2: wha
 # day shown down and reaches past the 30 days to the day it stopped answering (status.py DOWN_SINCE); percents
 # rounded a half away from zero, as DuckDB and docs/analyst.md's queries round them (rules/rounding.py); a name's
 # invisible characters as their codes, each name in its own <bdi> (publishing/shown.py); a page whose changes are
-# cut says of how many
+# cut says of how many; 1.8: the watch feed's subtitle says whether it holds every change of its window (feed.py)
 # Endpoints whose whole status is held at once while their pages are written: about 24 KB each in the real
 # registry's shape. A part is a range of server keys (status.key_ranges), so it reads only the row groups of
 # the tools file its keys fall in, and small parts cost little more than large ones: at 100,000 endpoints,
@@ -379,7 +379,7 @@ def _render(lake: LakePaths, mapday: MapDay, env: Environment, out: Path, parts:
 
     def meanwhile() -> int:
         """The pages that need no endpoint's page, written while the workers write those."""
-        (out / "feeds" / "watch.xml").write_text(atom_feed(mapday, watch(mapday, days=30)["entries"]), encoding="utf-8")
+        (out / "feeds" / "watch.xml").write_text(atom_feed(mapday, watch(mapday, days=30)), encoding="utf-8")
         return _category_pages(mapday, env, out, common, _sources(lake, day, CATEGORY_SOURCES, lines, proofs))
 
     servers, categories, workers, writers_note = _all_server_pages(
