@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import shutil
 import subprocess
 import sys
+import time
 from functools import partial
 from pathlib import Path
 
@@ -30,10 +32,16 @@ from sevenmaps_pipeline.integrity.manifest import sha256_file
 from sevenmaps_pipeline.integrity.report import Code, Trust
 from sevenmaps_pipeline.integrity.roots import read_root, sign_through
 from sevenmaps_pipeline.integrity.verify import verify_lake
+from sevenmaps_pipeline.lake.parquet_io import STALE_SECONDS
 from sevenmaps_pipeline.lake.paths import LakePaths
 from sevenmaps_pipeline.lake.schemas import WITHHELD_TABLES, table_of
 from sevenmaps_pipeline.lake.warehouse import publish_warehouse
-from sevenmaps_pipeline.publishing.export import COMPLETENESS_CHECK, ExportError, export_snapshot
+from sevenmaps_pipeline.publishing.export import (
+    COMPLETENESS_CHECK,
+    ExportError,
+    export_snapshot,
+    sweep_crashed_exports,
+)
 
 DAYS = [DAY + dt.timedelta(days=i) for i in range(3)]
 
@@ -369,6 +377,31 @@ def test_exports_are_immutable_and_only_of_signed_days(lake, signing_key):
     with pytest.raises(ExportError, match=f"day {DAYS[1]} is not signed"):
         export_snapshot(lake, DAYS[0], DAYS[1])
     assert main(["--lake", str(lake.root), "export", "--day", DAYS[1].isoformat()]) == 2
+
+
+def test_a_killed_exports_and_a_killed_publishs_working_files_are_swept_an_hour_on(lake, signing_key):
+    """helper-89: a killed `sevenmaps export` left exports/.D.<hex>.tmp/ (a partial copy of signed files) and a killed
+    publish `.warehouse.<hex>.duckdb`, for good. Each is swept once nothing in it has changed for an hour; a working
+    folder still written deep inside (its top unchanged), and a folder of the user's own, are left."""
+    exports = lake.exports_dir
+    killed, writing, own = (exports / f".{DAYS[0]}.{'a' * 32}.tmp", exports / f".{DAYS[1]}.{'b' * 32}.tmp",
+                            exports / ".mine.tmp")
+    for folder in (killed, writing, own):
+        (folder / "curated" / "daily_status").mkdir(parents=True)
+    time.sleep(1.1)
+    (writing / "curated" / "daily_status" / "part-0.parquet").write_bytes(b"PAR1")  # deep inside: the top unchanged
+    tops = max(os.lstat(f).st_ctime for f in (killed, writing, killed / "curated", writing / "curated"))
+    an_hour_after_the_tops = tops + STALE_SECONDS + 0.5
+    assert sweep_crashed_exports(lake, now=time.time()) == []  # nothing an hour old
+    assert sweep_crashed_exports(lake, now=an_hour_after_the_tops) == [killed.name]
+    assert not killed.exists() and writing.is_dir() and own.is_dir()
+    assert sweep_crashed_exports(lake, now=time.time() + STALE_SECONDS + 1) == [writing.name]
+    stale, fresh = lake.root / f".warehouse.{'c' * 32}.duckdb", lake.root / f".internal.{'d' * 32}.duckdb.wal"
+    for path in (stale, fresh):
+        path.write_bytes(b"half a database")
+    os.utime(stale, (time.time() - STALE_SECONDS - 60,) * 2)
+    publish_warehouse(lake, force=True)
+    assert not stale.exists() and fresh.exists() and lake.warehouse.is_file()
 
 
 def test_internal_tables_are_only_in_the_internal_warehouse(lake, signing_key):

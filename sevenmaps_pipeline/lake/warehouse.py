@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from ..packaged import shipped
 from . import duck
-from .parquet_io import footer_readable
+from .parquet_io import footer_readable, remove_stale_temps
 from .paths import LakePaths
 from .schemas import DAILY_ROOTS_DOC, DAILY_STATUS, DERIVED_VIEWS, INTERNAL_TABLES, PUBLIC_TABLES, TableSpec
 
@@ -333,6 +333,8 @@ def publish_warehouse(lake: LakePaths, force: bool = False) -> str:
         # at `lake.wal?...`), so no warehouse can be written in such a folder.
         raise ValueError(f"no warehouse can be written in a lake whose path holds a '?': {lake.root}")
     lake.root.mkdir(parents=True, exist_ok=True)
+    for name in remove_stale_temps(lake.root, _PUBLISH_TEMPS):
+        log.info("removed a killed publish's working file: %s", lake.root / name)
     public, internal = _statements(lake)
     digest = hashlib.sha256("\n".join(public + ["-- internal"] + internal).encode()).hexdigest()
     marker = lake.root / ".warehouse.sha256"
@@ -365,6 +367,10 @@ def _statements(lake: LakePaths, left_out: list[str] | None = None) -> tuple[lis
     internal = (view_statements(lake, INTERNAL_TABLES, with_roots=False, left_out=left_out)
                 + built_for_statements(lake))
     return public, internal
+
+
+# _publish's working database (and its write-ahead log), left only when its process is killed: swept an hour later.
+_PUBLISH_TEMPS = tuple(f".{name}.*.duckdb{wal}" for name in ("warehouse", "internal") for wal in ("", ".wal"))
 
 
 def _publish(lake: LakePaths, target, statements: list[str]) -> None:

@@ -18,8 +18,11 @@ import datetime as dt
 import fcntl
 import hashlib
 import json
+import logging
 import os
+import re
 import shutil
+import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +37,7 @@ from ..integrity.proof import TlogProof
 from ..integrity.root_docs import MAX_ROOT_BYTES, parse_root_doc
 from ..integrity.roots import read_root, signed_days
 from ..integrity.tiles import expected_files
+from ..lake.parquet_io import STALE_SECONDS
 from ..lake.paths import LakePaths, days_text, folder_day
 from ..lake.schemas import TableSpec, table_of, withheld_reason
 from .descriptors import DataFile, croissant, datapackage
@@ -348,6 +352,35 @@ def _add_documents(tmp: Path, name: str, days: list[dt.date], contents: _Content
     (tmp / "SHA256SUMS").write_text("\n".join(sums) + "\n")
 
 
+log = logging.getLogger(__name__)
+# The working folder of an export (export_snapshot): removed on any error, but not when the process is killed.
+_WORKING_FOLDER = re.compile(r"\..+\.[0-9a-f]{32}\.tmp")
+
+
+def sweep_crashed_exports(lake: LakePaths, now: float | None = None) -> list[str]:
+    """Remove the working folders killed exports left in the lake's exports/ (helper-89): one in which nothing has
+    changed for an hour (lake/parquet_io.py STALE_SECONDS), its whole tree read, since an export writes deep in it.
+    Working folders of an `--out` elsewhere are left: that folder is the user's. The names removed."""
+    removed: list[str] = []
+    if not lake.exports_dir.is_dir():
+        return removed
+    cutoff = (time.time() if now is None else now) - STALE_SECONDS
+    for entry in sorted(os.scandir(lake.exports_dir), key=lambda e: e.name):
+        if not (_WORKING_FOLDER.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False)):
+            continue
+        try:
+            newest = max([entry.stat(follow_symlinks=False).st_ctime, *(
+                os.lstat(os.path.join(top, name)).st_ctime for top, dirs, files in os.walk(entry.path)
+                for name in dirs + files)])
+        except OSError:
+            continue  # gone or changing meanwhile: an export's own
+        if newest < cutoff:
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed.append(entry.name)
+            log.info("removed a killed export's working folder: %s", entry.path)
+    return removed
+
+
 def export_snapshot(lake: LakePaths, first: dt.date, last: dt.date | None = None, out: Path | None = None,
                     progress=None) -> ExportResult:
     last = last or first
@@ -363,6 +396,7 @@ def export_snapshot(lake: LakePaths, first: dt.date, last: dt.date | None = None
     if not lake.well_known.is_file():
         raise ExportError(f"no public key at {lake.well_known}")
     docs, index_of = _log_positions(lake, signed, days, state)
+    sweep_crashed_exports(lake)
     tmp = folder.parent / f".{folder.name}.{uuid.uuid4().hex}.tmp"
     tmp.mkdir(parents=True)
     try:
