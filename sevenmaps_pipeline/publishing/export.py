@@ -42,6 +42,8 @@ from ..lake.paths import LakePaths, days_text, folder_day
 from ..lake.schemas import TableSpec, table_of, withheld_reason
 from .descriptors import DataFile, croissant, datapackage
 
+log = logging.getLogger(__name__)
+
 
 class ExportError(RuntimeError):
     pass
@@ -352,7 +354,6 @@ def _add_documents(tmp: Path, name: str, days: list[dt.date], contents: _Content
     (tmp / "SHA256SUMS").write_text("\n".join(sums) + "\n")
 
 
-log = logging.getLogger(__name__)
 # The working folder of an export (export_snapshot): removed on any error, but not when the process is killed.
 _WORKING_FOLDER = re.compile(r"\..+\.[0-9a-f]{32}\.tmp")
 

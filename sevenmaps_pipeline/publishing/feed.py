@@ -81,5 +81,6 @@ def atom_feed(mapday: MapDay, answer: dict[str, Any]) -> str:
         items.append(_entry(e, at, seen_by))
     return ("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<feed xmlns=\"http://www.w3.org/2005/Atom\">"
             f"<id>urn:7maps:watch</id><title>7Maps watch: rises in risk, sign-in, payment and redirect changes"
-            f"</title><subtitle>{xml_text(_subtitle(answer))}</subtitle><updated>{updated.isoformat()}</updated><author><name>7Maps</name></author>{''.join(items)}"
+            f"</title><subtitle>{xml_text(_subtitle(answer))}</subtitle><updated>{updated.isoformat()}</updated>"
+            f"<author><name>7Maps</name></author>{''.join(items)}"
             "</feed>\n")
