@@ -21,7 +21,7 @@ from sevenmaps_pipeline.cli import main
 from sevenmaps_pipeline.defs.checks import incident_violations
 from sevenmaps_pipeline.lake.control import Refused
 from sevenmaps_pipeline.lake.parquet_io import write_parquet
-from sevenmaps_pipeline.lake.schemas import INCIDENTS, RAW_HOURLY, conform
+from sevenmaps_pipeline.lake.schemas import DAILY_STATUS, INCIDENTS, RAW_HOURLY, conform
 from sevenmaps_pipeline.publishing import incidents
 from sevenmaps_pipeline.publishing.mapday import MapDay
 from sevenmaps_pipeline.publishing.status import server_status
@@ -252,6 +252,23 @@ def test_the_command_line_closes_and_lists(lake, capsys):
     assert main(["incident", "list", "--queue", "--json", "--lake", root]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert "live" not in listed and [r["server_key"] for r in listed["awaiting_review"]] == [KEY]
+
+
+def test_the_list_shows_a_registry_name_without_its_escapes(lake, capsys):
+    """A server's name is the registry's words: `incident list` prints it as `sevenmaps server` does (cli/common.py
+    terminal_safe), so a name can neither colour nor rewrite the operator's screen (helper-100)."""
+    live_incident(lake)
+    status = lake.curated_file("daily_status", day_n(1))
+    table = pq.read_table(status)
+    names = ["io.test/\x1b[2J\x1b[31msvc\x07\u200b" if k == KEY else "io.test/other"
+             for k in table.column("server_key").to_pylist()]
+    table = table.set_column(table.schema.get_field_index("server_name"), "server_name", pa.array(names, pa.string()))
+    write_parquet(lake, status, conform(table, DAILY_STATUS))
+    assert main(["incident", "list", "--lake", str(lake.root)]) == 0
+    out = capsys.readouterr().out
+    assert "live incidents (shown): 1" in out
+    assert "\x1b" not in out and "\x07" not in out and "\u200b" not in out
+    assert "io.test/\\x1b[2J\\x1b[31msvc\\x07\\u200b" in out
 
 
 def test_the_map_server_answers_the_closure_without_a_new_build_and_the_site_stays_as_built(lake):

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..lake.paths import parse_day
 from ..publishing import incidents
-from .common import _existing_lake
+from .common import _existing_lake, terminal_safe
 
 
 def _line(row: dict[str, Any]) -> str:
@@ -42,7 +42,7 @@ def _list(args: argparse.Namespace) -> int:
         if part in found:
             print(f"{title}: {len(found[part])}")
             for row in found[part]:
-                print(_line(row))
+                print(terminal_safe(_line(row)))  # a server's name is the registry's words (helper-100)
     return 0
 
 
