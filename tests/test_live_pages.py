@@ -105,6 +105,7 @@ def test_two_failed_hourly_checks_take_a_server_off_the_live_list_and_badge_one_
         (entry,) = down["down"]
         assert entry["server_name"] == "io.test/forecast" and entry["decided_by"] == "hourly"
         assert entry["since"].startswith(f"{DAY.isoformat()}T05:00")  # since the first check that saw it
+        assert f"Down since {entry['since']}" in get(url, f"servers/{ID['forecast']}.html").text  # as the list
         assert down["map_day"] == DAY.isoformat() and "open_day" in down
         assert "io.test/forecast" in get(url, "down.html").text
 

@@ -169,6 +169,9 @@ def test_since_runs_over_missed_days_and_a_payment_only_server_says_so_and_sign_
     # Down since its first failed check four days back: the missed day (n) two days back does not end the run.
     since = by_key[keys["down"]]["down_since"]
     assert since is not None and since.startswith((DAY - dt.timedelta(days=4)).isoformat())
+    build_site(lake, DAY)  # the server's page says it as the down list does (helper-100)
+    assert f"Down since {since}" in page_text(lake, by_key[keys["down"]]["server_id"])
+    assert "Down since" not in page_text(lake, by_key[keys["always"]]["server_id"])
     assert "never listed a tool" in by_key[keys["pay"]]["uptime_counts"]
     assert "payment" in by_key[keys["pay"]]["uptime_counts"]
     assert by_key[keys["always"]]["uptime_counts"] is None
