@@ -227,7 +227,7 @@ def test_the_docs_table_names_the_servers_own_tools_arguments_ranges_and_answer_
             assert keys == set(t.output_schema["$defs"][ref]["properties"]), (name, key)
 
 
-def test_an_endpoint_that_left_the_map_is_named_with_the_day_it_was_last_on_it(tmp_path):
+def test_an_endpoint_that_left_the_map_is_named_with_the_day_it_was_last_on_it(tmp_path, capsys):
     """helper-85: `sevenmaps server test.away/away` (an endpoint that had opted out) said it "names no endpoint ...:
     pass its URL, server_key, 12-hex server_id or registry name", which is what had been passed."""
     from sevenmaps_pipeline.publishing.mapday import MapDay, UnknownServerError
@@ -245,3 +245,11 @@ def test_an_endpoint_that_left_the_map_is_named_with_the_day_it_was_last_on_it(t
                 mapday.resolve(server)
             assert str(said.value) == (f"server '{server}' is not on the map of {DAYS[1]}: it was last on the map of "
                                        f"{DAYS[0]} (its listing skipped, opted out or no longer listed since)")
+    # the command line says the next step: the day it was last on the map (helper-100)
+    from sevenmaps_pipeline.cli import main
+
+    assert main(["server", gone, "--lake", str(lake.root)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and err.endswith(f"since): add `--day {DAYS[0]}` to see it as it was then")
+    assert main(["server", gone, "--day", DAYS[0].isoformat(), "--lake", str(lake.root)]) == 0
+    assert f"status shown on the map of {DAYS[0]}" in capsys.readouterr().out

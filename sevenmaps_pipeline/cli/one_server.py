@@ -11,7 +11,7 @@ from typing import Any
 
 from ..lake.paths import parse_day
 from ..publishing.charts import CODE_WORDS
-from ..publishing.mapday import MapDay
+from ..publishing.mapday import LeftTheMapError, MapDay
 from ..publishing.pages import five_minute_text, uptime_text
 from ..publishing.status import server_status
 from ..rules.rounding import percent
@@ -26,7 +26,10 @@ def cmd_server(args: argparse.Namespace) -> int:
     # --day D reads the day as its site does: its incidents as built, a later review not applied (helper-94)
     day = parse_day(args.day) if args.day else None
     with MapDay.open(lake, day, reviews=day is None, live=day is None) as mapday:
-        status = server_status(mapday, args.server)
+        try:
+            status = server_status(mapday, args.server)
+        except LeftTheMapError as exc:  # the next step, in the one line (helper-100)
+            raise LeftTheMapError(f"{exc}: add `--day {exc.last_day}` to see it as it was then", exc.last_day) from None
     if args.json:
         print(json.dumps(status, indent=1, default=str))
     else:

@@ -59,6 +59,14 @@ class AmbiguousServerError(UnknownServerError):
     """A registry name that several endpoints of the served day share."""
 
 
+class LeftTheMapError(UnknownServerError):
+    """An endpoint that was on an earlier day's map and is not on the served day's: `last_day` is the newest."""
+
+    def __init__(self, message: str, last_day: dt.date) -> None:
+        super().__init__(message)
+        self.last_day = last_day
+
+
 @dataclass
 class MapDay:
     lake: LakePaths
@@ -300,8 +308,8 @@ class MapDay:
             (last,) = duck.one(self.con, "SELECT max(day) FROM status_window WHERE server_key = ANY($c) "
                                "OR server_id = lower($t) OR server_name = $t", {"c": sorted(candidates), "t": text})
             if last is not None and last < self.day:  # it left the map (helper-85: the error said to pass a URL)
-                raise UnknownServerError(f"server {text[:200]!r} is not on the map of {self.day}: it was last on the "
-                                         f"map of {last} (its listing skipped, opted out or no longer listed since)")
+                raise LeftTheMapError(f"server {text[:200]!r} is not on the map of {self.day}: it was last on the "
+                                      f"map of {last} (its listing skipped, opted out or no longer listed since)", last)
             raise UnknownServerError(f"server {text[:200]!r} names no endpoint on the map of {self.day}: pass its "
                                      "URL, server_key, 12-hex server_id or registry name")
         if len(found) > 1:
@@ -334,4 +342,4 @@ def latest_built_day(lake: LakePaths) -> dt.date | None:
     return lake.latest_built_day()
 
 
-__all__ = ["AmbiguousServerError", "MapDay", "NoMapError", "UnknownServerError", "latest_built_day"]
+__all__ = ["AmbiguousServerError", "LeftTheMapError", "MapDay", "NoMapError", "UnknownServerError", "latest_built_day"]
