@@ -271,6 +271,23 @@ def test_the_list_shows_a_registry_name_without_its_escapes(lake, capsys):
     assert "io.test/\\x1b[2J\\x1b[31msvc\\x07\\u200b" in out
 
 
+def test_the_list_says_which_live_incidents_are_of_endpoints_off_the_map(lake, capsys):
+    """An incident stays live the day after its endpoint left the map, where no page, answer or `incident show`
+    can reach it: the list says so apart, with the day's count of what is shown as the down list's (helper-100:
+    298 "live incidents (shown)" beside the down list's 293 at 22,512 endpoints)."""
+    live_incident(lake)
+    land_status(lake, day_n(2), {"other.example.com/mcp": "o"})  # KEY's listing is gone
+    land_reports(lake, [], day=day_n(2))
+    curated.build_agent_reports(lake, day_n(2))
+    row = rebuild(lake, 2)
+    assert row is not None and row["status"] == "live"
+    assert main(["incident", "list", "--lake", str(lake.root)]) == 0
+    out = capsys.readouterr().out
+    assert "live incidents (shown): 0" in out
+    assert (f"live incidents of endpoints not on the map of {day_n(2)} (shown nowhere; `incident show` and "
+            f"`incident close` refuse them): 1\n  {KEY}") in out
+
+
 def test_the_map_server_answers_the_closure_without_a_new_build_and_the_site_stays_as_built(lake):
     from sevenmaps_pipeline.publishing.site import build_site
     from sevenmaps_pipeline.surfaces.mcp_server import MapService

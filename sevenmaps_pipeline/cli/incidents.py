@@ -35,15 +35,29 @@ def _list(args: argparse.Namespace) -> int:
         print(json.dumps(found, indent=1, default=str))
         return 0
     note = "" if found["newest"] else " (an older day: reviews made before it ended)"
-    sections = [("live incidents (shown)", "live"), ("closed on that day", "closed"),
-                ("failure reports awaiting review (never shown; nothing confirmed them)", "awaiting_review")]
     print(f"map of {found['map_day']}{note}")
-    for title, part in sections:
-        if part in found:
-            print(f"{title}: {len(found[part])}")
-            for row in found[part]:
-                print(terminal_safe(_line(row)))  # a server's name is the registry's words (helper-100)
+    for title, rows in _sections(found):
+        print(f"{title}: {len(rows)}")
+        for row in rows:
+            print(terminal_safe(_line(row)))  # a server's name is the registry's words (helper-100)
     return 0
+
+
+def _sections(found: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The list's sections. A live incident of an endpoint no longer on the day's map (its row joins no
+    daily_status row: `on_map` false) is apart: no page, answer or `incident show` reaches it (helper-100)."""
+    sections = []
+    if "live" in found:
+        off = [r for r in found["live"] if not r["on_map"]]
+        sections.append(("live incidents (shown)", [r for r in found["live"] if r["on_map"]]))
+        if off:
+            sections.append((f"live incidents of endpoints not on the map of {found['map_day']} (shown nowhere; "
+                             "`incident show` and `incident close` refuse them)", off))
+    if "closed" in found:
+        sections.append(("closed on that day", found["closed"]))
+    sections.append(("failure reports awaiting review (never shown; nothing confirmed them)",
+                     found["awaiting_review"]))
+    return sections
 
 
 def cmd_incident(args: argparse.Namespace) -> int:

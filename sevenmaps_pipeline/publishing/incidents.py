@@ -31,7 +31,8 @@ from .mapday import MapDay, UnknownServerError, latest_built_day
 ANSWERED = ("ok", "needs_auth", "http_402")
 _COLUMNS = ("i.day, i.server_key, i.server_id, d.server_name, d.url, i.status, i.shown, i.opened_day, "
             "i.last_confirmed_day, i.confirmed_by, i.confirmed_check_at, i.confirmed_reviewer, i.failure_reporters, "
-            "i.trusted_failure_reporters, i.our_code, i.closed_reason, i.closed_by, i.closed_at, i.closed_note")
+            "i.trusted_failure_reporters, i.our_code, i.closed_reason, i.closed_by, i.closed_at, i.closed_note, "
+            "d.day IS NOT NULL AS on_map")  # on the day's map: its endpoint has a daily_status row that day
 
 
 def _iso(row: dict[str, Any]) -> dict[str, Any]:
