@@ -45,3 +45,13 @@ def test_every_commands_help_says_what_it_does_with_an_example(path, capsys):
     assert examples, f"no examples in `sevenmaps {' '.join(path)} --help`"
     lines = [line.strip() for line in examples.splitlines() if line.startswith("  ")]
     assert any(f"sevenmaps {' '.join(path)}" in line for line in lines), lines
+
+
+@pytest.mark.parametrize("path", [path for path, _ in _commands(build_parser())], ids=" ".join)
+def test_every_option_and_argument_says_what_it_is(path):
+    """`sevenmaps serve --help` listed `--host HOST` and `--port PORT` with no word of what they are or that the
+    port is 8765 (helper-100): every argument a command takes says what it is."""
+    parser = dict(_commands(build_parser()))[path]
+    bare = [action.option_strings or action.dest for action in parser._actions
+            if not isinstance(action, argparse._HelpAction | argparse._SubParsersAction) and not action.help]
+    assert bare == [], f"`sevenmaps {' '.join(path)} --help` says nothing of {bare}"

@@ -147,9 +147,9 @@ def _dev_commands(commands: dict[str, argparse.ArgumentParser]) -> None:
     p = commands["demo"]
     p.add_argument("--synthetic", action="store_true",
                    help="use the synthetic generator instead of the fleet (with --servers and --seed)")
-    p.add_argument("--servers", type=int, default=400)
-    p.add_argument("--days", type=int, default=30)
-    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--servers", type=int, default=400, help="with --synthetic: its endpoints (default 400)")
+    p.add_argument("--days", type=int, default=30, help="days to replay (default 30)")
+    p.add_argument("--seed", type=int, default=7, help="with --synthetic: its seed (default 7)")
     p.add_argument("--signing-key", help="private key path (created if missing; never inside the lake)")
     p.set_defaults(handler="dev:cmd_demo")
 
@@ -162,9 +162,9 @@ def _dev_commands(commands: dict[str, argparse.ArgumentParser]) -> None:
     p.set_defaults(handler="dev:cmd_synth")
 
     p = commands["bench"]
-    p.add_argument("--servers", type=int, default=100_000)
-    p.add_argument("--days", type=int, default=30)
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--servers", type=int, default=100_000, help="the synthetic lake's endpoints (default 100,000)")
+    p.add_argument("--days", type=int, default=30, help="its days (default 30)")
+    p.add_argument("--seed", type=int, default=1, help="its seed (default 1)")
     p.add_argument("--endpoints", type=int, default=2000, help="fleet endpoints for the prober benchmark")
     p.add_argument("--probe-median-ms", type=float, default=150.0,
                    help="the prober benchmark's median injected latency per request (uniform, 1/5 to 9/5 of it)")
@@ -199,7 +199,7 @@ def _dev_commands(commands: dict[str, argparse.ArgumentParser]) -> None:
 
 def _check_commands(commands: dict[str, argparse.ArgumentParser]) -> None:
     p = commands["readiness"]
-    p.add_argument("url")
+    p.add_argument("url", help="the endpoint's URL (https, unless --allow-private)")
     p.add_argument("--json", action="store_true", help="one JSON object with every line")
     p.add_argument("--remote-type", default="streamable-http", choices=["streamable-http", "sse"],
                    help="sse: a legacy HTTP+SSE endpoint, read over that transport")
@@ -222,9 +222,10 @@ def _check_commands(commands: dict[str, argparse.ArgumentParser]) -> None:
     p.set_defaults(handler="checks:cmd_readiness_skill")
 
     p = commands["probe"]
-    p.add_argument("url")
+    p.add_argument("url", help="the endpoint's URL (https, unless --allow-private)")
     p.add_argument("--json", action="store_true", help="one JSON object instead of text")
-    p.add_argument("--remote-type", default="streamable-http", choices=["streamable-http", "sse"])
+    p.add_argument("--remote-type", default="streamable-http", choices=["streamable-http", "sse"],
+                   help="sse: a legacy HTTP+SSE endpoint, read over that transport")
     _endpoint_options(p)
     p.set_defaults(handler="checks:cmd_probe")
 
@@ -253,7 +254,7 @@ def _pipeline_commands(commands: dict[str, argparse.ArgumentParser]) -> None:
     p.set_defaults(handler="pipeline:cmd_data_dictionary")
 
     p = commands["ui"]
-    p.add_argument("--port", type=int, default=3000)
+    p.add_argument("--port", type=int, default=3000, help="the UI's port on 127.0.0.1 (default 3000)")
     p.add_argument("--new", action="store_true", help="start over a new, empty lake (its folder made); without "
                    "it, a lake that is not there is refused")
     p.set_defaults(handler="pipeline:cmd_ui")
@@ -263,8 +264,9 @@ def _reading_commands(commands: dict[str, argparse.ArgumentParser]) -> None:
     commands["status"].set_defaults(handler="reading:cmd_status")
 
     p = commands["serve"]
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1: this machine "
+                   "only; 0.0.0.0 every interface, as behind a proxy)")
+    p.add_argument("--port", type=int, default=8765, help="the port (default 8765)")
     p.add_argument("--allowed-host", action="append", help="a Host header to accept besides the address served "
                    "(behind a proxy: its public name; repeatable). Others are refused (DNS-rebinding guard)")
     p.set_defaults(handler="serving:cmd_serve")
@@ -289,7 +291,7 @@ def _reading_commands(commands: dict[str, argparse.ArgumentParser]) -> None:
     p.set_defaults(handler="one_server:cmd_server")
 
     p = commands["sql"]
-    p.add_argument("query")
+    p.add_argument("query", help="one DuckDB query over the warehouse's views (docs/data-dictionary.md), read-only")
     p.add_argument("--max-rows", type=int, default=40, help="rows shown as a table (default 40)")
     p.add_argument("--format", choices=["table", "csv", "json", "parquet"],
                    help="table (the default in the terminal), csv, json (one object per line) or parquet (needs "
@@ -302,7 +304,8 @@ def _reading_commands(commands: dict[str, argparse.ArgumentParser]) -> None:
 
 def _control_commands(commands: dict[str, argparse.ArgumentParser]) -> None:
     p = commands["opt-out"]
-    p.add_argument("action", choices=["list", "add", "issue", "verify"])
+    p.add_argument("action", choices=["list", "add", "issue", "verify"], help="list the opt-outs; add HOST (the "
+                   "operator records one); issue HOST (a form token); verify HOST (fetch its published token)")
     p.add_argument("host", nargs="?", help="the host (it covers every name under it)")
     p.add_argument("--note", help="for add: how the host asked (kept with the entry)")
     _endpoint_options(p)
@@ -316,7 +319,8 @@ def _control_commands(commands: dict[str, argparse.ArgumentParser]) -> None:
     commands["submissions"].set_defaults(handler="controls:cmd_submissions")
 
     p = commands["owner"]
-    p.add_argument("action", choices=["list", "issue", "verify", "note", "five-minute", "bad-call"])
+    p.add_argument("action", choices=["list", "issue", "verify", "note", "five-minute", "bad-call"],
+                   help="what to do with the owner claims, as the description above says of each")
     p.add_argument("host", nargs="?", help="the host the owner controls (it covers every name under it)")
     p.add_argument("--text", help="for note: the owner's words (empty removes the note)")
     p.add_argument("--url", action="append",
@@ -388,13 +392,14 @@ def _integrity_commands(commands: dict[str, argparse.ArgumentParser]) -> None:
     p.set_defaults(handler="integrity:cmd_prove")
 
     p = commands["verify-proof"]
-    p.add_argument("file")
+    p.add_argument("file", help="the .tlog-proof file (`sevenmaps prove --out`)")
     _trust_options(p)
     p.add_argument("--data", help="also check that this file's bytes are the ones the logged line names")
     p.set_defaults(handler="integrity:cmd_verify_proof")
 
     p = commands["log"]
-    p.add_argument("action", choices=["check", "sync"])
+    p.add_argument("action", choices=["check", "sync"], help="check: re-derive every tile and the checkpoint; "
+                   "sync: append the signed days the log lacks")
     _trust_options(p)
     p.add_argument("--signing-key", help="for sync: the private key (default: $SEVENMAPS_SIGNING_KEY, else "
                    ".secrets/7maps-signing-key.pem)")
@@ -414,8 +419,8 @@ def _integrity_commands(commands: dict[str, argparse.ArgumentParser]) -> None:
     p.add_argument("--log", action="append", required=True, metavar="VKEY",
                    help="a log to witness: its vkey (log/vkey), or a file holding it; repeatable")
     p.add_argument("--state", required=True, help="where it keeps the last checkpoint cosigned per log")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=7380)
+    p.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=7380, help="the port (default 7380)")
     p.set_defaults(handler="integrity:cmd_witness")
 
     p = commands["keygen"]
