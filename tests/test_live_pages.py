@@ -108,6 +108,7 @@ def test_two_failed_hourly_checks_take_a_server_off_the_live_list_and_badge_one_
         assert f"Down since {entry['since']}" in get(url, f"servers/{ID['forecast']}.html").text  # as the list
         assert down["map_day"] == DAY.isoformat() and "open_day" in down
         assert "io.test/forecast" in get(url, "down.html").text
+        assert "1 server down now, ordered by name; 0 confirmed live incidents." in get(url, "down.html").text
 
     # The signed day's tables keep what they had: the record, read by the day's own site.
     with MapDay.open(lake) as record:

@@ -172,6 +172,8 @@ def test_since_runs_over_missed_days_and_a_payment_only_server_says_so_and_sign_
     build_site(lake, DAY)  # the server's page says it as the down list does (helper-100)
     assert f"Down since {since}" in page_text(lake, by_key[keys["down"]]["server_id"])
     assert "Down since" not in page_text(lake, by_key[keys["always"]]["server_id"])
+    down_list = html.unescape((lake.root / "site" / "current" / "down.html").read_text())
+    assert "1 server down now, ordered by name; 0 confirmed live incidents." in down_list  # its counts (helper-100)
     assert "never listed a tool" in by_key[keys["pay"]]["uptime_counts"]
     assert "payment" in by_key[keys["pay"]]["uptime_counts"]
     assert by_key[keys["always"]]["uptime_counts"] is None
