@@ -35,6 +35,8 @@ def cmd_site(args: argparse.Namespace) -> int:
         print(f"error: no built day in {lake.root}: {BUILD_A_DAY}",
               file=sys.stderr)
         return 2
+    # what it does, before the minutes a registry-sized day takes (helper-100)
+    print(f"building the site of {day} in {lake.root / 'site' / 'days' / day.isoformat()} ...", flush=True)
     try:
         result = build_site(lake, day)
     except ChangedSinceSigningError as exc:
