@@ -172,9 +172,9 @@ def test_the_days_site_says_as_of_when_its_now_is(lake):
                                            ).fetchall()
     site = lake.root / "site" / "current"
     index = (site / "index.html").read_text()
-    assert f"\"Now\" is the status shown as of {latest.isoformat()}, the latest check read" in index
+    assert f"\"Now\" is the status shown as of {latest:%Y-%m-%dT%H:%M:%S}Z, the latest check read" in index
     page = (site / "servers" / f"{ID['rain']}.html").read_text()
-    assert f"decided by the hourly check at {rain_at.isoformat()}" in page
+    assert f"decided by the hourly check at {rain_at:%Y-%m-%dT%H:%M:%S}Z" in page  # as "down since" (helper-100)
 
 
 def test_the_days_site_reads_the_five_minute_checks_since_as_it_reads_the_hourly_ones(lake):

@@ -210,6 +210,8 @@ def test_server_prints_one_servers_dated_days_status_tools_and_changes(signed):
     assert out[0] == f"{expected['server_name'] or URL}  (server_id {ID})"
     # a day asked for is that day's record (helper-85: it said "status shown now")
     assert f"status shown on the map of {DAYS[-1]}: {expected['shown_status']} (" in done.stdout
+    at = (expected["current"] or {}).get("decided_at") or expected["daily"]["checked_at"]
+    assert f" check at {dt.datetime.fromisoformat(str(at)):%Y-%m-%dT%H:%M:%S}Z" in done.stdout  # as down since's
     codes = expected["history"]["history"]
     # Each line of codes, a week's, starts with the day of its first code.
     first = DAYS[-1] - dt.timedelta(days=len(codes) - 1)

@@ -12,7 +12,7 @@ from typing import Any
 from ..lake.paths import parse_day
 from ..publishing.charts import CODE_WORDS
 from ..publishing.mapday import LeftTheMapError, MapDay
-from ..publishing.pages import five_minute_text, uptime_text
+from ..publishing.pages import five_minute_text, moment_text, uptime_text
 from ..publishing.status import server_status
 from ..rules.rounding import percent
 from .common import _existing_lake, terminal_safe
@@ -52,7 +52,7 @@ def _now_line(s: dict[str, Any], live: bool) -> str:
     since = f"; down since {s['down_since']}" if s.get("down_since") else ""
     # a day asked for is a record of that day, not the status shown now (helper-85)
     label = "status shown now" if live else f"status shown on the map of {s['map_day']}"
-    return (f"{label}: {s['shown_status'] or 'no data'} (the {by} check{f' at {at}' if at else ''}"
+    return (f"{label}: {s['shown_status'] or 'no data'} (the {by} check{f' at {moment_text(at)}' if at else ''}"
             f"{f': {reason}' if reason else ''}){since}")
 
 

@@ -32,7 +32,7 @@ LIVE_METHOD = "live-pages-1.7"  # 1.1: down since (DOWN_SINCE) and what uptime c
 # one rank, as the day's list ranks them; percents rounded a half away from zero, names shown and cut changes said
 # of how many, as the site's (site-1.7); the feed's provisional entries say so, and it is updated when its newest
 # entry is (publishing/feed.py); 1.7: the feed's subtitle says whether it holds every change, a server's page
-# shown down says since when, the down list its counts, as the site's (site-1.8)
+# shown down says since when, the down list its counts, a check's time to the second, as the site's (site-1.8)
 _ID = r"[0-9a-f]{12}"
 # Every path the live pages answer (anything else is a 404 without reading the map).
 PATHS = {

@@ -89,8 +89,20 @@ def _environment(auto_reload: bool = True) -> Environment:
                        auto_reload=auto_reload)
     env.template_class = _Template
     env.filters["percent"] = percent  # a half away from zero, as DuckDB rounds (rules/rounding.py)
+    env.filters["moment"] = moment_text
     env.filters.update(FILTERS)  # a server's words as people see them (publishing/shown.py)
     return env
+
+
+def moment_text(value: Any) -> str:
+    """A check's time as every line shown to people writes one, "down since" among them (publishing/status.py
+    DOWN_SINCE): UTC to the second, `2026-12-06T03:37:13Z` (helper-100: one line gave
+    `2026-12-06T03:37:13.457684+00:00` beside it). Agents read the full value in the MCP answers."""
+    moment = dt.datetime.fromisoformat(value) if isinstance(value, str) else value
+    if not isinstance(moment, dt.datetime):
+        return str(value)
+    moment = moment.replace(tzinfo=dt.UTC) if moment.tzinfo is None else moment.astimezone(dt.UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def five_minute_text(five: dict[str, Any] | None) -> tuple[str, str] | None:

@@ -55,7 +55,8 @@ SITE_METHOD = "site-1.8"  # 1.1: five-minute uptime on an owner's page; 1.2: wha
 # rounded a half away from zero, as DuckDB and docs/analyst.md's queries round them (rules/rounding.py); a name's
 # invisible characters as their codes, each name in its own <bdi> (publishing/shown.py); a page whose changes are
 # cut says of how many; 1.8: the watch feed's subtitle says whether it holds every change of its window (feed.py);
-# a server's page shown down says since when, as the down list; the down list its counts
+# a server's page shown down says since when, as the down list; the down list its counts; a check's time to the
+# second, as down since's (pages.py moment_text)
 # Endpoints whose whole status is held at once while their pages are written: about 24 KB each in the real
 # registry's shape. A part is a range of server keys (status.key_ranges), so it reads only the row groups of
 # the tools file its keys fall in, and small parts cost little more than large ones: at 100,000 endpoints,
