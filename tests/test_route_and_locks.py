@@ -26,6 +26,7 @@ from sevenmaps_pipeline.lake.keys import server_id, server_key
 from sevenmaps_pipeline.lake.parquet_io import write_parquet
 from sevenmaps_pipeline.lake.paths import LakePaths
 from sevenmaps_pipeline.lake.schemas import RAW_HOURLY, conform
+from sevenmaps_pipeline.publishing import locks
 from sevenmaps_pipeline.publishing.locks import changes_since, verify_lock, watch
 from sevenmaps_pipeline.publishing.mapday import AmbiguousServerError, MapDay, UnknownServerError
 from sevenmaps_pipeline.registry import owners
@@ -244,6 +245,27 @@ def test_changes_since_and_watch_read_the_recorded_changes(built):
     assert ("io.test/changes", "tool_added") in kinds and ("io.test/weather", "stopped_answering") in kinds
     assert {c["kind"] for c in one["changes"]} == {"stopped_answering"}
     assert feed["entries"] == []  # nothing rose in risk, nothing asks for sign-in or payment
+
+
+def test_every_change_is_reached_a_page_at_a_time_each_once(built, monkeypatch):
+    """helper-100: changes_since for all servers gave the newest 500 of 25,660 changes, all of the newest day, and no
+    way to the rest. Each answer is a page: next_offset asks for the one after it, and the pages together are the
+    whole list, each change once, in the one order (here a page of one row: the cut's size is a parameter)."""
+    with MapDay.open(built) as day:
+        whole = changes_since(day, "all", DAYS[0])
+        assert whole["next_offset"] is None and not whole["truncated"] and whole["total"] == len(whole["changes"]) >= 2
+        monkeypatch.setattr(locks, "MAX_CHANGES", 1)
+        pages, offset = [], 0
+        while offset is not None:
+            page = changes_since(day, "all", DAYS[0], offset)
+            assert page["offset"] == offset and page["total"] == whole["total"] and len(page["changes"]) == 1
+            assert page["truncated"] == (page["next_offset"] is not None)
+            pages.append(page["changes"])
+            offset = page["next_offset"]
+        assert [row for page in pages for row in page] == whole["changes"] and len(pages) == whole["total"]
+        assert changes_since(day, "all", DAYS[0], whole["total"] + 5)["changes"] == []
+        with pytest.raises(ValueError, match="offset must be 0 or more"):
+            changes_since(day, "all", DAYS[0], -1)
 
 
 def test_a_vocabulary_change_between_two_days_is_never_reported(lake, tmp_path, monkeypatch, request):

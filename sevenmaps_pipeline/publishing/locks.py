@@ -274,22 +274,37 @@ def _since(mapday: MapDay, since: str | dt.date) -> dt.date:
     return day
 
 
-def _change_rows(mapday: MapDay, where: str, params: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
+def _change_rows(mapday: MapDay, where: str, params: dict[str, Any],
+                 offset: int = 0) -> tuple[list[dict[str, Any]], int]:
+    """At most MAX_CHANGES rows from `offset` on, newest first, in an order that is the same on every call (a list may
+    hold two tools of one name, so every column that tells two changes apart orders them), and how many there are."""
     rows = mapday.rows(
         "SELECT c.day, c.server_key, c.server_id, s.server_name, c.kind, c.tool_name, c.previous_tool_name, "
         "c.changed_fields, c.risk, c.previous_risk, c.detail, c.previous_day, c.method_version "
         "FROM change_window c LEFT JOIN daily_status s USING (server_key) WHERE " + where +
-        " ORDER BY c.day DESC, c.server_key, c.kind, c.tool_name", params)
-    for r in rows:
+        " ORDER BY c.day DESC, c.server_key, c.kind, c.tool_name, c.previous_tool_name, c.detail, c.risk, "
+        "c.previous_risk, c.changed_fields::VARCHAR", params)
+    if offset < 0:
+        raise ValueError(f"offset must be 0 or more, not {offset}")
+    page = rows[offset:offset + MAX_CHANGES]
+    for r in page:
         if mapday.live:  # a change of the open day so far (curated/open_day.py)
             r["provisional"] = r["day"] > mapday.day
         for k in ("day", "previous_day"):
             r[k] = r[k].isoformat() if r[k] else None
-    return rows[:MAX_CHANGES], len(rows)
+    return page, len(rows)
 
 
-def changes_since(mapday: MapDay, server: str | None, since: str | dt.date) -> dict[str, Any]:
-    """Every change recorded after `since` through the served day, for one server or all ("all" or None)."""
+def _paged(offset: int, shown: int, total: int) -> dict[str, Any]:
+    """Where a page of changes lies among all of them: `truncated` when rows follow it, which `next_offset` asks for
+    (helper-100: 500 of 25,660 changes came back, all of the newest day, and the rest could not be reached)."""
+    more = total > offset + shown
+    return {"offset": offset, "total": total, "truncated": more, "next_offset": offset + shown if more else None}
+
+
+def changes_since(mapday: MapDay, server: str | None, since: str | dt.date, offset: int = 0) -> dict[str, Any]:
+    """Every change recorded after `since` through the served day, for one server or all ("all" or None), a page
+    of MAX_CHANGES from `offset` on."""
     day = _since(mapday, since)
     params: dict[str, Any] = {"since": day, "through": mapday.through()}
     where = "c.day > $since::DATE AND c.day <= $through::DATE"
@@ -299,13 +314,14 @@ def changes_since(mapday: MapDay, server: str | None, since: str | dt.date) -> d
         params["k"] = endpoint["server_key"]
         where += " AND c.server_key = $k"
         scope = endpoint["server_key"]
-    rows, total = _change_rows(mapday, where, params)
+    rows, total = _change_rows(mapday, where, params, offset)
     return {"scope": scope, "since": day.isoformat(), "through": mapday.through().isoformat(), "changes": rows,
-            "total": total, "truncated": total > len(rows), **mapday.served()}
+            **_paged(offset, len(rows), total), **mapday.served()}
 
 
-def watch(mapday: MapDay, days: int = 7, server: str | None = None) -> dict[str, Any]:
-    """The feed of rises in risk and of sign-in, payment and redirect changes over the last `days` days."""
+def watch(mapday: MapDay, days: int = 7, server: str | None = None, offset: int = 0) -> dict[str, Any]:
+    """The feed of rises in risk and of sign-in, payment and redirect changes over the last `days` days, a page of
+    MAX_CHANGES from `offset` on."""
     days = max(1, min(int(days), CHANGE_DAYS))
     params: dict[str, Any] = {"since": mapday.through() - dt.timedelta(days=days), "through": mapday.through(),
                               "kinds": list(WATCH_KINDS)}
@@ -313,6 +329,6 @@ def watch(mapday: MapDay, days: int = 7, server: str | None = None) -> dict[str,
     if server and server.strip().lower() not in ("all", "*"):
         params["k"] = mapday.resolve(server)["server_key"]
         where += " AND c.server_key = $k"
-    rows, total = _change_rows(mapday, where, params)
-    return {"window_days": days, "kinds": list(WATCH_KINDS), "entries": rows, "total": total,
-            "truncated": total > len(rows), **mapday.served()}
+    rows, total = _change_rows(mapday, where, params, offset)
+    return {"window_days": days, "kinds": list(WATCH_KINDS), "entries": rows, **_paged(offset, len(rows), total),
+            **mapday.served()}

@@ -23,7 +23,9 @@ ServerKey = Annotated[str, Field(description="the endpoint's key: its normalised
 Url = Annotated[str, Field(description="the endpoint's URL")]
 MethodVersion = Annotated[str, Field(description="the method (and risk vocabulary) the answer was computed by")]
 Total = Annotated[int, Field(description="rows found, before the cut at 500")]
-Truncated = Annotated[bool, Field(description="whether rows were cut at 500")]
+Offset = Annotated[int, Field(description="the rows skipped before these (the `offset` asked)")]
+NextOffset = Annotated[int | None, Field(description="the `offset` that asks for the next 500 rows; null when none "
+                                         "follow")]
 
 
 @with_config(CLOSED)
@@ -185,7 +187,9 @@ class ChangesAnswer(Served):
     through: Annotated[str, Field(description="the last day read (the open day when read)")]
     changes: Annotated[list[Row], Field(description="tool_changes rows, newest first, at most 500")]
     total: Total
-    truncated: Truncated
+    truncated: Annotated[bool, Field(description="whether rows follow these (ask for them with next_offset)")]
+    offset: Offset
+    next_offset: NextOffset
 
 
 class WatchAnswer(Served):
@@ -193,9 +197,12 @@ class WatchAnswer(Served):
 
     window_days: Annotated[int, Field(description="the days watched")]
     kinds: Annotated[list[str], Field(description="the change kinds watched")]
-    entries: Annotated[list[Row], Field(description="tool_changes rows of the watched kinds, newest first")]
+    entries: Annotated[list[Row], Field(description="tool_changes rows of the watched kinds, newest first, at "
+                                        "most 500")]
     total: Total
-    truncated: Truncated
+    truncated: Annotated[bool, Field(description="whether rows follow these (ask for them with next_offset)")]
+    offset: Offset
+    next_offset: NextOffset
 
 
 @with_config(CLOSED)

@@ -55,6 +55,8 @@ if set(FailReason.__args__) != set(FAIL_REASONS) or set(Surprise.__args__) != se
 SERVER_FORMS = "the server's URL, server_key, 12-hex server_id or registry name"
 ServerArg = Annotated[str, Field(max_length=500, description=SERVER_FORMS)]
 OneOrAll = Annotated[str, Field(max_length=500, description=SERVER_FORMS + ", or all")]
+PageOffset = Annotated[int, Field(ge=0, le=10_000_000, description="rows to skip, newest first: the previous "
+                                  "answer's next_offset, for the 500 rows after it")]
 # Reports one caller (one agent code) may land in an hour: past it report_road refuses, and the refusal is
 # logged (the ratings cap each reporter's weight too, rules/methods.py RATINGS_PARAMS).
 REPORTS_PER_HOUR = 60
@@ -296,20 +298,22 @@ def _add_read_tools(server: MCPServer, service: MapService, logged: Logged) -> N
     @server.tool(name="changes_since", annotations=READ_ONLY, description=(
         "Every change recorded after a day (YYYY-MM-DD, at most 60 days back) through the map's day, for one "
         "server or 'all': tools added, removed, changed, renamed, rises in risk, stopped or started answering, "
-        "sign-in, payment and redirect changes."))
+        "sign-in, payment and redirect changes. At most 500 rows an answer, newest first: ask again with its "
+        "next_offset for the next 500."))
     async def changes_since_tool(since: Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$",
                                                              description="a day as YYYY-MM-DD")],
-                                 server: OneOrAll = "all",
+                                 server: OneOrAll = "all", offset: PageOffset = 0,
                                  ctx: Context | None = None) -> ChangesAnswer:
-        return await logged("changes_since", ctx, lambda: service.call(lambda day: changes_since(day, server, since)))
+        return await logged("changes_since", ctx,
+                            lambda: service.call(lambda day: changes_since(day, server, since, offset)))
 
     @server.tool(name="watch", annotations=READ_ONLY, description=(
         "The feed of rises in risk and of new sign-in, payment and redirect changes over the last days (one "
-        "server or all)."))
+        "server or all). At most 500 rows an answer, newest first: ask again with its next_offset for more."))
     async def watch_tool(days: Annotated[int, Field(ge=1, le=60, description="the days to look back")] = 7,
-                         server: OneOrAll = "all",
+                         server: OneOrAll = "all", offset: PageOffset = 0,
                          ctx: Context | None = None) -> WatchAnswer:
-        return await logged("watch", ctx, lambda: service.call(lambda day: watch(day, days, server)))
+        return await logged("watch", ctx, lambda: service.call(lambda day: watch(day, days, server, offset)))
 
 
 def _served_now(service: MapService) -> dict[str, Any]:
