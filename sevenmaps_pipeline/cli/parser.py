@@ -57,7 +57,8 @@ COMMAND_HELP = {
              "report_road) and the static site for people (/), over the latest built day; Ctrl-C stops it",
     "site": "build the static site of a built day into site/days/D (the sign job does this after each day's "
             "snapshot); site/current points at the newest",
-    "route": "which tools to use for a task, as the MCP server's route answers it (JSON)",
+    "route": "which tools to use for a task, as the MCP server's route answers it (JSON); it reads the day's "
+             "tools afresh each time (seconds at the registry's size), where a running `serve` keeps them read",
     "server": "one server's last 30 days (each code with its date), the status shown now, its tools with their "
               "risk and its recent changes, as the MCP server's server_status answers them",
     "opt-out": "the opt-out registry every check reads: `list`; `add HOST` (the operator records one); `issue HOST` "
