@@ -186,7 +186,12 @@ def test_a_shell_backfill_builds_and_signs_the_missed_days_as_runs_of_the_code_l
     # The rest signed: the chain's earlier unsigned day first, and said so.
     assert main(["--lake", str(lake.root), "backfill", "--from", synth.days[1].isoformat(), "--to", end.isoformat(),
                  "--signing-key", str(signing_key)]) == 0
-    out = capsys.readouterr().out.splitlines()
+    said = capsys.readouterr()
+    out = said.out.splitlines()
+    # What each run does while it runs, on stderr (helper-100: minutes of silence at the registry's size).
+    assert f"daily_map_job for {synth.days[1]} .. {end} ..." in said.err.splitlines()
+    assert re.search(r"^  step \S+ started \(\d+s\)$", said.err, re.M), said.err
+    assert re.search(r"^  step \S+ finished \(\d+s; [1-9]\d* assets built\)$", said.err, re.M), said.err
     assert out[1].startswith("daily_map_job run ") and out[2].startswith("sign_day_job run ")
     assert out[3] == f"  signed first, as the chain's earlier unsigned days: {first}"
     assert not [line for line in out if line.startswith("not signed")]

@@ -63,6 +63,10 @@ def _say_run_failed(run, headline: str) -> None:
     print(f"  the whole log: `sevenmaps ui`, Runs, {run.run_id[:8]}", file=sys.stderr)
 
 
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
 def cmd_backfill(args: argparse.Namespace) -> int:
     first, last = parse_day(args.first), parse_day(args.last)
     if last < first:
@@ -102,7 +106,8 @@ def cmd_backfill(args: argparse.Namespace) -> int:
                           flush=True)
             t = time.perf_counter()
             signed_before = set(signed_days(lake))
-            run = location.run(job, a, b, config)
+            print(f"{job} for {a} .. {b} ...", file=sys.stderr, flush=True)  # its progress on stderr
+            run = location.run(job, a, b, config, progress=_to_stderr)
             if not run.success:
                 _say_run_failed(run, f"{job} run {run.run_id} FAILED for {a} .. {b}:")
                 return 1

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -154,16 +154,21 @@ class CodeLocation:
             self.instance.launch_run(run.run_id, context)
         return run.run_id
 
-    def wait(self, run_id: str, poll_seconds: float = 0.2, grace_seconds: float = 5.0) -> RunOutcome:
+    def wait(self, run_id: str, poll_seconds: float = 0.2, grace_seconds: float = 5.0,
+             progress: Callable[[str], None] | None = None) -> RunOutcome:
         """Wait for the run to end. A run whose process died without ending it (killed, out of memory) is
         reported failed after a grace period, never waited on forever; Ctrl-C stops the run (terminated,
-        not left running)."""
+        not left running). With `progress`, what the run does meanwhile (RunProgress)."""
         gone_since: float | None = None
         pid: int | None = None
+        watching = RunProgress(self.instance, run_id, progress) if progress else None
         try:
             while True:
                 run = self.instance.get_run_by_id(run_id)
-                if run is not None and run.status in TERMINAL:
+                ended = run is not None and run.status in TERMINAL
+                if watching:
+                    watching.read(final=ended)  # the last events once the run has ended
+                if ended:
                     return RunOutcome.read(self.instance, run_id)
                 pid = pid or worker_pid(self.instance, run_id)  # read from the event log once, not every poll
                 if pid is not None and not alive(pid):
@@ -177,8 +182,49 @@ class CodeLocation:
             raise
 
     def run(self, job_name: str, first: dt.date | None, last: dt.date | None, config: Mapping[str, Any],
-            tags: Mapping[str, str] | None = None) -> RunOutcome:
-        return self.wait(self.launch(job_name, first, last, config, tags))
+            tags: Mapping[str, str] | None = None, progress: Callable[[str], None] | None = None) -> RunOutcome:
+        return self.wait(self.launch(job_name, first, last, config, tags), progress=progress)
+
+
+class RunProgress:
+    """What a run does while a command waits on it, as lines for `say`: each step as it starts and ends, and
+    every `every` seconds the assets built so far (a registry-sized backfill ran minutes with no word: helper-100).
+    It reads the run's event log from where it left off, at most once a second."""
+
+    KINDS = {dg.DagsterEventType.STEP_START, dg.DagsterEventType.STEP_SUCCESS, dg.DagsterEventType.STEP_FAILURE,
+             dg.DagsterEventType.ASSET_MATERIALIZATION}
+
+    def __init__(self, instance: dg.DagsterInstance, run_id: str, say: Callable[[str], None], every: float = 15.0):
+        self.instance, self.run_id, self.say, self.every = instance, run_id, say, every
+        self.cursor: str | None = None
+        self.started = self.read_at = self.said_at = time.monotonic()
+        self.built, self.built_said, self.latest = 0, 0, ""
+
+    def read(self, final: bool = False) -> None:
+        now = time.monotonic()
+        if now - self.read_at < 1.0 and self.cursor is not None and not final:
+            return
+        self.read_at = now
+        found = self.instance.get_records_for_run(self.run_id, cursor=self.cursor, of_type=self.KINDS)
+        self.cursor = found.cursor
+        for record in found.records:
+            event = record.event_log_entry.dagster_event
+            if event is None:
+                continue
+            at = f"{now - self.started:.0f}s"
+            if event.event_type == dg.DagsterEventType.ASSET_MATERIALIZATION:
+                self.built += 1
+                key = event.asset_key.to_user_string() if event.asset_key else "?"
+                self.latest = f"{key} of {event.partition}" if event.partition else key
+            elif event.event_type == dg.DagsterEventType.STEP_START:
+                self.say(f"  step {event.step_key} started ({at})")
+            else:
+                done = "finished" if event.event_type == dg.DagsterEventType.STEP_SUCCESS else "FAILED"
+                self.say(f"  step {event.step_key} {done} ({at}; {self.built} assets built)")
+                self.built_said, self.said_at = self.built, now
+        if self.built > self.built_said and now - self.said_at >= self.every:
+            self.say(f"  {self.built} assets built so far, the latest {self.latest} ({now - self.started:.0f}s)")
+            self.built_said, self.said_at = self.built, now
 
 
 @contextlib.contextmanager
