@@ -312,3 +312,18 @@ def test_a_description_that_reads_a_signed_file_under_another_files_name_is_name
 
 def _name(resources: list[dict], path: str) -> str:
     return next(r["name"] for r in resources if r["path"] == path)
+
+
+def test_a_sha256sums_line_naming_a_file_through_a_dot_segment_is_malformed(snapshot):
+    """helper-99: `./curated/...` named a signed file under a key of its own, so the line verified OK (no root signs
+    the name, and it does not start with curated/), and a list of a million such names hashed the file a million
+    times. A snapshot's SHA256SUMS names each file by its own path; a `.` segment is no such path."""
+    folder, trusted, *_ = snapshot
+    lines = (folder / "SHA256SUMS").read_text().splitlines()
+    digest, rel = next((line[:64], line[66:]) for line in lines if line[66:].startswith("curated/"))
+    dotted = [f"./{rel}", rel.replace("/", "/./", 1), f"{rel.rsplit('/', 1)[0]}/./{rel.rsplit('/', 1)[1]}"]
+    (folder / "SHA256SUMS").write_text("".join(f"{line}\n" for line in lines + [f"{digest}  {d}" for d in dotted]))
+    found = _codes(verify_export(folder, Trust.from_public_key_file(trusted)))
+    assert found[Code.SUMS_MALFORMED] == [f"SHA256SUMS line {len(lines) + 1 + i} is not '<sha256>  <relative path>': "
+                                          f"{f'{digest}  {d}'[:100]!r}" for i, d in enumerate(dotted)]
+    assert Code.FILE_NOT_SIGNED not in found  # nothing more is said of a line that names no file
