@@ -34,15 +34,23 @@ def _safe(rel: str) -> bool:
     return bool(rel) and not rel.startswith("/") and not {"", ".", ".."} & set(parts) and "\\" not in rel
 
 
-def _digest(path: Path) -> str | None:
-    """The file's SHA-256, None when it cannot be read (which then differs from any line)."""
+def _digest(path: Path, seen: dict[tuple[int, int], str]) -> str | None:
+    """The file's SHA-256, None when it cannot be read (which then differs from any line). A file's bytes are read
+    once (`seen`, by device and inode): helper-99's hard links cost no disk, and each listed one was hashed in full."""
     try:
-        return sha256_file(path)
+        st = path.lstat()
+        key = (st.st_dev, st.st_ino)
+        if stat.S_ISREG(st.st_mode) and key in seen:
+            return seen[key]
+        digest = sha256_file(path)
     except OSError:
         return None
+    if stat.S_ISREG(st.st_mode):
+        seen[key] = digest
+    return digest
 
 
-def _read_sums(report: VerifyReport, folder: Path) -> dict[str, str]:
+def _read_sums(report: VerifyReport, folder: Path, seen: dict[tuple[int, int], str]) -> dict[str, str]:
     path = folder / "SHA256SUMS"
     if not path.exists() and not path.is_symlink():
         report.add(Code.SUMS_MISSING, "no SHA256SUMS in the snapshot", None, "SHA256SUMS")
@@ -71,7 +79,7 @@ def _read_sums(report: VerifyReport, folder: Path) -> dict[str, str]:
             continue
         if not present:
             report.add(Code.FILE_MISSING, f"listed in SHA256SUMS but missing: {rel}", None, rel)
-        elif _digest(folder / rel) != digest:
+        elif _digest(folder / rel, seen) != digest:
             report.add(Code.FILE_CHANGED, f"file changed: {rel} (SHA256SUMS says {digest})", None, rel)
     for target in folder.rglob("*"):
         rel = target.relative_to(folder).as_posix()
@@ -140,7 +148,8 @@ def _read_withheld(report: VerifyReport, folder: Path) -> dict[str, str]:
 
 
 def check_export(report: VerifyReport, folder: Path, trust: Trust) -> list[RootDoc]:
-    sums = _read_sums(report, folder)
+    seen: dict[tuple[int, int], str] = {}  # each file's SHA-256, by device and inode: its bytes read once
+    sums = _read_sums(report, folder, seen)
     docs = read_root_docs(report, folder / "roots", folder)
     if not docs:
         report.add(Code.NO_ROOTS, "the snapshot has no root documents (roots/day=*.json)", None, "roots")
@@ -165,7 +174,7 @@ def check_export(report: VerifyReport, folder: Path, trust: Trust) -> list[RootD
                 _not_here(report, rel, withheld.get(rel), doc)
                 continue
             # one missing from SHA256SUMS is named there, and its bytes still checked against its signed line
-            if (sums[rel] if rel in sums else _digest(folder / rel)) != digest:
+            if (sums[rel] if rel in sums else _digest(folder / rel, seen)) != digest:
                 report.add(Code.FILE_CHANGED,
                            f"file differs from its signed line: {rel} (signed sha256 {digest})", doc.day, rel)
                 continue
