@@ -297,9 +297,12 @@ def test_a_description_that_reads_a_signed_file_under_another_files_name_is_name
                 members["includes"] = [{one: other, other: one}.get(rel, rel) for rel in members["includes"]]
                 said.append(f"croissant.json: distribution {fileset!r} holds files of another table than its name "
                             "says")
-    elif relabel == "twice":
-        resources.append(dict(next(r for r in resources if r["path"] == one)))
-        said = [f"datapackage.json: {one} is named by two resources"]
+    elif relabel == "twice":  # a table's FileSet given twice (a file named twice: the test after this one)
+        fileset = next(o for o in distribution if o["@id"] == "daily_status-files")
+        distribution.append(dict(fileset))
+        said = ["croissant.json: the FileSet 'daily_status-files' is given twice"] + [
+            f"croissant.json: distribution 'daily_status-files' names {rel} again (distribution 'daily_status-files' "
+            "does): a loader reads its rows twice" for rel in fileset["includes"]]
     else:
         record_set = next(rs for rs in croissant["recordSet"] if rs["@id"] == "daily_status")
         record_set["field"][0]["source"] = {"field": "findings/server_key"}
@@ -348,3 +351,43 @@ def test_a_file_under_many_names_is_read_once(snapshot, monkeypatch):
     assert [p for p in read if os.path.samefile(p, folder / rel)] == [str(folder / rel)]
     assert sorted(found[Code.FILE_NOT_SIGNED]) == sorted(f"data file not in any signed root: {n}" for n in links)
     assert set(found) == {Code.FILE_NOT_SIGNED}
+
+
+def test_a_description_naming_a_file_twice_or_a_key_twice_is_named(snapshot):
+    """helper-99: a datapackage.json whose 154 resources were repeated to 90,000 (each a signed file with its signed
+    SHA-256) verified OK, and a loader reading it reads each table's rows hundreds of times; so did a datapackage.json
+    giving `resources` twice, the first naming ../../etc/passwd, which Python's json drops and a reader taking the
+    first key reads."""
+    folder, trusted, *_ = snapshot
+    package = json.loads((folder / "datapackage.json").read_text())
+    first = package["resources"][0]
+    package["resources"].append({**first, "name": "again"})
+    croissant = json.loads((folder / "croissant.json").read_text())
+    files = [d for d in croissant["distribution"] if d["@type"] == "cr:FileObject"]
+    fileset = next(d for d in croissant["distribution"] if d["@type"] == "cr:FileSet")
+    croissant["distribution"] += [{**files[0], "@id": "again"}, {**fileset, "@id": "again-set"},
+                                  {**fileset, "@id": "twice-in-one", "includes": [fileset["includes"][0]] * 2}]
+    (folder / "croissant.json").write_text(json.dumps(croissant))
+    evil = json.dumps([{"name": "x", "path": "../../etc/passwd", "format": "parquet"}])
+    (folder / "datapackage.json").write_text('{"resources": ' + evil + ", " + json.dumps(package)[1:])
+    _rewrite_sums(folder)
+    found = _codes(verify_export(folder, Trust.from_public_key_file(trusted)))
+    assert found[Code.DESCRIPTION_WRONG][0] == ("datapackage.json cannot be read (the key 'resources' is given twice "
+                                                "in one object: readers differ on which one they take)")
+    (folder / "datapackage.json").write_text(json.dumps(package))
+    _rewrite_sums(folder)
+    found = _codes(verify_export(folder, Trust.from_public_key_file(trusted)))
+    assert sorted(found[Code.DESCRIPTION_WRONG]) == sorted([
+        f"datapackage.json: resource 'again' names {first['path']} again (resource {first['name']!r} does): a loader "
+        "reads its rows twice",
+        f"croissant.json: distribution 'again' names {files[0]['contentUrl']} again (distribution "
+        f"{files[0]['@id']!r} does): a loader reads its rows twice"] + [
+        f"croissant.json: distribution 'again-set' names {rel} again (distribution {fileset['@id']!r} does): a "
+        "loader reads its rows twice" for rel in fileset["includes"]] + [
+        f"croissant.json: distribution 'twice-in-one' names {fileset['includes'][0]} again (distribution "
+        f"{fileset['@id']!r} does): a loader reads its rows twice"] * 2 + [
+        # and each copy under a name its path does not give (test_a_description_that_reads_a_signed_file_under...)
+        f"datapackage.json: resource 'again' is named for another file than {first['path']}",
+        f"croissant.json: distribution 'again' is named for another file than {files[0]['contentUrl']}",
+        "croissant.json: distribution 'again-set' holds files of another table than its name says",
+        "croissant.json: distribution 'twice-in-one' holds files of another table than its name says"])

@@ -29,7 +29,7 @@ def check_descriptions(report: VerifyReport, folder: Path, signed: dict[str, str
         if not path.exists() and not path.is_symlink():
             continue  # a copy may leave its descriptions out; snapshots before 2026-12-04 have no croissant.json
         try:
-            doc = json.loads(read_capped(path, MAX_LIST_BYTES).decode("utf-8"))
+            doc = json.loads(read_capped(path, MAX_LIST_BYTES).decode("utf-8"), object_pairs_hook=_once_each)
         except (Unreadable, UnicodeDecodeError, ValueError, RecursionError) as exc:
             report.add(Code.DESCRIPTION_WRONG, f"{name} cannot be read ({str(exc)[:120]})", None, name)
             continue
@@ -37,7 +37,13 @@ def check_descriptions(report: VerifyReport, folder: Path, signed: dict[str, str
             report.add(Code.DESCRIPTION_WRONG, f"{name}: {why}", None, name)
         for why in labels(doc):
             report.add(Code.DESCRIPTION_WRONG, f"{name}: {why}", None, name)
-        for where, rel, digest in named(doc):
+        first: dict[tuple[str, str], str] = {}  # (kind, file): where the description first names it
+        for kind, where, rel, digest in named(doc):
+            if isinstance(rel, str) and (kind, rel) in first:
+                report.add(Code.DESCRIPTION_WRONG, f"{name}: {where} names {rel[:120]} again ({first[kind, rel]} "
+                           "does): a loader reads its rows twice", None, name)
+            elif isinstance(rel, str):
+                first[kind, rel] = where
             if not isinstance(rel, str):
                 report.add(Code.DESCRIPTION_WRONG, f"{name}: {where} names no file of the snapshot", None, name)
             elif rel not in signed:
@@ -50,19 +56,31 @@ def check_descriptions(report: VerifyReport, folder: Path, signed: dict[str, str
     report.notes.append(UNSIGNED_NOTE)
 
 
-def _package_files(doc: Any) -> Iterator[tuple[str, Any, str | None]]:
-    """(where, path, sha256) of each resource of a Data Package; a hash is `sha256:<hex>`."""
+def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are each given once: Python's json keeps the last of two, other readers the first, so
+    a description checked here could lead one of them to another file (helper-99)."""
+    doc: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in doc:
+            raise ValueError(f"the key {key[:80]!r} is given twice in one object: readers differ on which one "
+                             "they take")
+        doc[key] = value
+    return doc
+
+
+def _package_files(doc: Any) -> Iterator[tuple[str, str, Any, str | None]]:
+    """("resource", where, path, sha256) of each resource of a Data Package; a hash is `sha256:<hex>`."""
     resources = doc.get("resources") if isinstance(doc, dict) else None
     for i, resource in enumerate(resources if isinstance(resources, list) else []):
         if not isinstance(resource, dict) or "data" in resource:  # rows written into the description itself
-            yield f"resources[{i}] (no resource of a file)", None, None
+            yield "resource", f"resources[{i}] (no resource of a file)", None, None
             continue
         paths = resource.get("path")
         declared = resource.get("hash")
         digest = declared[7:] if isinstance(declared, str) and declared.startswith("sha256:") else (
             "" if declared is not None else None)  # a hash in another form never equals a signed one
         for path in paths if isinstance(paths, list) else [paths]:
-            yield f"resource {str(resource.get('name'))[:80]!r}", path, digest
+            yield "resource", f"resource {str(resource.get('name'))[:80]!r}", path, digest
 
 
 # What a Croissant loader reads files or rows through: a context term renaming one of them, or a key spelled as a
@@ -102,64 +120,56 @@ def _croissant_shape(doc: Any) -> Iterator[str]:
             yield f"a key spelled as a prefixed name or an IRI ({key[:80]!r})"
 
 
-def _croissant_files(doc: Any) -> Iterator[tuple[str, Any, str | None]]:
-    """(where, path, sha256) of each FileObject's contentUrl and each FileSet's includes."""
+def _croissant_files(doc: Any) -> Iterator[tuple[str, str, Any, str | None]]:
+    """(kind, where, path, sha256) of each FileObject's contentUrl and each FileSet's includes."""
     distribution = doc.get("distribution") if isinstance(doc, dict) else None
     for i, item in enumerate(distribution if isinstance(distribution, list) else []):
         kind = item.get("@type") if isinstance(item, dict) else None
         where = f"distribution {str(item.get('@id'))[:80]!r}" if isinstance(item, dict) else f"distribution[{i}]"
         if kind == "cr:FileObject":
             digest = item.get("sha256")
-            yield where, item.get("contentUrl"), digest if isinstance(digest, str) else ""
+            yield kind, where, item.get("contentUrl"), digest if isinstance(digest, str) else ""
         elif kind == "cr:FileSet":
             includes = item.get("includes")
             for rel in includes if isinstance(includes, list) else [includes]:
-                yield where, rel, None
+                yield kind, where, rel, None
         else:
-            yield f"{where} (neither a cr:FileObject nor a cr:FileSet)", None, None
+            yield "other", f"{where} (neither a cr:FileObject nor a cr:FileSet)", None, None
 
 
 def _package_labels(doc: Any) -> Iterator[str]:
-    """A resource named for another file than its path, several files as one resource, or a file named twice: a
-    loader would read a signed file's rows under another file's name (another day's, another table's), or twice."""
+    """A resource named for another file than its path, or several files as one resource: a loader would read a
+    signed file's rows under another file's name (another day's, another table's). A file named twice is
+    check_descriptions' to find."""
     resources = doc.get("resources") if isinstance(doc, dict) else None
-    seen: set[str] = set()
     for resource in resources if isinstance(resources, list) else []:
         path = resource.get("path") if isinstance(resource, dict) else None
         if isinstance(path, list):
             yield f"resource {str(resource.get('name'))[:80]!r} joins several files into one"
-        elif isinstance(path, str):
-            if resource.get("name") != resource_name(path):
-                yield f"resource {str(resource.get('name'))[:80]!r} is named for another file than {path[:120]}"
-            if path in seen:
-                yield f"{path[:120]} is named by two resources"
-            seen.add(path)
+        elif isinstance(path, str) and resource.get("name") != resource_name(path):
+            yield f"resource {str(resource.get('name'))[:80]!r} is named for another file than {path[:120]}"
 
 
 def _croissant_labels(doc: Any) -> Iterator[str]:
-    """A FileObject named for another file than its contentUrl, a FileSet of another table's files, a file named
-    twice, or a record set whose values come from other than its own table's FileSet: a loader would read a signed
-    file's rows under another name, or twice."""
+    """A FileObject named for another file than its contentUrl, a FileSet of another table's files or a table's
+    FileSet given twice, or a record set whose values come from other than its own table's FileSet: a loader would
+    read a signed file's rows under another name. A file named twice is check_descriptions' to find."""
     distribution = doc.get("distribution") if isinstance(doc, dict) else None
     items = [item for item in (distribution if isinstance(distribution, list) else []) if isinstance(item, dict)]
-    objects = [item.get("contentUrl") for item in items if item.get("@type") == "cr:FileObject"]
     for item in items:
         if item.get("@type") == "cr:FileObject" and not item.get("@id") == item.get("name") == item.get("contentUrl"):
             yield (f"distribution {str(item.get('@id'))[:80]!r} is named for another file than "
                    f"{str(item.get('contentUrl'))[:120]}")
     sets = [item for item in items if item.get("@type") == "cr:FileSet"]
-    included: list[Any] = []
     for item in sets:
         given = item.get("includes")
         includes: list[Any] = given if isinstance(given, list) else [given]
-        included += includes
         tables = {spec.name if isinstance(rel, str) and (spec := table_of(rel)) else None for rel in includes}
         if any(item.get("@id") != f"{table}-files" or item.get("name") != item.get("@id") for table in tables):
             yield f"distribution {str(item.get('@id'))[:80]!r} holds files of another table than its name says"
-    for named in (objects, included, [item.get("@id") for item in sets]):
-        counts = Counter(n for n in named if isinstance(n, str))  # a list's count() would be quadratic in its length
-        for twice in sorted(n for n, times in counts.items() if times > 1):
-            yield f"{twice[:120]} is named twice"
+    counts: Counter[str] = Counter(str(item.get("@id")) for item in sets if isinstance(item.get("@id"), str))
+    for twice in sorted(n for n, times in counts.items() if times > 1):
+        yield f"the FileSet {twice[:120]!r} is given twice"
     record_sets = doc.get("recordSet") if isinstance(doc, dict) else None
     for record_set in record_sets if isinstance(record_sets, list) else []:
         yield from _record_set_reads(record_set)
