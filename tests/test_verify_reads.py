@@ -391,3 +391,25 @@ def test_a_description_naming_a_file_twice_or_a_key_twice_is_named(snapshot):
         f"croissant.json: distribution 'again' is named for another file than {files[0]['contentUrl']}",
         "croissant.json: distribution 'again-set' holds files of another table than its name says",
         "croissant.json: distribution 'twice-in-one' holds files of another table than its name says"])
+
+
+def test_a_file_named_through_a_linked_folder_is_never_read(snapshot, tmp_path, monkeypatch):
+    """helper-99: helper-98 stopped a link in a file's own place, but a SHA256SUMS line naming a file through a linked
+    folder above it (curated/evil -> /proc/self, `curated/evil/pagemap`) was followed, and verify read pagemap, 23.7
+    GB in two minutes, never ending. A snapshot's files are reached through no link; the link itself is stray."""
+    folder, trusted, *_ = snapshot
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "x.parquet").write_bytes(b"PAR1")
+    (folder / "curated" / "elsewhere").symlink_to(outside, target_is_directory=True)
+    (folder / "curated" / "evil").symlink_to("/proc/self", target_is_directory=True)
+    listed = {"curated/elsewhere/x.parquet": sha256_file(outside / "x.parquet"), "curated/evil/pagemap": "0" * 64}
+    with open(folder / "SHA256SUMS", "a") as fh:
+        fh.write("".join(f"{digest}  {rel}\n" for rel, digest in listed.items()))
+    read: list[str] = []
+    hashed = export_check.sha256_file
+    monkeypatch.setattr(export_check, "sha256_file", lambda path: read.append(str(path)) or hashed(path))
+    found = _codes(_finishes(verify_export, folder, Trust.from_public_key_file(trusted)))
+    assert not [p for p in read if "elsewhere" in p or "evil" in p]
+    assert sorted(found[Code.FILE_MISSING]) == [f"listed in SHA256SUMS but missing: {rel}" for rel in sorted(listed)]
+    assert sorted(found[Code.STRAY]) == [f"a link in the snapshot: curated/{name}" for name in ("elsewhere", "evil")]

@@ -34,20 +34,36 @@ def _safe(rel: str) -> bool:
     return bool(rel) and not rel.startswith("/") and not {"", ".", ".."} & set(parts) and "\\" not in rel
 
 
-def _digest(path: Path, seen: dict[tuple[int, int], str]) -> str | None:
-    """The file's SHA-256, None when it cannot be read (which then differs from any line). A file's bytes are read
-    once (`seen`, by device and inode): helper-99's hard links cost no disk, and each listed one was hashed in full."""
+def _held(folder: Path, rel: str) -> os.stat_result | None:
+    """The status of the regular file at `rel`, reached through no link; None when a link is in its place or in a
+    folder's above it (helper-99: `curated/evil -> /proc/self` led verify to read pagemap without end), or when
+    nothing or no regular file is there. A name the system refuses raises, as lstat does."""
+    path = folder
     try:
-        st = path.lstat()
+        for part in rel.split("/"):
+            path = path / part
+            st = path.lstat()
+            if stat.S_ISLNK(st.st_mode):
+                return None
+    except FileNotFoundError:
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None
+
+
+def _digest(folder: Path, rel: str, seen: dict[tuple[int, int], str]) -> str | None:
+    """The file's SHA-256, None when it cannot be read or is reached through a link (which then differs from any
+    line). A file's bytes are read once (`seen`, by device and inode): helper-99's hard links cost no disk, and each
+    listed one was hashed in full."""
+    try:
+        st = _held(folder, rel)
+        if st is None:
+            return None
         key = (st.st_dev, st.st_ino)
-        if stat.S_ISREG(st.st_mode) and key in seen:
-            return seen[key]
-        digest = sha256_file(path)
+        if key not in seen:
+            seen[key] = sha256_file(folder / rel)
     except OSError:
         return None
-    if stat.S_ISREG(st.st_mode):
-        seen[key] = digest
-    return digest
+    return seen[key]
 
 
 def _read_sums(report: VerifyReport, folder: Path, seen: dict[tuple[int, int], str]) -> dict[str, str]:
@@ -70,16 +86,14 @@ def _read_sums(report: VerifyReport, folder: Path, seen: dict[tuple[int, int], s
         sums[m.group(2)] = m.group(1)
     for rel, digest in sums.items():
         try:  # a link is no file of a snapshot: never followed (helper-98: one to /proc/self/pagemap hung verify)
-            present = stat.S_ISREG((folder / rel).lstat().st_mode)
-        except FileNotFoundError:
-            present = False
+            present = _held(folder, rel) is not None
         except OSError as exc:  # helper-93: a name too long for the system ended verify as a usage error
             report.add(Code.SUMS_MALFORMED, f"SHA256SUMS names what cannot be a file here ({exc.strerror}): "
                        f"{rel[:100]!r}", None, "SHA256SUMS")
             continue
         if not present:
             report.add(Code.FILE_MISSING, f"listed in SHA256SUMS but missing: {rel}", None, rel)
-        elif _digest(folder / rel, seen) != digest:
+        elif _digest(folder, rel, seen) != digest:
             report.add(Code.FILE_CHANGED, f"file changed: {rel} (SHA256SUMS says {digest})", None, rel)
     for target in folder.rglob("*"):
         rel = target.relative_to(folder).as_posix()
@@ -174,7 +188,7 @@ def check_export(report: VerifyReport, folder: Path, trust: Trust) -> list[RootD
                 _not_here(report, rel, withheld.get(rel), doc)
                 continue
             # one missing from SHA256SUMS is named there, and its bytes still checked against its signed line
-            if (sums[rel] if rel in sums else _digest(folder / rel, seen)) != digest:
+            if (sums[rel] if rel in sums else _digest(folder, rel, seen)) != digest:
                 report.add(Code.FILE_CHANGED,
                            f"file differs from its signed line: {rel} (signed sha256 {digest})", doc.day, rel)
                 continue
