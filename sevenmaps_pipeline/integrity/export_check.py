@@ -8,6 +8,7 @@ import json
 import os
 import re
 import stat
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..lake.parquet_io import write_bytes_atomic
@@ -34,39 +35,50 @@ def _safe(rel: str) -> bool:
     return bool(rel) and not rel.startswith("/") and not {"", ".", ".."} & set(parts) and "\\" not in rel
 
 
-def _held(folder: Path, rel: str) -> os.stat_result | None:
-    """The status of the regular file at `rel`, reached through no link; None when a link is in its place or in a
-    folder's above it (helper-99: `curated/evil -> /proc/self` led verify to read pagemap without end), or when
-    nothing or no regular file is there. A name the system refuses raises, as lstat does."""
-    path = folder
-    try:
-        for part in rel.split("/"):
-            path = path / part
-            st = path.lstat()
-            if stat.S_ISLNK(st.st_mode):
-                return None
-    except FileNotFoundError:
-        return None
-    return st if stat.S_ISREG(st.st_mode) else None
+@dataclass
+class _Files:
+    """A snapshot's files as verify reads them: each reached through no link (helper-99: `curated/evil -> /proc/self`
+    led verify to read pagemap without end), the folders above them looked at once, and each file's bytes hashed
+    once, by device and inode (helper-99's hard links cost no disk, and each listed one was hashed in full)."""
+    folder: Path
+    digests: dict[tuple[int, int], str] = field(default_factory=dict)
+    folders: set[str] = field(default_factory=set)  # paths found to be folders, not links
 
-
-def _digest(folder: Path, rel: str, seen: dict[tuple[int, int], str]) -> str | None:
-    """The file's SHA-256, None when it cannot be read or is reached through a link (which then differs from any
-    line). A file's bytes are read once (`seen`, by device and inode): helper-99's hard links cost no disk, and each
-    listed one was hashed in full."""
-    try:
-        st = _held(folder, rel)
-        if st is None:
+    def held(self, rel: str) -> os.stat_result | None:
+        """The status of the regular file at `rel`; None when a link is in its place or a folder's above it, or when
+        nothing or no regular file is there. A name the system refuses raises, as lstat does."""
+        parts = rel.split("/")
+        try:
+            for i in range(1, len(parts)):
+                above = "/".join(parts[:i])
+                if above not in self.folders:
+                    mode = (self.folder / above).lstat().st_mode
+                    if stat.S_ISLNK(mode):
+                        return None
+                    if not stat.S_ISDIR(mode):
+                        break  # the lstat below says why no file is there
+                    self.folders.add(above)
+            st = (self.folder / rel).lstat()
+        except FileNotFoundError:
             return None
-        key = (st.st_dev, st.st_ino)
-        if key not in seen:
-            seen[key] = sha256_file(folder / rel)
-    except OSError:
-        return None
-    return seen[key]
+        return st if stat.S_ISREG(st.st_mode) else None
+
+    def digest(self, rel: str) -> str | None:
+        """The file's SHA-256, None when it cannot be read or is reached through a link (which then differs from any
+        line)."""
+        try:
+            st = self.held(rel)
+            if st is None:
+                return None
+            key = (st.st_dev, st.st_ino)
+            if key not in self.digests:
+                self.digests[key] = sha256_file(self.folder / rel)
+        except OSError:
+            return None
+        return self.digests[key]
 
 
-def _read_sums(report: VerifyReport, folder: Path, seen: dict[tuple[int, int], str]) -> dict[str, str]:
+def _read_sums(report: VerifyReport, folder: Path, files: _Files) -> dict[str, str]:
     path = folder / "SHA256SUMS"
     if not path.exists() and not path.is_symlink():
         report.add(Code.SUMS_MISSING, "no SHA256SUMS in the snapshot", None, "SHA256SUMS")
@@ -86,14 +98,14 @@ def _read_sums(report: VerifyReport, folder: Path, seen: dict[tuple[int, int], s
         sums[m.group(2)] = m.group(1)
     for rel, digest in sums.items():
         try:  # a link is no file of a snapshot: never followed (helper-98: one to /proc/self/pagemap hung verify)
-            present = _held(folder, rel) is not None
+            present = files.held(rel) is not None
         except OSError as exc:  # helper-93: a name too long for the system ended verify as a usage error
             report.add(Code.SUMS_MALFORMED, f"SHA256SUMS names what cannot be a file here ({exc.strerror}): "
                        f"{rel[:100]!r}", None, "SHA256SUMS")
             continue
         if not present:
             report.add(Code.FILE_MISSING, f"listed in SHA256SUMS but missing: {rel}", None, rel)
-        elif _digest(folder, rel, seen) != digest:
+        elif files.digest(rel) != digest:
             report.add(Code.FILE_CHANGED, f"file changed: {rel} (SHA256SUMS says {digest})", None, rel)
     for target in folder.rglob("*"):
         rel = target.relative_to(folder).as_posix()
@@ -162,8 +174,8 @@ def _read_withheld(report: VerifyReport, folder: Path) -> dict[str, str]:
 
 
 def check_export(report: VerifyReport, folder: Path, trust: Trust) -> list[RootDoc]:
-    seen: dict[tuple[int, int], str] = {}  # each file's SHA-256, by device and inode: its bytes read once
-    sums = _read_sums(report, folder, seen)
+    files = _Files(folder)
+    sums = _read_sums(report, folder, files)
     docs = read_root_docs(report, folder / "roots", folder)
     if not docs:
         report.add(Code.NO_ROOTS, "the snapshot has no root documents (roots/day=*.json)", None, "roots")
@@ -188,7 +200,7 @@ def check_export(report: VerifyReport, folder: Path, trust: Trust) -> list[RootD
                 _not_here(report, rel, withheld.get(rel), doc)
                 continue
             # one missing from SHA256SUMS is named there, and its bytes still checked against its signed line
-            if (sums[rel] if rel in sums else _digest(folder, rel, seen)) != digest:
+            if (sums[rel] if rel in sums else files.digest(rel)) != digest:
                 report.add(Code.FILE_CHANGED,
                            f"file differs from its signed line: {rel} (signed sha256 {digest})", doc.day, rel)
                 continue
