@@ -5,6 +5,7 @@ are named, never silent; internal-only tables are in no export and no public vie
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import json
 import os
 import shutil
@@ -619,3 +620,22 @@ def test_standard_tools_name_a_file_no_root_signs_and_a_signed_file_left_out_sil
     done = run()
     assert done.returncode == 0 and done.stderr == ""
     assert done.stdout.splitlines() == [added, linked, deleted]
+
+
+def test_a_snapshot_on_a_full_disk_is_one_line_naming_where_it_was_written(lake, signing_key, tmp_path, monkeypatch,
+                                                                            capsys):
+    """helper-99: on a full 40 MB tmpfs, `export` said "No space left on device: <the lake's file>", the copy's
+    source, as if the lake's disk were full. shutil's copy names both ends (filename and filename2): so does the line.
+    Nothing of the half-written snapshot is left."""
+    build_day(lake, DAYS[0])
+    sign_through(lake, DAYS[0], signing_key, now=NOW)
+    out = tmp_path / "full" / "snap"
+
+    def full(source, target):
+        raise OSError(errno.ENOSPC, "No space left on device", str(source), None, str(target))
+
+    monkeypatch.setattr("sevenmaps_pipeline.publishing.export.shutil.copyfile", full)
+    assert main(["export", "--lake", str(lake.root), "--day", DAYS[0].isoformat(), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: No space left on device: {lake.root}/") and f" -> {out.parent}/.snap." in err, err
+    assert len(err.splitlines()) == 1 and list(out.parent.iterdir()) == []

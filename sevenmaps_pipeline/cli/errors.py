@@ -24,6 +24,7 @@ def _error_line(exc: BaseException) -> tuple[str, int]:
         return f"SQL: {text[:500]}", 2
     if isinstance(exc, (SigningKeyError, LogError, ExportError, ValueError)):
         return text, 2
-    if isinstance(exc, OSError):
-        return f"{exc.strerror or text}: {exc.filename}" if exc.filename else text, 2
+    if isinstance(exc, OSError):  # a copy names both ends: a full disk is the second's (helper-99)
+        ends = " -> ".join(str(f) for f in (exc.filename, exc.filename2) if f)
+        return f"{exc.strerror or text}: {ends}" if exc.filename else text, 2
     return f"{type(exc).__name__}: {text[:500]} (an error in sevenmaps itself: rerun with --debug and report it)", 1
