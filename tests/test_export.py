@@ -639,3 +639,15 @@ def test_a_snapshot_on_a_full_disk_is_one_line_naming_where_it_was_written(lake,
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"error: No space left on device: {lake.root}/") and f" -> {out.parent}/.snap." in err, err
     assert len(err.splitlines()) == 1 and list(out.parent.iterdir()) == []
+    # A write that fails names no file (on the tmpfs: "error: [Errno 28] No space left on device"): the line names
+    # the snapshot being written.
+    monkeypatch.undo()
+
+    def full_write(*args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("sevenmaps_pipeline.publishing.export._add_documents", full_write)
+    assert main(["export", "--lake", str(lake.root), "--day", DAYS[0].isoformat(), "--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip() == (f"error: No space left on device while writing the snapshot {out}; "
+                                               "nothing of it is left")
+    assert list(out.parent.iterdir()) == []

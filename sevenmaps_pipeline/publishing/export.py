@@ -410,7 +410,10 @@ def export_snapshot(lake: LakePaths, first: dt.date, last: dt.date | None = None
         _add_documents(tmp, snapshot_name(first, last), days, contents, state.size)
         folder.parent.mkdir(parents=True, exist_ok=True)
         os.rename(tmp, folder)  # fails if someone else made the folder meanwhile: snapshots are immutable
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, OSError) and exc.filename is None:  # a write names no file (helper-99: a full disk)
+            raise ExportError(f"{exc.strerror or exc} while writing the snapshot {folder}; nothing of it is left") \
+                from exc
         raise
     return ExportResult(folder, days, len(contents.included), len(contents.withheld), contents.total, created=True)
