@@ -119,9 +119,10 @@ it: every file is byte-identical to the file the day's signed root lists. Data l
 {rows}
 
 Files are Parquet, in each table's folder above, one `day=YYYY-MM-DD/` folder a day;
-`datapackage.json` (Frictionless Data Package v2: `frictionless validate datapackage.json`) lists each with its
-SHA-256 and column descriptions; `croissant.json` (MLCommons Croissant 1.1) describes the same files, their
-sizes and SHA-256, and each table's columns for ML loaders.
+`datapackage.json` (Frictionless Data Package v2: `frictionless validate datapackage.json`, which holds each file
+whole in memory: for a day or a small snapshot, not the registry's range) lists each with its SHA-256 and column
+descriptions; `croissant.json` (MLCommons Croissant 1.1) describes the same files, their sizes and SHA-256, and
+each table's columns for ML loaders.
 
 Load in DuckDB, once the folder is verified (below: the `day=*` glob reads every `day=` folder here, signed or
 not):
