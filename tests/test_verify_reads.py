@@ -267,7 +267,7 @@ def _two(folder, pattern: str) -> tuple[str, str]:
     return first, second
 
 
-@pytest.mark.parametrize("relabel", ["days", "tables", "twice", "record set"])
+@pytest.mark.parametrize("relabel", ["days", "tables", "twice", "record set", "columns", "missing"])
 def test_a_description_that_reads_a_signed_file_under_another_files_name_is_named(snapshot, relabel):
     """Every file named is signed, with its signed SHA-256, yet a loader would read one day's rows as another's (or
     one table's as another's, or a file twice): the names a description gives must be the ones its paths give."""
@@ -297,16 +297,33 @@ def test_a_description_that_reads_a_signed_file_under_another_files_name_is_name
                 members["includes"] = [{one: other, other: one}.get(rel, rel) for rel in members["includes"]]
                 said.append(f"croissant.json: distribution {fileset!r} holds files of another table than its name "
                             "says")
+            said += [f"datapackage.json: resource {_name(resources, rel)!r} names other columns than its file's, or "
+                     "in another order" for rel in (one, other)]  # each schema is its own table's (helper-101 F1)
     elif relabel == "twice":  # a table's FileSet given twice (a file named twice: the test after this one)
         fileset = next(o for o in distribution if o["@id"] == "daily_status-files")
         distribution.append(dict(fileset))
         said = ["croissant.json: the FileSet 'daily_status-files' is given twice"] + [
             f"croissant.json: distribution 'daily_status-files' names {rel} again (distribution 'daily_status-files' "
             "does): a loader reads its rows twice" for rel in fileset["includes"]]
-    else:
+    elif relabel == "record set":
         record_set = next(rs for rs in croissant["recordSet"] if rs["@id"] == "daily_status")
         record_set["field"][0]["source"] = {"field": "findings/server_key"}
         said = ["croissant.json: record set 'daily_status' reads other than its own table's files"]
+    elif relabel == "columns":  # helper-101 F1: each row's reason read as its shown_status, and back
+        for r in resources:
+            if r["path"] == one:
+                _swap(r["schema"]["fields"], "name", "reason", "shown_status")
+        record_set = next(rs for rs in croissant["recordSet"] if rs["@id"] == "daily_status")
+        _swap([f["source"]["extract"] for f in record_set["field"]], "column", "reason", "shown_status")
+        said = [f"datapackage.json: resource {_name(resources, one)!r} names other columns than its file's, or in "
+                "another order",
+                "croissant.json: record set 'daily_status': field 'daily_status/shown_status' reads another column "
+                "than its name gives, or reads it otherwise than as it is"]
+    else:  # a value of the file read as a null
+        for r in resources:
+            if r["path"] == one:
+                next(f for f in r["schema"]["fields"] if f["name"] == "shown_status")["missingValues"] = ["down"]
+        said = [f"datapackage.json: resource {_name(resources, one)!r} calls a value of its file missing"]
     (folder / "datapackage.json").write_text(json.dumps(package))
     (folder / "croissant.json").write_text(json.dumps(croissant))
     _rewrite_sums(folder)

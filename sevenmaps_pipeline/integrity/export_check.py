@@ -15,7 +15,7 @@ from ..lake.parquet_io import write_bytes_atomic
 from ..lake.schemas import withheld_reason
 from .capped import MAX_LIST_BYTES, Unreadable, read_capped, read_text_capped
 from .checkpoint import parse_checkpoint_text
-from .export_descriptions import check_descriptions
+from .export_descriptions import check_descriptions, check_package_columns
 from .manifest import sha256_file
 from .note import MAX_NOTE_BYTES, Verifier, parse_note, verifier_for
 from .proof import MAX_PROOF_BYTES, verify_proof
@@ -216,6 +216,7 @@ def check_export(report: VerifyReport, folder: Path, trust: Trust) -> list[RootD
     if tree is not None:  # every tile file as the entries give it: a file under log/ that is no tile is named
         tiles_as_entries_give(report, folder / "log", tree)
     check_descriptions(report, folder, signed)
+    check_package_columns(report, folder, held)
     return docs
 
 

@@ -11,6 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from ..lake.schemas import resource_name, table_of
 from .capped import MAX_LIST_BYTES, Unreadable, read_capped
 from .report import Code, VerifyReport
@@ -191,6 +194,66 @@ def _record_set_reads(record_set: Any) -> Iterator[str]:
                                          and not {"field", "fileObject"} & set(source)):
                 yield f"record set {str(record_set.get('@id'))[:80]!r} reads other than its own table's files"
                 return
+            if "source" in node and (source != _field_source(own, node.get("name"))
+                                     or node.get("@id") != f"{record_set.get('@id')}/{node.get('name')}"):
+                yield (f"record set {str(record_set.get('@id'))[:80]!r}: field {str(node.get('@id'))[:80]!r} reads "
+                       "another column than its name gives, or reads it otherwise than as it is")
+                return
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
+
+
+def _field_source(own: dict[str, str], name: Any) -> dict[str, Any] | None:
+    """The one source a field named `name` may have (publishing/descriptors.py writes it): its column, a struct's
+    member by JSONPath within it, and nothing else (no regex, no format, no other column: helper-101 F1, a field
+    'shown_status' reading the column `reason` verified OK, and a loader read each row's reason as its status)."""
+    if not isinstance(name, str) or not name:
+        return None
+    column, *members = name.split("/")
+    source: dict[str, Any] = {"fileSet": own, "extract": {"column": column}}
+    if members:
+        source["transform"] = {"jsonPath": ".".join(members)}
+    return source
+
+
+# What a field of a datapackage.json may call missing: Parquet's null as Frictionless reads it (publishing/
+# descriptors.py _table_field); another value there would turn a value of the file into a null.
+_MISSING = {"", "nan", "NaT"}
+
+
+def check_package_columns(report: VerifyReport, folder: Path, held: dict[str, str]) -> None:
+    """Each resource of datapackage.json of a file the snapshot holds (checked against its signed line) names that
+    file's columns, in their order, and calls missing nothing but a null: Frictionless reads a Parquet file's
+    columns by position under the fields' names, so a schema with two names swapped verified OK and a loader read
+    one column's values under the other's name (helper-101 F1)."""
+    try:
+        doc = json.loads(read_capped(folder / "datapackage.json", MAX_LIST_BYTES).decode("utf-8"))
+    except (Unreadable, UnicodeDecodeError, ValueError, RecursionError, OSError):
+        return  # named by check_descriptions, or left out
+    resources = doc.get("resources") if isinstance(doc, dict) else None
+    columns: dict[str, list[str] | None] = {}  # each file's footer read once, however many resources name it
+    for resource in resources if isinstance(resources, list) else []:
+        rel = resource.get("path") if isinstance(resource, dict) else None
+        if not (isinstance(rel, str) and rel in held):
+            continue
+        if rel not in columns:
+            try:
+                columns[rel] = pq.read_schema(folder / rel).names
+            except (pa.ArrowException, OSError):
+                columns[rel] = None  # a signed file that is no Parquet: the export lists such withheld
+        if (why := _schema_wrong(resource.get("schema"), columns[rel])):
+            report.add(Code.DESCRIPTION_WRONG, f"datapackage.json: resource {str(resource.get('name'))[:80]!r} "
+                       f"{why}", None, "datapackage.json")
+
+
+def _schema_wrong(schema: Any, columns: list[str] | None) -> str | None:
+    fields = schema.get("fields") if isinstance(schema, dict) else None
+    if not isinstance(fields, list) or not all(isinstance(f, dict) for f in fields):
+        return "gives no schema of its own fields (a loader would read one from elsewhere, or guess)"
+    if columns is not None and [f.get("name") for f in fields] != columns:
+        return "names other columns than its file's, or in another order"
+    for missing in [schema.get("missingValues", [""])] + [f.get("missingValues", [""]) for f in fields]:
+        if not isinstance(missing, list) or not {str(m) for m in missing} <= _MISSING:
+            return "calls a value of its file missing"
+    return None
