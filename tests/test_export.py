@@ -398,11 +398,13 @@ def test_a_killed_exports_and_a_killed_publishs_working_files_are_swept_an_hour_
     assert not killed.exists() and writing.is_dir() and own.is_dir()
     assert sweep_crashed_exports(lake, now=time.time() + STALE_SECONDS + 1) == [writing.name]
     stale, fresh = lake.root / f".warehouse.{'c' * 32}.duckdb", lake.root / f".internal.{'d' * 32}.duckdb.wal"
-    for path in (stale, fresh):
+    backup = lake.root / ".warehouse.before-upgrade.duckdb"  # an operator's, named as no publish names one
+    for path in (stale, fresh, backup):
         path.write_bytes(b"half a database")
-    os.utime(stale, (time.time() - STALE_SECONDS - 60,) * 2)
+    for path in (stale, backup):
+        os.utime(path, (time.time() - STALE_SECONDS - 60,) * 2)
     publish_warehouse(lake, force=True)
-    assert not stale.exists() and fresh.exists() and lake.warehouse.is_file()
+    assert not stale.exists() and fresh.exists() and backup.exists() and lake.warehouse.is_file()
 
 
 def test_internal_tables_are_only_in_the_internal_warehouse(lake, signing_key):

@@ -370,7 +370,9 @@ def _statements(lake: LakePaths, left_out: list[str] | None = None) -> tuple[lis
 
 
 # _publish's working database (and its write-ahead log), left only when its process is killed: swept an hour later.
-_PUBLISH_TEMPS = tuple(f".{name}.*.duckdb{wal}" for name in ("warehouse", "internal") for wal in ("", ".wal"))
+# Only the names _publish gives them (a uuid4's 32 hex): an operator's `.warehouse.old.duckdb` is theirs (helper-101).
+_PUBLISH_TEMPS = tuple(f".{name}.{'[0-9a-f]' * 32}.duckdb{wal}" for name in ("warehouse", "internal")
+                       for wal in ("", ".wal"))
 
 
 def _publish(lake: LakePaths, target, statements: list[str]) -> None:
