@@ -251,7 +251,9 @@ def _schema_wrong(schema: Any, columns: list[str] | None) -> str | None:
     fields = schema.get("fields") if isinstance(schema, dict) else None
     if not isinstance(fields, list) or not all(isinstance(f, dict) for f in fields):
         return "gives no schema of its own fields (a loader would read one from elsewhere, or guess)"
-    if columns is not None and [f.get("name") for f in fields] != columns:
+    # Column by column as far as both go: a snapshot written before 2026-12-04 described a file by its table's
+    # schema of then, which may end in columns added after the file was written (no value read under another name).
+    if columns is not None and any(f.get("name") != column for f, column in zip(fields, columns, strict=False)):
         return "names other columns than its file's, or in another order"
     for missing in [schema.get("missingValues", [""])] + [f.get("missingValues", [""]) for f in fields]:
         if not isinstance(missing, list) or not {str(m) for m in missing} <= _MISSING:
