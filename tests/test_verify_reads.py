@@ -267,7 +267,7 @@ def _two(folder, pattern: str) -> tuple[str, str]:
     return first, second
 
 
-@pytest.mark.parametrize("relabel", ["days", "tables", "twice", "record set", "columns", "missing"])
+@pytest.mark.parametrize("relabel", ["days", "tables", "twice", "record set", "columns", "missing", "later column"])
 def test_a_description_that_reads_a_signed_file_under_another_files_name_is_named(snapshot, relabel):
     """Every file named is signed, with its signed SHA-256, yet a loader would read one day's rows as another's (or
     one table's as another's, or a file twice): the names a description gives must be the ones its paths give."""
@@ -309,7 +309,20 @@ def test_a_description_that_reads_a_signed_file_under_another_files_name_is_name
         record_set = next(rs for rs in croissant["recordSet"] if rs["@id"] == "daily_status")
         record_set["field"][0]["source"] = {"field": "findings/server_key"}
         said = ["croissant.json: record set 'daily_status' reads other than its own table's files"]
-    elif relabel == "columns":  # helper-101 F1: each row's reason read as its shown_status, and back
+    else:
+        said = _relabel_columns(relabel, resources, croissant, one)
+    (folder / "datapackage.json").write_text(json.dumps(package))
+    (folder / "croissant.json").write_text(json.dumps(croissant))
+    _rewrite_sums(folder)
+    found = _codes(verify_export(folder, Trust.from_public_key_file(trusted)))
+    assert sorted(found.pop(Code.DESCRIPTION_WRONG, [])) == sorted(said) and not found
+
+
+def _relabel_columns(relabel: str, resources: list[dict], croissant: dict, one: str) -> list[str]:
+    """helper-101 F1: a description that reads a signed file's columns under other names, or its values as nulls;
+    and one that describes a file as a snapshot before 2026-12-04 did (its table's later schema), which is none."""
+    said: list[str] = []
+    if relabel == "columns":  # helper-101 F1: each row's reason read as its shown_status, and back
         for r in resources:
             if r["path"] == one:
                 _swap(r["schema"]["fields"], "name", "reason", "shown_status")
@@ -319,16 +332,16 @@ def test_a_description_that_reads_a_signed_file_under_another_files_name_is_name
                 "another order",
                 "croissant.json: record set 'daily_status': field 'daily_status/shown_status' reads another column "
                 "than its name gives, or reads it otherwise than as it is"]
+    elif relabel == "later column":  # as a snapshot before 2026-12-04 described a file: its table's schema of then
+        for r in resources:
+            if r["path"] == one:
+                r["schema"]["fields"].append({"name": "added_later", "type": "string"})
     else:  # a value of the file read as a null
         for r in resources:
             if r["path"] == one:
                 next(f for f in r["schema"]["fields"] if f["name"] == "shown_status")["missingValues"] = ["down"]
         said = [f"datapackage.json: resource {_name(resources, one)!r} calls a value of its file missing"]
-    (folder / "datapackage.json").write_text(json.dumps(package))
-    (folder / "croissant.json").write_text(json.dumps(croissant))
-    _rewrite_sums(folder)
-    found = _codes(verify_export(folder, Trust.from_public_key_file(trusted)))
-    assert sorted(found.pop(Code.DESCRIPTION_WRONG)) == sorted(said) and not found
+    return said
 
 
 def _name(resources: list[dict], path: str) -> str:
