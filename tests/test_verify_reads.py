@@ -267,7 +267,8 @@ def _two(folder, pattern: str) -> tuple[str, str]:
     return first, second
 
 
-@pytest.mark.parametrize("relabel", ["days", "tables", "twice", "record set", "columns", "missing", "later column"])
+@pytest.mark.parametrize("relabel", [
+    "days", "tables", "twice", "record set", "columns", "missing", "later column", "types"])
 def test_a_description_that_reads_a_signed_file_under_another_files_name_is_named(snapshot, relabel):
     """Every file named is signed, with its signed SHA-256, yet a loader would read one day's rows as another's (or
     one table's as another's, or a file twice): the names a description gives must be the ones its paths give."""
@@ -332,6 +333,11 @@ def _relabel_columns(relabel: str, resources: list[dict], croissant: dict, one: 
                 "another order",
                 "croissant.json: record set 'daily_status': field 'daily_status/shown_status' reads another column "
                 "than its name gives, or reads it otherwise than as it is"]
+    elif relabel == "types":  # helper-101 F3: mlcroissant read handshake_ms 250 as True
+        record_set = next(rs for rs in croissant["recordSet"] if rs["@id"] == "daily_status")
+        next(f for f in record_set["field"] if f["name"] == "handshake_ms")["dataType"] = "sc:Boolean"
+        said = ["croissant.json: record set 'daily_status': field 'daily_status/handshake_ms' is typed otherwise than "
+                "its column (a loader would read its values converted)"]
     elif relabel == "later column":  # as a snapshot before 2026-12-04 described a file: its table's schema of then
         for r in resources:
             if r["path"] == one:

@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..lake.schemas import resource_name, table_of
+from ..lake.schemas import croissant_type, resource_name, table_of
 from .capped import MAX_LIST_BYTES, Unreadable, read_capped
 from .report import Code, VerifyReport
 
@@ -226,25 +226,76 @@ def check_package_columns(report: VerifyReport, folder: Path, held: dict[str, st
     """Each resource of datapackage.json of a file the snapshot holds (checked against its signed line) names that
     file's columns, in their order, and calls missing nothing but a null: Frictionless reads a Parquet file's
     columns by position under the fields' names, so a schema with two names swapped verified OK and a loader read
-    one column's values under the other's name (helper-101 F1)."""
-    try:
-        doc = json.loads(read_capped(folder / "datapackage.json", MAX_LIST_BYTES).decode("utf-8"))
-    except (Unreadable, UnicodeDecodeError, ValueError, RecursionError, OSError):
-        return  # named by check_descriptions, or left out
+    one column's values under the other's name (helper-101 F1). And each field of croissant.json is typed as its
+    column is in its table's files: mlcroissant converts to the type given (helper-101 F3: handshake_ms as
+    sc:Boolean, 250 read as True)."""
+    columns: dict[str, pa.Schema | None] = {}  # each file's footer read once, however many resources name it
+    for rel in held:
+        try:
+            columns[rel] = pq.read_schema(folder / rel)
+        except (pa.ArrowException, OSError):
+            columns[rel] = None  # a signed file that is no Parquet: the export lists such withheld
+    for name, check in (("datapackage.json", _package_columns), ("croissant.json", _croissant_types)):
+        try:
+            doc = json.loads(read_capped(folder / name, MAX_LIST_BYTES).decode("utf-8"))
+        except (Unreadable, UnicodeDecodeError, ValueError, RecursionError, OSError):
+            continue  # named by check_descriptions, or left out
+        for why in check(doc, columns):
+            report.add(Code.DESCRIPTION_WRONG, f"{name}: {why}", None, name)
+
+
+def _package_columns(doc: Any, columns: dict[str, pa.Schema | None]) -> Iterator[str]:
     resources = doc.get("resources") if isinstance(doc, dict) else None
-    columns: dict[str, list[str] | None] = {}  # each file's footer read once, however many resources name it
     for resource in resources if isinstance(resources, list) else []:
         rel = resource.get("path") if isinstance(resource, dict) else None
-        if not (isinstance(rel, str) and rel in held):
-            continue
-        if rel not in columns:
-            try:
-                columns[rel] = pq.read_schema(folder / rel).names
-            except (pa.ArrowException, OSError):
-                columns[rel] = None  # a signed file that is no Parquet: the export lists such withheld
-        if (why := _schema_wrong(resource.get("schema"), columns[rel])):
-            report.add(Code.DESCRIPTION_WRONG, f"datapackage.json: resource {str(resource.get('name'))[:80]!r} "
-                       f"{why}", None, "datapackage.json")
+        if isinstance(rel, str) and rel in columns:
+            schema = columns[rel]
+            if why := _schema_wrong(resource.get("schema"), schema.names if schema is not None else None):
+                yield f"resource {str(resource.get('name'))[:80]!r} {why}"
+
+
+def _croissant_types(doc: Any, columns: dict[str, pa.Schema | None]) -> Iterator[str]:
+    """Each leaf field's dataType (and isArray) as its column's, or struct member's, in one of its table's files."""
+    tables: dict[str, list[pa.Schema]] = {}
+    for rel, schema in columns.items():
+        if schema is not None and (spec := table_of(rel)) is not None:
+            tables.setdefault(spec.name, []).append(schema)
+    record_sets = doc.get("recordSet") if isinstance(doc, dict) else None
+    for record_set in record_sets if isinstance(record_sets, list) else []:
+        table = record_set.get("@id") if isinstance(record_set, dict) else None
+        schemas = tables.get(table) if isinstance(table, str) else None
+        stack: list[Any] = [record_set.get("field")] if schemas and isinstance(record_set, dict) else []
+        while stack:
+            node = stack.pop()
+            if isinstance(node, list):
+                stack.extend(node)
+            elif isinstance(node, dict) and "subField" in node:
+                stack.append(node["subField"])
+            elif isinstance(node, dict) and (node.get("dataType"), node.get("isArray") is True) not in {
+                    _typed(schema, node.get("name")) for schema in schemas or []}:
+                yield (f"record set {str(table)[:80]!r}: field {str(node.get('@id'))[:80]!r} is "
+                       "typed otherwise than its column (a loader would read its values converted)")
+                break
+
+
+def _typed(schema: pa.Schema, name: Any) -> tuple[str, bool] | None:
+    """(dataType, isArray) of the column (or struct member) a field's name gives, as publishing/descriptors.py
+    types it; None when the file has no such column."""
+    if not isinstance(name, str):
+        return None
+    column, *members = name.split("/")
+    if column not in schema.names:
+        return None
+    t = schema.field(column).type
+    is_array = pa.types.is_list(t) or pa.types.is_large_list(t)
+    for member in members:
+        t = t.value_type if pa.types.is_list(t) or pa.types.is_large_list(t) else t
+        if not pa.types.is_struct(t) or t.get_field_index(member) < 0:
+            return None
+        t = t.field(member).type
+        is_array = pa.types.is_list(t) or pa.types.is_large_list(t)
+    inner = t.value_type if is_array else t
+    return croissant_type(inner), is_array
 
 
 def _schema_wrong(schema: Any, columns: list[str] | None) -> str | None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from ..lake.schemas import TableSpec, resource_name
+from ..lake.schemas import DESCRIPTION_TYPES, TableSpec, croissant_type, resource_name
 
 LICENSE = {"name": "CC-BY-4.0", "title": "Creative Commons Attribution 4.0 International",
            "path": "https://creativecommons.org/licenses/by/4.0/"}
@@ -41,11 +41,9 @@ class DataFile:
         return meta.get(b"doc", b"").decode() or f"{column} (a column of {self.spec.name})"
 
 
-# (Parquet type test, Table Schema type, Croissant dataType): the one type table both descriptors read.
-_TYPES = ((pa.types.is_boolean, "boolean", "sc:Boolean"), (pa.types.is_integer, "integer", "sc:Integer"),
-          (pa.types.is_floating, "number", "sc:Float"), (pa.types.is_date, "date", "sc:Date"),
-          (pa.types.is_timestamp, "datetime", "sc:DateTime"), (pa.types.is_string, "string", "sc:Text"),
-          (pa.types.is_large_string, "string", "sc:Text"), (pa.types.is_struct, "object", "sc:Text"))
+# (Parquet type test, Table Schema type, Croissant dataType): the one type table both descriptors read, and verify
+# holds them to (lake/schemas DESCRIPTION_TYPES).
+_TYPES = DESCRIPTION_TYPES
 
 
 def _table_type(t: pa.DataType) -> str:
@@ -105,10 +103,6 @@ CROISSANT_CONTEXT = {
 }
 
 
-def _croissant_type(t: pa.DataType) -> str:
-    return next((croissant for test, _, croissant in _TYPES if test(t)), "sc:Text")
-
-
 def _croissant_field(table: str, column: pa.Field, doc: str, path: list[str] | None = None) -> dict:
     """A Croissant Field for a column (or, with `path`, a struct member within it): lists are `isArray`
     of their item's type, structs have a subField per member, read by JSONPath within the column."""
@@ -127,7 +121,7 @@ def _croissant_field(table: str, column: pa.Field, doc: str, path: list[str] | N
         out["subField"] = [_croissant_field(table, inner.field(i), f"{inner.field(i).name} of {column.name}",
                                             path + [inner.field(i).name]) for i in range(inner.num_fields)]
     else:
-        out["dataType"] = _croissant_type(inner)
+        out["dataType"] = croissant_type(inner)
     return out
 
 

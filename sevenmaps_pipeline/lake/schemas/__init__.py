@@ -9,6 +9,8 @@ importable from `lake.schemas` itself.
 
 from __future__ import annotations
 
+import pyarrow as pa
+
 from .day_map import (
     DAILY_STATUS,
     FINDINGS,
@@ -106,6 +108,20 @@ def resource_name(rel_path: str) -> str:
     stem = file.rsplit(".", 1)[0]
     raw = f"{spec_part.split('/', 1)[-1]}.{day}.{stem}".lower()
     return "".join(c if c.isalnum() or c in "._-" else "-" for c in raw)
+
+
+# (Parquet type test, Table Schema type, Croissant dataType): the one type table a snapshot's two descriptions are
+# written by (publishing/descriptors.py) and held to (integrity/export_descriptions.py: a Croissant field typed
+# otherwise than its column is read converted, 250 as True: helper-101 F3).
+DESCRIPTION_TYPES = ((pa.types.is_boolean, "boolean", "sc:Boolean"), (pa.types.is_integer, "integer", "sc:Integer"),
+                     (pa.types.is_floating, "number", "sc:Float"), (pa.types.is_date, "date", "sc:Date"),
+                     (pa.types.is_timestamp, "datetime", "sc:DateTime"), (pa.types.is_string, "string", "sc:Text"),
+                     (pa.types.is_large_string, "string", "sc:Text"), (pa.types.is_struct, "object", "sc:Text"))
+
+
+def croissant_type(t: pa.DataType) -> str:
+    """The Croissant dataType of a Parquet column (of a list's item: a list is `isArray`)."""
+    return next((croissant for test, _, croissant in DESCRIPTION_TYPES if test(t)), "sc:Text")
 
 
 def withheld_reason(rel_path: str) -> str | None:
