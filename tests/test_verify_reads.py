@@ -242,6 +242,14 @@ def test_a_signed_files_place_taken_by_a_fifo_or_a_link_is_named_never_hashed(sn
      "'files'"),
     (lambda c: {**c, "sc:distribution": c["distribution"]}, "a key spelled as a prefixed name or an IRI "
      "('sc:distribution')"),
+    # helper-101 F4: any term renamed, the context given as a list or inside a node (mlcroissant reads a node's own)
+    (lambda c: {**c, "@context": {**c["@context"], "column": "cr:fileProperty"}}, "its @context names "
+     "'fileProperty' 'column'"),
+    (lambda c: {**c, "@context": [c["@context"], {"rows": {"@id": "cr:data", "@type": "@json"}}]},
+     "its @context is not one JSON object of its own"),
+    (lambda c: {**c, "recordSet": [{**c["recordSet"][0], "@context": {"rows": {"@id": "cr:data", "@type": "@json"}},
+                                    "rows": [{"code": "o"}]}, *c["recordSet"][1:]]},
+     "a node has a @context of its own"),
 ])
 def test_a_croissant_description_a_loader_reads_past_the_checks_is_named(snapshot, doctor, said):
     """helper-98: a distribution given as one object (not a list) was never looked at, so a FileObject naming

@@ -86,12 +86,9 @@ def _package_files(doc: Any) -> Iterator[tuple[str, str, Any, str | None]]:
             yield "resource", f"resource {str(resource.get('name'))[:80]!r}", path, digest
 
 
-# What a Croissant loader reads files or rows through: a context term renaming one of them, or a key spelled as a
-# prefixed name or an IRI, would lead it past the checks here, which read keys, not expanded JSON-LD (helper-98).
-_READ_THROUGH = {"distribution", "contentUrl", "includes", "recordSet", "data", "fileObject", "fileSet", "source",
-                 "field", "url"}
-
-
+# The checks here read keys, not expanded JSON-LD: a context term renaming what a loader reads files or rows
+# through (helper-98), or any other term (helper-101 F4), or a key spelled as a prefixed name or an IRI, would lead
+# a loader past them. So every term means the property of its name, and the one context is the document's own.
 def _croissant_shape(doc: Any) -> Iterator[str]:
     """What makes a Croissant description read other than its files as checked: a distribution that is not a list,
     a record set carrying rows of its own (`data`), a key that is a prefixed name or an IRI, a renamed term."""
@@ -101,11 +98,15 @@ def _croissant_shape(doc: Any) -> Iterator[str]:
     if not isinstance(doc.get("distribution"), list):
         yield "its distribution is not a list of files"
     context = doc.get("@context")
+    if not isinstance(context, dict):  # a list or a link: terms from elsewhere (helper-101 F4)
+        yield "its @context is not one JSON object of its own"
     for term, meaning in (context.items() if isinstance(context, dict) else []):
         iri = meaning.get("@id") if isinstance(meaning, dict) else meaning
         local = str(iri).rsplit("/", 1)[-1].rsplit(":", 1)[-1]
-        if local in _READ_THROUGH and term != local:
-            yield f"its @context names {local!r} {term!r}"
+        # every term of the specification's context means the property of its own name (a prefix ends in "/"):
+        # `column` as cr:fileProperty reads each field from another place than the column checked (helper-101 F4)
+        if term != local and not term.startswith("@") and not str(iri).endswith("/"):
+            yield f"its @context names {local[:80]!r} {term[:80]!r}"
     stack = [v for k, v in doc.items() if k != "@context"]
     while stack:
         item = stack.pop()
@@ -113,6 +114,8 @@ def _croissant_shape(doc: Any) -> Iterator[str]:
             for key, value in item.items():
                 if ":" in key or "/" in key:
                     yield f"a key spelled as a prefixed name or an IRI ({key[:80]!r})"
+                elif key == "@context":  # mlcroissant reads a node's own context: its terms renamed there
+                    yield "a node has a @context of its own"
                 elif key == "data":
                     yield "a record set carries rows of its own (data)"
                 stack.append(value)
