@@ -268,17 +268,27 @@ def _croissant_types(doc: Any, columns: dict[str, pa.Schema | None]) -> Iterator
         table = record_set.get("@id") if isinstance(record_set, dict) else None
         schemas = tables.get(table) if isinstance(table, str) else None
         stack: list[Any] = [record_set.get("field")] if schemas and isinstance(record_set, dict) else []
+        typed: dict[str, set[tuple[str, bool] | None]] = {}  # a name's types, read once however often it is named
         while stack:
             node = stack.pop()
             if isinstance(node, list):
                 stack.extend(node)
             elif isinstance(node, dict) and "subField" in node:
                 stack.append(node["subField"])
-            elif isinstance(node, dict) and (node.get("dataType"), node.get("isArray") is True) not in {
-                    _typed(schema, node.get("name")) for schema in schemas or []}:
+            elif isinstance(node, dict) and (node.get("dataType"), node.get("isArray") is True) not in _types_of(
+                    typed, schemas or [], node.get("name")):
                 yield (f"record set {str(table)[:80]!r}: field {str(node.get('@id'))[:80]!r} is "
                        "typed otherwise than its column (a loader would read its values converted)")
                 break
+
+
+def _types_of(typed: dict[str, set[tuple[str, bool] | None]], schemas: list[pa.Schema],
+              name: Any) -> set[tuple[str, bool] | None]:
+    if not isinstance(name, str):
+        return set()
+    if name not in typed:
+        typed[name] = {_typed(schema, name) for schema in schemas}
+    return typed[name]
 
 
 def _typed(schema: pa.Schema, name: Any) -> tuple[str, bool] | None:
