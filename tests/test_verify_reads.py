@@ -457,3 +457,14 @@ def test_a_file_named_through_a_linked_folder_is_never_read(snapshot, tmp_path, 
     assert not [p for p in read if "elsewhere" in p or "evil" in p]
     assert sorted(found[Code.FILE_MISSING]) == [f"listed in SHA256SUMS but missing: {rel}" for rel in sorted(listed)]
     assert sorted(found[Code.STRAY]) == [f"a link in the snapshot: curated/{name}" for name in ("elsewhere", "evil")]
+
+
+def test_a_signed_file_turned_fifo_under_its_signed_line_is_never_opened_for_its_columns(snapshot):
+    """The column checks (helper-101 F1) read each held file's footer: a signed file replaced by a FIFO, or by a link
+    to one, that SHA256SUMS still lists with its signed digest must be named missing, and never opened again."""
+    folder, trusted, *_ = snapshot
+    rel = next(folder.glob("curated/daily_status/day=*/part-0.parquet")).relative_to(folder).as_posix()
+    (folder / rel).unlink()
+    os.mkfifo(folder / rel)
+    report = _finishes(verify_export, folder, Trust.from_public_key_file(trusted))
+    assert f"listed in SHA256SUMS but missing: {rel}" in _codes(report)[Code.FILE_MISSING]

@@ -14,6 +14,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..lake.digests import open_regular
 from ..lake.schemas import croissant_type, resource_name, table_of
 from .capped import MAX_LIST_BYTES, Unreadable, read_capped
 from .report import Code, VerifyReport
@@ -234,8 +235,9 @@ def check_package_columns(report: VerifyReport, folder: Path, held: dict[str, st
     sc:Boolean, 250 read as True)."""
     columns: dict[str, pa.Schema | None] = {}  # each file's footer read once, however many resources name it
     for rel in held:
-        try:
-            columns[rel] = pq.read_schema(folder / rel)
+        try:  # never through a link, never a FIFO: `held` are files verify read as regular ones, read again here
+            with open_regular(folder / rel) as fh:
+                columns[rel] = pq.read_schema(fh)
         except (pa.ArrowException, OSError):
             columns[rel] = None  # a signed file that is no Parquet: the export lists such withheld
     for name, check in (("datapackage.json", _package_columns), ("croissant.json", _croissant_types)):
