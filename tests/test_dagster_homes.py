@@ -191,7 +191,8 @@ def test_a_shell_backfill_builds_and_signs_the_missed_days_as_runs_of_the_code_l
     # What each run does while it runs, on stderr (helper-100: minutes of silence at the registry's size).
     assert f"daily_map_job for {synth.days[1]} .. {end} ..." in said.err.splitlines()
     assert re.search(r"^  step \S+ started \(\d+s\)$", said.err, re.M), said.err
-    assert re.search(r"^  step \S+ finished \(\d+s; [1-9]\d* assets built\)$", said.err, re.M), said.err
+    assert re.search(r"^  step \S+ finished \(\d+s; [1-9]\d* assets built in the run so far\)$", said.err,
+                     re.M), said.err
     assert out[1].startswith("daily_map_job run ") and out[2].startswith("sign_day_job run ")
     assert out[3] == f"  signed first, as the chain's earlier unsigned days: {first}"
     assert not [line for line in out if line.startswith("not signed")]
@@ -256,3 +257,21 @@ def test_a_run_whose_process_dies_is_reported_failed_not_waited_on_forever(tmp_p
     assert outcome.status == dg.DagsterRunStatus.FAILURE
     ((where, why),) = outcome.failures()
     assert where == "run" and ("marked as failed" in why or f"pid {pid}" in why)
+
+
+def test_progress_that_cannot_read_the_runs_event_log_says_so_once_and_stops(tmp_path):
+    """helper-101 F7: an error reading the event log for progress ended the command's wait while the run went on.
+    Progress is told, never waited on: one line says why it stops, and the wait goes on without it."""
+    from sevenmaps_pipeline.defs.launcher import RunProgress
+
+    home = tmp_path / "home"
+    home.mkdir()
+    instance = dg.DagsterInstance.local_temp(str(home))
+    said: list[str] = []
+    progress = RunProgress(instance, "a-run-id", said.append)
+    assert progress.read(final=True) is progress and said == []  # a run with no events yet: nothing to say
+    instance.dispose()
+    shutil.rmtree(home)  # its storage gone from under it
+    assert progress.read(final=True) is None
+    assert len(said) == 1 and said[0].startswith("  (no more progress lines: the run's event log could not be read: ")
+    assert "\n" not in said[0]

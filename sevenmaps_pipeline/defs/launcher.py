@@ -167,7 +167,7 @@ class CodeLocation:
                 run = self.instance.get_run_by_id(run_id)
                 ended = run is not None and run.status in TERMINAL
                 if watching:
-                    watching.read(final=ended)  # the last events once the run has ended
+                    watching = watching.read(final=ended)  # the last events once the run has ended
                 if ended:
                     return RunOutcome.read(self.instance, run_id)
                 pid = pid or worker_pid(self.instance, run_id)  # read from the event log once, not every poll
@@ -200,7 +200,18 @@ class RunProgress:
         self.started = self.read_at = self.said_at = time.monotonic()
         self.built, self.built_said, self.latest = 0, 0, ""
 
-    def read(self, final: bool = False) -> None:
+    def read(self, final: bool = False) -> RunProgress | None:
+        """Itself, or None once the event log cannot be read: progress is told, never waited on (helper-101 F7: a
+        storage error here ended the command's wait while the run went on)."""
+        try:
+            self._read(final)
+            return self
+        except Exception as exc:  # noqa: BLE001 - any error of the event log's storage; the run is waited on still
+            why = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+            self.say(f"  (no more progress lines: the run's event log could not be read: {why})")
+            return None
+
+    def _read(self, final: bool) -> None:
         now = time.monotonic()
         if now - self.read_at < 1.0 and self.cursor is not None and not final:
             return
@@ -220,7 +231,7 @@ class RunProgress:
                 self.say(f"  step {event.step_key} started ({at})")
             else:
                 done = "finished" if event.event_type == dg.DagsterEventType.STEP_SUCCESS else "FAILED"
-                self.say(f"  step {event.step_key} {done} ({at}; {self.built} assets built)")
+                self.say(f"  step {event.step_key} {done} ({at}; {self.built} assets built in the run so far)")
                 self.built_said, self.said_at = self.built, now
         if self.built > self.built_said and now - self.said_at >= self.every:
             self.say(f"  {self.built} assets built so far, the latest {self.latest} ({now - self.started:.0f}s)")

@@ -389,6 +389,7 @@ def export_snapshot(lake: LakePaths, first: dt.date, last: dt.date | None = None
     days, signed = _days_to_export(lake, first, last)
     folder = Path(out) if out else default_folder(lake, first, last)
     _refuse_inside(lake, folder)
+    sweep_crashed_exports(lake)  # on every export, one already written included (helper-101 F8)
     if _already_written(folder, days):
         return ExportResult(folder, days, 0, 0, 0, created=False)
     state = read_state(lake)
@@ -398,7 +399,6 @@ def export_snapshot(lake: LakePaths, first: dt.date, last: dt.date | None = None
     if not lake.well_known.is_file():
         raise ExportError(f"no public key at {lake.well_known}")
     docs, index_of = _log_positions(lake, signed, days, state)
-    sweep_crashed_exports(lake)
     tmp = folder.parent / f".{folder.name}.{uuid.uuid4().hex}.tmp"
     tmp.mkdir(parents=True)
     try:
