@@ -468,3 +468,20 @@ def test_a_signed_file_turned_fifo_under_its_signed_line_is_never_opened_for_its
     os.mkfifo(folder / rel)
     report = _finishes(verify_export, folder, Trust.from_public_key_file(trusted))
     assert f"listed in SHA256SUMS but missing: {rel}" in _codes(report)[Code.FILE_MISSING]
+
+
+def test_withheld_lines_that_withhold_nothing_are_said_to_be_read_as_no_line(snapshot):
+    """helper-99: WITHHELD.txt lines naming files no root signs, or files the snapshot holds, verified OK without a
+    word. They change nothing verify checks (only a signed file the snapshot lacks can be withheld), and a note
+    says so, since WITHHELD.txt is not signed."""
+    folder, trusted, *_ = snapshot
+    held = next(folder.glob("curated/daily_status/day=*/part-0.parquet")).relative_to(folder).as_posix()
+    invented = [f"curated/daily_status/day=2026-01-0{i}/part-0.parquet" for i in range(1, 4)]
+    with open(folder / "WITHHELD.txt", "a") as fh:
+        fh.write("".join(f"{rel}\tsaid withheld\n" for rel in [*invented, held]))
+    _rewrite_sums(folder)
+    report = verify_export(folder, Trust.from_public_key_file(trusted))
+    assert report.ok
+    (note,) = [n for n in report.notes if n.startswith("WITHHELD.txt lists")]
+    assert note == ("WITHHELD.txt lists 4 file(s) it withholds nothing of (no root of these days signs them, or the "
+                    f"snapshot holds them), read as no line: {sorted([*invented, held])[0]} and 3 more")
