@@ -216,10 +216,10 @@ def check_export(report: VerifyReport, folder: Path, trust: Trust) -> list[RootD
     tree, _ = check_log(report, folder / "log", docs, trust.public, trust, complete=False)
     if tree is not None:  # every tile file as the entries give it: a file under log/ that is no tile is named
         tiles_as_entries_give(report, folder / "log", tree)
-    check_descriptions(report, folder, signed)
+    docs_read = check_descriptions(report, folder, signed)
     # only the files read as regular ones whose bytes are the signed ones: one SHA256SUMS lists with its signed
     # digest may be a FIFO or a link, named missing above, and is never opened again
-    check_package_columns(report, folder, {rel: d for rel, d in held.items() if files.digest(rel) == d})
+    check_package_columns(report, folder, {rel: d for rel, d in held.items() if files.digest(rel) == d}, docs_read)
     return docs
 
 

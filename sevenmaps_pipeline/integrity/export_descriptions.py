@@ -23,10 +23,12 @@ UNSIGNED_NOTE = ("README.md, datapackage.json and croissant.json are not signed:
                  "they name is one the roots sign, with its signed SHA-256; the README's words are not checked")
 
 
-def check_descriptions(report: VerifyReport, folder: Path, signed: dict[str, str]) -> None:
+def check_descriptions(report: VerifyReport, folder: Path, signed: dict[str, str]) -> dict[str, Any]:
     """`signed`: each signed file of the snapshot's days (its path relative to the folder) and its signed SHA-256.
     One a copy left out may still be named (a loader then fails to find it: no rows are read that no root
-    covers); one it holds was checked against its line before."""
+    covers); one it holds was checked against its line before. The descriptions that could be read, by name, for
+    check_package_columns (each read and parsed once: up to 256 MiB)."""
+    docs: dict[str, Any] = {}
     for name, named, labels in (("datapackage.json", _package_files, _package_labels),
                                 ("croissant.json", _croissant_files, _croissant_labels)):
         path = folder / name
@@ -37,6 +39,7 @@ def check_descriptions(report: VerifyReport, folder: Path, signed: dict[str, str
         except (Unreadable, UnicodeDecodeError, ValueError, RecursionError) as exc:
             report.add(Code.DESCRIPTION_WRONG, f"{name} cannot be read ({str(exc)[:120]})", None, name)
             continue
+        docs[name] = doc
         for why in (_croissant_shape(doc) if name == "croissant.json" else []):
             report.add(Code.DESCRIPTION_WRONG, f"{name}: {why}", None, name)
         for why in labels(doc):
@@ -58,6 +61,7 @@ def check_descriptions(report: VerifyReport, folder: Path, signed: dict[str, str
                 report.add(Code.DESCRIPTION_WRONG,
                            f"{name}: {where} gives {rel} another SHA-256 than its signed line", None, name)
     report.notes.append(UNSIGNED_NOTE)
+    return docs
 
 
 def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -226,13 +230,13 @@ def _field_source(own: dict[str, str], name: Any) -> dict[str, Any] | None:
 _MISSING = {"", "nan", "NaT"}
 
 
-def check_package_columns(report: VerifyReport, folder: Path, held: dict[str, str]) -> None:
-    """Each resource of datapackage.json of a file the snapshot holds (checked against its signed line) names that
-    file's columns, in their order, and calls missing nothing but a null: Frictionless reads a Parquet file's
-    columns by position under the fields' names, so a schema with two names swapped verified OK and a loader read
-    one column's values under the other's name (helper-101 F1). And each field of croissant.json is typed as its
-    column is in its table's files: mlcroissant converts to the type given (helper-101 F3: handshake_ms as
-    sc:Boolean, 250 read as True)."""
+def check_package_columns(report: VerifyReport, folder: Path, held: dict[str, str], docs: dict[str, Any]) -> None:
+    """`docs`: the descriptions check_descriptions read. Each resource of datapackage.json of a file the snapshot
+    holds (checked against its signed line) names that file's columns, in their order, and calls missing nothing but
+    a null: Frictionless reads a Parquet file's columns by position under the fields' names, so a schema with two
+    names swapped verified OK and a loader read one column's values under the other's name (helper-101 F1). And each
+    field of croissant.json is typed as its column is in its table's files: mlcroissant converts to the type given
+    (helper-101 F3: handshake_ms as sc:Boolean, 250 read as True)."""
     columns: dict[str, pa.Schema | None] = {}  # each file's footer read once, however many resources name it
     for rel in held:
         try:  # never through a link, never a FIFO: `held` are files verify read as regular ones, read again here
@@ -241,11 +245,7 @@ def check_package_columns(report: VerifyReport, folder: Path, held: dict[str, st
         except (pa.ArrowException, OSError):
             columns[rel] = None  # a signed file that is no Parquet: the export lists such withheld
     for name, check in (("datapackage.json", _package_columns), ("croissant.json", _croissant_types)):
-        try:
-            doc = json.loads(read_capped(folder / name, MAX_LIST_BYTES).decode("utf-8"))
-        except (Unreadable, UnicodeDecodeError, ValueError, RecursionError, OSError):
-            continue  # named by check_descriptions, or left out
-        for why in check(doc, columns):
+        for why in check(docs[name], columns) if name in docs else ():
             report.add(Code.DESCRIPTION_WRONG, f"{name}: {why}", None, name)
 
 

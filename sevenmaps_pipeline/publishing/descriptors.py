@@ -41,17 +41,12 @@ class DataFile:
         return meta.get(b"doc", b"").decode() or f"{column} (a column of {self.spec.name})"
 
 
-# (Parquet type test, Table Schema type, Croissant dataType): the one type table both descriptors read, and verify
-# holds them to (lake/schemas DESCRIPTION_TYPES).
-_TYPES = DESCRIPTION_TYPES
-
-
 def _table_type(t: pa.DataType) -> str:
     """The Table Schema type of a Parquet column as Frictionless reads it (through pyarrow and pandas).
     Lists arrive as numpy arrays, which Frictionless's `array` type refuses (it takes a JSON array or a
     Python list), and maps as lists of pairs, which `object` refuses: both are `any`, their description
     naming the Parquet type. Structs arrive as dicts: `object`."""
-    return next((table for test, table, _ in _TYPES if test(t)), "any")
+    return next((table for test, table, _ in DESCRIPTION_TYPES if test(t)), "any")  # as verify holds it
 
 
 def _table_field(f: pa.Field, doc: str) -> dict:
