@@ -16,7 +16,7 @@ from dagster._core.utils import make_new_run_id
 from dagster._daemon.monitoring.run_monitoring import monitor_started_run
 
 from sevenmaps_pipeline.defs.home import ensure_dagster_home
-from sevenmaps_pipeline.defs.run_launcher import LocalRunLauncher
+from sevenmaps_pipeline.defs.run_launcher import LocalRunLauncher, started_at
 from sevenmaps_pipeline.lake.paths import LakePaths
 
 
@@ -70,3 +70,21 @@ def test_a_pid_taken_by_a_process_begun_after_the_run_is_no_worker_of_it(tmp_pat
             later.kill()
             later.wait()
         assert instance.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.FAILURE
+
+
+def test_a_process_start_is_read_to_the_tick_not_to_the_boot_seconds_whole_second():
+    """/proc/stat's `btime` is the boot time cut to the second, which put every process's start up to a second
+    early: on a machine booted at .85 of a second, a pid reused 1.5 s after the run's start read as begun within
+    the second of slack, and the dead run stayed STARTED (the test above failed on that boot)."""
+    before = time.time()
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    after = time.time()
+    try:
+        began = started_at(child.pid)
+    finally:
+        child.kill()
+        child.wait()
+    assert began is not None
+    tick = 1 / os.sysconf("SC_CLK_TCK")
+    assert before - 2 * tick <= began <= after + 2 * tick, (before - began, began - after)
+    assert started_at(2**22 + 7) is None  # above any pid Linux hands out: no /proc entry

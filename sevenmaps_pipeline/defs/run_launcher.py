@@ -12,6 +12,7 @@ of this machine: the daemon and the runs' workers share one process namespace (o
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import dagster as dg
@@ -32,13 +33,16 @@ def worker_pid(instance: dg.DagsterInstance, run_id: str) -> int | None:
 
 
 def started_at(pid: int) -> float | None:
-    """When the process `pid` started (epoch seconds), from /proc; None where that cannot be read."""
+    """When the process `pid` started (epoch seconds), from /proc; None where that cannot be read.
+
+    /proc gives the start in clock ticks since boot (field 22 of stat). The boot's own epoch time is taken from the
+    boot clock now, to the tick, not from /proc/stat's `btime`, which is cut to the whole second: up to a second
+    early, which a check with a second of slack read as a process begun before the run (docs/operations.md)."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        boot = next(float(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
-                    if line.startswith("btime "))
-        return boot + int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22 of stat, the start time in ticks
-    except (OSError, ValueError, IndexError, StopIteration):
+        since_boot = int(fields[19]) / os.sysconf("SC_CLK_TCK")
+        return time.time() - time.clock_gettime(time.CLOCK_BOOTTIME) + since_boot
+    except (OSError, ValueError, IndexError):
         return None
 
 
