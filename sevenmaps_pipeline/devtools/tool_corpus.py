@@ -15,10 +15,11 @@ tuned on."""
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,21 @@ _LEGACY_PUBLISHER = {"chrome-devtools-mcp": "chromedevtools", "mongodb-mcp-serve
                      "firecrawl-mcp": "firecrawl"}
 
 
+def _read_once(read: Callable[[Path], list[CorpusServer]]) -> Callable[[Path], list[CorpusServer]]:
+    """`read(path)` parsed once a process for each version of the file (its size and modification time): the
+    corpora take 0.5-1.5 s of CPU to parse, and the suite's tests and benches asked for them some forty times. What
+    it gives is a tuple of frozen servers whose tools no reader changes (docs/development.md, "The suite's time")."""
+    @functools.lru_cache(maxsize=16)
+    def parsed(path: Path, _size: int, _mtime_ns: int) -> tuple[CorpusServer, ...]:
+        return tuple(read(path))
+
+    def servers(path: Path) -> list[CorpusServer]:
+        stat = path.stat()
+        return list(parsed(path, stat.st_size, stat.st_mtime_ns))
+    return servers
+
+
+@_read_once
 def _legacy_servers(path: Path) -> list[CorpusServer]:
     doc = json.loads(path.read_text())
     by_server: dict[str, list[dict]] = {}
@@ -87,6 +103,7 @@ def _legacy_servers(path: Path) -> list[CorpusServer]:
             for name, tools in by_server.items()]
 
 
+@_read_once
 def _list_servers(path: Path) -> list[CorpusServer]:
     doc = json.loads(gzip.decompress(path.read_bytes()))
     return [CorpusServer(id=s["id"], publisher=str(s.get("publisher") or s["id"]),
