@@ -30,7 +30,7 @@ from sevenmaps_pipeline.cli import main
 from sevenmaps_pipeline.integrity.export_check import verify_export
 from sevenmaps_pipeline.integrity.keys import generate_key
 from sevenmaps_pipeline.integrity.manifest import sha256_file
-from sevenmaps_pipeline.integrity.report import Code, Trust
+from sevenmaps_pipeline.integrity.report import LISTED_PER_CODE, Code, Trust, VerifyReport
 from sevenmaps_pipeline.integrity.roots import read_root, sign_through
 from sevenmaps_pipeline.integrity.verify import verify_lake
 from sevenmaps_pipeline.lake.parquet_io import STALE_SECONDS
@@ -653,3 +653,33 @@ def test_a_snapshot_on_a_full_disk_is_one_line_naming_where_it_was_written(lake,
     assert capsys.readouterr().err.strip() == (f"error: No space left on device while writing the snapshot {out}; "
                                                "nothing of it is left")
     assert list(out.parent.iterdir()) == []
+
+
+def test_a_million_problems_are_counted_and_only_a_thousand_of_a_kind_kept(snapshot):
+    """helper-99 (stop 72): a SHA256SUMS naming 1.9 million missing files held every problem, 1.6 GB. Each code
+    keeps LISTED_PER_CODE problems; the rest are counted, with their days, so the report and its first bad day are
+    what they would be with all of them (integrity/report.py)."""
+    folder, trusted, _, _ = snapshot
+    named = [f"{'0' * 64}  curated/tools/day={DAYS[2]}/part-{i}.parquet" for i in range(LISTED_PER_CODE + 1500)]
+    with open(folder / "SHA256SUMS", "a") as sums:
+        sums.write("\n".join(named) + "\n")
+    report = verify_export(folder, Trust.from_public_key_file(trusted))
+    assert not report.ok
+    kinds = {code for code, _ in report.found}
+    assert all(report.listed[code] <= LISTED_PER_CODE for code in report.listed) and len(report.problems) == sum(
+        report.listed.values())
+    counted = sum(report.listed.values()) + sum(report.unlisted.values())
+    assert counted >= len(named) and sum(report.unlisted.values()) >= 1500, (kinds, report.listed, report.unlisted)
+    assert f"... and {counted - 21:,} more problems" in report.summary()
+    assert report.bad_day is not None and report.bad_day <= DAYS[2]
+
+
+def test_a_problem_counted_past_the_cap_still_names_the_first_bad_day():
+    report = VerifyReport()
+    for i in range(LISTED_PER_CODE):
+        report.add(Code.FILE_MISSING, f"signed file missing: f{i}", DAYS[2], f"f{i}")
+    report.add(Code.FILE_MISSING, "signed file missing: early", DAYS[0], "early")  # counted, not kept
+    assert len(report.problems) == LISTED_PER_CODE and report.unlisted == {Code.FILE_MISSING: 1}
+    assert report.bad_day == DAYS[0] and report.found_on(DAYS[0]) and report.found_on(DAYS[0], Code.FILE_MISSING)
+    assert not report.found_on(DAYS[1]) and not report.found_on(DAYS[0], Code.STRAY)
+    assert report.summary().endswith(f"... and {LISTED_PER_CODE - 20:,} more problems")

@@ -15,6 +15,9 @@ from .keys import SigningKeyError, read_trusted_key
 from .note import ED25519, Verifier, parse_vkey
 
 EXIT_OK, EXIT_PROBLEM, EXIT_FORK, EXIT_BEHIND = 0, 1, 3, 4
+# Problems of one code kept one by one; past it they are counted, with the days they concern. A hostile snapshot
+# naming 1.9 million missing files held 1.6 GB of problems (docs/scaling.md), of which a report shows 21.
+LISTED_PER_CODE = 1_000
 
 
 class Kind(enum.Enum):
@@ -162,10 +165,22 @@ class VerifyReport:
     proofs_checked: int = 0
     trusted: str | None = None  # where the key verified against came from
     legacy_days: list[dt.date] = field(default_factory=list)  # roots of method 7maps-roots-1.0
+    found: set[tuple[Code, dt.date | None]] = field(default_factory=set)  # every problem's code and day, listed or not
+    listed: dict[Code, int] = field(default_factory=dict)  # problems in `problems`, by code
+    unlisted: dict[Code, int] = field(default_factory=dict)  # problems past LISTED_PER_CODE, counted
 
     def add(self, code: Code, what: str, day: dt.date | None = None, file: str | None = None) -> None:
         self.ok = False
+        self.found.add((code, day))
+        if self.listed.get(code, 0) >= LISTED_PER_CODE:
+            self.unlisted[code] = self.unlisted.get(code, 0) + 1
+            return
+        self.listed[code] = self.listed.get(code, 0) + 1
         self.problems.append(Problem(code, what, day, file))
+
+    def found_on(self, day: dt.date, code: Code | None = None) -> bool:
+        """Whether a problem of `day` (of `code`, if given) was found, listed or only counted."""
+        return any(d == day and (code is None or c is code) for c, d in self.found)
 
     @property
     def codes(self) -> list[Code]:
@@ -187,7 +202,8 @@ class VerifyReport:
 
     @property
     def bad_day(self) -> dt.date | None:
-        return self.problems[0].day if self.problems else None
+        """The earliest day any problem concerns, listed or only counted (None: no problem names a day)."""
+        return min((day for _, day in self.found if day is not None), default=None)
 
     @property
     def problem(self) -> str | None:
@@ -217,8 +233,9 @@ class VerifyReport:
                            f"{self.days_verified[-1]}), every entry the log holds one of their lines")
             rest = [p for p in self.problems if p is not first]
             out += [f"  also: {p}" for p in rest[:20]]
-            if len(rest) > 20:
-                out.append(f"  ... and {len(rest) - 20} more problems")
+            more = max(0, len(rest) - 20) + sum(self.unlisted.values())
+            if more:
+                out.append(f"  ... and {more:,} more problems")
         if self.withheld:
             out.append(f"withheld ({len(self.withheld)} signed files not in this snapshot, see WITHHELD.txt):")
             out += [f"  {w}" for w in self.withheld[:20]] + ([f"  ... {len(self.withheld) - 20} more"]

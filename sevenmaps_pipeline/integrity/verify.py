@@ -43,7 +43,7 @@ def check_chain(report: VerifyReport, docs: list[RootDoc], public: Ed25519Public
             expected_day, expected_root = previous
             if expected_day is not None and doc.day != expected_day + dt.timedelta(days=1):
                 gap = expected_day + dt.timedelta(days=1)
-                unreadable = any(p.code is Code.ROOT_UNREADABLE and p.day == gap for p in report.problems)
+                unreadable = report.found_on(gap, Code.ROOT_UNREADABLE)
                 report.add(Code.CHAIN_BROKEN, f"broken chain: no root for {gap} (roots/day={gap}.json "
                            f"{'cannot be read: above' if unreadable else 'missing'})", doc.day, doc.rel)
             elif doc.previous_day != expected_day or doc.previous_root != expected_root:
@@ -233,7 +233,7 @@ def verify_days(lake: LakePaths, days: list[dt.date], public: Ed25519PublicKey) 
                 docs.append(doc)
         mine = [doc for doc in docs if doc.day == day]
         if not mine:
-            if not any(p.day == day for p in report.problems):
+            if not report.found_on(day):
                 report.add(Code.NOT_SIGNED, "not signed", day, rel)
             continue
         doc = mine[0]
