@@ -227,6 +227,23 @@ def test_gzip_without_content_encoding_is_still_read(fleet, scripted):
 
 
 # ------------------------------------------------------------------------- what the prober sends
+@pytest.mark.parametrize("release, ended", [("1.8.0", False), ("1.9.4", False), (" 1.9.0", False), ("1.10.0", True),
+                                             ("1.19.0", True), ("2.3.0", True), ("weather-1.9.4", True), (None, True)])
+def test_a_session_is_ended_unless_the_server_reports_a_release_a_delete_takes_down(fleet, scripted, release, ended):
+    """The official Python SDK 1.8.0-1.9.x answer 500 to everyone after one session is ended with DELETE (run on
+    loopback: probe/session_end.py); a FastMCP server of those releases reports the SDK's release as its own."""
+    info = {"name": "weather", **({"version": release} if release is not None else {})}
+    init = json_answer({"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": "2025-06-18",
+                                                             "capabilities": {"tools": {}}, "serverInfo": info}},
+                       headers=[("content-type", "application/json"), ("mcp-session-id", "s-1")])
+    scripted.reset({"initialize": init, "tools/list": tools_result(TOOLS), "DELETE /mcp": Scripted(status=200)})
+    result = run_check(fleet, f"https://{SCRIPTED}/mcp")
+    assert result.outcome == "ok" and result.session_id == "s-1"
+    sent = [(r["method"], r["rpc"]) for r in scripted.received]
+    assert sent[:3] == [("POST", "initialize"), ("POST", "notifications/initialized"), ("POST", "tools/list")]
+    assert (("DELETE", None) in sent) is ended, sent
+
+
 def test_what_the_prober_sends_seen_from_the_server(fleet):
     host = fleet.host("weather")  # the SDK's stateful SSE server: it hands out a session id
     before = len(fleet.requests_to(host.host))

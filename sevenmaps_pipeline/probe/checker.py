@@ -40,6 +40,7 @@ from .messages import CLIENT_INFO, error_text, modern_meta, rpc, status_text
 from .ours import PendingLookup, silent_resolver, watch_lookups
 from .outcomes import Answer, _Outcome, modern_error_code, transport_failure
 from .redirects import invalid_location, redirect_target
+from .session_end import ends_session
 from .values import header_token, scalar_text
 from .wire import Reply, loads, read_body, read_endpoint_event, read_reply
 
@@ -95,7 +96,7 @@ class EndpointCheck:
             self._finish("prober_error", f"{type(exc).__name__}: {str(exc)[:300]}{where}")
         if self.result.handshake_ms is None:
             self.result.handshake_ms = round((time.monotonic() - t0) * 1000)
-        if self.result.session_id:
+        if self.result.session_id and ends_session(self.result.server_info_version):
             await self._end_session()
         return self.result
 
