@@ -12,7 +12,9 @@ import subprocess
 import sys
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
+from conftest import land_probes, land_registry, probe
 
 from sevenmaps_pipeline.devtools.fleet.middleware import rpc_method
 from sevenmaps_pipeline.devtools.fleet.run import Fleet
@@ -23,11 +25,13 @@ from sevenmaps_pipeline.devtools.fleet.scripted import (
     json_answer,
     tools_result,
 )
+from sevenmaps_pipeline.lake.paths import LakePaths
 from sevenmaps_pipeline.probe.checker import EndpointCheck
 from sevenmaps_pipeline.probe.config import USER_AGENT, ProbeConfig, Timeouts
 from sevenmaps_pipeline.probe.http import build_client
 from sevenmaps_pipeline.probe.netguard import is_public_address
 from sevenmaps_pipeline.probe.origins import check_origin
+from sevenmaps_pipeline.probe.run import readiness_day
 from sevenmaps_pipeline.probe.surfaces import fetch_document
 from sevenmaps_pipeline.registry.client import rows_for_entry
 
@@ -226,12 +230,30 @@ def test_gzip_without_content_encoding_is_still_read(fleet, scripted):
     assert result.outcome == "ok" and result.tools == TOOLS
 
 
+@pytest.mark.parametrize("release, discovered", [("1.8.1", False), ("1.9.0", False), ("1.10.1", True), (None, True)])
+def test_readiness_asks_no_discovery_of_a_server_whose_daily_check_read_a_release_it_takes_down(
+        fleet, scripted, tmp_path, release, discovered):
+    """The official Python SDK 1.8.0-1.9.x, stateless, answer 500 to everyone after a method they do not know (run on
+    loopback: probe/fragile_releases.py). Readiness reads the release from the day's daily check and asks initialize
+    without server/discover first, and reads it as a server whose discover gave no result."""
+    url, today = f"https://{SCRIPTED}/mcp", dt.datetime.now(dt.UTC).date()
+    lake = LakePaths.at(tmp_path / "lake")
+    land_registry(lake, [url], day=today)
+    land_probes(lake, [probe(url, "ok", day=today, hour=0, server_info_version=release)], day=today)
+    scripted.reset({"initialize": initialize_result(), "tools/list": tools_result(TOOLS)})
+    readiness_day(lake, today, config_for(fleet))
+    asked = [r["rpc"] for r in scripted.received if r["method"] == "POST"]
+    assert ("server/discover" in asked) is discovered and "initialize" in asked, asked
+    (row,) = [r for path in lake.raw_files("readiness", today) for r in pq.read_table(path).to_pylist()]
+    assert row["outcome"] == "ok" and row["answered_via"] == "initialize" and row["server_info_name"] == "scripted"
+
+
 # ------------------------------------------------------------------------- what the prober sends
 @pytest.mark.parametrize("release, ended", [("1.8.0", False), ("1.9.4", False), (" 1.9.0", False), ("1.10.0", True),
                                              ("1.19.0", True), ("2.3.0", True), ("weather-1.9.4", True), (None, True)])
 def test_a_session_is_ended_unless_the_server_reports_a_release_a_delete_takes_down(fleet, scripted, release, ended):
     """The official Python SDK 1.8.0-1.9.x answer 500 to everyone after one session is ended with DELETE (run on
-    loopback: probe/session_end.py); a FastMCP server of those releases reports the SDK's release as its own."""
+    loopback: probe/fragile_releases.py); a FastMCP server of those releases reports the SDK's release as its own."""
     info = {"name": "weather", **({"version": release} if release is not None else {})}
     init = json_answer({"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": "2025-06-18",
                                                              "capabilities": {"tools": {}}, "serverInfo": info}},

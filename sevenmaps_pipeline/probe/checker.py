@@ -35,12 +35,12 @@ from ..rules.outcomes import NOT_CHECKED, PROBER_RESOURCES, not_checked_detail
 from .check_result import CheckResult
 from .claims import add_claims, error_claims, skills_declared
 from .config import BAD_CALL_USER_AGENT, MODERN_PROTOCOL_VERSION, PROTOCOL_VERSION, ProbeConfig
+from .fragile_releases import asks_discovery, ends_session
 from .legibility import error_legibility
 from .messages import CLIENT_INFO, error_text, modern_meta, rpc, status_text
 from .ours import PendingLookup, silent_resolver, watch_lookups
 from .outcomes import Answer, _Outcome, modern_error_code, transport_failure
 from .redirects import invalid_location, redirect_target
-from .session_end import ends_session
 from .values import header_token, scalar_text
 from .wire import Reply, loads, read_body, read_endpoint_event, read_reply
 
@@ -54,12 +54,13 @@ class EndpointCheck:
     def __init__(self, client: httpx.AsyncClient, config: ProbeConfig, url: str, started_at: dt.datetime,
                  remote_type: str = "streamable-http", overall: float | None = None,
                  progress: Callable[[str], None] | None = None, readiness: bool = False,
-                 bad_call: bool = False) -> None:
+                 bad_call: bool = False, daily_release: str | None = None) -> None:
         self.client, self.config, self.url, self.remote_type = client, config, url, remote_type
         self.overall = overall
         # The readiness probe (docs/methodology.md, "Readiness"): server/discover first, initialize only
         # when discovery answers nothing, and tools/list twice to see whether the order is deterministic.
         self.readiness = readiness
+        self.daily_release = daily_release  # the day's daily check's serverInfo.version (probe/fragile_releases.py)
         # Step 5 (one deliberately bad call to a read-only tool) is a tool call, which the map never makes:
         # only `sevenmaps readiness --bad-call` sets this; the daily runs have no way to.
         if bad_call and not readiness:
@@ -192,7 +193,11 @@ class EndpointCheck:
     async def _check(self) -> None:
         t = self.config.timeouts
         started = time.monotonic()
-        if self.readiness and await self._modern(started):
+        if self.readiness and not asks_discovery(self.daily_release):
+            self.result.discover_supported = False
+            self.result.note(f"server/discover not asked: the daily check read release {self.daily_release!r}, which "
+                             "a method it does not know takes down (docs/methodology.md, \"Readiness\")")
+        elif self.readiness and await self._modern(started):
             return
         init = rpc("initialize", 1, {"protocolVersion": PROTOCOL_VERSION, "capabilities": {},
                                       "clientInfo": CLIENT_INFO})

@@ -284,7 +284,7 @@ class _ReadinessRun:
         # (docs/methodology.md, "Readiness": SSE-only listings).
         kind = SseReadinessCheck if listing.get("remote_type") == "sse" else EndpointCheck
         check = kind(session.client_for(url), self.config, url, now, readiness=True,
-                     progress=self.step_progress, bad_call=self.bad_call)
+                     progress=self.step_progress, bad_call=self.bad_call, daily_release=listing.get("daily_release"))
         result = await check.run()
         row = check_row(result, listing, self.day, self.run_id, check.redirects_followed)
         if self.bad_call:  # never landed: the CLI shows it

@@ -204,6 +204,21 @@ def _landed(lake: LakePaths, kind: str, day: dt.date, daily_only: bool) -> dict[
     return landed
 
 
+def _daily_releases(lake: LakePaths, day: dt.date) -> dict[str, str]:
+    """server_key -> the serverInfo.version its latest daily check of `day` read (probe/fragile_releases.py)."""
+    latest: dict[str, tuple[dt.datetime, str]] = {}
+    for path in lake.raw_files("probes", day):
+        try:
+            table = pq.read_table(path, columns=["server_key", "check_kind", "started_at", "server_info_version"])
+        except Exception:  # noqa: BLE001 - an unreadable part is quarantined later: no release read from it
+            continue
+        for row in table.to_pylist():
+            key, release, at = row["server_key"], row["server_info_version"], row["started_at"]
+            if row["check_kind"] == "daily" and key and release and at and (key not in latest or at > latest[key][0]):
+                latest[key] = (at, release)
+    return {key: release for key, (_, release) in latest.items()}
+
+
 def _completed(lake: LakePaths, kind: str, day: dt.date, daily_only: bool) -> set[str]:
     """server_keys with a check of raw `kind` landed on `day` that was not our own fault or trouble."""
     return {key for key, complete in _landed(lake, kind, day, daily_only).items() if complete}
@@ -424,7 +439,9 @@ def readiness_day(lake: LakePaths, day: dt.date, config: ProbeConfig, clock: Clo
     done = {key for key, complete in landed.items() if complete}
     report.resumed_from = len(done)
     writer = ReadinessWriter(lake, day, run_id, flush_rows)
-    rows = pq.read_table(registry).to_pylist()
+    releases = _daily_releases(lake, day)
+    rows = [{**row, "daily_release": releases.get(row.get("server_key") or "")}
+            for row in pq.read_table(registry).to_pylist()]
     scan_origins = {origin_of(row["url"]) for row in rows if isinstance(row.get("url"), str)}
     if through_hour is not None:
         rows = in_slices(rows, day, range(through_hour + 1))
