@@ -9,12 +9,14 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
+import os
 from pathlib import Path
 
 import pytest
 from conftest import land_probes, probe, served_on_loopback
 from mcp import Client
 
+from sevenmaps_pipeline.curated import open_day as open_day_module
 from sevenmaps_pipeline.curated.day import rebuild_day
 from sevenmaps_pipeline.curated.open_day import OpenDayError, build_open_day, current_open_day
 from sevenmaps_pipeline.lake.keys import server_key
@@ -221,13 +223,21 @@ def test_between_midnight_and_the_ended_days_map_that_day_is_still_read_and_noth
             "SELECT tool_name FROM change_window WHERE day = $d", {"d": next_day})] == []
 
 
-def test_a_build_that_began_earlier_never_replaces_one_that_began_later(lake):
-    land_nine_oclock_slice(lake)
+def test_a_build_that_began_earlier_never_replaces_one_that_began_later(lake, monkeypatch):
+    # A retried step of the 03:00 slice begins; while it builds, the 09:00 slice lands and its build runs
+    # whole; the 03:00 build finishes after it, with a later clock.
+    checked_so_far, nested = open_day_module._checked_so_far, []
+
+    def meanwhile(overlay, day):
+        if not nested:
+            nested.append(True)
+            land_nine_oclock_slice(lake)
+        return checked_so_far(overlay, day)
+
+    monkeypatch.setattr(open_day_module, "_checked_so_far", meanwhile)
+    late = build_open_day(lake, OPEN, slice_key(3), now=dt.datetime.now(dt.UTC) + dt.timedelta(minutes=5))
     later = current_open_day(lake)
-    assert later is not None and later.slices_through == slice_key(9)
-    # A retried step of the 03:00 slice that began before the 09:00 build finishes after it.
-    began_before = later.built_at - dt.timedelta(minutes=5)
-    late = build_open_day(lake, OPEN, slice_key(3), now=began_before)
+    assert later is not None and later.slices_through == slice_key(9) and later.built_at < late.built_at
     assert current_open_day(lake).build_id == later.build_id != late.build_id
     with MapDay.open(lake, live=True) as live:
         assert live.open_day.build_id == later.build_id
@@ -270,3 +280,17 @@ def test_a_plain_duckdb_reader_follows_the_open_day_without_a_new_warehouse(lake
         assert con.execute("SELECT count(*) FROM open_status").fetchone()[0] == 0
         assert {r[0] for r in con.execute("SELECT decided_by FROM current_status").fetchall()} == {"daily"}
     assert lake.warehouse.stat().st_ino == made  # the same file throughout
+
+
+def test_a_build_that_began_later_wins_even_when_the_clock_was_stepped_back(lake):
+    """"Began later" is the order builds began in, never the wall clock: after the clock is stepped back (NTP
+    correcting a clock that ran fast), the 09:00 slice's build reads a time before the 03:00 build's, and it
+    used to be refused, so answers read the 03:00 build until the clock caught up again."""
+    first = current_open_day(lake)
+    assert first is not None and first.slices_through == slice_key(3)
+    land_probes(lake, [probe(URLS["forecast"], "ok", day=OPEN, hour=9, tools=FORECAST_RED)], day=OPEN,
+                run_id="slice-09")
+    stepped_back = first.built_at - dt.timedelta(hours=1)
+    later = build_open_day(lake, OPEN, slice_key(9), now=stepped_back)
+    assert current_open_day(lake).build_id == later.build_id
+    assert os.readlink(lake.provisional_dir / f"day={OPEN.isoformat()}") == f"builds/{later.build_id}"

@@ -62,6 +62,9 @@ class OpenDay:
     endpoints_checked: int
     last_check_at: dt.datetime | None
     probe_files: int
+    # The order builds began in (`_begin`), which orders them, never `built_at`: the wall clock can be stepped
+    # back (docs/operations.md, "The open day"). -1 in a manifest written before it was kept.
+    sequence: int = -1
 
     def file(self, table: str) -> Path:
         return self.folder / "curated" / table / f"day={self.day.isoformat()}" / "part-0.parquet"
@@ -85,7 +88,7 @@ def _manifest(open_day: OpenDay) -> dict[str, Any]:
             "built_at": open_day.built_at.isoformat(), "slices_through": open_day.slices_through,
             "endpoints_checked": open_day.endpoints_checked,
             "last_check_at": open_day.last_check_at.isoformat() if open_day.last_check_at else None,
-            "probe_files": open_day.probe_files, "tables": list(OPEN_DAY_TABLES)}
+            "probe_files": open_day.probe_files, "sequence": open_day.sequence, "tables": list(OPEN_DAY_TABLES)}
 
 
 def read_open_day(folder: Path) -> OpenDay | None:
@@ -97,7 +100,7 @@ def read_open_day(folder: Path) -> OpenDay | None:
                        endpoints_checked=int(doc["endpoints_checked"]),
                        last_check_at=(dt.datetime.fromisoformat(doc["last_check_at"]) if doc.get("last_check_at")
                                       else None),
-                       probe_files=int(doc.get("probe_files") or 0))
+                       probe_files=int(doc.get("probe_files") or 0), sequence=int(doc.get("sequence", -1)))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -180,6 +183,7 @@ def build_open_day(lake: LakePaths, day: dt.date, slice_key: str | None = None,
     folder = lake.provisional_dir / "builds" / build_id
     folder.mkdir(parents=True)
     try:
+        sequence = _begin(lake)
         built = lake.latest_built_day()
         earlier = tuple((b.day, b.folder) for b in open_days(lake, after=built or dt.date.min) if b.day < day
                         and not lake.curated_file("daily_status", b.day).is_file())
@@ -188,7 +192,7 @@ def build_open_day(lake: LakePaths, day: dt.date, slice_key: str | None = None,
         checked, last_check = _checked_so_far(overlay, day)
         _build(overlay, day, OPEN_DAY_ASSETS[1:])
         probe_files = len(lake.raw_files("probes", day))
-        open_day = OpenDay(day, folder, build_id, built_at, slice_key, checked, last_check, probe_files)
+        open_day = OpenDay(day, folder, build_id, built_at, slice_key, checked, last_check, probe_files, sequence)
         (folder / MANIFEST).write_text(json.dumps({**_manifest(open_day),
                                                    "earlier_days_read": [d.isoformat() for d, _ in earlier],
                                                    "seconds": round(time.perf_counter() - started, 3)},
@@ -219,10 +223,36 @@ def _locked(lake: LakePaths) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+SEQUENCE = ".sequence"
+
+
+def _begin(lake: LakePaths) -> int:
+    """The build's place in the order builds began in, taken before it reads anything: one more than any
+    taken before (the counter file, or a linked build's, should the file be lost). Not the wall clock, which
+    NTP or an operator may step back between two builds, so a later one read an earlier time and lost."""
+    counter = lake.provisional_dir / SEQUENCE
+    with _locked(lake):
+        try:
+            taken = int(counter.read_text().strip() or 0)
+        except (OSError, ValueError):
+            taken = 0
+        links = [*lake.provisional_dir.glob("day=*"), lake.provisional_dir / "current"]
+        sequence = max([taken, *(b.sequence for link in links if (b := _linked(lake, link)))]) + 1
+        tmp = counter.with_name(f"{SEQUENCE}-{uuid.uuid4().hex[:8]}")
+        tmp.write_text(f"{sequence}\n")
+        os.replace(tmp, counter)
+    return sequence
+
+
+def _order(build: OpenDay) -> tuple[dt.date, int, dt.datetime]:
+    return build.day, build.sequence, build.built_at
+
+
 def _newer(build: OpenDay, than: OpenDay | None) -> bool:
     """Whether `build` began after `than` (a build reads everything landed when it began, so the later
-    start holds at least as much): a build that finishes last never replaces a later-begun one."""
-    return than is None or (build.day, build.built_at) >= (than.day, than.built_at)
+    start holds at least as much): a build that finishes last never replaces a later-begun one. Began as
+    `_begin` counts, whatever the wall clock said (built_at orders only builds from before it was kept)."""
+    return than is None or _order(build) >= _order(than)
 
 
 def _swap(lake: LakePaths, link: Path, build: OpenDay) -> None:
@@ -268,7 +298,7 @@ def _prune(lake: LakePaths) -> None:
                 continue
             by_day.setdefault(build.day, []).append((build, age))
     for day, builds in by_day.items():
-        builds.sort(key=lambda pair: pair[0].built_at)
+        builds.sort(key=lambda pair: _order(pair[0]))
         kept = {b.build_id for b, _ in builds[-KEEP_BUILDS:]} if day > cutoff else set()
         for build, age in builds:
             if build.build_id not in linked | kept and age > KEEP_SECONDS:
