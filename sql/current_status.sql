@@ -50,7 +50,9 @@ hourly AS (
     FROM frequent_checks AS h
     JOIN deciding AS l USING (server_key)
     WHERE h.outcome NOT IN ('skipped', 'prober_error', 'not_checked')
-      AND h.started_at > coalesce(l.checked_at, (l.day - INTERVAL 1 DAY)::TIMESTAMPTZ)
+      -- midnight UTC of the day before, in any session zone (a cast to TIMESTAMPTZ would take a plain reader's
+      -- machine zone: docs/analyst.md)
+      AND h.started_at > coalesce(l.checked_at, (l.day - INTERVAL 1 DAY) AT TIME ZONE 'UTC')
 ),
 sequence AS (
     SELECT server_key, checked_at AS seen_at, code, outcome, reason AS detail, http_status, tool_count, source

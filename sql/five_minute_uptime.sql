@@ -3,7 +3,9 @@
 -- Inputs:
 --   five_minute_checks  raw/five_minute: checks of endpoints their owners chose (not covered by roots)
 -- Method (five-minute-uptime-1.0, docs/methodology.md "Five-minute checks"):
---   * the windows end at the newest five-minute check of any endpoint (not the reader's clock);
+--   * the windows end at the newest five-minute check of any endpoint (not the reader's clock), and are 30 and
+--     90 days of 24 hours (720 and 2160 HOUR: an interval of DAYs on a TIMESTAMPTZ is days of the session's zone,
+--     which is a plain reader's machine zone, an hour off across a change of summer time; docs/analyst.md);
 --   * a check counts when it has a result: skipped (not reached in time, opted out), prober_error and
 --     not_checked (our own fault or trouble) are counted apart, never as down;
 --   * answered = ok, needs_auth or http_402 (the same answers as the day codes o, a, p);
@@ -21,12 +23,12 @@ window_end AS (
 ),
 per_endpoint AS (
     SELECT c.server_key,
-           count(*) FILTER (WHERE counted AND started_at > w.window_end_at - INTERVAL 30 DAY) AS checks_30d,
-           count(*) FILTER (WHERE answered AND started_at > w.window_end_at - INTERVAL 30 DAY) AS answered_30d,
-           count(*) FILTER (WHERE counted AND started_at > w.window_end_at - INTERVAL 90 DAY) AS checks_90d,
-           count(*) FILTER (WHERE answered AND started_at > w.window_end_at - INTERVAL 90 DAY) AS answered_90d,
-           count(*) FILTER (WHERE NOT counted AND started_at > w.window_end_at - INTERVAL 30 DAY) AS not_counted_30d,
-           bool_or(counted AND started_at <= w.window_end_at - INTERVAL 30 DAY) AS has_older,
+           count(*) FILTER (WHERE counted AND started_at > w.window_end_at - INTERVAL 720 HOUR) AS checks_30d,
+           count(*) FILTER (WHERE answered AND started_at > w.window_end_at - INTERVAL 720 HOUR) AS answered_30d,
+           count(*) FILTER (WHERE counted AND started_at > w.window_end_at - INTERVAL 2160 HOUR) AS checks_90d,
+           count(*) FILTER (WHERE answered AND started_at > w.window_end_at - INTERVAL 2160 HOUR) AS answered_90d,
+           count(*) FILTER (WHERE NOT counted AND started_at > w.window_end_at - INTERVAL 720 HOUR) AS not_counted_30d,
+           bool_or(counted AND started_at <= w.window_end_at - INTERVAL 720 HOUR) AS has_older,
            min(started_at) AS first_check_at,
            max(started_at) AS last_check_at,
            arg_max(outcome, started_at) AS last_outcome

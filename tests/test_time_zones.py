@@ -3,6 +3,7 @@ TZ=America/New_York and under TZ=UTC gives identical files and identical roots."
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import os
@@ -11,7 +12,16 @@ import sys
 import textwrap
 from pathlib import Path
 
+import duckdb
+import pyarrow as pa
 import pyarrow.parquet as pq
+from conftest import land_status, probe
+
+from sevenmaps_pipeline.lake.keys import server_key
+from sevenmaps_pipeline.lake.parquet_io import write_parquet
+from sevenmaps_pipeline.lake.paths import LakePaths
+from sevenmaps_pipeline.lake.schemas import RAW_FIVE_MINUTE, RAW_HOURLY, conform
+from sevenmaps_pipeline.lake.warehouse import publish_warehouse
 
 CHILD = textwrap.dedent("""
     import datetime as dt, sys
@@ -65,3 +75,36 @@ def test_the_map_is_the_same_in_every_time_zone(tmp_path):
     quarantine = [p for p in (new_york / "curated" / "quarantine").rglob("*.parquet")]
     assert sum(pq.read_table(p).num_rows for p in quarantine) == sum(
         pq.read_table(p).num_rows for p in (utc / "curated" / "quarantine").rglob("*.parquet"))
+
+
+def test_the_warehouse_views_answer_the_same_to_a_reader_in_any_time_zone(tmp_path):
+    """A plain DuckDB reader (docs/analyst.md) has the machine's zone as its session zone, where the map's own
+    connections are UTC (lake/duck.py): the views of sql/ must not depend on it. current_status read the
+    hourly checks after an endpoint's n day from midnight in the reader's zone (a cast to TIMESTAMPTZ), and
+    five_minute_uptime's 30 days were 30 calendar days of that zone (one hour off across a DST change)."""
+    lake = LakePaths.at(tmp_path / "lake")
+    day = dt.date(2026, 11, 20)
+    url, five = "https://n.example.com/mcp", "https://five.example.com/mcp"
+    land_status(lake, day, {server_key(url): "n"})  # no valid daily check that day: no checked_at
+    for when, outcome in ((dt.datetime(2026, 11, 19, 2, tzinfo=dt.UTC), "ok"),
+                          (dt.datetime(2026, 11, 20, 10, tzinfo=dt.UTC), "timeout")):
+        row = probe(url, outcome, day=when.date(), hour=when.hour, check_kind="hourly")
+        write_parquet(lake, lake.root / f"raw/hourly/day={when.date()}/h.parquet",
+                      conform(pa.Table.from_pylist([row], RAW_HOURLY.schema), RAW_HOURLY))
+    # 30 days before 2026-11-20 12:00 UTC is 2026-10-21 12:00 UTC; in New York's calendar (EDT then), 11:00 UTC.
+    for when, outcome in ((dt.datetime(2026, 11, 20, 12, tzinfo=dt.UTC), "ok"),
+                          (dt.datetime(2026, 10, 21, 11, 30, tzinfo=dt.UTC), "timeout")):
+        row = probe(five, outcome, day=when.date(), hour=when.hour, minute=when.minute, check_kind="five_minute")
+        write_parquet(lake, lake.root / f"raw/five_minute/day={when.date()}/f.parquet",
+                      conform(pa.Table.from_pylist([row], RAW_FIVE_MINUTE.schema), RAW_FIVE_MINUTE))
+    publish_warehouse(lake, force=True)
+    queries = ("SELECT server_key, current_code, decided_by, decided_at FROM current_status ORDER BY server_key",
+               "SELECT server_key, checks_30d, uptime_30d_pct, checks_90d FROM five_minute_uptime ORDER BY server_key")
+    answers = {}
+    for zone in ("UTC", "America/New_York", "Asia/Kolkata"):
+        with duckdb.connect(str(lake.warehouse), read_only=True) as con:
+            con.execute(f"SET TimeZone = '{zone}'")  # what TZ=<zone> gives a plain reader
+            answers[zone] = [con.execute(q).fetchall() for q in queries]
+    assert answers["UTC"][0][0][1:3] == ("o", "hourly")  # the 02:00 answer of the day before, as the map says
+    assert answers["UTC"][1][0][1:] == (1, 100.0, 2)
+    assert answers["America/New_York"] == answers["UTC"] == answers["Asia/Kolkata"]
