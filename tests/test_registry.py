@@ -17,9 +17,11 @@ from hypothesis import strategies as st
 
 from sevenmaps_pipeline.devtools.fleet.run import Fleet
 from sevenmaps_pipeline.lake.keys import server_key
+from sevenmaps_pipeline.lake.parquet_io import write_parquet
+from sevenmaps_pipeline.lake.schemas import RAW_REGISTRY
 from sevenmaps_pipeline.probe.config import ProbeConfig
 from sevenmaps_pipeline.probe.http import build_client
-from sevenmaps_pipeline.probe.run import take_snapshot
+from sevenmaps_pipeline.probe.run import _snapshot_rows, _table, take_snapshot
 from sevenmaps_pipeline.registry.client import (
     PAGE_MAX_BYTES,
     RegistryError,
@@ -612,3 +614,22 @@ def test_a_challenges_secret_params_and_a_locations_userinfo_are_redacted_as_a_r
     assert redact_value("https://x.test/cb?token=ab'SECRET&v=1") == "https://x.test/cb?token=REDACTED&v=1"
     for location in ("https:\\\\alice:pw1234@evil.test/", "https:alice:pw1234@evil.test/"):
         assert "pw1234" not in redact_value(location)
+
+
+def test_a_listings_time_outside_the_calendar_in_utc_never_stops_the_days_later_slices(lake):
+    """publishedAt 0001-01-01T00:00:00+01:00 is a valid ISO time whose UTC falls in year 0 (and 9999-12-31T23:59-01:00
+    in year 10000): the snapshot stored it, and every later slice of the day, reading the landed snapshot back into
+    Python, failed (OverflowError), so the whole day after the first slice was n. Now such a time is no time (null),
+    as an unreadable one is; a time without a zone is read as UTC, an offset is turned into UTC."""
+    def entry(name: str, published: str, updated: str) -> dict:
+        return {"server": {"name": name, "remotes": [{"type": "streamable-http", "url": f"https://{name[3:]}.io/mcp"}]},
+                "_meta": {"io.modelcontextprotocol.registry/official": {"publishedAt": published,
+                                                                        "updatedAt": updated}}}
+
+    rows = [*rows_for_entry(entry("io/early", "0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00"), DAY, NOW),
+            *rows_for_entry(entry("io/plain", "2026-11-20T10:00:00", "2026-11-20T10:00:00+05:30"), DAY, NOW)]
+    write_parquet(lake, lake.registry_file(DAY), _table(rows, RAW_REGISTRY))
+    landed, reused = asyncio.run(_snapshot_rows(lake, DAY, "http://127.0.0.1:9", ProbeConfig(), lambda: NOW))
+    assert reused and [(r["server_name"], r["published_at"], r["updated_at"]) for r in landed] == [
+        ("io/early", None, None),
+        ("io/plain", dt.datetime(2026, 11, 20, 10, tzinfo=dt.UTC), dt.datetime(2026, 11, 20, 4, 30, tzinfo=dt.UTC))]

@@ -60,11 +60,16 @@ def _official(entry: Any) -> dict:
 
 
 def _parse_time(value: Any) -> dt.datetime | None:
+    """A listing's time in UTC (one without a zone read as UTC, as the snapshot's column stores it), or None when
+    unreadable. Turned into UTC here: a time whose UTC falls outside years 1 to 9999 (0001-01-01T00:00+01:00) was
+    stored, and every later slice reading the day's snapshot back failed on it (docs/methodology.md,
+    "The prober")."""
     if not isinstance(value, str):
         return None
     try:
-        return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
+        moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return (moment if moment.tzinfo is not None else moment.replace(tzinfo=dt.UTC)).astimezone(dt.UTC)
+    except (ValueError, OverflowError):
         return None
 
 
