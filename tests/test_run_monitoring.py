@@ -88,3 +88,30 @@ def test_a_process_start_is_read_to_the_tick_not_to_the_boot_seconds_whole_secon
     tick = 1 / os.sysconf("SC_CLK_TCK")
     assert before - 2 * tick <= began <= after + 2 * tick, (before - began, began - after)
     assert started_at(2**22 + 7) is None  # above any pid Linux hands out: no /proc entry
+
+
+def test_a_live_worker_stays_running_after_the_wall_clock_is_stepped_forward(tmp_path, monkeypatch):
+    """A process's start is read from /proc against the wall clock of now; the run's start was the wall clock of
+    then. A forward step between the two (NTP after a VM paused, an operator's `date -s`) put the live worker's
+    start after the run's, and the daemon failed a run whose worker still ran (run_retries then ran it twice)."""
+    for name in ("DAGSTER_HOME", "SEVENMAPS_LAKE"):
+        monkeypatch.delenv(name, raising=False)
+    ensure_dagster_home(LakePaths.at(tmp_path / "lake"), respect_env=False)
+    worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        with dg.DagsterInstance.get() as instance:
+            run = instance.add_run(dg.DagsterRun(job_name="daily_map_job", run_id=make_new_run_id(),
+                                                 status=dg.DagsterRunStatus.NOT_STARTED))
+            instance.report_dagster_event(DagsterEvent(DagsterEventType.RUN_START.value, job_name="daily_map_job"),
+                                          run.run_id)
+            instance.report_engine_event(f"Started process for run (pid: {worker.pid}).", run,
+                                         EngineEventData(metadata={"pid": dg.MetadataValue.text(str(worker.pid))}))
+            monitor_started_run(instance, None, instance.get_run_record_by_id(run.run_id), logging.getLogger("test"))
+            assert instance.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.STARTED
+            wall = time.time
+            monkeypatch.setattr(time, "time", lambda: wall() + 30)  # the clock stepped 30 s forward
+            monitor_started_run(instance, None, instance.get_run_record_by_id(run.run_id), logging.getLogger("test"))
+            assert instance.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.STARTED
+    finally:
+        worker.kill()
+        worker.wait()
