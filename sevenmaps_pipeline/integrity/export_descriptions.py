@@ -293,11 +293,9 @@ def _types_of(typed: dict[str, set[tuple[str, bool] | None]], schemas: list[pa.S
     return typed[name]
 
 
-def _typed(schema: pa.Schema, name: Any) -> tuple[str, bool] | None:
+def _typed(schema: pa.Schema, name: str) -> tuple[str, bool] | None:
     """(dataType, isArray) of the column (or struct member) a field's name gives, as publishing/descriptors.py
     types it; None when the file has no such column."""
-    if not isinstance(name, str):
-        return None
     column, *members = name.split("/")
     if column not in schema.names:
         return None

@@ -35,7 +35,7 @@ from ..rules.outcomes import NOT_CHECKED, PROBER_RESOURCES, not_checked_detail
 from .check_result import CheckResult
 from .claims import add_claims, error_claims, skills_declared
 from .config import BAD_CALL_USER_AGENT, MODERN_PROTOCOL_VERSION, PROTOCOL_VERSION, ProbeConfig
-from .fragile_releases import asks_discovery, ends_session
+from .fragile_releases import fragile
 from .legibility import error_legibility
 from .messages import CLIENT_INFO, error_text, modern_meta, rpc, status_text
 from .ours import PendingLookup, silent_resolver, watch_lookups
@@ -97,7 +97,7 @@ class EndpointCheck:
             self._finish("prober_error", f"{type(exc).__name__}: {str(exc)[:300]}{where}")
         if self.result.handshake_ms is None:
             self.result.handshake_ms = round((time.monotonic() - t0) * 1000)
-        if self.result.session_id and ends_session(self.result.server_info_version):
+        if self.result.session_id and not fragile(self.result.server_info_version):
             await self._end_session()
         return self.result
 
@@ -193,7 +193,7 @@ class EndpointCheck:
     async def _check(self) -> None:
         t = self.config.timeouts
         started = time.monotonic()
-        if self.readiness and not asks_discovery(self.daily_release):
+        if self.readiness and fragile(self.daily_release):
             self.result.discover_supported = False
             self.result.note(f"server/discover not asked: the daily check read release {self.daily_release!r}, which "
                              "a method it does not know takes down (docs/methodology.md, \"Readiness\")")

@@ -22,15 +22,7 @@ _FRAGILE = re.compile(r"1\.(8|9)\.\d+")
 
 
 def fragile(server_info_version: str | None) -> bool:
-    """Whether a server reporting this release is one the requests above would take down."""
+    """Whether a server reporting this release is one the requests above would take down: its session is left to
+    expire rather than ended with DELETE, and readiness asks it `initialize` without `server/discover` first (by its
+    daily check's release)."""
     return bool(server_info_version and _FRAGILE.fullmatch(server_info_version.strip()))
-
-
-def ends_session(server_info_version: str | None) -> bool:
-    """False for a server whose session is left to expire rather than ended with DELETE."""
-    return not fragile(server_info_version)
-
-
-def asks_discovery(server_info_version: str | None) -> bool:
-    """False for a server readiness asks `initialize` without `server/discover` first (its daily check's release)."""
-    return not fragile(server_info_version)

@@ -289,9 +289,9 @@ def _change_rows(mapday: MapDay, where: str, params: dict[str, Any],
         " ORDER BY c.day DESC, c.server_key, c.kind, c.tool_name, c.previous_tool_name, c.detail, c.risk, "
         "c.previous_risk, c.changed_fields::VARCHAR LIMIT $page OFFSET $skip",
         {**params, "page": MAX_CHANGES, "skip": offset})
-    total = rows[0].pop("_total") if rows else _count_changes(mapday, where, params)
+    total = rows[0]["_total"] if rows else _count_changes(mapday, where, params)
     for r in rows:
-        r.pop("_total", None)
+        del r["_total"]
         if mapday.live:  # a change of the open day so far (curated/open_day.py)
             r["provisional"] = r["day"] > mapday.day
         for k in ("day", "previous_day"):

@@ -23,6 +23,7 @@ ServerKey = Annotated[str, Field(description="the endpoint's key: its normalised
 Url = Annotated[str, Field(description="the endpoint's URL")]
 MethodVersion = Annotated[str, Field(description="the method (and risk vocabulary) the answer was computed by")]
 Total = Annotated[int, Field(description="rows found, before the cut at 500")]
+Truncated = Annotated[bool, Field(description="whether rows follow these (ask for them with next_offset)")]
 Offset = Annotated[int, Field(description="the rows skipped before these (the `offset` asked)")]
 NextOffset = Annotated[int | None, Field(description="the `offset` that asks for the next 500 rows; null when none "
                                          "follow")]
@@ -187,7 +188,7 @@ class ChangesAnswer(Served):
     through: Annotated[str, Field(description="the last day read (the open day when read)")]
     changes: Annotated[list[Row], Field(description="tool_changes rows, newest first, at most 500")]
     total: Total
-    truncated: Annotated[bool, Field(description="whether rows follow these (ask for them with next_offset)")]
+    truncated: Truncated
     offset: Offset
     next_offset: NextOffset
 
@@ -200,7 +201,7 @@ class WatchAnswer(Served):
     entries: Annotated[list[Row], Field(description="tool_changes rows of the watched kinds, newest first, at "
                                         "most 500")]
     total: Total
-    truncated: Annotated[bool, Field(description="whether rows follow these (ask for them with next_offset)")]
+    truncated: Truncated
     offset: Offset
     next_offset: NextOffset
 
